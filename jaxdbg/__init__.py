@@ -1,0 +1,34 @@
+"""jaxdbg: an interactive debugger for JAX programs in Jupyter, Colab and the terminal.
+
+Public API::
+
+    jaxdbg.breakpoint(...)                 stop with runtime values, inside jit/vmap/grad/scan/pmap
+    jaxdbg.breakpoint_if(pred, ...)        stop only where pred holds
+    jaxdbg.breakpoint_on_nonfinite(*xs)    stop when any leaf holds NaN or Inf
+    jaxdbg.register_debugger / get_debugger / available_debuggers
+    jaxdbg.install_jax_hook / uninstall_jax_hook
+    jaxdbg.Session, jaxdbg.Frame, jaxdbg.DebuggerQuit
+"""
+
+from jaxdbg import cli as _cli
+from jaxdbg.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
+from jaxdbg.errors import DebuggerQuit
+from jaxdbg.frames import Frame
+from jaxdbg.ipython_extension import load_ipython_extension, unload_ipython_extension
+from jaxdbg.jax_hook import install_jax_hook, uninstall_jax_hook
+from jaxdbg.registry import (available_debuggers, get_debugger, register_debugger,
+                             unregister_debugger)
+from jaxdbg.session import Output, Session
+from jaxdbg.stop_info import StopInfo
+
+__version__ = "0.1.0"
+
+# The terminal debugger works everywhere, so it is the lowest-priority fallback.
+register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available)
+
+__all__ = [
+    "breakpoint", "breakpoint_if", "breakpoint_on_nonfinite", "DebuggerQuit", "Frame",
+    "Output", "Session", "StopInfo", "register_debugger", "unregister_debugger",
+    "get_debugger", "available_debuggers", "install_jax_hook", "uninstall_jax_hook",
+    "load_ipython_extension", "unload_ipython_extension", "__version__",
+]

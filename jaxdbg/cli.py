@@ -1,0 +1,95 @@
+"""The terminal debugger: a ``(jaxdbg)`` prompt over a Session, drawn with rich.
+
+Reads with ``input()`` by default, which also works inside a Jupyter kernel
+(over the stdin channel, from any thread). ``stdin=`` / ``stdout=`` file
+objects may be passed as backend options for tests and scripting.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import IO, Any
+
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from jaxdbg.session import Output, Session, SourceView
+
+PROMPT = "(jaxdbg) "
+
+
+def _console(stdout: IO[str] | None, color: bool | None) -> Console:
+    file = stdout if stdout is not None else sys.stdout
+    terminal = color if color is not None else (hasattr(file, "isatty") and file.isatty())
+    # force_jupyter=False: in a kernel this view prints text; the widget panel is the rich view.
+    return Console(file=file, force_terminal=terminal, no_color=not terminal, force_jupyter=False,
+                   highlight=False, soft_wrap=True, emoji=False, markup=False)
+
+
+def render(console: Console, output: Output) -> None:
+    """Draw one command's output; plain text when the console is not a terminal."""
+    if not output.text and output.kind == "text":
+        return
+    if not console.is_terminal:
+        console.print(output.text, markup=False, highlight=False)
+        return
+    if output.kind == "source" and isinstance(output.data, SourceView) and output.data.lines:
+        view: SourceView = output.data
+        console.print(Text(output.text.splitlines()[0], style="bold"))
+        console.print(Syntax("\n".join(view.lines), "python", line_numbers=True,
+                             start_line=view.first_lineno, highlight_lines={view.current_lineno},
+                             word_wrap=False, theme="ansi_dark"))
+    elif output.kind == "locals" and output.data:
+        table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+        for column in ("name", "type", "summary", "sharding"):
+            table.add_column(column)
+        for row in output.data:
+            table.add_row(row.name, row.type_name, row.describe(), row.sharding or "")
+        console.print(table)
+    elif output.is_error:
+        console.print(Text(output.text, style="bold red"))
+    else:
+        console.print(output.text, markup=False, highlight=False)
+
+
+def _read_line(stdin: IO[str] | None, stdout: IO[str] | None) -> str:
+    """One command line; raises EOFError at end of input."""
+    if stdin is None:
+        return input(PROMPT) if stdout is None else _input_with_prompt(stdout)
+    if stdout is not None:
+        stdout.write(PROMPT)
+        stdout.flush()
+    line = stdin.readline()
+    if not line:
+        raise EOFError
+    if stdout is not None and not (hasattr(stdin, "isatty") and stdin.isatty()):
+        stdout.write(line if line.endswith("\n") else line + "\n")  # echo scripted input
+    return line.rstrip("\n")
+
+
+def _input_with_prompt(stdout: IO[str]) -> str:
+    stdout.write(PROMPT)
+    stdout.flush()
+    return input()
+
+
+def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] | None = None,
+            color: bool | None = None, **_: Any) -> None:
+    """Serve one stop at the terminal until the user continues, skips or quits."""
+    console = _console(stdout, color)
+    console.print(Text(session.banner(), style="bold"))
+    render(console, session.source_around())
+    while not session.finished:
+        try:
+            line = _read_line(stdin, stdout)
+        except EOFError:
+            console.print("")
+            render(console, session.execute("quit"))  # as in pdb: end of input quits
+            break
+        render(console, session.execute(line))
+
+
+def available() -> bool:
+    return True

@@ -1,0 +1,81 @@
+"""Evaluate user input against a frame without touching the program.
+
+Locals, module globals and earlier scratch assignments are merged into one
+globals dict, so comprehensions and lambdas (which only see globals and their
+own closure) can use locals too. Statements run in that copy; names they bind
+are kept in the session's scratch namespace for later expressions.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from jaxdbg.frames import Frame
+
+
+class EvaluationError(Exception):
+    """Wraps an exception raised by user code, for display as ``*** Type: msg``."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+    def __str__(self) -> str:
+        return format_exception(self.original)
+
+
+def format_exception(exc: BaseException) -> str:
+    message = str(exc)
+    name = type(exc).__name__
+    return f"{name}: {message}" if message else name
+
+
+_NOTHING = object()
+
+
+def namespace(frame: Frame, scratch: dict[str, Any]) -> dict[str, Any]:
+    ns = dict(frame.globals)
+    ns.setdefault("__builtins__", builtins)
+    ns.update(frame.locals)
+    ns.update(scratch)
+    return ns
+
+
+def compile_input(source: str) -> tuple[Any, bool]:
+    """Compile as an expression if possible, else as statements. Returns (code, is_expr)."""
+    try:
+        return compile(source, "<jaxdbg>", "eval"), True
+    except SyntaxError:
+        pass
+    return compile(source, "<jaxdbg>", "exec"), False
+
+
+def evaluate(source: str, frame: Frame, scratch: dict[str, Any], *, expression_only: bool = False) -> Any:
+    """Run ``source`` in the frame's namespace; returns the value (or _NOTHING for statements).
+
+    Raises SyntaxError for input that does not compile, EvaluationError for
+    exceptions raised while running it. KeyboardInterrupt passes through.
+    """
+    if expression_only:
+        code, is_expr = compile(source, "<jaxdbg>", "eval"), True
+    else:
+        code, is_expr = compile_input(source)
+    ns = namespace(frame, scratch)
+    before = dict(ns)
+    try:
+        if is_expr:
+            return eval(code, ns)
+        exec(code, ns)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:
+        raise EvaluationError(e) from None
+    for name, value in ns.items():
+        if before.get(name, _NOTHING) is not value and name != "__builtins__":
+            scratch[name] = value
+    return _NOTHING
+
+
+def is_nothing(value: Any) -> bool:
+    return value is _NOTHING

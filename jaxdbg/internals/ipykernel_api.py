@@ -1,0 +1,603 @@
+"""The one place that touches private ipykernel internals.
+
+Why it exists: while a cell runs, ipykernel's main shell handles no comm (widget)
+messages, so a panel shown by a paused breakpoint would be dead. Making its handlers
+run anyway needs ipykernel internals that no public API offers:
+
+- ipykernel >= 7.4: a private kernel subshell (own thread, own event loop) and a
+  per-comm route that sends the frontend's messages for a comm to that subshell.
+- ipykernel 6.x (Colab): no subshells; pump the main shell's queue from a helper thread
+  (what jupyter-ui-poll does on 6.x), holding back ``execute_request``s and replaying
+  them after the paused cell, in order.
+- both: pin the paused cell's parent header on the breakpoint's thread so its prints,
+  displays and ``input()`` prompts land in that cell.
+
+Every private name used here is listed in :func:`adapter_status`, which a test checks
+against the installed ipykernel, so a move in ipykernel fails loudly in CI instead of
+silently leaving a dead panel. Nothing here imports jax or ipywidgets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import sys
+import threading
+import weakref
+from typing import Any, Callable
+
+__all__ = [
+    "current_kernel",
+    "kernel_version",
+    "supports_subshells",
+    "create_subshell",
+    "route_comm_to_subshell",
+    "current_parent",
+    "cell_parent",
+    "track_cells",
+    "pin_thread_parent",
+    "pin_thread_output",
+    "current_parent_header",
+    "main_shell_busy",
+    "supports_pump",
+    "shell_pump",
+    "process_one_shell_message",
+    "adapter_status",
+]
+
+
+# --------------------------------------------------------------------------- kernel
+
+
+def current_kernel() -> Any | None:
+    """The running ipykernel kernel object, or None outside a kernel.
+
+    Never imports IPython or ipykernel itself: if they are not loaded we cannot be in
+    a kernel, and importing them would be slow and pointless.
+    """
+    if "ipykernel" not in sys.modules:
+        return None
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return None
+    try:
+        shell = ipython.get_ipython()
+    except Exception:
+        return None
+    kernel = getattr(shell, "kernel", None)
+    # An ipykernel kernel has a session and a shell handler table; an in-process or
+    # foreign "kernel" attribute without them cannot be driven the ways used here.
+    if kernel is None or not hasattr(kernel, "shell_handlers"):
+        return None
+    return kernel
+
+
+def kernel_version() -> tuple[int, ...] | None:
+    """ipykernel's version as a tuple of ints, e.g. ``(7, 4, 0)``; None when absent."""
+    ipk = sys.modules.get("ipykernel")
+    if ipk is None:
+        try:
+            import ipykernel as ipk  # noqa: PLC0415
+        except Exception:
+            return None
+    text = getattr(ipk, "__version__", "") or ""
+    parts: list[int] = []
+    for piece in text.split("."):
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts) or None
+
+
+# --------------------------------------------------------------------------- subshells
+
+
+def _comm_routing_available() -> bool:
+    """True when ipykernel routes a frontend's comm message by the comm's own route.
+
+    ipykernel 7.4 added ``BaseComm._reply_subshell_for(data, default)``, consulted by
+    the shell channel thread for every ``comm_msg`` / ``comm_close``. Without it
+    (7.0 - 7.3) the frontend alone picks the subshell, and we cannot rely on that.
+    """
+    try:
+        from ipykernel.comm.comm import BaseComm  # noqa: PLC0415
+    except Exception:
+        return False
+    return callable(getattr(BaseComm, "_reply_subshell_for", None))
+
+
+def supports_subshells(kernel: Any) -> bool:
+    """Whether a private subshell can take this kernel's widget messages.
+
+    Needs ipykernel >= 7.4 (comm routing), a kernel started with subshell support
+    (``kernel._supports_kernel_subshells``; False when there is no shell channel
+    thread), and the inproc control pair we create the subshell through.
+    """
+    version = kernel_version()
+    if kernel is None or version is None or version < (7, 4):
+        return False
+    try:
+        if not kernel._supports_kernel_subshells:
+            return False
+        manager = kernel.shell_channel_thread.manager
+        manager.control_to_shell_channel.from_socket  # noqa: B018 - presence check
+    except Exception:
+        return False
+    return _comm_routing_available()
+
+
+_subshells: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+_subshell_lock = threading.Lock()
+
+
+def _send_create_request(kernel: Any) -> dict:
+    # Exactly what Kernel.create_subshell_request does on the control thread.
+    sock = kernel.shell_channel_thread.manager.control_to_shell_channel.from_socket
+    sock.send_json({"type": "create"})
+    return sock.recv_json()
+
+
+def create_subshell(kernel: Any, timeout: float = 10.0) -> str:
+    """Create (once per kernel) a private subshell from inside the kernel; its id.
+
+    The public way is a ``create_subshell_request`` on the control channel (JEP 91),
+    which only a frontend can send. Inside the kernel, that handler's body is two
+    calls on a ZMQ PAIR socket owned by the control thread. ZMQ sockets are not
+    thread-safe, so rather than using that socket from the breakpoint's thread we run
+    the same two calls *on the control thread* (its tornado loop's ``add_callback``
+    is thread-safe), where they serialize with real control requests. Only if there is
+    no control thread do we call it here, under a lock.
+    """
+    with _subshell_lock:
+        cached = _subshells.get(kernel)
+        if cached is not None:
+            return cached
+        control_thread = getattr(kernel, "control_thread", None)
+        io_loop = getattr(control_thread, "io_loop", None)
+        if control_thread is not None and io_loop is not None and control_thread.is_alive():
+            future: concurrent.futures.Future = concurrent.futures.Future()
+
+            def on_control_thread() -> None:
+                try:
+                    future.set_result(_send_create_request(kernel))
+                except BaseException as exc:  # report anything to the waiting thread
+                    future.set_exception(exc)
+
+            io_loop.add_callback(on_control_thread)
+            reply = future.result(timeout=timeout)
+        else:
+            reply = _send_create_request(kernel)
+        if reply.get("status") != "ok" or "subshell_id" not in reply:
+            raise RuntimeError(f"could not create a kernel subshell: {reply!r}")
+        subshell_id = str(reply["subshell_id"])
+        _subshells[kernel] = subshell_id
+        return subshell_id
+
+
+def route_comm_to_subshell(comm: Any, subshell_id: str) -> Callable[[], None]:
+    """Send the frontend's messages for ``comm`` to the subshell; returns an undo.
+
+    ipykernel 7.4's shell channel thread asks ``comm._reply_subshell_for(data,
+    default)`` where to send each ``comm_msg`` / ``comm_close``. The class version
+    answers with ``comm._reply_subshell_id``, but ``BaseComm.publish_msg`` overwrites
+    that attribute with the subshell of whatever thread last *sent* on the comm (None
+    for the main shell), so one state update sent from the breakpoint's thread would
+    route clicks back to the blocked main shell. An instance-level override is immune
+    to that; it still calls the class method so per-request reply routes keep being
+    consumed.
+    """
+    original = type(comm)._reply_subshell_for
+
+    def route(data: Any, default: Any) -> str:
+        original(comm, data, default)
+        return subshell_id
+
+    route._jaxdbg_subshell = subshell_id  # type: ignore[attr-defined]
+    comm._reply_subshell_for = route
+
+    def undo() -> None:
+        if comm.__dict__.get("_reply_subshell_for") is route:
+            del comm.__dict__["_reply_subshell_for"]
+
+    return undo
+
+
+# --------------------------------------------------------------------------- parents
+
+
+def current_parent(kernel: Any) -> tuple[Any, dict]:
+    """(ident, parent message) of the shell request the calling thread belongs to.
+
+    7.x keeps both in ContextVars (``_shell_parent_ident``, read through
+    ``_get_shell_context_var`` which falls back to the last request's context on
+    threads that never set them); 6.x keeps them globally (``_parent_ident["shell"]``).
+    The ident routes ``input()`` prompts on the stdin channel.
+    """
+    parent = kernel.get_parent("shell")
+    var = getattr(kernel, "_shell_parent_ident", None)
+    getter = getattr(kernel, "_get_shell_context_var", None)
+    if var is not None and getter is not None:
+        ident = getter(var)
+    else:
+        ident = kernel._parent_ident["shell"]
+    return ident, parent
+
+
+_cell_lock = threading.Lock()
+_cell_state: dict[str, Any] = {"shell": None, "running": False, "ident": None, "parent": None}
+
+
+def track_cells(shell: Any | None = None) -> bool:
+    """Record each cell's request when it starts (IPython ``pre_run_cell``, public).
+
+    A breakpoint hit on an XLA thread after a widget message was handled on a subshell
+    would otherwise see that comm message as its parent (7.x falls back to the last
+    request handled on *any* thread). Call from the main thread; idempotent. Takes
+    effect from the next cell on.
+    """
+    if shell is None:
+        ipython = sys.modules.get("IPython")
+        shell = ipython.get_ipython() if ipython is not None else None
+    kernel = getattr(shell, "kernel", None)
+    if shell is None or kernel is None:
+        return False
+    with _cell_lock:
+        if _cell_state["shell"] is shell:
+            return True
+        _cell_state["shell"] = shell
+
+    def pre_run_cell(info: Any = None) -> None:
+        try:
+            ident, parent = current_parent(kernel)
+        except Exception:
+            return
+        with _cell_lock:
+            _cell_state.update(running=True, ident=ident, parent=parent)
+
+    def post_run_cell(result: Any = None) -> None:
+        with _cell_lock:
+            _cell_state.update(running=False)
+
+    shell.events.register("pre_run_cell", pre_run_cell)
+    shell.events.register("post_run_cell", post_run_cell)
+    return True
+
+
+def cell_parent(kernel: Any) -> tuple[Any, dict]:
+    """(ident, parent) of the cell the breakpoint belongs to, from any thread."""
+    if threading.current_thread() is not threading.main_thread():
+        with _cell_lock:
+            if _cell_state["running"] and _cell_state["parent"]:
+                return _cell_state["ident"], _cell_state["parent"]
+    return current_parent(kernel)
+
+
+def pin_thread_parent(kernel: Any, ident: Any, parent: dict) -> Callable[[], None]:
+    """Make the calling thread's output, displays and prompts belong to ``parent``.
+
+    Returns an undo to call on the same thread. Uses, in order of preference:
+    ``shell.set_thread_parent`` (7.x: displayhook, display publisher, stdout, stderr),
+    the kernel's own ContextVars (7.x: used by ``input()`` and by comms opened from
+    this thread), and on 6.x the OutStreams' private ``_parent_header`` ContextVar.
+    Anything missing is skipped: output then follows ipykernel's default routing.
+    """
+    undo: list[Callable[[], None]] = []
+    shell = getattr(kernel, "shell", None)
+    set_thread = getattr(shell, "set_thread_parent", None)
+    reset_thread = getattr(shell, "reset_thread_parent", None)
+    try:
+        if set_thread is not None and reset_thread is not None:
+            tokens = set_thread(parent)
+            undo.append(lambda: reset_thread(tokens))
+        else:
+            undo.extend(_pin_streams_6x(parent))
+        for name, value in (("_shell_parent", parent), ("_shell_parent_ident", ident)):
+            var = getattr(kernel, name, None)
+            if var is not None and hasattr(var, "reset"):
+                token = var.set(value)
+                undo.append(lambda var=var, token=token: var.reset(token))
+    except Exception:
+        pass
+
+    def undo_all() -> None:
+        for fn in reversed(undo):
+            try:
+                fn()
+            except Exception:
+                pass
+
+    return undo_all
+
+
+def _pin_streams_6x(parent: dict) -> list[Callable[[], None]]:
+    from jupyter_client.session import extract_header  # noqa: PLC0415
+
+    header = extract_header(parent)
+    undo: list[Callable[[], None]] = []
+    for stream in (sys.stdout, sys.stderr):
+        var = getattr(stream, "_parent_header", None)
+        if var is not None and hasattr(var, "reset"):
+            token = var.set(header)
+            undo.append(lambda var=var, token=token: var.reset(token))
+    return undo
+
+
+def pin_thread_output(parent_header: dict) -> Callable[[], None]:
+    """Pin the calling thread's prints to ``parent_header``; no-op outside a kernel."""
+    kernel = current_kernel()
+    if kernel is None:
+        return lambda: None
+    ident = None
+    try:
+        ident = current_parent(kernel)[0]
+    except Exception:
+        pass
+    return pin_thread_parent(kernel, ident, parent_header)
+
+
+def current_parent_header() -> dict:
+    """The parent message the calling thread's output would go to now ({} if none)."""
+    kernel = current_kernel()
+    if kernel is None:
+        return {}
+    try:
+        return cell_parent(kernel)[1]
+    except Exception:
+        return {}
+
+
+def main_shell_busy(kernel: Any) -> bool:
+    """Whether the main thread is inside a shell request (typically running a cell).
+
+    Seen from another thread: a callback may run after its cell returned (older JAX
+    dispatched asynchronously); then the main shell handles widgets itself and must
+    not be pumped concurrently. The main thread's Python stack tells: ipykernel's
+    ``dispatch_shell`` (both 6.x and 7.x) is on it exactly while a request is handled
+    synchronously. ``sys._current_frames`` is CPython's documented debugging hook.
+    """
+    main = threading.main_thread()
+    frame = sys._current_frames().get(main.ident)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "dispatch_shell" and "ipykernel" in code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
+# --------------------------------------------------------------------------- 6.x pump
+
+
+def supports_pump(kernel: Any) -> bool:
+    """Whether the 6.x pump works here: ``do_one_iteration`` and a tornado msg_queue.
+
+    ipykernel 7 removed the main-shell queue this relies on (7.1 dropped
+    ``do_one_iteration``), so the pump is for 6.x only.
+    """
+    version = kernel_version()
+    if kernel is None or version is None or version >= (7,):
+        return False
+    return (
+        inspect.iscoroutinefunction(getattr(kernel, "do_one_iteration", None))
+        and hasattr(kernel, "msg_queue")
+        and hasattr(kernel, "schedule_dispatch")
+        and "execute_request" in getattr(kernel, "shell_handlers", {})
+        and getattr(kernel, "io_loop", None) is not None
+    )
+
+
+def process_one_shell_message(kernel: Any, loop: asyncio.AbstractEventLoop) -> bool:
+    """Handle at most one queued shell message on ``loop`` (not the kernel's loop).
+
+    ``do_one_iteration`` reads pending messages off the shell socket into the kernel's
+    queue and dispatches one. It must run on an event loop other than the kernel's,
+    which is blocked in the paused cell; the caller owns that loop. Only safe while
+    the main thread is busy (it is then not reading the socket or the queue).
+    Returns whether more messages are already queued.
+    """
+    loop.run_until_complete(kernel.do_one_iteration())
+    return bool(kernel.msg_queue.qsize())
+
+
+class _ShellPump:
+    """One helper thread per kernel that pumps shell messages while anyone waits.
+
+    Shared and reference counted, because with several devices many breakpoint
+    threads wait at once and two pumps must never read the shell socket together.
+    While it runs, ``execute_request``s are held back (the paused cell is still
+    running); when it stops they are re-queued on the kernel's own loop, in arrival
+    order, so they run after the paused cell with their own output.
+    """
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._lock = threading.Lock()
+        self._users = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._waiter_is_main = False
+        self.error: BaseException | None = None
+
+    def acquire(self, waiter_is_main: bool) -> None:
+        with self._lock:
+            self._users += 1
+            self._waiter_is_main = self._waiter_is_main or waiter_is_main
+            if self._thread is None or not self._thread.is_alive():
+                self._stop = threading.Event()
+                self._thread = threading.Thread(
+                    target=self._run, args=(self._stop,), name="jaxdbg-shell-pump", daemon=True
+                )
+                self._thread.start()
+
+    def release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users > 0:
+                return
+            self._users = 0
+            self._waiter_is_main = False
+            thread, stop = self._thread, self._stop
+            self._thread = None
+        stop.set()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=10)
+
+    def _keep_going(self, stop: threading.Event) -> bool:
+        # If the cell returned while we pumped, the kernel's loop reads the queue
+        # again: stop at once rather than race it.
+        return not stop.is_set() and (self._waiter_is_main or main_shell_busy(self.kernel))
+
+    def _run(self, stop: threading.Event) -> None:
+        kernel = self.kernel
+        handlers = kernel.shell_handlers
+        execute = handlers["execute_request"]
+        held: list[tuple[Any, Any, Any]] = []
+
+        def hold(stream: Any, ident: Any, msg: Any) -> None:
+            held.append((stream, ident, msg))
+
+        saved_ident, saved_parent = current_parent(kernel)
+        loop = asyncio.new_event_loop()
+        handlers["execute_request"] = hold
+        try:
+            while self._keep_going(stop):
+                try:
+                    more = process_one_shell_message(kernel, loop)
+                finally:
+                    # 6.x keeps the parent globally; a handled comm message would
+                    # otherwise capture the paused cell's output.
+                    kernel.set_parent(saved_ident, saved_parent, channel="shell")
+                if not more:
+                    stop.wait(0.02)
+            # Whatever was already read off the socket must not overtake held cells.
+            while kernel.msg_queue.qsize():
+                try:
+                    loop.run_until_complete(kernel.process_one(wait=False))
+                finally:
+                    kernel.set_parent(saved_ident, saved_parent, channel="shell")
+        except BaseException as exc:  # keep the kernel alive; report to the waiter
+            self.error = exc
+        finally:
+            if handlers.get("execute_request") is hold:
+                handlers["execute_request"] = execute
+            loop.close()
+            if held:
+                kernel.io_loop.add_callback(_requeue, kernel, execute, held)
+
+
+def _requeue(kernel: Any, execute: Callable, held: list) -> None:
+    """On the kernel's loop: queue held execute_requests behind the paused cell."""
+    for stream, ident, msg in held:
+        kernel.schedule_dispatch(_replay, kernel, execute, stream, ident, msg)
+
+
+async def _replay(kernel: Any, execute: Callable, stream: Any, ident: Any, msg: Any) -> None:
+    # What dispatch_shell does around a handler (6.29); the busy/idle pair it sent
+    # when the request was held is repeated here, which frontends accept.
+    kernel.set_parent(ident, msg, channel="shell")
+    kernel._publish_status("busy", "shell")
+    try:
+        if getattr(kernel, "_aborting", False):
+            # The paused cell failed: queued cells are aborted, as ipykernel would.
+            kernel._send_abort_reply(stream, msg, ident)
+        else:
+            result = execute(stream, ident, msg)
+            if inspect.isawaitable(result):
+                await result
+    except Exception:
+        kernel.log.error("jaxdbg: replaying a held execute_request failed", exc_info=True)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        kernel._publish_status("idle", "shell")
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+_pumps: "weakref.WeakKeyDictionary[Any, _ShellPump]" = weakref.WeakKeyDictionary()
+
+
+def shell_pump(kernel: Any) -> _ShellPump:
+    """The kernel's shared shell pump (6.x); ``acquire``/``release`` around a wait."""
+    with _subshell_lock:
+        pump = _pumps.get(kernel)
+        if pump is None:
+            pump = _pumps[kernel] = _ShellPump(kernel)
+        return pump
+
+
+# --------------------------------------------------------------------------- status
+
+
+def adapter_status(kernel: Any | None = None) -> dict[str, Any]:
+    """Which private names this adapter needs, and whether each was found.
+
+    ``required`` lists the names the installed ipykernel's version must have; a test
+    asserts they are all present, so a move in ipykernel fails loudly.
+    """
+    if kernel is None:
+        kernel = current_kernel()
+    version = kernel_version()
+    found: dict[str, bool] = {}
+
+    def has(path: str, obj: Any) -> None:
+        cur = obj
+        try:
+            for part in path.split(".")[1:]:
+                cur = getattr(cur, part)
+            found[path] = True
+        except Exception:
+            found[path] = False
+
+    try:
+        from ipykernel.comm.comm import BaseComm  # noqa: PLC0415
+    except Exception:
+        BaseComm = None  # noqa: N806
+    stdout = sys.stdout
+    shell = getattr(kernel, "shell", None)
+    if version is not None and version >= (7,):
+        required = [
+            "kernel._supports_kernel_subshells",
+            "kernel.shell_channel_thread.manager.control_to_shell_channel.from_socket",
+            "kernel.control_thread.io_loop",
+            "kernel._shell_parent",
+            "kernel._shell_parent_ident",
+            "kernel._get_shell_context_var",
+            "shell.set_thread_parent",
+            "shell.reset_thread_parent",
+            "stdout.set_thread_parent",
+            "BaseComm._reply_subshell_for",
+        ]
+    else:
+        required = [
+            "kernel.do_one_iteration",
+            "kernel.process_one",
+            "kernel.msg_queue",
+            "kernel.schedule_dispatch",
+            "kernel.shell_handlers",
+            "kernel.io_loop",
+            "kernel._parent_ident",
+            "kernel._publish_status",
+            "kernel._send_abort_reply",
+            "stdout._parent_header",
+        ]
+    objects = {"kernel": kernel, "shell": shell, "stdout": stdout, "BaseComm": BaseComm}
+    for path in required:
+        has(path, objects[path.split(".")[0]])
+    return {
+        "ipykernel": version,
+        "in_kernel": kernel is not None,
+        "required": required,
+        "found": found,
+        "missing": [name for name, ok in found.items() if not ok],
+        "subshells": bool(kernel is not None and supports_subshells(kernel)),
+        "pump": bool(kernel is not None and supports_pump(kernel)),
+    }

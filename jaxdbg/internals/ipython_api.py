@@ -1,0 +1,33 @@
+"""IPython internals: how a cell's compiled file name maps to ``In[n]``."""
+
+from __future__ import annotations
+
+import sys
+
+
+def shell():
+    """The running IPython shell, or None (never imports IPython itself)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return None
+    try:
+        return ipython.get_ipython()
+    except Exception:
+        return None
+
+
+def cell_label(filename: str) -> str | None:
+    ip = shell()
+    compiler = getattr(ip, "compile", None)
+    # IPython >= 8 keeps {cell file name: execution count} on its compiler.
+    mapping = getattr(compiler, "_filename_map", None)
+    if isinstance(mapping, dict) and filename in mapping:
+        return f"In[{mapping[filename]}]"
+    return None
+
+
+def names_in_use() -> dict[str, bool]:
+    ip = shell()
+    if ip is None:
+        return {}
+    return {"IPython CachingCompiler._filename_map": hasattr(getattr(ip, "compile", None), "_filename_map")}

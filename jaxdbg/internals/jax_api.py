@@ -1,0 +1,146 @@
+"""The one place that touches JAX internals, each use guarded and tested.
+
+Everything else in jaxdbg uses public JAX APIs. ``tests/test_internals.py``
+fails loudly when a name used here moves in a new JAX release.
+"""
+
+from __future__ import annotations
+
+import logging
+import types
+from typing import Any, Callable
+
+import jax
+
+SUPPORTED_JAX = ((0, 8), (0, 12))  # tested range, inclusive of minor versions
+
+
+def jax_version() -> tuple[int, ...]:
+    return tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+
+
+def _private(module: str, name: str) -> Any:
+    """Import ``module.name`` or return None; the tests assert every one resolves."""
+    try:
+        mod = __import__(module, fromlist=[name])
+        return getattr(mod, name)
+    except (ImportError, AttributeError):
+        return None
+
+
+# -- frame filtering: honour paths that libraries excluded from JAX tracebacks --
+_include_frame = _private("jax._src.traceback_util", "include_frame")
+
+
+def include_frame(frame: types.FrameType) -> bool:
+    return True if _include_frame is None else bool(_include_frame(frame))
+
+
+# -- named axes in scope: which device a multi-device callback runs for --
+_get_axis_env = _private("jax._src.core", "get_axis_env")
+_BatchTracer = _private("jax._src.interpreters.batching", "BatchTracer")
+
+
+def device_axis_indices() -> list[tuple[str, int, Any]]:
+    """``(axis name, axis size, traced axis index)`` for each pmap / shard_map axis in scope.
+
+    Named ``vmap`` axes also appear in JAX's axis environment; their index is a
+    batched value, which is how they are told apart.
+    """
+    if _get_axis_env is None:
+        return []
+    axes = []
+    for name, size in _get_axis_env().axis_sizes.items():
+        try:
+            index = jax.lax.axis_index(name)
+        except Exception:  # not an axis that has an index here
+            continue
+        if _BatchTracer is not None and isinstance(index, _BatchTracer):
+            continue
+        label = "" if str(name).startswith("_internal") else str(name)
+        axes.append((label, int(size), index))
+    return axes
+
+
+# -- JAX's own debugger registry, so that jax.debug.breakpoint opens jaxdbg --
+_jax_debugger_registry = _private("jax._src.debugger.core", "_debugger_registry")
+
+
+def register_with_jax_debugger(name: str, debugger: Callable[..., None], priority: int) -> None:
+    if _jax_debugger_registry is None:
+        return
+    _jax_debugger_registry[name] = (priority, debugger)
+
+
+def unregister_from_jax_debugger(name: str) -> None:
+    if _jax_debugger_registry is not None:
+        _jax_debugger_registry.pop(name, None)
+
+
+# -- silence JAX's "jax.debug.callback failed" log for a deliberate quit --
+_CALLBACK_LOGGER = "jax._src.debugging"
+
+
+class _DropExceptions(logging.Filter):
+    def __init__(self, kinds: tuple[type[BaseException], ...]) -> None:
+        super().__init__()
+        self.kinds = kinds
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, self.kinds)
+
+
+def quiet_callback_failures(kinds: tuple[type[BaseException], ...]) -> None:
+    """Stop JAX logging a traceback when our callback ends the computation on purpose."""
+    logger = logging.getLogger(_CALLBACK_LOGGER)
+    if not any(isinstance(f, _DropExceptions) for f in logger.filters):
+        logger.addFilter(_DropExceptions(kinds))
+
+
+_runtime_tokens = _private("jax._src.dispatch", "runtime_tokens")
+
+
+def forget_failed_effects() -> None:
+    """Drop the effect tokens of a computation the debugger stopped.
+
+    Otherwise JAX re-raises the stopped computation's error at the next
+    ``jax.effects_barrier()`` and again at interpreter exit.
+    """
+    if _runtime_tokens is not None:
+        _runtime_tokens.clear()
+
+
+def is_jax_runtime_error(exc: BaseException) -> bool:
+    return isinstance(exc, jax.errors.JaxRuntimeError)
+
+
+def names_in_use() -> dict[str, bool]:
+    """Every private name above and whether this JAX still has it (for the tests)."""
+    return {
+        "jax._src.traceback_util.include_frame": _include_frame is not None,
+        "jax._src.core.get_axis_env": _get_axis_env is not None,
+        "jax._src.interpreters.batching.BatchTracer": _BatchTracer is not None,
+        "jax._src.debugger.core._debugger_registry": _jax_debugger_registry is not None,
+        "logger jax._src.debugging": _CALLBACK_LOGGER in logging.Logger.manager.loggerDict,
+        "jax._src.core.trace_state_clean": _trace_state_clean is not None,
+        "jax._src.dispatch.runtime_tokens": _runtime_tokens is not None,
+    }
+
+
+def notebook_cell_label(filename: str) -> str | None:
+    """``In[3]`` for a notebook cell's file name, None for ordinary files."""
+    from jaxdbg.internals import ipython_api
+
+    return ipython_api.cell_label(filename)
+
+
+# -- are we staging a computation, or running eagerly? --
+_trace_state_clean = _private("jax._src.core", "trace_state_clean")
+
+
+def is_tracing() -> bool:
+    """True while JAX traces (jit, vmap, grad, scan bodies...), False when eager."""
+    if _trace_state_clean is None:
+        return True  # unknown: take the staged path, which also works eagerly
+    return not _trace_state_clean()

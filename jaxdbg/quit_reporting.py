@@ -1,0 +1,72 @@
+"""Show a quit (or an interrupt) from inside jit as one clear line.
+
+Inside a compiled computation XLA wraps an exception raised by a host callback
+in ``JaxRuntimeError: INTERNAL: CpuCallback error ...`` with a long trace.
+When that error was caused by the debugger's ``quit`` or by an interrupt while
+paused, IPython (custom exception handler) and plain Python (excepthook) show
+``DebuggerQuit: ...`` or ``KeyboardInterrupt`` instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from jaxdbg.errors import DebuggerQuit
+from jaxdbg.internals import ipython_api, jax_api
+
+QUIT_LINE = "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped"
+
+
+def stop_reason(exc: BaseException) -> str | None:
+    """The one line to show for an error caused by the debugger, or None."""
+    if isinstance(exc, DebuggerQuit):
+        return QUIT_LINE
+    if jax_api.is_jax_runtime_error(exc):
+        text = str(exc)
+        if "CpuCallback error" not in text and "callback" not in text.lower():
+            return None
+        if DebuggerQuit.__name__ in text:
+            return QUIT_LINE
+        if "KeyboardInterrupt" in text:
+            return "KeyboardInterrupt: interrupted while paused in the debugger"
+    return None
+
+
+def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None):
+    line = stop_reason(value)
+    if line is None:
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        return None
+    jax_api.forget_failed_effects()
+    print(line, file=sys.stderr)
+    return None
+
+
+_installed = False
+
+
+def install() -> None:
+    """Idempotent; called when a stop ends with quit or an interrupt, and by the extension."""
+    global _installed
+    jax_api.quiet_callback_failures((DebuggerQuit, KeyboardInterrupt))
+    if _installed:
+        return
+    _installed = True
+    shell = ipython_api.shell()
+    if shell is not None and hasattr(shell, "set_custom_exc"):
+        import jax
+
+        shell.set_custom_exc((jax.errors.JaxRuntimeError, DebuggerQuit), _ipython_handler)
+        return
+    previous = sys.excepthook
+
+    def excepthook(etype, value, tb):
+        line = stop_reason(value)
+        if line is None:
+            previous(etype, value, tb)
+        else:
+            jax_api.forget_failed_effects()
+            print(line, file=sys.stderr)
+
+    sys.excepthook = excepthook

@@ -1,0 +1,359 @@
+"""The UI-agnostic debugger engine: frames, the current frame, and commands.
+
+Backends are views: they feed lines (or button presses, which are lines too)
+to :meth:`Session.execute` and render the :class:`Output` it returns. Command
+semantics live here once, as ``bdb`` is to ``pdb``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import pprint
+from typing import Any, Callable
+
+from jaxdbg import evaluation, summaries
+from jaxdbg.frames import Frame, display_filename
+from jaxdbg.stop_info import StopInfo
+
+MAX_RESULT_CHARS = 20_000
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameRow:
+    index: int
+    function: str
+    filename: str
+    lineno: int
+    line: str
+    current: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceView:
+    filename: str
+    first_lineno: int
+    lines: list[str]  # without newlines; lines[0] is first_lineno
+    current_lineno: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Output:
+    """The result of one command. ``text`` is always a complete plain rendering.
+
+    ``kind`` is one of: text, error, value, where, source, locals, help,
+    resume. ``data`` carries the structured form (FrameRow list, SourceView,
+    ValueSummary list, the evaluated value) for richer renderers. ``resume``
+    is set when the command ends the stop: continue, skip or quit.
+    """
+
+    kind: str
+    text: str
+    data: Any = None
+    resume: str | None = None
+    truncated: bool = False
+
+    @property
+    def is_error(self) -> bool:
+        return self.kind == "error"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Command:
+    names: tuple[str, ...]
+    usage: str
+    summary: str
+    run: Callable[["Session", str], Output]
+
+
+_COMMANDS: dict[str, _Command] = {}
+
+
+def _command(*names: str, usage: str, summary: str):
+    def register(fn):
+        cmd = _Command(names, usage, summary, fn)
+        for n in names:
+            _COMMANDS[n] = cmd
+        return fn
+    return register
+
+
+def _error(message: str) -> Output:
+    return Output("error", f"*** {message}")
+
+
+def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    return (f"{text[:limit]}\n... [output truncated: {len(text) - limit:,} more characters]", True)
+
+
+class Session:
+    """Debugger state for one stop: the frames, which one is selected, and scratch names."""
+
+    def __init__(self, frames: list[Frame], info: StopInfo | None = None) -> None:
+        if not frames:
+            raise ValueError("a debugger session needs at least one frame")
+        self.frames = frames
+        self.info = info or StopInfo()
+        self.index = 0
+        self.scratch: dict[str, Any] = {}
+        self.resume: str | None = None  # continue / skip / quit once the stop ends
+        self.last_line = ""
+
+    # -- state ---------------------------------------------------------------
+    @property
+    def current(self) -> Frame:
+        return self.frames[self.index]
+
+    @property
+    def finished(self) -> bool:
+        return self.resume is not None
+
+    def banner(self) -> str:
+        """One line saying where we stopped and why."""
+        frame = self.frames[0]
+        parts = [f"Stopped at {frame.location} in {frame.function}"]
+        details = self.info.details()
+        if details:
+            parts.append(f"({details})")
+        return " ".join(parts)
+
+    # -- dispatch ------------------------------------------------------------
+    def execute(self, line: str) -> Output:
+        """Run one command line; never raises for bad input (KeyboardInterrupt excepted)."""
+        if self.finished:
+            return _error(f"the session has already ended ({self.resume})")
+        stripped = line.strip()
+        if not stripped:
+            if not self.last_line:
+                return Output("text", "")
+            stripped = self.last_line
+        self.last_line = stripped
+        if stripped.startswith("!"):
+            return self.evaluate(stripped[1:])
+        name, _, arg = stripped.partition(" ")
+        command = _COMMANDS.get(name)
+        if command is None:
+            return self.evaluate(stripped)
+        return command.run(self, arg.strip())
+
+    def commands(self) -> list[_Command]:
+        seen, ordered = set(), []
+        for cmd in _COMMANDS.values():
+            if cmd.names not in seen:
+                seen.add(cmd.names)
+                ordered.append(cmd)
+        return ordered
+
+    # -- navigation ----------------------------------------------------------
+    def select(self, index: int) -> Output:
+        if not 0 <= index < len(self.frames):
+            return _error(f"no frame {index}; frames are 0 (innermost) to {len(self.frames) - 1}")
+        self.index = index
+        return self.source_around()
+
+    def up(self, count: int = 1) -> Output:
+        if self.index == len(self.frames) - 1:
+            return _error("Oldest frame")
+        return self.select(min(self.index + count, len(self.frames) - 1))
+
+    def down(self, count: int = 1) -> Output:
+        if self.index == 0:
+            return _error("Newest frame")
+        return self.select(max(self.index - count, 0))
+
+    def where(self) -> Output:
+        rows = [FrameRow(i, f.function, f.filename, f.lineno, f.line().strip(), i == self.index)
+                for i, f in enumerate(self.frames)]
+        text = "\n".join(
+            f"{'>' if r.current else ' '} {r.index:>2}  {r.function}  {display_filename(r.filename)}:{r.lineno}"
+            + (f"\n        {r.line}" if r.line else "")
+            for r in rows)
+        return Output("where", text, rows)
+
+    # -- source --------------------------------------------------------------
+    def source_view(self, first: int, last: int) -> SourceView:
+        frame = self.current
+        first = max(first, 1)
+        last = min(last, len(frame.source))
+        lines = [frame.line(n) for n in range(first, last + 1)]
+        return SourceView(frame.filename, first, lines, frame.lineno)
+
+    def source_around(self, context: int = 5) -> Output:
+        frame = self.current
+        view = self.source_view(frame.lineno - context, frame.lineno + context)
+        return Output("source", _render_source(view, self._heading()), view)
+
+    def function_source(self) -> Output:
+        frame = self.current
+        if not frame.source:
+            return _error(f"no source available for {frame.location}")
+        start = frame.first_lineno
+        try:
+            block = inspect.getblock(frame.source[start - 1:]) if start > 1 else frame.source
+        except Exception:
+            block = frame.source[start - 1:]
+        view = self.source_view(start, start + len(block) - 1)
+        return Output("source", _render_source(view, self._heading()), view)
+
+    def _heading(self) -> str:
+        f = self.current
+        return f"> {f.location} in {f.function}"
+
+    # -- evaluation ----------------------------------------------------------
+    def evaluate(self, source: str, *, pretty: bool = False, expression_only: bool = False) -> Output:
+        source = source.strip()
+        if not source:
+            return _error("nothing to evaluate")
+        try:
+            value = evaluation.evaluate(source, self.current, self.scratch,
+                                        expression_only=expression_only)
+        except SyntaxError as e:
+            return _error(f"SyntaxError: {e.msg}")
+        except evaluation.EvaluationError as e:
+            return _error(str(e))
+        if evaluation.is_nothing(value):
+            return Output("text", "")
+        try:
+            text = pprint.pformat(value) if pretty else repr(value)
+        except Exception as e:
+            return _error(f"could not show the value: {evaluation.format_exception(e)}")
+        text, cut = truncate(text)
+        return Output("value", text, value, truncated=cut)
+
+    def whatis(self, source: str) -> Output:
+        try:
+            value = evaluation.evaluate(source, self.current, self.scratch, expression_only=True)
+        except SyntaxError as e:
+            return _error(f"SyntaxError: {e.msg}")
+        except evaluation.EvaluationError as e:
+            return _error(str(e))
+        summary = summaries.summarize(source, value)
+        text = type(value).__name__
+        if summary.is_array:
+            text += f" {summary.dtype}[{','.join(map(str, summary.shape))}]"
+            if summary.sharding:
+                text += f" sharding={summary.sharding}"
+        return Output("text", text, summary)
+
+    def locals_table(self) -> Output:
+        rows = summaries.summarize_locals(self.current.locals)
+        if not rows:
+            return Output("locals", "(no locals)", rows)
+        width = max(len(r.name) for r in rows)
+        text = "\n".join(f"{r.name:<{width}}  {r.type_name:<12} {r.describe()}"
+                         + (f"  [{r.sharding}]" if r.sharding and r.is_array else "")
+                         for r in rows)
+        return Output("locals", text, rows)
+
+    # -- ending the stop -----------------------------------------------------
+    def end(self, how: str) -> Output:
+        self.resume = how
+        messages = {"continue": "Continuing.", "skip": "Continuing; skipping the rest of this batch.",
+                    "quit": "Quitting: the computation stops with jaxdbg.DebuggerQuit."}
+        return Output("resume", messages[how], resume=how)
+
+
+def _render_source(view: SourceView, heading: str) -> str:
+    if not view.lines:
+        return f"{heading}\n(source not available)"
+    width = len(str(view.first_lineno + len(view.lines) - 1))
+    body = "\n".join(
+        f"{n:>{width}} {'->' if n == view.current_lineno else '  '} {text}"
+        for n, text in enumerate(view.lines, start=view.first_lineno))
+    return f"{heading}\n{body}"
+
+
+def _count(arg: str) -> int | None:
+    if not arg:
+        return 1
+    try:
+        n = int(arg)
+    except ValueError:
+        return None
+    return n if n > 0 else None
+
+
+# -- the command table -------------------------------------------------------
+@_command("where", "w", "bt", usage="where", summary="Show the stack, innermost frame first.")
+def _where(s: Session, arg: str) -> Output:
+    return s.where()
+
+
+@_command("up", "u", usage="up [count]", summary="Move to an older (calling) frame.")
+def _up(s: Session, arg: str) -> Output:
+    n = _count(arg)
+    return _error(f"up takes a positive count, not {arg!r}") if n is None else s.up(n)
+
+
+@_command("down", "d", usage="down [count]", summary="Move to a newer (called) frame.")
+def _down(s: Session, arg: str) -> Output:
+    n = _count(arg)
+    return _error(f"down takes a positive count, not {arg!r}") if n is None else s.down(n)
+
+
+@_command("frame", "f", usage="frame n", summary="Select frame n (0 is innermost, as in 'where').")
+def _frame(s: Session, arg: str) -> Output:
+    try:
+        return s.select(int(arg))
+    except ValueError:
+        return _error(f"frame takes a frame number, not {arg!r}")
+
+
+@_command("list", "l", usage="list", summary="Show source around the current line.")
+def _list(s: Session, arg: str) -> Output:
+    return s.source_around()
+
+
+@_command("ll", "longlist", usage="ll", summary="Show the whole current function.")
+def _longlist(s: Session, arg: str) -> Output:
+    return s.function_source()
+
+
+@_command("p", "print", usage="p expr", summary="Evaluate expr and print its repr.")
+def _print(s: Session, arg: str) -> Output:
+    return s.evaluate(arg, expression_only=True)
+
+
+@_command("pp", usage="pp expr", summary="Evaluate expr and pretty-print it.")
+def _pretty(s: Session, arg: str) -> Output:
+    return s.evaluate(arg, pretty=True, expression_only=True)
+
+
+@_command("whatis", usage="whatis expr", summary="Show the type (and shape, dtype) of expr.")
+def _whatis(s: Session, arg: str) -> Output:
+    return s.whatis(arg) if arg else _error("whatis needs an expression")
+
+
+@_command("locals", "a", "args", usage="locals", summary="Table of the frame's locals with array summaries.")
+def _locals(s: Session, arg: str) -> Output:
+    return s.locals_table()
+
+
+@_command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.")
+def _continue(s: Session, arg: str) -> Output:
+    return s.end("continue")
+
+
+@_command("skip", usage="skip", summary="Continue and skip the remaining elements of this vmap batch.")
+def _skip(s: Session, arg: str) -> Output:
+    return s.end("skip")
+
+
+@_command("quit", "q", "exit", usage="quit", summary="Stop the computation with jaxdbg.DebuggerQuit.")
+def _quit(s: Session, arg: str) -> Output:
+    return s.end("quit")
+
+
+@_command("help", "h", "?", usage="help [command]", summary="List commands, or describe one.")
+def _help(s: Session, arg: str) -> Output:
+    if arg:
+        cmd = _COMMANDS.get(arg)
+        if cmd is None:
+            return _error(f"no command {arg!r}; type 'help' for the list")
+        aliases = ", ".join(cmd.names)
+        return Output("help", f"{cmd.usage}\n    {cmd.summary}\n    aliases: {aliases}")
+    lines = [f"{cmd.usage:<16} {cmd.summary}" for cmd in s.commands()]
+    lines.append("Anything else is evaluated as a Python expression or statement in the current frame.")
+    return Output("help", "\n".join(lines))

@@ -1,0 +1,44 @@
+"""Why and where a breakpoint stopped, beyond the stack itself."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+
+@dataclasses.dataclass
+class StopInfo:
+    """Context shown in every backend's banner or header.
+
+    ``batch_index`` / ``batch_size`` are 0-based indices and sizes per vmap
+    level, outermost first; they are shown counted from 1 (``batch 1/3``).
+    """
+
+    reason: str | None = None
+    batch_index: tuple[int, ...] = ()
+    batch_size: tuple[int, ...] = ()
+    device: int | None = None
+    device_axes: tuple[tuple[str, int], ...] = ()  # (axis name, index) for labels
+    waiting: Callable[[], int] = lambda: 0  # other stops queued behind this one
+
+    @property
+    def batched(self) -> bool:
+        return bool(self.batch_size)
+
+    def batch_label(self) -> str | None:
+        if not self.batch_size:
+            return None
+        return "batch " + ", ".join(f"{i + 1}/{n}" for i, n in zip(self.batch_index, self.batch_size))
+
+    def device_label(self) -> str | None:
+        if self.device is None:
+            return None
+        named = [f"{name}={i}" for name, i in self.device_axes if name]
+        return f"device {self.device}" + (f" ({', '.join(named)})" if named else "")
+
+    def details(self) -> str:
+        parts = [p for p in (self.batch_label(), self.device_label(), self.reason) if p]
+        waiting = self.waiting()
+        if waiting:
+            parts.append(f"{waiting} more breakpoint{'s' if waiting != 1 else ''} waiting")
+        return "; ".join(parts)

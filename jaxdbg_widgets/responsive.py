@@ -1,0 +1,362 @@
+"""Keep widget messages flowing while a breakpoint holds the cell.
+
+A breakpoint blocks its cell: on CPU the JAX host callback runs on the kernel's main
+thread, or, with several devices, on XLA pool threads while the main thread waits
+inside XLA. Either way ipykernel's main shell is stuck, so it handles no comm (widget)
+messages and a panel shown by the breakpoint would be dead.
+
+:class:`PauseChannel` fixes that without knowing anything about the panel. The
+breakpoint's thread parks in :meth:`PauseChannel.wait`; widget handlers only call
+:meth:`PauseChannel.post`. What makes those handlers run while the cell is blocked
+(``mechanism``):
+
+``"subshell"``  ipykernel >= 7.4: the attached widgets' comms are routed to a private
+                kernel subshell, whose own thread handles them.
+``"pump"``      ipykernel 6.x (Colab): a helper thread pumps the main shell's queue
+                while someone waits; cells queued meanwhile run after the paused one.
+``"idle"``      the cell already returned (the callback ran late, e.g. async
+                dispatch): the kernel handles widgets normally, nothing to do.
+``"prompt"``    none of these is possible (no kernel, ipykernel 7.0 - 7.3, ...):
+                ``wait`` returns :data:`UNRESPONSIVE`; the caller should say so and
+                read a typed command with ``input()``, which works from any thread.
+
+Typical use, on the breakpoint's thread::
+
+    with PauseChannel() as channel:
+        channel.attach(panel)                       # before or after display(panel)
+        button.on_click(lambda _: channel.post("continue"))
+        display(panel)
+        while True:
+            command = channel.wait()
+            if command is CLOSED or command is UNRESPONSIVE:
+                command = input("(jaxdbg) ")          # and tell the user why
+            ...
+
+All ipykernel internals live in :mod:`jaxdbg.internals.ipykernel_api`. This module
+does not import jax (nor ipywidgets: widgets are duck-typed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import socket
+import threading
+import time
+from typing import Any, Callable, Iterator
+
+from jaxdbg.internals import ipykernel_api as api
+
+__all__ = ["PauseChannel", "CLOSED", "UNRESPONSIVE", "install", "interrupt_count"]
+
+
+class _Sentinel:
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+#: ``wait`` result: every attached widget was closed, so no click can come.
+CLOSED = _Sentinel("CLOSED")
+#: ``wait`` result: nothing can make widget handlers run here (mechanism "prompt").
+UNRESPONSIVE = _Sentinel("UNRESPONSIVE")
+
+_POLL_S = 0.05  # how often a waiter looks at the interrupt counter and closed panels
+
+
+# --------------------------------------------------------------------------- interrupts
+
+
+class _InterruptWatch:
+    """Counts SIGINTs as they arrive, even while the main thread is stuck in XLA.
+
+    A KeyboardInterrupt is raised on the main thread only when it next runs Python
+    bytecode. When the breakpoint waits on an XLA thread, the main thread is inside
+    XLA waiting for that very callback, so the interrupt would never be seen and the
+    cell would hang. ``signal.set_wakeup_fd`` makes the C-level handler write the
+    signal number to a socket at once; a small thread counts SIGINTs there, and
+    waiters on other threads raise KeyboardInterrupt when the count moves. A wakeup fd
+    someone else had set is kept fed with the same bytes.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.installed = False
+        self._lock = threading.Lock()
+
+    def install(self) -> bool:
+        if self.installed:
+            return True
+        if threading.current_thread() is not threading.main_thread():
+            return False  # set_wakeup_fd is main-thread only
+        with self._lock:
+            if self.installed:
+                return True
+            try:
+                reader, writer = socket.socketpair()
+                writer.setblocking(False)
+                previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+            except (ValueError, OSError):
+                return False
+            self._keep = (reader, writer)  # keep both ends alive
+            thread = threading.Thread(
+                target=self._watch, args=(reader, previous), name="jaxdbg-sigint", daemon=True
+            )
+            thread.start()
+            self.installed = True
+            return True
+
+    def _watch(self, reader: socket.socket, previous: int) -> None:
+        while True:
+            try:
+                data = reader.recv(64)
+            except OSError:
+                return
+            if not data:
+                return
+            if int(signal.SIGINT) in data:
+                self.count += 1
+            if previous != -1:
+                try:
+                    os.write(previous, data)
+                except OSError:
+                    pass
+
+
+_interrupts = _InterruptWatch()
+
+
+def interrupt_count() -> int:
+    """How many SIGINTs arrived since :func:`install` (for tests and diagnostics)."""
+    return _interrupts.count
+
+
+def install() -> bool:
+    """Prepare from the kernel's main thread (the extension calls this on load).
+
+    Starts the interrupt watch and the per-cell parent tracking; both need the main
+    thread. A PauseChannel created on the main thread does this itself. Without it,
+    a breakpoint on an XLA thread cannot be interrupted and, after a click, may print
+    into the wrong cell. Returns whether the interrupt watch is active.
+    """
+    if api.current_kernel() is not None:
+        api.track_cells()
+    return _interrupts.install()
+
+
+# --------------------------------------------------------------------------- channel
+
+
+def _widget_tree(widget: Any) -> list[Any]:
+    """The widget and, recursively, the children of Box-like widgets."""
+    seen: dict[int, Any] = {}
+    stack = [widget]
+    while stack:
+        w = stack.pop()
+        if id(w) in seen:
+            continue
+        seen[id(w)] = w
+        children = getattr(w, "children", None)
+        if isinstance(children, (list, tuple)):
+            stack.extend(children)
+    return list(seen.values())
+
+
+def _comm_closed(widget: Any) -> bool:
+    # ipywidgets sets ``widget.comm = None`` on close(); a close from the frontend
+    # only marks the comm (``comm._closed``).
+    comm = getattr(widget, "comm", None)
+    return comm is None or bool(getattr(comm, "_closed", False))
+
+
+class PauseChannel:
+    """One breakpoint stop: widget handlers ``post`` commands, the breakpoint ``wait``s.
+
+    Create it on the breakpoint's thread, or in the cell on the main thread before the
+    jitted call; ``wait`` may be called from any thread, repeatedly (one command per
+    call). Use it as a context manager, or call :meth:`close` when the stop ends, to
+    give the attached widgets back to the main shell.
+    """
+
+    CLOSED = CLOSED
+    UNRESPONSIVE = UNRESPONSIVE
+
+    def __init__(self, kernel: Any = None) -> None:
+        self._kernel = api.current_kernel() if kernel is None else kernel
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._roots: list[Any] = []
+        self._routed: dict[int, Callable[[], None]] = {}
+        self._pins: dict[int, Callable[[], None]] = {}
+        self._lock = threading.Lock()
+        self._subshell_id: str | None = None
+        self._closed = False
+        self.detail = ""
+        if threading.current_thread() is threading.main_thread():
+            install()
+        self._ident: Any = None
+        self._parent: dict = {}
+        if self._kernel is not None:
+            try:
+                self._ident, self._parent = api.cell_parent(self._kernel)
+            except Exception:
+                pass
+        self.mechanism = self._choose(threading.current_thread())
+        if self.mechanism == "subshell":
+            try:
+                self._subshell_id = api.create_subshell(self._kernel)
+            except Exception as exc:
+                self.mechanism = "prompt"
+                self.detail = f"could not create a kernel subshell: {exc}"
+
+    # -- mechanism -----------------------------------------------------------------
+
+    def _choose(self, waiter: threading.Thread) -> str:
+        kernel = self._kernel
+        if kernel is None:
+            self.detail = "not running in an IPython kernel"
+            return "prompt"
+        if self._subshell_id is not None or api.supports_subshells(kernel):
+            return "subshell"
+        on_main = waiter is threading.main_thread()
+        if not on_main and not api.main_shell_busy(kernel):
+            return "idle"
+        if api.supports_pump(kernel):
+            return "pump"
+        self.detail = f"ipykernel {api.kernel_version()} offers no way to handle widgets here"
+        return "prompt"
+
+    # -- widgets --------------------------------------------------------------------
+
+    def attach(self, widget: Any) -> None:
+        """Make the frontend's messages for ``widget`` (and its children) reachable.
+
+        Call again after adding children to an attached Box. Cheap and idempotent.
+        """
+        with self._lock:
+            if widget not in self._roots:
+                self._roots.append(widget)
+            if self._subshell_id is None:
+                return
+            for w in _widget_tree(widget):
+                comm = getattr(w, "comm", None)
+                if comm is None or id(comm) in self._routed:
+                    continue
+                self._routed[id(comm)] = api.route_comm_to_subshell(comm, self._subshell_id)
+
+    def post(self, command: Any) -> None:
+        """Hand a command to the waiting breakpoint; call from widget handlers.
+
+        Only enqueues, so it is safe on any thread and never blocks a handler.
+        """
+        if command is None:
+            raise ValueError("None is reserved for a wait() that timed out")
+        self._queue.put(command)
+
+    def panel_closed(self) -> bool:
+        """True when widgets were attached and every one of them is closed."""
+        with self._lock:
+            roots = list(self._roots)
+        return bool(roots) and all(_comm_closed(w) for w in roots)
+
+    # -- waiting --------------------------------------------------------------------
+
+    def _pin(self) -> Callable[[], None] | None:
+        """Keep this thread's output in the paused cell; returns an undo or None."""
+        key = threading.get_ident()
+        if self._kernel is None or not self._parent or key in self._pins:
+            return None
+        undo = api.pin_thread_parent(self._kernel, self._ident, self._parent)
+        self._pins[key] = undo
+        return undo
+
+    def _unpin(self) -> None:
+        undo = self._pins.pop(threading.get_ident(), None)
+        if undo is not None:
+            undo()
+
+    def wait(self, timeout: float | None = None) -> Any:
+        """Block until a handler posts a command; return it.
+
+        Returns :data:`CLOSED` when every attached widget was closed,
+        :data:`UNRESPONSIVE` when no mechanism can deliver clicks here (mechanism
+        "prompt"), and None when ``timeout`` seconds passed. Raises KeyboardInterrupt
+        when the kernel is interrupted, whichever thread waits (see :func:`install`).
+        """
+        waiter = threading.current_thread()
+        on_main = waiter is threading.main_thread()
+        self.mechanism = self._choose(waiter)
+        if self.mechanism == "prompt":
+            try:
+                return self._queue.get_nowait()
+            except queue.Empty:
+                return UNRESPONSIVE
+        pinned = self._pin()
+        pump = None
+        if self.mechanism == "pump":
+            pump = api.shell_pump(self._kernel)
+            pump.acquire(waiter_is_main=on_main)
+        start_interrupts = _interrupts.count
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    # Interruptible on the main thread: SIGINT raises right here.
+                    return self._queue.get(timeout=_POLL_S)
+                except queue.Empty:
+                    pass
+                if _interrupts.count != start_interrupts:
+                    raise KeyboardInterrupt
+                if self.panel_closed():
+                    return CLOSED
+                if pump is not None and pump.error is not None:
+                    self.detail = f"shell pump failed: {pump.error!r}"
+                    self.mechanism = "prompt"
+                    return UNRESPONSIVE
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
+        finally:
+            if pump is not None:
+                pump.release()
+            if pinned is not None:
+                self._unpin()
+
+    # -- lifetime -------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End the stop: give the widgets' comms back to the main shell."""
+        with self._lock:
+            routed, self._routed = self._routed, {}
+            self._closed = True
+        for undo in routed.values():
+            undo()
+        self._unpin()
+
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator["PauseChannel"]:
+        """Keep this thread's prints, displays and prompts in the paused cell.
+
+        ``wait`` pins only while it waits. After a click was handled elsewhere,
+        ipykernel sends output from threads that never set a parent (XLA's) to the
+        last request it handled, i.e. that click, which the frontend drops. Wrap the
+        whole stop in this (``with channel:`` does it too) on the breakpoint's thread.
+        """
+        undo = self._pin()
+        try:
+            yield self
+        finally:
+            if undo is not None:
+                self._unpin()
+
+    def __enter__(self) -> "PauseChannel":
+        self._pin()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PauseChannel(mechanism={self.mechanism!r})"

@@ -1,0 +1,247 @@
+"""Browser-test harness: a real JupyterLab server and headless Chromium via Playwright.
+
+Fixtures:
+  chromium_path  the system Chromium ($JAXDBG_CHROMIUM or /usr/bin/chromium); skips if absent
+  lab_server     session-wide `jupyter lab` from this venv, on a free port with a random token
+  browser        session-wide headless Chromium (Playwright sync API)
+  lab_page       a fresh browser context + page per test; kernels are shut down afterwards
+
+Helpers (import them with `from lab_helpers import ...`, re-exported here too):
+  open_notebook(page, server, name, cells), run_cell(page, i), run_all_cells(page),
+  cell(page, i), cell_output_text(page, i), wait_for_output_text(page, i, text),
+  save_screenshot(page, name)
+
+Every test in this folder is marked `browser`. On failure, a screenshot and the browser
+console go to test-artifacts/; the server log is test-artifacts/jupyterlab-server.log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # so `import lab_helpers` works under any import mode
+    sys.path.insert(0, str(HERE))
+
+from lab_helpers import (  # noqa: E402  (re-exported for tests)
+    ARTIFACTS,
+    LabServer,
+    cell,
+    cell_output,
+    cell_output_text,
+    dismiss_dialogs,
+    open_notebook,
+    run_all_cells,
+    run_cell,
+    save_screenshot,
+    wait_for_output_text,
+    wait_kernel_idle,
+    write_notebook,
+)
+
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
+SERVER_START_TIMEOUT_S = 120
+
+_skip_reasons: set[str] = set()
+
+
+# ---------------------------------------------------------------------------- hooks
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    for reason in sorted(_skip_reasons):
+        terminalreporter.write_sep("!", f"browser tests SKIPPED: {reason}", yellow=True, bold=True)
+
+
+def _skip(reason: str):
+    _skip_reasons.add(reason)
+    pytest.skip(f"browser tests SKIPPED: {reason}")
+
+
+# ---------------------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    """Path of the Chromium binary Playwright drives; skips the test when there is none."""
+    path = os.environ.get("JAXDBG_CHROMIUM") or DEFAULT_CHROMIUM
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        _skip(f"no Chromium at {path} (run `python3 dev.py test` as root, "
+              f"or `apt-get install chromium`, or set JAXDBG_CHROMIUM)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as exc:
+        _skip(f"playwright is not installed ({exc}); use `python3 dev.py test`")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_lab_settings(settings_dir: Path) -> None:
+    """User settings that keep first-open notifications (news, update checks) away."""
+    target = settings_dir / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+
+
+def _stop(proc: subprocess.Popen, grace_s: float = 20) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+    try:  # kernels started by the server live in its process group too
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+@pytest.fixture(scope="session")
+def lab_server(chromium_path, tmp_path_factory):
+    """A `jupyter lab` from this venv on 127.0.0.1, token-protected, in a temp root dir."""
+    base = tmp_path_factory.mktemp("lab")
+    root_dir, settings, workspaces, runtime, config = (
+        base / name for name in ("root", "settings", "workspaces", "runtime", "config"))
+    for d in (root_dir, workspaces, runtime, config):
+        d.mkdir()
+    _write_lab_settings(settings)
+    token = secrets.token_hex(16)
+    port = _free_port()
+    cmd = [
+        sys.executable, "-m", "jupyterlab",
+        "--no-browser",
+        f"--ServerApp.token={token}",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--ip=127.0.0.1",
+        f"--ServerApp.root_dir={root_dir}",
+        "--allow-root",
+        "--LabApp.expose_app_in_browser=True",
+        f"--LabApp.user_settings_dir={settings}",
+        f"--LabApp.workspaces_dir={workspaces}",
+    ]
+    env = dict(os.environ)
+    env.update(
+        JUPYTER_PREFER_ENV_PATH="1",  # this venv's python3 kernelspec wins over ~/.local
+        JUPYTER_RUNTIME_DIR=str(runtime),
+        JUPYTER_CONFIG_DIR=str(config),
+        PYTHONUNBUFFERED="1",
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    log_path = ARTIFACTS / "jupyterlab-server.log"
+    log = open(log_path, "w")
+    proc = subprocess.Popen(
+        cmd, cwd=root_dir, env=env, stdin=subprocess.DEVNULL, stdout=log,
+        stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    server = LabServer(url=url, token=token, root_dir=root_dir, log_path=log_path)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(
+                    f"jupyter lab exited with {proc.returncode}; see {log_path}:\n"
+                    + log_path.read_text()[-3000:])
+            try:
+                server.api("GET", "api/status", timeout=5)
+                break
+            except (urllib.error.URLError, ConnectionError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"jupyter lab did not answer within "
+                                   f"{SERVER_START_TIMEOUT_S}s; see {log_path}")
+            time.sleep(0.25)
+        yield server
+    finally:
+        _stop(proc)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    """Headless Chromium (the system binary, no Playwright browser download)."""
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
+    except Exception:
+        pw.stop()
+        raise
+    yield b
+    b.close()
+    pw.stop()
+
+
+@pytest.fixture
+def lab_page(browser, lab_server, request):
+    """A new page in a fresh browser context; kernels are shut down when the test ends."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    console: list[str] = []
+    page.on("console", lambda msg: console.append(f"[{msg.type}] {msg.text}"))
+    page.on("pageerror", lambda err: console.append(f"[pageerror] {err}"))
+    yield page
+    failed = any(getattr(getattr(request.node, f"rep_{when}", None), "failed", False)
+                 for when in ("setup", "call"))
+    if failed:
+        try:
+            save_screenshot(page, f"{request.node.name}-failure")
+        except Exception as exc:  # the page may be gone
+            console.append(f"[harness] screenshot failed: {exc}")
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / f"{request.node.name}-console.txt").write_text("\n".join(console) + "\n")
+    context.close()
+    try:
+        lab_server.shutdown_kernels()
+    except Exception:
+        pass

@@ -1,0 +1,245 @@
+"""Helpers that drive a real JupyterLab page through Playwright's sync API.
+
+The fixtures in `conftest.py` start the server (`LabServer`) and the page; these functions
+do what a user does in it: open a notebook, run cells, read outputs, take screenshots.
+
+JupyterLab runs with `expose_app_in_browser`, so `window.jupyterapp` is the application
+object: cells are run through its commands and states are read from its models instead of
+from CSS details that change between Lab releases. What a user clicks (widget buttons,
+debugger controls) should still be clicked through the page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.parse
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO_ROOT / "test-artifacts"
+
+# The notebook panel that is on screen (Lumino hides the others with lm-mod-hidden).
+CURRENT_NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+DEFAULT_TIMEOUT_S = 120.0
+
+
+@dataclass
+class LabServer:
+    """A running `jupyter lab`: base URL (ends with /), token and its root directory."""
+
+    url: str
+    token: str
+    root_dir: Path
+    log_path: Path
+
+    def api(self, method: str, path: str, body: Any = None, timeout: float = 30) -> Any:
+        """Call the server's REST API (`path` like "api/kernels"); returns parsed JSON."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(
+            self.url + path.lstrip("/"),
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def lab_url(self, notebook: str, workspace: str | None = None) -> str:
+        """URL that opens `notebook` (relative to root_dir) in a fresh Lab workspace."""
+        ws = workspace or f"t{uuid.uuid4().hex[:12]}"
+        path = urllib.parse.quote(notebook)
+        return f"{self.url}lab/workspaces/{ws}/tree/{path}?token={self.token}"
+
+    def shutdown_kernels(self) -> None:
+        """Shut down every session and kernel so tests do not pile up kernels."""
+        for session in self.api("GET", "api/sessions") or []:
+            try:
+                self.api("DELETE", f"api/sessions/{session['id']}")
+            except Exception:
+                pass
+        for kernel in self.api("GET", "api/kernels") or []:
+            try:
+                self.api("DELETE", f"api/kernels/{kernel['id']}")
+            except Exception:
+                pass
+
+
+def write_notebook(server: LabServer, name: str, cells: list[str]) -> Path:
+    """Write a notebook of code cells into the server root, bound to the python3 kernel."""
+    import nbformat  # slow to import (its JSON-schema stack); only browser tests need it
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    # Naming the kernel up front keeps Lab from asking which kernel to use.
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
+    nb.metadata["language_info"] = {"name": "python"}
+    path = server.root_dir / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def dismiss_dialogs(page) -> int:
+    """Close any modal dialog Lab put up; a kernel chooser is answered with its default."""
+    closed = 0
+    dialogs = page.locator(".jp-Dialog")
+    for _ in range(5):
+        if dialogs.count() == 0:
+            break
+        dialog = dialogs.first
+        try:
+            text = dialog.inner_text(timeout=2000)
+            accept = dialog.locator(".jp-Dialog-button.jp-mod-accept")
+            if "kernel" in text.lower() and accept.count():
+                accept.first.click(timeout=5000)
+            else:
+                page.keyboard.press("Escape")
+            closed += 1
+            page.wait_for_timeout(200)
+        except Exception:
+            page.keyboard.press("Escape")
+    return closed
+
+
+_NOTEBOOK_STATE_JS = """
+(name) => {
+  const app = window.jupyterapp;
+  if (!app || !app.shell) return {stage: 'app'};
+  const w = app.shell.currentWidget;
+  if (!w || !w.context || !w.content || !w.sessionContext) return {stage: 'widget'};
+  if (w.context.path !== name) return {stage: 'path', path: w.context.path};
+  if (!w.context.isReady) return {stage: 'context'};
+  const kernel = w.sessionContext.session && w.sessionContext.session.kernel;
+  if (!kernel) return {stage: 'kernel'};
+  return {stage: kernel.status === 'idle' ? 'ready' : 'kernel-' + kernel.status,
+          kernel: kernel.name, cells: w.content.widgets.length};
+}
+"""
+
+
+def _poll(page, check, timeout_s: float, what: str, interval_s: float = 0.25):
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while True:
+        dismiss_dialogs(page)
+        last = check()
+        if last is True or (isinstance(last, dict) and last.get("stage") == "ready"):
+            return last
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout_s:.0f}s waiting for {what}; last state: {last}")
+        page.wait_for_timeout(int(interval_s * 1000))
+
+
+def open_notebook(page, server: LabServer, name: str, cells: list[str],
+                  timeout_s: float = DEFAULT_TIMEOUT_S):
+    """Write `cells` to `name`.ipynb in the server root, open it in Lab, wait for an idle kernel.
+
+    Returns the page, for chaining.
+    """
+    write_notebook(server, name, cells)
+    page.goto(server.lab_url(name), wait_until="domcontentloaded")
+    _poll(page, lambda: page.evaluate(_NOTEBOOK_STATE_JS, name), timeout_s,
+          f"notebook {name} to open with an idle kernel")
+    return page
+
+
+def wait_kernel_idle(page, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """Wait until the current notebook's kernel reports idle."""
+    _poll(page, lambda: page.evaluate(
+        "() => { const w = window.jupyterapp.shell.currentWidget;"
+        " const k = w.sessionContext.session && w.sessionContext.session.kernel;"
+        " return k && k.status === 'idle'; }"), timeout_s, "an idle kernel")
+
+
+def cell(page, index: int):
+    """Locator of cell `index` of the notebook on screen."""
+    return page.locator(f"{CURRENT_NOTEBOOK} .jp-Notebook .jp-Cell").nth(index)
+
+
+def _execution_counts(page) -> list:
+    return page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.content.widgets.map("
+        " c => c.model.type === 'code' ? c.model.executionCount : 'n/a')")
+
+
+def _wait_cells_done(page, before: list, indices: list[int], timeout_s: float) -> None:
+    def check():
+        now = page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.content.widgets.map("
+            " c => c.model.type === 'code' ? [c.model.executionCount, c.model.executionState] : null)")
+        for i in indices:
+            if now[i] is None:
+                continue
+            count, state = now[i]
+            if count is None or count == before[i] or state == "running":
+                return {"stage": "running", "cell": i, "count": count, "state": state}
+        return True
+
+    _poll(page, check, timeout_s, f"cells {indices} to finish")
+
+
+def run_cell(page, index: int, wait: bool = True, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """Run cell `index`; with wait=False return at once (for a cell that will pause)."""
+    before = _execution_counts(page)
+    page.evaluate(
+        """(i) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content;
+        nb.activeCellIndex = i; nb.deselectAll();
+        app.commands.execute('notebook:run-cell'); return true; }""", index)
+    if wait:
+        _wait_cells_done(page, before, [index], timeout_s)
+
+
+def run_all_cells(page, wait: bool = True, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """Run every cell; with wait=True wait until each code cell has finished."""
+    before = _execution_counts(page)
+    page.evaluate(
+        "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return true; }")
+    if wait:
+        code = [i for i, c in enumerate(before) if c != "n/a"]
+        _wait_cells_done(page, before, code, timeout_s)
+
+
+def cell_output(page, index: int):
+    """Locator of cell `index`'s output area."""
+    return cell(page, index).locator(".jp-OutputArea")
+
+
+def cell_output_text(page, index: int) -> str:
+    """The visible text of cell `index`'s outputs ("" when it has none)."""
+    area = cell_output(page, index)
+    if area.count() == 0:
+        return ""
+    return area.first.inner_text()
+
+
+def wait_for_output_text(page, index: int, text: str | re.Pattern,
+                         timeout_s: float = 30.0) -> str:
+    """Wait until cell `index`'s output contains `text` (str or regex); return the output."""
+    def check():
+        out = cell_output_text(page, index)
+        found = text.search(out) if isinstance(text, re.Pattern) else text in out
+        return True if found else {"stage": "waiting", "output": out[-500:]}
+
+    _poll(page, check, timeout_s, f"{text!r} in the output of cell {index}")
+    return cell_output_text(page, index)
+
+
+def save_screenshot(page, name: str) -> Path:
+    """Save a full-page screenshot to test-artifacts/<name>.png at the repo root."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+    path = ARTIFACTS / (safe if safe.endswith(".png") else safe + ".png")
+    page.screenshot(path=str(path), full_page=True)
+    return path
