@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 if sys.version_info < (3, 10):
@@ -139,6 +140,7 @@ def ensure_venv(venv: Path, spec: list[str]) -> Path:
     if stamp_file.is_file() and stamp_file.read_text().strip() == want and venv_works(venv):
         return venv_python(venv)
 
+    started = time.monotonic()
     if not venv_works(venv):
         if venv.exists():
             log(f"removing broken {venv.name} ...")
@@ -164,7 +166,7 @@ def ensure_venv(venv: Path, spec: list[str]) -> Path:
         "--disable-pip-version-check", "-q", "-e", *spec,
     ])
     stamp_file.write_text(want + "\n")
-    log(f"{venv.name} ready")
+    log(f"{venv.name} ready ({time.monotonic() - started:.0f}s)")
     return venv_python(venv)
 
 
@@ -196,6 +198,7 @@ def ensure_chromium() -> Path | None:
         reason = f"{CHROMIUM} is missing and apt-get is not available"
     else:
         log("installing chromium with apt-get (needed by the browser tests) ...")
+        started = time.monotonic()
         env = quiet_env()
         ok = True
         for cmd in (
@@ -212,7 +215,7 @@ def ensure_chromium() -> Path | None:
     if reason:
         notice(f"browser tests will be SKIPPED: {reason}")
         return None
-    log(f"chromium ready at {CHROMIUM}")
+    log(f"chromium ready at {CHROMIUM} ({time.monotonic() - started:.0f}s)")
     return CHROMIUM
 
 

@@ -12,6 +12,7 @@ import dataclasses
 import linecache
 import sys
 import types
+import warnings
 from typing import Any, Callable
 
 import jax
@@ -127,17 +128,26 @@ class OperandCollector:
         return OperandSlot(self._index_by_id[key])
 
 
+def _flatten(value: Any):
+    try:
+        return jax.tree_util.tree_flatten(value)
+    except Exception:
+        return None
+
+
 def capture(frame: types.FrameType, collector: OperandCollector) -> FrameTemplate:
     """Snapshot one live frame, turning tracer leaves of its locals into slots."""
     code = frame.f_code
     static, traced, order = {}, {}, []
+    with warnings.catch_warnings():  # e.g. "generator is treated as a leaf"
+        warnings.simplefilter("ignore")
+        flattened = {name: _flatten(value) for name, value in frame.f_locals.items()}
     for name, value in frame.f_locals.items():
         order.append(name)
-        try:
-            leaves, treedef = jax.tree_util.tree_flatten(value)
-        except Exception:  # an object that refuses to flatten is kept whole
+        if flattened[name] is None:  # an object that refuses to flatten is kept whole
             static[name] = value
             continue
+        leaves, treedef = flattened[name]
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             slotted = [collector.slot(l) if isinstance(l, jax.core.Tracer) else l for l in leaves]
             traced[name] = (treedef, slotted)

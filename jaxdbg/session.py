@@ -230,7 +230,7 @@ class Session:
         except evaluation.EvaluationError as e:
             return _error(str(e))
         summary = summaries.summarize(source, value)
-        text = type(value).__name__
+        text = summary.type_name
         if summary.is_array:
             text += f" {summary.dtype}[{','.join(map(str, summary.shape))}]"
             if summary.sharding:

@@ -42,14 +42,15 @@ def kernel(request):
         result = harness.run(SETUP, timeout=180)
         assert result.status == "ok", result
         assert "devices 8" in result.stdout, result
+        version = harness.run("import ipykernel; print('V', ipykernel.__version__)").stdout
+        harness.ipykernel_major = int(re.search(r"V (\d+)", version).group(1))
         yield harness
     finally:
         harness.shutdown()
 
 
 def kernel_major(kernel) -> int:
-    result = kernel.run("import ipykernel; print('V', ipykernel.__version__)")
-    return int(re.search(r"V (\d+)", result.stdout).group(1))
+    return kernel.ipykernel_major
 
 
 def expected_mechanism(kernel) -> str:
@@ -196,11 +197,13 @@ ch3 = PauseChannel(); ch3.attach(b3)
 b3.on_click(lambda _: (print("handler output"), ch3.post("go")))
 display(b3)
 def pcb3(x):
+    if int(x) != 0:
+        return
     with ch3.pinned():
         print("before", flush=True)
         ch3.wait()
         print("after click", threading.current_thread().name, flush=True)
-jax.pmap(lambda x: (jax.debug.callback(pcb3, x), x)[1])(jnp.arange(1)).block_until_ready()
+jax.pmap(lambda x: (jax.debug.callback(pcb3, x), x)[1])(jnp.arange(2)).block_until_ready()
 """
     mid = kernel.execute(code)
     kernel.wait_for_output(mid, "before")

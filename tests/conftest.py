@@ -1,0 +1,22 @@
+"""Shared test set-up: 8 simulated CPU devices for pmap and sharding cases.
+
+XLA reads the flag once, at JAX's first backend use, so it is set before any
+test module imports jax.
+"""
+
+import os
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _forget_stopped_computations():
+    """A test that quits a jitted computation catches the error itself; drop its
+    failed effect tokens so JAX does not re-raise them at exit."""
+    yield
+    from jaxdbg.internals import jax_api
+
+    jax_api.forget_failed_effects()

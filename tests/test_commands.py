@@ -1,0 +1,148 @@
+"""Every Session command through the terminal backend, on a real jitted stop."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxdbg
+from transcript import Transcript
+
+GLOBAL_SCALE = 10.0
+
+
+def inner(x, t):
+    y = jnp.tanh(x) * GLOBAL_SCALE
+    z = {"w": y + 1, "n": 3}
+    label = "layer"
+    jaxdbg.breakpoint(**t.options)
+    return y.sum()
+
+
+def outer(x, t):
+    factor = 2
+    return inner(x * factor, t)
+
+
+def run(*commands):
+    t = Transcript(*commands)
+    result = jax.jit(lambda x: outer(x, t))(jnp.arange(4.0))
+    return t, result
+
+
+def test_print_sees_runtime_values_and_globals():
+    t, result = run("p y", "p jnp.mean(y)", "p GLOBAL_SCALE", "c")
+    assert float(result) == pytest.approx(float((jnp.tanh(jnp.arange(4.0) * 2) * 10).sum()))
+    y_text, mean_text, scale_text = t.answers("p y")[0], t.answers("p jnp.mean(y)")[0], t.answers("p GLOBAL_SCALE")[0]
+    assert y_text.startswith("Array([0.") and "dtype=float32" in y_text
+    assert mean_text.startswith("Array(7.")
+    assert scale_text == "10.0"
+
+
+def test_untraced_locals_keep_their_values():
+    t, _ = run("p label", "p z['n']", "c")
+    assert t.answers("p label") == ["'layer'"]
+    assert t.answers("p z['n']") == ["3"]
+
+
+def test_pp_whatis_and_locals_table():
+    t, _ = run("pp z", "whatis y", "locals", "c")
+    assert "'w': Array(" in t.answers("pp z")[0]
+    assert t.answers("whatis y")[0].startswith("Array float32[4]")
+    table = t.answers("locals")[0]
+    row = next(line for line in table.splitlines() if line.startswith("y "))
+    assert "float32[4]" in row and "min=0" in row and "max=" in row and "mean=" in row
+    assert "label" in table and "'layer'" in table
+
+
+def test_where_up_down_frame():
+    t, _ = run("where", "up", "p factor", "down", "p label", "frame 1", "p factor", "frame 99", "down", "c")
+    where = t.answers("where")[0].splitlines()
+    assert where[0].startswith(">  0  inner")
+    assert any(line.startswith("   1  outer") for line in where)
+    assert "-> " in t.answers("up")[0] and "return inner(x * factor, t)" in t.answers("up")[0]
+    assert t.answers("p factor") == ["2", "2"]
+    assert t.answers("p label") == ["'layer'"]
+    assert t.answers("frame 99")[0].startswith("*** no frame 99")
+    # after 'frame 1' then 'frame 99' (rejected) we are still at 1, so down works
+    assert not t.answers("down")[1].startswith("***")
+
+
+def test_up_at_oldest_and_down_at_newest_are_errors():
+    t, _ = run("down", "c")
+    assert t.answers("down") == ["*** Newest frame"]
+
+
+def test_list_and_longlist():
+    t, _ = run("l", "ll", "c")
+    listing = t.answers("l")[0]
+    assert "->     jaxdbg.breakpoint(**t.options)" in listing
+    whole = t.answers("ll")[0]
+    assert "def inner(x, t):" in whole and "return y.sum()" in whole
+    assert "def outer" not in whole
+
+
+def test_comprehensions_lambdas_and_statements():
+    t, _ = run("p [float(v) for v in y][:1]", "p (lambda k: y * k)(0).sum()",
+               "w2 = y * 0 + 5", "p w2.sum()", "p y.sum()", "c")
+    assert t.answers("p [float(v) for v in y][:1]") == ["[0.0]"]
+    assert t.answers("p (lambda k: y * k)(0).sum()")[0].startswith("Array(0.")
+    assert t.answers("w2 = y * 0 + 5") == [""]
+    assert t.answers("p w2.sum()")[0].startswith("Array(20.")
+
+
+def test_statement_does_not_touch_the_program():
+    t, result = run("y = y * 0", "GLOBAL_SCALE = 0", "c")
+    assert float(result) > 1.0
+    assert GLOBAL_SCALE == 10.0
+
+
+def test_errors_are_reported_and_session_goes_on():
+    t, _ = run("p foo", "p 1/0", "p (", "frame x", "up 0", "help nope", "p y.shape", "c")
+    assert t.answers("p foo") == ["*** NameError: name 'foo' is not defined"]
+    assert t.answers("p 1/0") == ["*** ZeroDivisionError: division by zero"]
+    assert t.answers("p (")[0].startswith("*** SyntaxError")
+    assert t.answers("frame x")[0].startswith("*** frame takes a frame number")
+    assert t.answers("up 0")[0].startswith("*** up takes a positive count")
+    assert t.answers("help nope")[0].startswith("*** no command 'nope'")
+    assert t.answers("p y.shape") == ["(4,)"]
+
+
+def test_unknown_line_is_evaluated_and_empty_line_repeats():
+    t, _ = run("y.shape", "p label", "", "c")
+    assert t.answers("y.shape") == ["(4,)"]
+    assert t.answers("p label") == ["'layer'"]
+    assert t.answers("") == ["'layer'"]
+
+
+def test_help_lists_every_command():
+    t, _ = run("help", "help up", "c")
+    text = t.answers("help")[0]
+    for name in ("where", "up", "down", "frame", "list", "ll", "p expr", "pp", "locals", "whatis",
+                 "continue", "skip", "quit", "help"):
+        assert name in text
+    assert "aliases: up, u" in t.answers("help up")[0]
+
+
+def test_banner_and_prompt():
+    t, _ = run("c")
+    assert t.stops()[0].startswith("Stopped at ") and "test_commands.py" in t.stops()[0]
+    assert t.stops()[0].endswith("in inner")
+    assert "(jaxdbg) c" in t.text
+
+
+def test_huge_result_is_truncated():
+    t, _ = run("p 'x' * 100000", "c")
+    answer = t.answers("p 'x' * 100000")[0]
+    assert "output truncated" in answer and len(answer) < 30_000
+
+
+def test_quit_eagerly_raises_debugger_quit():
+    t = Transcript("q")
+    with pytest.raises(jaxdbg.DebuggerQuit):
+        jaxdbg.breakpoint(**t.options)
+
+
+def test_end_of_input_quits():
+    t = Transcript()
+    with pytest.raises(jaxdbg.DebuggerQuit):
+        jaxdbg.breakpoint(**t.options)
