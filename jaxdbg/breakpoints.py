@@ -184,8 +184,15 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     operands += [index for _, _, index in axes]
     site = _Site(templates, backend, options, ordered, conditional,
                  [(name, size) for name, size, _ in axes], describe)
-    pred_value = jnp.asarray(True) if pred is None else jnp.any(jnp.asarray(pred).astype(bool))
-    return _stage(site, pred_value, operands, token)
+    if pred is None:
+        return _stage(site, jnp.asarray(True), operands, token)
+    pred_value = jnp.any(jnp.asarray(pred).astype(bool))
+    # The cond sits outside the batching and differentiation wrappers too:
+    # XLA then skips the whole breakpoint with one cheap branch when false.
+    if token is None:
+        jax.lax.cond(pred_value, lambda: _stage(site, pred_value, operands, None), lambda: None)
+        return None
+    return jax.lax.cond(pred_value, lambda: _stage(site, pred_value, operands, token), lambda: token)
 
 
 def breakpoint(*, backend: str | None = None, filter_frames: bool = True,

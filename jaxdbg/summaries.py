@@ -138,11 +138,26 @@ def summarize(name: str, value: Any) -> ValueSummary:
                 preview = ""
         return ValueSummary(name, type_name, shape, str(value.dtype), describe_sharding(value),
                             array_stats(value), preview)
+    if isinstance(value, (list, tuple, dict)):
+        arrays = _array_leaves(value)
+        if arrays:
+            elements = sum(int(np.prod(a.shape)) for a in arrays)
+            return ValueSummary(name, type_name, preview=(
+                f"{len(value)} items; {len(arrays)} arrays, {elements:,} elements"))
     try:
-        preview = _SHORT_REPR.repr(value)
+        preview = " ".join(_SHORT_REPR.repr(value).split())  # one line
     except Exception as e:  # a broken __repr__ must not break the table
         preview = f"<repr failed: {type(e).__name__}>"
     return ValueSummary(name, type_name, preview=preview)
+
+
+def _array_leaves(tree: Any) -> list[Any]:
+    import jax
+
+    try:
+        return [leaf for leaf in jax.tree_util.tree_leaves(tree) if is_array(leaf)]
+    except Exception:
+        return []
 
 
 def summarize_locals(values: dict[str, Any]) -> list[ValueSummary]:

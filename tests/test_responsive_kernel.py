@@ -224,6 +224,7 @@ def _interrupt_case(kernel, cell: str):
     assert done.status == "error", done
     text = " ".join(e["ename"] + " " + e["evalue"] for e in done.errors)
     assert "KeyboardInterrupt" in text, done
+    print("interrupt errors:", [(e["ename"], e["evalue"][:200]) for e in done.errors])
     after = kernel.run("print('next cell fine')", timeout=60)
     assert after.status == "ok" and after.stdout == "next cell fine\n", after
 
@@ -290,3 +291,42 @@ def test_private_ipykernel_names_still_exist(kernel):
         assert "SUB True" in result.stdout, result
     else:
         assert "PUMP True" in result.stdout, result
+
+
+@pytest.mark.timeout(120)
+def test_wait_after_cell_returned(kernel):
+    """A callback that runs after its cell returned (async dispatch): normal kernel."""
+    mid = kernel.execute("""
+import time as _time
+bl = widgets.Button(description="Go-late")
+chl = PauseChannel(); chl.attach(bl)
+bl.on_click(lambda _: chl.post("go"))
+display(bl)
+def later():
+    _time.sleep(0.5)
+    with chl.pinned():
+        print("late waiting", flush=True)
+        r = chl.wait(timeout=60)
+        print("late got", r, chl.mechanism, flush=True)
+threading.Thread(target=later).start()
+""")
+    assert kernel.wait_reply(mid).status == "ok"
+    kernel.wait_for_output(mid, "late waiting")
+    kernel.click(kernel.find_widget("ButtonModel", description="Go-late"))
+    late = kernel.wait_for_output(mid, "late got")
+    expected = "subshell" if kernel_major(kernel) >= 7 else "idle"
+    assert f"late got go {expected}" in late.stdout, late
+    assert kernel.run("print('still fine')").stdout == "still fine\n"
+
+
+def test_outside_a_kernel_the_channel_asks_for_a_prompt():
+    """No kernel (plain Python, as in this pytest process): fall back to input()."""
+    from jaxdbg_widgets.responsive import UNRESPONSIVE, PauseChannel
+
+    channel = PauseChannel()
+    assert channel.mechanism == "prompt"
+    assert "kernel" in channel.detail
+    assert channel.wait() is UNRESPONSIVE
+    channel.post("continue")  # a command posted anyway is still delivered
+    assert channel.wait() == "continue"
+    channel.close()

@@ -192,10 +192,11 @@ def route_comm_to_subshell(comm: Any, subshell_id: str) -> Callable[[], None]:
     to that; it still calls the class method so per-request reply routes keep being
     consumed.
     """
-    original = type(comm)._reply_subshell_for
+    original = getattr(type(comm), "_reply_subshell_for", None)
 
     def route(data: Any, default: Any) -> str:
-        original(comm, data, default)
+        if original is not None:
+            original(comm, data, default)
         return subshell_id
 
     route._jaxdbg_subshell = subshell_id  # type: ignore[attr-defined]
@@ -417,7 +418,7 @@ class _ShellPump:
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards users and the thread's start/stop
         self._users = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -426,6 +427,11 @@ class _ShellPump:
 
     def acquire(self, waiter_is_main: bool) -> None:
         with self._lock:
+            # A pump that is still stopping (draining, restoring the handler) must be
+            # gone before a new one reads the socket.
+            if self._users == 0 and self._thread is not None:
+                self._thread.join(timeout=10)
+                self._thread = None
             self._users += 1
             self._waiter_is_main = self._waiter_is_main or waiter_is_main
             if self._thread is None or not self._thread.is_alive():
@@ -442,11 +448,13 @@ class _ShellPump:
                 return
             self._users = 0
             self._waiter_is_main = False
-            thread, stop = self._thread, self._stop
-            self._thread = None
-        stop.set()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=10)
+            self._stop.set()
+            thread = self._thread
+            if thread is not None and thread is not threading.current_thread():
+                # Joined under the lock so a concurrent acquire cannot start a second
+                # pump while this one drains; the pump thread never takes the lock.
+                thread.join(timeout=10)
+                self._thread = None
 
     def _keep_going(self, stop: threading.Event) -> bool:
         # If the cell returned while we pumped, the kernel's loop reads the queue

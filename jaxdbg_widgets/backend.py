@@ -1,0 +1,152 @@
+"""The ``widgets`` debugger backend: the panel in the cell that hit the breakpoint.
+
+The breakpoint's thread owns the Session. It shows a :class:`DebuggerPanel`, then
+parks on a :class:`PauseChannel` whose widget handlers only post commands; each
+command runs through the session here and the panel is redrawn. When the stop ends,
+the panel collapses to static HTML, also written into the cell's output as a plain
+``text/html`` bundle so a saved notebook or nbconvert shows it without a kernel.
+
+When widget clicks cannot reach this thread (``mechanism == "prompt"``) or the panel
+was closed while paused, it says so and falls back to the typed prompt of
+:func:`jaxdbg.cli.run_cli`, which reads with ``input()`` from any thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+from typing import Any, Iterator
+
+from jaxdbg import cli
+from jaxdbg.internals import ipykernel_api as api
+from jaxdbg.session import Session
+
+HEADER_REFRESH_S = 0.5  # how often a paused panel re-reads the count of waiting stops
+
+
+def available() -> bool:
+    """True inside an ipykernel with ipywidgets installed (the frontend can show widgets)."""
+    if importlib.util.find_spec("ipywidgets") is None:
+        return False
+    return api.current_kernel() is not None
+
+
+def prepare() -> None:
+    """From the kernel's main thread (on import): interrupts and cell tracking for XLA-thread stops."""
+    import threading
+
+    if api.current_kernel() is None or threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        from jaxdbg_widgets import responsive
+
+        responsive.install()
+    except Exception:
+        pass
+
+
+@contextlib.contextmanager
+def _output_to_cell(kernel: Any, parent: dict | None) -> Iterator[None]:
+    """Send this thread's displays to the paused cell.
+
+    ipykernel 7 pins per thread (PauseChannel does it). ipykernel 6's display publisher
+    has one global parent, which the shell pump moves to each widget message it
+    handles; displays sent then would belong to a click and never reach the cell.
+    """
+    shell = getattr(kernel, "shell", None)
+    pub = getattr(shell, "display_pub", None)
+    if not parent or pub is None or hasattr(pub, "set_thread_parent") \
+            or not hasattr(pub, "parent_header"):
+        yield
+        return
+    from jupyter_client.session import extract_header
+
+    previous = pub.parent_header
+    pub.parent_header = extract_header(parent)
+    try:
+        yield
+    finally:
+        pub.parent_header = previous
+
+
+def _notice(text: str) -> None:
+    print(f"jaxdbg: {text}", flush=True)
+
+
+def _fallback(session: Session, why: str, options: dict[str, Any]) -> None:
+    _notice(f"{why}; type debugger commands at the prompt below instead (help lists them).")
+    cli.run_cli(session, **options)
+
+
+def run_widget_debugger(session: Session, **options: Any) -> None:
+    """Serve one stop with the debugger panel; returns when the session has ended.
+
+    ``options`` are passed on to the terminal prompt when falling back to it
+    (e.g. ``stdin=`` / ``stdout=`` in scripts). KeyboardInterrupt propagates.
+    """
+    from jaxdbg_widgets.responsive import CLOSED, UNRESPONSIVE, PauseChannel
+
+    kernel = api.current_kernel()
+    channel = PauseChannel()
+    with channel:  # pins this thread's prints and prompts to the paused cell
+        if channel.mechanism == "prompt":
+            _fallback(session, "the debugger panel cannot receive clicks here"
+                      + (f" ({channel.detail})" if channel.detail else ""), options)
+            return
+        parent = None
+        if kernel is not None:
+            try:
+                parent = api.cell_parent(kernel)[1]
+            except Exception:
+                parent = None
+        _serve_panel(session, channel, kernel, parent, options, CLOSED, UNRESPONSIVE)
+
+
+def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | None,
+                 options: dict[str, Any], closed: Any, unresponsive: Any) -> None:
+    from IPython.display import display
+
+    from jaxdbg_widgets.panel import DebuggerPanel
+
+    panel = DebuggerPanel(session, post=channel.post, context=options.pop("context", 8))
+    channel.attach(panel.widget)
+    with _output_to_cell(kernel, parent):
+        handle = display(panel.widget, display_id=True)
+    note = None
+    try:
+        while not session.finished:
+            command = channel.wait(timeout=HEADER_REFRESH_S)
+            if command is None:  # timed out: only the waiting count may have moved
+                panel.refresh_header()
+                continue
+            if command is closed or command is unresponsive:
+                why = ("the debugger panel was closed" if command is closed else
+                       "the debugger panel stopped receiving clicks"
+                       + (f" ({channel.detail})" if channel.detail else ""))
+                note = f"{why}; continued at the text prompt."
+                _finish(panel, handle, kernel, parent, note)
+                _fallback(session, why, options)
+                return
+            panel.handle(command)
+            channel.attach(panel.widget)  # rows added for a frame with more locals
+    except KeyboardInterrupt:
+        note = "Interrupted."
+        raise
+    finally:
+        _finish(panel, handle, kernel, parent, note)
+
+
+def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str | None) -> None:
+    """Collapse the panel and put the same static HTML in the cell's output."""
+    if panel.finished_html is not None:
+        return
+    from IPython.display import HTML
+
+    html_text = panel.finish(note)
+    if handle is not None:
+        with _output_to_cell(kernel, parent):
+            try:
+                handle.update(HTML(html_text))
+            except Exception:
+                pass
