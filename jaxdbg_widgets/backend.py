@@ -114,6 +114,7 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
     with _output_to_cell(kernel, parent):
         handle = display(panel.widget, display_id=True)
     note = None
+    shown = False
     try:
         while not session.finished:
             command = channel.wait(timeout=HEADER_REFRESH_S)
@@ -124,8 +125,8 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
                 why = ("the debugger panel was closed" if command is closed else
                        "the debugger panel stopped receiving clicks"
                        + (f" ({channel.detail})" if channel.detail else ""))
-                note = f"{why}; continued at the text prompt."
-                _finish(panel, handle, kernel, parent, note)
+                _finish(panel, handle, kernel, parent, f"{why}; continued at the text prompt.")
+                shown = True
                 _fallback(session, why, options)
                 return
             panel.handle(command)
@@ -134,13 +135,13 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
         note = "Interrupted."
         raise
     finally:
-        _finish(panel, handle, kernel, parent, note)
+        if not shown:
+            _finish(panel, handle, kernel, parent, note)
 
 
 def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str | None) -> None:
-    """Collapse the panel and put the same static HTML in the cell's output."""
-    if panel.finished_html is not None:
-        return
+    """Collapse the panel (if a command has not already) and put the same static HTML
+    in the cell's output, replacing the widget view there."""
     from IPython.display import HTML
 
     html_text = panel.finish(note)

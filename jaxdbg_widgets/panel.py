@@ -318,7 +318,10 @@ class DebuggerPanel:
                     break
         else:
             self.add_log(LogEntry("", f"*** unknown panel command {command!r}", error=True))
-        self.refresh()
+        if self.session.finished:
+            self.finish()  # continue / skip / quit: nothing left to click
+        else:
+            self.refresh()
         return output
 
     def _run_typed(self, line: str, pretty: bool) -> Output:

@@ -10,6 +10,7 @@ pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 def test_jax_debug_breakpoint_answered_over_stdin(kernel):
     kernel.run("import jax, jax.numpy as jnp, jaxdbg\njaxdbg.install_jax_hook()", timeout=120)
     kernel.answer_input("p jnp.sum(y)")
+    kernel.answer_input("l")
     kernel.answer_input("c")
     result = kernel.run(
         "@jax.jit\n"
@@ -19,10 +20,11 @@ def test_jax_debug_breakpoint_answered_over_stdin(kernel):
         "    return y + 1\n"
         "print('result', f(jnp.arange(3.0)))\n", timeout=120)
     assert result.status == "ok", result
-    assert [r["content"]["prompt"] for r in kernel.input_requests] == ["(jaxdbg) ", "(jaxdbg) "]
+    assert [r["content"]["prompt"] for r in kernel.input_requests] == ["(jaxdbg) "] * 3
     out = result.stdout
     assert "Stopped at In[" in out
     assert "Array(6., dtype=float32)" in out
+    assert "->     jax.debug.breakpoint(backend='cli')" in out  # the cell's own source
     assert "result [1. 3. 5.]" in out
     assert kernel.run("print('alive')").stdout.strip() == "alive"
 

@@ -276,3 +276,45 @@ def test_quit_in_pmap_stops_every_device():
         jax.pmap(lambda x: (jaxdbg.breakpoint(**t.options), x)[1])(jnp.arange(8.0)).block_until_ready()
     assert quit_reporting.stop_reason(info.value) == quit_reporting.QUIT_LINE
     assert len(t.stops()) == 1
+
+
+def test_concurrent_threads_are_served_one_at_a_time():
+    import threading
+
+    t = Transcript(*["p tag", "c"] * 4)
+    active, overlaps = [], []
+
+    def probe(session, **options):
+        active.append(1)
+        overlaps.append(len(active))
+        try:
+            jaxdbg.cli.run_cli(session, **options)
+        finally:
+            active.pop()
+
+    jaxdbg.register_debugger("probe", probe, priority=-1000)
+    try:
+        @jax.jit
+        def f(tag):
+            jaxdbg.breakpoint(backend="probe", stdin=t.stdin, stdout=t.stdout)
+            return tag
+
+        threads = [threading.Thread(target=lambda i=i: f(jnp.int32(i)).block_until_ready())
+                   for i in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(60)
+    finally:
+        jaxdbg.unregister_debugger("probe")
+    assert sorted(t.answers("p tag")) == [f"Array({i}, dtype=int32)" for i in range(4)]
+    assert overlaps == [1, 1, 1, 1]
+
+
+def test_terminal_source_is_highlighted_only_on_a_terminal():
+    t = Transcript("c")
+    jaxdbg.breakpoint(color=True, **t.options)
+    assert "\x1b[" in t.text
+    t2 = Transcript("c")
+    jaxdbg.breakpoint(**t2.options)
+    assert "\x1b[" not in t2.text
