@@ -153,6 +153,14 @@ def local_cells(row: summaries.ValueSummary) -> list[str]:
             _array_summary_html(row)]
 
 
+def _safe_summary(name: str, value: Any) -> summaries.ValueSummary:
+    try:
+        return summaries.summarize(name, value)
+    except Exception as e:
+        return summaries.ValueSummary(name, type(value).__name__,
+                                      preview=f"<summary failed: {type(e).__name__}>")
+
+
 LOCAL_COLUMNS = ("name", "type", "shape", "dtype", "sharding", "summary")
 
 
@@ -299,7 +307,22 @@ class DebuggerPanel:
     # -- the stop's side: run through the Session, then redraw --------------------
 
     def handle(self, command: Command) -> Output | None:
-        """Run one posted command against the session and refresh the view."""
+        """Run one posted command against the session and refresh the view.
+
+        Never raises (KeyboardInterrupt excepted): a failure is shown in the log and
+        the stop goes on.
+        """
+        try:
+            return self._handle(command)
+        except Exception as e:
+            self.add_log(LogEntry("", f"*** the panel failed: {type(e).__name__}: {e}", error=True))
+            try:
+                self.refresh()
+            except Exception:
+                pass
+            return None
+
+    def _handle(self, command: Command) -> Output | None:
         kind = command[0] if command else None
         output: Output | None = None
         if kind == "nav":
@@ -426,7 +449,11 @@ class DebuggerPanel:
         """Summaries of the current frame's locals, computed once per frame."""
         index = self.session.index
         if index not in self._locals_cache:
-            data = self.session.locals_table().data
+            try:
+                data = self.session.locals_table().data
+            except Exception:  # one odd value must not hide the others
+                data = [_safe_summary(name, value) for name, value in self.session.current.locals.items()
+                        if not name.startswith("__")]
             self._locals_cache[index] = list(data or [])
         return self._locals_cache[index]
 

@@ -193,6 +193,7 @@ class PauseChannel:
         self._pins: dict[int, Callable[[], None]] = {}
         self._lock = threading.Lock()
         self._subshell_id: str | None = None
+        self._subshell_failed = False
         self._closed = False
         self.detail = ""
         if threading.current_thread() is threading.main_thread():
@@ -209,7 +210,8 @@ class PauseChannel:
             try:
                 self._subshell_id = api.create_subshell(self._kernel)
             except Exception as exc:
-                self.mechanism = "prompt"
+                self._subshell_failed = True
+                self.mechanism = self._choose(threading.current_thread())
                 self.detail = f"could not create a kernel subshell: {exc}"
 
     # -- mechanism -----------------------------------------------------------------
@@ -219,7 +221,9 @@ class PauseChannel:
         if kernel is None:
             self.detail = "not running in an IPython kernel"
             return "prompt"
-        if self._subshell_id is not None or api.supports_subshells(kernel):
+        if self._subshell_id is not None:
+            return "subshell"
+        if not self._subshell_failed and api.supports_subshells(kernel):
             return "subshell"
         on_main = waiter is threading.main_thread()
         if not on_main and not api.main_shell_busy(kernel):
@@ -237,9 +241,9 @@ class PauseChannel:
         Call again after adding children to an attached Box. Cheap and idempotent.
         """
         with self._lock:
-            if widget not in self._roots:
+            if not any(root is widget for root in self._roots):
                 self._roots.append(widget)
-            if self._subshell_id is None:
+            if self._subshell_id is None or self._closed:
                 return
             for w in _widget_tree(widget):
                 comm = getattr(w, "comm", None)

@@ -134,17 +134,35 @@ class KernelHarness:
         env["PYTHONPATH"] = os.pathsep.join(pythonpath)
         env.setdefault("JAX_PLATFORMS", "cpu")
         env.update(self.extra_env)
-        self.km = KernelManager(kernel_name=self.name, kernel_spec_manager=ksm)
-        self.km.start_kernel(env=env, cwd=str(ROOT))
-        self.kc = self.km.client()
-        self.kc.allow_stdin = True
-        self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=timeout)
+        self.log_path = Path(self._tmp) / "kernel.log"
+        for attempt in (1, 2):  # a port race at launch is rare but real: retry once
+            self.km = KernelManager(kernel_name=self.name, kernel_spec_manager=ksm)
+            with open(self.log_path, "ab") as log:
+                self.km.start_kernel(env=env, cwd=str(ROOT), stdout=log, stderr=log)
+            self.kc = self.km.client()
+            self.kc.allow_stdin = True
+            self.kc.start_channels()
+            try:
+                self.kc.wait_for_ready(timeout=timeout)
+                break
+            except RuntimeError as exc:
+                self.kc.stop_channels()
+                if self.km.is_alive():
+                    self.km.shutdown_kernel(now=True)
+                if attempt == 2:
+                    raise RuntimeError(f"{exc}; kernel log:\n{self.kernel_log()[-4000:]}") from exc
         for target in (self._read_iopub, self._read_shell, self._read_stdin):
             t = threading.Thread(target=target, daemon=True, name=f"harness-{target.__name__}")
             t.start()
             self._threads.append(t)
         return self
+
+    def kernel_log(self) -> str:
+        """The kernel process's own stdout/stderr so far."""
+        try:
+            return self.log_path.read_text(errors="replace")
+        except (AttributeError, OSError):
+            return ""
 
     def shutdown(self) -> None:
         self._stop.set()

@@ -345,3 +345,16 @@ def test_panel_handles_unknown_commands_without_raising():
     p = DebuggerPanel(_frame_with_big_local())
     p.handle(("bogus",))
     assert "unknown panel command" in p.log_html.value and "jaxdbg-error" in p.log_html.value
+
+
+def _module_like_frame():
+    import jax.numpy as jnp_module  # has .shape and .dtype attributes, like an array
+    value = 1.5
+    return Session([live_frame(sys._getframe())])
+
+
+def test_locals_table_survives_values_that_cannot_be_summarised():
+    p = DebuggerPanel(_module_like_frame())
+    cells = [c.value if hasattr(c, "value") else c.description for c in p.locals_grid.children]
+    assert "value" in cells and "1.5" in cells
+    assert "jnp_module" in cells

@@ -318,3 +318,27 @@ def test_terminal_source_is_highlighted_only_on_a_terminal():
     t2 = Transcript("c")
     jaxdbg.breakpoint(**t2.options)
     assert "\x1b[" not in t2.text
+
+
+def test_breakpoint_if_callback_sits_inside_cond():
+    """When the predicate is false no operand leaves the device."""
+    def f(x):
+        jaxdbg.breakpoint_if(x.sum() > 0)
+        return x
+
+    jaxpr = jax.make_jaxpr(f)(jnp.ones(3)).jaxpr
+    top = [eqn.primitive.name for eqn in jaxpr.eqns]
+    assert "cond" in top and "debug_callback" not in top
+
+    def contains_callback(j):
+        for eqn in j.eqns:
+            if eqn.primitive.name == "debug_callback":
+                return True
+            for sub in jax.core.jaxprs_in_params(eqn.params):
+                if contains_callback(sub):
+                    return True
+        return False
+
+    cond = next(e for e in jaxpr.eqns if e.primitive.name == "cond")
+    false_branch, true_branch = cond.params["branches"]
+    assert not contains_callback(false_branch.jaxpr) and contains_callback(true_branch.jaxpr)
