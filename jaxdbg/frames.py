@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import linecache
+import os
 import sys
 import types
 import warnings
@@ -25,6 +26,10 @@ _HIDDEN_MODULE_PREFIXES = (
     "asyncio", "tornado", "zmq", "traitlets", "runpy", "threading",
     "concurrent", "_pytest", "pluggy", "pytest", "comm", "ipywidgets",
 )
+
+
+# Entry-point scripts that run as __main__, so their module name says nothing.
+_HIDDEN_SCRIPTS = {"ipykernel_launcher.py", "colab_kernel_launcher.py"}
 
 
 @dataclasses.dataclass
@@ -61,7 +66,7 @@ def _is_hidden(frame: types.FrameType) -> bool:
     if module.split(".")[0] in _HIDDEN_MODULE_PREFIXES:
         return True
     filename = frame.f_code.co_filename
-    if filename.startswith("<frozen "):
+    if filename.startswith("<frozen ") or os.path.basename(filename) in _HIDDEN_SCRIPTS:
         return True
     return not jax_api.include_frame(frame)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import pprint
+import re
 from typing import Any, Callable
 
 from jaxdbg import evaluation, summaries
@@ -134,9 +135,14 @@ class Session:
             return self.evaluate(stripped[1:])
         name, _, arg = stripped.partition(" ")
         command = _COMMANDS.get(name)
-        if command is None:
+        if command is None or _is_python_using(name, stripped):
             return self.evaluate(stripped)
-        return command.run(self, arg.strip())
+        try:
+            return command.run(self, arg.strip())
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # a bug in a command must not end the stop
+            return _error(f"{name} failed: {evaluation.format_exception(e)}")
 
     def commands(self) -> list[_Command]:
         seen, ordered = set(), []
@@ -255,6 +261,15 @@ class Session:
         return Output("resume", messages[how], resume=how)
 
 
+# A command word directly followed by ".", "[" or "(", or followed by an
+# assignment, is Python about a variable of that name: "c = 1", "p.shape", "l[0]".
+_PYTHON_AFTER_NAME = re.compile(r"^[A-Za-z_]\w*(\s*(=(?!=)|[-+*/%&|^@]=|==|!=|<=|>=)|[.\[(])")
+
+
+def _is_python_using(name: str, line: str) -> bool:
+    return bool(_PYTHON_AFTER_NAME.match(line))
+
+
 def _render_source(view: SourceView, heading: str) -> str:
     if not view.lines:
         return f"{heading}\n(source not available)"
@@ -338,6 +353,8 @@ def _continue(s: Session, arg: str) -> Output:
 
 @_command("skip", usage="skip", summary="Continue and skip the remaining elements of this vmap batch.")
 def _skip(s: Session, arg: str) -> Output:
+    if not s.info.batched:
+        return _error("skip works inside vmap; this stop is not batched (use continue)")
     return s.end("skip")
 
 

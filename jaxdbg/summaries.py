@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import reprlib
+import types
 from typing import Any
 
 import numpy as np
@@ -66,7 +67,11 @@ def _num(x: float | None) -> str:
 
 
 def is_array(value: Any) -> bool:
-    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, type)
+    """Array-like values (jax, numpy, ...). Modules such as ``jnp`` also have ``shape``
+    and ``dtype`` attributes (functions), hence the tuple check."""
+    if isinstance(value, (type, types.ModuleType)):
+        return False
+    return isinstance(getattr(value, "shape", None), tuple) and hasattr(value, "dtype")
 
 
 def describe_sharding(value: Any) -> str | None:
@@ -161,4 +166,13 @@ def _array_leaves(tree: Any) -> list[Any]:
 
 
 def summarize_locals(values: dict[str, Any]) -> list[ValueSummary]:
-    return [summarize(name, v) for name, v in values.items() if not name.startswith("__")]
+    rows = []
+    for name, value in values.items():
+        if name.startswith("__"):
+            continue
+        try:
+            rows.append(summarize(name, value))
+        except Exception as e:  # one odd value must not hide the others
+            rows.append(ValueSummary(name, type(value).__name__,
+                                     preview=f"<summary failed: {type(e).__name__}>"))
+    return rows

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import sys
 from typing import Any, Iterator
 
 from jaxdbg import cli

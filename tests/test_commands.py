@@ -146,3 +146,31 @@ def test_end_of_input_quits():
     t = Transcript()
     with pytest.raises(jaxdbg.DebuggerQuit):
         jaxdbg.breakpoint(**t.options)
+
+
+def test_python_using_a_command_name_is_python():
+    t, _ = run("c = 41", "p c + 1", "c == 41", "l = [1, 2]", "p l[1]", "c")
+    assert t.answers("p c + 1") == ["42"]
+    assert t.answers("c == 41") == ["True"]
+    assert t.answers("p l[1]") == ["2"]
+    assert len(t.stops()) == 1
+
+
+def test_skip_outside_vmap_is_refused():
+    t, _ = run("skip", "c")
+    assert t.answers("skip")[0].startswith("*** skip works inside vmap")
+
+
+def test_locals_in_a_module_frame_with_modules_and_odd_values():
+    import types
+
+    class Broken:
+        def __repr__(self):
+            raise RuntimeError("no repr")
+
+    t = Transcript("locals", "c")
+    mod = types.ModuleType("jnp_like")
+    broken = Broken()  # noqa: F841
+    jaxdbg.breakpoint(**t.options)
+    table = t.answers("locals")[0]
+    assert "mod " in table and "<Broken instance at" in table

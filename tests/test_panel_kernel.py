@@ -48,9 +48,11 @@ def kernel(request):
 
 
 def live_html(kernel, marker: str) -> list[str]:
-    """Values of open HTML widgets whose markup contains ``marker``."""
+    """Values of open HTML widgets of a live panel whose markup contains ``marker``
+    (finished panels keep one static HTML widget; those are left out)."""
     return [st.get("value", "") for st in kernel.widgets().values()
-            if st.get("_model_name") == "HTMLModel" and marker in st.get("value", "")]
+            if st.get("_model_name") == "HTMLModel" and marker in st.get("value", "")
+            and "jaxdbg-static" not in st.get("value", "")]
 
 
 def wait_html(kernel, marker: str, needle: str, timeout: float = 30) -> str:
@@ -61,6 +63,18 @@ def wait_html(kernel, marker: str, needle: str, timeout: float = 30) -> str:
                 return value
         return None
     return kernel.wait_for(look, timeout, f"{needle!r} in a {marker} widget")
+
+
+def wait_panel(kernel, msg_id: str, count: int = 1) -> None:
+    """Wait until the cell shows its ``count``-th panel, as a browser would before a click.
+
+    The widgets' comm_open comes first; until the panel's display arrives its comms may
+    not be routed to where the paused cell can answer them yet.
+    """
+    def shown():
+        return sum(1 for m in kernel.result(msg_id).messages if m["msg_type"] == "display_data"
+                   and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]) >= count
+    kernel.wait_for(shown, 120, f"panel {count} displayed")
 
 
 def frame_button(kernel, index: int) -> str:
@@ -120,6 +134,7 @@ LINE_BREAKPOINT, LINE_MIDDLE, LINE_OUTER, LINE_MODULE = 3, 7, 12, 14
 @pytest.mark.timeout(300)
 def test_panel_frames_expressions_and_continue(kernel):
     mid = kernel.execute(FLOW_CELL)
+    wait_panel(kernel, mid)
     source = wait_html(kernel, "jaxdbg-source-heading", "jaxdbg-current")
     assert current_line(source) == LINE_BREAKPOINT
     assert re.search(r"Stopped at In\[\d+\]:3 in inner",
@@ -139,19 +154,19 @@ def test_panel_frames_expressions_and_continue(kernel):
     wait_html(kernel, "jaxdbg-source-heading", r"in inner")
 
     submit(kernel, "p y")
-    wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) p y</div><pre[^>]*>Array\(\[2\., 2\., 2\.\], dtype=float32\)")
+    wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) p y</div><pre[^>]*>Array\(\[1\., 1\., 1\.\], dtype=float32\)")
     submit(kernel, "pp z")
     log = wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) pp z")
-    assert "&#x27;twice&#x27;: Array([4., 4., 4.], dtype=float32)" in log
+    assert "&#x27;twice&#x27;: Array([2., 2., 2.], dtype=float32)" in log
     assert "&lt;b&gt;t&lt;/b&gt;" in log and "<b>t</b>" not in log
     submit(kernel, "q2 = y.sum()")
     submit(kernel, "q2 * 2")
-    wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) q2 \* 2</div><pre[^>]*>Array\(12\., dtype=float32\)")
+    wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) q2 \* 2</div><pre[^>]*>Array\(6\., dtype=float32\)")
 
     kernel.click(kernel.find_widget("ButtonModel", description="Continue"))
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "ok", done
-    assert "result [50.0, 50.0, 50.0]" in done.stdout, done
+    assert "result [30.0, 30.0, 30.0]" in done.stdout, done
     # the cell's output now holds plain HTML: survives saving without widget state
     static = static_outputs(done)
     assert len(static) == 1, done.messages
@@ -169,6 +184,7 @@ def fq(x):
     return x + 1
 fq(jnp.ones(2))
 """)
+    wait_panel(kernel, mid)
     kernel.click(kernel.find_widget("ButtonModel", description="Quit", timeout=60))
     done = kernel.wait_reply(mid, timeout=60)
     text = done.stderr + " ".join(e.get("ename", "") + e.get("evalue", "") for e in done.errors)
@@ -188,9 +204,12 @@ def fc(x):
     return x * 3
 print("result", fc(jnp.ones(2)).tolist())
 """)
+    wait_panel(kernel, mid)
     kernel.find_widget("ButtonModel", description="Continue", timeout=60)
+    # earlier stops' panels stay open, collapsed to one static child; take the live one
     panel = [cid for cid, st in kernel.widgets().items()
-             if st.get("_model_name") == "VBoxModel" and "jaxdbg-panel" in st.get("_dom_classes", [])]
+             if st.get("_model_name") == "VBoxModel" and "jaxdbg-panel" in st.get("_dom_classes", [])
+             and len(st.get("children", [])) > 1]
     assert len(panel) == 1
     kernel.answer_input("p x")
     kernel.answer_input("c")
@@ -213,9 +232,12 @@ print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
     seen_waiting = False
     devices = set()
     for served in range(8):
+        wait_panel(kernel, mid, served + 1)
         button = kernel.find_widget("ButtonModel", description="Continue", timeout=120)
         banner = wait_html(kernel, "jaxdbg-banner", r"device \d")
-        devices.add(int(re.search(r"device (\d)", banner).group(1)))
+        device = int(re.search(r"device (\d)", banner).group(1))
+        assert device not in devices
+        devices.add(device)
         if served == 0:
             # the other devices' stops queue behind this one and the header says so
             banner = wait_html(kernel, "jaxdbg-banner", r"\d more breakpoints? waiting", timeout=30)
@@ -224,7 +246,7 @@ print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
                          if st.get("_model_name") == "ButtonModel" and st.get("description") == "Continue"]
         assert live_continue == [button], "one live panel at a time"
         submit(kernel, "p x")
-        wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) p x</div><pre[^>]*>Array\(\d\.")
+        wait_html(kernel, "jaxdbg-entry", rf"\(jaxdbg\) p x</div><pre[^>]*>Array\({device}\., dtype=float32\)")
         kernel.click(button)
         kernel.wait_for(lambda: closed(kernel, button), 60, "the served panel to collapse")
     done = kernel.wait_reply(mid, timeout=120)
@@ -233,3 +255,24 @@ print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
     assert seen_waiting and devices == set(range(8))
     assert len(static_outputs(done)) == 8  # every panel's static summary is in this cell
     assert kernel.run("print('after pmap')").stdout == "after pmap\n"
+
+
+@pytest.mark.timeout(300)
+def test_interrupt_while_the_panel_waits(kernel):
+    mid = kernel.execute("""
+@jax.jit
+def fi(x):
+    jaxdbg.breakpoint()
+    return x - 1
+fi(jnp.ones(2))
+""")
+    wait_panel(kernel, mid)
+    time.sleep(0.3)
+    kernel.interrupt()
+    done = kernel.wait_reply(mid, timeout=60)
+    assert done.status == "error", done
+    text = done.stderr + " ".join(e.get("ename", "") + " " + e.get("evalue", "") for e in done.errors)
+    assert "KeyboardInterrupt" in text, done
+    assert any("Interrupted." in s for s in static_outputs(done))
+    after = kernel.run("print('still here')")
+    assert after.status == "ok" and after.stdout == "still here\n", after
