@@ -121,8 +121,14 @@ class Session:
         return " ".join(parts)
 
     # -- dispatch ------------------------------------------------------------
-    def execute(self, line: str) -> Output:
-        """Run one command line; never raises for bad input (KeyboardInterrupt excepted)."""
+    def execute(self, line: str, *, pretty: bool = False, names_first: bool = False) -> Output:
+        """Run one command line; never raises for bad input (KeyboardInterrupt excepted).
+
+        A line that is not a command is evaluated (``pp`` style when ``pretty``).
+        ``names_first``: a word that names a variable in the frame is Python even
+        if it is also a command (an expression box showing a local ``c``); a
+        prompt keeps pdb's rule, where ``c`` continues.
+        """
         if self.finished:
             return _error(f"the session has already ended ({self.resume})")
         stripped = line.strip()
@@ -132,17 +138,22 @@ class Session:
             stripped = self.last_line
         self.last_line = stripped
         if stripped.startswith("!"):
-            return self.evaluate(stripped[1:])
+            return self.evaluate(stripped[1:], pretty=pretty)
         name, _, arg = stripped.partition(" ")
         command = _COMMANDS.get(name)
-        if command is None or _is_python_using(name, stripped):
-            return self.evaluate(stripped)
+        if (command is None or _is_python_using(name, stripped)
+                or (names_first and self._is_bound(name))):
+            return self.evaluate(stripped, pretty=pretty)
         try:
             return command.run(self, arg.strip())
         except KeyboardInterrupt:
             raise
         except Exception as e:  # a bug in a command must not end the stop
             return _error(f"{name} failed: {evaluation.format_exception(e)}")
+
+    def _is_bound(self, name: str) -> bool:
+        frame = self.current
+        return name in frame.locals or name in frame.globals or name in self.scratch
 
     def commands(self) -> list[_Command]:
         seen, ordered = set(), []

@@ -43,9 +43,6 @@ _MONO = "font-family:var(--jp-code-font-family, monospace);font-size:12px;"
 _FORMATTER = HtmlFormatter(nowrap=True, noclasses=True, style="default")
 
 
-# A command name followed by one of these is Python (`c = 1`, `p.x`, `a[0]`), not a command.
-_PYTHON_AFTER_NAME = set("=.[,:;+-*/%<>&|^@")
-
 
 def esc(text: Any) -> str:
     """HTML-escape anything shown to the user; command output is never trusted markup."""
@@ -348,26 +345,10 @@ class DebuggerPanel:
         return output
 
     def _run_typed(self, line: str, pretty: bool) -> Output:
-        """A typed line: a debugger command, unless its first word names a variable."""
-        word, _, rest = line.partition(" ")
-        rest = rest.lstrip()
-        looks_like_python = bool(rest) and rest[0] in _PYTHON_AFTER_NAME
-        if (word.startswith("!") or not self._is_command(word) or self._is_bound(word)
-                or looks_like_python):
-            source = line[1:] if word.startswith("!") else line
-            output = self.session.evaluate(source, pretty=pretty)
-        else:
-            output = self.session.execute(line)
+        """A typed line; a word naming a variable shows it rather than acting as a command."""
+        output = self.session.execute(line, pretty=pretty, names_first=True)
         self.add_output(line, output)
         return output
-
-    def _is_command(self, word: str) -> bool:
-        return any(word in cmd.names for cmd in self.session.commands())
-
-    def _is_bound(self, word: str) -> bool:
-        # A local called `c` must show c, not continue (pdb's `c` trap).
-        frame = self.session.current
-        return word in frame.locals or word in frame.globals or word in self.session.scratch
 
     def _inspect(self, name: str) -> Output | None:
         value = self.session.current.locals.get(name)

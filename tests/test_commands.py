@@ -174,3 +174,23 @@ def test_locals_in_a_module_frame_with_modules_and_odd_values():
     jaxdbg.breakpoint(**t.options)
     table = t.answers("locals")[0]
     assert "mod " in table and "<Broken instance at" in table
+
+
+def test_names_first_lets_an_expression_box_show_a_local_named_like_a_command():
+    seen = []
+
+    def backend(session, **options):
+        seen.append(session.execute("c", names_first=True).text)
+        seen.append(session.execute("l", pretty=True, names_first=True).text)
+        seen.append(session.execute("c").kind)
+
+    jaxdbg.register_debugger("names_first", backend, priority=-1000)
+    try:
+        c = 7  # noqa: F841
+        l = {"k": list(range(30))}  # noqa: E741,F841
+        jaxdbg.breakpoint(backend="names_first")
+    finally:
+        jaxdbg.unregister_debugger("names_first")
+    assert seen[0] == "7"
+    assert seen[1].startswith("{'k': [0,\n")  # pretty-printed
+    assert seen[2] == "resume"
