@@ -105,6 +105,10 @@ class FrameTemplate:
     order: list[str]
 
     def build(self, operand: Callable[[int], Any]) -> Frame:
+        if not self.order:  # module code: locals are the (live) globals
+            return Frame(self.filename, self.lineno, self.function, dict(self.static_locals),
+                         self.globals, linecache.getlines(self.filename, self.globals),
+                         self.first_lineno)
         values = {}
         for name in self.order:
             if name in self.traced_locals:
@@ -143,6 +147,12 @@ def _flatten(value: Any):
 def capture(frame: types.FrameType, collector: OperandCollector) -> FrameTemplate:
     """Snapshot one live frame, turning tracer leaves of its locals into slots."""
     code = frame.f_code
+    first = 1 if code.co_name == "<module>" else code.co_firstlineno
+    if frame.f_locals is frame.f_globals:
+        # Module or notebook-cell code: its locals are the live globals, which hold
+        # no tracers (they would have leaked); skip flattening a whole namespace.
+        return FrameTemplate(code.co_filename, frame.f_lineno, code.co_name, frame.f_globals,
+                             first, frame.f_globals, {}, [])
     static, traced, order = {}, {}, []
     with warnings.catch_warnings():  # e.g. "generator is treated as a leaf"
         warnings.simplefilter("ignore")
@@ -158,7 +168,6 @@ def capture(frame: types.FrameType, collector: OperandCollector) -> FrameTemplat
             traced[name] = (treedef, slotted)
         else:
             static[name] = value
-    first = 1 if code.co_name == "<module>" else code.co_firstlineno
     return FrameTemplate(code.co_filename, frame.f_lineno, code.co_name, frame.f_globals,
                          first, static, traced, order)
 

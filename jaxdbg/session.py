@@ -11,6 +11,7 @@ import dataclasses
 import inspect
 import pprint
 import re
+import types
 from typing import Any, Callable
 
 from jaxdbg import evaluation, summaries
@@ -18,6 +19,7 @@ from jaxdbg.frames import Frame, display_filename
 from jaxdbg.stop_info import StopInfo
 
 MAX_RESULT_CHARS = 20_000
+_SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,8 +256,21 @@ class Session:
                 text += f" sharding={summary.sharding}"
         return Output("text", text, summary)
 
+    def visible_locals(self) -> dict[str, Any]:
+        """The frame's locals worth a table row.
+
+        A module or notebook-cell frame's locals are all its globals; there the
+        imports, IPython's history variables and private names are left out.
+        """
+        frame = self.current
+        if frame.function != "<module>":
+            return frame.locals
+        return {k: v for k, v in frame.locals.items()
+                if not k.startswith("_") and k not in _SHELL_NAMES
+                and not isinstance(v, types.ModuleType)}
+
     def locals_table(self) -> Output:
-        rows = summaries.summarize_locals(self.current.locals)
+        rows = summaries.summarize_locals(self.visible_locals())
         if not rows:
             return Output("locals", "(no locals)", rows)
         width = max(len(r.name) for r in rows)

@@ -194,3 +194,16 @@ def test_names_first_lets_an_expression_box_show_a_local_named_like_a_command():
     assert seen[0] == "7"
     assert seen[1].startswith("{'k': [0,\n")  # pretty-printed
     assert seen[2] == "resume"
+
+
+def test_module_frame_locals_leave_out_imports_and_shell_names():
+    t = Transcript("locals", "p np.float32(1)", "c")
+    namespace = {"t": t, "__name__": "notebook_like"}
+    source = ("import numpy as np\nimport jaxdbg\nIn = ['']\n_hidden = 1\nweights = np.ones(3)\n"
+              "jaxdbg.breakpoint(**t.options)\n")
+    exec(compile(source, "<notebook-like>", "exec"), namespace)
+    table = t.answers("locals")[0]
+    assert "weights" in table and "float64[3]" in table
+    assert "np " not in table and "jaxdbg" not in table and "_hidden" not in table
+    assert "In " not in table
+    assert t.answers("p np.float32(1)") == ["1.0"]
