@@ -33,7 +33,9 @@ class StopInfo:
     def device_label(self) -> str | None:
         if self.device is None:
             return None
-        named = [f"{name}={i}" for name, i in self.device_axes if name]
+        # Axis positions only help when there are several axes (a 2-D mesh).
+        named = [f"{name}={i}" for name, i in self.device_axes if name] \
+            if len(self.device_axes) > 1 else []
         return f"device {self.device}" + (f" ({', '.join(named)})" if named else "")
 
     def details(self) -> str:

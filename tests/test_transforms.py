@@ -342,3 +342,40 @@ def test_breakpoint_if_callback_sits_inside_cond():
     cond = next(e for e in jaxpr.eqns if e.primitive.name == "cond")
     false_branch, true_branch = cond.params["branches"]
     assert not contains_callback(false_branch.jaxpr) and contains_callback(true_branch.jaxpr)
+
+
+def test_ordered_breakpoint_under_vmap():
+    t = Transcript("c", "c")
+    jax.jit(jax.vmap(lambda x: (jaxdbg.breakpoint(ordered=True, **t.options), x)[1]))(jnp.arange(2.0))
+    assert ["batch 1/2" in t.stops()[0], "batch 2/2" in t.stops()[1]] == [True, True]
+
+
+def test_breakpoint_if_under_pmap_stops_only_matching_devices():
+    t = Transcript(*["c"] * 2)
+    jax.pmap(lambda x: (jaxdbg.breakpoint_if(x > 5, **t.options), x)[1])(jnp.arange(8.0)).block_until_ready()
+    assert sorted(re.search(r"device (\d)", s).group(1) for s in t.stops()) == ["6", "7"]
+
+
+def test_nonfinite_under_vmap_reports_per_element():
+    t = Transcript("c", "c")
+
+    def g(x):
+        y = jnp.log(x)
+        jaxdbg.breakpoint_on_nonfinite(y, **t.options)
+        return y
+
+    jax.jit(jax.vmap(g))(jnp.array([[1.0, 0.0], [1.0, 2.0], [-1.0, -1.0]]))
+    assert "batch 1/3; non-finite values in y (1 Inf)" in t.stops()[0]
+    assert "batch 3/3; non-finite values in y (2 NaN)" in t.stops()[1]
+
+
+def test_shard_map_names_each_device():
+    mesh = jax.make_mesh((4, 2), ("rows", "cols"))
+    t = Transcript(*["p x.shape", "c"] * 8)
+    spec = P("rows", "cols")
+    f = jax.jit(jax.shard_map(lambda x: (jaxdbg.breakpoint(**t.options), x)[1], mesh=mesh,
+                              in_specs=spec, out_specs=spec))
+    f(jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, spec))).block_until_ready()
+    labels = sorted(re.search(r"(device \d \(rows=\d, cols=\d\))", s).group(1) for s in t.stops())
+    assert len(labels) == 8 and "device 3 (rows=1, cols=1)" in labels
+    assert set(t.answers("p x.shape")) == {"(2, 2)"}

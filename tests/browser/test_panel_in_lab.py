@@ -99,6 +99,7 @@ def execution_counts(page) -> list:
 
 def test_panel_click_type_continue_save_and_convert(lab_page, lab_server, tmp_path):
     page = lab_page
+    page.set_viewport_size({"width": 1400, "height": 1500})  # the whole panel on screen
     open_notebook(page, lab_server, "panel.ipynb", [SETUP_CELL, STOP_CELL])
     run_cell(page, 0)
     assert "Error" not in cell_output_text(page, 0), cell_output_text(page, 0)
