@@ -18,28 +18,40 @@ from jaxdbg.internals import ipython_api, jax_api
 QUIT_LINE = "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped"
 
 
-def stop_reason(exc: BaseException) -> str | None:
-    """The one line to show for an error caused by the debugger, or None."""
+INTERRUPT_LINE = "KeyboardInterrupt: interrupted while paused in the debugger"
+
+
+def _stop_cause(exc: BaseException) -> type[BaseException] | None:
+    """DebuggerQuit or KeyboardInterrupt when the debugger caused ``exc``, else None."""
     if isinstance(exc, DebuggerQuit):
-        return QUIT_LINE
+        return DebuggerQuit
     if jax_api.is_jax_runtime_error(exc):
         text = str(exc)
-        if "CpuCallback error" not in text and "callback" not in text.lower():
+        if "callback" not in text.lower():
             return None
         if DebuggerQuit.__name__ in text:
-            return QUIT_LINE
+            return DebuggerQuit
         if "KeyboardInterrupt" in text:
-            return "KeyboardInterrupt: interrupted while paused in the debugger"
+            return KeyboardInterrupt
     return None
 
 
+def stop_reason(exc: BaseException) -> str | None:
+    """The one line to show for an error caused by the debugger, or None."""
+    cause = _stop_cause(exc)
+    if cause is None:
+        return None
+    return QUIT_LINE if cause is DebuggerQuit else INTERRUPT_LINE
+
+
 def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None):
-    line = stop_reason(value)
-    if line is None:
+    cause = _stop_cause(value)
+    if cause is None:
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
         return None
     jax_api.forget_failed_effects()
-    print(line, file=sys.stderr)
+    line = stop_reason(value)
+    ipython_api.show_short_error(shell, cause, line.split(": ", 1)[1], line)
     return None
 
 

@@ -39,7 +39,9 @@ MAX_LOCALS = 100  # rows in the locals table
 MAX_SHARD_ROWS = 64
 
 ERROR_STYLE = "color:#c62828;"
-_MONO = "font-family:var(--jp-code-font-family, monospace);font-size:12px;"
+# An explicit line-height: ipywidgets gives HTML widget content the height of a whole
+# widget row (28px), which would double-space source lines and the log.
+_MONO = "font-family:var(--jp-code-font-family, monospace);font-size:12px;line-height:1.45;"
 _FORMATTER = HtmlFormatter(nowrap=True, noclasses=True, style="default")
 
 

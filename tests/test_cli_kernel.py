@@ -35,6 +35,8 @@ def test_quit_in_kernel_is_one_line_and_kernel_lives(kernel):
     result = kernel.run("jax.jit(lambda x: (jaxdbg.breakpoint(backend='cli'), x + 1)[1])(1.0)",
                         timeout=120)
     assert result.status == "error"
-    assert "jaxdbg.DebuggerQuit" in result.stderr
+    [error] = result.errors
+    assert error["ename"] == "DebuggerQuit"
+    assert error["traceback"] == ["jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped"]
     assert "CpuCallback" not in result.stderr and "Traceback" not in result.stderr
     assert kernel.run("print(1 + 1)").stdout.strip() == "2"

@@ -3,6 +3,7 @@
 import re
 
 import jax
+import jax.extend.core
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -334,7 +335,7 @@ def test_breakpoint_if_callback_sits_inside_cond():
         for eqn in j.eqns:
             if eqn.primitive.name == "debug_callback":
                 return True
-            for sub in jax.core.jaxprs_in_params(eqn.params):
+            for sub in jax.extend.core.jaxprs_in_params(eqn.params):
                 if contains_callback(sub):
                     return True
         return False

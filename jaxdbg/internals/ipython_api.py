@@ -26,8 +26,22 @@ def cell_label(filename: str) -> str | None:
     return None
 
 
+def show_short_error(shell, etype: type, message: str, line: str) -> None:
+    """Show an error as one line, through the shell so frontends draw it as an error.
+
+    ``InteractiveShell._showtraceback(etype, evalue, stb)`` is where IPython (and
+    ipykernel, which sends it as an ``error`` message) emits a formatted traceback.
+    """
+    show = getattr(shell, "_showtraceback", None)
+    if show is None:
+        print(line, file=sys.stderr)
+        return
+    show(etype, message, [line])
+
+
 def names_in_use() -> dict[str, bool]:
     ip = shell()
     if ip is None:
         return {}
-    return {"IPython CachingCompiler._filename_map": hasattr(getattr(ip, "compile", None), "_filename_map")}
+    return {"IPython CachingCompiler._filename_map": hasattr(getattr(ip, "compile", None), "_filename_map"),
+            "IPython InteractiveShell._showtraceback": hasattr(ip, "_showtraceback")}
