@@ -106,6 +106,11 @@ def array_stats(value: Any) -> ArrayStats | None:
     if host.dtype == np.bool_:
         host = host.astype(np.int8)
     if np.issubdtype(host.dtype, np.floating):
+        # Fast path (3 passes instead of 6, no 10M-element masks): min and max are
+        # both finite exactly when the array holds no NaN and no Inf.
+        lo, hi = host.min(), host.max()
+        if np.isfinite(lo) and np.isfinite(hi):
+            return ArrayStats(float(lo), float(hi), float(host.mean(dtype=np.float64)), 0, 0)
         finite = np.isfinite(host)
         nan_count = int(np.isnan(host).sum())
         inf_count = int(host.size - finite.sum() - nan_count)

@@ -211,7 +211,13 @@ class DebuggerPanel:
         self._locals_cache: dict[int, list[summaries.ValueSummary]] = {}
         self._local_rows: list[tuple[W.Button, list[W.HTML]]] = []
         self._last_header = ""
-        self._column_heads = [W.HTML(f"<b>{c}</b>") for c in LOCAL_COLUMNS]
+        # Every widget opens a comm, and so do its own Layout and style; the many
+        # look-alike cells and buttons share one of each (a panel of 50 locals would
+        # otherwise send three times as many comm_open messages).
+        self._cell_layout, self._cell_style = W.Layout(), W.HTMLStyle()
+        self._name_layout, self._button_style = W.Layout(width="auto"), W.ButtonStyle()
+        self._frame_layout = W.Layout(width="100%")
+        self._column_heads = [self._cell(f"<b>{c}</b>") for c in LOCAL_COLUMNS]
 
         self.header = W.HTML(layout=W.Layout(width="100%"))
         self.frame_buttons = [self._frame_button(i) for i in range(len(session.frames))]
@@ -266,16 +272,21 @@ class DebuggerPanel:
         frame = self.session.frames[index]
         button = W.Button(description=f"{index}  {frame.function}  {frame.location}",
                           tooltip=f"{frame.filename}:{frame.lineno}",
-                          layout=W.Layout(width="100%"))
+                          layout=self._frame_layout, style=self._button_style)
         button.on_click(lambda _b: self.send(("nav", f"frame {index}")))
         return button
 
-    def _local_row(self) -> tuple[W.Button, list[W.HTML]]:
-        """A pooled locals row; rows are reused across frames to avoid comm churn."""
-        name = W.Button(layout=W.Layout(width="auto"), tooltip="show the value")
+    def _cell(self, value: str = "") -> W.HTML:
+        return W.HTML(value, layout=self._cell_layout, style=self._cell_style)
+
+    def _local_row(self, row: summaries.ValueSummary) -> tuple[W.Button, list[W.HTML]]:
+        """A pooled locals row, opened with ``row``'s values (no update message follows);
+        rows are reused across frames to avoid comm churn."""
+        name = W.Button(description=row.name, layout=self._name_layout, style=self._button_style,
+                        tooltip="show the value")
         # The label is the name the user saw and clicked, whatever the rows show now.
         name.on_click(lambda b: self.send(("inspect", b.description)))
-        return name, [W.HTML() for _ in LOCAL_COLUMNS[1:]]
+        return name, [self._cell(value) for value in local_cells(row)]
 
     # -- the handler side: cheap, only enqueue -----------------------------------
 
@@ -444,7 +455,7 @@ class DebuggerPanel:
         rows = self.locals_rows()
         shown = rows[:MAX_LOCALS]
         while len(self._local_rows) < len(shown):
-            self._local_rows.append(self._local_row())
+            self._local_rows.append(self._local_row(shown[len(self._local_rows)]))
         children: list[W.Widget] = list(self._column_heads)
         for (name_button, cells), row in zip(self._local_rows, shown):
             name_button.description = row.name
