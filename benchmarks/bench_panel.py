@@ -270,11 +270,11 @@ def _profile(k: StampedHarness, bp_line: int, call_line: int) -> None:
     results: dict = {key: [] for key in ("pause", "to_backend", "to_built", "to_displayed",
                                          "comm_opens", "click_source_new", "click_source_revisit",
                                          "click_redraw_new", "click_redraw_revisit")}
-    _one_panel_stop(k, 4, bp_line, call_line, results)
+    _one_panel_stop(k, 0, bp_line, call_line, results)
     out = k.run(textwrap.dedent("""
         PROFILE.disable()
         import pstats
-        pstats.Stats(PROFILE, stream=__import__("sys").stdout).sort_stats("cumulative").print_stats(30)
+        pstats.Stats(PROFILE, stream=__import__("sys").stdout).sort_stats("cumulative").print_stats(45)
         PROFILE = None
     """))
     print(out.stdout)

@@ -22,6 +22,7 @@ import html
 from typing import Any, Callable
 
 import ipywidgets as W
+from ipywidgets.widgets.widget_string import HTMLStyle
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
@@ -194,6 +195,18 @@ def sharding_table(name: str, value: Any) -> str:
 # --------------------------------------------------------------------------- panel
 
 
+class _PanelBox(W.VBox):
+    """The panel's outer box, with a short repr.
+
+    ipywidgets puts ``repr(widget)`` (cut to 110 characters) in the text/plain part of
+    every display, and the default repr walks every child: hundreds of widgets, tens
+    of milliseconds at each stop.
+    """
+
+    def __repr__(self) -> str:
+        return f"<jaxdbg debugger panel, {len(self.children)} parts>"
+
+
 class DebuggerPanel:
     """Frames, source, locals, an expression box and buttons over one stop's Session.
 
@@ -211,29 +224,30 @@ class DebuggerPanel:
         self._locals_cache: dict[int, list[summaries.ValueSummary]] = {}
         self._local_rows: list[tuple[W.Button, list[W.HTML]]] = []
         self._last_header = ""
-        # Every widget opens a comm, and so do its own Layout and style; the many
-        # look-alike cells and buttons share one of each (a panel of 50 locals would
-        # otherwise send three times as many comm_open messages).
-        self._cell_layout, self._cell_style = W.Layout(), W.HTMLStyle()
+        # Every widget opens a comm, and so do its own Layout and style; widgets that
+        # look alike share one of each (a panel over 50 locals would otherwise send
+        # three times as many comm_open messages). None of these is changed later.
+        self._cell_layout, self._cell_style = W.Layout(), HTMLStyle()
         self._name_layout, self._button_style = W.Layout(width="auto"), W.ButtonStyle()
-        self._frame_layout = W.Layout(width="100%")
+        self._wide_layout = W.Layout(width="100%")
         self._column_heads = [self._cell(f"<b>{c}</b>") for c in LOCAL_COLUMNS]
 
-        self.header = W.HTML(layout=W.Layout(width="100%"))
+        self.header = self._cell(layout=self._wide_layout)
         self.frame_buttons = [self._frame_button(i) for i in range(len(session.frames))]
-        self.frames_box = W.VBox(self.frame_buttons, layout=W.Layout(width="100%"))
-        self.source = W.HTML(layout=W.Layout(width="100%"))
+        self.frames_box = W.VBox(self.frame_buttons, layout=self._wide_layout)
+        self.source = self._cell(layout=self._wide_layout)
         self.locals_grid = W.GridBox(layout=W.Layout(
             grid_template_columns="max-content max-content max-content max-content max-content 1fr",
             grid_gap="0px 12px", width="100%"))
-        self.locals_note = W.HTML()
+        self.locals_note = self._cell()
         self.expression = W.Text(placeholder="expression, statement or command; Enter runs it",
                                  continuous_update=True, layout=W.Layout(flex="1 1 auto"))
         self.expression.on_msg(self._on_text_message)
         self.pretty = W.ToggleButton(value=False, description="pp", tooltip="pretty-print results (pp)",
                                      layout=W.Layout(width="48px"))
-        self.log_html = W.HTML(layout=W.Layout(width="100%"))
-        self.more_button = self._button("Show more", ("more",), "show the newest long result in full")
+        self.log_html = self._cell(layout=self._wide_layout)
+        self.more_button = self._button("Show more", ("more",), "show the newest long result in full",
+                                        layout=W.Layout())  # its own: display toggles
         self.more_button.layout.display = "none"
         self.up_button = self._button("Up", ("nav", "up"), "older (calling) frame")
         self.down_button = self._button("Down", ("nav", "down"), "newer (called) frame")
@@ -247,15 +261,15 @@ class DebuggerPanel:
         if self.skip_button is not None:
             controls.append(self.skip_button)
         controls.append(self.quit_button)
-        self.buttons = W.HBox(controls)
-        self.widget = W.VBox([
+        self.buttons = W.HBox(controls, layout=self._cell_layout)
+        self.widget = _PanelBox([
             self.header, self.buttons,
-            W.HBox([W.VBox([W.HTML("<b>Frames</b>"), self.frames_box],
+            W.HBox([W.VBox([self._cell("<b>Frames</b>"), self.frames_box],
                            layout=W.Layout(width="34%", min_width="200px")),
                     W.VBox([self.source], layout=W.Layout(width="66%"))],
-                   layout=W.Layout(width="100%")),
-            W.HTML("<b>Locals</b>"), self.locals_grid, self.locals_note,
-            W.HBox([self.expression, self.pretty], layout=W.Layout(width="100%")),
+                   layout=self._wide_layout),
+            self._cell("<b>Locals</b>"), self.locals_grid, self.locals_note,
+            W.HBox([self.expression, self.pretty], layout=self._wide_layout),
             self.log_html, self.more_button,
         ], layout=W.Layout(border="1px solid #ccc", padding="4px", width="100%"))
         self.widget.add_class("jaxdbg-panel")
@@ -263,8 +277,11 @@ class DebuggerPanel:
 
     # -- widgets -----------------------------------------------------------------
 
-    def _button(self, label: str, command: Command, tooltip: str, style: str = "") -> W.Button:
-        button = W.Button(description=label, tooltip=tooltip, button_style=style)
+    def _button(self, label: str, command: Command, tooltip: str, style: str = "",
+                layout: W.Layout | None = None) -> W.Button:
+        button = W.Button(description=label, tooltip=tooltip, button_style=style,
+                          layout=self._cell_layout if layout is None else layout,
+                          style=self._button_style)
         button.on_click(lambda _b: self.send(command))
         return button
 
@@ -272,12 +289,13 @@ class DebuggerPanel:
         frame = self.session.frames[index]
         button = W.Button(description=f"{index}  {frame.function}  {frame.location}",
                           tooltip=f"{frame.filename}:{frame.lineno}",
-                          layout=self._frame_layout, style=self._button_style)
+                          layout=self._wide_layout, style=self._button_style)
         button.on_click(lambda _b: self.send(("nav", f"frame {index}")))
         return button
 
-    def _cell(self, value: str = "") -> W.HTML:
-        return W.HTML(value, layout=self._cell_layout, style=self._cell_style)
+    def _cell(self, value: str = "", layout: W.Layout | None = None) -> W.HTML:
+        return W.HTML(value, layout=self._cell_layout if layout is None else layout,
+                      style=self._cell_style)
 
     def _local_row(self, row: summaries.ValueSummary) -> tuple[W.Button, list[W.HTML]]:
         """A pooled locals row, opened with ``row``'s values (no update message follows);
@@ -454,13 +472,16 @@ class DebuggerPanel:
     def _refresh_locals(self) -> None:
         rows = self.locals_rows()
         shown = rows[:MAX_LOCALS]
-        while len(self._local_rows) < len(shown):
-            self._local_rows.append(self._local_row(shown[len(self._local_rows)]))
         children: list[W.Widget] = list(self._column_heads)
-        for (name_button, cells), row in zip(self._local_rows, shown):
-            name_button.description = row.name
-            for cell, value in zip(cells, local_cells(row)):
-                cell.value = value
+        for i, row in enumerate(shown):
+            if i == len(self._local_rows):  # a new row opens with its values
+                self._local_rows.append(self._local_row(row))
+                name_button, cells = self._local_rows[i]
+            else:
+                name_button, cells = self._local_rows[i]
+                name_button.description = row.name
+                for cell, value in zip(cells, local_cells(row)):
+                    cell.value = value
             children += [name_button, *cells]
         self.locals_grid.children = tuple(children) if shown else ()
         hidden = len(rows) - len(shown)
