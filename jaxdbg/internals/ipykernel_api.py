@@ -271,10 +271,17 @@ def track_cells(shell: Any | None = None) -> bool:
 
 
 def cell_parent(kernel: Any) -> tuple[Any, dict]:
-    """(ident, parent) of the cell the breakpoint belongs to, from any thread."""
+    """(ident, parent) of the cell the breakpoint belongs to, from any thread.
+
+    Off the main thread: the running cell, or, when none runs (the callback came after
+    its cell returned: asynchronous dispatch), the last cell that ran. Never the last
+    request of any kind, which is a widget click once a panel was used; frontends drop
+    a display parented to a click, while JupyterLab keeps showing late output in the
+    cell that produced it.
+    """
     if threading.current_thread() is not threading.main_thread():
         with _cell_lock:
-            if _cell_state["running"] and _cell_state["parent"]:
+            if _cell_state["parent"]:
                 return _cell_state["ident"], _cell_state["parent"]
     return current_parent(kernel)
 
