@@ -163,6 +163,18 @@ def _safe_summary(name: str, value: Any) -> summaries.ValueSummary:
 
 LOCAL_COLUMNS = ("name", "type", "shape", "dtype", "sharding", "summary")
 
+# The columns after the name are drawn inside one HTML widget per row (a widget
+# per cell would cost a comm_open each); fixed widths keep them aligned.
+_DETAIL_GRID = ("display:grid;grid-template-columns:72px 104px 72px 150px minmax(0,1fr);"
+                "column-gap:10px;align-items:center;white-space:nowrap;")
+
+
+def local_details_html(cells: list[str]) -> str:
+    """One row's type, shape, dtype, sharding and summary cells (already HTML)."""
+    spans = "".join(f'<span style="overflow:hidden;text-overflow:ellipsis;">{c}</span>'
+                    for c in cells)
+    return f'<div class="jaxdbg-local" style="{_DETAIL_GRID}">{spans}</div>'
+
 
 def is_multi_device(value: Any) -> bool:
     try:
@@ -230,15 +242,15 @@ class DebuggerPanel:
         self._cell_layout, self._cell_style = W.Layout(), HTMLStyle()
         self._name_layout, self._button_style = W.Layout(width="auto"), W.ButtonStyle()
         self._wide_layout = W.Layout(width="100%")
-        self._column_heads = [self._cell(f"<b>{c}</b>") for c in LOCAL_COLUMNS]
+        self._column_heads = [self._cell("<b>name</b>"), self._cell(
+            local_details_html([f"<b>{c}</b>" for c in LOCAL_COLUMNS[1:]]))]
 
         self.header = self._cell(layout=self._wide_layout)
         self.frame_buttons = [self._frame_button(i) for i in range(len(session.frames))]
         self.frames_box = W.VBox(self.frame_buttons, layout=self._wide_layout)
         self.source = self._cell(layout=self._wide_layout)
         self.locals_grid = W.GridBox(layout=W.Layout(
-            grid_template_columns="max-content max-content max-content max-content max-content 1fr",
-            grid_gap="0px 12px", width="100%"))
+            grid_template_columns="max-content minmax(0, 1fr)", grid_gap="0px 12px", width="100%"))
         self.locals_note = self._cell()
         self.expression = W.Text(placeholder="expression, statement or command; Enter runs it",
                                  continuous_update=True, layout=W.Layout(flex="1 1 auto"))
@@ -304,7 +316,7 @@ class DebuggerPanel:
                         tooltip="show the value")
         # The label is the name the user saw and clicked, whatever the rows show now.
         name.on_click(lambda b: self.send(("inspect", b.description)))
-        return name, [self._cell(value) for value in local_cells(row)]
+        return name, [self._cell(local_details_html(local_cells(row)), layout=self._wide_layout)]
 
     # -- the handler side: cheap, only enqueue -----------------------------------
 
@@ -457,6 +469,10 @@ class DebuggerPanel:
         view = s.source_view(f.lineno - self.context, f.lineno + self.context)
         return render_source(view, f"> {f.location} in {f.function}")
 
+    def locals_cells(self) -> list[list[str]]:
+        """The table as shown: name, then the HTML of each further column, per row."""
+        return [[row.name, *local_cells(row)] for row in self.locals_rows()[:MAX_LOCALS]]
+
     def locals_rows(self) -> list[summaries.ValueSummary]:
         """Summaries of the current frame's locals, computed once per frame."""
         index = self.session.index
@@ -480,8 +496,7 @@ class DebuggerPanel:
             else:
                 name_button, cells = self._local_rows[i]
                 name_button.description = row.name
-                for cell, value in zip(cells, local_cells(row)):
-                    cell.value = value
+                cells[0].value = local_details_html(local_cells(row))
             children += [name_button, *cells]
         self.locals_grid.children = tuple(children) if shown else ()
         hidden = len(rows) - len(shown)

@@ -214,18 +214,22 @@ def test_locals_table_columns_and_click_shows_value():
     seen = {}
 
     def script(p):
-        cells = [c.value if hasattr(c, "value") else c.description for c in p.locals_grid.children]
-        seen["cells"] = cells
+        seen["rows"] = {r[0]: r for r in p.locals_cells()}
+        seen["widgets"] = len(p.locals_grid.children)
+        seen["grid_text"] = " ".join(getattr(c, "value", "") for c in p.locals_grid.children)
         names = {b.description: b for b, _ in p._local_rows}
         names["y"].click()
         seen["log"] = log_text(p)
 
     stop_in(f, jnp.arange(3.0), script=script)
-    cells = seen["cells"]
-    assert cells[:6] == [f"<b>{c}</b>" for c in panel_mod.LOCAL_COLUMNS]
-    row = cells[cells.index("y"):cells.index("y") + 6]
+    row = seen["rows"]["y"]
     assert row[1:4] == ["Array", "(3,)", "float32"]
     assert "min=0 max=1.819 mean=1.167" in row[5]
+    for column in panel_mod.LOCAL_COLUMNS:
+        assert f"<b>{column}</b>" in seen["grid_text"]
+    assert "min=0 max=1.819 mean=1.167" in seen["grid_text"]
+    # two widgets a row (name button, details), plus the two column heads
+    assert seen["widgets"] == 2 + 2 * len(seen["rows"])
     assert "(jaxdbg) pp y" in seen["log"]
 
 
@@ -239,11 +243,10 @@ def _frame_with_big_local():
 
 def test_ten_million_element_local_is_summarised():
     p = DebuggerPanel(_frame_with_big_local())
-    cells = [c.value if hasattr(c, "value") else c.description for c in p.locals_grid.children]
-    row = cells[cells.index("big"):cells.index("big") + 6]
+    row = {r[0]: r for r in p.locals_cells()}["big"]
     assert row[1:4] == ["ndarray", "(10000000,)", "float32"]
     assert "nan=3" in row[5] and "inf=1" in row[5] and "min=1 max=1 mean=1" in row[5]
-    assert sum(len(c) for c in cells) < 2_000
+    assert sum(len(getattr(c, "value", "")) for c in p.locals_grid.children) < 4_000
     # clicking it shows numpy's own summarised repr, not ten million numbers
     names = {b.description: b for b, _ in p._local_rows}
     names["big"].click()
@@ -268,8 +271,7 @@ def test_sharded_local_click_shows_sharding_table():
         names = {b.description: b for b, _ in p._local_rows}
         names["a"].click()
         seen["log"] = log_text(p)
-        cells = [c.value if hasattr(c, "value") else c.description for c in p.locals_grid.children]
-        seen["sharding_cell"] = cells[cells.index("a") + 4]
+        seen["sharding_cell"] = {r[0]: r for r in p.locals_cells()}["a"][4]
 
     stop_in(host_fn, sharded, script=script)
     assert "over 8 devices" in seen["sharding_cell"]
@@ -355,6 +357,6 @@ def _module_like_frame():
 
 def test_locals_table_survives_values_that_cannot_be_summarised():
     p = DebuggerPanel(_module_like_frame())
-    cells = [c.value if hasattr(c, "value") else c.description for c in p.locals_grid.children]
-    assert "value" in cells and "1.5" in cells
-    assert "jnp_module" in cells
+    rows = {r[0]: r for r in p.locals_cells()}
+    assert rows["value"][5] == "1.5"
+    assert "jnp_module" in rows
