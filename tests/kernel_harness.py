@@ -166,6 +166,10 @@ class KernelHarness:
 
     def shutdown(self) -> None:
         self._stop.set()
+        # Readers poll with short timeouts; let them finish before their sockets close,
+        # or a poll on a closed socket raises inside the reader thread.
+        for t in self._threads:
+            t.join(timeout=2)
         try:
             if self.kc is not None:
                 self.kc.stop_channels()
@@ -176,8 +180,6 @@ class KernelHarness:
                 self.km.shutdown_kernel(now=True)
         except Exception:
             pass
-        for t in self._threads:
-            t.join(timeout=2)
         shutil.rmtree(self._tmp, ignore_errors=True)
 
     def __enter__(self) -> "KernelHarness":
@@ -240,11 +242,21 @@ class KernelHarness:
             if msg["msg_type"] == "input_request":
                 with self._lock:
                     self.input_requests.append(msg)
-                try:
-                    answer = self._stdin_answers.get(timeout=60)
-                except queue.Empty:
-                    answer = ""
+                answer = self._next_answer(timeout=60)
+                if answer is None:  # shutting down
+                    return
                 self.kc.input(answer)
+
+    def _next_answer(self, timeout: float) -> str | None:
+        """The queued answer to a prompt ("" after ``timeout``), None once stopping."""
+        deadline = time.monotonic() + timeout
+        while not self._stop.is_set():
+            try:
+                return self._stdin_answers.get(timeout=0.1)
+            except queue.Empty:
+                if time.monotonic() > deadline:
+                    return ""
+        return None
 
     # -- requests -------------------------------------------------------------------
 

@@ -88,6 +88,8 @@ def test_jax_hook_routes_jax_debug_breakpoint():
     assert jax.debug.breakpoint is original
 
 
+# JAX's own frame capture flattens every local it sees, generators included.
+@pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
 def test_jax_hook_catches_references_taken_before_install():
     from jax._src import debugger as jax_debugger
 
