@@ -19,6 +19,7 @@ on PYTHONPATH) that is always shut down.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -352,6 +353,28 @@ class KernelHarness:
         msg = self.kc.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
         self.kc.shell_channel.send(msg)
         return msg["header"]["msg_id"]
+
+
+@contextlib.contextmanager
+def kernel_set_up_with(python: str, setup: str, expect: str = "devices 8") -> Iterator[KernelHarness]:
+    """A started kernel (8 host devices) that ran ``setup``, whose output shows ``expect``.
+
+    Test modules share one per ipykernel line (kernels are slow to start)::
+
+        @pytest.fixture(scope="module", params=kernel_pythons())
+        def shared_kernel(request):
+            with kernel_set_up_with(request.param, SETUP) as k:
+                yield k
+    """
+    harness = KernelHarness(python, env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS})
+    try:
+        harness.start()
+        result = harness.run(setup, timeout=180)
+        assert result.status == "ok", result
+        assert expect in result.stdout, result
+        yield harness
+    finally:
+        harness.shutdown()
 
 
 @pytest.fixture(params=kernel_pythons())

@@ -16,10 +16,7 @@ import time
 
 import pytest
 
-try:
-    from kernel_harness import KernelHarness, MULTI_DEVICE_XLA_FLAGS, kernel_pythons
-except ImportError:  # tests/ imported as a package
-    from tests.kernel_harness import KernelHarness, MULTI_DEVICE_XLA_FLAGS, kernel_pythons
+from kernel_harness import kernel_pythons, kernel_set_up_with
 
 pytestmark = [pytest.mark.kernel]
 
@@ -33,15 +30,8 @@ SETUP = textwrap.dedent("""
 @pytest.fixture(scope="module", params=kernel_pythons())
 def kernel(request):
     """One kernel per ipykernel line for the module (kernels are slow to start)."""
-    harness = KernelHarness(request.param, env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS})
-    try:
-        harness.start()
-        result = harness.run(SETUP, timeout=180)
-        assert result.status == "ok", result
-        assert "backends ['widgets', 'cli'] devices 8" in result.stdout, result
+    with kernel_set_up_with(request.param, SETUP, expect="backends ['widgets', 'cli'] devices 8") as harness:
         yield harness
-    finally:
-        harness.shutdown()
 
 
 # --------------------------------------------------------------------------- helpers

@@ -13,15 +13,9 @@ import textwrap
 
 import pytest
 
-try:
-    from kernel_harness import (KernelHarness, MULTI_DEVICE_XLA_FLAGS, kernel,  # noqa: F401
-                                kernel_python, kernel_pythons)
-    from test_panel_kernel import SETUP, closed, static_outputs, submit, wait_html, wait_panel
-except ImportError:  # tests/ imported as a package
-    from tests.kernel_harness import (KernelHarness, MULTI_DEVICE_XLA_FLAGS, kernel,  # noqa: F401
-                                      kernel_python, kernel_pythons)
-    from tests.test_panel_kernel import (SETUP, closed, static_outputs, submit, wait_html,
-                                         wait_panel)
+from kernel_harness import (kernel, kernel_set_up_with,  # noqa: F401
+                            kernel_python, kernel_pythons)
+from test_panel_kernel import SETUP, closed, static_outputs, submit, wait_html, wait_panel
 
 pytestmark = [pytest.mark.kernel]
 
@@ -31,15 +25,8 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 @pytest.fixture(scope="module", params=kernel_pythons())
 def shared_kernel(request):
     """One kernel per ipykernel line for the module (kernels are slow to start)."""
-    harness = KernelHarness(request.param, env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS})
-    try:
-        harness.start()
-        result = harness.run(SETUP, timeout=180)
-        assert result.status == "ok", result
-        assert "devices 8" in result.stdout, result
+    with kernel_set_up_with(request.param, SETUP) as harness:
         yield harness
-    finally:
-        harness.shutdown()
 
 
 def panel_displays(kernel) -> list[dict]:

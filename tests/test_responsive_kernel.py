@@ -14,10 +14,7 @@ import time
 
 import pytest
 
-try:
-    from kernel_harness import KernelHarness, MULTI_DEVICE_XLA_FLAGS, kernel_pythons
-except ImportError:  # tests/ imported as a package
-    from tests.kernel_harness import KernelHarness, MULTI_DEVICE_XLA_FLAGS, kernel_pythons
+from kernel_harness import kernel_pythons, kernel_set_up_with
 
 pytestmark = [pytest.mark.kernel, pytest.mark.multidevice]
 
@@ -36,17 +33,10 @@ SETUP = textwrap.dedent("""
 @pytest.fixture(scope="module", params=kernel_pythons())
 def kernel(request):
     """One kernel per ipykernel line for the whole module (kernels are slow to start)."""
-    harness = KernelHarness(request.param, env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS})
-    try:
-        harness.start()
-        result = harness.run(SETUP, timeout=180)
-        assert result.status == "ok", result
-        assert "devices 8" in result.stdout, result
+    with kernel_set_up_with(request.param, SETUP) as harness:
         version = harness.run("import ipykernel; print('V', ipykernel.__version__)").stdout
         harness.ipykernel_major = int(re.search(r"V (\d+)", version).group(1))
         yield harness
-    finally:
-        harness.shutdown()
 
 
 def kernel_major(kernel) -> int:
