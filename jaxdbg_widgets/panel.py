@@ -39,12 +39,13 @@ LOG_ENTRIES = 50  # entries kept in the live log
 MAX_LOCALS = 100  # rows in the locals table
 MAX_SHARD_ROWS = 64
 
+# Colours use JupyterLab's theme variables (dark themes too), with literal fallbacks
+# for places without them, such as nbconvert output.
 ERROR_STYLE = "color:#c62828;"
 # An explicit line-height: ipywidgets gives HTML widget content the height of a whole
 # widget row (28px), which would double-space source lines and the log.
 _MONO = "font-family:var(--jp-code-font-family, monospace);font-size:12px;line-height:1.45;"
 _FORMATTER = HtmlFormatter(nowrap=True, noclasses=True, style="default")
-
 
 
 def esc(text: Any) -> str:
@@ -74,13 +75,13 @@ def render_entry(entry: LogEntry, limit: int | None = LOG_CHARS) -> str:
     """One log entry as HTML: the echoed command, then its (escaped) output."""
     parts = []
     if entry.command:
-        parts.append(f'<div class="jaxdbg-in" style="color:#555;">(jaxdbg) {esc(entry.command)}</div>')
+        parts.append(f'<div class="jaxdbg-in" style="color:var(--jp-content-font-color2, #555);">(jaxdbg) {esc(entry.command)}</div>')
     if entry.html is not None:
         parts.append(entry.html)
     elif entry.text:
         text, note = entry.text, ""
         if limit is not None and not entry.expanded and len(text) > limit:
-            note = (f'<div class="jaxdbg-more" style="color:#777;font-style:italic;">'
+            note = (f'<div class="jaxdbg-more" style="color:var(--jp-content-font-color3, #777);font-style:italic;">'
                     f"... {len(text) - limit:,} more characters (Show more)</div>")
             text = text[:limit]
         cls = "jaxdbg-out jaxdbg-error" if entry.error else "jaxdbg-out"
@@ -109,7 +110,7 @@ def render_source(view: Any, heading: str) -> str:
     """
     head = f'<div class="jaxdbg-source-heading" style="font-weight:bold;">{esc(heading)}</div>'
     if view is None or not view.lines:
-        return head + '<div class="jaxdbg-no-source" style="color:#777;">(source not available)</div>'
+        return head + '<div class="jaxdbg-no-source" style="color:var(--jp-content-font-color3, #777);">(source not available)</div>'
     width = len(str(view.first_lineno + len(view.lines) - 1))
     rows = []
     for n, code in enumerate(_highlighted_lines(view.lines), start=view.first_lineno):
@@ -118,11 +119,11 @@ def render_source(view: Any, heading: str) -> str:
         style = "background:#fff3b0;" if current else ""
         arrow = "-&gt;" if current else "&nbsp;&nbsp;"
         rows.append(f'<div class="{cls}" data-lineno="{n}" style="{style}white-space:pre;">'
-                    f'<span class="jaxdbg-lineno" style="color:#999;">{str(n).rjust(width)}</span> '
+                    f'<span class="jaxdbg-lineno" style="color:var(--jp-content-font-color3, #999);">{str(n).rjust(width)}</span> '
                     f'<span class="jaxdbg-arrow" style="color:#c62828;font-weight:bold;">{arrow}</span> '
                     f"{code}</div>")
     return (head + f'<div class="jaxdbg-source" style="{_MONO}overflow-x:auto;'
-            f'border:1px solid #ddd;padding:2px;">{"".join(rows)}</div>')
+            f'border:1px solid var(--jp-border-color2, #ddd);padding:2px;">{"".join(rows)}</div>')
 
 
 # --------------------------------------------------------------------------- locals
@@ -151,14 +152,6 @@ def local_cells(row: summaries.ValueSummary) -> list[str]:
     shape = "(" + ", ".join(map(str, row.shape)) + ("," if len(row.shape) == 1 else "") + ")"
     return [esc(row.type_name), esc(shape), esc(row.dtype or ""), esc(row.sharding or ""),
             _array_summary_html(row)]
-
-
-def _safe_summary(name: str, value: Any) -> summaries.ValueSummary:
-    try:
-        return summaries.summarize(name, value)
-    except Exception as e:
-        return summaries.ValueSummary(name, type(value).__name__,
-                                      preview=f"<summary failed: {type(e).__name__}>")
 
 
 LOCAL_COLUMNS = ("name", "type", "shape", "dtype", "sharding", "summary")
@@ -476,13 +469,8 @@ class DebuggerPanel:
     def locals_rows(self) -> list[summaries.ValueSummary]:
         """Summaries of the current frame's locals, computed once per frame."""
         index = self.session.index
-        if index not in self._locals_cache:
-            try:
-                data = self.session.locals_table().data
-            except Exception:  # one odd value must not hide the others
-                data = [_safe_summary(name, value) for name, value in self.session.current.locals.items()
-                        if not name.startswith("__")]
-            self._locals_cache[index] = list(data or [])
+        if index not in self._locals_cache:  # the table survives odd values itself
+            self._locals_cache[index] = list(self.session.locals_table().data or [])
         return self._locals_cache[index]
 
     def _refresh_locals(self) -> None:
@@ -514,14 +502,14 @@ class DebuggerPanel:
         f = s.frames[0]
         ended = {"continue": "Continued.", "skip": "Continued, skipping the rest of the batch.",
                  "quit": "Quit: the computation was stopped."}.get(s.resume or "", "Ended.")
-        parts = [f'<div class="jaxdbg-static" style="{_MONO}border:1px solid #ccc;padding:4px;">',
+        parts = [f'<div class="jaxdbg-static" style="{_MONO}border:1px solid var(--jp-border-color1, #ccc);padding:4px;">',
                  f'<div class="jaxdbg-banner" style="font-weight:bold;">{esc(s.banner())}</div>']
         line = f.line().strip()
         if line:
             parts.append(f'<div class="jaxdbg-stop-line">{esc(display_filename(f.filename))}:'
                          f"{f.lineno}: <code>{esc(line)}</code></div>")
         parts.append(self.log_html_text(newest_first=False))
-        parts.append(f'<div class="jaxdbg-ended" style="color:#555;">{esc(ended)}</div></div>')
+        parts.append(f'<div class="jaxdbg-ended" style="color:var(--jp-content-font-color2, #555);">{esc(ended)}</div></div>')
         return "".join(parts)
 
     def finish(self, note: str | None = None) -> str:
