@@ -79,12 +79,24 @@ class _Site:
 
 
 def _emit(site: _Site, levels, sizes, pred, operands, token):
-    """The unbatched view: one host callback, behind a cond when conditional."""
-    host = functools.partial(site.on_host, levels, sizes)
+    """The unbatched view: one host callback.
+
+    A conditional stop is already inside the outer ``lax.cond`` (see ``_enter``),
+    so an unbatched one needs no further test and ships no predicate: every
+    operand materialised for the callback costs XLA time on each loop step. A
+    batched one tests whether any element's predicate holds and ships the mask.
+    """
+    batched_condition = site.conditional and bool(sizes)
+    mask = pred if batched_condition else None
+
+    def host(mask, operands):
+        selected = np.ones(sizes, dtype=bool) if mask is None else mask
+        site.on_host(levels, sizes, selected, operands)
+
     if token is None:
         def call():
-            jax.debug.callback(host, pred, operands, ordered=site.ordered)
-        if site.conditional:
+            jax.debug.callback(host, mask, operands, ordered=site.ordered)
+        if batched_condition:
             jax.lax.cond(jnp.any(pred), call, lambda: None)
         else:
             call()
@@ -93,11 +105,11 @@ def _emit(site: _Site, levels, sizes, pred, operands, token):
     shapes = jax.tree.map(lambda t: jax.ShapeDtypeStruct(jnp.shape(t), jnp.result_type(t)), token)
 
     def call_with_token():
-        def host_with_token(tok, pred, operands):
-            host(pred, operands)
+        def host_with_token(tok, mask, operands):
+            host(mask, operands)
             return tok
-        return jax.pure_callback(host_with_token, shapes, token, pred, operands)
-    if site.conditional:
+        return jax.pure_callback(host_with_token, shapes, token, mask, operands)
+    if batched_condition:
         return jax.lax.cond(jnp.any(pred), call_with_token, lambda: token)
     return call_with_token()
 
