@@ -40,3 +40,18 @@ def test_quit_in_kernel_is_one_line_and_kernel_lives(kernel):
     assert error["traceback"] == ["jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped"]
     assert "CpuCallback" not in result.stderr and "Traceback" not in result.stderr
     assert kernel.run("print(1 + 1)").stdout.strip() == "2"
+
+
+def test_interrupt_at_the_prompt_ends_the_cell(kernel):
+    import time
+
+    kernel.run("import jax, jaxdbg", timeout=120)
+    mid = kernel.execute("jax.jit(lambda x: (jaxdbg.breakpoint(backend='cli'), x)[1])(1.0)")
+    kernel.wait_for(lambda: kernel.input_requests, timeout=60, what="the (jaxdbg) prompt")
+    time.sleep(0.2)
+    kernel.interrupt()
+    result = kernel.wait_reply(mid, timeout=60)
+    assert result.status == "error"
+    assert [e["ename"] for e in result.errors] == ["KeyboardInterrupt"]
+    assert "CpuCallback" not in str(result.errors)
+    assert kernel.run("print('alive')").stdout.strip() == "alive"
