@@ -54,6 +54,15 @@ def render(console: Console, output: Output) -> None:
         console.print(output.text, markup=False, highlight=False)
 
 
+def _enable_line_editing() -> None:
+    """Arrow keys and history at a real terminal prompt, as in pdb."""
+    if sys.stdin is not None and sys.stdin.isatty():
+        try:
+            import readline  # noqa: F401  (importing it is what turns editing on)
+        except ImportError:
+            pass
+
+
 def _read_line(stdin: IO[str] | None, stdout: IO[str] | None) -> str:
     """One command line; raises EOFError at end of input."""
     if stdin is None:
@@ -79,6 +88,8 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
             color: bool | None = None, **_: Any) -> None:
     """Serve one stop at the terminal until the user continues, skips or quits."""
     console = _console(stdout, color)
+    if stdin is None:
+        _enable_line_editing()
     console.print(Text(session.banner(), style="bold"))
     render(console, session.source_around())
     while not session.finished:

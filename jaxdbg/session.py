@@ -103,6 +103,8 @@ class Session:
         self.scratch: dict[str, Any] = {}
         self.resume: str | None = None  # continue / skip / quit once the stop ends
         self.last_line = ""
+        self._previous_line = ""
+        self._listed: tuple[int, int] | None = None  # (frame index, next line) after a list
 
     # -- state ---------------------------------------------------------------
     @property
@@ -138,7 +140,7 @@ class Session:
             if not self.last_line:
                 return Output("text", "")
             stripped = self.last_line
-        self.last_line = stripped
+        self._previous_line, self.last_line = self.last_line, stripped
         if stripped.startswith("!"):
             return self.evaluate(stripped[1:], pretty=pretty)
         name, _, arg = stripped.partition(" ")
@@ -202,6 +204,19 @@ class Session:
     def source_around(self, context: int = 5) -> Output:
         frame = self.current
         view = self.source_view(frame.lineno - context, frame.lineno + context)
+        self._listed = (self.index, view.first_lineno + len(view.lines))
+        return Output("source", _render_source(view, self._heading()), view)
+
+    def list_source(self, context: int = 5) -> Output:
+        """``list``: around the current line, then onwards when repeated (as in pdb)."""
+        listed = self._listed
+        if self._previous_line not in ("l", "list") or listed is None or listed[0] != self.index:
+            return self.source_around(context)
+        start = listed[1]
+        if start > len(self.current.source):
+            return _error("end of the source")
+        view = self.source_view(start, start + 2 * context)
+        self._listed = (self.index, view.first_lineno + len(view.lines))
         return Output("source", _render_source(view, self._heading()), view)
 
     def function_source(self) -> Output:
@@ -342,9 +357,9 @@ def _frame(s: Session, arg: str) -> Output:
         return _error(f"frame takes a frame number, not {arg!r}")
 
 
-@_command("list", "l", usage="list", summary="Show source around the current line.")
+@_command("list", "l", usage="list", summary="Show source around the current line; again: the next lines.")
 def _list(s: Session, arg: str) -> Output:
-    return s.source_around()
+    return s.list_source()
 
 
 @_command("ll", "longlist", usage="ll", summary="Show the whole current function.")

@@ -207,3 +207,13 @@ def test_module_frame_locals_leave_out_imports_and_shell_names():
     assert "np " not in table and "jaxdbg" not in table and "_hidden" not in table
     assert "In " not in table
     assert t.answers("p np.float32(1)")[0] in ("1.0", "np.float32(1.0)")
+
+
+def test_repeated_list_continues_and_up_starts_again():
+    t, _ = run("l", "l", "", "up", "l", "c")
+    first, second, third = t.answers("l")[0], t.answers("l")[1], t.answers("")[0]
+    assert "->" in first and "->" not in second
+    last_first = int(first.splitlines()[-1].split()[0])
+    assert int(second.splitlines()[1].split()[0]) == last_first + 1
+    assert int(third.splitlines()[1].split()[0]) > int(second.splitlines()[-1].split()[0])
+    assert "->" in t.answers("l")[2]  # a new frame lists around its own line
