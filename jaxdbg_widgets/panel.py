@@ -396,6 +396,9 @@ class DebuggerPanel:
         return output
 
     def _log_nav(self, line: str, output: Output) -> None:
+        if output.resume:  # the static summary's last line says how the stop ended
+            self.add_log(LogEntry(line, ""))
+            return
         if output.kind == "source" and not output.is_error:
             f = self.session.current
             self.add_log(LogEntry(line, f"frame {self.session.index}: {f.function} at {f.location}"))

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 
-import jaxdbg
-
 
 class Transcript:
     """Feeds ``commands`` to every stop and records the terminal output.

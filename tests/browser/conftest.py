@@ -6,7 +6,7 @@ Fixtures:
   browser        session-wide headless Chromium (Playwright sync API)
   lab_page       a fresh browser context + page per test; kernels are shut down afterwards
 
-Helpers (import them with `from lab_helpers import ...`, re-exported here too):
+Helpers (import them with `from lab_helpers import ...`):
   open_notebook(page, server, name, cells), run_cell(page, i), run_all_cells(page),
   cell(page, i), cell_output_text(page, i), wait_for_output_text(page, i, text),
   save_screenshot(page, name)
@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -36,21 +35,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # so `import lab_helpers` works under any import mode
     sys.path.insert(0, str(HERE))
 
-from lab_helpers import (  # noqa: E402  (re-exported for tests)
-    ARTIFACTS,
-    LabServer,
-    cell,
-    cell_output,
-    cell_output_text,
-    dismiss_dialogs,
-    open_notebook,
-    run_all_cells,
-    run_cell,
-    save_screenshot,
-    wait_for_output_text,
-    wait_kernel_idle,
-    write_notebook,
-)
+from lab_helpers import ARTIFACTS, LabServer, save_screenshot  # noqa: E402
 
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
