@@ -190,3 +190,63 @@ def test_cell_queued_while_paused_runs_after_continue(lab_page, lab_server):
         " return c[2].model.executionCount !== null && c[1].model.executionCount !== null; }")
     counts = execution_counts(page)
     assert counts[0] < counts[1] < counts[2], counts
+
+
+PMAP_CELL = """\
+def per_device(x):
+    y = x * 10
+    jaxdbg.breakpoint()
+    return y
+
+out = jax.pmap(per_device)(jnp.arange(4.0))
+print("pmap result", out.tolist())
+"""
+
+VMAP_CELL = """\
+def per_example(v):
+    scaled = v * 10
+    jaxdbg.breakpoint()
+    return scaled.sum()
+
+print("vmap result", jax.vmap(per_example)(jnp.arange(6.0).reshape(3, 2)).tolist())
+"""
+
+
+# The device of a live panel (one with a Continue button) not served yet, or null.
+NEW_LIVE_PANEL_DEVICE = """seen => {
+  for (const p of document.querySelectorAll('.jaxdbg-panel')) {
+    const live = [...p.querySelectorAll('button')].some(b => b.innerText.trim() === 'Continue');
+    const m = p.innerText.match(/device (\\d)/);
+    if (live && m && !seen.includes(m[1])) return m[1];
+  }
+  return null;
+}"""
+
+
+def test_pmap_panels_one_at_a_time_and_vmap_skip(lab_page, lab_server):
+    """Stops on XLA threads (pmap) and a batch skipped from the Skip batch button."""
+    page = lab_page
+    open_notebook(page, lab_server, "devices.ipynb", [SETUP_CELL, PMAP_CELL, VMAP_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    seen_devices: list[str] = []
+    for _ in range(4):
+        device = page.wait_for_function(NEW_LIVE_PANEL_DEVICE, arg=seen_devices,
+                                        timeout=PANEL_TIMEOUT_MS).json_value()
+        live = panel(page, 1)
+        assert live.count() == 1, "one live panel at a time"
+        seen_devices.append(device)
+        type_expression(page, 1, "p y")
+        wait_log(page, 1, r"\(jaxdbg\) p y\s*Array\(\d+\., dtype=float32\)")
+        live.get_by_role("button", name="Continue").click()
+    wait_for_output_text(page, 1, "pmap result [0.0, 10.0, 20.0, 30.0]", timeout_s=60)
+    assert sorted(seen_devices) == ["0", "1", "2", "3"], seen_devices
+
+    run_cell(page, 2, wait=False)
+    live = panel(page, 2)
+    live.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    assert "batch 1/3" in live.locator(".jaxdbg-banner").inner_text()
+    live.get_by_role("button", name="Skip batch").click()
+    wait_for_output_text(page, 2, "vmap result [10.0, 50.0, 90.0]", timeout_s=60)
+    assert cell(page, 2).get_by_role("button", name="Continue").count() == 0
+    save_screenshot(page, "panel_in_lab_devices")
