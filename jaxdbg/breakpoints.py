@@ -149,11 +149,23 @@ def _stage(site: _Site, pred, operands: list, token):
 
     @stop.defjvp
     def forward_values_only(primals, tangents):
+        # The stop sees primal values; a token passes its tangent through unchanged,
+        # so threading a differentiable value as the token keeps its gradient.
         out = stop(*primals)
-        return out, jax.tree.map(_zero_tangent, out)
+        token_tangent = tangents[2]
+        if primals[2] is None:
+            return out, jax.tree.map(_zero_tangent, out)
+        return out, jax.tree.map(_instantiate, token_tangent, primals[2])
 
     out = stop(pred, operands, token)
     return None if token is None else out
+
+
+def _instantiate(tangent, primal):
+    """A symbolic-zero tangent as an array of zeros (custom_jvp rules must return arrays)."""
+    if type(tangent).__name__ == "SymbolicZero" or tangent is None:
+        return _zero_tangent(primal)
+    return tangent
 
 
 def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,

@@ -84,6 +84,19 @@ def python_stack(skip: int, filter_frames: bool, num_frames: int | None) -> list
     return stack
 
 
+class Unavailable:
+    """Stands for a traced value that cannot reach the host from this stop."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def __repr__(self) -> str:
+        return f"<unavailable: {self.why}>"
+
+
+TANGENT_ONLY = Unavailable("a tangent while JAX linearizes a custom_jvp rule")
+
+
 @dataclasses.dataclass(frozen=True)
 class OperandSlot:
     """Placeholder for the runtime value of the operand with this index."""
@@ -129,7 +142,9 @@ class OperandCollector:
         self.operands: list[Any] = []
         self._index_by_id: dict[int, int] = {}
 
-    def slot(self, tracer: Any) -> OperandSlot:
+    def slot(self, tracer: Any) -> OperandSlot | Unavailable:
+        if jax_api.is_linear_unknown(tracer):
+            return TANGENT_ONLY
         key = id(tracer)
         if key not in self._index_by_id:
             self._index_by_id[key] = len(self.operands)

@@ -380,3 +380,58 @@ def test_shard_map_names_each_device():
     labels = sorted(re.search(r"(device \d \(rows=\d, cols=\d\))", s).group(1) for s in t.stops())
     assert len(labels) == 8 and "device 3 (rows=1, cols=1)" in labels
     assert set(t.answers("p x.shape")) == {"(2, 2)"}
+
+
+def test_custom_vjp_forward_and_backward_rules():
+    t = Transcript("p x", "c", "p g", "c")
+
+    @jax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    def fwd(x):
+        # Frames outside a custom_vjp rule hold the outer differentiation's values,
+        # which a rule may not close over; num_frames=1 keeps to the rule's own frame.
+        jaxdbg.breakpoint(num_frames=1, **t.options)
+        return jnp.sin(x), x
+
+    def bwd(x, g):
+        jaxdbg.breakpoint(num_frames=1, **t.options)
+        return (g * jnp.cos(x),)
+
+    f.defvjp(fwd, bwd)
+    assert float(jax.jit(jax.grad(lambda x: f(x) * 2))(0.0)) == 2.0
+    assert t.answers("p x")[0].startswith("Array(0., dtype=float32")
+    assert t.answers("p g")[0].startswith("Array(2., dtype=float32")
+
+
+def test_custom_jvp_rule_under_grad_shows_tangents_as_unavailable():
+    t = Transcript("p x", "p dx", "c", "p dx", "c")
+
+    @jax.custom_jvp
+    def h(x):
+        return x ** 2
+
+    @h.defjvp
+    def h_jvp(primals, tangents):
+        (x,), (dx,) = primals, tangents
+        jaxdbg.breakpoint(**t.options)
+        return x ** 2, 2 * x * dx
+
+    assert float(jax.jit(jax.grad(h))(3.0)) == 6.0  # no transpose error
+    assert t.answers("p x")[0].startswith("Array(3., dtype=float32")
+    assert t.answers("p dx")[0] == "<unavailable: a tangent while JAX linearizes a custom_jvp rule>"
+    jax.jvp(h, (3.0,), (1.0,))  # forward mode: the tangent is a real value
+    assert t.answers("p dx")[1] in ("1.0", "Array(1., dtype=float32, weak_type=True)")
+
+
+def test_token_keeps_the_gradient_of_the_value_it_threads():
+    t = Transcript("c", "c")
+
+    def loss(w):
+        y = w * 3.0
+        y = jaxdbg.breakpoint(token=y, **t.options)
+        return (y ** 2).sum()
+
+    np.testing.assert_allclose(jax.grad(loss)(jnp.ones(2)), [18.0, 18.0])
+    np.testing.assert_allclose(jax.jit(jax.grad(loss))(jnp.ones(2)), [18.0, 18.0])

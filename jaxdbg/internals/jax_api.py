@@ -62,6 +62,22 @@ def device_axis_indices() -> list[tuple[str, int, Any]]:
     return axes
 
 
+# -- values that exist only as tangents while JAX linearizes a custom_jvp rule --
+_JaxprTracer = _private("jax._src.interpreters.partial_eval", "JaxprTracer")
+
+
+def is_linear_unknown(tracer: Any) -> bool:
+    """True for a value JAX is partially evaluating as unknown (a tangent in a rule).
+
+    A stop that used it would land in the linear half of the computation, which
+    JAX transposes; such values are shown as unavailable instead.
+    """
+    if _JaxprTracer is None or not isinstance(tracer, _JaxprTracer):
+        return False
+    pval = getattr(tracer, "pval", None)
+    return pval is not None and not pval.is_known()
+
+
 # -- JAX's own debugger registry, so that jax.debug.breakpoint opens jaxdbg --
 _jax_debugger_registry = _private("jax._src.debugger.core", "_debugger_registry")
 
@@ -125,6 +141,7 @@ def names_in_use() -> dict[str, bool]:
         "logger jax._src.debugging": _CALLBACK_LOGGER in logging.Logger.manager.loggerDict,
         "jax._src.core.trace_state_clean": _trace_state_clean is not None,
         "jax._src.dispatch.runtime_tokens": _runtime_tokens is not None,
+        "jax._src.interpreters.partial_eval.JaxprTracer": _JaxprTracer is not None,
     }
 
 
