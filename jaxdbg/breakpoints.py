@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 from typing import Any, Callable
 
 import jax
@@ -280,8 +281,6 @@ def breakpoint_on_nonfinite(*arrays: Any, backend: str | None = None,
                             ordered: bool = False, token: Any = None,
                             **backend_options: Any) -> Any:
     """Stop when any leaf of ``arrays`` holds NaN or Inf; the banner says which and how many."""
-    import sys
-
     names = _leaf_names(arrays, sys._getframe(1).f_locals)
     leaves = jax.tree_util.tree_leaves(arrays)
     floats = [(n, l) for n, l in zip(names, leaves) if _is_float(l)]

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import jax
 
-from jaxdbg.internals import jax_api
+from jaxdbg.internals import ipython_api, jax_api
 
 # Modules whose frames are machinery, not the user's program.
 _HIDDEN_MODULE_PREFIXES = (
@@ -55,7 +55,7 @@ class Frame:
 
 def display_filename(filename: str) -> str:
     """A notebook cell's temp file reads as ``<cell>``-style name; files stay as they are."""
-    cell = jax_api.notebook_cell_label(filename)
+    cell = ipython_api.cell_label(filename)
     return cell if cell is not None else filename
 
 

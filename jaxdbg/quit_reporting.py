@@ -61,10 +61,10 @@ _installed = False
 def install() -> None:
     """Idempotent; called when a stop ends with quit or an interrupt, and by the extension."""
     global _installed
-    jax_api.quiet_callback_failures((DebuggerQuit, KeyboardInterrupt))
     if _installed:
         return
     _installed = True
+    jax_api.quiet_callback_failures((DebuggerQuit, KeyboardInterrupt))
     shell = ipython_api.shell()
     if shell is not None and hasattr(shell, "set_custom_exc"):
         import jax

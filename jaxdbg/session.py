@@ -145,7 +145,7 @@ class Session:
             return self.evaluate(stripped[1:], pretty=pretty)
         name, _, arg = stripped.partition(" ")
         command = _COMMANDS.get(name)
-        if (command is None or _is_python_using(name, stripped)
+        if (command is None or _PYTHON_AFTER_NAME.match(stripped)
                 or (names_first and self._is_bound(name))):
             return self.evaluate(stripped, pretty=pretty)
         try:
@@ -236,17 +236,23 @@ class Session:
         return f"> {f.location} in {f.function}"
 
     # -- evaluation ----------------------------------------------------------
+    def _run(self, source: str, expression_only: bool) -> tuple[Any, Output | None]:
+        """Evaluate in the current frame: (value, None), or (None, the error to show)."""
+        try:
+            return evaluation.evaluate(source, self.current, self.scratch,
+                                       expression_only=expression_only), None
+        except SyntaxError as e:
+            return None, _error(f"SyntaxError: {e.msg}")
+        except evaluation.EvaluationError as e:
+            return None, _error(str(e))
+
     def evaluate(self, source: str, *, pretty: bool = False, expression_only: bool = False) -> Output:
         source = source.strip()
         if not source:
             return _error("nothing to evaluate")
-        try:
-            value = evaluation.evaluate(source, self.current, self.scratch,
-                                        expression_only=expression_only)
-        except SyntaxError as e:
-            return _error(f"SyntaxError: {e.msg}")
-        except evaluation.EvaluationError as e:
-            return _error(str(e))
+        value, error = self._run(source, expression_only)
+        if error is not None:
+            return error
         if evaluation.is_nothing(value):
             return Output("text", "")
         try:
@@ -257,12 +263,9 @@ class Session:
         return Output("value", text, value, truncated=cut)
 
     def whatis(self, source: str) -> Output:
-        try:
-            value = evaluation.evaluate(source, self.current, self.scratch, expression_only=True)
-        except SyntaxError as e:
-            return _error(f"SyntaxError: {e.msg}")
-        except evaluation.EvaluationError as e:
-            return _error(str(e))
+        value, error = self._run(source, expression_only=True)
+        if error is not None:
+            return error
         summary = summaries.summarize(source, value)
         text = summary.type_name
         if summary.is_array:
@@ -302,13 +305,9 @@ class Session:
         return Output("resume", messages[how], resume=how)
 
 
-# A command word directly followed by ".", "[" or "(", or followed by an
-# assignment, is Python about a variable of that name: "c = 1", "p.shape", "l[0]".
+# A command word directly followed by ".", "[" or "(", or by an assignment or a
+# comparison, is Python about a variable of that name: "c = 1", "p.shape", "c == 1".
 _PYTHON_AFTER_NAME = re.compile(r"^[A-Za-z_]\w*(\s*(=(?!=)|[-+*/%&|^@]=|==|!=|<=|>=)|[.\[(])")
-
-
-def _is_python_using(name: str, line: str) -> bool:
-    return bool(_PYTHON_AFTER_NAME.match(line))
 
 
 def _render_source(view: SourceView, heading: str) -> str:

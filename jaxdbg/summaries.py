@@ -11,6 +11,7 @@ import reprlib
 import types
 from typing import Any
 
+import jax
 import numpy as np
 
 _SHORT_REPR = reprlib.Repr()
@@ -162,8 +163,6 @@ def summarize(name: str, value: Any) -> ValueSummary:
 
 
 def _array_leaves(tree: Any) -> list[Any]:
-    import jax
-
     try:
         return [leaf for leaf in jax.tree_util.tree_leaves(tree) if is_array(leaf)]
     except Exception:

@@ -145,13 +145,6 @@ def names_in_use() -> dict[str, bool]:
     }
 
 
-def notebook_cell_label(filename: str) -> str | None:
-    """``In[3]`` for a notebook cell's file name, None for ordinary files."""
-    from jaxdbg.internals import ipython_api
-
-    return ipython_api.cell_label(filename)
-
-
 # -- are we staging a computation, or running eagerly? --
 _trace_state_clean = _private("jax._src.core", "trace_state_clean")
 
