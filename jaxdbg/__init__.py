@@ -18,7 +18,8 @@ from jaxdbg.ipython_extension import load_ipython_extension, unload_ipython_exte
 from jaxdbg.jax_hook import install_jax_hook, uninstall_jax_hook
 from jaxdbg.registry import (available_debuggers, get_debugger, register_debugger,
                              unregister_debugger)
-from jaxdbg.session import Output, Session
+from jaxdbg.outputs import Output, OutputKind, Resume
+from jaxdbg.session import Session
 from jaxdbg.stop_info import StopInfo
 
 __version__ = "0.1.0"
@@ -28,7 +29,7 @@ register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available)
 
 __all__ = [
     "breakpoint", "breakpoint_if", "breakpoint_on_nonfinite", "DebuggerQuit", "Frame",
-    "Output", "Session", "StopInfo", "register_debugger", "unregister_debugger",
+    "Output", "OutputKind", "Resume", "Session", "StopInfo", "register_debugger", "unregister_debugger",
     "get_debugger", "available_debuggers", "install_jax_hook", "uninstall_jax_hook",
     "load_ipython_extension", "unload_ipython_extension", "__version__",
 ]

@@ -23,6 +23,7 @@ from jax.custom_batching import custom_vmap
 from jaxdbg import frames as frames_mod
 from jaxdbg import registry, stops
 from jaxdbg.internals import jax_api
+from jaxdbg.outputs import Resume
 from jaxdbg.stop_info import StopInfo
 
 # How many frames sit between the user's call and _enter (the public function).
@@ -75,7 +76,7 @@ class _Site:
             if self.describe_reason is not None:
                 info.reason = self.describe_reason(operand)
             built = [t.build(operand) for t in self.templates]
-            if stops.serve(built, info, self.backend, self.options, site=self) == "skip":
+            if stops.serve(built, info, self.backend, self.options, site=self) is Resume.SKIP:
                 break
 
 

@@ -15,7 +15,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from jaxdbg.session import Output, Session, SourceView
+from jaxdbg.outputs import Output, OutputKind, SourceView
+from jaxdbg.session import Session
 
 PROMPT = "(jaxdbg) "
 
@@ -30,18 +31,18 @@ def _console(stdout: IO[str] | None, color: bool | None) -> Console:
 
 def render(console: Console, output: Output) -> None:
     """Draw one command's output; plain text when the console is not a terminal."""
-    if not output.text and output.kind == "text":
+    if not output.text and output.kind is OutputKind.TEXT:
         return
     if not console.is_terminal:
         console.print(output.text, markup=False, highlight=False)
         return
-    if output.kind == "source" and isinstance(output.data, SourceView) and output.data.lines:
+    if output.kind is OutputKind.SOURCE and isinstance(output.data, SourceView) and output.data.lines:
         view: SourceView = output.data
         console.print(Text(output.text.splitlines()[0], style="bold"))
         console.print(Syntax("\n".join(view.lines), "python", line_numbers=True,
                              start_line=view.first_lineno, highlight_lines={view.current_lineno},
                              word_wrap=False, theme="ansi_dark"))
-    elif output.kind == "locals" and output.data:
+    elif output.kind is OutputKind.LOCALS and output.data:
         table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
         for column in ("name", "type", "summary", "sharding"):
             table.add_column(column)

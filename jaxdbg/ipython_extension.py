@@ -1,25 +1,53 @@
 """``%load_ext jaxdbg``: wire jaxdbg into a notebook.
 
-Routes existing ``jax.debug.breakpoint()`` calls to jaxdbg, makes a quit or
-interrupt inside jit read as one line, and loads the widget frontends when
-ipywidgets is installed (the panel becomes the default backend in a kernel).
+Each feature of the extension is one entry of :data:`FEATURES`: a name, a
+``load(shell)`` and an ``unload(shell)``. Loading runs them in order, unloading
+in reverse, so ``%unload_ext jaxdbg`` undoes exactly what ``%load_ext`` did.
+A feature module adds itself here with one line.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, Callable
 
 from jaxdbg import jax_hook, quit_reporting
 
 
-def load_ipython_extension(shell: Any) -> None:
-    jax_hook.install_jax_hook()
-    quit_reporting.install()
+@dataclasses.dataclass(frozen=True)
+class Feature:
+    name: str
+    load: Callable[[Any], None]
+    unload: Callable[[Any], None]
+
+
+def _load_widgets(shell: Any) -> None:
     try:
         import jaxdbg_widgets  # noqa: F401  (registers the widget backends)
     except ImportError:
         pass
 
 
+def _nothing(shell: Any) -> None:
+    pass
+
+
+FEATURES: list[Feature] = [
+    # Existing jax.debug.breakpoint() calls open jaxdbg.
+    Feature("jax-breakpoint-hook", lambda shell: jax_hook.install_jax_hook(),
+            lambda shell: jax_hook.uninstall_jax_hook()),
+    # A quit or interrupt inside jit reads as one line.
+    Feature("quit-reporting", lambda shell: quit_reporting.install(), _nothing),
+    # The panel becomes the default backend in a kernel.
+    Feature("widgets", _load_widgets, _nothing),
+]
+
+
+def load_ipython_extension(shell: Any) -> None:
+    for feature in FEATURES:
+        feature.load(shell)
+
+
 def unload_ipython_extension(shell: Any) -> None:
-    jax_hook.uninstall_jax_hook()
+    for feature in reversed(FEATURES):
+        feature.unload(shell)

@@ -16,49 +16,11 @@ from typing import Any, Callable
 
 from jaxdbg import evaluation, summaries
 from jaxdbg.frames import Frame, display_filename
+from jaxdbg.outputs import FrameRow, Output, OutputKind, Resume, SourceView
 from jaxdbg.stop_info import StopInfo
 
 MAX_RESULT_CHARS = 20_000
 _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
-
-
-@dataclasses.dataclass(frozen=True)
-class FrameRow:
-    index: int
-    function: str
-    filename: str
-    lineno: int
-    line: str
-    current: bool
-
-
-@dataclasses.dataclass(frozen=True)
-class SourceView:
-    filename: str
-    first_lineno: int
-    lines: list[str]  # without newlines; lines[0] is first_lineno
-    current_lineno: int
-
-
-@dataclasses.dataclass(frozen=True)
-class Output:
-    """The result of one command. ``text`` is always a complete plain rendering.
-
-    ``kind`` is one of: text, error, value, where, source, locals, help,
-    resume. ``data`` carries the structured form (FrameRow list, SourceView,
-    ValueSummary list, the evaluated value) for richer renderers. ``resume``
-    is set when the command ends the stop: continue, skip or quit.
-    """
-
-    kind: str
-    text: str
-    data: Any = None
-    resume: str | None = None
-    truncated: bool = False
-
-    @property
-    def is_error(self) -> bool:
-        return self.kind == "error"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +44,7 @@ def _command(*names: str, usage: str, summary: str):
 
 
 def _error(message: str) -> Output:
-    return Output("error", f"*** {message}")
+    return Output(OutputKind.ERROR, f"*** {message}")
 
 
 def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
@@ -101,7 +63,7 @@ class Session:
         self.info = info or StopInfo()
         self.index = 0
         self.scratch: dict[str, Any] = {}
-        self.resume: str | None = None  # continue / skip / quit once the stop ends
+        self.resume: Resume | None = None  # set once the stop ends
         self.last_line = ""
         self._previous_line = ""
         self._listed: tuple[int, int] | None = None  # (frame index, next line) after a list
@@ -138,7 +100,7 @@ class Session:
         stripped = line.strip()
         if not stripped:
             if not self.last_line:
-                return Output("text", "")
+                return Output(OutputKind.TEXT, "")
             stripped = self.last_line
         self._previous_line, self.last_line = self.last_line, stripped
         if stripped.startswith("!"):
@@ -191,7 +153,7 @@ class Session:
             f"{'>' if r.current else ' '} {r.index:>2}  {r.function}  {display_filename(r.filename)}:{r.lineno}"
             + (f"\n        {r.line}" if r.line else "")
             for r in rows)
-        return Output("where", text, rows)
+        return Output(OutputKind.WHERE, text, rows)
 
     # -- source --------------------------------------------------------------
     def source_view(self, first: int, last: int) -> SourceView:
@@ -205,7 +167,7 @@ class Session:
         frame = self.current
         view = self.source_view(frame.lineno - context, frame.lineno + context)
         self._listed = (self.index, view.first_lineno + len(view.lines))
-        return Output("source", _render_source(view, self._heading()), view)
+        return Output(OutputKind.SOURCE, _render_source(view, self._heading()), view)
 
     def list_source(self, context: int = 5) -> Output:
         """``list``: around the current line, then onwards when repeated (as in pdb)."""
@@ -217,7 +179,7 @@ class Session:
             return _error("end of the source")
         view = self.source_view(start, start + 2 * context)
         self._listed = (self.index, view.first_lineno + len(view.lines))
-        return Output("source", _render_source(view, self._heading()), view)
+        return Output(OutputKind.SOURCE, _render_source(view, self._heading()), view)
 
     def function_source(self) -> Output:
         frame = self.current
@@ -229,7 +191,7 @@ class Session:
         except Exception:
             block = frame.source[start - 1:]
         view = self.source_view(start, start + len(block) - 1)
-        return Output("source", _render_source(view, self._heading()), view)
+        return Output(OutputKind.SOURCE, _render_source(view, self._heading()), view)
 
     def _heading(self) -> str:
         f = self.current
@@ -254,13 +216,13 @@ class Session:
         if error is not None:
             return error
         if evaluation.is_nothing(value):
-            return Output("text", "")
+            return Output(OutputKind.TEXT, "")
         try:
             text = pprint.pformat(value) if pretty else repr(value)
         except Exception as e:
             return _error(f"could not show the value: {evaluation.format_exception(e)}")
         text, cut = truncate(text)
-        return Output("value", text, value, truncated=cut)
+        return Output(OutputKind.VALUE, text, value, truncated=cut)
 
     def whatis(self, source: str) -> Output:
         value, error = self._run(source, expression_only=True)
@@ -272,7 +234,7 @@ class Session:
             text += f" {summary.dtype}[{','.join(map(str, summary.shape))}]"
             if summary.sharding:
                 text += f" sharding={summary.sharding}"
-        return Output("text", text, summary)
+        return Output(OutputKind.TEXT, text, summary)
 
     def visible_locals(self) -> dict[str, Any]:
         """The frame's locals worth a table row.
@@ -290,19 +252,20 @@ class Session:
     def locals_table(self) -> Output:
         rows = summaries.summarize_locals(self.visible_locals())
         if not rows:
-            return Output("locals", "(no locals)", rows)
+            return Output(OutputKind.LOCALS, "(no locals)", rows)
         width = max(len(r.name) for r in rows)
         text = "\n".join(f"{r.name:<{width}}  {r.type_name:<12} {r.describe()}"
                          + (f"  [{r.sharding}]" if r.sharding and r.is_array else "")
                          for r in rows)
-        return Output("locals", text, rows)
+        return Output(OutputKind.LOCALS, text, rows)
 
     # -- ending the stop -----------------------------------------------------
-    def end(self, how: str) -> Output:
-        self.resume = how
-        messages = {"continue": "Continuing.", "skip": "Continuing; skipping the rest of this batch.",
-                    "quit": "Quitting: the computation stops with jaxdbg.DebuggerQuit."}
-        return Output("resume", messages[how], resume=how)
+    def end(self, how: Resume) -> Output:
+        self.resume = Resume(how)
+        messages = {Resume.CONTINUE: "Continuing.",
+                    Resume.SKIP: "Continuing; skipping the rest of this batch.",
+                    Resume.QUIT: "Quitting: the computation stops with jaxdbg.DebuggerQuit."}
+        return Output(OutputKind.RESUME, messages[self.resume], resume=self.resume)
 
 
 # A command word directly followed by ".", "[" or "(", or by an assignment or a
@@ -388,19 +351,19 @@ def _locals(s: Session, arg: str) -> Output:
 
 @_command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.")
 def _continue(s: Session, arg: str) -> Output:
-    return s.end("continue")
+    return s.end(Resume.CONTINUE)
 
 
 @_command("skip", usage="skip", summary="Continue and skip the remaining elements of this vmap batch.")
 def _skip(s: Session, arg: str) -> Output:
     if not s.info.batched:
         return _error("skip works inside vmap; this stop is not batched (use continue)")
-    return s.end("skip")
+    return s.end(Resume.SKIP)
 
 
 @_command("quit", "q", "exit", usage="quit", summary="Stop the computation with jaxdbg.DebuggerQuit.")
 def _quit(s: Session, arg: str) -> Output:
-    return s.end("quit")
+    return s.end(Resume.QUIT)
 
 
 @_command("help", "h", "?", usage="help [command]", summary="List commands, or describe one.")
@@ -410,7 +373,7 @@ def _help(s: Session, arg: str) -> Output:
         if cmd is None:
             return _error(f"no command {arg!r}; type 'help' for the list")
         aliases = ", ".join(cmd.names)
-        return Output("help", f"{cmd.usage}\n    {cmd.summary}\n    aliases: {aliases}")
+        return Output(OutputKind.HELP, f"{cmd.usage}\n    {cmd.summary}\n    aliases: {aliases}")
     lines = [f"{cmd.usage:<16} {cmd.summary}" for cmd in s.commands()]
     lines.append("Anything else is evaluated as a Python expression or statement in the current frame.")
-    return Output("help", "\n".join(lines))
+    return Output(OutputKind.HELP, "\n".join(lines))

@@ -15,6 +15,7 @@ from typing import Any
 from jaxdbg import quit_reporting, registry
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.frames import Frame
+from jaxdbg.outputs import Resume
 from jaxdbg.session import Session
 from jaxdbg.stop_info import StopInfo
 
@@ -67,7 +68,7 @@ def _quit_pending(generation: int, site: object) -> bool:
 
 
 def serve(frames: list[Frame], info: StopInfo, backend: str | None,
-          options: dict[str, Any], site: object = None) -> str:
+          options: dict[str, Any], site: object = None) -> Resume:
     """Open a session on these frames and return how it ended: continue or skip.
 
     Raises DebuggerQuit when the user quit (now or in a stop ahead of this one),
@@ -90,9 +91,9 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
         except KeyboardInterrupt:
             _record_quit(site)
             raise
-        if session.resume == "quit":
+        if session.resume is Resume.QUIT:
             _record_quit(site)
             raise DebuggerQuit()
-        return session.resume or "continue"
+        return session.resume or Resume.CONTINUE
     finally:
         _turn.release()

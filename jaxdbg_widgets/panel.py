@@ -29,7 +29,8 @@ from pygments.lexers import PythonLexer
 
 from jaxdbg import summaries
 from jaxdbg.frames import display_filename
-from jaxdbg.session import Output, Session
+from jaxdbg.outputs import Output, OutputKind, Resume
+from jaxdbg.session import Session
 
 Command = tuple
 
@@ -399,7 +400,7 @@ class DebuggerPanel:
         if output.resume:  # the static summary's last line says how the stop ended
             self.add_log(LogEntry(line, ""))
             return
-        if output.kind == "source" and not output.is_error:
+        if output.kind is OutputKind.SOURCE and not output.is_error:
             f = self.session.current
             self.add_log(LogEntry(line, f"frame {self.session.index}: {f.function} at {f.location}"))
         else:
@@ -409,7 +410,7 @@ class DebuggerPanel:
 
     def add_output(self, command: str, output: Output) -> None:
         text = output.text
-        if output.kind == "value" and not text:
+        if output.kind is OutputKind.VALUE and not text:
             text = "''"
         self.add_log(LogEntry(command, text, error=output.is_error))
 
@@ -503,8 +504,8 @@ class DebuggerPanel:
         """
         s = self.session
         f = s.frames[0]
-        ended = {"continue": "Continued.", "skip": "Continued, skipping the rest of the batch.",
-                 "quit": "Quit: the computation was stopped."}.get(s.resume or "", "Ended.")
+        ended = {Resume.CONTINUE: "Continued.", Resume.SKIP: "Continued, skipping the rest of the batch.",
+                 Resume.QUIT: "Quit: the computation was stopped."}.get(s.resume, "Ended.")
         parts = [f'<div class="jaxdbg-static" style="{_MONO}border:1px solid var(--jp-border-color1, #ccc);padding:4px;">',
                  f'<div class="jaxdbg-banner" style="font-weight:bold;">{esc(s.banner())}</div>']
         line = f.line().strip()
