@@ -2,16 +2,25 @@
 """Set up the development environment and run things in it.
 
     python3 dev.py lab [jupyter lab args]   set up .venv, open notebooks/quickstart.ipynb
-    python3 dev.py test [pytest args]       set up .venv, .venv-ipykernel6 and Chromium, run pytest
+    python3 dev.py test [pytest args]       set up every test venv and Chromium, run pytest
+    python3 dev.py setup                    only build the venvs `test` uses
+
+`test` runs the whole suite in .venv (browser tests only there) with the kernel tests
+also run against the kernels of the matrix venvs (ipykernel 6.29; Colab's exact pins;
+the newest JAX on the newest Python found; the oldest JAX the pins allow), then, with no
+pytest arguments, the core tests under each matrix interpreter.
 
 Standard library only, so it runs with any Python >= 3.10 on a fresh machine.
 Virtual environments are rebuilt only when pyproject.toml (or the set of packages in the
-checkout) changed since the last install; a stamp file in each venv records that.
+checkout, or the base Python) changed since the last install; a stamp file in each venv
+records that. Installs go through pip's cache, so a rebuild downloads little.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import hashlib
 import os
 import re
@@ -30,10 +39,19 @@ VENV = ROOT / ".venv"
 VENV_IPYKERNEL6 = ROOT / ".venv-ipykernel6"
 STAMP_NAME = ".jaxdbg-dev-stamp"
 # Bump to force every checkout to reinstall after a change to how venvs are built.
-STAMP_VERSION = "1"
+STAMP_VERSION = "2"
 
 MAIN_SPEC = [".[notebook,test]"]
 IPYKERNEL6_SPEC = [".", "ipykernel==6.29.*", "jupyter_client", "ipywidgets"]
+# What the matrix interpreters need besides the project to run the core tests.
+CORE_TEST_TOOLS = ["pytest", "pytest-timeout"]
+COLAB_PINS = Path(".ci") / "colab-pins.txt"
+COLAB_PYTHON = (3, 13)  # Colab's runtime
+# jax 0.7.0 (the floor) needs Python >= 3.11; pair the oldest JAX with the oldest Python it takes.
+OLDEST_JAX_MIN_PYTHON = (3, 11)
+# The tests that run under every matrix interpreter (no kernel, no browser: the kernel
+# tests already run each matrix kernel from .venv).
+CORE_TEST_ARGS = ["-m", "not kernel and not browser", "--ignore=tests/browser", "-q", "-p", "no:cacheprovider"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 QUICKSTART = Path("notebooks") / "quickstart.ipynb"
@@ -109,11 +127,14 @@ def venv_python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def stamp_for(spec: list[str]) -> str:
+def stamp_for(spec: list[str], base: str = sys.executable) -> str:
     h = hashlib.sha256()
     h.update(STAMP_VERSION.encode())
     h.update(repr(spec).encode())
+    h.update(base.encode())
     h.update((ROOT / "pyproject.toml").read_bytes())
+    if (ROOT / COLAB_PINS).is_file():
+        h.update((ROOT / COLAB_PINS).read_bytes())
     for pkg in PACKAGES:
         h.update(f"{pkg}:{(ROOT / pkg / '__init__.py').is_file()}".encode())
     return h.hexdigest()
@@ -133,41 +154,171 @@ def venv_works(venv: Path) -> bool:
     return out.returncode == 0 and Path(out.stdout.strip()).resolve() == venv.resolve()
 
 
-def ensure_venv(venv: Path, spec: list[str]) -> Path:
-    """Create `venv` if missing or broken and pip-install `spec` if it changed."""
+def ensure_venv(venv: Path, spec: list[str], base: str = sys.executable,
+                steps: list[list[str]] | None = None) -> Path:
+    """Create `venv` from the `base` Python if missing or broken and install into it.
+
+    `steps` are pip-install argument lists run in order (default: `-e` plus `spec`);
+    they are reinstalled only when they, pyproject.toml or the base Python changed.
+    """
+    steps = steps if steps is not None else [["-e", *spec]]
     stamp_file = venv / STAMP_NAME
-    want = stamp_for(spec)
+    want = stamp_for([*spec, *map(repr, steps)], base)
     if stamp_file.is_file() and stamp_file.read_text().strip() == want and venv_works(venv):
         return venv_python(venv)
 
     started = time.monotonic()
-    if not venv_works(venv):
-        if venv.exists():
-            log(f"removing broken {venv.name} ...")
-            shutil.rmtree(venv)
-        log(f"creating {venv.name} with {sys.executable} ({sys.version.split()[0]}) ...")
+    if venv.exists() and (not venv_works(venv) or not stamp_file.is_file()
+                          or _venv_base(venv) != _python_version(base)):
+        log(f"removing {venv.name} (broken, unfinished or made from another Python) ...")
+        shutil.rmtree(venv)
+    if not venv.exists():
+        log(f"creating {venv.name} with {base} ({'.'.join(map(str, _python_version(base) or ()))}) ...")
         proc = subprocess.run(
-            [sys.executable, "-m", "venv", str(venv)],
+            [base, "-m", "venv", str(venv)],
             stdin=subprocess.DEVNULL, env=quiet_env(), cwd=ROOT,
         )
         if proc.returncode != 0 or not venv_python(venv).exists():
             shutil.rmtree(venv, ignore_errors=True)
             sys.exit(
-                "[dev] could not create a virtual environment; on Debian/Ubuntu install "
-                "the venv module first: apt-get install python3-venv"
+                f"[dev] could not create a virtual environment with {base}; on Debian/Ubuntu "
+                "install the venv module first: apt-get install python3-venv"
             )
     else:
         log(f"{venv.name} is out of date (pyproject.toml or packages changed) ...")
 
     stamp_file.unlink(missing_ok=True)
-    log(f"installing {' '.join(spec)} into {venv.name} (pip, this can take a few minutes) ...")
-    run_pip([
-        str(venv_python(venv)), "-m", "pip", "install",
-        "--disable-pip-version-check", "-q", "-e", *spec,
-    ])
+    for step in steps:
+        log(f"installing {' '.join(step)} into {venv.name} (pip, this can take a few minutes) ...")
+        run_pip([
+            str(venv_python(venv)), "-m", "pip", "install",
+            "--disable-pip-version-check", "-q", *step,
+        ])
     stamp_file.write_text(want + "\n")
     log(f"{venv.name} ready ({time.monotonic() - started:.0f}s)")
     return venv_python(venv)
+
+
+# ------------------------------------------------------------------ finding Pythons
+
+
+def _python_version(exe: str) -> tuple[int, int, int] | None:
+    """(major, minor, micro) of a Python executable with a working venv module, else None."""
+    try:
+        out = subprocess.run(
+            [exe, "-c", "import sys, venv, ensurepip; print(*sys.version_info[:3])"],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    try:
+        major, minor, micro = (int(p) for p in out.stdout.split())
+    except ValueError:
+        return None
+    return major, minor, micro
+
+
+def _venv_base(venv: Path) -> tuple[int, int, int] | None:
+    return _python_version(str(venv_python(venv)))
+
+
+@functools.lru_cache(maxsize=None)
+def find_pythons() -> dict[tuple[int, int], str]:
+    """(major, minor) -> an executable, for every CPython >= 3.10 on PATH or under pyenv."""
+    candidates: list[str] = [sys.executable]
+    for minor in range(10, 20):
+        found = shutil.which(f"python3.{minor}")
+        if found:
+            candidates.append(found)
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    if pyenv_root.is_dir():
+        for version_dir in sorted(pyenv_root.iterdir()):
+            candidates.extend(str(p) for p in sorted(version_dir.glob("bin/python3.*"))
+                              if re.fullmatch(r"python3\.\d+", p.name))
+    found: dict[tuple[int, int], tuple[tuple[int, int, int], str]] = {}
+    for exe in candidates:
+        version = _python_version(exe)
+        if version is None or version[:2] < (3, 10):
+            continue
+        # pyenv shims on PATH forward to a real interpreter; keep the newest patch release.
+        if version[:2] not in found or version > found[version[:2]][0]:
+            found[version[:2]] = (version, exe)
+    return {minor: exe for minor, (_, exe) in sorted(found.items())}
+
+
+def _nearest(pythons: dict[tuple[int, int], str], want: tuple[int, int]) -> tuple[int, int] | None:
+    if not pythons:
+        return None
+    return min(pythons, key=lambda v: (abs(v[1] - want[1]) if v[0] == want[0] else 99, -v[1]))
+
+
+def _jax_floor() -> str:
+    """The lowest jax version pyproject.toml allows, e.g. "0.7"."""
+    text = (ROOT / "pyproject.toml").read_text()
+    match = re.search(r'"jax>=([0-9.]+)', text)
+    if not match:
+        sys.exit("[dev] pyproject.toml has no jax floor (jax>=X) to build the oldest-JAX venv from")
+    return match.group(1)
+
+
+@dataclasses.dataclass
+class MatrixVenv:
+    """A venv of the test matrix: its kernel runs the kernel tests, its Python the core tests."""
+
+    label: str       # what the README and the summary call it
+    env_var: str     # tells tests/kernel_harness.py about its Python
+    venv: Path
+    base: tuple[int, int] | None
+    spec: list[str]
+    steps: list[list[str]]
+    python: Path | None = None
+    problem: str | None = None
+
+
+def matrix_venvs() -> list[MatrixVenv]:
+    pythons = find_pythons()
+    log("Pythons found: " + (", ".join(f"{a}.{b}" for a, b in pythons) or "none"))
+    pins = str(COLAB_PINS)
+    colab_base = COLAB_PYTHON if COLAB_PYTHON in pythons else _nearest(pythons, COLAB_PYTHON)
+    newest_base = max(pythons) if pythons else None
+    oldest_candidates = [v for v in pythons if v >= OLDEST_JAX_MIN_PYTHON]
+    oldest_base = min(oldest_candidates) if oldest_candidates else None
+    floor = _jax_floor()
+    return [
+        MatrixVenv("colab pins", "JAXDBG_COLAB_PYTHON", ROOT / ".venv-colab", colab_base,
+                   ["colab"], [["-r", pins], ["-c", pins, "-e", ".", *CORE_TEST_TOOLS]]),
+        MatrixVenv("newest jax", "JAXDBG_NEWEST_JAX_PYTHON", ROOT / ".venv-newest-jax", newest_base,
+                   ["newest"], [["--upgrade", "--upgrade-strategy", "eager", "-e", ".", *CORE_TEST_TOOLS]]),
+        MatrixVenv("oldest jax", "JAXDBG_OLDEST_JAX_PYTHON", ROOT / ".venv-oldest-jax", oldest_base,
+                   ["oldest"], [["-e", ".", f"jax=={floor}.*", f"jaxlib=={floor}.*", *CORE_TEST_TOOLS]]),
+    ]
+
+
+def ensure_matrix(entries: list[MatrixVenv]) -> None:
+    pythons = find_pythons()
+    for entry in entries:
+        if entry.base is None:
+            entry.problem = "no suitable Python on this machine"
+            notice(f"{entry.label}: SKIPPED, {entry.problem} (looked on PATH and under ~/.pyenv)")
+            continue
+        base = pythons[entry.base]
+        try:
+            entry.python = ensure_venv(entry.venv, entry.spec, base, entry.steps)
+        except SystemExit as exc:
+            entry.problem = f"could not build {entry.venv.name}: {exc}"
+            notice(f"{entry.label}: FAILED, {entry.problem}")
+
+
+def describe_python(py: Path) -> str:
+    code = ("import sys, jax, ipykernel, IPython, ipywidgets, jupyter_client; "
+            "print(f'Python {sys.version.split()[0]}, jax {jax.__version__}, ipykernel {ipykernel.__version__}, "
+            "IPython {IPython.__version__}, ipywidgets {ipywidgets.__version__}, "
+            "jupyter_client {jupyter_client.__version__}')")
+    out = subprocess.run([str(py), "-c", code], stdin=subprocess.DEVNULL, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    return out.stdout.strip() or f"(could not import: {out.stderr.strip().splitlines()[-1:]})"
 
 
 def chromium_works(path: Path) -> bool:
@@ -239,31 +390,106 @@ def cmd_lab(args: list[str]) -> None:
     os.execve(str(jupyter), argv, env)
 
 
+SUMMARY = re.compile(r"^=+ (.*\d+ (passed|failed|skipped|error|errors|deselected).*) in [\d.]+s")
+COUNTS = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)")
+
+
+def run_pytest(py: Path, args: list[str], env: dict[str, str], label: str) -> tuple[int, dict[str, int]]:
+    """Run pytest under `py`, passing its output through; (exit code, counts by outcome)."""
+    log(f"[{label}] {py} -m pytest {' '.join(args)}")
+    proc = subprocess.Popen([str(py), "-m", "pytest", *args], cwd=ROOT, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, errors="replace")
+    assert proc.stdout is not None
+    counts: dict[str, int] = {}
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        match = SUMMARY.match(line.strip())
+        if match:
+            counts = {}
+            for n, what in COUNTS.findall(match.group(1)):
+                key = "failed" if what.startswith("error") else what
+                counts[key] = counts.get(key, 0) + int(n)
+    return proc.wait(), counts
+
+
 def cmd_test(args: list[str]) -> None:
     env = dict(os.environ)
+    started = time.monotonic()
     with checkout_lock():
         py = ensure_venv(VENV, MAIN_SPEC)
         py6 = None
         try:
             py6 = ensure_venv(VENV_IPYKERNEL6, IPYKERNEL6_SPEC)
-        except SystemExit as exc:  # the main suite can still run; say so loudly
-            notice(f"ipykernel 6.29 tests will be SKIPPED: could not build "
-                   f"{VENV_IPYKERNEL6.name}: {exc}")
+        except SystemExit as exc:
+            notice(f"ipykernel 6.29: FAILED, could not build {VENV_IPYKERNEL6.name}: {exc}")
+        matrix = matrix_venvs()
+        ensure_matrix(matrix)
         chromium = ensure_chromium()
+    log(f"set-up took {time.monotonic() - started:.0f}s")
     if py6 is not None:
         env["JAXDBG_IPYKERNEL6_PYTHON"] = str(py6.absolute())
+    for entry in matrix:
+        if entry.python is not None:
+            env[entry.env_var] = str(entry.python.absolute())
     if chromium is not None:
         env["JAXDBG_CHROMIUM"] = str(chromium)
     env.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
     env.setdefault("PYTHONUNBUFFERED", "1")
-    argv = [str(py), "-m", "pytest", *args]
-    log("running pytest " + " ".join(args))
-    os.chdir(ROOT)
-    os.execve(str(py), argv, env)
+
+    results: list[tuple[str, str, int, dict[str, int]]] = []
+    rc, counts = run_pytest(py, args, env, "main")
+    results.append(("main (+ kernel tests on every matrix kernel)", describe_python(py), rc, counts))
+    if not args:  # the full run: the core tests under every matrix interpreter too
+        for entry in matrix:
+            if entry.python is None:
+                continue
+            rc_core, counts_core = run_pytest(entry.python, CORE_TEST_ARGS, env, entry.label)
+            if rc_core == 5:  # no tests collected is not a failure of the matrix
+                rc_core = 0
+            results.append((f"{entry.label} (core)", describe_python(entry.python), rc_core, counts_core))
+    else:
+        log("core tests under the matrix interpreters run only without pytest arguments")
+
+    print("\n[dev] test matrix:", flush=True)
+    for label, versions, code, got in results:
+        state = "ok" if code == 0 else f"FAILED (exit {code})"
+        print(f"[dev]   {label}: {state}; {versions}", flush=True)
+    if py6 is not None:
+        print(f"[dev]   ipykernel 6.29 kernel: {describe_python(py6)}", flush=True)
+    problems = [e for e in matrix if e.problem] + ([] if py6 else ["ipykernel6"])
+    for entry in problems:
+        if isinstance(entry, MatrixVenv):
+            print(f"[dev]   {entry.label}: NOT RUN, {entry.problem}", flush=True)
+        else:
+            print("[dev]   ipykernel 6.29: NOT RUN, its venv could not be built", flush=True)
+    total = {k: sum(r[3].get(k, 0) for r in results) for k in ("passed", "failed", "skipped")}
+    log(f"total time {time.monotonic() - started:.0f}s")
+    print(f"matrix: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped",
+          flush=True)
+    built_badly = any(isinstance(e, MatrixVenv) and e.problem and e.base is not None for e in problems) \
+        or py6 is None
+    failed = any(r[2] not in (0,) for r in results)
+    sys.exit(1 if failed or built_badly else 0)
+
+
+def cmd_setup(args: list[str]) -> None:
+    """Build every venv `test` uses, without running anything."""
+    with checkout_lock():
+        ensure_venv(VENV, MAIN_SPEC)
+        ensure_venv(VENV_IPYKERNEL6, IPYKERNEL6_SPEC)
+        matrix = matrix_venvs()
+        ensure_matrix(matrix)
+    for entry in matrix:
+        if entry.python is not None:
+            log(f"{entry.label}: {describe_python(entry.python)}")
+    if any(e.problem for e in matrix):
+        sys.exit(1)
 
 
 def main(argv: list[str]) -> None:
-    commands = {"lab": cmd_lab, "test": cmd_test}
+    commands = {"lab": cmd_lab, "test": cmd_test, "setup": cmd_setup}
     if not argv or argv[0] not in commands:
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)

@@ -15,6 +15,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from jaxdbg import scripted
 from jaxdbg.outputs import Output, OutputKind, SourceView
 from jaxdbg.session import Session
 
@@ -88,6 +89,9 @@ def _input_with_prompt(stdout: IO[str]) -> str:
 def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] | None = None,
             color: bool | None = None, **_: Any) -> None:
     """Serve one stop at the terminal until the user continues, skips or quits."""
+    if stdin is None and not scripted.interactive_input_available():
+        scripted.continue_without_input(session, scripted.no_input_reason(), stdout)
+        return
     console = _console(stdout, color)
     if stdin is None:
         _enable_line_editing()
@@ -100,7 +104,19 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
             console.print("")
             render(console, session.execute("quit"))  # as in pdb: end of input quits
             break
+        except Exception as exc:
+            if not _is_stdin_unsupported(exc):
+                raise
+            scripted.continue_without_input(session, scripted.no_input_reason(), stdout)
+            break
         render(console, session.execute(line))
+
+
+def _is_stdin_unsupported(exc: BaseException) -> bool:
+    """IPython's error for ``input()`` in a kernel whose client has no stdin."""
+    error_module = sys.modules.get("IPython.core.error")
+    unsupported = getattr(error_module, "StdinNotImplementedError", None)
+    return unsupported is not None and isinstance(exc, unsupported)
 
 
 def available() -> bool:

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any
 
-from jaxdbg import quit_reporting, registry
+from jaxdbg import quit_reporting, registry, scripted
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.frames import Frame
 from jaxdbg.outputs import Resume
@@ -87,7 +87,8 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
         session = Session(frames, info)
         debugger = registry.get_debugger(backend)
         try:
-            debugger(session, **options)
+            if not scripted.handled(session, options, site):  # JAXDBG_COMMANDS, commands=
+                debugger(session, **scripted.backend_options(options))
         except KeyboardInterrupt:
             _record_quit(site)
             raise

@@ -17,7 +17,7 @@ import contextlib
 import importlib.util
 from typing import Any, Iterator
 
-from jaxdbg import cli
+from jaxdbg import cli, scripted
 from jaxdbg.internals import ipykernel_api as api
 from jaxdbg.session import Session
 
@@ -74,6 +74,9 @@ def _notice(text: str) -> None:
 
 
 def _fallback(session: Session, why: str, options: dict[str, Any]) -> None:
+    if not scripted.interactive_input_available(options):  # nbclient, papermill, Voila
+        scripted.continue_without_input(session, f"{why}, and {scripted.no_input_reason()}")
+        return
     _notice(f"{why}; type debugger commands at the prompt below instead (help lists them).")
     cli.run_cli(session, **options)
 

@@ -20,3 +20,12 @@ def _forget_stopped_computations():
     from jaxdbg.internals import jax_api
 
     jax_api.forget_failed_effects()
+
+
+@pytest.fixture(autouse=True)
+def _no_scripted_commands(monkeypatch):
+    """A JAXDBG_COMMANDS in the caller's environment must not answer the tests' stops."""
+    monkeypatch.delenv("JAXDBG_COMMANDS", raising=False)
+    from jaxdbg import scripted
+
+    scripted.reset()

@@ -5,8 +5,10 @@ executable, reads iopub on a background thread (messages grouped by parent msg_i
 answers stdin prompts, and sends the comm messages ipywidgets 8's frontend sends
 (``update`` for value changes, ``custom`` ``{"event": "click"}`` for Button clicks).
 
-Pythons: the running interpreter (``sys.executable``) always; the one named by the
-``JAXDBG_IPYKERNEL6_PYTHON`` environment variable (with ipykernel 6.29) when set.
+Pythons: the running interpreter (``sys.executable``) always; besides, each one named
+by an environment variable of :data:`MATRIX_ENV` that is set (``dev.py test`` sets them
+all): ipykernel 6.29, Colab's exact pins, the newest JAX on the newest Python, and the
+oldest JAX the pins allow.
 
 Fixtures for conftest.py (or a test module)::
 
@@ -36,15 +38,24 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 IPYKERNEL6_ENV = "JAXDBG_IPYKERNEL6_PYTHON"
+COLAB_ENV = "JAXDBG_COLAB_PYTHON"
+# environment variable -> test id of the kernels the matrix adds
+MATRIX_ENV = {
+    IPYKERNEL6_ENV: "ipykernel6",
+    COLAB_ENV: "colab-pins",
+    "JAXDBG_NEWEST_JAX_PYTHON": "newest-jax",
+    "JAXDBG_OLDEST_JAX_PYTHON": "oldest-jax",
+}
 MULTI_DEVICE_XLA_FLAGS = "--xla_force_host_platform_device_count=8"
 
 
 def kernel_pythons() -> list[pytest.param]:
     """pytest params for each Python to run a kernel with, labelled by ipykernel line."""
     params = [pytest.param(sys.executable, id="ipykernel-current")]
-    other = os.environ.get(IPYKERNEL6_ENV)
-    if other:
-        params.append(pytest.param(other, id="ipykernel6"))
+    for env_var, label in MATRIX_ENV.items():
+        other = os.environ.get(env_var)
+        if other:
+            params.append(pytest.param(other, id=label))
     return params
 
 
@@ -261,9 +272,10 @@ class KernelHarness:
 
     # -- requests -------------------------------------------------------------------
 
-    def execute(self, code: str) -> str:
-        """Send an execute_request without waiting; its msg_id."""
-        return self.kc.execute(code, allow_stdin=True, store_history=True)
+    def execute(self, code: str, allow_stdin: bool = True) -> str:
+        """Send an execute_request without waiting; its msg_id. ``allow_stdin=False``
+        is what clients without stdin (nbclient, papermill, Voila) send."""
+        return self.kc.execute(code, allow_stdin=allow_stdin, store_history=True)
 
     def answer_input(self, text: str) -> None:
         """Queue the answer to the next ``input()`` prompt."""
@@ -288,9 +300,9 @@ class KernelHarness:
         raise TimeoutError(f"no execute_reply for {msg_id} within {timeout}s; "
                            f"so far {self.result(msg_id)!r}")
 
-    def run(self, code: str, timeout: float = 60) -> CellResult:
+    def run(self, code: str, timeout: float = 60, allow_stdin: bool = True) -> CellResult:
         """Execute and wait; the result."""
-        return self.wait_reply(self.execute(code), timeout=timeout)
+        return self.wait_reply(self.execute(code, allow_stdin=allow_stdin), timeout=timeout)
 
     def result(self, msg_id: str) -> CellResult:
         """What arrived so far for ``msg_id`` (reply may be None)."""
