@@ -22,7 +22,7 @@ from jax.custom_batching import custom_vmap
 
 from jaxdbg import frames as frames_mod
 from jaxdbg import registry, stops
-from jaxdbg.internals import jax_api
+from jaxdbg.internals import jax_api, jax_compat
 from jaxdbg.outputs import Resume
 from jaxdbg.stop_info import StopInfo
 
@@ -182,6 +182,7 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
     registry.check_backend_name(backend)
+    jax_compat.apply()  # once: jax 0.7 would prune the stop under jit
     stack = frames_mod.python_stack(skip + 1, filter_frames, num_frames)
     if not stack:  # everything was filtered: still show where the call is
         stack = frames_mod.python_stack(skip + 1, False, 1)

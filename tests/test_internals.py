@@ -26,3 +26,18 @@ def test_jax_debugger_registry_shape():
     assert isinstance(core._debugger_registry, dict)
     priority, debugger = next(iter(core._debugger_registry.values()))
     assert isinstance(priority, int) and callable(debugger)
+
+
+def test_custom_vmap_reports_its_effects_after_the_compat_fix():
+    """jax 0.7 pruned a breakpoint's callback under jit (custom_vmap_call had no effects)."""
+    from jaxdbg.internals import jax_compat
+
+    jax_compat.apply()
+    assert jax_compat.custom_vmap_keeps_effects(), f"jax {jax.__version__}"
+
+
+@pytest.mark.skipif(jax_api.jax_version()[:2] >= (0, 8), reason="only jax 0.7 needs the fix")
+def test_private_name_of_the_jax_07_fix_exists():
+    from jaxdbg.internals import jax_compat
+
+    assert all(jax_compat.names_in_use().values()), jax_compat.names_in_use()

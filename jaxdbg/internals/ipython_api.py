@@ -23,6 +23,31 @@ def cell_label(filename: str) -> str | None:
     mapping = getattr(compiler, "_filename_map", None)
     if isinstance(mapping, dict) and filename in mapping:
         return f"In[{mapping[filename]}]"
+    if mapping is None and compiler is not None:
+        return _cell_label_from_history(ip, filename)
+    return None
+
+
+_history_labels: dict[str, tuple[int, str]] = {}  # file name -> (history length, label)
+
+
+def _cell_label_from_history(ip, filename: str) -> str | None:
+    """IPython 7 (Colab's) keeps no map: find the latest cell whose source is the one
+    cached under ``filename`` (history stores cells without trailing newlines)."""
+    import linecache
+
+    history = getattr(getattr(ip, "history_manager", None), "input_hist_parsed", None)
+    entry = linecache.cache.get(filename)
+    if not isinstance(history, list) or not entry or len(entry) < 3:
+        return None
+    known = _history_labels.get(filename)
+    if known is not None and known[0] == len(history):
+        return known[1]
+    source = "".join(entry[2]).rstrip("\n")
+    for number in range(len(history) - 1, 0, -1):
+        if str(history[number]).rstrip("\n") == source:
+            _history_labels[filename] = (len(history), f"In[{number}]")
+            return f"In[{number}]"
     return None
 
 
@@ -43,5 +68,8 @@ def names_in_use() -> dict[str, bool]:
     ip = shell()
     if ip is None:
         return {}
-    return {"IPython CachingCompiler._filename_map": hasattr(getattr(ip, "compile", None), "_filename_map"),
+    compiler = getattr(ip, "compile", None)
+    return {"IPython CachingCompiler._filename_map or HistoryManager.input_hist_parsed":
+            hasattr(compiler, "_filename_map")
+            or isinstance(getattr(ip.history_manager, "input_hist_parsed", None), list),
             "IPython InteractiveShell._showtraceback": hasattr(ip, "_showtraceback")}

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import jax
 
-SUPPORTED_JAX = ((0, 8), (0, 12))  # tested range, inclusive of minor versions
+SUPPORTED_JAX = ((0, 7), (0, 12))  # tested range, inclusive of minor versions
 
 
 def jax_version() -> tuple[int, ...]:
