@@ -11,6 +11,7 @@ Public API::
 """
 
 from jaxdbg import cli as _cli
+from jaxdbg import colab as _colab
 from jaxdbg.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.frames import Frame
@@ -26,6 +27,9 @@ __version__ = "0.1.0"
 
 # The terminal debugger works everywhere, so it is the lowest-priority fallback.
 register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available)
+# In Colab the HTML view is the default (above the widget panel).
+if _colab.importable():
+    register_debugger("colab", _colab.run_colab, priority=200, available=_colab.available)
 
 __all__ = [
     "breakpoint", "breakpoint_if", "breakpoint_on_nonfinite", "DebuggerQuit", "Frame",
