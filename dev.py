@@ -292,7 +292,7 @@ def matrix_venvs() -> list[MatrixVenv]:
         MatrixVenv("newest jax", "JAXDBG_NEWEST_JAX_PYTHON", ROOT / ".venv-newest-jax", newest_base,
                    ["newest"], [["--upgrade", "--upgrade-strategy", "eager", "-e", ".", *CORE_TEST_TOOLS]]),
         MatrixVenv("oldest jax", "JAXDBG_OLDEST_JAX_PYTHON", ROOT / ".venv-oldest-jax", oldest_base,
-                   ["oldest"], [["-e", ".", f"jax=={floor}.*", f"jaxlib=={floor}.*", *CORE_TEST_TOOLS]]),
+                   ["oldest"], [["-e", ".", f"jax=={floor}", f"jaxlib=={floor}", *CORE_TEST_TOOLS]]),
     ]
 
 
