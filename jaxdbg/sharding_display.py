@@ -14,25 +14,8 @@ from typing import Any, Callable, Sequence
 
 import jax
 
+from jaxdbg.show import show
 from jaxdbg.sharding_layout import ShardingView, layout_of, sharding_view
-
-# JAX's own function, kept before the extension may route jax.debug's name to us.
-_jax_inspect_array_sharding = jax.debug.inspect_array_sharding
-
-
-def show(obj: Any) -> None:
-    """Display ``obj`` inline in a notebook kernel, or print it with rich elsewhere."""
-    from jaxdbg.internals import ipykernel_api
-
-    if ipykernel_api.current_kernel() is not None:
-        from IPython.display import display
-
-        display(obj)
-        return
-    from rich.console import Console
-
-    Console(highlight=False, soft_wrap=True).print(obj)
-
 
 def visualize_sharding(x: Any, *, shape: Sequence[int] | None = None, **_jax_options: Any) -> None:
     """Display how ``x`` is laid out over devices: inline in a notebook, rich in a terminal.
@@ -101,6 +84,8 @@ def inspect_sharding(x: Any, callback: Callable[[Any], Any] | None = None) -> An
         if sharding is not None:
             _report(sharding, shape, dtype, callback)
 
-    _jax_inspect_array_sharding(x, callback=at_compile)
+    from jaxdbg import sharding_hooks  # JAX's own function, even while ours stands in for it
+
+    sharding_hooks.original("inspect_array_sharding")(x, callback=at_compile)
     jax.debug.callback(at_run)
     return x

@@ -66,7 +66,7 @@ class Fold:
 class ShardingLayout:
     """Everything the views draw. Build it with :func:`layout_of`."""
 
-    kind: str                                  # "array" or "mesh"
+    kind: str                                  # "array", "mesh", or "blocks" (a shape-less sharding)
     title: str                                 # "float32[8,8]", "shape [8,8]", "Mesh"
     sharding_name: str                         # "NamedSharding", "Mesh", ...
     shape: tuple[int, ...]
@@ -164,6 +164,10 @@ class ShardingLayout:
         axes = " × ".join(f"{n}={s}" for n, s in self.mesh_axes)
         if self.kind == "mesh":
             parts = [f"Mesh {axes}"]
+        elif self.kind == "blocks":
+            parts = [self.title]
+            if axes:
+                parts.append(f"mesh {axes}")
         else:
             parts = [self.title, self.sharding_name]
             if axes:
@@ -186,6 +190,8 @@ class ShardingLayout:
         """Everything about one shard, for a hover or a legend line."""
         if self.kind == "mesh":
             lines = [shard.slice_text, f"device {compress_ids(shard.devices)}"]
+        elif self.kind == "blocks":
+            lines = [f"block {shard.slice_text}", shard.holders()]
         else:
             shape = tuple(stop - start for start, stop in shard.bounds)
             lines = [f"{shard.slice_text}  shape {list(shape)}", shard.holders()]
@@ -247,8 +253,11 @@ def _bounds(index: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[tuple[int, 
     return tuple(out)
 
 
-def _slice_text(bounds: tuple[tuple[int, int], ...], shape: tuple[int, ...]) -> str:
-    parts = [":" if (a, b) == (0, n) else f"{a}:{b}" for (a, b), n in zip(bounds, shape)]
+def _slice_text(bounds: tuple[tuple[int, int], ...], shape: tuple[int, ...],
+                blocks: bool = False) -> str:
+    """``[0:4, :]``; for a shape-less sharding, block numbers: ``[0, :]``."""
+    parts = [":" if (a, b) == (0, n) else (str(a) if blocks else f"{a}:{b}")
+             for (a, b), n in zip(bounds, shape)]
     return "[" + ", ".join(parts) + "]"
 
 
@@ -290,7 +299,7 @@ def layout_from_indices(indices: dict[Any, tuple[Any, ...]], shape: Sequence[int
         shards.append(Shard(
             number=number, bounds=bounds,
             slice_text=_mesh_position_text(bounds, mesh_axes) if kind == "mesh"
-            else _slice_text(bounds, shape),
+            else _slice_text(bounds, shape, blocks=kind == "blocks"),
             devices=tuple(sorted(_device_id(d) for d in devices)),
             processes=tuple(sorted({_process(d) for d in devices}))))
 
@@ -302,7 +311,7 @@ def layout_from_indices(indices: dict[Any, tuple[Any, ...]], shape: Sequence[int
         points = cuts[d] if n > 0 else [0, 0]
         blocks = []
         for a, b in zip(points, points[1:] or [0]):
-            if kind == "mesh":
+            if kind in ("mesh", "blocks"):
                 label = str(a)
             else:
                 label = ":" if (a, b) == (0, n) else f"{a}:{b}"
@@ -319,7 +328,7 @@ def layout_from_indices(indices: dict[Any, tuple[Any, ...]], shape: Sequence[int
         for position in itertools.product(*ranges):
             block_shard[position] = shard.number
 
-    axes = _spec_axes(spec, len(shape)) if kind == "array" else []
+    axes = _spec_axes(spec, len(shape)) if kind != "mesh" else []
     if kind == "mesh":
         dim_names = tuple(name for name, _ in mesh_axes)
     else:
@@ -385,8 +394,7 @@ def layout_of(x: Any, *, shape: Sequence[int] | None = None, dtype: Any = None) 
                         "concrete sharding yet; use jaxdbg.inspect_sharding(x) there")
     if isinstance(x, jax.sharding.Sharding):
         if shape is None:
-            raise TypeError(f"a {type(x).__name__} lays out an array of a given shape; "
-                            "pass shape=(...)")
+            return _blocks_layout(x)
         sharding = x
     elif isinstance(x, jax.Array):
         sharding = x.sharding
@@ -402,6 +410,24 @@ def layout_of(x: Any, *, shape: Sequence[int] | None = None, dtype: Any = None) 
                                sharding_name=type(sharding).__name__,
                                spec=getattr(sharding, "spec", None),
                                mesh_axes=_mesh_axes_of(sharding))
+
+
+def _blocks_layout(sharding: Any) -> ShardingLayout:
+    """A shape-less NamedSharding: one block per mesh position along each split dimension."""
+    spec = getattr(sharding, "spec", None)
+    axes = _mesh_axes_of(sharding)
+    if spec is None or not axes:
+        raise TypeError(f"a {type(sharding).__name__} lays out an array of a given shape; "
+                        "pass shape=(...)")
+    sizes = dict(axes)
+    shape = []
+    for entry in spec:
+        names = () if entry is None else (entry if isinstance(entry, (tuple, list)) else (entry,))
+        shape.append(int(np.prod([sizes[str(n)] for n in names], dtype=int)))
+    indices = sharding.devices_indices_map(tuple(shape))
+    return layout_from_indices(indices, shape, title=type(sharding).__name__,
+                               sharding_name=type(sharding).__name__, spec=spec,
+                               mesh_axes=axes, kind="blocks")
 
 
 class ShardingView:
