@@ -4,7 +4,10 @@ Colours come from the notebook theme's CSS variables (JupyterLab's ``--jp-*``, w
 plain fallbacks elsewhere) plus one translucent hue per shard, so the same output
 reads on light and dark themes: the hue tints whatever background the theme has and
 the text keeps the theme's own colour. Every piece of text goes through markupsafe.
-Hovering a cell shows its slice, shape, devices and processes.
+Hovering a cell shows its slice, shape, devices and processes. Fragments are joined as
+plain strings, each dynamic piece escaped by markupsafe on its way in (joining Markup
+objects would escape the tags a second time, and per-cell ``Markup.format`` is slow on
+512-device layouts).
 """
 
 from __future__ import annotations
@@ -49,70 +52,72 @@ def tint(number: int) -> str:
     return f"hsla({hue(number):.0f},78%,55%,0.38)"
 
 
+def _e(text: object) -> str:
+    """Escaped with markupsafe, as a plain str so that pieces join without re-escaping."""
+    return str(escape(text))
+
+
 def render_html(layout: ShardingLayout) -> str:
-    parts: list[str] = [_CSS, Markup('<div class="jaxdbg-sharding">')]
-    parts.append(Markup('<div class="jxs-head">{}</div>').format(layout.header_text()))
+    parts: list[str] = [str(_CSS), '<div class="jaxdbg-sharding">']
+    parts.append(f'<div class="jxs-head">{_e(layout.header_text())}</div>')
     axes = layout.axes_text()
     if axes:
-        parts.append(Markup('<div class="jxs-axes">{}</div>').format(axes))
-    parts.append(Markup('<div class="jxs-pages">'))
+        parts.append(f'<div class="jxs-axes">{_e(axes)}</div>')
+    parts.append('<div class="jxs-pages">')
     pages = layout.pages()
     for item in fold(len(pages), MAX_GRIDS):
         if isinstance(item, Fold):
             devices = layout.devices_in(pages[item.first:item.last + 1], range(layout.rows()),
                                         range(layout.cols()))
-            parts.append(Markup('<div class="jxs-note">⋯ {} more grids ({} to {}; devices {})</div>').format(
-                item.count, layout.page_title(pages[item.first]), layout.page_title(pages[item.last]),
-                compress_ids(devices)))
+            note = (f"⋯ {item.count} more grids ({layout.page_title(pages[item.first])} to "
+                    f"{layout.page_title(pages[item.last])}; devices {compress_ids(devices)})")
+            parts.append(f'<div class="jxs-note">{_e(note)}</div>')
             continue
         _page(layout, pages[item], parts)
-    parts.append(Markup("</div>"))
+    parts.append("</div>")
     _legend(layout, parts)
-    parts.append(Markup("</div>"))
-    return str(Markup("").join(parts))
+    parts.append("</div>")
+    return "".join(parts)
 
 
 def _page(layout: ShardingLayout, page: tuple[int, ...], parts: list[str]) -> None:
     rdim, cdim = layout.row_dim, layout.col_dim
     row_items = fold(layout.rows(), MAX_ROWS)
     col_items = fold(layout.cols(), MAX_COLS)
-    parts.append(Markup('<figure class="jxs-page">'))
+    parts.append('<figure class="jxs-page">')
     if layout.page_dims:
-        parts.append(Markup("<figcaption>{}</figcaption>").format(layout.page_title(page)))
+        parts.append(f"<figcaption>{_e(layout.page_title(page))}</figcaption>")
     label_col = "auto " if rdim is not None else ""
-    parts.append(Markup('<div class="jxs-grid" style="grid-template-columns:{}repeat({},minmax(2.2em,max-content))">')
-                 .format(label_col, len(col_items)))
+    parts.append(f'<div class="jxs-grid" style="grid-template-columns:{label_col}'
+                 f'repeat({len(col_items)},minmax(2.2em,max-content))">')
     if cdim is not None:
         if rdim is not None:
-            parts.append(Markup("<div></div>"))
+            parts.append("<div></div>")
         for c in col_items:
             if isinstance(c, Fold):
-                parts.append(Markup('<div class="jxs-lab" title="{}">⋯</div>').format(
-                    _fold_title(layout, "columns", cdim, c)))
+                parts.append(f'<div class="jxs-lab" title="{_e(_fold_title(layout, "columns", cdim, c))}">⋯</div>')
             else:
-                parts.append(Markup('<div class="jxs-lab">{}</div>').format(layout.intervals[cdim][c].label))
+                parts.append(f'<div class="jxs-lab">{_e(layout.intervals[cdim][c].label)}</div>')
     for r in row_items:
         if rdim is not None:
             label = "⋮" if isinstance(r, Fold) else layout.intervals[rdim][r].label
-            parts.append(Markup('<div class="jxs-lab">{}</div>').format(label))
+            parts.append(f'<div class="jxs-lab">{_e(label)}</div>')
         for c in col_items:
             if isinstance(r, Fold) or isinstance(c, Fold):
                 rows = range(r.first, r.last + 1) if isinstance(r, Fold) else range(r, r + 1)
                 cols = range(c.first, c.last + 1) if isinstance(c, Fold) else range(c, c + 1)
                 count = r.count if isinstance(r, Fold) else c.count
                 what = "rows" if isinstance(r, Fold) else "columns"
-                devices = layout.devices_in([page], rows, cols)
-                parts.append(Markup('<div class="jxs-fold" title="{} {} folded; devices {}">×{}</div>')
-                             .format(count, what, compress_ids(devices), count))
+                title = f"{count} {what} folded; devices {compress_ids(layout.devices_in([page], rows, cols))}"
+                parts.append(f'<div class="jxs-fold" title="{_e(title)}">×{count}</div>')
                 continue
-            shard = layout.shard_at(page, r, c)
-            parts.append(_cell(layout, shard))
-    parts.append(Markup("</div></figure>"))
+            parts.append(_cell(layout, layout.shard_at(page, r, c)))
+    parts.append("</div></figure>")
 
 
 def _cell(layout: ShardingLayout, shard: Shard) -> str:
-    return Markup('<div class="jxs-cell" style="background:{}" title="{}">{}</div>').format(
-        tint(shard.number), layout.shard_details(shard), layout.cell_text(shard))
+    return (f'<div class="jxs-cell" style="background:{tint(shard.number)}" '
+            f'title="{_e(layout.shard_details(shard))}">{_e(layout.cell_text(shard))}</div>')
 
 
 def _fold_title(layout: ShardingLayout, what: str, dim: int, item: Fold) -> str:
@@ -124,10 +129,10 @@ def _legend(layout: ShardingLayout, parts: list[str]) -> None:
     summary = layout.replication_summary()
     if layout.kind == "mesh" or len(layout.shards) > MAX_LEGEND:
         hint = "" if layout.kind == "mesh" else " · hover a cell for its slice and devices"
-        parts.append(Markup('<div class="jxs-sum">{}{}</div>').format(summary, hint))
+        parts.append(f'<div class="jxs-sum">{_e(summary + hint)}</div>')
         return
-    parts.append(Markup('<div class="jxs-sum">{}</div><ul class="jxs-legend">').format(summary))
+    parts.append(f'<div class="jxs-sum">{_e(summary)}</div><ul class="jxs-legend">')
     for shard in layout.shards:
-        parts.append(Markup('<li><span class="jxs-sw" style="background:{}"></span>{} {}</li>').format(
-            tint(shard.number), shard.slice_text, shard.holders()))
-    parts.append(Markup("</ul>"))
+        parts.append(f'<li><span class="jxs-sw" style="background:{tint(shard.number)}"></span>'
+                     f'{_e(shard.slice_text)} {_e(shard.holders())}</li>')
+    parts.append("</ul>")

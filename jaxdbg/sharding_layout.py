@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import itertools
 from typing import Any, Iterator, Sequence
 
@@ -81,20 +82,20 @@ class ShardingLayout:
     process_count: int
 
     # -- which dimensions make the grid ---------------------------------------
-    @property
+    @functools.cached_property
     def split_dims(self) -> tuple[int, ...]:
         """Dimensions cut into more than one block."""
         return tuple(d for d, iv in enumerate(self.intervals) if len(iv) > 1)
 
-    @property
+    @functools.cached_property
     def row_dim(self) -> int | None:
         return self._grid_dims()[0]
 
-    @property
+    @functools.cached_property
     def col_dim(self) -> int | None:
         return self._grid_dims()[1]
 
-    @property
+    @functools.cached_property
     def page_dims(self) -> tuple[int, ...]:
         """Leading split dimensions: one grid per combination of their blocks."""
         split = self.split_dims
@@ -133,10 +134,11 @@ class ShardingLayout:
         position = [0] * len(self.shape)
         for d, i in zip(self.page_dims, page):
             position[d] = i
-        if self.row_dim is not None:
-            position[self.row_dim] = row
-        if self.col_dim is not None:
-            position[self.col_dim] = col
+        rdim, cdim = self.row_dim, self.col_dim
+        if rdim is not None:
+            position[rdim] = row
+        if cdim is not None:
+            position[cdim] = col
         return self.shards[self.block_shard[tuple(position)]]
 
     def devices_in(self, pages: Sequence[tuple[int, ...]], rows: range, cols: range) -> list[int]:
@@ -241,15 +243,21 @@ def compress_ids(ids: Sequence[int], max_parts: int = 4) -> str:
 
 # -- building a layout ---------------------------------------------------------------
 
-def _bounds(index: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+def _bounds(index: tuple[Any, ...], shape: tuple[int, ...],
+            memo: dict[Any, tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """(start, stop) per dimension; ``memo`` saves re-resolving the same slices."""
     out = []
     for dim, size in enumerate(shape):
         s = index[dim] if dim < len(index) else slice(None)
         if isinstance(s, slice):
-            start, stop, _ = s.indices(size)
+            key = (dim, s.start, s.stop, s.step)
+            bounds = memo.get(key)
+            if bounds is None:
+                start, stop, _ = s.indices(size)
+                bounds = memo[key] = (start, stop)
+            out.append(bounds)
         else:  # an integer index selects one element
-            start, stop = int(s), int(s) + 1
-        out.append((start, stop))
+            out.append((int(s), int(s) + 1))
     return tuple(out)
 
 
@@ -289,19 +297,23 @@ def layout_from_indices(indices: dict[Any, tuple[Any, ...]], shape: Sequence[int
                         kind: str = "array") -> ShardingLayout:
     """The layout of a device → index map (what ``devices_indices_map`` returns)."""
     shape = tuple(int(n) for n in shape)
-    holders: dict[tuple[tuple[int, int], ...], list[Any]] = {}
+    holders: dict[tuple[tuple[int, int], ...], list[tuple[int, int]]] = {}
+    memo: dict[Any, tuple[int, int]] = {}
+    processes_seen: set[int] = set()
     for device, index in indices.items():
-        holders.setdefault(_bounds(tuple(index), shape), []).append(device)
+        process = _process(device)
+        processes_seen.add(process)
+        holders.setdefault(_bounds(tuple(index), shape, memo), []).append((_device_id(device), process))
     ordered = sorted(holders)
     shards = []
     for number, bounds in enumerate(ordered):
-        devices = holders[bounds]
+        held = holders[bounds]
         shards.append(Shard(
             number=number, bounds=bounds,
             slice_text=_mesh_position_text(bounds, mesh_axes) if kind == "mesh"
             else _slice_text(bounds, shape, blocks=kind == "blocks"),
-            devices=tuple(sorted(_device_id(d) for d in devices)),
-            processes=tuple(sorted({_process(d) for d in devices}))))
+            devices=tuple(sorted(d for d, _ in held)),
+            processes=tuple(sorted({p for _, p in held}))))
 
     # Elementary blocks: every shard boundary cuts its dimension.
     cuts = [sorted({0, n} | {a for b in ordered for a in (b[d][0], b[d][1]) if 0 <= a <= n})
@@ -340,8 +352,7 @@ def layout_from_indices(indices: dict[Any, tuple[Any, ...]], shape: Sequence[int
         intervals=tuple(intervals), block_shard=block_shard, shards=tuple(shards),
         mesh_axes=tuple((str(n), int(s)) for n, s in mesh_axes),
         spec=_spec_text(spec) if spec is not None else None,
-        platform=platform, device_count=len(devices),
-        process_count=len({_process(d) for d in devices}) or 1)
+        platform=platform, device_count=len(devices), process_count=len(processes_seen) or 1)
 
 
 def _mesh_position_text(bounds: tuple[tuple[int, int], ...], mesh_axes: Sequence[tuple[str, int]]) -> str:

@@ -125,8 +125,10 @@ def _grid(layout: ShardingLayout, page: tuple[int, ...]) -> list[Line]:
         return layout.cell_text(shard), shard.number
 
     cells = [[cell(r, c) for c in col_items] for r in row_items]
-    widths = [max([len(col_label(c))] + [len(cells[i][j][0]) for i in range(len(row_items))]) + 2
-              for j, c in enumerate(col_items)]
+    # One width for every column, so a grid reads as a regular lattice.
+    width = max([len(col_label(c)) for c in col_items]
+                + [len(text) for row in cells for text, _ in row]) + 2
+    widths = [width] * len(col_items)
     label_width = max(len(row_label(r)) for r in row_items)
     indent = " " * (label_width + 1)
 
@@ -143,8 +145,8 @@ def _grid(layout: ShardingLayout, page: tuple[int, ...]) -> list[Line]:
         for (text, style), w in zip(cells[i], widths):
             line.append((text.center(w), style))
             line.append(("│", None))
-        out.append(line)
-        out.append(rule("├", "┼", "┤") if i < len(row_items) - 1 else rule("└", "┴", "┘"))
+        out.append(line)  # no rule between rows: the row labels and colours separate them
+    out.append(rule("└", "┴", "┘"))
     for r in row_items:
         if isinstance(r, Fold):
             out.append([(indent + _fold_note(layout, "rows", rdim, r, [page],
