@@ -33,7 +33,8 @@ def render_rich(layout: ShardingLayout) -> Iterator[Any]:
     from rich.text import Text
 
     for line in build_lines(layout):
-        text = Text(no_wrap=True, overflow="ellipsis", end="\n")
+        # "ignore": a line wider than the terminal is never cut, so nothing is lost.
+        text = Text(no_wrap=True, overflow="ignore", end="\n")
         for segment, style in line:
             text.append(segment, _rich_style(style))
         yield text
