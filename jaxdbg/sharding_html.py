@@ -36,11 +36,11 @@ _CSS = Markup("""<style>
 .jaxdbg-sharding .jxs-grid>div{padding:2px 6px;text-align:center;white-space:nowrap}
 .jaxdbg-sharding .jxs-lab{color:var(--jp-content-font-color2,inherit);opacity:.8;font-size:.92em}
 .jaxdbg-sharding .jxs-cell{border:1px solid var(--jp-border-color1,rgba(128,128,128,.55));
- border-radius:2px;min-width:2.2em;cursor:default}
+ border-radius:2px;min-width:2.6em;cursor:default}
 .jaxdbg-sharding .jxs-cell:hover{outline:2px solid var(--jp-brand-color1,#1976d2);outline-offset:-1px}
 .jaxdbg-sharding .jxs-fold{border:1px dashed var(--jp-border-color1,rgba(128,128,128,.55));
  font-style:italic;opacity:.8}
-.jaxdbg-sharding .jxs-legend{list-style:none;padding:0;margin:4px 0 0 0;columns:2 22em}
+.jaxdbg-sharding .jxs-legend{list-style:none;padding:0;margin:4px 0 0 0;columns:2 22em;max-width:52em}
 .jaxdbg-sharding .jxs-legend li{margin:1px 0;break-inside:avoid}
 .jaxdbg-sharding .jxs-sw{display:inline-block;width:1.6em;height:.95em;vertical-align:-.1em;
  margin-right:.5em;border:1px solid var(--jp-border-color1,rgba(128,128,128,.55));border-radius:2px}
