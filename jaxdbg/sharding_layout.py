@@ -400,6 +400,9 @@ def layout_of(x: Any, *, shape: Sequence[int] | None = None, dtype: Any = None) 
         axes = tuple((str(n), int(s)) for n, s in x.shape.items())
         return layout_from_indices(indices, devices.shape, title="Mesh", sharding_name="Mesh",
                                    mesh_axes=axes, kind="mesh")
+    abstract_mesh = getattr(jax.sharding, "AbstractMesh", None)
+    if abstract_mesh is not None and isinstance(x, abstract_mesh):
+        raise TypeError("an AbstractMesh has axis sizes but no devices; pass a concrete Mesh")
     if isinstance(x, jax.core.Tracer):
         raise TypeError("this value is being traced (inside jit, vmap, ...), so it has no "
                         "concrete sharding yet; use jaxdbg.inspect_sharding(x) there")
