@@ -371,3 +371,18 @@ def test_terminal_backend_draws_the_command_with_rich(meshes):
     cli.render(Console(file=buffer, force_terminal=True, color_system="truecolor", width=120),
                session.execute("sharding x"))
     assert "48;2;" in buffer.getvalue()
+
+
+def test_sharding_command_at_a_real_stop(meshes):
+    from transcript import Transcript
+
+    t = Transcript("sharding a", "sharding a.sharding, (8, 8)", "c")
+    x = _array((8, 8), meshes["2x4"], P("x", "y"))
+
+    def step(a):
+        jaxdbg.breakpoint(**t.options)
+        return a
+
+    step(x)
+    assert t.answers("sharding a") == [GOLDEN_2D.rstrip("\n")]
+    assert t.answers("sharding a.sharding, (8, 8)")[0].splitlines()[0].startswith("shape [8,8] · NamedSharding")
