@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import inspect
 import sys
 import threading
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 __all__ = [
     "current_kernel",
@@ -409,8 +410,35 @@ def process_one_shell_message(kernel: Any, loop: asyncio.AbstractEventLoop) -> b
     the main thread is busy (it is then not reading the socket or the queue).
     Returns whether more messages are already queued.
     """
-    loop.run_until_complete(kernel.do_one_iteration())
+    with _keep_global_stream_parents():
+        loop.run_until_complete(kernel.do_one_iteration())
     return bool(kernel.msg_queue.qsize())
+
+
+@contextlib.contextmanager
+def _keep_global_stream_parents() -> Iterator[None]:
+    """ipykernel < 6.29 (Colab's 6.17) keeps one global parent per output stream, and
+    handling a widget message moves it to that message (``OutStream.set_parent``): the
+    paused cell's prints, from any thread, would go to the click and frontends drop
+    them. While the pump handles a message the streams keep the cell's parent. Newer
+    streams keep per-thread parents (``_parent_header``) and need nothing."""
+    streams = [s for s in (sys.stdout, sys.stderr)
+               if not hasattr(s, "_parent_header") and hasattr(s, "set_parent")
+               and isinstance(getattr(s, "parent_header", None), dict)]
+    for stream in streams:
+        stream.set_parent = _ignore_parent  # an instance attribute shadows the method
+    try:
+        yield
+    finally:
+        for stream in streams:
+            try:
+                del stream.set_parent
+            except AttributeError:
+                pass
+
+
+def _ignore_parent(parent: Any) -> None:
+    pass
 
 
 class _ShellPump:
@@ -602,7 +630,9 @@ def adapter_status(kernel: Any | None = None) -> dict[str, Any]:
             "kernel._parent_ident",
             "kernel._publish_status",
             "kernel._send_abort_reply",
-            "stdout._parent_header",
+            # per-thread stream parents came in 6.29; before, one global parent
+            # (OutStream.set_parent) that the pump keeps on the paused cell
+            "stdout._parent_header" if version >= (6, 29) else "stdout.set_parent",
         ]
     objects = {"kernel": kernel, "shell": shell, "stdout": stdout, "BaseComm": BaseComm}
     for path in required:
