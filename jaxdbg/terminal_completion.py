@@ -42,8 +42,13 @@ class _Completer:
             begin, end = self._readline.get_begidx(), self._readline.get_endidx()
             typed = line[:end]
             # Session.complete returns whole lines; readline replaces only the word.
-            self._matches = [c[begin:] for c in self._session.complete(typed)
-                             if c.startswith(typed[:begin])]
+            matches = [c[begin:] for c in self._session.complete(typed) if c.startswith(typed[:begin])]
+            quote = typed[begin - 1:begin]
+            if quote in ("'", '"'):
+                # Inside an open string readline closes the quote itself on a unique
+                # match: leave it (and the bracket after it) out of a dict key.
+                matches = [m[:-2] if m.endswith(quote + "]") else m for m in matches]
+            self._matches = matches
         return self._matches[state] if state < len(self._matches) else None
 
 
