@@ -26,7 +26,7 @@ import threading
 import types
 from typing import Hashable
 
-from jaxdbg import frames as frames_mod
+from jaxdbg.frames import display_filename
 from jaxdbg.internals import ipython_api
 
 _ENGINE_PACKAGES = ("jax", "jaxlib", "jaxdbg", "jaxdbg_widgets")
@@ -35,8 +35,7 @@ _ENGINE_PACKAGES = ("jax", "jaxlib", "jaxdbg", "jaxdbg_widgets")
 class Run:
     """Identifies one run. Equal runs compare equal; the key holds what it names alive."""
 
-    def __init__(self, description: str, key: Hashable, frame: types.FrameType | None = None) -> None:
-        self.description = description
+    def __init__(self, key: Hashable, frame: types.FrameType | None = None) -> None:
         self._key = key
         # A script run is named by a live frame object. Holding it keeps its
         # identity unique (its id cannot be reused while it is held).
@@ -50,6 +49,16 @@ class Run:
     def __hash__(self) -> int:
         return hash((self._key, id(self._frame)))
 
+    @property
+    def description(self) -> str:
+        """How reports name the run: ``cell In[3]``, ``the call at train.py:40``."""
+        kind = self._key[0]
+        if kind == "cell":
+            return f"cell In[{self._key[1]}]"
+        if kind == "script":
+            return f"the call at {display_filename(self._frame.f_code.co_filename)}:{self._key[1]}"
+        return "the main thread"
+
     def __repr__(self) -> str:
         return f"Run({self.description})"
 
@@ -58,7 +67,7 @@ def current() -> Run:
     """The run that a stop arriving now, on any thread, belongs to."""
     count = ipython_api.execution_count()
     if count is not None:
-        return Run(f"cell In[{count}]", ("cell", count))
+        return Run(("cell", count))
     return _script_run()
 
 
@@ -74,16 +83,14 @@ def _script_run() -> Run:
     while frame is not None:
         stack.append(frame)
         frame = frame.f_back
-    # The last program frame before the first JAX / jaxdbg frame, outermost first;
-    # with no such frame (the main thread is already past the call), the innermost.
+    # The last frame before the first JAX / jaxdbg frame, outermost first; with no
+    # such frame (the main thread is already past the call), the innermost. Frames
+    # of a runner around the program (pytest, runpy) come earlier, so they are not picked.
     picked = None
     for f in reversed(stack):
         if _is_engine(f):
             break
-        if not frames_mod._is_hidden(f):
-            picked = f
+        picked = f
     if picked is None:
-        return Run("the main thread", ("main",))
-    line = picked.f_lineno
-    where = f"{frames_mod.display_filename(picked.f_code.co_filename)}:{line}"
-    return Run(f"the call at {where}", ("script", line), picked)
+        return Run(("main",))
+    return Run(("script", picked.f_lineno), picked)
