@@ -28,7 +28,7 @@ def test_continue_all_covers_the_cell_and_the_next_cell_stops_again(kernel):
     assert kernel.run(SETUP, timeout=180).status == "ok"
 
     kernel.answer_input("ca")
-    result = kernel.run("print(f(xs), f(xs))", timeout=180)  # two calls, one cell
+    result = kernel.run("a = f(xs)\nb = f(xs)\nprint(a, b)", timeout=180)  # two lines, one cell
     assert result.status == "ok", result
     assert _prompts(kernel) == 1
     cell = re.search(r"Stopped at In\[\d+\]:\d+ in body \(breakpoint (\d+), hit 1\)", result.stdout)
