@@ -11,8 +11,9 @@ the rest of the process (a kernel session) this module remembers, per number:
 - **enabled**: ``disable`` / ``enable``;
 - **ignore**: the next N hits are passed without opening a debugger (pdb's
   ``ignore``);
-- **continue all**: every further stop of it in the current run (see
-  :mod:`jaxdbg.cell_run`) is passed, counted, and reported once the run is over.
+- **continue all**: every further stop of it in the current run (the running
+  cell in IPython, the whole script otherwise; see :mod:`jaxdbg.cell_run`) is
+  passed, counted, and reported once the run is over.
 
 A passed stop still runs its host callback (it is compiled in) but returns at
 once, before any frame is rebuilt or any UI opens. Two checks decide: a cheap
@@ -197,7 +198,7 @@ def reset() -> None:
     with _lock:
         for bp in _by_number.values():
             bp.enabled, bp.ignore = True, 0
-    report_finished_runs()
+    end_run()
 
 
 # -- reporting the stops that `continue all` passed ----------------------------
@@ -210,33 +211,31 @@ def _finish_continue_all(bp: _Breakpoint) -> None:
     bp.continuing_in, bp.passed = None, 0
 
 
-def finish_runs() -> list[str]:
-    """End every active ``continue all`` (its run is over) and return the pending reports."""
+def end_run() -> list[str]:
+    """End the current run: every active ``continue all`` ends and its count is printed.
+
+    Called when a cell finishes (IPython), by :func:`reset` and at exit; a
+    script may call it where its own notion of a run ends, e.g. after each
+    training step. Returns the printed report lines.
+    """
     with _lock:
         for bp in _by_number.values():
             if bp.continuing_in is not None:
                 _finish_continue_all(bp)
-        reports, _reports[:] = list(_reports), []
-    return reports
-
-
-def report_finished_runs() -> None:
-    """End every ``continue all`` and print the reports (at a cell's end, at exit, after reset)."""
-    for line in finish_runs():
-        print(line, file=sys.stdout, flush=True)
+    return _print_reports()
 
 
 def _schedule_report() -> None:
-    """Report when the run ends: after the cell in IPython, else at the latest at exit."""
+    """Report when the run ends: after the cell in IPython, else at exit (or end_run)."""
     global _report_scheduled
     if ipython_api.execution_count() is not None:
-        ipython_api.on_cell_finished(report_finished_runs)
+        ipython_api.on_cell_finished(end_run)
         return
     with _lock:
         if _report_scheduled:
             return
         _report_scheduled = True
-    atexit.register(report_finished_runs)
+    atexit.register(end_run)
 
 
 def _end_stale_runs() -> None:
@@ -251,10 +250,9 @@ def _end_stale_runs() -> None:
                 _finish_continue_all(bp)
 
 
-def _print_reports() -> None:
+def _print_reports() -> list[str]:
     with _lock:
-        if not _reports:
-            return
         reports, _reports[:] = list(_reports), []
     for line in reports:
         print(line, file=sys.stdout, flush=True)
+    return reports

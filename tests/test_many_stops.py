@@ -77,9 +77,8 @@ def test_continue_all_in_a_1000_step_scan_serves_no_more_stops():
     answer = t.answers("ca")[0]
     assert answer.startswith(f"Continuing past every remaining stop of breakpoint {number} in ")
     assert _row(number).hits == before + 1000
-    assert breakpoint_state.finish_runs() == [
-        f"jaxdbg: continued past 999 more stops of breakpoint {number} "
-        f"in the call at {__file__}:{_line_of('_scan_with_breakpoint(t)(jnp.arange(1000.0))')}"]
+    assert breakpoint_state.end_run() == [
+        f"jaxdbg: continued past 999 more stops of breakpoint {number} in this script"]
 
 
 def _line_of(text: str) -> int:
@@ -87,13 +86,18 @@ def _line_of(text: str) -> int:
         return next(i for i, line in enumerate(f, 1) if text in line and "_line_of" not in line)
 
 
-def test_continue_all_ends_with_the_run_and_a_new_call_stops_again():
+def test_continue_all_lasts_until_the_run_ends(capsys):
     t = Transcript("continue all", "c", "ca")
     f = _scan_with_breakpoint(t)
     f(jnp.arange(5.0))
-    f(jnp.arange(5.0) + 1)  # another statement: another run
-    assert _stops(t)[1] == [1, 6, 7]
-    assert "the call at" in t.answers("continue all")[0]
+    f(jnp.arange(5.0) + 1)  # a script is one run, as a cell is
+    assert _stops(t)[1] == [1]
+    assert t.answers("continue all")[0].endswith(" in this script.")
+    number = _stops(t)[0]
+    assert breakpoint_state.end_run() == [f"jaxdbg: continued past 9 more stops of breakpoint {number} in this script"]
+    assert capsys.readouterr().out.endswith(f"continued past 9 more stops of breakpoint {number} in this script\n")
+    f(jnp.arange(5.0))  # a new run stops again
+    assert _stops(t)[1] == [1, 11, 12]
 
 
 def test_continue_all_covers_a_loop_repeating_the_same_call():
@@ -104,7 +108,7 @@ def test_continue_all_covers_a_loop_repeating_the_same_call():
     assert len(t.stops()) == 1
     number, _, before = _stops(t)
     assert _row(number).hits == before + 12
-    assert breakpoint_state.finish_runs()[0].startswith(f"jaxdbg: continued past 11 more stops of breakpoint {number}")
+    assert breakpoint_state.end_run() == [f"jaxdbg: continued past 11 more stops of breakpoint {number} in this script"]
 
 
 def test_continue_all_skips_the_rest_of_a_vmap_batch():
@@ -183,8 +187,7 @@ def test_continue_all_under_pmap_serves_no_other_device():
     assert len(t.stops()) == 1 and "device " in t.stops()[0]
     number, _, before = _stops(t)
     assert _row(number).hits == before + 8
-    assert breakpoint_state.finish_runs()[0].startswith(
-        f"jaxdbg: continued past 7 more stops of breakpoint {number} in the call at ")
+    assert breakpoint_state.end_run() == [f"jaxdbg: continued past 7 more stops of breakpoint {number} in this script"]
 
 
 @pytest.mark.multidevice

@@ -52,8 +52,9 @@ def test_continue_all_covers_the_cell_and_the_next_cell_stops_again(kernel):
     assert "disabled 10.0" in result.stdout and _prompts(kernel) == 3
 
     kernel.answer_input("ca")
-    result = kernel.run("jaxdbg.breakpoint_state.reset()\nprint('again', f(xs))", timeout=180)
+    result = kernel.run("%load_ext jaxdbg\n%jaxdbg reset\nprint('again', f(xs))", timeout=180)
     assert result.status == "ok", result
+    assert "every breakpoint is enabled again" in result.stdout
     assert f"(breakpoint {number}, hit 12)" in result.stdout and "again 10.0" in result.stdout
     assert _prompts(kernel) == 4
 
