@@ -89,7 +89,7 @@ def _complete_expression(session: Session, text: str) -> list[str]:
     if _inside_string(text[:start]) or (start > 0 and (text[start - 1].isdigit() or text[start - 1] == ".")):
         return []
     prefix = text[start:]
-    return [text[:start] + n for n in _names(session) if n.startswith(prefix)]
+    return [text[:start] + n for n in _public(_names(session), prefix) if n.startswith(prefix)]
 
 
 def _inside_string(text: str) -> bool:
@@ -133,6 +133,15 @@ def _resolve(session: Session, chain: str) -> Any:
     return value
 
 
+def _public(names: list[str], prefix: str) -> list[str]:
+    """As rlcompleter: private names only once the prefix asks for them."""
+    if not prefix.startswith("_"):
+        return [n for n in names if not str(n).startswith("_")]
+    if not prefix.startswith("__"):
+        return [n for n in names if not str(n).startswith("__")]
+    return names
+
+
 def _attributes(session: Session, chain: str, prefix: str) -> list[str]:
     try:
         value = _resolve(session, chain)
@@ -141,12 +150,7 @@ def _attributes(session: Session, chain: str, prefix: str) -> list[str]:
         raise
     except BaseException:
         return []
-    # As rlcompleter: private names only once the prefix asks for them.
-    if not prefix.startswith("_"):
-        names = [n for n in names if not n.startswith("_")]
-    elif not prefix.startswith("__"):
-        names = [n for n in names if not n.startswith("__")]
-    return [n for n in names if isinstance(n, str) and n.startswith(prefix)]
+    return [n for n in _public(names, prefix) if isinstance(n, str) and n.startswith(prefix)]
 
 
 def _keys(session: Session, chain: str, quote: str, prefix: str) -> list[str]:

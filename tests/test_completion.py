@@ -241,3 +241,11 @@ def test_tab_completes_at_a_real_terminal_prompt(tmp_path):
         assert terminal.process.wait(timeout=60) == 0
     finally:
         terminal.close()
+
+
+def test_private_names_only_when_asked(jit_session):
+    s = jit_session
+    everything = s.complete("p ")
+    assert "p label" in everything and "p GLOBAL_SCALE" in everything
+    assert not any(c.startswith("p _") for c in everything)
+    assert "p __name__" in s.complete("p __na")
