@@ -72,7 +72,7 @@ _lock = threading.Lock()
 _by_site: dict[tuple[str, int], _Breakpoint] = {}
 _by_number: dict[int, _Breakpoint] = {}
 _reports: list[str] = []  # finished `continue all` runs not yet reported
-_report_scheduled = False
+_exit_report_registered = False
 
 
 def register(filename: str, lineno: int, function: str) -> int:
@@ -227,14 +227,14 @@ def end_run() -> list[str]:
 
 def _schedule_report() -> None:
     """Report when the run ends: after the cell in IPython, else at exit (or end_run)."""
-    global _report_scheduled
+    global _exit_report_registered
     if ipython_api.execution_count() is not None:
         ipython_api.on_cell_finished(end_run)
         return
     with _lock:
-        if _report_scheduled:
+        if _exit_report_registered:
             return
-        _report_scheduled = True
+        _exit_report_registered = True
     atexit.register(end_run)
 
 
