@@ -249,3 +249,11 @@ def test_private_names_only_when_asked(jit_session):
     assert "p label" in everything and "p GLOBAL_SCALE" in everything
     assert not any(c.startswith("p _") for c in everything)
     assert "p __name__" in s.complete("p __na")
+
+
+def test_bang_and_sharding_prefixes(jit_session):
+    s = jit_session
+    assert s.complete("!lab") == ["!label"]
+    assert s.complete("sharding y.shap") == ["sharding y.shape"]
+    assert s.complete("  p lab") == ["  p label"]
+    assert s.complete("frame 1") == []  # no expression after frame
