@@ -73,3 +73,30 @@ def names_in_use() -> dict[str, bool]:
             hasattr(compiler, "_filename_map")
             or isinstance(getattr(ip.history_manager, "input_hist_parsed", None), list),
             "IPython InteractiveShell._showtraceback": hasattr(ip, "_showtraceback")}
+
+
+def execution_count() -> int | None:
+    """The number of the cell IPython is executing (``In[n]``), or None outside IPython.
+
+    ``InteractiveShell.execution_count`` is public; it is incremented when a cell
+    finishes, so while a cell runs it is that cell's number.
+    """
+    count = getattr(shell(), "execution_count", None)
+    return count if isinstance(count, int) else None
+
+
+def on_cell_finished(callback) -> None:
+    """Call ``callback()`` once, after the running cell finishes (IPython's post_run_cell)."""
+    ip = shell()
+    events = getattr(ip, "events", None)
+    if events is None:
+        return
+
+    def once(*_):
+        try:
+            events.unregister("post_run_cell", once)
+        except ValueError:
+            pass
+        callback()
+
+    events.register("post_run_cell", once)
