@@ -21,7 +21,7 @@ import numpy as np
 from jax.custom_batching import custom_vmap
 
 from jaxdbg import frames as frames_mod
-from jaxdbg import registry, stops
+from jaxdbg import program_sharding, registry, stops
 from jaxdbg.internals import jax_api
 from jaxdbg.outputs import Resume
 from jaxdbg.stop_info import StopInfo
@@ -41,6 +41,7 @@ class _Site:
     conditional: bool
     device_axes: list[tuple[str, int]]  # (name, size); their indices are the last operands
     describe_reason: Callable[[Callable[[int], Any]], str | None] | None = None
+    mesh: str | None = None  # a sharded jit's mesh, known at trace time
 
     def on_host(self, levels, sizes, pred, operands) -> None:
         """Serve one stop per selected batch element, in order."""
@@ -64,7 +65,8 @@ class _Site:
                     cache[i] = value if isinstance(value, jax.Array) else jnp.asarray(value)
                 return cache[i]
 
-            info = StopInfo(batch_index=tuple(int(i) for i in index), batch_size=tuple(sizes))
+            info = StopInfo(batch_index=tuple(int(i) for i in index), batch_size=tuple(sizes),
+                            mesh=self.mesh)
             if self.device_axes:
                 first = len(operands) - len(self.device_axes)
                 positions = [int(operand(first + k)) for k in range(len(self.device_axes))]
@@ -165,7 +167,7 @@ def _stage(site: _Site, pred, operands: list, token):
 
 def _instantiate(tangent, primal):
     """A symbolic-zero tangent as an array of zeros (custom_jvp rules must return arrays)."""
-    if type(tangent).__name__ == "SymbolicZero" or tangent is None:
+    if tangent is None or isinstance(tangent, jax.custom_derivatives.SymbolicZero):
         return _zero_tangent(primal)
     return tangent
 
@@ -181,15 +183,15 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     """
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
-    registry.check_backend_name(backend)
+    registry.check_options(backend, options)
     stack = frames_mod.python_stack(skip + 1, filter_frames, num_frames)
     if not stack:  # everything was filtered: still show where the call is
         stack = frames_mod.python_stack(skip + 1, False, 1)
     collector = frames_mod.OperandCollector()
     templates = [frames_mod.capture(f, collector) for f in stack]
-    operands = list(collector.operands)
+    operands = collector.for_host()
     first_reason = len(operands)
-    reason_operands = list(reason_operands or [])
+    reason_operands = [program_sharding.for_host(v) for v in reason_operands or []]
     operands += reason_operands
     describe = None
     if reason is not None:
@@ -209,7 +211,7 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     axes = jax_api.device_axis_indices()
     operands += [index for _, _, index in axes]
     site = _Site(templates, backend, options, ordered, conditional,
-                 [(name, size) for name, size, _ in axes], describe)
+                 [(name, size) for name, size, _ in axes], describe, collector.mesh())
     if pred is None:
         return _stage(site, jnp.asarray(True), operands, token)
     pred_value = jnp.any(jnp.asarray(pred).astype(bool))

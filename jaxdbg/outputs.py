@@ -24,7 +24,7 @@ class OutputKind(str, enum.Enum):
     VALUE = "value"        # data: the evaluated value
     WHERE = "where"        # data: list[FrameRow]
     SOURCE = "source"      # data: SourceView
-    LOCALS = "locals"      # data: list[summaries.ValueSummary]
+    LOCALS = "locals"      # data: list[summaries.ValueSummary] (array_type, stat_parts, sharding)
     HELP = "help"          # data: None
     RESUME = "resume"      # data: None; Output.resume says how the stop ends
 
@@ -33,7 +33,7 @@ class OutputKind(str, enum.Enum):
 
 
 class Resume(str, enum.Enum):
-    """How a stop ended."""
+    """How a stop ended, with the two phrases every view uses for it."""
 
     CONTINUE = "continue"
     SKIP = "skip"          # continue, and skip the rest of this vmap batch
@@ -41,6 +41,58 @@ class Resume(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+    @property
+    def message(self) -> str:
+        """Said when the command runs: ``Continuing.``"""
+        return _RESUME_MESSAGES[self]
+
+    @property
+    def outcome(self) -> str:
+        """Said afterwards, in a stop's summary: ``Continued.``"""
+        return _RESUME_OUTCOMES[self]
+
+
+_RESUME_MESSAGES = {
+    Resume.CONTINUE: "Continuing.",
+    Resume.SKIP: "Continuing; skipping the rest of this batch.",
+    Resume.QUIT: "Quitting: the computation stops with jaxdbg.DebuggerQuit.",
+}
+_RESUME_OUTCOMES = {
+    Resume.CONTINUE: "Continued.",
+    Resume.SKIP: "Continued, skipping the rest of the batch.",
+    Resume.QUIT: "Quit: the computation was stopped.",
+}
+ENDED_OTHERWISE = "Ended."  # a stop that ended without a resume command (an interrupt)
+
+
+@dataclasses.dataclass(frozen=True)
+class LogEntry:
+    """One command of a stop and what it printed, as the summary shows it.
+
+    ``html`` is markup a view made for this entry (a ``markupsafe.Markup``, so it
+    is known to be escaped already); otherwise views escape ``text`` themselves.
+    """
+
+    command: str
+    text: str
+    error: bool = False
+    html: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class StopSummary:
+    """What stays of a finished stop: where it was, the line, its log, how it ended.
+
+    Made by :meth:`jaxdbg.session.Session.summary`; drawn by
+    :func:`jaxdbg.views.html.stop_summary` (HTML with a text/plain twin).
+    """
+
+    banner: str
+    location: str   # "In[3]:4" or "/path/file.py:12"
+    line: str       # the stopped-at source line, stripped ("" when unknown)
+    log: tuple[LogEntry, ...]
+    outcome: str    # Resume.outcome, or ENDED_OTHERWISE
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,6 +19,8 @@ class StopInfo:
     batch_size: tuple[int, ...] = ()
     device: int | None = None
     device_axes: tuple[tuple[str, int], ...] = ()  # (axis name, index) for labels
+    # A sharded jit's mesh ("x=8"): the stop sees values gathered from all of it.
+    mesh: str | None = None
     waiting: Callable[[], int] = lambda: 0  # other stops queued behind this one
 
     @property
@@ -38,8 +40,13 @@ class StopInfo:
             if len(self.device_axes) > 1 else []
         return f"device {self.device}" + (f" ({', '.join(named)})" if named else "")
 
+    def mesh_label(self) -> str | None:
+        """``mesh x=8``: the locals' sharding column names the same mesh."""
+        return None if self.mesh is None else f"mesh {self.mesh}"
+
     def details(self) -> str:
-        parts = [p for p in (self.batch_label(), self.device_label(), self.reason) if p]
+        parts = [p for p in (self.batch_label(), self.device_label(), self.mesh_label(),
+                             self.reason) if p]
         waiting = self.waiting()
         if waiting:
             parts.append(f"{waiting} more breakpoint{'s' if waiting != 1 else ''} waiting")

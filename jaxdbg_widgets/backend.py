@@ -22,6 +22,9 @@ from jaxdbg.internals import ipykernel_api as api
 from jaxdbg.session import Session
 
 HEADER_REFRESH_S = 0.5  # how often a paused panel re-reads the count of waiting stops
+PANEL_CONTEXT = 8  # default ``context``: source lines either side of the current line
+# The panel's own option, plus the typed prompt's (used when falling back to it).
+OPTIONS = tuple(dict.fromkeys(("context", *cli.OPTIONS)))
 
 
 def available() -> bool:
@@ -32,7 +35,8 @@ def available() -> bool:
 
 
 def prepare() -> None:
-    """From the kernel's main thread (on import): interrupts and cell tracking for XLA-thread stops."""
+    """From the kernel's main thread (when a panel breakpoint is traced, or on
+    ``%load_ext``): interrupts and cell tracking for XLA-thread stops. Idempotent."""
     import threading
 
     if api.current_kernel() is None or threading.current_thread() is not threading.main_thread():
@@ -108,7 +112,9 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
 
     from jaxdbg_widgets.panel import DebuggerPanel
 
-    panel = DebuggerPanel(session, post=channel.post, context=options.pop("context", 8))
+    options = {"context": PANEL_CONTEXT, **options}  # the caller's dict is not touched
+    session.context = options["context"]
+    panel = DebuggerPanel(session, post=channel.post, context=options["context"])
     channel.attach(panel.widget)
     with _output_to_cell(kernel, parent):
         handle = display(panel.widget, display_id=True)
@@ -141,12 +147,10 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
 def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str | None) -> None:
     """Collapse the panel (if a command has not already) and put the same static HTML
     in the cell's output, replacing the widget view there."""
-    from IPython.display import HTML
-
-    html_text = panel.finish(note)
+    panel.finish(note)
     if handle is not None:
         with _output_to_cell(kernel, parent):
-            try:
-                handle.update(HTML(html_text))
+            try:  # HTML with a readable text/plain twin (jaxdbg.views.html)
+                handle.update(panel.finished_display)
             except Exception:
                 pass

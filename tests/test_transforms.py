@@ -279,7 +279,7 @@ def test_quit_in_pmap_stops_every_device():
     assert len(t.stops()) == 1
 
 
-def test_concurrent_threads_are_served_one_at_a_time():
+def test_concurrent_threads_are_served_one_at_a_time(temporary_backend):
     import threading
 
     t = Transcript(*["p tag", "c"] * 4)
@@ -293,21 +293,19 @@ def test_concurrent_threads_are_served_one_at_a_time():
         finally:
             active.pop()
 
-    jaxdbg.register_debugger("probe", probe, priority=-1000)
-    try:
-        @jax.jit
-        def f(tag):
-            jaxdbg.breakpoint(backend="probe", stdin=t.stdin, stdout=t.stdout)
-            return tag
+    temporary_backend("probe", probe, options=jaxdbg.cli.OPTIONS)
 
-        threads = [threading.Thread(target=lambda i=i: f(jnp.int32(i)).block_until_ready())
-                   for i in range(4)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join(60)
-    finally:
-        jaxdbg.unregister_debugger("probe")
+    @jax.jit
+    def f(tag):
+        jaxdbg.breakpoint(backend="probe", stdin=t.stdin, stdout=t.stdout)
+        return tag
+
+    threads = [threading.Thread(target=lambda i=i: f(jnp.int32(i)).block_until_ready())
+               for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
     assert sorted(t.answers("p tag")) == [f"Array({i}, dtype=int32)" for i in range(4)]
     assert overlaps == [1, 1, 1, 1]
 
