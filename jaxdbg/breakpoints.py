@@ -212,6 +212,17 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     operands += [index for _, _, index in axes]
     site = _Site(templates, backend, options, ordered, conditional,
                  [(name, size) for name, size, _ in axes], describe, collector.mesh())
+    if token is None:
+        _staged(site, pred, operands, None)
+        return None
+    # The token goes through the host too: replicated on the way there (as the
+    # operands are) and given back its program layout after.
+    host_token = jax.tree.map(program_sharding.for_host, token)
+    out = _staged(site, pred, operands, host_token)
+    return jax.tree.map(program_sharding.like, out, token)
+
+
+def _staged(site: _Site, pred: Any, operands: list, token: Any) -> Any:
     if pred is None:
         return _stage(site, jnp.asarray(True), operands, token)
     pred_value = jnp.any(jnp.asarray(pred).astype(bool))

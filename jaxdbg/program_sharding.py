@@ -94,6 +94,21 @@ def for_host(value: Any) -> Any:
     return value if where is None else replicated_for_host(value, where)
 
 
+def like(value: Any, original: Any) -> Any:
+    """``value`` (replicated for the host) laid out again as ``original`` is in the program."""
+    where = of_tracer(original) if isinstance(original, jax.core.Tracer) else None
+    if where is None or value is original:
+        return value
+    try:
+        if where.spec is not None and hasattr(jax.sharding, "reshard"):
+            # From the callback's one device to every device first (a broadcast), then
+            # slice: going straight to the sharded layout is what XLA warns about.
+            return jax.sharding.reshard(replicated_for_host(value, where), where.sharding)
+        return value  # automatic axes: the compiler chooses the layout anyway
+    except Exception:
+        return value
+
+
 def runtime_label(value: Any) -> str | None:
     """A concrete value's sharding: ``host``, ``cpu:0`` or ``P('x',) on mesh x=8``."""
     import numpy as np

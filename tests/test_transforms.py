@@ -167,6 +167,83 @@ def test_sharded_jit_over_eight_devices():
     assert t.answers("p float(y.sum())") == ["136.0"]
 
 
+def _locals_row(t, name):
+    table = t.answers("locals")[0]
+    return next(line for line in table.splitlines() if line.startswith(name + " "))
+
+
+@pytest.mark.multidevice
+def test_sharded_jit_shows_the_program_sharding_in_banner_and_table():
+    mesh = jax.make_mesh((8,), ("x",), **_explicit_axes(1))
+    t = Transcript("locals", "whatis y", "c")
+
+    @jax.jit
+    def f(x):
+        y = x + 1
+        jaxdbg.breakpoint(**t.options)
+        return y
+
+    f(jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("x")))).block_until_ready()
+    assert "mesh x=8" in t.stops()[0]
+    assert "[P('x',) on mesh x=8]" in _locals_row(t, "y")  # not the gathered copy's cpu:0
+    assert t.answers("whatis y") == ["Array float32[16] sharding=P('x',) on mesh x=8"]
+
+
+def _explicit_axes(n):
+    axis_type = getattr(jax.sharding, "AxisType", None)
+    return {} if axis_type is None else {"axis_types": (axis_type.Explicit,) * n}
+
+
+@pytest.mark.multidevice
+def test_pmap_banner_and_sharding_column_name_the_same_device():
+    t = Transcript(*["locals", "c"] * 8)
+
+    def f(x):
+        y = x * 10
+        jaxdbg.breakpoint(**t.options)
+        return y
+
+    jax.pmap(f)(jnp.arange(8.0)).block_until_ready()
+    tables = t.answers("locals")
+    assert len(tables) == len(t.stops()) == 8
+    for banner, table in zip(t.stops(), tables):
+        device = re.search(r"device (\d)", banner).group(1)
+        row = next(line for line in table.splitlines() if line.startswith("y "))
+        assert row.endswith(f"[device {device}]"), (banner, row)
+
+
+@pytest.mark.multidevice
+def test_sharded_jit_stop_prints_no_xla_rematerialization_warning(tmp_path):
+    """XLA logs the warning from C++ to the process's stderr, so run a script."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "sharded.py"
+    script.write_text(textwrap.dedent("""
+        import io, jax, jax.numpy as jnp, jaxdbg
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        for axis_type in ("Explicit", "Auto"):
+            kind = getattr(getattr(jax.sharding, "AxisType", None), axis_type, None)
+            mesh = jax.make_mesh((8,), ("x",), **({"axis_types": (kind,)} if kind else {}))
+
+            @jax.jit
+            def f(x):
+                y = x + 1
+                jaxdbg.breakpoint(backend="cli", stdin=io.StringIO("c\\n"), stdout=io.StringIO())
+                return jaxdbg.breakpoint_on_nonfinite(y, token=y)
+
+            f(jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("x")))).block_until_ready()
+        print("done")
+    """))
+    env = {**__import__("os").environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
+           "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.stdout.strip() == "done", done.stderr
+    assert "Involuntary full rematerialization" not in done.stderr, done.stderr
+
+
 def test_token_is_returned_and_works_under_vmap():
     t = Transcript("p y", "c", "p y", "c")
 
