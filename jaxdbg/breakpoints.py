@@ -42,6 +42,8 @@ class _Site:
     device_axes: list[tuple[str, int]]  # (name, size); their indices are the last operands
     describe_reason: Callable[[Callable[[int], Any]], str | None] | None = None
     mesh: str | None = None  # a sharded jit's mesh, known at trace time
+    # Serves a stop elsewhere instead, when it returns True (see jax_hook).
+    handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None
 
     def on_host(self, levels, sizes, pred, operands) -> None:
         """Serve one stop per selected batch element, in order."""
@@ -78,6 +80,8 @@ class _Site:
             if self.describe_reason is not None:
                 info.reason = self.describe_reason(operand)
             built = [t.build(operand) for t in self.templates]
+            if self.handoff is not None and self.handoff(built, self.options):
+                continue
             if stops.serve(built, info, self.backend, self.options, site=self) is Resume.SKIP:
                 break
 
@@ -175,7 +179,8 @@ def _instantiate(tangent, primal):
 def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
            num_frames: int | None, ordered: bool, token: Any, options: dict[str, Any],
            reason: Callable[[list[Any]], str] | None = None,
-           reason_operands: list | None = None) -> Any:
+           reason_operands: list | None = None,
+           handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None) -> Any:
     """Shared path of every breakpoint flavour.
 
     ``reason`` turns the runtime values of ``reason_operands`` into the
@@ -204,14 +209,14 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
         # Eager: every value is concrete already, so stop right here.
         if conditional and not bool(np.any(np.asarray(pred))):
             return token
-        site = _Site(templates, backend, options, ordered, conditional, [], describe)
+        site = _Site(templates, backend, options, ordered, conditional, [], describe, None, handoff)
         site.on_host(tuple(() for _ in operands), (), np.bool_(True), operands)
         return token
 
     axes = jax_api.device_axis_indices()
     operands += [index for _, _, index in axes]
     site = _Site(templates, backend, options, ordered, conditional,
-                 [(name, size) for name, size, _ in axes], describe, collector.mesh())
+                 [(name, size) for name, size, _ in axes], describe, collector.mesh(), handoff)
     if token is None:
         _staged(site, pred, operands, None)
         return None

@@ -77,6 +77,85 @@ def _is_hidden(frame: types.FrameType) -> bool:
     return not jax_api.include_frame(frame)
 
 
+def _hidden_file_test() -> Callable[[str], bool]:
+    """Whether a file belongs to machinery (as :func:`_is_hidden` judges live frames),
+    for frames known only by file name, such as JAX's DebuggerFrames."""
+    roots, files = [], set()
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] not in _HIDDEN_MODULE_PREFIXES:
+            continue
+        file = getattr(module, "__file__", None)
+        if not file:
+            continue
+        if "." not in name and getattr(module, "__path__", None):
+            roots.append(os.path.dirname(file) + os.sep)  # a package: everything under it
+        else:
+            files.add(file)
+    roots_tuple = tuple(roots)
+
+    def hidden(filename: str) -> bool:
+        return (filename in files or filename.startswith(roots_tuple)
+                or filename.startswith("<frozen ") or os.path.basename(filename) in _HIDDEN_SCRIPTS)
+    return hidden
+
+
+def _module_globals(filename: str) -> dict[str, Any]:
+    """The globals of the module defined in ``filename`` (``__main__`` for notebook cells)."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == filename:
+            return vars(module)
+    main = sys.modules.get("__main__")
+    return vars(main) if main is not None else {}
+
+
+def _function_name(lines: list[str], lineno: int, first: int, whole_file: bool) -> str:
+    """Name the function whose frame starts at ``first`` and is at ``lineno``:
+    JAX's frames carry no code object, so read it from the source."""
+    import ast
+
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return "<module>" if whole_file else "?"
+    best, span = None, None
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        end = getattr(node, "end_lineno", None) or node.lineno
+        if start == first and node.lineno <= lineno <= end and (span is None or end - start < span):
+            best, span = node, end - start
+    if best is None:
+        return "<module>" if whole_file or first == 1 else "?"
+    return "<lambda>" if isinstance(best, ast.Lambda) else best.name
+
+
+def from_jax_frames(raw_frames: list[Any]) -> list[Frame]:
+    """JAX's own DebuggerFrames (a function traced before jaxdbg was hooked in) as the
+    same filtered, named frames a jaxdbg capture gives."""
+    hidden = _hidden_file_test()
+    frames = []
+    for raw in raw_frames:
+        f = jax_api.read_jax_frame(raw)
+        if hidden(f.filename):
+            continue
+        module_globals = _module_globals(f.filename)
+        lines = linecache.getlines(f.filename, module_globals)
+        first = f.lineno - f.offset if f.offset is not None else 1
+        whole_file = f.offset is not None and first == 1 and len(f.source) >= len(lines)
+        if not lines:  # no file to read: JAX's copy of the function's source
+            lines = [""] * (first - 1) + [line + "\n" for line in f.source]
+        function = _function_name(lines, f.lineno, first, whole_file)
+        if function == "<module>":  # module code: its locals are its globals
+            local_values = {**module_globals, **f.locals} if module_globals else f.locals
+            frames.append(Frame(f.filename, f.lineno, function, local_values, module_globals,
+                                lines, 1))
+        else:
+            frames.append(Frame(f.filename, f.lineno, function, f.locals, module_globals,
+                                lines, first))
+    return frames
+
+
 def python_stack(skip: int, filter_frames: bool, num_frames: int | None) -> list[types.FrameType]:
     """The caller's stack, innermost first, without machinery frames when filtering."""
     frame: types.FrameType | None = sys._getframe(skip + 1)

@@ -155,3 +155,111 @@ def test_jax_hook_catches_references_taken_before_install():
         assert "(jaxdbg) p x\nArray(5., dtype=float32)" in out.getvalue()
     finally:
         jaxdbg.uninstall_jax_hook()
+
+
+def _inner(x, bp):
+    y = x * 2
+    bp()
+    return y
+
+
+def _outer(x, bp):
+    z = x + 1  # noqa: F841
+    return _inner(x + 1, bp)
+
+
+@pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
+def test_functions_traced_with_jax_breakpoint_before_the_hook_get_jaxdbg_frames(monkeypatch):
+    """As after `%load_ext jaxdbg` in a notebook whose functions were already traced."""
+    monkeypatch.setenv("JAXDBG_BACKEND", "cli")
+    jax_bp = jax.debug.breakpoint
+    assert jax_bp.__module__.startswith("jax")  # JAX's own, not the hook
+    commands = ("where", "locals", "up", "locals", "c")
+    t_jax = Transcript(*(["c"] + list(commands)))
+    f = jax.jit(lambda x: _outer(x, lambda: jax_bp(stdin=t_jax.stdin, stdout=t_jax.stdout)))
+    f(jnp.float32(1))  # traced and run with JAX's own debugger ("c")
+    jaxdbg.install_jax_hook()
+    try:
+        f(jnp.float32(1))  # the same compiled function: JAX's callback, served by jaxdbg
+    finally:
+        jaxdbg.uninstall_jax_hook()
+    t_ours = Transcript(*commands)
+    jax.jit(lambda x: _outer(x, lambda: jaxdbg.breakpoint(**t_ours.options)))(jnp.float32(1))
+
+    def frames(where):  # (function, line) per frame of this file, innermost first
+        rows = [line.split()[-2:] for line in where.splitlines() if not line.startswith("    ")]
+        return [(f, loc.rsplit(":", 1)[1]) for f, loc in rows if loc.startswith(__file__)]
+
+    where = t_jax.answers("where")[0]
+    ours = frames(t_ours.answers("where")[0])
+    # the same stack, frame for frame; only the lambdas sit on other lines
+    assert [f for f, _ in frames(where)] == [f for f, _ in ours] == [
+        "<lambda>", "_inner", "_outer", "<lambda>",
+        "test_functions_traced_with_jax_breakpoint_before_the_hook_get_jaxdbg_frames"]
+    assert frames(where)[1:3] == ours[1:3]
+    assert "?" not in where
+    assert not any(name in where for name in ("pytest", "pluggy", "runpy"))
+    banner = t_jax.text.split("Stopped at ", 1)[1].splitlines()[0]  # after JAX's own prompt
+    assert banner.endswith(" in <lambda>"), banner
+    assert t_jax.answers("up")[0].startswith("> ") and " in _inner" in t_jax.answers("up")[0]
+    assert "y " in t_jax.answers("locals")[1] and "bp " in t_jax.answers("locals")[1]
+
+
+def test_module_code_frames_from_jax_are_named_module(tmp_path):
+    """A script's module frame: named <module>, its locals without modules."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        import io, os, jax, jax.numpy as jnp, jaxdbg
+        os.environ["JAXDBG_BACKEND"] = "cli"
+        jax_bp = jax.debug.breakpoint
+        jaxdbg.install_jax_hook()
+        out = io.StringIO()
+        scale = 3
+        jax.jit(lambda x: (jax_bp(stdin=io.StringIO("where\\nup\\nlocals\\nc\\n"), stdout=out), x)[1])(1.0)
+        print(out.getvalue())
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    where = done.stdout.split("(jaxdbg) where\n")[1].split("(jaxdbg)")[0]
+    assert where.splitlines()[0].startswith(">  0  <lambda>"), done.stdout + done.stderr
+    assert "   1  <module>" in where and "?" not in where
+    module_locals = done.stdout.split("(jaxdbg) locals\n")[1].split("(jaxdbg)")[0]
+    assert "scale " in module_locals and "jnp " not in module_locals, module_locals
+
+
+@pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
+def test_after_uninstall_stops_traced_under_the_hook_go_to_jax_debugger():
+    from jaxdbg.internals import jax_api
+
+    got = []
+
+    def jax_side_debugger(frames, thread_id, **kwargs):
+        got.append((frames, kwargs))
+
+    jaxdbg.install_jax_hook()
+    try:
+        t = Transcript("c")
+
+        @jax.jit
+        def f(x):
+            y = x + 1
+            jax.debug.breakpoint(stdin=t.stdin, stdout=t.stdout)  # the hook: jaxdbg's breakpoint
+            return y
+
+        f(1.0)
+        assert len(t.stops()) == 1
+    finally:
+        jaxdbg.uninstall_jax_hook()
+    jax_api.register_with_jax_debugger("test-jax-side", jax_side_debugger, 10**9)
+    try:
+        f(2.0)  # compiled while hooked; now JAX's debugger serves it
+    finally:
+        jax_api.unregister_from_jax_debugger("test-jax-side")
+    assert len(t.stops()) == 1  # jaxdbg did not open again
+    (frames, kwargs), = got
+    assert set(kwargs) == {"stdin", "stdout"}
+    assert float(frames[0].locals["y"]) == 3.0
+    assert frames[0].source[frames[0].offset].strip().startswith("jax.debug.breakpoint(")
