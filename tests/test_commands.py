@@ -68,8 +68,12 @@ def test_where_up_down_frame():
 
 
 def test_up_at_oldest_and_down_at_newest_are_errors():
-    t, _ = run("down", "c")
+    t, _ = run("down", "up 1000", "up", "where", "c")
     assert t.answers("down") == ["*** Newest frame"]
+    assert t.answers("up 1000")[0].startswith("> ")  # moved, to the oldest frame
+    assert t.answers("up") == ["*** Oldest frame"]
+    headers = [line for line in t.answers("where")[0].splitlines() if not line.startswith("    ")]
+    assert headers[-1].startswith(">") and len(headers) > 2  # still at the oldest
 
 
 def test_list_and_longlist():

@@ -262,18 +262,47 @@ def test_ordered_and_token_together_is_an_error():
         jaxdbg.breakpoint(ordered=True, token=jnp.zeros(()))
 
 
-def test_ordered_breakpoint_runs_in_program_order():
-    t = Transcript("c", "c")
+def _callback_orderings(fn, *args) -> list[bool]:
+    """For each host callback staged by ``fn`` (nested jaxprs too): is it ordered?"""
+    def walk(jaxpr, out):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name == "debug_callback":
+                out.append("Ordered" in type(eqn.params["effect"]).__name__)
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else [value]:
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        walk(inner, out)
+        return out
+    return walk(jax.make_jaxpr(fn)(*args).jaxpr, [])
+
+
+@pytest.fixture
+def recording_backend(temporary_backend):
+    """A backend that appends "stop" to the list it returns, then continues."""
     order = []
 
-    @jax.jit
+    def record(session):
+        order.append("stop")
+        session.execute("c")
+
+    temporary_backend("record-order", record)
+    return order
+
+
+def test_ordered_breakpoint_runs_in_program_order(recording_backend):
+    order = recording_backend
+
     def f(x):
-        jax.debug.callback(lambda: order.append("print"), ordered=True)
-        jaxdbg.breakpoint(ordered=True, **t.options)
+        jax.debug.callback(lambda: order.append("before"), ordered=True)
+        jaxdbg.breakpoint(ordered=True, backend="record-order")
+        jax.debug.callback(lambda: order.append("after"), ordered=True)
         return x
 
-    f(1.0)
-    assert order == ["print"] and len(t.stops()) == 1
+    assert _callback_orderings(f, 1.0) == [True, True, True]
+    jax.jit(f)(1.0)
+    assert order == ["before", "stop", "after"]
+    assert _callback_orderings(lambda x: (jaxdbg.breakpoint(), x)[1], 1.0) == [False]
 
 
 def test_breakpoint_if_false_does_not_stop():
@@ -420,10 +449,21 @@ def test_breakpoint_if_callback_sits_inside_cond():
     assert not contains_callback(false_branch.jaxpr) and contains_callback(true_branch.jaxpr)
 
 
-def test_ordered_breakpoint_under_vmap():
+def test_ordered_breakpoint_under_vmap(recording_backend):
+    order = recording_backend
     t = Transcript("c", "c")
-    jax.jit(jax.vmap(lambda x: (jaxdbg.breakpoint(ordered=True, **t.options), x)[1]))(jnp.arange(2.0))
+
+    def f(x):
+        jax.debug.callback(lambda: order.append("before"), ordered=True)
+        jaxdbg.breakpoint(ordered=True, **t.options)
+        jaxdbg.breakpoint(ordered=True, backend="record-order")
+        return x
+
+    batched = jax.vmap(f)
+    assert _callback_orderings(batched, jnp.arange(2.0)) == [True, True, True]
+    jax.jit(batched)(jnp.arange(2.0))
     assert ["batch 1/2" in t.stops()[0], "batch 2/2" in t.stops()[1]] == [True, True]
+    assert order == ["before", "stop", "stop"]
 
 
 def test_breakpoint_if_under_pmap_stops_only_matching_devices():
