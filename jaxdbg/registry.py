@@ -104,6 +104,12 @@ def available_debuggers() -> list[str]:
     return [e.name for e in _by_priority() if _safe_available(e)]
 
 
+def registered_names() -> list[str]:
+    """Every registered backend, available here or not."""
+    with _lock:
+        return sorted(_registry)
+
+
 def _unknown(name: str, origin: str) -> ValueError:
     known = ", ".join(sorted(_registry)) or "none"
     return ValueError(f"Unknown jaxdbg debugger backend {name!r}{origin}; known backends: {known}")

@@ -36,6 +36,7 @@ __all__ = [
     "current_parent",
     "cell_parent",
     "track_cells",
+    "untrack_cells",
     "pin_thread_parent",
     "pin_thread_output",
     "current_parent_header",
@@ -267,7 +268,22 @@ def track_cells(shell: Any | None = None) -> bool:
 
     shell.events.register("pre_run_cell", pre_run_cell)
     shell.events.register("post_run_cell", post_run_cell)
+    _cell_state["callbacks"] = (pre_run_cell, post_run_cell)
     return True
+
+
+def untrack_cells() -> None:
+    """Undo :func:`track_cells` (``%unload_ext jaxdbg``)."""
+    with _cell_lock:
+        shell, callbacks = _cell_state["shell"], _cell_state.pop("callbacks", None)
+        _cell_state.update(shell=None, running=False, ident=None, parent=None)
+    if shell is None or callbacks is None:
+        return
+    for event, callback in zip(("pre_run_cell", "post_run_cell"), callbacks):
+        try:
+            shell.events.unregister(event, callback)
+        except ValueError:
+            pass
 
 
 def cell_parent(kernel: Any) -> tuple[Any, dict]:

@@ -152,6 +152,12 @@ def quiet_callback_failures(kinds: tuple[type[BaseException], ...]) -> None:
         logger.addFilter(_DropExceptions(kinds))
 
 
+def unquiet_callback_failures() -> None:
+    logger = logging.getLogger(_CALLBACK_LOGGER)
+    for f in [f for f in logger.filters if isinstance(f, _DropExceptions)]:
+        logger.removeFilter(f)
+
+
 _runtime_tokens = _private("jax._src.dispatch", "runtime_tokens")
 
 

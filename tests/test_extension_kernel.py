@@ -1,0 +1,70 @@
+"""``%load_ext jaxdbg`` / ``%unload_ext jaxdbg`` in a real kernel: unloading leaves
+IPython as it was, and jaxdbg's quit reporting shares IPython's one custom
+exception slot with a handler installed before it."""
+
+import pytest
+
+from kernel_harness import kernel, kernel_python  # noqa: F401  (fixtures)
+
+pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+
+SNAPSHOT = """
+def snapshot():
+    import logging, signal, sys, jax
+    from jax._src.debugger import core as jax_debugger_core
+    import jaxdbg.registry
+    ip = get_ipython()
+    wakeup = signal.set_wakeup_fd(-1); signal.set_wakeup_fd(wakeup)
+    return {
+        "events": {name: list(cbs) for name, cbs in ip.events.callbacks.items()},
+        "custom_exceptions": ip.custom_exceptions,
+        "CustomTB": ip.CustomTB,
+        "excepthook": sys.excepthook,
+        "jax.debug.breakpoint": jax.debug.breakpoint,
+        "jax debugger registry": sorted(jax_debugger_core._debugger_registry),
+        "jaxdbg backends": jaxdbg.registry.registered_names(),
+        "wakeup fd": wakeup,
+        "jax callback log filters": list(logging.getLogger("jax._src.debugging").filters),
+    }
+"""
+
+
+def test_unload_ext_leaves_ipython_as_it_was(kernel):
+    assert kernel.run(SNAPSHOT + "import jaxdbg\nbefore = snapshot()", timeout=120).status == "ok"
+    loaded = kernel.run("%load_ext jaxdbg\nduring = snapshot()\n"
+                        "print(sorted(k for k in before if before[k] != during[k]))", timeout=120)
+    # loading did change each of these (so the comparison below can fail)
+    for changed in ("events", "custom_exceptions", "jax.debug.breakpoint", "jaxdbg backends",
+                    "jax debugger registry", "wakeup fd", "jax callback log filters"):
+        assert repr(changed) in loaded.stdout, loaded
+    after = kernel.run("%unload_ext jaxdbg\nafter = snapshot()\n"
+                       "print('DIFF', {k: (before[k], after[k]) for k in before if before[k] != after[k]})")
+    assert after.status == "ok", after
+    assert "DIFF {}" in after.stdout, after
+    # and loading again works as the first time
+    again = kernel.run("%load_ext jaxdbg\nprint(snapshot()['jaxdbg backends'])")
+    assert "'widgets'" in again.stdout, again
+
+
+def test_quit_reporting_chains_to_an_earlier_custom_exception_handler(kernel):
+    setup = kernel.run("""
+import jax, jaxdbg
+def mine(self, etype, value, tb, tb_offset=None):
+    print("my handler saw", etype.__name__)
+get_ipython().set_custom_exc((ValueError,), mine)
+mine_installed = get_ipython().CustomTB
+%load_ext jaxdbg
+""", timeout=120)
+    assert setup.status == "ok", setup
+    mine = kernel.run("raise ValueError('x')")
+    assert "my handler saw ValueError" in mine.stdout, mine
+    kernel.answer_input("q")
+    quit_result = kernel.run("jax.jit(lambda x: (jaxdbg.breakpoint(backend='cli'), x + 1)[1])(1.0)",
+                             timeout=120)
+    [error] = quit_result.errors
+    assert error["traceback"] == ["jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped"]
+    other = kernel.run("raise KeyError('plain')")  # neither handler's: IPython's own traceback
+    assert [e["ename"] for e in other.errors] == ["KeyError"], other
+    restored = kernel.run("%unload_ext jaxdbg\nprint('same', get_ipython().CustomTB is mine_installed,"
+                          " get_ipython().custom_exceptions)")
+    assert "same True (<class 'ValueError'>,)" in restored.stdout, restored
