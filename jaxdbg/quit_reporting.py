@@ -25,14 +25,9 @@ def _stop_cause(exc: BaseException) -> type[BaseException] | None:
     """DebuggerQuit or KeyboardInterrupt when the debugger caused ``exc``, else None."""
     if isinstance(exc, DebuggerQuit):
         return DebuggerQuit
-    if jax_api.is_jax_runtime_error(exc):
-        text = str(exc)
-        if "callback" not in text.lower():
-            return None
-        if DebuggerQuit.__name__ in text:
-            return DebuggerQuit
-        if "KeyboardInterrupt" in text:
-            return KeyboardInterrupt
+    for cause in (DebuggerQuit, KeyboardInterrupt):
+        if jax_api.failed_callback_names(exc, cause.__name__):
+            return cause
     return None
 
 

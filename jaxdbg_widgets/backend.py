@@ -13,9 +13,8 @@ was closed while paused, it says so and falls back to the typed prompt of
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-from typing import Any, Iterator
+from typing import Any
 
 from jaxdbg import cli
 from jaxdbg.internals import ipykernel_api as api
@@ -49,28 +48,10 @@ def prepare() -> None:
         pass
 
 
-@contextlib.contextmanager
-def _output_to_cell(kernel: Any, parent: dict | None) -> Iterator[None]:
-    """Send this thread's displays to the paused cell.
-
-    ipykernel 7 pins per thread (PauseChannel does it). ipykernel 6's display publisher
-    has one global parent, which the shell pump moves to each widget message it
-    handles; displays sent then would belong to a click and never reach the cell.
-    """
-    shell = getattr(kernel, "shell", None)
-    pub = getattr(shell, "display_pub", None)
-    if not parent or pub is None or hasattr(pub, "set_thread_parent") \
-            or not hasattr(pub, "parent_header"):
-        yield
-        return
-    from jupyter_client.session import extract_header
-
-    previous = pub.parent_header
-    pub.parent_header = extract_header(parent)
-    try:
-        yield
-    finally:
-        pub.parent_header = previous
+def _output_to_cell(kernel: Any, parent: dict | None):
+    """Send this thread's displays to the paused cell (ipykernel 7 pins per thread,
+    which PauseChannel does; ipykernel 6 needs the display publisher's parent set)."""
+    return api.display_parent_6x(kernel, parent)
 
 
 def _notice(text: str) -> None:

@@ -194,10 +194,7 @@ def _widget_tree(widget: Any) -> list[Any]:
 
 
 def _comm_closed(widget: Any) -> bool:
-    # ipywidgets sets ``widget.comm = None`` on close(); a close from the frontend
-    # only marks the comm (``comm._closed``).
-    comm = getattr(widget, "comm", None)
-    return comm is None or bool(getattr(comm, "_closed", False))
+    return api.comm_closed(getattr(widget, "comm", None))
 
 
 class PauseChannel:

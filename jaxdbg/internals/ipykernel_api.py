@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import inspect
 import sys
 import threading
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 __all__ = [
     "current_kernel",
@@ -38,8 +39,8 @@ __all__ = [
     "track_cells",
     "untrack_cells",
     "pin_thread_parent",
-    "pin_thread_output",
-    "current_parent_header",
+    "comm_closed",
+    "display_parent_6x",
     "main_shell_busy",
     "supports_pump",
     "shell_pump",
@@ -352,28 +353,34 @@ def _pin_streams_6x(parent: dict) -> list[Callable[[], None]]:
     return undo
 
 
-def pin_thread_output(parent_header: dict) -> Callable[[], None]:
-    """Pin the calling thread's prints to ``parent_header``; no-op outside a kernel."""
-    kernel = current_kernel()
-    if kernel is None:
-        return lambda: None
-    ident = None
-    try:
-        ident = current_parent(kernel)[0]
-    except Exception:
-        pass
-    return pin_thread_parent(kernel, ident, parent_header)
+def comm_closed(comm: Any) -> bool:
+    """Whether a widget's comm is closed. ipywidgets sets ``widget.comm = None`` on
+    ``close()``; a close from the frontend only marks the comm (private ``_closed``)."""
+    return comm is None or bool(getattr(comm, "_closed", False))
 
 
-def current_parent_header() -> dict:
-    """The parent message the calling thread's output would go to now ({} if none)."""
-    kernel = current_kernel()
-    if kernel is None:
-        return {}
+@contextlib.contextmanager
+def display_parent_6x(kernel: Any, parent: dict | None) -> Iterator[None]:
+    """Send displays to ``parent`` (ipykernel 6; a no-op on 7, which pins per thread).
+
+    ipykernel 6's display publisher has one global parent (``parent_header``), which
+    the shell pump moves to each widget message it handles; displays sent then would
+    belong to a click and never reach the paused cell.
+    """
+    shell = getattr(kernel, "shell", None)
+    pub = getattr(shell, "display_pub", None)
+    if not parent or pub is None or hasattr(pub, "set_thread_parent") \
+            or not hasattr(pub, "parent_header"):
+        yield
+        return
+    from jupyter_client.session import extract_header  # noqa: PLC0415
+
+    previous = pub.parent_header
+    pub.parent_header = extract_header(parent)
     try:
-        return cell_parent(kernel)[1]
-    except Exception:
-        return {}
+        yield
+    finally:
+        pub.parent_header = previous
 
 
 def main_shell_busy(kernel: Any) -> bool:

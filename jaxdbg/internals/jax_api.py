@@ -175,6 +175,18 @@ def is_jax_runtime_error(exc: BaseException) -> bool:
     return isinstance(exc, jax.errors.JaxRuntimeError)
 
 
+def failed_callback_names(exc: BaseException, name: str) -> bool:
+    """Whether ``exc`` is XLA's error for a host callback that raised ``name``.
+
+    XLA keeps only the text of the callback's exception (``INTERNAL: CpuCallback
+    error: ... DebuggerQuit: ...``); that wording is XLA's, not an API.
+    """
+    if not is_jax_runtime_error(exc):
+        return False
+    text = str(exc)
+    return "callback" in text.lower() and name in text
+
+
 def names_in_use() -> dict[str, bool]:
     """Every private name above and whether this JAX still has it (for the tests)."""
     return {
