@@ -68,3 +68,19 @@ mine_installed = get_ipython().CustomTB
     restored = kernel.run("%unload_ext jaxdbg\nprint('same', get_ipython().CustomTB is mine_installed,"
                           " get_ipython().custom_exceptions)")
     assert "same True (<class 'ValueError'>,)" in restored.stdout, restored
+
+
+def test_import_jaxdbg_widgets_registers_and_nothing_more(kernel):
+    result = kernel.run(SNAPSHOT + """
+import jax, jaxdbg
+before = snapshot()
+import jaxdbg_widgets
+after = snapshot()
+print('DIFF', sorted(k for k in before if before[k] != after[k]))
+jax.jit(lambda x: (jaxdbg.breakpoint(), x)[1]).lower(1.0)  # traced for the panel: prepared now
+traced = snapshot()
+print('TRACED', sorted(k for k in after if after[k] != traced[k]))
+""", timeout=120)
+    assert "DIFF ['jaxdbg backends']" in result.stdout, result
+    assert "TRACED ['events', 'wakeup fd']" in result.stdout, result
+

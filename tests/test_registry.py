@@ -263,3 +263,12 @@ def test_after_uninstall_stops_traced_under_the_hook_go_to_jax_debugger():
     assert set(kwargs) == {"stdin", "stdout"}
     assert float(frames[0].locals["y"]) == 3.0
     assert frames[0].source[frames[0].offset].strip().startswith("jax.debug.breakpoint(")
+
+
+def test_import_jaxdbg_does_not_import_rich():
+    import subprocess
+    import sys
+
+    code = "import sys, jaxdbg; print('rich' in sys.modules, 'ipywidgets' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.stdout.split() == ["False", "False"], done
