@@ -185,9 +185,9 @@ def sharding_table(name: str, value: Any) -> str:
 
     rows = [f"<tr><td>{esc(d)}</td><td>{esc(fmt(ix))}</td></tr>"
             for d, ix in sorted(mapping.items(), key=lambda kv: kv[0].id)[:MAX_SHARD_ROWS]]
-    label = summaries.describe_sharding(value) or ""
+    summary = summaries.summarize(name, value)
     return (f'<div class="jaxdbg-sharding" style="{_MONO}"><div>{esc(name)}: '
-            f"{esc(value.dtype)}{esc(list(value.shape))} {esc(label)}</div>"
+            f"{esc(summary.array_type)} {esc(summary.sharding or '')}</div>"
             f'<table style="border-collapse:collapse;"><tr><th style="text-align:left;">device</th>'
             f'<th style="text-align:left;">slice</th></tr>{"".join(rows)}</table></div>')
 

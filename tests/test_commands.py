@@ -254,3 +254,18 @@ def test_user_code_raising_base_exceptions_does_not_lose_the_stop():
     assert t.answers("p obj.shape") == ["*** SystemExit: shape"]
     assert t.answers("obj")[0].startswith("*** could not show the value")
     assert len(t.stops()) == 1 and "Continuing." in t.text
+
+
+def test_debugger_quit_is_an_exception_as_bdbquit_is():
+    """Documented choice: a program's `except Exception:` catches a quit, as it
+    catches pdb's BdbQuit (and, inside jit, the JaxRuntimeError wrapping it)."""
+    import bdb
+
+    assert issubclass(bdb.BdbQuit, Exception) and issubclass(jaxdbg.DebuggerQuit, Exception)
+    t = Transcript("q")
+    caught = []
+    try:
+        jaxdbg.breakpoint(**t.options)
+    except Exception as e:  # noqa: BLE001
+        caught.append(type(e))
+    assert caught == [jaxdbg.DebuggerQuit]
