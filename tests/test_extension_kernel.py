@@ -84,3 +84,34 @@ print('TRACED', sorted(k for k in after if after[k] != traced[k]))
     assert "DIFF ['jaxdbg backends']" in result.stdout, result
     assert "TRACED ['events', 'wakeup fd']" in result.stdout, result
 
+
+
+def test_functions_traced_before_load_ext_get_named_filtered_frames(kernel):
+    """`%load_ext jaxdbg` after a function was traced with JAX's own breakpoint."""
+    result = kernel.run("""
+import io, os, jax
+os.environ["JAXDBG_BACKEND"] = "cli"
+answers, out = io.StringIO("c\\nwhere\\nup\\nlocals\\nc\\n"), io.StringIO()
+
+@jax.jit
+def f(x):
+    y = x + 1
+    jax.debug.breakpoint(stdin=answers, stdout=out)
+    return y
+
+f(1.)  # JAX's own debugger: "c"
+%load_ext jaxdbg
+f(1.)  # the same compiled function, now served by jaxdbg
+print(out.getvalue())
+""", timeout=180)
+    assert result.status == "ok", result
+    text = result.stdout.split("(jaxdbg) where\n", 1)[1]
+    where, rest = text.split("(jaxdbg) up\n", 1)
+    assert where.splitlines()[0].startswith(">  0  f  In[") and "   1  <module>  In[" in where, where
+    headers = [line for line in where.splitlines() if not line.startswith("    ")]
+    assert len(headers) == 2, where  # no IPython, ipykernel, asyncio or runpy frames
+    assert "Stopped at In[" in result.stdout and " in f" in result.stdout
+    module_locals = rest.split("(jaxdbg) locals\n", 1)[1].split("(jaxdbg)")[0]
+    names = {line.split()[0] for line in module_locals.splitlines() if line.strip()}
+    assert {"f", "answers", "out"} <= names, module_locals
+    assert not names & {"_ih", "_oh", "In", "Out", "get_ipython", "exit", "os", "jax"}, names
