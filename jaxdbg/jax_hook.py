@@ -14,7 +14,7 @@ from typing import Any
 
 import jax
 
-from jaxdbg import breakpoints, stops
+from jaxdbg import breakpoints, registry, stops
 from jaxdbg import frames as frames_mod
 from jaxdbg.internals import jax_api
 from jaxdbg.stop_info import StopInfo
@@ -31,8 +31,14 @@ def _serve_jax_frames(jax_frames: list[Any], thread_id: int | None, *,
     """JAX's debugger callback (``debugger(frames, thread_id, **kwargs)``), for
     functions traced with JAX's own breakpoint before the hook was installed."""
     frames = frames_mod.from_jax_frames(jax_frames)
-    if frames:
-        stops.serve(frames, StopInfo(), backend, options)
+    if not frames:
+        return
+    # Traced by JAX, so nothing checked the options then; an unknown one must not lose the stop.
+    options, unknown = registry.accepted_options(backend, options)
+    if unknown:
+        print(f"jaxdbg: ignoring breakpoint option{'s' if len(unknown) > 1 else ''} "
+              f"{', '.join(unknown)}, which this backend does not accept", flush=True)
+    stops.serve(frames, StopInfo(), backend, options)
 
 
 def jaxdbg_breakpoint_for_jax(*, backend: str | None = None, filter_frames: bool = True,

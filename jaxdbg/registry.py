@@ -135,6 +135,16 @@ def get_debugger(name: str | None = None) -> Debugger:
     return _select(name).debugger
 
 
+def accepted_options(name: str | None, options: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """At run time, where raising would lose the stop: ``(options the backend takes,
+    names it does not)``."""
+    entry = _select(name)
+    if entry.options is None:
+        return dict(options), []
+    return ({k: v for k, v in options.items() if k in entry.options},
+            sorted(k for k in options if k not in entry.options))
+
+
 def check_options(name: str | None, options: dict[str, Any]) -> None:
     """At trace time, not inside the compiled callback: a misspelt backend name
     raises ValueError, an option the selected backend does not accept TypeError."""

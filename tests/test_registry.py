@@ -205,6 +205,22 @@ def test_functions_traced_with_jax_breakpoint_before_the_hook_get_jaxdbg_frames(
     assert "y " in t_jax.answers("locals")[1] and "bp " in t_jax.answers("locals")[1]
 
 
+@pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
+def test_jax_traced_stop_with_an_unknown_option_still_opens(monkeypatch, capsys):
+    monkeypatch.setenv("JAXDBG_BACKEND", "cli")
+    t = Transcript("c")
+    jaxdbg.install_jax_hook()
+    try:
+        from jax._src import debugger as jax_debugger
+
+        jax.jit(lambda x: (jax_debugger.breakpoint(  # JAX's own function: JAX's callback
+            stdin=t.stdin, stdout=t.stdout, num_frame=1), x)[1])(1.0)
+    finally:
+        jaxdbg.uninstall_jax_hook()
+    assert "ignoring breakpoint option num_frame" in capsys.readouterr().out
+    assert len(t.stops()) == 1 and "Continuing." in t.text
+
+
 def test_module_code_frames_from_jax_are_named_module(tmp_path):
     """A script's module frame: named <module>, its locals without modules."""
     import subprocess
