@@ -19,13 +19,13 @@ from typing import Any
 class OutputKind(str, enum.Enum):
     """What a command produced, and so which structured ``data`` comes with it."""
 
-    TEXT = "text"          # data: None
+    TEXT = "text"          # data: None, or the ValueSummary that ``whatis`` describes
     ERROR = "error"        # data: None; text starts with "*** "
     VALUE = "value"        # data: the evaluated value
     WHERE = "where"        # data: list[FrameRow]
     SOURCE = "source"      # data: SourceView
     LOCALS = "locals"      # data: list[summaries.ValueSummary] (array_type, stat_parts, sharding)
-    HELP = "help"          # data: None
+    HELP = "help"          # data: list[CommandHelp]
     RESUME = "resume"      # data: None; Output.resume says how the stop ends
 
     def __str__(self) -> str:
@@ -93,6 +93,15 @@ class StopSummary:
     line: str       # the stopped-at source line, stripped ("" when unknown)
     log: tuple[LogEntry, ...]
     outcome: str    # Resume.outcome, or ENDED_OTHERWISE
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandHelp:
+    """One debugger command as ``help`` lists it."""
+
+    names: tuple[str, ...]  # the command and its aliases
+    usage: str
+    summary: str
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from jaxdbg import evaluation, summaries
 from jaxdbg.frames import Frame, display_filename
-from jaxdbg.outputs import (ENDED_OTHERWISE, FrameRow, LogEntry, Output, OutputKind, Resume,
+from jaxdbg.outputs import (ENDED_OTHERWISE, CommandHelp, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
 from jaxdbg.stop_info import StopInfo
 from jaxdbg.user_code import format_exception, guarded
@@ -404,7 +404,9 @@ def _help(s: Session, arg: str) -> Output:
         if cmd is None:
             return _error(f"no command {arg!r}; type 'help' for the list")
         aliases = ", ".join(cmd.names)
-        return Output(OutputKind.HELP, f"{cmd.usage}\n    {cmd.summary}\n    aliases: {aliases}")
+        return Output(OutputKind.HELP, f"{cmd.usage}\n    {cmd.summary}\n    aliases: {aliases}",
+                      [CommandHelp(cmd.names, cmd.usage, cmd.summary)])
     lines = [f"{cmd.usage:<16} {cmd.summary}" for cmd in s.commands()]
     lines.append("Anything else is evaluated as a Python expression or statement in the current frame.")
-    return Output(OutputKind.HELP, "\n".join(lines))
+    return Output(OutputKind.HELP, "\n".join(lines),
+                  [CommandHelp(cmd.names, cmd.usage, cmd.summary) for cmd in s.commands()])
