@@ -61,6 +61,8 @@ def render(console: "Console", output: Output) -> None:
             summary.append(row.preview if row.is_array else row.details())
             table.add_row(row.name, row.type_name, row.array_type, row.sharding or "", summary)
         console.print(table)
+    elif output.kind is OutputKind.SHARDING and output.data is not None:
+        console.print(output.data)  # the layout draws itself in colour
     elif output.is_error:
         console.print(Text(output.text, style="bold red"))
     else:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from jaxdbg import jax_hook, quit_reporting
-from jaxdbg.registry import registered_names, unregister_debugger
+from jaxdbg import jax_hook, magics, quit_reporting, sharding_hooks
+from jaxdbg.registry import registered_debuggers, unregister_debugger
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +31,7 @@ class _Widgets:
         self.prepared = False
 
     def load(self, shell: Any) -> None:
-        was_registered = "widgets" in registered_names()
+        was_registered = "widgets" in registered_debuggers()
         try:
             import jaxdbg_widgets  # registers on first import
             from jaxdbg_widgets import responsive
@@ -88,6 +88,10 @@ FEATURES: list[Feature] = [
             lambda shell: quit_reporting.uninstall()),
     # The panel becomes the default backend in a kernel.
     Feature("widgets", _widgets.load, _widgets.unload),
+    # jax.debug's sharding functions and Sharding/Mesh results draw jaxdbg's layouts.
+    Feature("sharding", sharding_hooks.install, lambda shell: sharding_hooks.uninstall()),
+    # The %jaxdbg magic: status and switches.
+    Feature("magics", magics.load, magics.unload),
 ]
 
 

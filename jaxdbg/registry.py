@@ -104,10 +104,9 @@ def available_debuggers() -> list[str]:
     return [e.name for e in _by_priority() if _safe_available(e)]
 
 
-def registered_names() -> list[str]:
-    """Every registered backend, available here or not."""
-    with _lock:
-        return sorted(_registry)
+def registered_debuggers() -> list[str]:
+    """Every registered backend, available here or not, preferred first."""
+    return [e.name for e in _by_priority()]
 
 
 def _unknown(name: str, origin: str) -> ValueError:

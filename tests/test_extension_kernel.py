@@ -22,7 +22,7 @@ def snapshot():
         "excepthook": sys.excepthook,
         "jax.debug.breakpoint": jax.debug.breakpoint,
         "jax debugger registry": sorted(jax_debugger_core._debugger_registry),
-        "jaxdbg backends": jaxdbg.registry.registered_names(),
+        "jaxdbg backends": sorted(jaxdbg.registry.registered_debuggers()),
         "wakeup fd": wakeup,
         "jax callback log filters": list(logging.getLogger("jax._src.debugging").filters),
     }
