@@ -120,7 +120,7 @@ jax.jit(lambda x: (jax.debug.callback(cb2, x), x)[1])(jnp.zeros(1)).block_until_
     queued = [kernel.execute(f"print('cell', {i})") for i in range(3)]
     text = kernel.find_widget("TextModel", description="expr")
     kernel.set_value(text, value="x * 2")
-    time.sleep(0.3)
+    # No pause: the value update and the click travel on the same channel, in order.
     kernel.click(kernel.find_widget("ButtonModel", description="Eval"))
     done = kernel.wait_reply(mid)
     assert "got ('eval', 'x * 2')" in done.stdout, done
