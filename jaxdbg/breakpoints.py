@@ -197,7 +197,8 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     if not stack:  # everything was filtered: still show where the call is
         stack = frames_mod.python_stack(skip + 1, False, 1)
     collector = frames_mod.OperandCollector()
-    templates = [frames_mod.capture(f, collector) for f in stack]
+    own = frames_mod.traced_function_frames(skip + 1)
+    templates = [frames_mod.capture(f, collector, id(f) in own) for f in stack]
     operands = collector.for_host()
     first_reason = len(operands)
     reason_operands = [program_sharding.for_host(v) for v in reason_operands or []]
