@@ -6,6 +6,10 @@ layer per vmap level, so the host receives whole batches and can name the
 element it stops at (``batch 2/3``), stop only where a predicate holds, and
 skip the rest of a batch. A ``custom_jvp`` layer makes the breakpoint
 invisible to differentiation (it sees forward-pass values).
+
+Only the traced body's own tracers become operands: JAX caches a staged body
+and may reuse it in another program, so tracers of enclosing traces, found in
+outer frames, stay out (frames.traced_function_frames, jax_api.traces_in_reach).
 """
 
 from __future__ import annotations
