@@ -21,7 +21,7 @@ import numpy as np
 from jax.custom_batching import custom_vmap
 
 from jaxdbg import frames as frames_mod
-from jaxdbg import registry, stops
+from jaxdbg import registry, stops, terminal_input
 from jaxdbg.internals import jax_api
 from jaxdbg.outputs import Resume
 from jaxdbg.stop_info import StopInfo
@@ -30,7 +30,7 @@ from jaxdbg.stop_info import StopInfo
 _CALLER = 1
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)  # compared by identity: stops.py keys its runs on the site
 class _Site:
     """Everything one traced breakpoint needs on the host."""
 
@@ -76,8 +76,17 @@ class _Site:
             if self.describe_reason is not None:
                 info.reason = self.describe_reason(operand)
             built = [t.build(operand) for t in self.templates]
-            if stops.serve(built, info, self.backend, self.options, site=self) is Resume.SKIP:
+            resume = stops.serve(built, info, self.backend, self.options, site=self,
+                                 devices=self.device_count, every_device=not self.conditional)
+            if resume is Resume.SKIP:
                 break
+
+    @property
+    def device_count(self) -> int | None:
+        """Devices of the multi-device computation this breakpoint runs in, if any."""
+        if not self.device_axes:
+            return None
+        return int(np.prod([size for _, size in self.device_axes]))
 
 
 def _emit(site: _Site, levels, sizes, pred, operands, token):
@@ -181,6 +190,9 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     """
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
+    # Stops may run on XLA threads later; Ctrl-C reaches their prompt only through a
+    # SIGINT handler, which must be installed from the main thread (tracing usually is).
+    terminal_input.install_interrupt_relay()
     registry.check_backend_name(backend)
     stack = frames_mod.python_stack(skip + 1, filter_frames, num_frames)
     if not stack:  # everything was filtered: still show where the call is

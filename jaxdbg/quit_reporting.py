@@ -49,7 +49,6 @@ def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None):
     if cause is None:
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
         return None
-    jax_api.forget_failed_effects()
     line = stop_reason(value)
     ipython_api.show_short_error(shell, cause, line.split(": ", 1)[1], line)
     return None
@@ -65,6 +64,9 @@ def install() -> None:
         return
     _installed = True
     jax_api.quiet_callback_failures((DebuggerQuit, KeyboardInterrupt))
+    # A stopped computation's error is shown once, where its results are used; later
+    # jax.effects_barrier() calls and JAX's wait at exit do not raise it again.
+    jax_api.drop_stopped_effects_when_waiting(lambda exc: _stop_cause(exc) is not None)
     shell = ipython_api.shell()
     if shell is not None and hasattr(shell, "set_custom_exc"):
         import jax
@@ -78,7 +80,6 @@ def install() -> None:
         if line is None:
             previous(etype, value, tb)
         else:
-            jax_api.forget_failed_effects()
             print(line, file=sys.stderr)
 
     sys.excepthook = excepthook
