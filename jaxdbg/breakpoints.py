@@ -21,7 +21,7 @@ import numpy as np
 from jax.custom_batching import custom_vmap
 
 from jaxdbg import frames as frames_mod
-from jaxdbg import registry, stops, terminal_input
+from jaxdbg import interrupts, registry, stops
 from jaxdbg.internals import jax_api
 from jaxdbg.outputs import Resume
 from jaxdbg.stop_info import StopInfo
@@ -192,7 +192,7 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
     # Stops may run on XLA threads later; Ctrl-C reaches their prompt only through a
     # SIGINT handler, which must be installed from the main thread (tracing usually is).
-    terminal_input.install_interrupt_relay()
+    interrupts.install()
     registry.check_backend_name(backend)
     stack = frames_mod.python_stack(skip + 1, filter_frames, num_frames)
     if not stack:  # everything was filtered: still show where the call is

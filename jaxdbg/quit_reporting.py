@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from jaxdbg import interrupts
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.internals import ipython_api, jax_api
 
@@ -44,22 +45,49 @@ def stop_reason(exc: BaseException) -> str | None:
     return QUIT_LINE if cause is DebuggerQuit else INTERRUPT_LINE
 
 
-def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None):
-    cause = _stop_cause(value)
-    if cause is None:
-        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-        return None
-    line = stop_reason(value)
-    ipython_api.show_short_error(shell, cause, line.split(": ", 1)[1], line)
+def _interrupt_line(exc: BaseException) -> str | None:
+    """INTERRUPT_LINE for a plain KeyboardInterrupt that ended (or is ending) a stop.
+
+    In a kernel the interrupt reaches the main thread too, wherever it waits for the
+    stopped computation (e.g. inside ``.tolist()``): that traceback says nothing useful.
+    """
+    if type(exc) is KeyboardInterrupt:
+        from jaxdbg import stops
+
+        if stops.in_progress():
+            return INTERRUPT_LINE
     return None
 
 
+def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None):
+    cause = _stop_cause(value)
+    line = stop_reason(value) if cause is not None else _interrupt_line(value)
+    if line is not None:
+        ipython_api.show_short_error(shell, cause or KeyboardInterrupt, line.split(": ", 1)[1], line)
+        return None
+    previous_kinds, previous_handler = _previous_custom_exc
+    if previous_kinds and isinstance(value, previous_kinds) and previous_handler is not None:
+        return previous_handler(etype, value, tb, tb_offset=tb_offset)
+    shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+    return None
+
+
+def _relay_interrupts(*_: Any) -> None:
+    interrupts.install()  # the kernel puts Python's default SIGINT handler back for each cell
+
+
 _installed = False
+_previous_custom_exc: tuple[tuple[type[BaseException], ...], Any] = ((), None)
+_previous_excepthook = None
 
 
 def install() -> None:
-    """Idempotent; called when a stop ends with quit or an interrupt, and by the extension."""
-    global _installed
+    """Idempotent; called when a stop ends with quit or an interrupt, and by the extension.
+
+    In IPython the handler takes the shell's one custom-exception slot and passes
+    the exceptions that an earlier handler claimed on to it.
+    """
+    global _installed, _previous_custom_exc, _previous_excepthook
     if _installed:
         return
     _installed = True
@@ -71,15 +99,49 @@ def install() -> None:
     if shell is not None and hasattr(shell, "set_custom_exc"):
         import jax
 
-        shell.set_custom_exc((jax.errors.JaxRuntimeError, DebuggerQuit), _ipython_handler)
+        previous_kinds = tuple(getattr(shell, "custom_exceptions", ()) or ())
+        previous_handler = getattr(shell, "CustomTB", None) if previous_kinds else None
+        _previous_custom_exc = (previous_kinds, previous_handler)
+        ours = (jax.errors.JaxRuntimeError, DebuggerQuit, KeyboardInterrupt)
+        shell.set_custom_exc(previous_kinds + tuple(k for k in ours if k not in previous_kinds),
+                             _ipython_handler)
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("pre_run_cell", _relay_interrupts)
         return
-    previous = sys.excepthook
+    previous = _previous_excepthook = sys.excepthook
 
     def excepthook(etype, value, tb):
-        line = stop_reason(value)
+        line = stop_reason(value) or _interrupt_line(value)
         if line is None:
             previous(etype, value, tb)
         else:
             print(line, file=sys.stderr)
 
     sys.excepthook = excepthook
+
+
+def uninstall() -> None:
+    """Undo :func:`install`'s IPython handler or excepthook (for ``%unload_ext``)."""
+    global _installed, _previous_custom_exc, _previous_excepthook
+    if not _installed:
+        return
+    _installed = False
+    shell = ipython_api.shell()
+    if shell is not None and hasattr(shell, "set_custom_exc"):
+        kinds, handler = _previous_custom_exc
+        if handler is not None and kinds:
+            shell.custom_exceptions = kinds
+            shell.CustomTB = handler
+        else:
+            shell.custom_exceptions = ()
+        events = getattr(shell, "events", None)
+        if events is not None:
+            try:
+                events.unregister("pre_run_cell", _relay_interrupts)
+            except ValueError:
+                pass
+        _previous_custom_exc = ((), None)
+    elif _previous_excepthook is not None:
+        sys.excepthook = _previous_excepthook
+        _previous_excepthook = None

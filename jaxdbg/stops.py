@@ -37,7 +37,7 @@ import threading
 import weakref
 from typing import Any
 
-from jaxdbg import quit_reporting, registry, terminal_input
+from jaxdbg import interrupts, quit_reporting, registry
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.frames import Frame
 from jaxdbg.outputs import Resume
@@ -85,6 +85,12 @@ def waiting_count() -> int:
     """Stops waiting for their turn (the one being served is not counted)."""
     with _cond:
         return len(_queue)
+
+
+def in_progress() -> bool:
+    """Whether a stop is being served or waiting."""
+    with _cond:
+        return _holder is not None or bool(_queue)
 
 
 def _join_run(site: object, device: int | None, devices: int | None,
@@ -166,7 +172,7 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
     interrupted, here or at an earlier stop of the same run (see the module doc).
     """
     quit_reporting.install()
-    terminal_input.install_interrupt_relay()
+    interrupts.install()
     ticket = _ticket_for(site, info, devices, every_device)
     if not _take_turn(ticket):
         raise ticket.run.ending()

@@ -18,13 +18,11 @@ from __future__ import annotations
 import builtins
 import os
 import select
-import signal
 import sys
 import threading
 from typing import IO
 
-_lock = threading.Lock()
-_wakers: set[int] = set()  # write ends of the pipes of prompts waiting now
+from jaxdbg import interrupts
 
 
 def _stdin_fd() -> int | None:
@@ -57,63 +55,44 @@ def should_read_descriptor() -> bool:
 
 def read_line(prompt: str, stdout: IO[str] | None = None) -> str:
     """One line from stdin without its newline; EOFError at end of input,
-    KeyboardInterrupt on Ctrl-C (see :func:`install_interrupt_relay`)."""
+    KeyboardInterrupt on Ctrl-C (see :mod:`jaxdbg.interrupts`)."""
     out = stdout if stdout is not None else sys.stdout
     fd = _stdin_fd()
     wake_read, wake_write = os.pipe()
-    with _lock:
-        _wakers.add(wake_write)
-    try:
-        out.write(prompt)
-        out.flush()
-        data = bytearray()
-        while True:
-            ready, _, _ = select.select([fd, wake_read], [], [])
-            if wake_read in ready:
-                out.write("\n")
-                out.flush()
-                raise KeyboardInterrupt
-            byte = os.read(fd, 1)
-            if not byte:
-                if data:
-                    break
-                raise EOFError
-            if byte == b"\n":
-                break
-            data += byte
-    finally:
-        with _lock:
-            _wakers.discard(wake_write)
-        os.close(wake_read)
-        os.close(wake_write)
-    encoding = getattr(sys.stdin, "encoding", None) or "utf-8"
-    return data.decode(encoding, errors="replace").rstrip("\r")
 
-
-def _relay(signum: int, frame) -> None:
-    """SIGINT: end the prompts that wait, or else do what Python does by default."""
-    with _lock:
-        wakers = list(_wakers)
-    if not wakers:
-        signal.default_int_handler(signum, frame)
-        return
-    for fd in wakers:
+    def wake() -> None:
         try:
-            os.write(fd, b"\x03")
+            os.write(wake_write, b"\x03")
         except OSError:
             pass
 
-
-def install_interrupt_relay() -> None:
-    """Put :func:`_relay` in front of Python's default SIGINT handler.
-
-    Only from the main thread, and only over the default handler: a program's or
-    kernel's own handler is left alone. Idempotent.
-    """
-    if threading.current_thread() is not threading.main_thread() or os.name != "posix":
-        return
     try:
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            signal.signal(signal.SIGINT, _relay)
-    except (ValueError, OSError):  # not allowed here (e.g. an embedded interpreter)
-        pass
+        with interrupts.listening(wake) as listener:
+            return _read_until_newline(prompt, out, fd, wake_read, listener)
+    finally:
+        os.close(wake_read)
+        os.close(wake_write)
+
+
+def _read_until_newline(prompt: str, out: IO[str], fd: int, wake_read: int,
+                        listener: interrupts.Listener) -> str:
+    out.write(prompt)
+    out.flush()
+    data = bytearray()
+    while True:
+        ready, _, _ = select.select([fd, wake_read], [], [])
+        if wake_read in ready:
+            listener.interrupted()
+            out.write("\n")
+            out.flush()
+            raise KeyboardInterrupt
+        byte = os.read(fd, 1)
+        if not byte:
+            if data:
+                break
+            raise EOFError
+        if byte == b"\n":
+            break
+        data += byte
+    encoding = getattr(sys.stdin, "encoding", None) or "utf-8"
+    return data.decode(encoding, errors="replace").rstrip("\r")
