@@ -18,14 +18,16 @@ Ctrl-C or a kernel interrupt, ends the same stops, with KeyboardInterrupt):
   A device already in the run, or a run that all N devices have reached,
   starts a new run. A quit ends its run: the stops of the run already waiting,
   and, for an unconditional ``breakpoint`` (which every device reaches), the
-  devices that have not reached it yet. Each of those devices' programs then
-  ends, since its callback raised.
+  devices that reach it later. Each of those devices' programs then ends, since
+  its callback raised; the next execution's stops make a new run.
 
-No execution id reaches a host callback, so two things are told apart by the
-devices alone: a device that was continued earlier in a run that then quit and
-stops again in that execution (a loop, a second breakpoint) starts a new run
-and is shown; and runs of the same multi-device function started from several
-threads at once share their runs.
+No execution id reaches a host callback, so the devices are all there is to go
+by. Two consequences: a device that was continued before the quit and stops
+again in the same execution (a loop, a second breakpoint) starts a new run and
+is shown; and the same multi-device function run from several threads at once
+shares its runs. A conditional breakpoint's run that quit takes no later
+arrivals, since its other devices may never stop there: a device stopping
+there next belongs to the next execution.
 """
 
 from __future__ import annotations
