@@ -37,7 +37,8 @@ FEATURES: list[Feature] = [
     Feature("jax-breakpoint-hook", lambda shell: jax_hook.install_jax_hook(),
             lambda shell: jax_hook.uninstall_jax_hook()),
     # A quit or interrupt inside jit reads as one line.
-    Feature("quit-reporting", lambda shell: quit_reporting.install(), _nothing),
+    Feature("quit-reporting", lambda shell: quit_reporting.install(),
+            lambda shell: quit_reporting.uninstall()),
     # The panel becomes the default backend in a kernel.
     Feature("widgets", _load_widgets, _nothing),
 ]

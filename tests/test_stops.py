@@ -257,3 +257,35 @@ def test_ctrl_c_at_a_pmap_prompt_ends_an_uncaught_script_with_one_line():
     assert code == 1, out
     assert out.rstrip().endswith(quit_reporting.INTERRUPT_LINE), out
     assert "Exception ignored" not in out and "Traceback" not in out, out
+
+
+CHAINED_HANDLER_SCRIPT = """
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+seen = []
+def mine(shell, etype, value, tb, tb_offset=None):
+    seen.append(str(value))
+    return ["handled by mine"]
+shell.set_custom_exc((ValueError,), mine)
+shell.colors = "nocolor"
+import jaxdbg
+from jaxdbg import quit_reporting
+quit_reporting.install()
+shell.run_cell("raise ValueError('for the earlier handler')")
+print("seen", seen, flush=True)
+shell.run_cell("import jaxdbg; raise jaxdbg.DebuggerQuit()")
+shell.run_cell("raise KeyboardInterrupt")  # no stop around: the usual traceback
+quit_reporting.uninstall()
+print("restored", shell.custom_exceptions == (ValueError,), flush=True)
+"""
+
+
+def test_quit_reporting_chains_to_an_earlier_ipython_handler_and_unloads():
+    with Script(CHAINED_HANDLER_SCRIPT) as run:
+        code = run.wait(120)
+        out = run.output
+    assert code == 0, out
+    assert "seen ['for the earlier handler']" in out, out
+    assert quit_reporting.QUIT_LINE in out, out
+    assert "KeyboardInterrupt" in out and "Traceback" in out, out  # the plain interrupt
+    assert "restored True" in out, out
