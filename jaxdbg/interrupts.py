@@ -28,6 +28,7 @@ _ids = iter(range(1, 1 << 62))
 # may notice a SIGINT (e.g. through a wakeup fd) before the main thread runs the
 # handler; the handler must then still keep it out of the main thread.
 _credit = 0
+_anticipated: set[int] = set()  # listeners the handler counted on to end
 
 
 class Listener:
@@ -47,18 +48,25 @@ class Listener:
         return self
 
     def interrupted(self) -> None:
+        self._leave(took_interrupt=True)
+
+    def __exit__(self, *exc: object) -> None:
+        self._leave(took_interrupt=False)
+
+    def _leave(self, took_interrupt: bool) -> None:
         global _credit
         if self._key is None:
             return
+        # Without the relay in place the main thread gets (or got) its own
+        # KeyboardInterrupt for this SIGINT, so there is nothing to hold back later.
+        relayed = signal.getsignal(signal.SIGINT) is _relay
         with _lock:
-            if _listeners.pop(self._key, None) is not None:
+            _listeners.pop(self._key, None)
+            if self._key in _anticipated:
+                _anticipated.discard(self._key)
+                _credit += 1  # settles what the handler counted on, taken or not
+            elif took_interrupt and relayed:
                 _credit += 1
-            self._key = None
-
-    def __exit__(self, *exc: object) -> None:
-        if self._key is not None:
-            with _lock:
-                _listeners.pop(self._key, None)
             self._key = None
 
 
@@ -72,16 +80,18 @@ def listening(wake: Callable[[], None] | None = None, *, active: bool = True) ->
 
 def _relay(signum: int, frame) -> None:
     global _credit
+    main = threading.main_thread()
     with _lock:
-        listeners = list(_listeners.values())
-        main = threading.main_thread()
-        main_listens = any(thread is main for thread, _ in listeners)
-        others = sum(1 for thread, _ in listeners if thread is not main)
+        listeners = list(_listeners.items())
+        main_listens = any(thread is main for _, (thread, _) in listeners)
         if not listeners and _credit > 0:
             _credit -= 1  # a listener already took this interrupt
             return
-        _credit -= others  # each woken listener gives it back when it ends
-    for _, wake in listeners:
+        for key, (thread, _) in listeners:
+            if thread is not main:
+                _anticipated.add(key)
+                _credit -= 1
+    for _, (_, wake) in listeners:
         if wake is not None:
             try:
                 wake()

@@ -289,3 +289,52 @@ def test_quit_reporting_chains_to_an_earlier_ipython_handler_and_unloads():
     assert quit_reporting.QUIT_LINE in out, out
     assert "KeyboardInterrupt" in out and "Traceback" in out, out  # the plain interrupt
     assert "restored True" in out, out
+
+
+@pytest.fixture
+def relay():
+    """jaxdbg's SIGINT relay installed over the default handler, then taken away."""
+    from jaxdbg import interrupts
+
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    interrupts.install()
+    assert signal.getsignal(signal.SIGINT) is interrupts._relay
+    yield interrupts
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_sigint_goes_to_a_waiting_thread_and_not_also_to_the_main_thread(relay):
+    woken = threading.Event()
+    registered = threading.Event()
+
+    def prompt():
+        with relay.listening(woken.set) as listener:
+            registered.set()
+            if woken.wait(60):
+                listener.interrupted()
+
+    waiter = threading.Thread(target=prompt, name="waiting-prompt")
+    waiter.start()
+    registered.wait(60)
+    signal.raise_signal(signal.SIGINT)  # no KeyboardInterrupt here: the prompt takes it
+    join_or_dump([waiter], 60)
+    assert woken.is_set()
+    with pytest.raises(KeyboardInterrupt):  # nobody waits now: Ctrl-C as usual
+        signal.raise_signal(signal.SIGINT)
+
+
+def test_a_sigint_a_waiting_thread_noticed_first_is_still_kept_from_the_main_thread(relay):
+    # A wait that counts interrupts itself (a wakeup fd) may end before the main
+    # thread runs the handler; the handler must then still not raise.
+    with relay.listening() as listener:
+        listener.interrupted()
+    signal.raise_signal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+
+
+def test_a_main_thread_wait_gets_its_interrupt_as_keyboardinterrupt(relay):
+    with pytest.raises(KeyboardInterrupt):
+        with relay.listening():
+            signal.raise_signal(signal.SIGINT)
