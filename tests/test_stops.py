@@ -236,7 +236,10 @@ print(jax.pmap(body)(jnp.arange(8.0)))
 @pytest.mark.parametrize("stdin", ["pty", "pipe"])
 def test_ctrl_c_at_a_pmap_prompt_ends_the_stops_and_the_script_goes_on(stdin):
     with Script(INTERRUPT_SCRIPT.format(call=CAUGHT), stdin=stdin) as run:
-        run.expect("(jaxdbg) ", 120)
+        at = run.expect("(jaxdbg) ", 120)
+        run.send("p x + 100\n")  # the prompt on the XLA thread reads what is typed
+        at = run.expect("dtype=float32)", 60, after=at)
+        run.expect("(jaxdbg) ", 60, after=at)
         run.signal(signal.SIGINT)
         code = run.wait(60)
         out = run.output
