@@ -13,6 +13,7 @@ Public API::
     jaxdbg.inspect_sharding(x, callback=None)  inside jit: the compiled sharding, on every call
 """
 
+from jaxdbg import breakpoint_commands as _breakpoint_commands  # noqa: F401 (registers commands)
 from jaxdbg import cli as _cli
 from jaxdbg.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
 from jaxdbg.errors import DebuggerQuit

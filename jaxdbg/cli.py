@@ -7,6 +7,7 @@ objects may be passed as backend options for tests and scripting.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import IO, Any
 
@@ -18,6 +19,7 @@ from rich.text import Text
 from jaxdbg import terminal_input
 from jaxdbg.outputs import Output, OutputKind, SourceView
 from jaxdbg.session import Session
+from jaxdbg.terminal_completion import tab_completion
 
 PROMPT = "(jaxdbg) "
 
@@ -100,7 +102,8 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
     render(console, session.source_around())
     while not session.finished:
         try:
-            line = _read_line(stdin, stdout)
+            with tab_completion(session) if stdin is None else contextlib.nullcontext():
+                line = _read_line(stdin, stdout)
         except EOFError:
             console.print("")
             render(console, session.execute("quit"))  # as in pdb: end of input quits

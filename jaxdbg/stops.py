@@ -3,7 +3,7 @@
 Callbacks can arrive concurrently: pmap, shard_map and sharded jit run them on
 XLA threads, and user threads may run jitted functions side by side. Each stop
 waits for its turn. When the turn comes free, the waiting stop that goes next
-is the one of the oldest run, lowest device first (device 0, 1, 2, ... under
+is the one of the oldest round, lowest device first (device 0, 1, 2, ... under
 pmap). The banner counts the stops still waiting.
 
 Which stops a quit ends, "the same computation" (an interrupt at a stop,
@@ -14,18 +14,18 @@ Ctrl-C or a kernel interrupt, ends the same stops, with KeyboardInterrupt):
   that execution when the callback raises, so a quit ends that stop only; stops
   of other calls, waiting or later, are served as usual.
 - A multi-device stop (pmap, shard_map: a device index out of N devices) joins
-  the current *run* of its breakpoint, which holds at most one stop per device.
-  A device already in the run, or a run that all N devices have reached,
-  starts a new run. A quit ends its run: the stops of the run already waiting,
-  and, for an unconditional ``breakpoint`` (which every device reaches), the
+  the current *round* of its breakpoint, which holds at most one stop per device.
+  A device already in the round, or a round that all N devices have reached,
+  starts a new round. A quit ends its round: the stops of the round already
+  waiting, and, for an unconditional ``breakpoint`` (which every device reaches), the
   devices that reach it later. Each of those devices' programs then ends, since
-  its callback raised; the next execution's stops make a new run.
+  its callback raised; the next execution's stops make a new round.
 
 No execution id reaches a host callback, so the devices are all there is to go
 by. Two consequences: a device that was continued before the quit and stops
-again in the same execution (a loop, a second breakpoint) starts a new run and
+again in the same execution (a loop, a second breakpoint) starts a new round and
 is shown; and the same multi-device function run from several threads at once
-shares its runs. A conditional breakpoint's run that quit takes no later
+shares its rounds. A conditional breakpoint's round that quit takes no later
 arrivals, since its other devices may never stop there: a device stopping
 there next belongs to the next execution.
 """
@@ -39,7 +39,7 @@ import threading
 import weakref
 from typing import Any
 
-from jaxdbg import interrupts, quit_reporting, registry
+from jaxdbg import breakpoint_state, interrupts, quit_reporting, registry
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.frames import Frame
 from jaxdbg.outputs import Resume
@@ -48,12 +48,12 @@ from jaxdbg.stop_info import StopInfo
 
 
 @dataclasses.dataclass(eq=False)
-class _Run:
+class _Round:
     """The stops of one breakpoint across the devices of one multi-device execution."""
 
     order: int
     size: int  # devices in the computation
-    every_device: bool  # an unconditional breakpoint: every device of the run will stop
+    every_device: bool  # an unconditional breakpoint: every device of the round will stop
     devices: set[int] = dataclasses.field(default_factory=set)
     ending: type[BaseException] | None = None  # DebuggerQuit or KeyboardInterrupt once ended
 
@@ -61,15 +61,15 @@ class _Run:
         return device not in self.devices and len(self.devices) < self.size
 
     def takes_late_arrivals(self) -> bool:
-        """After the run ended: a device not seen yet belongs to it (it will reach the
+        """After the round ended: a device not seen yet belongs to it (it will reach the
         breakpoint in the ended execution) only when every device stops here."""
         return self.ending is None or self.every_device
 
 
 @dataclasses.dataclass(eq=False)
 class _Ticket:
-    key: tuple[int, int, int]  # (run order, device, arrival): the serving order
-    run: _Run | None
+    key: tuple[int, int, int]  # (round order, device, arrival): the serving order
+    round: _Round | None
 
     def __lt__(self, other: "_Ticket") -> bool:
         return self.key < other.key
@@ -80,7 +80,7 @@ _cond = threading.Condition(threading.Lock())
 _queue: list[_Ticket] = []  # heap of waiting stops
 _holder: int | None = None  # thread ident of the stop being served
 _depth = 0  # nested stops on the holder's thread (a stop hit while evaluating in a stop)
-_runs: "weakref.WeakKeyDictionary[object, _Run]" = weakref.WeakKeyDictionary()
+_rounds: "weakref.WeakKeyDictionary[object, _Round]" = weakref.WeakKeyDictionary()
 
 
 def waiting_count() -> int:
@@ -95,28 +95,28 @@ def in_progress() -> bool:
         return _holder is not None or bool(_queue)
 
 
-def _join_run(site: object, device: int | None, devices: int | None,
-              every_device: bool) -> _Run | None:
+def _join_round(site: object, device: int | None, devices: int | None,
+              every_device: bool) -> _Round | None:
     if site is None or device is None or not devices:
         return None
-    run = _runs.get(site)
-    if run is None or not run.has_room_for(device) or not run.takes_late_arrivals():
-        run = _Run(next(_counter), devices, every_device)
-        _runs[site] = run
-    run.devices.add(device)
-    return run
+    current = _rounds.get(site)
+    if current is None or not current.has_room_for(device) or not current.takes_late_arrivals():
+        current = _Round(next(_counter), devices, every_device)
+        _rounds[site] = current
+    current.devices.add(device)
+    return current
 
 
 def _ticket_for(site: object, info: StopInfo, devices: int | None, every_device: bool) -> _Ticket:
     with _cond:
-        run = _join_run(site, info.device, devices, every_device)
+        current = _join_round(site, info.device, devices, every_device)
         arrival = next(_counter)
-        order = run.order if run is not None else arrival
-        return _Ticket((order, info.device if run is not None else 0, arrival), run)
+        order = current.order if current is not None else arrival
+        return _Ticket((order, info.device if current is not None else 0, arrival), current)
 
 
 def _take_turn(ticket: _Ticket) -> bool:
-    """Wait until this stop may be served; False when its run ended meanwhile."""
+    """Wait until this stop may be served; False when its round ended meanwhile."""
     global _holder, _depth
     me = threading.get_ident()
     with _cond:
@@ -126,7 +126,7 @@ def _take_turn(ticket: _Ticket) -> bool:
         heapq.heappush(_queue, ticket)
         try:
             while True:
-                if ticket.run is not None and ticket.run.ending is not None:
+                if ticket.round is not None and ticket.round.ending is not None:
                     _queue.remove(ticket)
                     heapq.heapify(_queue)
                     _cond.notify_all()
@@ -153,13 +153,13 @@ def _give_turn() -> None:
         _cond.notify_all()
 
 
-def _end_run(run: _Run | None, cause: type[BaseException]) -> None:
-    if run is None:
+def _end_round(ended: _Round | None, cause: type[BaseException]) -> None:
+    if ended is None:
         return
     with _cond:
-        if run.ending is None:
-            run.ending = cause
-        _cond.notify_all()  # waiting stops of this run leave at once
+        if ended.ending is None:
+            ended.ending = cause
+        _cond.notify_all()  # waiting stops of this round leave at once
 
 
 def serve(frames: list[Frame], info: StopInfo, backend: str | None,
@@ -171,24 +171,27 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
     multi-device computation (``info.device`` is this stop's index among them)
     and ``every_device`` whether each of them reaches this breakpoint (no
     condition). Raises DebuggerQuit when the user quit, and KeyboardInterrupt when
-    interrupted, here or at an earlier stop of the same run (see the module doc).
+    interrupted, here or at an earlier stop of the same round (see the module doc).
     """
     quit_reporting.install()
     interrupts.install()
     ticket = _ticket_for(site, info, devices, every_device)
     if not _take_turn(ticket):
-        raise ticket.run.ending()
+        raise ticket.round.ending()
     try:
+        opens, info.hit = breakpoint_state.admit(info.breakpoint_id)
+        if not opens:  # disabled, ignored or continued past while it waited
+            return Resume.CONTINUE
         info.waiting = waiting_count
         session = Session(frames, info)
         debugger = registry.get_debugger(backend)
         try:
             debugger(session, **options)
         except KeyboardInterrupt:
-            _end_run(ticket.run, KeyboardInterrupt)
+            _end_round(ticket.round, KeyboardInterrupt)
             raise
         if session.resume is Resume.QUIT:
-            _end_run(ticket.run, DebuggerQuit)
+            _end_round(ticket.round, DebuggerQuit)
             raise DebuggerQuit()
         return session.resume or Resume.CONTINUE
     finally:
