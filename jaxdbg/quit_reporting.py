@@ -26,14 +26,9 @@ def _stop_cause(exc: BaseException) -> type[BaseException] | None:
     """DebuggerQuit or KeyboardInterrupt when the debugger caused ``exc``, else None."""
     if isinstance(exc, DebuggerQuit):
         return DebuggerQuit
-    if jax_api.is_jax_runtime_error(exc):
-        text = str(exc)
-        if "callback" not in text.lower():
-            return None
-        if DebuggerQuit.__name__ in text:
-            return DebuggerQuit
-        if "KeyboardInterrupt" in text:
-            return KeyboardInterrupt
+    for cause in (DebuggerQuit, KeyboardInterrupt):
+        if jax_api.failed_callback_names(exc, cause.__name__):
+            return cause
     return None
 
 
@@ -46,10 +41,10 @@ def stop_reason(exc: BaseException) -> str | None:
 
 
 def _interrupt_line(exc: BaseException) -> str | None:
-    """INTERRUPT_LINE for a plain KeyboardInterrupt that ended (or is ending) a stop.
+    """INTERRUPT_LINE for a plain KeyboardInterrupt that ends (or ended) a stop.
 
-    In a kernel the interrupt reaches the main thread too, wherever it waits for the
-    stopped computation (e.g. inside ``.tolist()``): that traceback says nothing useful.
+    Should the interrupt reach the main thread too, wherever it waits for the
+    stopped computation (e.g. inside ``.tolist()``), that traceback says nothing useful.
     """
     if type(exc) is KeyboardInterrupt:
         from jaxdbg import stops
@@ -59,17 +54,14 @@ def _interrupt_line(exc: BaseException) -> str | None:
     return None
 
 
-def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None):
+def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None) -> bool:
+    """One line for an error the debugger caused; False passes anything else on."""
     cause = _stop_cause(value)
     line = stop_reason(value) if cause is not None else _interrupt_line(value)
-    if line is not None:
-        ipython_api.show_short_error(shell, cause or KeyboardInterrupt, line.split(": ", 1)[1], line)
-        return None
-    previous_kinds, previous_handler = _previous_custom_exc
-    if previous_kinds and isinstance(value, previous_kinds) and previous_handler is not None:
-        return previous_handler(etype, value, tb, tb_offset=tb_offset)
-    shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-    return None
+    if line is None:
+        return False
+    ipython_api.show_short_error(shell, cause or KeyboardInterrupt, line.split(": ", 1)[1], line)
+    return True
 
 
 def _relay_interrupts(*_: Any) -> None:
@@ -77,17 +69,12 @@ def _relay_interrupts(*_: Any) -> None:
 
 
 _installed = False
-_previous_custom_exc: tuple[tuple[type[BaseException], ...], Any] = ((), None)
-_previous_excepthook = None
+_undo: list[Any] = []
 
 
 def install() -> None:
-    """Idempotent; called when a stop ends with quit or an interrupt, and by the extension.
-
-    In IPython the handler takes the shell's one custom-exception slot and passes
-    the exceptions that an earlier handler claimed on to it.
-    """
-    global _installed, _previous_custom_exc, _previous_excepthook
+    """Idempotent; called when a stop ends with quit or an interrupt, and by the extension."""
+    global _installed
     if _installed:
         return
     _installed = True
@@ -99,17 +86,14 @@ def install() -> None:
     if shell is not None and hasattr(shell, "set_custom_exc"):
         import jax
 
-        previous_kinds = tuple(getattr(shell, "custom_exceptions", ()) or ())
-        previous_handler = getattr(shell, "CustomTB", None) if previous_kinds else None
-        _previous_custom_exc = (previous_kinds, previous_handler)
-        ours = (jax.errors.JaxRuntimeError, DebuggerQuit, KeyboardInterrupt)
-        shell.set_custom_exc(previous_kinds + tuple(k for k in ours if k not in previous_kinds),
-                             _ipython_handler)
+        _undo.append(ipython_api.add_custom_exc(
+            shell, (jax.errors.JaxRuntimeError, DebuggerQuit, KeyboardInterrupt), _ipython_handler))
         events = getattr(shell, "events", None)
         if events is not None:
             events.register("pre_run_cell", _relay_interrupts)
+            _undo.append(lambda: events.unregister("pre_run_cell", _relay_interrupts))
         return
-    previous = _previous_excepthook = sys.excepthook
+    previous = sys.excepthook
 
     def excepthook(etype, value, tb):
         line = stop_reason(value) or _interrupt_line(value)
@@ -120,28 +104,16 @@ def install() -> None:
 
     sys.excepthook = excepthook
 
+    def restore() -> None:
+        if sys.excepthook is excepthook:
+            sys.excepthook = previous
+    _undo.append(restore)
+
 
 def uninstall() -> None:
-    """Undo :func:`install`'s IPython handler or excepthook (for ``%unload_ext``)."""
-    global _installed, _previous_custom_exc, _previous_excepthook
-    if not _installed:
-        return
+    """Undo :func:`install` (``%unload_ext jaxdbg``); a later stop installs it again."""
+    global _installed
+    while _undo:
+        _undo.pop()()
+    jax_api.unquiet_callback_failures()
     _installed = False
-    shell = ipython_api.shell()
-    if shell is not None and hasattr(shell, "set_custom_exc"):
-        kinds, handler = _previous_custom_exc
-        if handler is not None and kinds:
-            shell.custom_exceptions = kinds
-            shell.CustomTB = handler
-        else:
-            shell.custom_exceptions = ()
-        events = getattr(shell, "events", None)
-        if events is not None:
-            try:
-                events.unregister("pre_run_cell", _relay_interrupts)
-            except ValueError:
-                pass
-        _previous_custom_exc = ((), None)
-    elif _previous_excepthook is not None:
-        sys.excepthook = _previous_excepthook
-        _previous_excepthook = None
