@@ -26,7 +26,7 @@ from jax.custom_batching import custom_vmap
 
 from jaxdbg import breakpoint_state
 from jaxdbg import frames as frames_mod
-from jaxdbg import program_sharding, registry, stops
+from jaxdbg import interrupts, program_sharding, registry, stops
 from jaxdbg.internals import jax_api
 from jaxdbg.outputs import Resume
 from jaxdbg.stop_info import StopInfo
@@ -35,7 +35,7 @@ from jaxdbg.stop_info import StopInfo
 _CALLER = 1
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)  # compared by identity: stops.py keys its rounds on the site
 class _Site:
     """Everything one traced breakpoint needs on the host."""
 
@@ -88,8 +88,17 @@ class _Site:
             built = [t.build(operand) for t in self.templates]
             if self.handoff is not None and self.handoff(built, self.options):
                 continue
-            if stops.serve(built, info, self.backend, self.options, site=self) is Resume.SKIP:
+            resume = stops.serve(built, info, self.backend, self.options, site=self,
+                                 devices=self.device_count, every_device=not self.conditional)
+            if resume is Resume.SKIP:
                 break
+
+    @property
+    def device_count(self) -> int | None:
+        """Devices of the multi-device computation this breakpoint runs in, if any."""
+        if not self.device_axes:
+            return None
+        return int(np.prod([size for _, size in self.device_axes]))
 
 
 def _emit(site: _Site, levels, sizes, pred, operands, token):
@@ -194,6 +203,9 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     """
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
+    # Stops may run on XLA threads later; Ctrl-C reaches their prompt only through a
+    # SIGINT handler, which must be installed from the main thread (tracing usually is).
+    interrupts.install()
     registry.check_options(backend, options)
     call = sys._getframe(skip + 1)
     number = breakpoint_state.register(call.f_code.co_filename, call.f_lineno, call.f_code.co_name)

@@ -215,16 +215,48 @@ def unquiet_callback_failures() -> None:
 
 
 _runtime_tokens = _private("jax._src.dispatch", "runtime_tokens")
+_RuntimeTokenSet = _private("jax._src.dispatch", "RuntimeTokenSet")
+_TOKEN_SET_FIELDS = ("current_tokens", "output_runtime_tokens", "clear")
 
 
 def forget_failed_effects() -> None:
-    """Drop the effect tokens of a computation the debugger stopped.
-
-    Otherwise JAX re-raises the stopped computation's error at the next
-    ``jax.effects_barrier()`` and again at interpreter exit.
-    """
+    """Drop every effect token this thread holds (tests use it between cases)."""
     if _runtime_tokens is not None:
         _runtime_tokens.clear()
+
+
+def drop_stopped_effects_when_waiting(is_stopped: Callable[[BaseException], bool]) -> bool:
+    """Make JAX's wait for effects skip computations that the debugger stopped.
+
+    JAX keeps each dispatched computation's effect tokens (per thread) until
+    ``jax.effects_barrier()`` has waited for them, and waits again at exit. When a
+    quit or an interrupt ended an asynchronously dispatched computation (pmap on
+    CPU), its tokens carry that error: every later barrier raised it again and exit
+    printed it twice as ``Exception ignored in atexit callback``. The wait now drops
+    tokens whose error ``is_stopped`` recognises; any other error is raised as
+    before. The stopped computation's own results still raise where they are used.
+    Returns whether the wait could be adapted. Idempotent.
+    """
+    cls = _RuntimeTokenSet
+    if cls is None or not all(hasattr(_runtime_tokens, f) for f in _TOKEN_SET_FIELDS):
+        return False
+    if getattr(cls.block_until_ready, "_jaxdbg_drops_stopped", False):
+        return True
+
+    def block_until_ready(self) -> None:
+        for tokens in (self.current_tokens, self.output_runtime_tokens):
+            for key, token in list(tokens.items()):
+                try:
+                    token.block_until_ready()
+                except Exception as exc:
+                    if not is_stopped(exc):
+                        raise
+                    tokens.pop(key, None)
+        self.clear()
+
+    block_until_ready._jaxdbg_drops_stopped = True
+    cls.block_until_ready = block_until_ready
+    return True
 
 
 def is_jax_runtime_error(exc: BaseException) -> bool:
@@ -255,6 +287,9 @@ def names_in_use() -> dict[str, bool]:
         "logger jax._src.debugging": _CALLBACK_LOGGER in logging.Logger.manager.loggerDict,
         "jax._src.core.trace_state_clean": _trace_state_clean is not None,
         "jax._src.dispatch.runtime_tokens": _runtime_tokens is not None,
+        "jax._src.dispatch.RuntimeTokenSet (current_tokens, output_runtime_tokens, clear)":
+            _RuntimeTokenSet is not None and _runtime_tokens is not None
+            and all(hasattr(_runtime_tokens, f) for f in _TOKEN_SET_FIELDS),
         "jax._src.interpreters.partial_eval.JaxprTracer": _JaxprTracer is not None,
         "jax._src.core.trace_ctx": _trace_ctx is not None,
         "jax._src.interpreters.partial_eval.DynamicJaxprTrace": _DynamicJaxprTrace is not None,
