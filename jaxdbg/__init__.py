@@ -32,10 +32,12 @@ from jaxdbg.stop_info import StopInfo
 __version__ = "0.1.0"
 
 # The terminal debugger works everywhere, so it is the lowest-priority fallback.
-register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available)
+register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available,
+                  options=_cli.OPTIONS)
 # In Colab the HTML view is the default (above the widget panel).
 if _colab.importable():
-    register_debugger("colab", _colab.run_colab, priority=200, available=_colab.available)
+    register_debugger("colab", _colab.run_colab, priority=200, available=_colab.available,
+                      options=_colab.OPTIONS)
 
 __all__ = [
     "breakpoint", "breakpoint_if", "breakpoint_on_nonfinite", "DebuggerQuit", "Frame",

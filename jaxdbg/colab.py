@@ -22,6 +22,7 @@ from jaxdbg import scripted
 from jaxdbg.session import Session
 
 PROMPT = "(jaxdbg) "
+OPTIONS = ("context",)  # run_colab's keyword options
 
 # Waits until this render of the view is in the page (the display update and this
 # request travel on different channels), then resolves with the first command.
@@ -142,7 +143,7 @@ def _is_stdin_unsupported(exc: BaseException) -> bool:
     return unsupported is not None and isinstance(exc, unsupported)
 
 
-def run_colab(session: Session, *, context: int = 5, **_: Any) -> None:
+def run_colab(session: Session, *, context: int = 5) -> None:
     """Serve one stop in a Colab cell until the user continues, skips or quits."""
     if not scripted.interactive_input_available():
         scripted.continue_without_input(session, scripted.no_input_reason())

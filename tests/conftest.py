@@ -29,3 +29,21 @@ def _no_scripted_commands(monkeypatch):
     from jaxdbg import scripted
 
     scripted.reset()
+
+
+@pytest.fixture
+def temporary_backend():
+    """Register debugger backends for one test: ``temporary_backend(name, debugger, **kw)``
+    (priority -1000 unless given); every one is unregistered afterwards."""
+    import jaxdbg
+
+    names = []
+
+    def register(name, debugger, priority=-1000, **kwargs):
+        jaxdbg.register_debugger(name, debugger, priority, **kwargs)
+        names.append(name)
+        return debugger
+
+    yield register
+    for name in names:
+        jaxdbg.unregister_debugger(name)
