@@ -88,11 +88,12 @@ class _View:
         self.html_ok = True
         self.text_shown = 0  # log entries already printed in text mode
 
-    def show(self, *, live: bool, note: str = "") -> None:
+    def show(self, *, live: bool, note: str = "", final: bool = False) -> None:
+        """Draw the stop: ``live`` with buttons and command box; ``final`` once it ended."""
         self.sequence += 1
         if self.html_ok:
             try:
-                self._show_html(live, note)
+                self._show_html(live, note, final)
                 return
             except Exception as exc:  # never lose the stop over a drawing problem
                 self.html_ok = False
@@ -100,13 +101,17 @@ class _View:
                 self.text_shown = 0
         self._show_text(note)
 
-    def _show_html(self, live: bool, note: str) -> None:
+    def _show_html(self, live: bool, note: str, final: bool) -> None:
         from IPython.display import HTML, display
 
         from jaxdbg import colab_view
 
-        html = HTML(colab_view.render_stop(self.session, self.log, self.view_id, self.sequence,
-                                           live=live, note=note, context=self.context))
+        if final:
+            html = colab_view.render_finished(self.session, self.log, self.view_id,
+                                              self.sequence, note)
+        else:
+            html = HTML(colab_view.render_stop(self.session, self.log, self.view_id, self.sequence,
+                                               live=live, note=note, context=self.context))
         if self.handle is None:
             self.handle = display(html, display_id=True)
         else:
@@ -116,17 +121,17 @@ class _View:
         from jaxdbg import colab_view
 
         if self.text_shown == 0:
-            print(colab_view.render_text(self.session, [], self.context), flush=True)
+            print(colab_view.render_text(self.session, self.context), flush=True)
         for entry in self.log[self.text_shown:]:
-            print(f"{PROMPT}{entry.line}\n{entry.output.text}", flush=True)
+            print(f"{PROMPT}{entry.command}\n{entry.text}", flush=True)
         self.text_shown = len(self.log)
         if note:
             print(note, flush=True)
 
     def record(self, line: str, output: Any) -> None:
-        from jaxdbg.colab_view import LogEntry
+        from jaxdbg.colab_view import log_entry
 
-        self.log.append(LogEntry(line, output))
+        self.log.append(log_entry(line, output))
 
 
 def _command_from_page(view: _View) -> str:
@@ -164,7 +169,7 @@ def run_colab(session: Session, *, context: int = 5) -> None:
                     _notice(f"the view's buttons cannot reach the paused cell here "
                             f"({type(exc).__name__}: {exc}); type debugger commands at the "
                             "prompt below instead (help lists them).")
-                    view.show(live=False)
+                    view.show(live=False)  # no buttons that nothing would hear
             if line is None:
                 try:
                     line = input(PROMPT)
@@ -180,6 +185,6 @@ def run_colab(session: Session, *, context: int = 5) -> None:
             if not session.finished:
                 view.show(live=buttons)
     except KeyboardInterrupt:
-        view.show(live=False, note="Interrupted.")
+        view.show(live=False, note="Interrupted.", final=True)
         raise
-    view.show(live=False, note=f"Stop ended: {session.resume}." if session.resume else "")
+    view.show(live=False, final=True)

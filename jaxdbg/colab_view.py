@@ -3,18 +3,20 @@
 Every user string is escaped with markupsafe. Colours come from Colab's theme
 variables (with light fallbacks), so the view reads in light and dark mode. Buttons
 carry their debugger command in ``data-jaxdbg-command``; :mod:`jaxdbg.colab` binds
-them through ``google.colab.output.eval_js`` while the cell is paused.
+them through ``google.colab.output.eval_js`` while the cell is paused. The log and
+the finished stop's summary (with its text/plain twin, for saved notebooks) are the
+shared notebook renderings of :mod:`jaxdbg.views.html`, recoloured here for Colab.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 from markupsafe import Markup, escape
 
 from jaxdbg.frames import display_filename
-from jaxdbg.outputs import Output, SourceView
+from jaxdbg.outputs import LogEntry, Output, SourceView
 from jaxdbg.session import Session
+from jaxdbg.views import html as html_view
+from jaxdbg.views import text as text_view
 
 LOG_ENTRY_CHARS = 4_000  # per logged result; the full text stays available via `p`
 LOG_ENTRIES = 50
@@ -44,15 +46,16 @@ _CSS = """
   color: var(--colab-primary-text-color, #202124);
   background: var(--colab-primary-surface-color, #fff);
   border: 1px solid var(--colab-border-color, #dadce0); }
-.jaxdbg-colab .jaxdbg-error { color: var(--colab-error-text-color, #d93025); }
-.jaxdbg-colab .jaxdbg-note { color: var(--colab-secondary-text-color, #5f6368); }
+.jaxdbg-colab .jaxdbg-error { color: var(--colab-error-text-color, #d93025) !important; }
+.jaxdbg-colab .jaxdbg-note, .jaxdbg-colab .jaxdbg-in, .jaxdbg-colab .jaxdbg-more,
+.jaxdbg-colab .jaxdbg-ended { color: var(--colab-secondary-text-color, #5f6368) !important; }
+.jaxdbg-colab .jaxdbg-static { border-color: var(--colab-border-color, #dadce0) !important; }
 """
 
 
-@dataclasses.dataclass(frozen=True)
-class LogEntry:
-    line: str
-    output: Output
+def log_entry(line: str, output: Output) -> LogEntry:
+    """One command and its result, as the shared log renderer takes it."""
+    return LogEntry(line, output.text, error=output.is_error)
 
 
 def _pygments_css() -> str:
@@ -132,15 +135,7 @@ def _locals(session: Session) -> Markup:
 
 
 def _log(entries: list[LogEntry]) -> Markup:
-    parts = []
-    for entry in entries[-LOG_ENTRIES:]:
-        text = entry.output.text
-        if len(text) > LOG_ENTRY_CHARS:
-            text = text[:LOG_ENTRY_CHARS] + f"\n... [{len(text) - LOG_ENTRY_CHARS:,} more characters]"
-        css = "jaxdbg-error" if entry.output.is_error else ""
-        parts.append(Markup('<div>(jaxdbg) {}</div><pre class="{}">{}</pre>').format(
-            entry.line, css, text))
-    return Markup("").join(parts)
+    return html_view.log(entries[-LOG_ENTRIES:], LOG_ENTRY_CHARS)
 
 
 def _controls(session: Session) -> Markup:
@@ -180,9 +175,20 @@ def render_stop(session: Session, log: list[LogEntry], view_id: str, sequence: i
     return str(Markup("").join(parts))
 
 
-def render_text(session: Session, log: list[LogEntry], context: int = 5) -> str:
-    """The same stop as plain text, for when HTML cannot be drawn."""
-    lines = [session.banner(), session.source_around(context).text]
-    for entry in log[-3:]:
-        lines += [f"(jaxdbg) {entry.line}", entry.output.text]
-    return "\n".join(lines)
+def render_finished(session: Session, log: list[LogEntry], view_id: str, sequence: int,
+                    note: str = "") -> html_view.Rendered:
+    """The ended stop: the shared static summary (banner, line, log, outcome) in Colab's
+    colours, with its text/plain twin for saved notebooks and text-only viewers."""
+    summary = session.summary(log)
+    body = html_view.stop_summary(summary, LOG_ENTRY_CHARS)
+    if note:
+        body += Markup('<div class="jaxdbg-note">{}</div>').format(note)
+    html = Markup('<style>{}</style><div class="jaxdbg-colab" data-jaxdbg-view="{}" '
+                  'data-jaxdbg-render="{}">{}</div>').format(Markup(_CSS), view_id, sequence, body)
+    text = text_view.stop_summary(summary, LOG_ENTRY_CHARS) + (f"\n{note}" if note else "")
+    return html_view.Rendered(html, text)
+
+
+def render_text(session: Session, context: int = 5) -> str:
+    """The stop's banner and source as plain text, for when HTML cannot be drawn."""
+    return "\n".join([session.banner(), session.source_around(context).text])

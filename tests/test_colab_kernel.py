@@ -110,7 +110,11 @@ def test_buttons_and_typed_commands_through_eval_js(colab_kernel):
     assert "&lt;b&gt;not bold&lt;/b&gt; &amp; co" in pages[3]
     assert "<b>not bold</b>" not in "".join(pages)
     final = pages[-1]
-    assert "data-jaxdbg-command" not in final and "Stop ended: continue." in final
+    assert "data-jaxdbg-command" not in final and "Continued." in final
+    # the finished stop keeps a readable text/plain twin for saved notebooks
+    plain = [m["content"]["data"].get("text/plain", "") for m in result.messages
+             if m["msg_type"] == "update_display_data"][-1]
+    assert "Stopped at In[" in plain and "(jaxdbg) p h.shape\n(1, 2)" in plain and "Continued." in plain
     assert kernel.run("print('alive')").stdout == "alive\n"
 
 
@@ -136,7 +140,7 @@ def test_typed_prompt_alone_when_eval_js_fails(colab_kernel):
     notices = [line for line in result.stdout.splitlines() if line.startswith("jaxdbg:")]
     assert len(notices) == 1 and "buttons cannot reach the paused cell" in notices[0], result.stdout
     pages = html_outputs(result)
-    assert "(jaxdbg) p h + 1" in pages[-1] and "Stop ended: continue." in pages[-1]
+    assert "(jaxdbg) p h + 1" in pages[-1] and "Continued." in pages[-1]
     assert all("data-jaxdbg-command=\"continue\"" not in page for page in pages[1:])
 
 

@@ -21,7 +21,7 @@ def _session(source: list[str] | None = None, **local_values) -> Session:
 
 def test_every_user_string_is_escaped():
     s = _session(name="<img src=x onerror=alert(1)>", y=jnp.arange(3.0))
-    log = [colab_view.LogEntry('p "<script>"', s.execute('p "<script>"'))]
+    log = [colab_view.log_entry('p "<script>"', s.execute('p "<script>"'))]
     html = colab_view.render_stop(s, log, "v1", 1, live=True)
     assert "<img" not in html and "<script>" not in html.replace("<style>", "")
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
@@ -40,10 +40,15 @@ def test_live_view_has_buttons_and_theme_variables():
     assert "batch 2/3" in html
 
 
-def test_finished_view_has_no_buttons():
-    html = colab_view.render_stop(_session(), [], "abc", 2, live=False, note="Stop ended: continue.")
-    assert "data-jaxdbg-command" not in html and "<input" not in html
-    assert "Stop ended: continue." in html
+def test_finished_view_has_no_buttons_and_a_text_twin():
+    s = _session(y=jnp.arange(3.0))
+    log = [colab_view.log_entry("p y", s.execute("p y"))]
+    s.execute("c")
+    done = colab_view.render_finished(s, log, "abc", 2)
+    bundle = done._repr_mimebundle_()
+    assert "data-jaxdbg-command" not in bundle["text/html"] and "<input" not in bundle["text/html"]
+    assert "Continued." in bundle["text/html"] and "var(--colab-border-color" in bundle["text/html"]
+    assert "(jaxdbg) p y\nArray([0., 1., 2.], dtype=float32)" in bundle["text/plain"]
 
 
 def test_without_pygments_the_source_is_numbered_text(monkeypatch):
@@ -60,6 +65,6 @@ def test_a_frame_without_source_says_so():
 
 def test_long_results_are_truncated_in_the_log():
     s = _session()
-    log = [colab_view.LogEntry("p 'x' * 100000", s.execute("p 'x' * 100000"))]
+    log = [colab_view.log_entry("p 'x' * 100000", s.execute("p 'x' * 100000"))]
     html = colab_view.render_stop(s, log, "abc", 1, live=True)
-    assert "more characters]" in html and len(html) < 60_000
+    assert "more characters" in html and len(html) < 60_000

@@ -64,7 +64,7 @@ def test_buttons_and_enter_resolve_the_pending_command(page):
     _start_waiting(page, "v1", 1)
     page.click('button[data-jaxdbg-command="frame 1"]')
     assert _reply(page) == "frame 1"
-    log = [colab_view.LogEntry("p note", s.execute("p note"))]
+    log = [colab_view.log_entry("p note", s.execute("p note"))]
     s.execute("frame 1")
 
     _show(page, colab_view.render_stop(s, log, "v1", 2, live=True))
