@@ -108,8 +108,10 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
 
     from jaxdbg_widgets.panel import DebuggerPanel
 
-    panel = DebuggerPanel(session, post=channel.post, context=options.pop("context", 8))
-    channel.attach(panel.widget)
+    # The comm is routed before the frontend hears of it, so even a command sent the
+    # moment the panel appears reaches this stop.
+    panel = DebuggerPanel(session, post=channel.post, context=options.pop("context", 8),
+                          before_open=channel.attach)
     with _output_to_cell(kernel, parent):
         handle = display(panel.widget, display_id=True)
     note = None
@@ -129,7 +131,6 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
                 _fallback(session, why, options)
                 return
             panel.handle(command)
-            channel.attach(panel.widget)  # rows added for a frame with more locals
     except KeyboardInterrupt:
         note = "Interrupted."
         raise
@@ -139,14 +140,14 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
 
 
 def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str | None) -> None:
-    """Collapse the panel (if a command has not already) and put the same static HTML
-    in the cell's output, replacing the widget view there."""
-    from IPython.display import HTML
-
-    html_text = panel.finish(note)
+    """End the panel (if a command has not already), put its static summary in the
+    cell's output in place of the widget, then close the widget's comm: a finished
+    stop keeps no comm open."""
+    panel.finish(note)
     if handle is not None:
         with _output_to_cell(kernel, parent):
             try:
-                handle.update(HTML(html_text))
+                handle.update(panel.summary)
             except Exception:
                 pass
+    panel.close()
