@@ -291,11 +291,14 @@ class DebuggerPanel:
         return self.finished_html
 
     def close(self) -> None:
-        """Close the widget's comm (after the cell's output shows the static summary)."""
-        try:
-            self.widget.close()
-        except Exception:
-            pass
+        """Close the widget's comms, its own and its Layout's (after the cell's output
+        shows the static summary)."""
+        for widget in (self.widget, getattr(self.widget, "layout", None)):
+            try:
+                if widget is not None:
+                    widget.close()
+            except Exception:
+                pass
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)

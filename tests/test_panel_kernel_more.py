@@ -15,7 +15,8 @@ import pytest
 
 from kernel_harness import (kernel, kernel_set_up_with,  # noqa: F401
                             kernel_python, kernel_pythons)
-from test_panel_kernel import SETUP, closed, static_outputs, submit, wait_html, wait_panel
+from test_panel_kernel import (SETUP, closed, live_panel, press, static_outputs, submit, wait_banner,
+                               wait_log, wait_panel)
 
 pytestmark = [pytest.mark.kernel]
 
@@ -42,7 +43,8 @@ def displays_in(result) -> int:
 
 
 def live_continue(kernel) -> str:
-    return kernel.find_widget("ButtonModel", description="Continue", timeout=120)
+    """The live panel (its Continue is what the tests press)."""
+    return live_panel(kernel, timeout=120)
 
 
 def cell(code: str) -> str:
@@ -70,11 +72,11 @@ def test_cells_queued_while_paused_run_after_continue_in_order(shared_kernel):
               kernel.execute('print("queued three", queued_value + 1)')]
     # The panel keeps answering while requests wait behind the paused cell.
     submit(kernel, "p y")
-    wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) p y</div><pre[^>]*>Array\(\[2\., 2\.\], dtype=float32\)")
+    wait_log(kernel, r"\(jaxdbg\) p y\nArray\(\[2\., 2\.\], dtype=float32\)")
     for msg_id in queued:
         now = kernel.result(msg_id)
         assert now.reply is None and now.stdout == "", now
-    kernel.click(button)
+    press(kernel, "continue", cid=button)
 
     done = kernel.wait_reply(paused, timeout=60)
     assert done.status == "ok", done
@@ -107,10 +109,10 @@ def test_breakpoints_after_the_cell_returned_still_work(shared_kernel):
         kernel.wait_for(lambda: len(panel_displays(kernel)) >= before + n, 120, f"panel {n}")
         display = panel_displays(kernel)[before + n - 1]
         button = live_continue(kernel)
-        device = int(re.search(r"device (\d)", wait_html(kernel, "jaxdbg-banner", r"device \d")).group(1))
+        device = int(re.search(r"device (\d)", wait_banner(kernel, r"device \d")).group(1))
         submit(kernel, "p x")
-        wait_html(kernel, "jaxdbg-entry", rf"\(jaxdbg\) p x</div><pre[^>]*>Array\({device}\., dtype=float32\)")
-        kernel.click(button)
+        wait_log(kernel, rf"\(jaxdbg\) p x\nArray\({device}\., dtype=float32\)")
+        press(kernel, "continue", cid=button)
         kernel.wait_for(lambda: closed(kernel, button), 60, f"panel {n} to collapse")
         return display
 
@@ -145,12 +147,11 @@ def test_vmap_header_and_skip_batch(shared_kernel):
         print("vmap result", jax.vmap(fv)(jnp.arange(3.0)).tolist())
     """))
     wait_panel(kernel, mid)
-    banner = wait_html(kernel, "jaxdbg-banner", r"batch 1/3")
+    banner = wait_banner(kernel, r"batch 1/3")
     assert re.search(r"Stopped at In\[\d+\]:4 in fv \(batch 1/3\)", banner), banner
-    skip = kernel.find_widget("ButtonModel", description="Skip batch")
     submit(kernel, "p y")
-    wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) p y</div><pre[^>]*>Array\(0\., dtype=float32\)")
-    kernel.click(skip)
+    wait_log(kernel, r"\(jaxdbg\) p y\nArray\(0\., dtype=float32\)")
+    press(kernel, "skip")
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "ok", done
     assert "vmap result [1.0, 4.0, 7.0]" in done.stdout, done
@@ -176,8 +177,8 @@ def test_prints_from_the_box_and_the_program_reach_the_cell(shared_kernel):
     wait_panel(kernel, mid)
     button = live_continue(kernel)
     submit(kernel, "print('hello from the box')")
-    wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) print\(&#x27;hello from the box&#x27;\)")
-    kernel.click(button)
+    wait_log(kernel, r"\(jaxdbg\) print\('hello from the box'\)")
+    press(kernel, "continue", cid=button)
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "ok", done
     everything = done.stdout + "".join(static_outputs(done))
@@ -205,12 +206,12 @@ def test_load_ext_routes_jax_debug_breakpoint_to_the_panel(kernel):
         print("jax breakpoint result", fj(jnp.zeros(3)))
     """))
     wait_panel(kernel, mid)
-    banner = wait_html(kernel, "jaxdbg-banner", "Stopped at")
+    banner = wait_banner(kernel, "Stopped at")
     assert re.search(r"Stopped at In\[\d+\]:4 in fj", banner), banner
     assert kernel.input_requests == [], "the terminal prompt must not open"
     submit(kernel, "p y")
-    wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) p y</div><pre[^>]*>Array\(\[1\., 1\., 1\.\], dtype=float32\)")
-    kernel.click(live_continue(kernel))
+    wait_log(kernel, r"\(jaxdbg\) p y\nArray\(\[1\., 1\., 1\.\], dtype=float32\)")
+    press(kernel, "continue")
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "ok", done
     assert "jax breakpoint result 3.0" in done.stdout, done
