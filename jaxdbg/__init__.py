@@ -27,6 +27,11 @@ __version__ = "0.1.0"
 # The terminal debugger works everywhere, so it is the lowest-priority fallback.
 register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available)
 
+# Installed backends (the widget panel) register themselves through entry points.
+from jaxdbg.backend_plugins import load_installed_backends as _load_installed_backends  # noqa: E402
+
+_load_installed_backends()
+
 __all__ = [
     "breakpoint", "breakpoint_if", "breakpoint_on_nonfinite", "DebuggerQuit", "Frame",
     "Output", "OutputKind", "Resume", "Session", "StopInfo", "register_debugger", "unregister_debugger",

@@ -136,10 +136,12 @@ class KernelHarness:
                                 ensure_native_kernel=False)
         env = dict(os.environ)
         env.pop("JPY_PARENT_PID", None)
-        pythonpath = [str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        extra = dict(self.extra_env)
+        pythonpath = [str(ROOT)] + [p for p in (extra.pop("PYTHONPATH", "") + os.pathsep
+                                                + env.get("PYTHONPATH", "")).split(os.pathsep) if p]
         env["PYTHONPATH"] = os.pathsep.join(pythonpath)
         env.setdefault("JAX_PLATFORMS", "cpu")
-        env.update(self.extra_env)
+        env.update(extra)
         self.log_path = Path(self._tmp) / "kernel.log"
         for attempt in (1, 2):  # a port race at launch is rare but real: retry once
             self.km = KernelManager(kernel_name=self.name, kernel_spec_manager=ksm)

@@ -217,3 +217,34 @@ def test_load_ext_routes_jax_debug_breakpoint_to_the_panel(kernel):
     assert "jax breakpoint result 3.0" in done.stdout, done
     assert "(jdb)" not in done.stdout and kernel.input_requests == []
     assert len(static_outputs(done)) == 1
+
+
+@pytest.mark.timeout(300)
+def test_plain_import_finds_the_panel_through_its_entry_point(kernel_python, tmp_path):
+    """An installed jaxdbg_widgets declares the ``jaxdbg.backends`` entry point; a kernel
+    that only runs ``import jaxdbg`` then opens the panel. The distribution metadata is
+    written here (as pip would) so the test does not depend on how the checkout was installed."""
+    from kernel_harness import MULTI_DEVICE_XLA_FLAGS, KernelHarness
+
+    dist = tmp_path / "jaxdbg_widgets_under_test-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: jaxdbg-widgets-under-test\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[jaxdbg.backends]\nwidgets = jaxdbg_widgets\n")
+    with KernelHarness(kernel_python, env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS,
+                                           "PYTHONPATH": str(tmp_path)}) as kernel:
+        setup = kernel.run("import sys, jax, jax.numpy as jnp, jaxdbg\n"
+                           "print(jaxdbg.available_debuggers(), 'jaxdbg_widgets' in sys.modules)",
+                           timeout=180)
+        assert setup.status == "ok" and "['widgets', 'cli'] True" in setup.stdout, setup
+        mid = kernel.execute(cell("""
+            @jax.jit
+            def fe(x):
+                jaxdbg.breakpoint()
+                return x + 1
+            print("entry point result", fe(jnp.ones(2)).tolist())
+        """))
+        wait_panel(kernel, mid)
+        press(kernel, "continue")
+        done = kernel.wait_reply(mid, timeout=60)
+        assert done.status == "ok" and "entry point result [2.0, 2.0]" in done.stdout, done
+        assert kernel.input_requests == []
