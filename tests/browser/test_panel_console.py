@@ -28,7 +28,11 @@ pytestmark = pytest.mark.browser
 
 PANEL_TIMEOUT_MS = 120_000
 
+# The entry point finds the panel after a plain `import jaxdbg` once the package is
+# installed (tested in test_panel_kernel_more.py); here the checkout may be on the path
+# without its metadata, so the extension loads it.
 SETUP_CELL = """\
+%load_ext jaxdbg
 import jax, jax.numpy as jnp
 import jaxdbg
 """
@@ -188,8 +192,13 @@ def test_console_typing_history_completion_and_shortcuts(page, server):
 
 CONTRAST_JS = """
 () => {
-  const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
-    const p = m[1].split(',').map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
+  // computed colours come as rgb()/rgba(), or as color(srgb r g b / a) for color-mix()
+  const parse = (c) => {
+    let m = c.match(/rgba?\\(([^)]+)\\)/);
+    if (m) { const p = m[1].split(',').map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; }
+    m = c.match(/color\\(srgb ([\\d.e-]+) ([\\d.e-]+) ([\\d.e-]+)(?: \\/ ([\\d.e-]+))?\\)/);
+    if (m) return {r: 255 * m[1], g: 255 * m[2], b: 255 * m[3], a: m[4] === undefined ? 1 : Number(m[4])};
+    throw new Error('unparsed colour ' + c); };
   const lum = ({r, g, b}) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
     return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
   const background = (el) => {
