@@ -549,3 +549,27 @@ def _close_tree(widget: W.Widget) -> None:
         widget.close()
     except Exception:
         pass
+
+
+def run_legacy_debugger(session: Session, **options: Any) -> None:
+    """The widget backend's loop as it served this panel (no fallbacks): for the benchmark."""
+    from IPython.display import HTML, display
+
+    from jaxdbg.outputs import Resume as _Resume
+    from jaxdbg_widgets.responsive import CLOSED, UNRESPONSIVE, PauseChannel
+
+    with PauseChannel() as channel:
+        panel = DebuggerPanel(session, post=channel.post)
+        channel.attach(panel.widget)
+        handle = display(panel.widget, display_id=True)
+        while not session.finished:
+            command = channel.wait(timeout=0.5)
+            if command is None:
+                panel.refresh_header()
+                continue
+            if command is CLOSED or command is UNRESPONSIVE:
+                session.end(_Resume.CONTINUE)
+                break
+            panel.handle(command)
+            channel.attach(panel.widget)
+        handle.update(HTML(panel.finish()))
