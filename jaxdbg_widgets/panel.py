@@ -33,7 +33,7 @@ Command = Any  # a message dict from the browser
 
 CONTEXT_LINES = 8  # source lines shown either side of the current line
 LOG_ENTRIES = 100  # entries kept in the live log (each one is cut to LOG_CHARS)
-FIRST_LOCALS = 60  # locals rows sent with a frame; the browser asks for the rest
+FIRST_LOCALS = 30  # locals rows sent with a frame (the box shows ~12); the browser asks for the rest
 MAX_PAGE = 500  # rows sent for one request
 HISTORY_LENGTH = 500
 
