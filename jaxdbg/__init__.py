@@ -8,6 +8,9 @@ Public API::
     jaxdbg.register_debugger / get_debugger / available_debuggers
     jaxdbg.install_jax_hook / uninstall_jax_hook
     jaxdbg.Session, jaxdbg.Frame, jaxdbg.DebuggerQuit
+    jaxdbg.visualize_sharding(x, shape=None)   draw how an array, Sharding or Mesh is laid out
+    jaxdbg.sharding_view(x, shape=None)        the same layout as a displayable object
+    jaxdbg.inspect_sharding(x, callback=None)  inside jit: the compiled sharding, on every call
 """
 
 from jaxdbg import cli as _cli
@@ -20,6 +23,8 @@ from jaxdbg.registry import (available_debuggers, get_debugger, register_debugge
                              unregister_debugger)
 from jaxdbg.outputs import Output, OutputKind, Resume
 from jaxdbg.session import Session
+from jaxdbg.sharding_display import inspect_sharding, visualize_sharding
+from jaxdbg.sharding_layout import sharding_view
 from jaxdbg.stop_info import StopInfo
 
 __version__ = "0.1.0"
@@ -37,4 +42,5 @@ __all__ = [
     "Output", "OutputKind", "Resume", "Session", "StopInfo", "register_debugger", "unregister_debugger",
     "get_debugger", "available_debuggers", "install_jax_hook", "uninstall_jax_hook",
     "load_ipython_extension", "unload_ipython_extension", "__version__",
+    "visualize_sharding", "sharding_view", "inspect_sharding",
 ]

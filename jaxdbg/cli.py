@@ -49,6 +49,8 @@ def render(console: Console, output: Output) -> None:
         for row in output.data:
             table.add_row(row.name, row.type_name, row.describe(), row.sharding or "")
         console.print(table)
+    elif output.kind is OutputKind.SHARDING and output.data is not None:
+        console.print(output.data)  # the layout draws itself in colour
     elif output.is_error:
         console.print(Text(output.text, style="bold red"))
     else:

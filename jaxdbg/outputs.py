@@ -27,6 +27,7 @@ class OutputKind(str, enum.Enum):
     LOCALS = "locals"      # data: list[summaries.ValueSummary]
     HELP = "help"          # data: None
     RESUME = "resume"      # data: None; Output.resume says how the stop ends
+    SHARDING = "sharding"  # data: sharding_layout.ShardingView (str, rich and _repr_html_)
 
     def __str__(self) -> str:
         return self.value

@@ -349,6 +349,14 @@ def _locals(s: Session, arg: str) -> Output:
     return s.locals_table()
 
 
+@_command("sharding", usage="sharding expr",
+          summary="Show how an array (or a Mesh, or 'sharding, shape') is laid out over devices.")
+def _sharding(s: Session, arg: str) -> Output:
+    from jaxdbg import sharding_command  # imports jax; only when asked
+
+    return sharding_command.run(s, arg)
+
+
 @_command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.")
 def _continue(s: Session, arg: str) -> Output:
     return s.end(Resume.CONTINUE)
