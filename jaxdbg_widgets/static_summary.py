@@ -17,6 +17,8 @@ from jaxdbg.session import Session
 
 _ENDED = {Resume.CONTINUE: "Continued.", Resume.SKIP: "Continued, skipping the rest of the batch.",
           Resume.QUIT: "Quit: the computation was stopped."}
+if hasattr(Resume, "CONTINUE_ALL"):  # the many-stops engine
+    _ENDED[Resume.CONTINUE_ALL] = "Continued past every remaining stop of this breakpoint."
 
 
 class StaticSummary:

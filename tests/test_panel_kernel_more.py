@@ -248,3 +248,62 @@ def test_plain_import_finds_the_panel_through_its_entry_point(kernel_python, tmp
         done = kernel.wait_reply(mid, timeout=60)
         assert done.status == "ok" and "entry point result [2.0, 2.0]" in done.stdout, done
         assert kernel.input_requests == []
+
+
+# --------------------------------------------------------------------------- many stops
+
+def _engine_has_many_stops() -> bool:
+    from jaxdbg.outputs import Resume
+    return hasattr(Resume, "CONTINUE_ALL")
+
+
+many_stops = pytest.mark.skipif(not _engine_has_many_stops(),
+                                reason="the engine's continue all / ignore / disable commands are not here yet")
+
+
+@many_stops
+@pytest.mark.timeout(400)
+@pytest.mark.multidevice
+def test_continue_all_over_pmap_devices(shared_kernel):
+    """The panel's Continue all button sends ``continue all``: one panel for 8 devices."""
+    kernel = shared_kernel
+    mid = kernel.execute(cell("""
+        def body_all(x):
+            jaxdbg.breakpoint()
+            return x * 2
+        print("all result", jax.pmap(body_all)(jnp.arange(8.0)).tolist())
+    """))
+    wait_panel(kernel, mid)
+    cid = live_panel(kernel)
+    assert kernel.widgets()[cid]["status"]["many_stops"]
+    press(kernel, "continue all", cid=cid)
+    done = kernel.wait_reply(mid, timeout=120)
+    assert done.status == "ok" and "all result [0.0, 2.0, 4.0" in done.stdout, done
+    assert displays_in(done) == 1
+
+
+@many_stops
+@pytest.mark.timeout(400)
+def test_ignore_and_disable_inside_a_scan(shared_kernel):
+    """``ignore 3`` skips the next three hits of the breakpoint; ``disable`` the rest."""
+    kernel = shared_kernel
+    mid = kernel.execute(cell("""
+        def step(c, x):
+            c = c + x
+            jaxdbg.breakpoint()
+            return c, c
+        print("scan result", jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])(jnp.arange(10.0)))
+    """))
+    wait_panel(kernel, mid)
+    first = live_panel(kernel)
+    press(kernel, "ignore 3", cid=first)
+    press(kernel, "continue", cid=first)
+    wait_panel(kernel, mid, 2)
+    second = live_panel(kernel)
+    assert re.search(r"hit 5\b", wait_banner(kernel, r"hit \d+", cid=second))
+    press(kernel, "disable", cid=second)
+    press(kernel, "continue", cid=second)
+    done = kernel.wait_reply(mid, timeout=120)
+    assert done.status == "ok" and "scan result 45.0" in done.stdout, done
+    assert displays_in(done) == 2
+    kernel.run("jaxdbg.breakpoint_state.reset()")
