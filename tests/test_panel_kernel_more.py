@@ -15,8 +15,8 @@ import pytest
 
 from kernel_harness import (kernel, kernel_set_up_with,  # noqa: F401
                             kernel_python, kernel_pythons)
-from test_panel_kernel import (SETUP, closed, live_panel, press, static_outputs, submit, wait_banner,
-                               wait_log, wait_panel)
+from test_panel_kernel import (SETUP, closed, live_panel, press, static_outputs, static_texts, submit,
+                               wait_banner, wait_log, wait_panel)
 
 pytestmark = [pytest.mark.kernel]
 
@@ -307,3 +307,38 @@ def test_ignore_and_disable_inside_a_scan(shared_kernel):
     assert done.status == "ok" and "scan result 45.0" in done.stdout, done
     assert displays_in(done) == 2
     kernel.run("jaxdbg.breakpoint_state.reset()")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(not __import__("os").environ.get("JAXDBG_COLAB_PYTHON"),
+                    reason="JAXDBG_COLAB_PYTHON (a Python with Colab's pins) is not set")
+def test_panel_on_colab_pins_ipywidgets7_anywidget09():
+    """Colab's pins (ipywidgets 7.7, anywidget 0.9.21, ipykernel 6.17): the same panel
+    opens, answers a typed line, ends with its summary and leaves no comm open. The stop
+    is served on the cell's own thread from a live frame, so this checks the panel, not
+    the breakpoint machinery of that JAX version."""
+    import os
+
+    from kernel_harness import KernelHarness
+
+    with KernelHarness(os.environ["JAXDBG_COLAB_PYTHON"]) as kernel:
+        versions = kernel.run("import ipywidgets, anywidget, jaxdbg, jaxdbg_widgets\n"
+                              "print(ipywidgets.__version__, anywidget.__version__)", timeout=180)
+        assert versions.status == "ok", versions
+        mid = kernel.execute(cell("""
+            import sys
+            from jaxdbg.session import Session
+            from jaxdbg.frames import live_frame
+            zz = 41
+            jaxdbg_widgets.run_widget_debugger(Session([live_frame(sys._getframe())]))
+            print("served")
+        """))
+        wait_panel(kernel, mid)
+        cid = live_panel(kernel)
+        submit(kernel, "p zz + 1", cid=cid)
+        wait_log(kernel, r"\(jaxdbg\) p zz \+ 1\n42", cid=cid)
+        press(kernel, "continue", cid=cid)
+        done = kernel.wait_reply(mid, timeout=60)
+        assert done.status == "ok" and done.stdout == "served\n", done
+        assert "(jaxdbg) p zz + 1\n42" in static_texts(done)[0]
+        assert kernel.widgets() == {}
