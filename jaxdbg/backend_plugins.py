@@ -38,3 +38,32 @@ def load_installed_backends() -> list[str]:
             continue
         loaded.append(entry.name)
     return loaded
+
+
+INSTALL_HINT = ("jaxdbg: for the clickable debugger panel here, install anywidget and ipywidgets in "
+                "this kernel's environment (%pip install anywidget ipywidgets) and restart it.")
+LOAD_HINT = ("jaxdbg: for the clickable debugger panel here, run %load_ext jaxdbg "
+             "(it also opens the panel for jax.debug.breakpoint()).")
+
+
+def panel_hint() -> str | None:
+    """One line for the typed prompt when it serves a stop in a Jupyter kernel only
+    because the panel backend is missing there; None otherwise (a terminal, or a kernel
+    where the panel is registered and the prompt was chosen on purpose or as a fallback,
+    which says why itself)."""
+    import importlib.util
+
+    from jaxdbg.registry import registered_debuggers
+
+    if "widgets" in registered_debuggers():
+        return None
+    try:
+        from jaxdbg.internals import ipykernel_api
+        in_kernel = ipykernel_api.current_kernel() is not None
+    except Exception:
+        in_kernel = False
+    if not in_kernel:
+        return None
+    installed = all(importlib.util.find_spec(m) is not None
+                    for m in ("jaxdbg_widgets", "anywidget", "ipywidgets"))
+    return LOAD_HINT if installed else INSTALL_HINT

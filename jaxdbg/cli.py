@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jaxdbg.outputs import Output, OutputKind, SourceView
+from jaxdbg.backend_plugins import panel_hint
 from jaxdbg.session import Session
 
 PROMPT = "(jaxdbg) "
@@ -94,6 +95,9 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
     if stdin is None:
         _enable_line_editing()
     console.print(Text(session.banner(), style="bold"))
+    hint = panel_hint() if stdin is None else None
+    if hint:
+        console.print(Text(hint, style="dim"))
     render(console, session.source_around())
     while not session.finished:
         try:
