@@ -347,3 +347,64 @@ def test_saved_reloaded_and_untrusted(page, lab_server):
                    "Continued."):
         assert needle in text, text
     save_screenshot(page, "panel_untrusted_summary")
+
+
+# --------------------------------------------------------------------------- many stops
+
+def _engine_has_many_stops() -> bool:
+    from jaxdbg.outputs import Resume
+    return hasattr(Resume, "CONTINUE_ALL")
+
+
+MANY_STOPS_CELL = """\
+def per_device(x):
+    jaxdbg.breakpoint()
+    return x * 2
+
+print("pmap result", jax.pmap(per_device)(jnp.arange(8.0)).tolist())
+"""
+
+SCAN_CELL = """\
+def step(c, x):
+    c = c + x
+    jaxdbg.breakpoint()
+    return c, c
+
+print("scan result", jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])(jnp.arange(10.0)))
+"""
+
+
+@pytest.mark.multidevice
+@pytest.mark.skipif(not _engine_has_many_stops(),
+                    reason="the engine's continue all / ignore / disable commands are not here yet")
+def test_continue_all_ignore_and_disable_buttons(page, lab_server):
+    import os
+    if "device_count=8" not in os.environ.get("XLA_FLAGS", ""):
+        pytest.skip("needs 8 host devices (XLA_FLAGS)")
+    open_notebook(page, lab_server, "many.ipynb", [SETUP_CELL, MANY_STOPS_CELL, SCAN_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    panel.get_by_role("button", name="Continue all", exact=True).click()
+    wait_for_output_text(page, 1, "pmap result [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]", timeout_s=90)
+    assert cell(page, 1).locator(".jaxdbg-static").count() == 1  # one stop for 8 devices
+
+    run_cell(page, 2, wait=False)
+    panel = live_panel(page, 2)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    assert re.search(r"hit 1\b", panel.locator(".jaxdbg-banner").inner_text())
+    panel.locator(".jaxdbg-ignore-count").fill("3")
+    panel.get_by_role("button", name="Ignore", exact=True).click()
+    wait_log(page, panel, r"\(jaxdbg\) ignore 3")
+    panel.get_by_role("button", name="Continue", exact=True).click()
+    page.wait_for_function("() => [...document.querySelectorAll('.jaxdbg-panel:not(.jaxdbg-finished) .jaxdbg-banner')]"
+                           ".some(b => /hit 5\\b/.test(b.textContent))", timeout=90_000)
+    panel = live_panel(page, 2)
+    save_screenshot(page, "panel_many_stops")
+    panel.get_by_role("button", name="Disable", exact=True).click()
+    wait_log(page, panel, r"\(jaxdbg\) disable")
+    panel.get_by_role("button", name="Continue", exact=True).click()
+    wait_for_output_text(page, 2, "scan result 45.0", timeout_s=90)
+    assert cell(page, 2).locator(".jaxdbg-static").count() == 2
+    page.evaluate("() => true")
