@@ -423,6 +423,9 @@ function render({ model, el }) {
 
   function drawLocals() {
     const page = model.get("locals_page") || {};
+    // Room for the longest frame's table (up to the box's maximum height), so that
+    // selecting another frame never moves what is below.
+    localsWrap.style.setProperty("--jaxdbg-locals-rows", String(Math.max(1, page.most || 0)));
     tbody.replaceChildren(sentinel);
     loadedLocals = 0;
     requestedLocals = -1;

@@ -83,6 +83,7 @@ class DebuggerPanel:
         self.summary: StaticSummary | None = None
         self._names: dict[int, list[str]] = {}
         self._rows: dict[int, dict[int, dict]] = {}
+        self._most: int | None = None
         commands = {name for cmd in session.commands() for name in cmd.names}
         self._many_stops = all(c.split()[0] in commands for c in _MANY_STOPS)
         self.widget = PanelWidget(before_open=before_open, **self._initial_state())
@@ -144,9 +145,24 @@ class DebuggerPanel:
             rows.append(cache[i])
         return rows
 
+    def _most_locals(self) -> int:
+        """The longest table of any frame: the browser sizes the box for it, so moving
+        between frames never moves what is below."""
+        if self._most is None:
+            here = self.session.index
+            try:
+                most = 0
+                for i in range(len(self.session.frames)):
+                    self.session.index = i
+                    most = max(most, len(self._names_of(i)))
+            finally:
+                self.session.index = here
+            self._most = most
+        return self._most
+
     def _locals_page(self) -> dict:
         names = self._names_of(self.session.index)
-        return {"frame": self.session.index, "total": len(names),
+        return {"frame": self.session.index, "total": len(names), "most": self._most_locals(),
                 "rows": self.locals_rows(0, FIRST_LOCALS)}
 
     # -- messages ---------------------------------------------------------------------

@@ -159,8 +159,16 @@ def test_console_typing_history_completion_and_shortcuts(page, server):
     wait_log(page, panel, r"\(jaxdbg\) p alpha_value\s+Array\(\[2\., 4\., 6\.\]")
 
     # Shortcuts: Alt+↑ / Alt+↓ move between frames, and Lab does not act on them too.
+    # Nothing above the console moves when another frame (with fewer locals) shows.
+    layout = "p => ['.jaxdbg-toolbar', '.jaxdbg-source', '.jaxdbg-locals', '.jaxdbg-log'].map(" \
+             "s => { const r = p.querySelector(s).getBoundingClientRect(); return [s, r.top, r.height]; })"
+    before = panel.evaluate(layout)
+    # ... and the locals box is tall enough for this short table (no scrolling needed)
+    assert panel.locator(".jaxdbg-locals").evaluate("e => e.scrollHeight - e.clientHeight") <= 1
     page.keyboard.press("Alt+ArrowUp")
     wait_heading(page, panel, r" in outer$")
+    after = panel.evaluate(layout)
+    assert before[:3] == after[:3] and before[3][1] == after[3][1], (before, after)
     page.keyboard.press("Alt+ArrowDown")
     wait_heading(page, panel, r" in inner$")
     assert cell_count(page) == cells
