@@ -416,3 +416,21 @@ def test_continue_all_ignore_and_disable_buttons(page, lab_server):
     wait_for_output_text(page, 2, "scan result 45.0", timeout_s=90)
     assert cell(page, 2).locator(".jaxdbg-static").count() == 2
     page.evaluate("() => true")
+
+
+def test_panel_below_the_viewport_scrolls_into_view(page, lab_server):
+    """Run All: the stop's cell is far below what is on screen; its panel comes into view."""
+    from lab_helpers import run_all_cells
+
+    filler = 'print("\\n".join(f"filler line {i}" for i in range(60)))'
+    open_notebook(page, lab_server, "below.ipynb", [SETUP_CELL] + [filler] * 4 + [STOP_CELL])
+    run_all_cells(page, wait=False)
+    panel = live_panel(page, 5)
+    panel.wait_for(state="attached", timeout=PANEL_TIMEOUT_MS)
+    page.wait_for_function(
+        "() => { const p = document.querySelector('.jaxdbg-panel:not(.jaxdbg-finished)');"
+        " if (!p) return false; const r = p.getBoundingClientRect();"
+        " return r.top < window.innerHeight && r.bottom > 0; }", timeout=30_000)
+    save_screenshot(page, "panel_scrolled_into_view")
+    page.keyboard.press("F8")
+    wait_for_output_text(page, 5, "result 12.0", timeout_s=60)
