@@ -14,22 +14,9 @@ from typing import Any, Callable
 import anywidget
 import traitlets as t
 
+from jaxdbg.internals import ipywidgets_api
+
 _HERE = Path(__file__).resolve().parent
-
-
-def _create_comm(**kwargs: Any) -> Any:
-    """A comm the way this ipywidgets version creates one (8: ``comm``; 7: ipykernel)."""
-    try:
-        import comm as comm_package
-        from ipywidgets.widgets import widget as widget_module
-
-        if getattr(widget_module, "comm", None) is comm_package:  # ipywidgets 8
-            return comm_package.create_comm(**kwargs)
-    except ImportError:
-        pass
-    from ipykernel.comm import Comm
-
-    return Comm(**kwargs)
 
 
 class PanelWidget(anywidget.AnyWidget):
@@ -60,19 +47,7 @@ class PanelWidget(anywidget.AnyWidget):
             super().open()
             return
         self._before_open = None
-        from ipywidgets.widgets.widget import __protocol_version__, _remove_buffers
-
-        state, buffer_paths, buffers = _remove_buffers(self.get_state())
-        try:
-            comm = _create_comm(target_name="jupyter.widget", primary=False)
-        except Exception:  # an unknown comm flavour: open as usual, route right after
-            super().open()
-            hook(self)
-            return
-        self.comm = comm  # registers the message handler before anything can arrive
-        hook(self)
-        comm.open(data={"state": state, "buffer_paths": buffer_paths}, buffers=buffers,
-                  metadata={"version": __protocol_version__})
+        ipywidgets_api.open_with_hook(self, hook, super().open)
 
     def __repr__(self) -> str:
         return "<jaxdbg debugger panel>"

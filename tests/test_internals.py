@@ -26,3 +26,37 @@ def test_jax_debugger_registry_shape():
     assert isinstance(core._debugger_registry, dict)
     priority, debugger = next(iter(core._debugger_registry.values()))
     assert isinstance(priority, int) and callable(debugger)
+
+
+def test_private_ipywidgets_names_still_exist():
+    from jaxdbg.internals import ipywidgets_api
+
+    missing = [n for n, ok in ipywidgets_api.names_in_use().items() if not ok]
+    assert not missing, f"ipywidgets moved {missing}; update jaxdbg/internals/ipywidgets_api.py"
+
+
+def test_widget_comm_exists_before_it_is_opened(monkeypatch):
+    """The panel's hook runs with the comm created and its handler set, before comm_open."""
+    import comm.base_comm
+
+    from jaxdbg_widgets.panel_widget import PanelWidget
+
+    order = []
+    plain_open = comm.base_comm.BaseComm.open
+
+    def recording_open(self, *args, **kwargs):
+        order.append(("open", self))
+        return plain_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(comm.base_comm.BaseComm, "open", recording_open)
+    seen = {}
+
+    def hook(widget):
+        order.append(("hook", widget.comm))
+        seen["comm"] = widget.comm
+
+    w = PanelWidget(before_open=hook, frames=[{"function": "f", "where": "x:1", "path": "x:1"}])
+    mine = [what for what, c in order if c is w.comm]  # (the Layout opens its own comm first)
+    assert mine == ["hook", "open"] and seen["comm"] is w.comm
+    assert w.model_id == w.comm.comm_id
+    w.close()
