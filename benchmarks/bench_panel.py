@@ -320,7 +320,7 @@ def main() -> None:
           f" panel {med(p['messages']):.0f}, composite {med(c['messages']):.0f}")
     print(f"  comms left open after the stop: panel {max(p['left_open'])}, composite {max(c['left_open'])}")
     print(f"  200x1000 stop: comm_open panel {med(pw['comm_opens']):.0f}, composite {med(cw['comm_opens']):.0f}")
-    print("(the composite showed 100 locals at most; the panel sends 30 and the rest on demand)")
+    print("(the composite showed 100 locals at most; the panel sends 20 and the rest on demand)")
 
 
 if __name__ == "__main__":

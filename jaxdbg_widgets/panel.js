@@ -397,7 +397,7 @@ function render({ model, el }) {
   sentinel.append(sentinelCell);
   const observer = typeof IntersectionObserver === "function"
     ? new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) requestMoreLocals(); },
-                               { root: localsWrap, rootMargin: "200px" })
+                               { root: localsWrap, rootMargin: "40px" })
     : null;
 
   function requestMoreLocals() {

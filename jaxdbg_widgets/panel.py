@@ -33,7 +33,7 @@ Command = Any  # a message dict from the browser
 
 CONTEXT_LINES = 8  # source lines shown either side of the current line
 LOG_ENTRIES = 100  # entries kept in the live log (each one is cut to LOG_CHARS)
-FIRST_LOCALS = 30  # locals rows sent with a frame (the box shows ~12); the browser asks for the rest
+FIRST_LOCALS = 20  # locals rows sent with a frame (the box shows ~12); the browser asks for the rest
 MAX_PAGE = 500  # rows sent for one request
 HISTORY_LENGTH = 500
 
@@ -112,17 +112,21 @@ class DebuggerPanel:
         self.widget.status = status
         return True
 
-    def refresh(self) -> None:
-        """Bring the widget up to date with the session (one update message)."""
+    def refresh(self, done: str | None = None) -> None:
+        """Bring the widget up to date with the session (two update messages); ``done``
+        is the id of the command this answers (the browser's busy indicator)."""
         if self.finished_html is not None:
             return
         w = self.widget
-        with w.hold_sync():
+        with w.hold_sync():  # what moved first: the selected frame and its source
             w.selected = self.session.index
             w.source = model.source_state(self.session, self.context)
+            w.status = self._status()
+        with w.hold_sync():  # then its locals (summarised now) and the log
             w.locals_page = self._locals_page()
             w.log = self._log_state()
-            w.status = self._status()
+            if done is not None:
+                w.done = done
 
     # -- locals -----------------------------------------------------------------------
 
@@ -199,9 +203,7 @@ class DebuggerPanel:
             if self.session.finished:
                 self.finish()
             else:
-                with self.widget.hold_sync():
-                    self.refresh()
-                    self.widget.done = str(command.get("id", ""))
+                self.refresh(done=str(command.get("id", "")))
         return output
 
     def _run(self, command: dict) -> Output | None:
