@@ -13,6 +13,7 @@ Public API::
     jaxdbg.inspect_sharding(x, callback=None)  inside jit: the compiled sharding, on every call
 """
 
+from jaxdbg import breakpoint_commands as _breakpoint_commands  # noqa: F401 (registers commands)
 from jaxdbg import cli as _cli
 from jaxdbg.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
 from jaxdbg.errors import DebuggerQuit
@@ -30,7 +31,8 @@ from jaxdbg.stop_info import StopInfo
 __version__ = "0.1.0"
 
 # The terminal debugger works everywhere, so it is the lowest-priority fallback.
-register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available)
+register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available,
+                  options=_cli.OPTIONS)
 
 # Installed backends (the widget panel) register themselves through entry points.
 from jaxdbg.backend_plugins import load_installed_backends as _load_installed_backends  # noqa: E402

@@ -9,7 +9,6 @@ and changes nothing. ``%load_ext jaxdbg`` registers the magic; ``%unload_ext`` r
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import importlib.util
 import os
 import sys
@@ -17,6 +16,7 @@ from typing import Any, Callable
 
 from markupsafe import Markup
 
+from jaxdbg import breakpoint_state
 from jaxdbg.show import show
 
 MAGIC_NAME = "jaxdbg"
@@ -247,12 +247,7 @@ def _flag_switch(flag: str) -> Callable[[str], None]:
 def _reset(args: str) -> None:
     if args:
         raise UsageError("reset takes no arguments")
-    try:
-        state = importlib.import_module("jaxdbg.breakpoint_state")
-    except ImportError:
-        print("%jaxdbg reset: breakpoint state is not available in this version of jaxdbg")
-        return
-    state.reset()
+    breakpoint_state.reset()
     print("jaxdbg: every breakpoint is enabled again and ignore counts are cleared")
 
 

@@ -100,7 +100,7 @@ function render({ model, el }) {
   const table = h("table", "jaxdbg-locals-table");
   const thead = h("thead");
   const headRow = h("tr");
-  for (const c of ["name", "type", "shape", "dtype", "sharding", "summary"]) headRow.append(h("th", "jaxdbg-col-" + c, c));
+  for (const c of ["name", "type", "array", "sharding", "summary"]) headRow.append(h("th", "jaxdbg-col-" + c, c));
   thead.append(headRow);
   const tbody = h("tbody");
   table.append(thead, tbody);
@@ -346,8 +346,8 @@ function render({ model, el }) {
       label.onclick = () => run(`pp ${r.name}`);
     }
     name.append(label);
-    tr.append(name, h("td", "jaxdbg-col-type", r.type), h("td", "jaxdbg-col-shape", r.shape),
-              h("td", "jaxdbg-col-dtype", r.dtype), h("td", "jaxdbg-col-sharding", r.sharding));
+    tr.append(name, h("td", "jaxdbg-col-type", r.type), h("td", "jaxdbg-col-array", r.array),
+              h("td", "jaxdbg-col-sharding", r.sharding));
     const summary = h("td", "jaxdbg-col-summary", r.summary);
     if (r.finite_only) summary.title = "min / max / mean are over the finite values only";
     tr.append(summary);
@@ -385,7 +385,7 @@ function render({ model, el }) {
       const more = h("tr", "jaxdbg-local-more");
       more.dataset.path = pathKey([...msg.path, "more"]);
       const td = h("td", "", `… ${msg.total - msg.rows.length} more`);
-      td.colSpan = 6;
+      td.colSpan = 5;
       more.append(td);
       after.after(more);
     }
@@ -393,7 +393,7 @@ function render({ model, el }) {
 
   const sentinel = h("tr", "jaxdbg-local-loading");
   const sentinelCell = h("td");
-  sentinelCell.colSpan = 6;
+  sentinelCell.colSpan = 5;
   sentinel.append(sentinelCell);
   const observer = typeof IntersectionObserver === "function"
     ? new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) requestMoreLocals(); },

@@ -22,12 +22,12 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from jaxdbg import evaluation
+from jaxdbg import evaluation, outputs
 from jaxdbg.outputs import Output, OutputKind
 from jaxdbg.session import Session
+from jaxdbg.views import html as html_view
 from jaxdbg_widgets import panel_model as model
 from jaxdbg_widgets.panel_widget import PanelWidget
-from jaxdbg_widgets.static_summary import StaticSummary
 
 Command = Any  # a message dict from the browser
 
@@ -57,6 +57,12 @@ class LogEntry:
         self.typed = typed
         self.expanded = False
 
+    def echo(self) -> str:
+        """The command as the summary shows it: ``pp`` when pretty-printing was on, and
+        how much of a long line was left out."""
+        cut = f" ... [{self.command_cut:,} more characters]" if self.command_cut else ""
+        return ("pp " if self.pretty else "") + self.command + cut
+
     def state(self) -> dict:
         text, cut = (self.full_text, 0) if self.expanded else model.clip(self.full_text, model.LOG_CHARS)
         return {"n": self.number, "command": self.command, "command_cut": self.command_cut,
@@ -80,7 +86,8 @@ class DebuggerPanel:
         self.log: list[LogEntry] = []
         self._entries = 0
         self.finished_html: str | None = None
-        self.summary: StaticSummary | None = None
+        #: The static summary (jaxdbg.views.html: HTML with a text/plain twin), once finished.
+        self.finished_display: html_view.Rendered | None = None
         self._names: dict[int, list[str]] = {}
         self._rows: dict[int, dict[int, dict]] = {}
         self._most: int | None = None
@@ -288,21 +295,27 @@ class DebuggerPanel:
 
     # -- the end of the stop ------------------------------------------------------
 
+    def summary(self) -> outputs.StopSummary:
+        """The finished stop as the engine's data: this panel's log, the engine's phrases."""
+        log = [outputs.LogEntry(e.echo(), e.full_text, e.error) for e in self.log[-LOG_ENTRIES:]]
+        return self.session.summary(log)
+
     def static_html(self) -> str:
-        return StaticSummary(self.session, self.log).html()
+        return str(html_view.stop_summary(self.summary(), html_view.LOG_CHARS))
 
     def finish(self, note: str | None = None) -> str:
         """End the live view: the widget shows the stop has ended (and takes no more
-        commands); returns the static summary's HTML. :attr:`summary` is the summary
-        to put in the cell's output (readable ``text/plain`` too)."""
+        commands); returns the static summary's HTML. :attr:`finished_display` is the
+        summary to put in the cell's output (with a readable ``text/plain``)."""
         if self.finished_html is not None:
             return self.finished_html
         if note:
             self._add("", note, error=True)
-        self.summary = StaticSummary(self.session, self.log)
-        self.finished_html = self.summary.html()
+        summary = self.summary()
+        self.finished_display = html_view.stop_summary_display(summary, html_view.LOG_CHARS)
+        self.finished_html = str(self.finished_display.html)
         status = self._status()
-        status.update(finished=True, ended=self.summary.ended())
+        status.update(finished=True, ended=summary.outcome)
         with self.widget.hold_sync():
             self.widget.log = self._log_state()
             self.widget.status = status

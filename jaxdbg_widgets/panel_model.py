@@ -88,20 +88,6 @@ def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.4g}"
 
 
-def sharding_label(value: Any) -> str:
-    """Spec and mesh of a sharded array (``P('x', None) mesh x=4 y=2``), else its device."""
-    sharding = getattr(value, "sharding", None)
-    spec = getattr(sharding, "spec", None)
-    mesh = getattr(sharding, "mesh", None)
-    try:
-        if spec is not None and mesh is not None and len(sharding.device_set) > 1:
-            axes = " ".join(f"{name}={size}" for name, size in dict(mesh.shape).items())
-            return f"{spec} mesh {axes}"
-    except Exception:
-        pass
-    return summaries.describe_sharding(value) or ""
-
-
 def _is_namedtuple(value: Any) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
@@ -172,13 +158,10 @@ def local_row(name: str, value: Any) -> dict:
     summary, partial = _summary_text(row)
     if row.is_array and row.shape == ():
         summary = scalar_text(value, summary)
-    shape = ""
-    if row.is_array:
-        shape = "(" + ", ".join(map(str, row.shape)) + ("," if len(row.shape) == 1 else "") + ")"
     s = row.stats
     return {
-        "name": name, "type": row.type_name, "shape": shape, "dtype": row.dtype or "",
-        "sharding": sharding_label(value) if row.is_array else "",
+        "name": name, "type": row.type_name, "array": row.array_type,
+        "sharding": (row.sharding or "") if row.is_array else "",
         "summary": summary, "finite_only": partial,
         "nonfinite": bool(s is not None and (s.nan_count or s.inf_count)),
         "expandable": expandable(value),

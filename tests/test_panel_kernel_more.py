@@ -148,7 +148,7 @@ def test_vmap_header_and_skip_batch(shared_kernel):
     """))
     wait_panel(kernel, mid)
     banner = wait_banner(kernel, r"batch 1/3")
-    assert re.search(r"Stopped at In\[\d+\]:4 in fv \(batch 1/3\)", banner), banner
+    assert re.search(r"Stopped at In\[\d+\]:4 in fv \(breakpoint \d+, hit \d+; batch 1/3\)", banner), banner
     submit(kernel, "p y")
     wait_log(kernel, r"\(jaxdbg\) p y\nArray\(0\., dtype=float32\)")
     press(kernel, "skip")

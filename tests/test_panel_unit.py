@@ -144,7 +144,7 @@ def test_huge_typed_line_is_not_echoed_in_full():
     assert len(first["text"]) <= 2_000 and first["cut"] > 0
     assert sum(len(str(e)) for e in seen["log"]) < 10_000
     assert huge not in panel_mod.HISTORY
-    summary = p.summary._repr_mimebundle_()
+    summary = p.finished_display._repr_mimebundle_()
     assert len(summary["text/plain"]) < 10_000 and len(summary["text/html"]) < 12_000
     assert "more characters" in summary["text/plain"]
 
@@ -189,11 +189,11 @@ def _frame_with_values():
 def test_scalars_nan_stats_and_plain_text():
     p = DebuggerPanel(_frame_with_values())
     rows = rows_by_name(p)
-    assert rows["scalar"]["summary"] == "6.0" and rows["scalar"]["shape"] == "()"
+    assert rows["scalar"]["summary"] == "6.0" and rows["scalar"]["array"] == "float32[]"
     nan = rows["with_nan"]
     assert "of finite values" in nan["summary"] and "nan=1" in nan["summary"] and "inf=1" in nan["summary"]
     assert nan["finite_only"] and nan["nonfinite"] and "min=1 max=3 mean=2" in nan["summary"]
-    assert rows["big"]["shape"] == "(10000000,)" and "min=1 max=1 mean=1" in rows["big"]["summary"]
+    assert rows["big"]["array"] == "float32[10000000]" and "min=1 max=1 mean=1" in rows["big"]["summary"]
     assert rows["label"]["summary"] == "'<b>not markup</b>'"  # text; the browser never parses it
 
 
@@ -205,7 +205,7 @@ def test_pytrees_expand_as_a_tree():
     kids = box[-1]
     assert kids["type"] == "children" and [r["name"] for r in kids["rows"]] == ["'params'", "'pair'"]
     p.send({"type": "expand", "frame": 0, "path": ["tree", 0]})
-    assert [(r["name"], r["shape"]) for r in box[-1]["rows"]] == [("w", "(2, 3)"), ("b", "(3,)")]
+    assert [(r["name"], r["array"]) for r in box[-1]["rows"]] == [("w", "float32[2,3]"), ("b", "float32[3]")]
     p.send({"type": "expand", "frame": 0, "path": ["tree", 1, 1]})
     assert [r["name"] for r in box[-1]["rows"]] == ["[0]"]
     p.send({"type": "expand", "frame": 0, "path": ["tree", 1]})
@@ -236,7 +236,7 @@ def test_sharded_values_show_spec_and_mesh():
     a = jax.device_put(jnp.zeros((8, 4)), NamedSharding(mesh, P("x", "y")))
     p = DebuggerPanel(Session([live_frame(sys._getframe())]))
     label = rows_by_name(p)["a"]["sharding"]
-    assert "mesh x=4 y=2" in label and "'x'" in label and "cpu" not in label.lower()
+    assert "mesh x=4, y=2" in label and "'x'" in label and "cpu" not in label.lower(), label
 
 
 # --------------------------------------------------------------------------- completion
@@ -285,7 +285,7 @@ def test_continue_ends_with_a_static_summary():
 
     _, p = stop_in(f, jnp.arange(3.0), script=script)
     assert p.session.resume == "continue" and seen["status"]["finished"]
-    bundle = p.summary._repr_mimebundle_()
+    bundle = p.finished_display._repr_mimebundle_()
     text, html = bundle["text/plain"], bundle["text/html"]
     assert text.splitlines()[0].startswith("Stopped at") and "in g" in text
     assert "(jaxdbg) p y\nArray(" in text and text.endswith("Continued.")

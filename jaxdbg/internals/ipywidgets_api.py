@@ -1,9 +1,15 @@
-"""Opening a widget's comm in two steps, so it can be routed before the frontend hears
-of it. ipywidgets' ``Widget.open`` creates the comm and sends ``comm_open`` in one go;
-this does the same with a comm created unopened (``primary=False``), runs a hook on the
-widget in between, then opens it. Uses ipywidgets' private ``_remove_buffers`` and
-``__protocol_version__`` (ipywidgets 7.7 and 8.1); ``tests/test_internals.py`` fails
-when they move.
+"""ipywidgets names that are not part of its public API (imported lazily: the
+jaxdbg core never imports ipywidgets; only jaxdbg_widgets calls these).
+
+- ``html_style``: ``HTMLStyle`` (ipywidgets >= 8), for the composite panel kept in
+  ``benchmarks/``.
+- ``open_with_hook``: opening a widget's comm in two steps, so it can be routed before
+  the frontend hears of it. ipywidgets' ``Widget.open`` creates the comm and sends
+  ``comm_open`` in one go; this creates it unopened (``primary=False``), runs a hook on
+  the widget in between, then opens it. Uses ipywidgets' private ``_remove_buffers`` and
+  ``__protocol_version__`` (ipywidgets 7.7 and 8.1).
+
+``tests/test_internals.py`` fails when any of them moves.
 """
 
 from __future__ import annotations
@@ -11,26 +17,48 @@ from __future__ import annotations
 from typing import Any, Callable
 
 
-def _create_comm(**kwargs: Any) -> Any:
-    """A comm the way this ipywidgets version creates one (8: ``comm``; 7: ipykernel)."""
+def html_style() -> Any:
+    """A shareable style for ``HTML`` widgets.
+
+    ``HTMLStyle`` (ipywidgets >= 8) is not exported at the top level; sharing one
+    style object saves a comm per widget. ipywidgets 7 has no such style: the
+    widget's default is used there.
+    """
     try:
-        import comm as comm_package
-        from ipywidgets.widgets import widget as widget_module
-
-        if getattr(widget_module, "comm", None) is comm_package:  # ipywidgets 8
-            return comm_package.create_comm(**kwargs)
+        from ipywidgets.widgets.widget_string import HTMLStyle
     except ImportError:
-        pass
-    from ipykernel.comm import Comm
-
-    return Comm(**kwargs)
+        return None
+    return HTMLStyle()
 
 
 def names_in_use() -> dict[str, bool]:
-    """The private names this module relies on, and whether each still exists."""
+    import ipywidgets
+
+    major = int(ipywidgets.__version__.split(".")[0])
+    try:
+        from ipywidgets.widgets.widget_string import HTMLStyle  # noqa: F401
+        found = True
+    except ImportError:
+        found = False
     from ipywidgets.widgets import widget
 
-    return {name: hasattr(widget, name) for name in ("_remove_buffers", "__protocol_version__")}
+    names = {"ipywidgets.widgets.widget_string.HTMLStyle": found or major < 8}
+    for name in ("_remove_buffers", "__protocol_version__"):
+        names[f"ipywidgets.widgets.widget.{name}"] = hasattr(widget, name)
+    return names
+
+
+def _create_comm(**kwargs: Any) -> Any:
+    """A comm the way this ipywidgets version creates one: ipywidgets 8 through its
+    ``ipywidgets.comm`` shim (``create_comm``), 7.x through ipykernel's ``Comm``."""
+    from ipywidgets.widgets import widget as widget_module
+
+    shim = getattr(widget_module, "comm", None)
+    if shim is not None and hasattr(shim, "create_comm"):
+        return shim.create_comm(**kwargs)
+    from ipykernel.comm import Comm
+
+    return Comm(**kwargs)
 
 
 def open_with_hook(widget: Any, hook: Callable[[Any], None], default_open: Callable[[], None]) -> None:

@@ -6,6 +6,7 @@ fails loudly when a name used here moves in a new JAX release.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import types
 from typing import Any, Callable
@@ -16,7 +17,7 @@ SUPPORTED_JAX = ((0, 8), (0, 12))  # tested range, inclusive of minor versions
 
 
 def jax_version() -> tuple[int, ...]:
-    return tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+    return tuple(jax.__version_info__[:3])
 
 
 def _private(module: str, name: str) -> Any:
@@ -79,7 +80,12 @@ def is_linear_unknown(tracer: Any) -> bool:
 
 
 # -- JAX's own debugger registry, so that jax.debug.breakpoint opens jaxdbg --
+# JAX calls a registered debugger as ``debugger(frames, thread_id, **kwargs)``:
+# ``frames`` are DebuggerFrame objects, innermost first, with runtime values;
+# ``kwargs`` are the breakpoint's keyword options other than JAX's own.
 _jax_debugger_registry = _private("jax._src.debugger.core", "_debugger_registry")
+_get_jax_debugger = _private("jax._src.debugger.core", "get_debugger")
+_DebuggerFrame = _private("jax._src.debugger.core", "DebuggerFrame")
 
 
 def register_with_jax_debugger(name: str, debugger: Callable[..., None], priority: int) -> None:
@@ -91,6 +97,38 @@ def register_with_jax_debugger(name: str, debugger: Callable[..., None], priorit
 def unregister_from_jax_debugger(name: str) -> None:
     if _jax_debugger_registry is not None:
         _jax_debugger_registry.pop(name, None)
+
+
+@dataclasses.dataclass(frozen=True)
+class JaxFrame:
+    """What jaxdbg reads from one of JAX's DebuggerFrame objects."""
+
+    filename: str
+    lineno: int
+    locals: dict[str, Any]
+    source: list[str]   # the frame's function (or whole module), without newlines
+    offset: int | None  # lineno's index into ``source``; None when JAX found no source
+
+
+def read_jax_frame(frame: Any) -> JaxFrame:
+    return JaxFrame(frame.filename, int(frame.lineno), dict(frame.locals),
+                    list(frame.source or []), frame.offset)
+
+
+def call_jax_debugger(frames: list[JaxFrame], thread_id: int | None, backend: str | None,
+                      options: dict[str, Any]) -> bool:
+    """Serve a stop with JAX's own debugger (its registry's choice, or ``backend``).
+    False when this JAX has no such entry point."""
+    if _get_jax_debugger is None or _DebuggerFrame is None:
+        return False
+    jax_frames = []
+    for f in frames:
+        line = f.source[f.offset] if f.offset is not None and 0 <= f.offset < len(f.source) else ""
+        jax_frames.append(_DebuggerFrame(filename=f.filename, locals=f.locals, globals={},
+                                         code_context=[line + "\n"] if line else None,
+                                         source=f.source, lineno=f.lineno, offset=f.offset))
+    _get_jax_debugger(backend=backend)(jax_frames, thread_id, **options)
+    return True
 
 
 # -- silence JAX's "jax.debug.callback failed" log for a deliberate quit --
@@ -114,21 +152,71 @@ def quiet_callback_failures(kinds: tuple[type[BaseException], ...]) -> None:
         logger.addFilter(_DropExceptions(kinds))
 
 
+def unquiet_callback_failures() -> None:
+    logger = logging.getLogger(_CALLBACK_LOGGER)
+    for f in [f for f in logger.filters if isinstance(f, _DropExceptions)]:
+        logger.removeFilter(f)
+
+
 _runtime_tokens = _private("jax._src.dispatch", "runtime_tokens")
+_RuntimeTokenSet = _private("jax._src.dispatch", "RuntimeTokenSet")
+_TOKEN_SET_FIELDS = ("current_tokens", "output_runtime_tokens", "clear")
 
 
 def forget_failed_effects() -> None:
-    """Drop the effect tokens of a computation the debugger stopped.
-
-    Otherwise JAX re-raises the stopped computation's error at the next
-    ``jax.effects_barrier()`` and again at interpreter exit.
-    """
+    """Drop every effect token this thread holds (tests use it between cases)."""
     if _runtime_tokens is not None:
         _runtime_tokens.clear()
 
 
+def drop_stopped_effects_when_waiting(is_stopped: Callable[[BaseException], bool]) -> bool:
+    """Make JAX's wait for effects skip computations that the debugger stopped.
+
+    JAX keeps each dispatched computation's effect tokens (per thread) until
+    ``jax.effects_barrier()`` has waited for them, and waits again at exit. When a
+    quit or an interrupt ended an asynchronously dispatched computation (pmap on
+    CPU), its tokens carry that error: every later barrier raised it again and exit
+    printed it twice as ``Exception ignored in atexit callback``. The wait now drops
+    tokens whose error ``is_stopped`` recognises; any other error is raised as
+    before. The stopped computation's own results still raise where they are used.
+    Returns whether the wait could be adapted. Idempotent.
+    """
+    cls = _RuntimeTokenSet
+    if cls is None or not all(hasattr(_runtime_tokens, f) for f in _TOKEN_SET_FIELDS):
+        return False
+    if getattr(cls.block_until_ready, "_jaxdbg_drops_stopped", False):
+        return True
+
+    def block_until_ready(self) -> None:
+        for tokens in (self.current_tokens, self.output_runtime_tokens):
+            for key, token in list(tokens.items()):
+                try:
+                    token.block_until_ready()
+                except Exception as exc:
+                    if not is_stopped(exc):
+                        raise
+                    tokens.pop(key, None)
+        self.clear()
+
+    block_until_ready._jaxdbg_drops_stopped = True
+    cls.block_until_ready = block_until_ready
+    return True
+
+
 def is_jax_runtime_error(exc: BaseException) -> bool:
     return isinstance(exc, jax.errors.JaxRuntimeError)
+
+
+def failed_callback_names(exc: BaseException, name: str) -> bool:
+    """Whether ``exc`` is XLA's error for a host callback that raised ``name``.
+
+    XLA keeps only the text of the callback's exception (``INTERNAL: CpuCallback
+    error: ... DebuggerQuit: ...``); that wording is XLA's, not an API.
+    """
+    if not is_jax_runtime_error(exc):
+        return False
+    text = str(exc)
+    return "callback" in text.lower() and name in text
 
 
 def names_in_use() -> dict[str, bool]:
@@ -138,9 +226,14 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.core.get_axis_env": _get_axis_env is not None,
         "jax._src.interpreters.batching.BatchTracer": _BatchTracer is not None,
         "jax._src.debugger.core._debugger_registry": _jax_debugger_registry is not None,
+        "jax._src.debugger.core.get_debugger": _get_jax_debugger is not None,
+        "jax._src.debugger.core.DebuggerFrame": _DebuggerFrame is not None,
         "logger jax._src.debugging": _CALLBACK_LOGGER in logging.Logger.manager.loggerDict,
         "jax._src.core.trace_state_clean": _trace_state_clean is not None,
         "jax._src.dispatch.runtime_tokens": _runtime_tokens is not None,
+        "jax._src.dispatch.RuntimeTokenSet (current_tokens, output_runtime_tokens, clear)":
+            _RuntimeTokenSet is not None and _runtime_tokens is not None
+            and all(hasattr(_runtime_tokens, f) for f in _TOKEN_SET_FIELDS),
         "jax._src.interpreters.partial_eval.JaxprTracer": _JaxprTracer is not None,
     }
 
