@@ -19,7 +19,6 @@ Messages from the browser (``content["type"]``):
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 from jaxdbg import evaluation, outputs
@@ -253,14 +252,12 @@ class DebuggerPanel:
                           "matches": self.complete(text)[:200]})
 
     def complete(self, text: str) -> list[str]:
-        """Completions of ``text`` (the Session's own when it has them)."""
-        engine = getattr(self.session, "complete", None)
-        if callable(engine):
-            try:
-                return list(engine(text))
-            except Exception:
-                return []
-        return _complete_names(self.session, text)
+        """Completions of ``text`` as whole lines: the Session's, which the terminal's
+        readline completion uses too."""
+        try:
+            return list(self.session.complete(text))
+        except Exception:  # completion must never end the stop
+            return []
 
     def _more(self, command: dict) -> None:
         number = command.get("entry")
@@ -351,40 +348,3 @@ def remember(line: str) -> None:
         return
     HISTORY.append(line)
     del HISTORY[:-HISTORY_LENGTH]
-
-
-_DOTTED_TAIL = re.compile(r"[A-Za-z_][\w.]*$|$")
-
-
-def _complete_names(session: Session, text: str) -> list[str]:
-    """Names (and attributes after a dot) visible in the selected frame, as whole lines.
-
-    Only plain names and attribute lookups are followed; nothing is evaluated.
-    """
-    word = _DOTTED_TAIL.search(text).group(0)
-    head = text[:len(text) - len(word)]
-    base, dot, prefix = word.rpartition(".")
-    frame = session.current
-    if dot:
-        parts = base.split(".")
-        scopes = (session.scratch, frame.locals, frame.globals)
-        obj = next((scope[parts[0]] for scope in scopes if parts[0] in scope), None)
-        if obj is None:
-            return []
-        try:
-            for part in parts[1:]:
-                obj = getattr(obj, part)
-            names = dir(obj)
-        except Exception:
-            return []
-        if not prefix.startswith("_"):
-            names = [n for n in names if not n.startswith("_")]
-        return sorted(f"{head}{base}.{n}" for n in set(names) if n.startswith(prefix))
-    names = set(session.scratch) | set(frame.locals) | set(frame.globals)
-    import builtins
-    names |= set(dir(builtins))
-    if not head.strip():
-        names |= {n for cmd in session.commands() for n in cmd.names}
-    if not prefix.startswith("_"):
-        names = {n for n in names if not n.startswith("_")}
-    return sorted(f"{head}{n}" for n in names if n.startswith(prefix))
