@@ -6,6 +6,10 @@ layer per vmap level, so the host receives whole batches and can name the
 element it stops at (``batch 2/3``), stop only where a predicate holds, and
 skip the rest of a batch. A ``custom_jvp`` layer makes the breakpoint
 invisible to differentiation (it sees forward-pass values).
+
+Only the traced body's own tracers become operands: JAX caches a staged body
+and may reuse it in another program, so tracers of enclosing traces, found in
+outer frames, stay out (frames.traced_function_frames, jax_api.traces_in_reach).
 """
 
 from __future__ import annotations
@@ -209,7 +213,8 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     if not stack:  # everything was filtered: still show where the call is
         stack = frames_mod.python_stack(skip + 1, False, 1)
     collector = frames_mod.OperandCollector()
-    templates = [frames_mod.capture(f, collector) for f in stack]
+    own = frames_mod.traced_function_frames(skip + 1)
+    templates = [frames_mod.capture(f, collector, id(f) in own) for f in stack]
     operands = collector.for_host()
     first_reason = len(operands)
     reason_operands = [program_sharding.for_host(v) for v in reason_operands or []]
