@@ -1,0 +1,335 @@
+"""``jaxdbg.print`` and ``jaxdbg.callback``: jax.debug.print / callback that know where they ran.
+
+Both are built on the public ``jax.debug.callback``, so formatting, errors and
+behaviour under jit, vmap, grad, scan, pmap and shard_map are JAX's own. What
+they add travels with each call:
+
+- the caller's file:line and function, captured at trace time;
+- under vmap, which batch element printed (``batch 2/3``), from a ``custom_vmap``
+  layer whose batched outputs JAX's own unrolling hands to each element's call;
+- under pmap / shard_map, which device printed (the named axes' indices).
+
+Where a row goes is decided on the host, at run time (a jitted function may have
+been traced long before): to the sink that a notebook installs (the print log of
+``%load_ext jaxdbg``), else to ``sys.stdout`` exactly as ``jax.debug.print`` writes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import string
+import sys
+import threading
+from typing import Any, Callable, Iterator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.custom_batching import custom_vmap
+
+from jaxdbg import frames as frames_mod
+from jaxdbg.internals import jax_api
+from jaxdbg.stop_info import StopInfo
+
+# Deepest vmap nesting whose indices are recorded (deeper levels still print, unlabelled).
+MAX_BATCH_LEVELS = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class CallSite:
+    """Where one host call of a print or callback came from."""
+
+    filename: str
+    lineno: int
+    function: str
+    batch_index: tuple[int, ...] = ()
+    batch_size: tuple[int, ...] = ()
+    device: int | None = None
+    device_axes: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def location(self) -> str:
+        return f"{frames_mod.display_filename(self.filename)}:{self.lineno}"
+
+    def _info(self) -> StopInfo:
+        return StopInfo(batch_index=self.batch_index, batch_size=self.batch_size,
+                        device=self.device, device_axes=self.device_axes)
+
+    @property
+    def batch_label(self) -> str | None:
+        return self._info().batch_label()
+
+    @property
+    def device_label(self) -> str | None:
+        return self._info().device_label()
+
+
+@dataclasses.dataclass(frozen=True)
+class PrintRow:
+    """One line printed by ``jaxdbg.print`` (or a routed ``jax.debug.print``)."""
+
+    text: str
+    site: CallSite
+    ordered: bool = False
+    from_jax: bool = False  # a jax.debug.print call routed here
+
+
+# -- where rows go -------------------------------------------------------------------
+
+_sink: Callable[[PrintRow], None] | None = None
+_routing = True
+_state_lock = threading.Lock()
+
+
+def set_sink(sink: Callable[[PrintRow], None] | None) -> Callable[[PrintRow], None] | None:
+    """Send rows to ``sink`` instead of stdout (None: back to stdout); the previous sink."""
+    global _sink
+    with _state_lock:
+        previous, _sink = _sink, sink
+    return previous
+
+
+def set_routing(enabled: bool) -> None:
+    """Whether ``jax.debug.print`` calls go to the print log too (``%jaxdbg print on|off``).
+
+    Off, they write to stdout exactly as JAX does, including functions traced
+    while it was on. ``jaxdbg.print`` keeps using the log either way.
+    """
+    global _routing
+    _routing = bool(enabled)
+
+
+def routing_enabled() -> bool:
+    return _routing
+
+
+def deliver(row: PrintRow) -> None:
+    """Hand a row to the installed sink, or write its text as jax.debug.print does."""
+    sink = _sink
+    if sink is not None and (_routing or not row.from_jax):
+        try:
+            sink(row)
+            return
+        except Exception:  # a broken view must not lose the print
+            pass
+    sys.stdout.write(row.text + "\n")
+
+
+# -- format checks, as jax.debug.print makes them ---------------------------------------
+
+class _FormatChecker(string.Formatter):
+    """Raises what ``jax.debug.print`` raises for arguments the format does not use."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return ""
+
+    def check_unused_args(self, used_args, args, kwargs) -> None:
+        unused_args = [arg for i, arg in enumerate(args) if i not in used_args]
+        unused_kwargs = [k for k in kwargs if k not in used_args]
+        if unused_args:
+            raise ValueError(f"Unused positional arguments to `jax.debug.print`: {unused_args}")
+        if unused_kwargs:
+            raise ValueError(
+                f"Unused keyword arguments to `jax.debug.print`: {unused_kwargs}. "
+                "You may be passing an f-string (i.e, `f\"{x}\"`) into "
+                "`jax.debug.print` and instead should pass in a regular string.")
+
+
+_checker = _FormatChecker()
+
+
+def _has_placeholders(fmt: str) -> bool:
+    if not fmt:
+        return False
+    _, field_name, *_ = next(iter(string.Formatter().parse(fmt)))
+    return field_name is not None
+
+
+def _format(fmt: str, printoptions: dict[str, Any], placeholders: bool, args, kwargs) -> str:
+    if placeholders:
+        with np.printoptions(**printoptions):
+            return fmt.format(*args, **kwargs)
+    return " ".join((fmt, *(str(a) for a in args)))
+
+
+# -- batch position: which vmap element a call belongs to --------------------------------
+
+def _unbatched_position(leaves):
+    zeros = jnp.zeros(MAX_BATCH_LEVELS, jnp.int32)
+    return zeros, zeros, jnp.zeros((), jnp.int32)
+
+
+_position_core = custom_vmap(_unbatched_position)
+
+
+@_position_core.def_vmap
+def _position_batched(axis_size, in_batched, leaves):
+    # This level is the innermost one not yet handled: the levels outside it are
+    # filled in by asking for the position of one element, then this level's
+    # index goes after them (labels read outermost first).
+    one = [leaf[0] if batched else leaf for leaf, batched in zip(leaves, in_batched)]
+    index, size, depth = _position_core(one)
+    slot = jnp.arange(MAX_BATCH_LEVELS)[None, :] == depth
+    shape = (axis_size, MAX_BATCH_LEVELS)
+    index = jnp.broadcast_to(jnp.where(slot, jnp.arange(axis_size, dtype=jnp.int32)[:, None], index), shape)
+    size = jnp.broadcast_to(jnp.where(slot, jnp.int32(axis_size), size), shape)
+    depth = jnp.broadcast_to(depth + 1, (axis_size,))
+    return (index, size, depth), (True, True, True)
+
+
+@jax.custom_jvp
+def _position(leaves):
+    return _position_core(leaves)
+
+
+@_position.defjvp
+def _position_jvp(primals, tangents):
+    out = _position(*primals)
+    return out, jax.tree.map(lambda o: np.zeros(o.shape, jax.dtypes.float0), out)
+
+
+def _batch_position(where) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    if where is None:
+        return (), ()
+    index, size, depth = (np.asarray(w) for w in where)
+    depth = min(int(depth), MAX_BATCH_LEVELS)
+    return tuple(int(i) for i in index[:depth]), tuple(int(s) for s in size[:depth])
+
+
+# -- the call ----------------------------------------------------------------------------
+
+_current: contextvars.ContextVar[CallSite | None] = contextvars.ContextVar("jaxdbg_call_site",
+                                                                          default=None)
+
+
+def current_call() -> CallSite | None:
+    """Inside a ``jaxdbg.callback`` function: where that call came from (else None)."""
+    return _current.get()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Origin:
+    filename: str
+    lineno: int
+    function: str
+    device_axes: tuple[tuple[str, int], ...]  # (name, size) of pmap / shard_map axes
+
+    def site(self, where, devices) -> CallSite:
+        batch_index, batch_size = _batch_position(where)
+        device, named = None, ()
+        if self.device_axes:
+            positions = [int(np.asarray(d)) for d in devices]
+            device = 0
+            for (_, size), position in zip(self.device_axes, positions):
+                device = device * size + position
+            named = tuple((name, p) for (name, _), p in zip(self.device_axes, positions))
+        return CallSite(self.filename, self.lineno, self.function, batch_index, batch_size,
+                        device, named)
+
+
+def _origin(skip: int) -> tuple[_Origin, list[Any]]:
+    """The first user frame above the caller, and the device axes in scope (trace time)."""
+    stack = frames_mod.python_stack(skip + 1, True, 1) or frames_mod.python_stack(skip + 1, False, 1)
+    frame = stack[0]
+    axes = jax_api.device_axis_indices() if jax_api.is_tracing() else []
+    return _Origin(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
+                   tuple((name, size) for name, size, _ in axes)), [index for _, _, index in axes]
+
+
+def _stage(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: dict,
+           ordered: bool) -> None:
+    origin, device_indices = origin_and_devices
+    traced = [leaf for leaf in jax.tree_util.tree_leaves((args, kwargs))
+              if isinstance(leaf, jax.core.Tracer)]
+    where = _position(traced) if traced else None
+
+    def on_host(where, devices, args, kwargs):
+        host(origin.site(where, devices), args, kwargs)
+
+    jax.debug.callback(on_host, where, device_indices, args, kwargs, ordered=ordered)
+
+
+def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, skip: int, from_jax: bool) -> None:
+    _checker.format(fmt, *args, **kwargs)  # the same errors, at the same (trace) time
+    placeholders = _has_placeholders(fmt)
+    printoptions = np.get_printoptions()
+
+    def host(site: CallSite, args, kwargs) -> None:
+        deliver(PrintRow(_format(fmt, printoptions, placeholders, args, kwargs), site,
+                         ordered, from_jax))
+
+    _stage(host, _origin(skip + 1), args, kwargs, ordered)
+
+
+def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  # noqa: A001
+    """``jax.debug.print`` that also records the call's file:line, batch element and device.
+
+    In a script or terminal it writes exactly what ``jax.debug.print`` writes; with
+    ``%load_ext jaxdbg`` in a notebook each row goes to the cell's print log.
+    """
+    _print(fmt, args, kwargs, ordered, skip=1, from_jax=False)
+
+
+def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+    """``jax.debug.callback``; inside ``fn``, :func:`current_call` says where the call came from."""
+    if not callable(fn):
+        raise TypeError("first argument to jax.debug.callback must be callable, "
+                        f"but got an object of type {type(fn)}")
+
+    def host(site: CallSite, args, kwargs) -> None:
+        token = _current.set(site)
+        try:
+            fn(*args, **kwargs)
+        finally:
+            _current.reset(token)
+
+    _stage(host, _origin(1), args, kwargs, ordered)
+
+
+# -- jax.debug.print routed to the log while the extension is loaded -----------------------
+
+_original_jax_print: Callable[..., Any] | None = None
+
+
+def _routed_jax_print(fmt: str | None = None, *args: Any, ordered: bool = False,
+                      **kwargs: Any) -> Any:
+    """Stands in for ``jax.debug.print``; forms only JAX knows go to JAX unchanged."""
+    original = _original_jax_print or _jax_debug_print_now()
+    jax_only = {"partitioned", "skip_format_check", "_use_logging"}
+    if fmt is None or not _routing or jax_only & kwargs.keys():
+        return original(fmt, *args, ordered=ordered, **kwargs) if fmt is not None \
+            else original(ordered=ordered, **kwargs)
+    _print(fmt, args, kwargs, ordered, skip=1, from_jax=True)
+    return None
+
+
+def _jax_debug_print_now() -> Callable[..., Any]:
+    return jax.debug.print if jax.debug.print is not _routed_jax_print else _original_jax_print
+
+
+def route_jax_print() -> None:
+    """Make ``jax.debug.print`` calls traced from now on carry their location to the log."""
+    global _original_jax_print
+    if jax.debug.print is _routed_jax_print:
+        return
+    _original_jax_print = jax.debug.print
+    jax.debug.print = _routed_jax_print
+
+
+def unroute_jax_print() -> None:
+    global _original_jax_print
+    if jax.debug.print is _routed_jax_print and _original_jax_print is not None:
+        jax.debug.print = _original_jax_print
+    _original_jax_print = None
+
+
+@contextlib.contextmanager
+def sink_installed(sink: Callable[[PrintRow], None]) -> Iterator[None]:
+    """Route rows to ``sink`` inside the block (tests, scripts that collect prints)."""
+    previous = set_sink(sink)
+    try:
+        yield
+    finally:
+        set_sink(previous)
