@@ -7,6 +7,7 @@ Public API::
     jaxdbg.breakpoint_on_nonfinite(*xs)    stop when any leaf holds NaN or Inf
     jaxdbg.register_debugger / get_debugger / available_debuggers
     jaxdbg.install_jax_hook / uninstall_jax_hook
+    jaxdbg.print / jaxdbg.callback     jax.debug.print / callback with file:line, batch and device
     jaxdbg.Session, jaxdbg.Frame, jaxdbg.DebuggerQuit
 """
 
@@ -19,6 +20,7 @@ from jaxdbg.jax_hook import install_jax_hook, uninstall_jax_hook
 from jaxdbg.registry import (available_debuggers, get_debugger, register_debugger,
                              unregister_debugger)
 from jaxdbg.outputs import Output, OutputKind, Resume
+from jaxdbg.printing import callback, print  # noqa: A004 (jaxdbg.print, like jax.debug.print)
 from jaxdbg.session import Session
 from jaxdbg.stop_info import StopInfo
 
@@ -32,4 +34,5 @@ __all__ = [
     "Output", "OutputKind", "Resume", "Session", "StopInfo", "register_debugger", "unregister_debugger",
     "get_debugger", "available_debuggers", "install_jax_hook", "uninstall_jax_hook",
     "load_ipython_extension", "unload_ipython_extension", "__version__",
+    "print", "callback",
 ]

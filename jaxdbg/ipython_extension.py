@@ -32,6 +32,17 @@ def _nothing(shell: Any) -> None:
     pass
 
 
+def _print_log(action: str) -> Callable[[Any], None]:
+    """The print log lives with the widgets; without them prints stay on stdout."""
+    def run(shell: Any) -> None:
+        try:
+            from jaxdbg_widgets import print_log
+        except ImportError:
+            return
+        getattr(print_log, action)(shell)
+    return run
+
+
 FEATURES: list[Feature] = [
     # Existing jax.debug.breakpoint() calls open jaxdbg.
     Feature("jax-breakpoint-hook", lambda shell: jax_hook.install_jax_hook(),
@@ -40,6 +51,8 @@ FEATURES: list[Feature] = [
     Feature("quit-reporting", lambda shell: quit_reporting.install(), _nothing),
     # The panel becomes the default backend in a kernel.
     Feature("widgets", _load_widgets, _nothing),
+    # jaxdbg.print and jax.debug.print rows go to one log widget per cell.
+    Feature("print-log", _print_log("load"), _print_log("unload")),
 ]
 
 

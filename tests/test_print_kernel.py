@@ -1,0 +1,152 @@
+"""The print log in a real ipykernel: rows with locations, vmap / pmap labels,
+batched transport, ordered prints, and the static output a cell leaves behind."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from kernel_harness import kernel_pythons, kernel_set_up_with
+
+pytestmark = [pytest.mark.kernel]
+
+SETUP = textwrap.dedent("""
+    import jax, jax.numpy as jnp
+    import jaxdbg
+    %load_ext jaxdbg
+    print("devices", jax.device_count())
+""")
+
+
+@pytest.fixture(scope="module", params=kernel_pythons())
+def kernel(request):
+    with kernel_set_up_with(request.param, SETUP) as harness:
+        yield harness
+
+
+def log_comm_messages(kernel, result) -> tuple[str, list[dict]]:
+    """The print log widget's comm id and the state updates it sent."""
+    opens = [m for m in kernel._all if m["msg_type"] == "comm_open"
+             and m["content"]["data"].get("state", {}).get("_model_name") == "AnyModel"
+             and "jaxdbg-print-log" in m["content"]["data"]["state"].get("_css", "") + "jaxdbg-print-log"
+             and m["parent_header"].get("msg_id") == result.msg_id]
+    assert opens, result
+    comm_id = opens[-1]["content"]["comm_id"]
+    updates = [m for m in kernel._all if m["msg_type"] == "comm_msg"
+               and m["content"]["comm_id"] == comm_id
+               and m["content"]["data"].get("method") == "update"]
+    return comm_id, updates
+
+
+def sent_rows(updates: list[dict]) -> list[list[str]]:
+    rows: list[list[str]] = []
+    for m in updates:
+        chunk = m["content"]["data"]["state"].get("chunk")
+        if chunk:
+            assert chunk["offset"] == len(rows)
+            rows.extend(chunk["rows"])
+    return rows
+
+
+def static_output(result) -> dict:
+    """The display the log's widget was replaced with when the cell ended."""
+    updates = [m for m in result.messages if m["msg_type"] == "update_display_data"]
+    assert updates, result
+    return updates[-1]["content"]["data"]
+
+
+def test_rows_carry_location_and_batch_labels(kernel):
+    result = kernel.run(textwrap.dedent("""
+        def f(x):
+            jaxdbg.print("x is {}", x)
+            return x * 2
+        jax.jit(jax.vmap(f))(jnp.arange(3.0))
+        jax.debug.print("plain {}", 7)
+    """))
+    assert result.status == "ok", result
+    assert "x is" not in result.stdout and "plain" not in result.stdout, result
+    _, updates = log_comm_messages(kernel, result)
+    rows = sent_rows(updates)
+    assert [r[2] for r in rows] == ["x is 0.0", "x is 1.0", "x is 2.0", "plain 7"]
+    assert all(r[0].startswith("In[") and r[0].endswith(":2") for r in rows[:3]), rows
+    assert [r[1] for r in rows[:3]] == ["batch 1/3", "batch 2/3", "batch 3/3"]
+    assert rows[3][0].endswith(":5") and rows[3][1] == ""
+
+
+@pytest.mark.multidevice
+def test_pmap_rows_name_their_device(kernel):
+    result = kernel.run(textwrap.dedent("""
+        def g(x):
+            jaxdbg.print("dev value {}", x)
+            return x
+        jax.pmap(g)(jnp.arange(4.0))
+    """))
+    assert result.status == "ok", result
+    _, updates = log_comm_messages(kernel, result)
+    rows = sent_rows(updates)
+    by_device = {r[1]: r[2] for r in rows}
+    assert by_device == {f"device {i}": f"dev value {float(i)}" for i in range(4)}, rows
+    static = static_output(result)
+    for i in range(4):
+        assert f"device {i}  | dev value {float(i)}" in static["text/plain"]
+
+
+def test_ten_thousand_prints_batched_and_none_lost(kernel):
+    result = kernel.run(textwrap.dedent("""
+        def body(c, x):
+            jax.debug.print("step {}", x)
+            return c + x, None
+        jax.jit(lambda xs: jax.lax.scan(body, 0, xs))(jnp.arange(10_000))
+        None
+    """), timeout=300)
+    assert result.status == "ok", result
+    _, updates = log_comm_messages(kernel, result)
+    assert len(updates) <= 100, len(updates)
+    rows = sent_rows(updates)
+    assert [r[2] for r in rows] == [f"step {i}" for i in range(10_000)]
+    static = static_output(result)
+    lines = static["text/plain"].splitlines()
+    assert lines[0] == "jaxdbg print log (In[%s] print log, 10,000 rows)" % lines[0].split("In[")[1].split("]")[0]
+    assert [line.rsplit("| ", 1)[1] for line in lines[1:]] == [f"step {i}" for i in range(10_000)]
+    assert "9,960 more rows" in static["text/html"]
+
+
+def test_ordered_prints_keep_their_order(kernel):
+    result = kernel.run(textwrap.dedent("""
+        @jax.jit
+        def h(x):
+            for k in range(20):
+                jaxdbg.print("ordered {}", x + k, ordered=True)
+            return x
+        h(0)
+    """))
+    assert result.status == "ok", result
+    rows = sent_rows(log_comm_messages(kernel, result)[1])
+    assert [r[2] for r in rows] == [f"ordered {k}" for k in range(20)]
+
+
+def test_log_becomes_static_output_and_widget_closes(kernel):
+    result = kernel.run('jaxdbg.print("<b>not bold</b> {}", jnp.ones(2))')
+    assert result.status == "ok", result
+    comm_id, _ = log_comm_messages(kernel, result)
+    static = static_output(result)
+    assert set(static) == {"text/html", "text/plain"}
+    assert "&lt;b&gt;not bold&lt;/b&gt; [1. 1.]" in static["text/html"]
+    assert "jaxdbg-static" in static["text/html"] and "Save log" in static["text/html"]
+    assert static["text/plain"].endswith("| <b>not bold</b> [1. 1.]\n")
+    closed = [m for m in result.messages if m["msg_type"] == "comm_close"
+              and m["content"]["comm_id"] == comm_id]
+    assert closed, result
+
+
+def test_print_off_sends_jax_prints_to_stdout(kernel):
+    result = kernel.run(textwrap.dedent("""
+        import jaxdbg.printing
+        jaxdbg.printing.set_routing(False)
+        jax.jit(lambda x: jax.debug.print("to stdout {}", x))(1)
+        jaxdbg.printing.set_routing(True)
+    """))
+    assert result.status == "ok", result
+    assert "to stdout 1\n" in result.stdout, result
+    assert not any(m["msg_type"] == "comm_open" for m in result.messages), result
