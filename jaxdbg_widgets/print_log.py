@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,7 +25,8 @@ from jaxdbg import printing
 from jaxdbg.internals import ipykernel_api as api
 from jaxdbg.printing import PrintRow
 
-FLUSH_INTERVAL_S = 0.2
+FLUSH_INTERVAL_S = 0.2  # newest rows reach the frontend this soon while a cell starts
+MAX_FLUSH_INTERVAL_S = 2.0
 ROWS_PER_MESSAGE = 2_000  # a flush is due sooner once this many rows wait
 SHOWN_ROWS = 20  # rows shown at each end of the log
 _STATIC = Path(__file__).parent / "static"
@@ -61,6 +63,8 @@ class PrintLog:
         self.finished = False
         self._parent = parent
         self._sent = 0
+        self._started = time.monotonic()
+        self._last_flush = self._started
         self._static_stale = False
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()
@@ -84,8 +88,22 @@ class PrintLog:
         with _in_cell(self._parent):
             self._handle = display(self.widget, display_id=True)
 
+    def due(self, now: float) -> bool:
+        """Whether a flush is due: many rows wait, or the interval passed.
+
+        The interval grows with the cell's running time (a twentieth of it), so a
+        long cell that prints all along sends a bounded number of messages.
+        """
+        with self._lock:
+            waiting = len(self.rows) - self._sent
+        if waiting >= ROWS_PER_MESSAGE or (self.finished and self._static_stale):
+            return True
+        interval = min(MAX_FLUSH_INTERVAL_S, max(FLUSH_INTERVAL_S, (now - self._started) / 20))
+        return waiting > 0 and now - self._last_flush >= interval
+
     def flush(self) -> None:
         """Send the rows added since the last flush as one state update."""
+        self._last_flush = time.monotonic()
         with self._send_lock:
             with self._lock:
                 new = self.rows[self._sent:]
@@ -293,13 +311,15 @@ class PrintLogs:
 
     def _flush_loop(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(FLUSH_INTERVAL_S)
+            self._wake.wait(FLUSH_INTERVAL_S / 2)
             self._wake.clear()
             with self._lock:
                 logs = [log for log in self.logs[-2:]]
+            now = time.monotonic()
             for log in logs:
                 try:
-                    log.flush()
+                    if log.due(now):
+                        log.flush()
                 except Exception:
                     pass
 
