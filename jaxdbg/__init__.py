@@ -8,11 +8,13 @@ Public API::
     jaxdbg.register_debugger / get_debugger / available_debuggers
     jaxdbg.install_jax_hook / uninstall_jax_hook
     jaxdbg.print / jaxdbg.callback     jax.debug.print / callback with file:line, batch and device
+    jaxdbg.checkify(f, errors) / show  checkify whose errors say where; render an Error
     jaxdbg.Session, jaxdbg.Frame, jaxdbg.DebuggerQuit
 """
 
 from jaxdbg import cli as _cli
 from jaxdbg.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
+from jaxdbg.checkify_view import checkify, show
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.frames import Frame
 from jaxdbg.ipython_extension import load_ipython_extension, unload_ipython_extension
@@ -34,5 +36,5 @@ __all__ = [
     "Output", "OutputKind", "Resume", "Session", "StopInfo", "register_debugger", "unregister_debugger",
     "get_debugger", "available_debuggers", "install_jax_hook", "uninstall_jax_hook",
     "load_ipython_extension", "unload_ipython_extension", "__version__",
-    "print", "callback",
+    "print", "callback", "checkify", "show",
 ]

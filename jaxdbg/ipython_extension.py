@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from jaxdbg import jax_hook, quit_reporting
+from jaxdbg import checkify_cell, jax_hook, quit_reporting
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +53,8 @@ FEATURES: list[Feature] = [
     Feature("widgets", _load_widgets, _nothing),
     # jaxdbg.print and jax.debug.print rows go to one log widget per cell.
     Feature("print-log", _print_log("load"), _print_log("unload")),
+    # checkify errors render with their location; %%checkify checks a cell's jitted calls.
+    Feature("checkify", checkify_cell.load, checkify_cell.unload),
 ]
 
 
