@@ -9,6 +9,7 @@ Public API::
     jaxdbg.install_jax_hook / uninstall_jax_hook
     jaxdbg.print / jaxdbg.callback     jax.debug.print / callback with file:line, batch and device
     jaxdbg.checkify(f, errors) / show  checkify whose errors say where; render an Error
+    jaxdbg.post_mortem()               the debugger on the last exception's frames, like %debug
     jaxdbg.Session, jaxdbg.Frame, jaxdbg.DebuggerQuit
 """
 
@@ -22,6 +23,7 @@ from jaxdbg.jax_hook import install_jax_hook, uninstall_jax_hook
 from jaxdbg.registry import (available_debuggers, get_debugger, register_debugger,
                              unregister_debugger)
 from jaxdbg.outputs import Output, OutputKind, Resume
+from jaxdbg.postmortem import post_mortem
 from jaxdbg.printing import callback, print  # noqa: A004 (jaxdbg.print, like jax.debug.print)
 from jaxdbg.session import Session
 from jaxdbg.stop_info import StopInfo
@@ -36,5 +38,5 @@ __all__ = [
     "Output", "OutputKind", "Resume", "Session", "StopInfo", "register_debugger", "unregister_debugger",
     "get_debugger", "available_debuggers", "install_jax_hook", "uninstall_jax_hook",
     "load_ipython_extension", "unload_ipython_extension", "__version__",
-    "print", "callback", "checkify", "show",
+    "print", "callback", "checkify", "show", "post_mortem",
 ]

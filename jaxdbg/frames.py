@@ -71,6 +71,11 @@ def _is_hidden(frame: types.FrameType) -> bool:
     return not jax_api.include_frame(frame)
 
 
+def is_hidden(frame: types.FrameType) -> bool:
+    """Whether a live frame is machinery (JAX, IPython, jaxdbg...) rather than the user's code."""
+    return _is_hidden(frame)
+
+
 def python_stack(skip: int, filter_frames: bool, num_frames: int | None) -> list[types.FrameType]:
     """The caller's stack, innermost first, without machinery frames when filtering."""
     frame: types.FrameType | None = sys._getframe(skip + 1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from jaxdbg import checkify_cell, jax_hook, quit_reporting
+from jaxdbg import checkify_cell, jax_hook, postmortem, quit_reporting
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +55,8 @@ FEATURES: list[Feature] = [
     Feature("print-log", _print_log("load"), _print_log("unload")),
     # checkify errors render with their location; %%checkify checks a cell's jitted calls.
     Feature("checkify", checkify_cell.load, checkify_cell.unload),
+    # A NaN in a jitted call (jax_debug_nans) opens the debugger on JAX's eager re-run.
+    Feature("nan-post-mortem", postmortem.load, postmortem.unload),
 ]
 
 
