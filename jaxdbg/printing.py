@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import string
 import sys
 import threading
@@ -32,9 +33,6 @@ from jax.custom_batching import custom_vmap
 from jaxdbg import frames as frames_mod
 from jaxdbg.internals import jax_api
 from jaxdbg.stop_info import StopInfo
-
-# Deepest vmap nesting whose indices are recorded (deeper levels still print, unlabelled).
-MAX_BATCH_LEVELS = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,48 +152,41 @@ def _format(fmt: str, printoptions: dict[str, Any], placeholders: bool, args, kw
     return " ".join((fmt, *(str(a) for a in args)))
 
 
-# -- batch position: which vmap element a call belongs to --------------------------------
+# -- staging: JAX's own unrolling, with each element's index known --------------------------
+#
+# jax.debug.callback under vmap unrolls into one call per batch element (its
+# batching rule loops over the mapped axis). A ``custom_vmap`` layer around the
+# callback does the same loop itself, so each unrolled call knows its index as a
+# plain Python int and ships nothing extra: the host receives exactly the
+# operands jax.debug.callback would. Nested vmaps nest the same way, in the same
+# order as JAX's rule. ``stop_gradient`` keeps differentiation out of it (the
+# callback sees primal values, as JAX's own jvp rule arranges). One difference
+# remains: under ``jax.checkpoint`` JAX prints again when the backward pass
+# recomputes the forward one; this layer prints in the forward pass only.
 
-def _unbatched_position(leaves):
-    zeros = jnp.zeros(MAX_BATCH_LEVELS, jnp.int32)
-    return zeros, zeros, jnp.zeros((), jnp.int32)
-
-
-_position_core = custom_vmap(_unbatched_position)
-
-
-@_position_core.def_vmap
-def _position_batched(axis_size, in_batched, leaves):
-    # This level is the innermost one not yet handled: the levels outside it are
-    # filled in by asking for the position of one element, then this level's
-    # index goes after them (labels read outermost first).
-    one = [leaf[0] if batched else leaf for leaf, batched in zip(leaves, in_batched)]
-    index, size, depth = _position_core(one)
-    slot = jnp.arange(MAX_BATCH_LEVELS)[None, :] == depth
-    shape = (axis_size, MAX_BATCH_LEVELS)
-    index = jnp.broadcast_to(jnp.where(slot, jnp.arange(axis_size, dtype=jnp.int32)[:, None], index), shape)
-    size = jnp.broadcast_to(jnp.where(slot, jnp.int32(axis_size), size), shape)
-    depth = jnp.broadcast_to(depth + 1, (axis_size,))
-    return (index, size, depth), (True, True, True)
+Batch = tuple  # ((index, size), ...) per vmap level, outermost first
 
 
-@jax.custom_jvp
-def _position(leaves):
-    return _position_core(leaves)
+def _level(emit: Callable[[Batch, list], None], known: Batch):
+    @custom_vmap
+    def call(operands):
+        emit(known, operands)
+        return jnp.zeros((), jnp.bool_)
+
+    @call.def_vmap
+    def unrolled(axis_size, in_batched, operands):
+        (batched_operands,) = in_batched  # one flag per operand of the one argument
+        for i in range(axis_size):
+            one = [op[i] if batched else op for op, batched in zip(operands, batched_operands)]
+            # Levels still to be unrolled are outside this one: they go first.
+            _level(emit, ((i, axis_size),) + known)(one)
+        return jnp.zeros((axis_size,), jnp.bool_), True
+
+    return call
 
 
-@_position.defjvp
-def _position_jvp(primals, tangents):
-    out = _position(*primals)
-    return out, jax.tree.map(lambda o: np.zeros(o.shape, jax.dtypes.float0), out)
-
-
-def _batch_position(where) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    if where is None:
-        return (), ()
-    index, size, depth = (np.asarray(w) for w in where)
-    depth = min(int(depth), MAX_BATCH_LEVELS)
-    return tuple(int(i) for i in index[:depth]), tuple(int(s) for s in size[:depth])
+def _staged(emit: Callable[[Batch, list], None], operands: list) -> None:
+    _level(emit, ())([jax.lax.stop_gradient(op) for op in operands])
 
 
 # -- the call ----------------------------------------------------------------------------
@@ -209,15 +200,22 @@ def current_call() -> CallSite | None:
     return _current.get()
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class _Origin:
     filename: str
     lineno: int
     function: str
     device_axes: tuple[tuple[str, int], ...]  # (name, size) of pmap / shard_map axes
 
-    def site(self, where, devices) -> CallSite:
-        batch_index, batch_size = _batch_position(where)
+    @functools.cached_property
+    def plain(self) -> CallSite:
+        return CallSite(self.filename, self.lineno, self.function)
+
+    def site(self, batch: Batch, devices) -> CallSite:
+        if not batch and not self.device_axes:  # the common case, once per host call
+            return self.plain
+        batch_index = tuple(i for i, _ in batch)
+        batch_size = tuple(n for _, n in batch)
         device, named = None, ()
         if self.device_axes:
             positions = [int(np.asarray(d)) for d in devices]
@@ -241,14 +239,37 @@ def _origin(skip: int) -> tuple[_Origin, list[Any]]:
 def _stage(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: dict,
            ordered: bool) -> None:
     origin, device_indices = origin_and_devices
-    traced = [leaf for leaf in jax.tree_util.tree_leaves((args, kwargs))
-              if isinstance(leaf, jax.core.Tracer)]
-    where = _position(traced) if traced else None
+    flat, tree = jax.tree_util.tree_flatten((args, kwargs))
+    traced_at = [i for i, leaf in enumerate(flat) if isinstance(leaf, jax.core.Tracer)]
+    if not traced_at and not device_indices:
+        # Eager, or only constants: nothing can be batched or per device.
+        plain = origin.site((), ())
+        jax.debug.callback(lambda args, kwargs: host(plain, args, kwargs), args, kwargs,
+                           ordered=ordered)
+        return
+    # Each distinct tracer is shipped once, however often it is printed.
+    distinct: dict[int, int] = {}
+    for i in traced_at:
+        distinct.setdefault(id(flat[i]), len(distinct))
+    slot_of = [distinct[id(flat[i])] for i in traced_at]
+    n_traced = len(distinct)
 
-    def on_host(where, devices, args, kwargs):
-        host(origin.site(where, devices), args, kwargs)
+    def emit(batch: Batch, operands: list) -> None:
+        leaves = list(flat)
+        for i, slot in zip(traced_at, slot_of):
+            leaves[i] = operands[slot]
+        call_args, call_kwargs = jax.tree_util.tree_unflatten(tree, leaves)
+        devices = operands[n_traced:]
 
-    jax.debug.callback(on_host, where, device_indices, args, kwargs, ordered=ordered)
+        def on_host(devices, args, kwargs):
+            host(origin.site(batch, devices), args, kwargs)
+
+        jax.debug.callback(on_host, devices, call_args, call_kwargs, ordered=ordered)
+
+    firsts = {}
+    for i in traced_at:
+        firsts.setdefault(id(flat[i]), flat[i])
+    _staged(emit, list(firsts.values()) + list(device_indices))
 
 
 def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, skip: int, from_jax: bool) -> None:
