@@ -47,7 +47,7 @@ class CallSite:
     device: int | None = None
     device_axes: tuple[tuple[str, int], ...] = ()
 
-    @property
+    @functools.cached_property
     def location(self) -> str:
         return f"{frames_mod.display_filename(self.filename)}:{self.lineno}"
 
