@@ -277,7 +277,7 @@ class CheckifyView:
                 formatter = HtmlFormatter(noclasses=True, nowrap=False, linenos="inline",
                                           linenostart=first, hl_lines=[frame.lineno - first + 1],
                                           style="default")
-                parts.append(Markup(highlight("\n".join(source) + "\n", PythonLexer(), formatter)))
+                parts.append(Markup(highlight("\n".join(source) + "\n", PythonLexer(stripnl=False), formatter)))
         for frame in (self.sites[0].frames[1:] if self.sites else ()):
             parts.append(Markup('<div style="{}">called from {} in <code>{}</code></div>')
                          .format(_MUTED, frame.location, frame.function))

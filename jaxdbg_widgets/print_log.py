@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import threading
+import uuid
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -45,6 +46,7 @@ class PrintLogWidget(anywidget.AnyWidget):
 
     _esm = (_STATIC / "print_log.js").read_text(encoding="utf-8")
     _css = (_STATIC / "print_log.css").read_text(encoding="utf-8")
+    log_id = traitlets.Unicode().tag(sync=True)  # names this log's rows in the page
     title = traitlets.Unicode("print log").tag(sync=True)
     total = traitlets.Int(0).tag(sync=True)
     head = traitlets.List().tag(sync=True)
@@ -84,7 +86,7 @@ class PrintLog:
         """Display the live widget in the cell this log belongs to."""
         from IPython.display import display
 
-        self.widget = PrintLogWidget(title=self.title)
+        self.widget = PrintLogWidget(title=self.title, log_id=uuid.uuid4().hex)
         with _in_cell(self._parent):
             self._handle = display(self.widget, display_id=True)
 
@@ -271,6 +273,10 @@ class PrintLogs:
             self._cell = (self._cell_title(), self._parent_now())
 
     def post_run_cell(self, result: Any = None) -> None:
+        count = getattr(result, "execution_count", None)
+        with self._lock:
+            if self._current is not None and count is not None:
+                self._current.title = f"In[{count}] print log"
         self._finish_current()
         with self._lock:
             self._cell = None
@@ -282,8 +288,9 @@ class PrintLogs:
             log.finish()
 
     def _cell_title(self) -> str:
-        count = getattr(self.shell, "execution_count", None)
-        return f"In[{count}] print log" if count is not None else "print log"
+        # The cell's number is known for sure only at its end (IPython versions differ
+        # on when execution_count moves); post_run_cell sets it.
+        return "print log"
 
     def _parent_now(self) -> tuple[Any, dict] | None:
         kernel = api.current_kernel()

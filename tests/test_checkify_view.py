@@ -77,6 +77,14 @@ def test_mapped_error_table():
     assert html.count("<tr>") == 3 and "need positive values, got [-5.  1.]" in html
 
 
+def test_html_source_keeps_blank_lines_in_place():
+    err, _ = jaxdbg.checkify(jax.jit(lambda x: positive_log(x)), errors="div")(jnp.array([0.0, 1.0]))
+    html = CheckifyView.of(err)._repr_html_()
+    import re
+    numbered = re.findall(r"padding-right: 5px;\">\s*(\d+)\s*</span>", html)  # line numbers
+    assert [int(n) for n in numbered] == list(range(DIVIDE_LINE - 3, DIVIDE_LINE + 4)), numbered
+
+
 def test_html_escapes_messages():
     err, _ = jaxdbg.checkify(lambda x: checkify.check(x > 0, "<script>bad</script> {}", x))(jnp.float32(-1.0))
     html = CheckifyView.of(err)._repr_html_()

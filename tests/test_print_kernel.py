@@ -107,7 +107,8 @@ def test_ten_thousand_prints_batched_and_none_lost(kernel):
     assert [r[2] for r in rows] == [f"step {i}" for i in range(10_000)]
     static = static_output(result)
     lines = static["text/plain"].splitlines()
-    assert lines[0] == "jaxdbg print log (In[%s] print log, 10,000 rows)" % lines[0].split("In[")[1].split("]")[0]
+    count = result.reply["content"]["execution_count"]
+    assert lines[0] == f"jaxdbg print log (In[{count}] print log, 10,000 rows)"
     assert [line.rsplit("| ", 1)[1] for line in lines[1:]] == [f"step {i}" for i in range(10_000)]
     assert "9,960 more rows" in static["text/html"]
 

@@ -2,18 +2,21 @@
 // a filter over the rows this page received, and a Save action (a download).
 const SHOWN = 20; // rows shown at each end
 
-const received = new WeakMap(); // model -> rows gathered from "chunk" updates
+// Rows gathered from "chunk" updates, per log. Keyed by the log's id: the model
+// object handed to initialize() and to render() need not be the same wrapper.
+const received = new Map();
 
 function gather(model) {
-  if (!received.has(model)) received.set(model, { rows: [], gaps: false });
-  return received.get(model);
+  const id = model.get("log_id");
+  if (!received.has(id)) received.set(id, { rows: [] });
+  return received.get(id);
 }
 
 function onChunk(model) {
   const store = gather(model);
   const chunk = model.get("chunk");
   if (!chunk || !Array.isArray(chunk.rows)) return;
-  if (chunk.offset > store.rows.length) store.gaps = true; // sent before this page listened
+  if (chunk.offset > store.rows.length) return; // rows sent before this page listened are missing
   if (chunk.offset + chunk.rows.length > store.rows.length) {
     const skip = Math.max(0, store.rows.length - chunk.offset);
     for (const row of chunk.rows.slice(skip)) store.rows.push(row);
@@ -114,6 +117,8 @@ function render({ model, el }) {
   model.on("change:total", draw);
   model.on("change:chunk", () => { if (filter.value) draw(); });
   draw();
+  // The log's widget is closed when its cell ends: let its rows go with the view.
+  return () => received.delete(model.get("log_id"));
 }
 
 export default { initialize, render };
