@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import shlex
+import weakref
 from typing import Any, Callable
 
 import jax
@@ -41,6 +42,12 @@ def _traced(tree: Any) -> bool:
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(tree))
 
 
+# Checked versions of the notebook's jitted functions, kept across %%checkify runs so
+# a function is traced and compiled once per error set, not once per cell run.
+_checked_cache: "weakref.WeakKeyDictionary[Any, dict[frozenset, Callable]]" = \
+    weakref.WeakKeyDictionary()
+
+
 class CheckedCalls:
     """Checked stand-ins for jitted functions while one cell runs."""
 
@@ -52,8 +59,7 @@ class CheckedCalls:
     def wrap(self, jitted: Callable[..., Any], *, jit_options: dict | None = None,
              fun: Callable[..., Any] | None = None) -> Callable[..., Any]:
         target = fun if fun is not None else jitted
-        checked = self.original_jit(jax_checkify.checkify(target, errors=self.errors),
-                                    **(jit_options or {}))
+        checked = self._compiled(jitted, target, jit_options)
         name = getattr(target, "__name__", "function")
         usable = [True]
 
@@ -75,6 +81,20 @@ class CheckedCalls:
         call.__name__ = name
         return call
 
+    def _compiled(self, jitted: Any, target: Any, jit_options: dict | None) -> Callable[..., Any]:
+        def build() -> Callable[..., Any]:
+            return self.original_jit(jax_checkify.checkify(target, errors=self.errors),
+                                     **(jit_options or {}))
+        if jit_options is not None:  # jitted by this cell: new each run anyway
+            return build()
+        try:
+            per_errors = _checked_cache.setdefault(jitted, {})
+        except TypeError:  # not weak-referenceable
+            return build()
+        if self.errors not in per_errors:
+            per_errors[self.errors] = build()
+        return per_errors[self.errors]
+
     def jit(self) -> Callable[..., Any]:
         """A ``jax.jit`` whose results are checked (decorator and partial forms)."""
         def checked_jit(fun: Any = None, **options: Any) -> Any:
@@ -84,8 +104,9 @@ class CheckedCalls:
         return checked_jit
 
 
-def _run_source(shell: Any, source: str) -> Any:
-    """Run cell source in the user namespace; the value of a final expression."""
+def _run_source(shell: Any, cell: str) -> Any:
+    """Run a cell's code in the user namespace; the value of a final expression."""
+    source = shell.transform_cell(cell)  # line magics and shell escapes, as IPython does
     tree = ast.parse(source)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     filename = shell.compile.cache(source)

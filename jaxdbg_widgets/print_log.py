@@ -30,6 +30,7 @@ FLUSH_INTERVAL_S = 0.2  # newest rows reach the frontend this soon while a cell 
 MAX_FLUSH_INTERVAL_S = 2.0
 ROWS_PER_MESSAGE = 2_000  # a flush is due sooner once this many rows wait
 SHOWN_ROWS = 20  # rows shown at each end of the log
+KEPT_LOGS = 10  # logs of recent cells kept in memory (for last_log() and late rows)
 _STATIC = Path(__file__).parent / "static"
 
 
@@ -87,7 +88,7 @@ class PrintLog:
         from IPython.display import display
 
         self.widget = PrintLogWidget(title=self.title, log_id=uuid.uuid4().hex)
-        with _in_cell(self._parent):
+        with _InCell(self._parent):
             self._handle = display(self.widget, display_id=True)
 
     def due(self, now: float) -> bool:
@@ -141,7 +142,7 @@ class PrintLog:
     def _show_static(self) -> None:
         if self._handle is None:
             return
-        with _in_cell(self._parent):
+        with _InCell(self._parent):
             try:
                 self._handle.update(self._repr_mimebundle_(), raw=True)
             except Exception:
@@ -211,7 +212,7 @@ def _row_html(row: PrintRow) -> Markup:
         muted=_TD + _MUTED, td=_TD, loc=row.site.location, where=_where(row), text=escape(row.text))
 
 
-class _in_cell:
+class _InCell:
     """Pin this thread's displays to the log's cell (prints can run on XLA threads)."""
 
     def __init__(self, parent: tuple[Any, dict] | None) -> None:
@@ -312,6 +313,7 @@ class PrintLogs:
                     title, parent = self._cell or (self._cell_title(), self._parent_now())
                     log = self._current = PrintLog(title, parent)
                     self.logs.append(log)
+                    del self.logs[:-KEPT_LOGS]
                     log.show()
         if log.add(row) >= ROWS_PER_MESSAGE or log.finished:
             self._wake.set()
