@@ -20,8 +20,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
+from jaxdbg import breakpoint_state
 from jaxdbg import frames as frames_mod
-from jaxdbg import registry, stops
+from jaxdbg import program_sharding, registry, stops
 from jaxdbg.internals import jax_api
 from jaxdbg.outputs import Resume
 from jaxdbg.stop_info import StopInfo
@@ -41,6 +42,10 @@ class _Site:
     conditional: bool
     device_axes: list[tuple[str, int]]  # (name, size); their indices are the last operands
     describe_reason: Callable[[Callable[[int], Any]], str | None] | None = None
+    breakpoint_id: int | None = None  # breakpoint_state's number for the call site
+    mesh: str | None = None  # a sharded jit's mesh, known at trace time
+    # Serves a stop elsewhere instead, when it returns True (see jax_hook).
+    handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None
 
     def on_host(self, levels, sizes, pred, operands) -> None:
         """Serve one stop per selected batch element, in order."""
@@ -53,8 +58,8 @@ class _Site:
             return host_ops[i]
 
         for index in (np.ndindex(*sizes) if sizes else [()]):
-            if not mask[index]:
-                continue
+            if not mask[index] or not breakpoint_state.arrive(self.breakpoint_id):
+                continue  # a disabled, ignored or continued-past stop opens nothing
             cache: dict[int, Any] = {}
 
             def operand(i, index=index, cache=cache):
@@ -64,7 +69,8 @@ class _Site:
                     cache[i] = value if isinstance(value, jax.Array) else jnp.asarray(value)
                 return cache[i]
 
-            info = StopInfo(batch_index=tuple(int(i) for i in index), batch_size=tuple(sizes))
+            info = StopInfo(batch_index=tuple(int(i) for i in index), batch_size=tuple(sizes),
+                            breakpoint_id=self.breakpoint_id, mesh=self.mesh)
             if self.device_axes:
                 first = len(operands) - len(self.device_axes)
                 positions = [int(operand(first + k)) for k in range(len(self.device_axes))]
@@ -76,6 +82,8 @@ class _Site:
             if self.describe_reason is not None:
                 info.reason = self.describe_reason(operand)
             built = [t.build(operand) for t in self.templates]
+            if self.handoff is not None and self.handoff(built, self.options):
+                continue
             if stops.serve(built, info, self.backend, self.options, site=self) is Resume.SKIP:
                 break
 
@@ -165,7 +173,7 @@ def _stage(site: _Site, pred, operands: list, token):
 
 def _instantiate(tangent, primal):
     """A symbolic-zero tangent as an array of zeros (custom_jvp rules must return arrays)."""
-    if type(tangent).__name__ == "SymbolicZero" or tangent is None:
+    if tangent is None or isinstance(tangent, jax.custom_derivatives.SymbolicZero):
         return _zero_tangent(primal)
     return tangent
 
@@ -173,7 +181,8 @@ def _instantiate(tangent, primal):
 def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
            num_frames: int | None, ordered: bool, token: Any, options: dict[str, Any],
            reason: Callable[[list[Any]], str] | None = None,
-           reason_operands: list | None = None) -> Any:
+           reason_operands: list | None = None,
+           handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None) -> Any:
     """Shared path of every breakpoint flavour.
 
     ``reason`` turns the runtime values of ``reason_operands`` into the
@@ -181,15 +190,17 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     """
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
-    registry.check_backend_name(backend)
+    registry.check_options(backend, options)
+    call = sys._getframe(skip + 1)
+    number = breakpoint_state.register(call.f_code.co_filename, call.f_lineno, call.f_code.co_name)
     stack = frames_mod.python_stack(skip + 1, filter_frames, num_frames)
     if not stack:  # everything was filtered: still show where the call is
         stack = frames_mod.python_stack(skip + 1, False, 1)
     collector = frames_mod.OperandCollector()
     templates = [frames_mod.capture(f, collector) for f in stack]
-    operands = list(collector.operands)
+    operands = collector.for_host()
     first_reason = len(operands)
-    reason_operands = list(reason_operands or [])
+    reason_operands = [program_sharding.for_host(v) for v in reason_operands or []]
     operands += reason_operands
     describe = None
     if reason is not None:
@@ -202,14 +213,26 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
         # Eager: every value is concrete already, so stop right here.
         if conditional and not bool(np.any(np.asarray(pred))):
             return token
-        site = _Site(templates, backend, options, ordered, conditional, [], describe)
+        site = _Site(templates, backend, options, ordered, conditional, [], describe, number,
+                     None, handoff)
         site.on_host(tuple(() for _ in operands), (), np.bool_(True), operands)
         return token
 
     axes = jax_api.device_axis_indices()
     operands += [index for _, _, index in axes]
     site = _Site(templates, backend, options, ordered, conditional,
-                 [(name, size) for name, size, _ in axes], describe)
+                 [(name, size) for name, size, _ in axes], describe, number, collector.mesh(), handoff)
+    if token is None:
+        _staged(site, pred, operands, None)
+        return None
+    # The token goes through the host too: replicated on the way there (as the
+    # operands are) and given back its program layout after.
+    host_token = jax.tree.map(program_sharding.for_host, token)
+    out = _staged(site, pred, operands, host_token)
+    return jax.tree.map(program_sharding.like, out, token)
+
+
+def _staged(site: _Site, pred: Any, operands: list, token: Any) -> Any:
     if pred is None:
         return _stage(site, jnp.asarray(True), operands, token)
     pred_value = jnp.any(jnp.asarray(pred).astype(bool))

@@ -287,6 +287,11 @@ class CheckifyView:
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
 
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        return Text(str(self))
+
 
 _MONO = "font-family:var(--jp-code-font-family, monospace);font-size:12px;"
 _BOX = _MONO + "border:1px solid var(--jp-border-color2, #ddd);border-radius:3px;padding:4px 6px;"
@@ -295,22 +300,6 @@ _MUTED = "color:var(--jp-ui-font-color2, #666);"
 _TD = "padding:0 10px 0 0;text-align:left;vertical-align:top;"
 
 
-def show(err: Any) -> CheckifyView:
-    """Render a checkify ``Error``: in a notebook as HTML, else as text on stdout.
-
-    Returns the view (it also renders itself as a cell's result).
-    """
-    if not isinstance(err, jax_checkify.Error):
-        raise TypeError(f"jaxdbg.show expects a checkify Error, got {type(err).__name__}")
-    view = CheckifyView.of(err)
-    shell = None
-    ipython = sys.modules.get("IPython")
-    if ipython is not None:
-        shell = ipython.get_ipython()
-    if shell is not None and getattr(shell, "kernel", None) is not None:
-        from IPython.display import display
-
-        display(view)
-    else:
-        sys.stdout.write(str(view) + "\n")
-    return view
+def view_of(obj: Any) -> CheckifyView | None:
+    """The view of a checkify ``Error`` (what ``jaxdbg.show`` draws), None for anything else."""
+    return CheckifyView.of(obj) if isinstance(obj, jax_checkify.Error) else None

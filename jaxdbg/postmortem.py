@@ -4,8 +4,8 @@
 (the panel in a notebook, a prompt in a terminal) on the last exception. Values
 are concrete where the code ran eagerly, tracers where it was being traced.
 
-With NaN debugging on (``set_nan_debugging(True)``, ``%jaxdbg nans on``, or JAX's
-own ``jax_debug_nans`` / ``jax_debug_infs``) a jitted call that produces a NaN makes
+With JAX's NaN checks on (``%jaxdbg nans on``, ``set_nan_debugging(True)``, or
+``jax_debug_nans`` / ``jax_debug_infs`` set any other way) a jitted call that produces a NaN makes
 JAX re-run it op by op; the FloatingPointError it raises is thrown from that eager
 re-run, so its traceback holds the user's frames with real values, innermost at
 the line that produced the NaN. The extension opens the debugger on them after the
@@ -26,9 +26,6 @@ from jaxdbg import registry
 from jaxdbg.frames import Frame
 from jaxdbg.session import Session
 from jaxdbg.stop_info import StopInfo
-
-_nan_debugging = False
-
 
 def frames_from_traceback(tb: types.TracebackType | None) -> list[Frame]:
     """The user's frames of a traceback, innermost first, at the lines that raised."""
@@ -82,14 +79,13 @@ def post_mortem(exc: BaseException | types.TracebackType | None = None, *,
 # -- NaN post-mortem -------------------------------------------------------------------------
 
 def set_nan_debugging(enabled: bool) -> None:
-    """Turn on JAX's NaN checks and the post-mortem debugger they open (``%jaxdbg nans``)."""
-    global _nan_debugging
-    _nan_debugging = bool(enabled)
-    jax.config.update("jax_debug_nans", _nan_debugging)
+    """Turn JAX's NaN checks on or off; with the extension loaded a NaN then opens the
+    post-mortem debugger (the same switch as ``%jaxdbg nans on|off``)."""
+    jax.config.update("jax_debug_nans", bool(enabled))
 
 
 def nan_debugging_enabled() -> bool:
-    return _nan_debugging or bool(jax.config.jax_debug_nans) or bool(jax.config.jax_debug_infs)
+    return bool(jax.config.jax_debug_nans) or bool(jax.config.jax_debug_infs)
 
 
 def _after_cell(result: Any = None) -> None:

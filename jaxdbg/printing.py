@@ -354,3 +354,22 @@ def sink_installed(sink: Callable[[PrintRow], None]) -> Iterator[None]:
         yield
     finally:
         set_sink(previous)
+
+
+# -- %jaxdbg print on|off ---------------------------------------------------------------------
+
+def _print_subcommand(args: str) -> None:
+    from jaxdbg import magics
+
+    set_routing(magics.parse_switch(args))
+    where = "the print log" if _routing else "stdout, as JAX prints them"
+    print(f"jaxdbg: jax.debug.print calls go to {where}")  # noqa: T201
+
+
+def _register_subcommand() -> None:
+    from jaxdbg import magics
+
+    magics.register_subcommand("print", "print on|off", _print_subcommand)
+
+
+_register_subcommand()

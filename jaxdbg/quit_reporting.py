@@ -25,14 +25,9 @@ def _stop_cause(exc: BaseException) -> type[BaseException] | None:
     """DebuggerQuit or KeyboardInterrupt when the debugger caused ``exc``, else None."""
     if isinstance(exc, DebuggerQuit):
         return DebuggerQuit
-    if jax_api.is_jax_runtime_error(exc):
-        text = str(exc)
-        if "callback" not in text.lower():
-            return None
-        if DebuggerQuit.__name__ in text:
-            return DebuggerQuit
-        if "KeyboardInterrupt" in text:
-            return KeyboardInterrupt
+    for cause in (DebuggerQuit, KeyboardInterrupt):
+        if jax_api.failed_callback_names(exc, cause.__name__):
+            return cause
     return None
 
 
@@ -44,18 +39,19 @@ def stop_reason(exc: BaseException) -> str | None:
     return QUIT_LINE if cause is DebuggerQuit else INTERRUPT_LINE
 
 
-def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None):
+def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None) -> bool:
+    """One line for an error the debugger caused; False passes anything else on."""
     cause = _stop_cause(value)
     if cause is None:
-        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-        return None
+        return False
     jax_api.forget_failed_effects()
     line = stop_reason(value)
     ipython_api.show_short_error(shell, cause, line.split(": ", 1)[1], line)
-    return None
+    return True
 
 
 _installed = False
+_undo: list[Any] = []
 
 
 def install() -> None:
@@ -69,7 +65,8 @@ def install() -> None:
     if shell is not None and hasattr(shell, "set_custom_exc"):
         import jax
 
-        shell.set_custom_exc((jax.errors.JaxRuntimeError, DebuggerQuit), _ipython_handler)
+        _undo.append(ipython_api.add_custom_exc(
+            shell, (jax.errors.JaxRuntimeError, DebuggerQuit), _ipython_handler))
         return
     previous = sys.excepthook
 
@@ -82,3 +79,17 @@ def install() -> None:
             print(line, file=sys.stderr)
 
     sys.excepthook = excepthook
+
+    def restore() -> None:
+        if sys.excepthook is excepthook:
+            sys.excepthook = previous
+    _undo.append(restore)
+
+
+def uninstall() -> None:
+    """Undo :func:`install` (``%unload_ext jaxdbg``); a later stop installs it again."""
+    global _installed
+    while _undo:
+        _undo.pop()()
+    jax_api.unquiet_callback_failures()
+    _installed = False

@@ -103,12 +103,28 @@ class _InterruptWatch:
             except (ValueError, OSError):
                 return False
             self._keep = (reader, writer)  # keep both ends alive
+            self._previous = previous
             thread = threading.Thread(
                 target=self._watch, args=(reader, previous), name="jaxdbg-sigint", daemon=True
             )
             thread.start()
             self.installed = True
             return True
+
+    def uninstall(self) -> None:
+        """Give the wakeup fd back to whoever had it, and end the watch thread."""
+        if not self.installed or threading.current_thread() is not threading.main_thread():
+            return
+        with self._lock:
+            reader, writer = self._keep
+            try:
+                current = signal.set_wakeup_fd(self._previous, warn_on_full_buffer=False)
+                if current != writer.fileno():  # someone set theirs on top: keep it
+                    signal.set_wakeup_fd(current, warn_on_full_buffer=False)
+            except (ValueError, OSError):
+                pass
+            writer.close()  # the watch thread sees end-of-file and closes the reader
+            self.installed = False
 
     def _watch(self, reader: socket.socket, previous: int) -> None:
         while True:
@@ -117,6 +133,7 @@ class _InterruptWatch:
             except OSError:
                 return
             if not data:
+                reader.close()
                 return
             if int(signal.SIGINT) in data:
                 self.count += 1
@@ -148,6 +165,16 @@ def install() -> bool:
     return _interrupts.install()
 
 
+def uninstall() -> None:
+    """Undo :func:`install` from the main thread (``%unload_ext jaxdbg``)."""
+    api.untrack_cells()
+    _interrupts.uninstall()
+
+
+def installed() -> bool:
+    return _interrupts.installed
+
+
 # --------------------------------------------------------------------------- channel
 
 
@@ -167,10 +194,7 @@ def _widget_tree(widget: Any) -> list[Any]:
 
 
 def _comm_closed(widget: Any) -> bool:
-    # ipywidgets sets ``widget.comm = None`` on close(); a close from the frontend
-    # only marks the comm (``comm._closed``).
-    comm = getattr(widget, "comm", None)
-    return comm is None or bool(getattr(comm, "_closed", False))
+    return api.comm_closed(getattr(widget, "comm", None))
 
 
 class PauseChannel:

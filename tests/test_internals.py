@@ -42,3 +42,68 @@ def test_checkify_traceback_frames_are_readable():
     mine = [f for f in frames if f[0] == __file__]
     assert mine and mine[0][1] == failing.__code__.co_firstlineno + 1, frames
     assert mine[0][2].endswith("failing"), frames
+
+
+@pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
+def test_jax_debugger_frames_and_call_convention():
+    """JAX calls a registered debugger as debugger(frames, thread_id, **kwargs) with
+    DebuggerFrames that jax_api.read_jax_frame understands."""
+    from jax._src.debugger import core
+
+    got = []
+    jax_api.register_with_jax_debugger("convention-test", lambda *a, **k: got.append((a, k)), 10**9)
+    try:
+        def f(x):
+            y = x + 1
+            core.breakpoint(flavour="mint")
+            return y
+        jax.jit(f)(1.0)
+    finally:
+        jax_api.unregister_from_jax_debugger("convention-test")
+    (frames, thread_id), kwargs = got[0]
+    assert kwargs == {"flavour": "mint"} and (thread_id is None or isinstance(thread_id, int))
+    first = jax_api.read_jax_frame(frames[0])
+    assert first.filename == __file__ and float(first.locals["y"]) == 2.0
+    assert first.source[first.offset].strip() == 'core.breakpoint(flavour="mint")'
+    assert first.lineno - first.offset == f.__code__.co_firstlineno
+
+
+def test_xla_names_the_exception_of_a_failed_callback():
+    class Marker(Exception):
+        pass
+
+    def fail(x):
+        raise Marker("stop")
+
+    with pytest.raises(Exception) as info:
+        jax.jit(lambda x: (jax.debug.callback(fail, x), x)[1])(1.0).block_until_ready()
+    assert jax_api.failed_callback_names(info.value, "Marker")
+    assert not jax_api.failed_callback_names(info.value, "DebuggerQuit")
+    assert not jax_api.failed_callback_names(ValueError("callback Marker"), "Marker")
+
+
+def test_private_ipython_ipywidgets_and_comm_names():
+    import inspect
+
+    from comm.base_comm import BaseComm
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from jaxdbg.internals import ipywidgets_api
+
+    source = inspect.getsource(InteractiveShell.set_custom_exc)
+    assert "self.CustomTB" in source and "self.custom_exceptions" in source
+    assert "_closed" in inspect.getsource(BaseComm)  # ipykernel_api.comm_closed
+    assert all(ipywidgets_api.names_in_use().values()), ipywidgets_api.names_in_use()
+    assert ipywidgets_api.html_style() is not None or int(__import__("ipywidgets").__version__[0]) < 8
+
+
+def test_display_publisher_parent_header_on_ipykernel_6():
+    """ipykernel_api.display_parent_6x sets ZMQDisplayPublisher.parent_header (6.x)."""
+    import ipykernel
+    from ipykernel.zmqshell import ZMQDisplayPublisher
+
+    if int(ipykernel.__version__.split(".")[0]) >= 7:
+        assert hasattr(ZMQDisplayPublisher, "set_thread_parent")  # 7.x pins per thread instead
+    else:
+        assert "parent_header" in ZMQDisplayPublisher.class_traits() or \
+            hasattr(ZMQDisplayPublisher, "parent_header")

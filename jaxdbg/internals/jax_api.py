@@ -6,6 +6,7 @@ fails loudly when a name used here moves in a new JAX release.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import types
 from typing import Any, Callable
@@ -16,7 +17,7 @@ SUPPORTED_JAX = ((0, 8), (0, 12))  # tested range, inclusive of minor versions
 
 
 def jax_version() -> tuple[int, ...]:
-    return tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+    return tuple(jax.__version_info__[:3])
 
 
 def _private(module: str, name: str) -> Any:
@@ -79,7 +80,12 @@ def is_linear_unknown(tracer: Any) -> bool:
 
 
 # -- JAX's own debugger registry, so that jax.debug.breakpoint opens jaxdbg --
+# JAX calls a registered debugger as ``debugger(frames, thread_id, **kwargs)``:
+# ``frames`` are DebuggerFrame objects, innermost first, with runtime values;
+# ``kwargs`` are the breakpoint's keyword options other than JAX's own.
 _jax_debugger_registry = _private("jax._src.debugger.core", "_debugger_registry")
+_get_jax_debugger = _private("jax._src.debugger.core", "get_debugger")
+_DebuggerFrame = _private("jax._src.debugger.core", "DebuggerFrame")
 
 
 def register_with_jax_debugger(name: str, debugger: Callable[..., None], priority: int) -> None:
@@ -91,6 +97,38 @@ def register_with_jax_debugger(name: str, debugger: Callable[..., None], priorit
 def unregister_from_jax_debugger(name: str) -> None:
     if _jax_debugger_registry is not None:
         _jax_debugger_registry.pop(name, None)
+
+
+@dataclasses.dataclass(frozen=True)
+class JaxFrame:
+    """What jaxdbg reads from one of JAX's DebuggerFrame objects."""
+
+    filename: str
+    lineno: int
+    locals: dict[str, Any]
+    source: list[str]   # the frame's function (or whole module), without newlines
+    offset: int | None  # lineno's index into ``source``; None when JAX found no source
+
+
+def read_jax_frame(frame: Any) -> JaxFrame:
+    return JaxFrame(frame.filename, int(frame.lineno), dict(frame.locals),
+                    list(frame.source or []), frame.offset)
+
+
+def call_jax_debugger(frames: list[JaxFrame], thread_id: int | None, backend: str | None,
+                      options: dict[str, Any]) -> bool:
+    """Serve a stop with JAX's own debugger (its registry's choice, or ``backend``).
+    False when this JAX has no such entry point."""
+    if _get_jax_debugger is None or _DebuggerFrame is None:
+        return False
+    jax_frames = []
+    for f in frames:
+        line = f.source[f.offset] if f.offset is not None and 0 <= f.offset < len(f.source) else ""
+        jax_frames.append(_DebuggerFrame(filename=f.filename, locals=f.locals, globals={},
+                                         code_context=[line + "\n"] if line else None,
+                                         source=f.source, lineno=f.lineno, offset=f.offset))
+    _get_jax_debugger(backend=backend)(jax_frames, thread_id, **options)
+    return True
 
 
 # -- silence JAX's "jax.debug.callback failed" log for a deliberate quit --
@@ -112,6 +150,12 @@ def quiet_callback_failures(kinds: tuple[type[BaseException], ...]) -> None:
     logger = logging.getLogger(_CALLBACK_LOGGER)
     if not any(isinstance(f, _DropExceptions) for f in logger.filters):
         logger.addFilter(_DropExceptions(kinds))
+
+
+def unquiet_callback_failures() -> None:
+    logger = logging.getLogger(_CALLBACK_LOGGER)
+    for f in [f for f in logger.filters if isinstance(f, _DropExceptions)]:
+        logger.removeFilter(f)
 
 
 _runtime_tokens = _private("jax._src.dispatch", "runtime_tokens")
@@ -158,6 +202,18 @@ def traceback_frames(traceback_info: Any) -> list[tuple[str, int, str]]:
     return out
 
 
+def failed_callback_names(exc: BaseException, name: str) -> bool:
+    """Whether ``exc`` is XLA's error for a host callback that raised ``name``.
+
+    XLA keeps only the text of the callback's exception (``INTERNAL: CpuCallback
+    error: ... DebuggerQuit: ...``); that wording is XLA's, not an API.
+    """
+    if not is_jax_runtime_error(exc):
+        return False
+    text = str(exc)
+    return "callback" in text.lower() and name in text
+
+
 def names_in_use() -> dict[str, bool]:
     """Every private name above and whether this JAX still has it (for the tests)."""
     return {
@@ -165,6 +221,8 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.core.get_axis_env": _get_axis_env is not None,
         "jax._src.interpreters.batching.BatchTracer": _BatchTracer is not None,
         "jax._src.debugger.core._debugger_registry": _jax_debugger_registry is not None,
+        "jax._src.debugger.core.get_debugger": _get_jax_debugger is not None,
+        "jax._src.debugger.core.DebuggerFrame": _DebuggerFrame is not None,
         "logger jax._src.debugging": _CALLBACK_LOGGER in logging.Logger.manager.loggerDict,
         "jax._src.core.trace_state_clean": _trace_state_clean is not None,
         "jax._src.dispatch.runtime_tokens": _runtime_tokens is not None,
