@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import linecache
-import os
-import sys
 from typing import Any, Callable
 
 import jax
 from jax.experimental import checkify as jax_checkify
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from jaxdbg import frames as frames_mod
 from jaxdbg.internals import jax_api
@@ -78,23 +76,12 @@ class ErrorSite:
         return self.message + (f" (at {where.location} in {where.function})" if where else "")
 
 
-def _machinery_dirs() -> tuple[str, ...]:
-    dirs = []
-    for name in ("jax", "jaxlib", "jaxdbg", "jaxdbg_widgets", "IPython", "ipykernel", "asyncio",
-                 "runpy", "threading", "concurrent", "_pytest", "pluggy", "traitlets", "tornado"):
-        module = sys.modules.get(name)
-        path = getattr(module, "__file__", None)
-        if path:
-            dirs.append(os.path.dirname(os.path.abspath(path)) + os.sep)
-    return tuple(dirs)
-
-
 def user_frames(traceback_info: Any) -> tuple[SourceFrame, ...]:
     """The user's frames of a checkify traceback, innermost first."""
-    hidden = _machinery_dirs()
+    hidden = frames_mod._hidden_file_test()  # the same machinery a breakpoint leaves out
     frames = []
     for filename, lineno, function in jax_api.traceback_frames(traceback_info):
-        if filename.startswith("<frozen") or os.path.abspath(filename).startswith(hidden):
+        if hidden(filename):
             continue
         frames.append(SourceFrame(filename, lineno, function))
     return tuple(frames)

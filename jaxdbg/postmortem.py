@@ -71,7 +71,7 @@ def post_mortem(exc: BaseException | types.TracebackType | None = None, *,
     if not frames:
         sys.stdout.write("jaxdbg: the traceback has no frames of your code to show\n")
         return
-    registry.check_backend_name(backend)
+    registry.check_options(backend, backend_options)
     session = Session(frames, StopInfo(reason=reason))
     registry.get_debugger(backend)(session, **backend_options)
 

@@ -34,13 +34,13 @@ def kernel(request):
 
 
 def test_nan_opens_the_debugger_at_the_line_with_real_values(kernel):
-    kernel.run("os.environ['JAXDBG_BACKEND'] = 'cli'; jaxdbg.postmortem.set_nan_debugging(True)")
+    kernel.run("os.environ['JAXDBG_BACKEND'] = 'cli'\n%jaxdbg nans on")
     try:
         for line in ("p z", "p y", "up", "p x", "c"):
             kernel.answer_input(line)
         result = kernel.run("outer(jnp.array([1.0, 0.25]))", timeout=120)
     finally:
-        kernel.run("del os.environ['JAXDBG_BACKEND']; jaxdbg.postmortem.set_nan_debugging(False)")
+        kernel.run("del os.environ['JAXDBG_BACKEND']\n%jaxdbg nans off")
     assert [e["ename"] for e in result.errors] == ["FloatingPointError"], result
     out = result.stdout
     assert "Stopped at In[1]:7 in inner (post-mortem: FloatingPointError: invalid value (nan)" in out, out

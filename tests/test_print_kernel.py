@@ -148,14 +148,16 @@ def test_log_becomes_static_output_and_widget_closes(kernel):
 
 def test_print_off_sends_jax_prints_to_stdout(kernel):
     result = kernel.run(textwrap.dedent("""
-        import jaxdbg.printing
-        jaxdbg.printing.set_routing(False)
+        %jaxdbg print off
         jax.jit(lambda x: jax.debug.print("to stdout {}", x))(1)
-        jaxdbg.printing.set_routing(True)
+        %jaxdbg print on
     """))
     assert result.status == "ok", result
-    assert "to stdout 1\n" in result.stdout, result
+    assert "jaxdbg: jax.debug.print calls go to stdout, as JAX prints them\n" \
+        "to stdout 1\njaxdbg: jax.debug.print calls go to the print log\n" == result.stdout, result
     assert not any(m["msg_type"] == "comm_open" for m in result.messages), result
+    bad = kernel.run("%jaxdbg print maybe")
+    assert "%jaxdbg print: expected on or off, not 'maybe'" in bad.stdout, bad
 
 
 def test_unload_restores_stdout_prints(kernel):
