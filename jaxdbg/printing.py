@@ -363,7 +363,7 @@ def _print_subcommand(args: str) -> None:
 
     set_routing(magics.parse_switch(args))
     where = "the print log" if _routing else "stdout, as JAX prints them"
-    print(f"jaxdbg: jax.debug.print calls go to {where}")  # noqa: T201
+    sys.stdout.write(f"jaxdbg: jax.debug.print calls go to {where}\n")  # print is jaxdbg.print here
 
 
 def _register_subcommand() -> None:
