@@ -6,6 +6,10 @@ layer per vmap level, so the host receives whole batches and can name the
 element it stops at (``batch 2/3``), stop only where a predicate holds, and
 skip the rest of a batch. A ``custom_jvp`` layer makes the breakpoint
 invisible to differentiation (it sees forward-pass values).
+
+Only the traced body's own tracers become operands: JAX caches a staged body
+and may reuse it in another program, so tracers of enclosing traces, found in
+outer frames, stay out (frames.traced_function_frames, jax_api.traces_in_reach).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from jax.custom_batching import custom_vmap
 
 from jaxdbg import breakpoint_state
 from jaxdbg import frames as frames_mod
-from jaxdbg import program_sharding, registry, stops
+from jaxdbg import interrupts, program_sharding, registry, stops
 from jaxdbg.internals import jax_api
 from jaxdbg.outputs import Resume
 from jaxdbg.stop_info import StopInfo
@@ -31,7 +35,7 @@ from jaxdbg.stop_info import StopInfo
 _CALLER = 1
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)  # compared by identity: stops.py keys its rounds on the site
 class _Site:
     """Everything one traced breakpoint needs on the host."""
 
@@ -84,8 +88,17 @@ class _Site:
             built = [t.build(operand) for t in self.templates]
             if self.handoff is not None and self.handoff(built, self.options):
                 continue
-            if stops.serve(built, info, self.backend, self.options, site=self) is Resume.SKIP:
+            resume = stops.serve(built, info, self.backend, self.options, site=self,
+                                 devices=self.device_count, every_device=not self.conditional)
+            if resume is Resume.SKIP:
                 break
+
+    @property
+    def device_count(self) -> int | None:
+        """Devices of the multi-device computation this breakpoint runs in, if any."""
+        if not self.device_axes:
+            return None
+        return int(np.prod([size for _, size in self.device_axes]))
 
 
 def _emit(site: _Site, levels, sizes, pred, operands, token):
@@ -190,6 +203,9 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     """
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
+    # Stops may run on XLA threads later; Ctrl-C reaches their prompt only through a
+    # SIGINT handler, which must be installed from the main thread (tracing usually is).
+    interrupts.install()
     registry.check_options(backend, options)
     call = sys._getframe(skip + 1)
     number = breakpoint_state.register(call.f_code.co_filename, call.f_lineno, call.f_code.co_name)
@@ -197,7 +213,8 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     if not stack:  # everything was filtered: still show where the call is
         stack = frames_mod.python_stack(skip + 1, False, 1)
     collector = frames_mod.OperandCollector()
-    templates = [frames_mod.capture(f, collector) for f in stack]
+    own = frames_mod.traced_function_frames(skip + 1)
+    templates = [frames_mod.capture(f, collector, id(f) in own) for f in stack]
     operands = collector.for_host()
     first_reason = len(operands)
     reason_operands = [program_sharding.for_host(v) for v in reason_operands or []]

@@ -13,6 +13,7 @@ import contextlib
 import sys
 from typing import IO, TYPE_CHECKING
 
+from jaxdbg import terminal_input
 from jaxdbg.outputs import Output, OutputKind, SourceView
 from jaxdbg.session import DEFAULT_CONTEXT, Session
 from jaxdbg.terminal_completion import tab_completion
@@ -83,6 +84,8 @@ def _enable_line_editing() -> None:
 def _read_line(stdin: IO[str] | None, stdout: IO[str] | None) -> str:
     """One command line; raises EOFError at end of input."""
     if stdin is None:
+        if terminal_input.should_read_descriptor():  # Ctrl-C can end it on any thread
+            return terminal_input.read_line(PROMPT, stdout)
         return input(PROMPT) if stdout is None else _input_with_prompt(stdout)
     if stdout is not None:
         stdout.write(PROMPT)

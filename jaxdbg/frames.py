@@ -185,6 +185,11 @@ class Unavailable:
 
 
 TANGENT_ONLY = Unavailable("a tangent while JAX linearizes a custom_jvp rule")
+OUTSIDE_BODY = Unavailable("traced outside the jit, scan, cond, loop or checkpoint body "
+                           "this breakpoint is in")
+
+# Where JAX's machinery starts: a frame of these calls the function it traces.
+_JAX_MODULES = ("jax", "jaxlib")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -237,10 +242,17 @@ class OperandCollector:
         self.operands: list[Any] = []
         self.shardings: list[program_sharding.ProgramSharding | None] = []
         self._index_by_id: dict[int, int] = {}
+        self._reach = jax_api.traces_in_reach()
 
-    def slot(self, tracer: Any) -> OperandSlot | Unavailable:
+    def slot(self, tracer: Any, own: bool = False) -> OperandSlot | Unavailable:
+        """``own``: the tracer is a local of the traced function itself (see
+        :func:`traced_function_frames`), so JAX would capture it the same way."""
         if jax_api.is_linear_unknown(tracer):
             return TANGENT_ONLY
+        if not own and not jax_api.in_reach(tracer, self._reach):
+            # An enclosing program's value: JAX may cache this body's jaxpr and
+            # reuse it in another program, so it must not become an operand.
+            return OUTSIDE_BODY
         key = id(tracer)
         if key not in self._index_by_id:
             self._index_by_id[key] = len(self.operands)
@@ -266,8 +278,30 @@ def _flatten(value: Any):
     return guarded(lambda: jax.tree_util.tree_flatten(value), lambda e: None)
 
 
-def capture(frame: types.FrameType, collector: OperandCollector) -> FrameTemplate:
-    """Snapshot one live frame, turning tracer leaves of its locals into slots."""
+def traced_function_frames(skip: int) -> set[int]:
+    """The ids of the caller's frames up to the first JAX frame: the function JAX is
+    tracing and the functions it called.
+
+    Their locals are that function's arguments, closure cells and what it computed,
+    all of which JAX itself captures in the body it stages (a closure over an
+    enclosing program's value makes a new function, so JAX caches nothing stale).
+    """
+    own = set()
+    frame: types.FrameType | None = sys._getframe(skip + 1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__") or ""
+        if module.split(".")[0] in _JAX_MODULES:
+            break
+        own.add(id(frame))
+        frame = frame.f_back
+    return own
+
+
+def capture(frame: types.FrameType, collector: OperandCollector, own: bool = False) -> FrameTemplate:
+    """Snapshot one live frame, turning tracer leaves of its locals into slots.
+
+    ``own``: a frame of the traced function itself (see :func:`traced_function_frames`).
+    """
     code = frame.f_code
     first = 1 if code.co_name == "<module>" else code.co_firstlineno
     if frame.f_locals is frame.f_globals:
@@ -286,7 +320,8 @@ def capture(frame: types.FrameType, collector: OperandCollector) -> FrameTemplat
             continue
         leaves, treedef = flattened[name]
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
-            slotted = [collector.slot(l) if isinstance(l, jax.core.Tracer) else l for l in leaves]
+            slotted = [collector.slot(l, own) if isinstance(l, jax.core.Tracer) else l
+                       for l in leaves]
             traced[name] = (treedef, slotted)
             where = collector.sharding_of(slotted[0]) if len(slotted) == 1 else None
             if where is not None:

@@ -64,8 +64,14 @@ def of_tracer(value: Any) -> ProgramSharding | None:
     kinds = _axis_kinds(mesh)
     if label is None or "manual" in kinds:
         return None
-    spec = str(sharding.spec) if "explicit" in kinds else None
+    spec = spec_text(sharding.spec) if "explicit" in kinds else None
     return ProgramSharding(spec, label, sharding)
+
+
+def spec_text(spec: Any) -> str:
+    """``P('x',)``: a PartitionSpec as JAX >= 0.8 writes it (older JAX spells the name out)."""
+    text = str(spec)
+    return "P(" + text[len("PartitionSpec("):] if text.startswith("PartitionSpec(") else text
 
 
 def replicated_for_host(value: Any, where: ProgramSharding) -> Any:
@@ -126,5 +132,5 @@ def runtime_label(value: Any) -> str | None:
         return str(next(iter(devices)))
     spec, mesh = getattr(sharding, "spec", None), mesh_label(getattr(sharding, "mesh", None))
     if spec is not None and mesh is not None:
-        return f"{spec} on mesh {mesh}"
+        return f"{spec_text(spec)} on mesh {mesh}"
     return f"{len(devices)} devices"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from jaxdbg import interrupts
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.internals import ipython_api, jax_api
 
@@ -39,15 +40,32 @@ def stop_reason(exc: BaseException) -> str | None:
     return QUIT_LINE if cause is DebuggerQuit else INTERRUPT_LINE
 
 
+def _interrupt_line(exc: BaseException) -> str | None:
+    """INTERRUPT_LINE for a plain KeyboardInterrupt that ends (or ended) a stop.
+
+    Should the interrupt reach the main thread too, wherever it waits for the
+    stopped computation (e.g. inside ``.tolist()``), that traceback says nothing useful.
+    """
+    if type(exc) is KeyboardInterrupt:
+        from jaxdbg import stops
+
+        if stops.in_progress():
+            return INTERRUPT_LINE
+    return None
+
+
 def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None) -> bool:
     """One line for an error the debugger caused; False passes anything else on."""
     cause = _stop_cause(value)
-    if cause is None:
+    line = stop_reason(value) if cause is not None else _interrupt_line(value)
+    if line is None:
         return False
-    jax_api.forget_failed_effects()
-    line = stop_reason(value)
-    ipython_api.show_short_error(shell, cause, line.split(": ", 1)[1], line)
+    ipython_api.show_short_error(shell, cause or KeyboardInterrupt, line.split(": ", 1)[1], line)
     return True
+
+
+def _relay_interrupts(*_: Any) -> None:
+    interrupts.install()  # the kernel puts Python's default SIGINT handler back for each cell
 
 
 _installed = False
@@ -61,21 +79,27 @@ def install() -> None:
         return
     _installed = True
     jax_api.quiet_callback_failures((DebuggerQuit, KeyboardInterrupt))
+    # A stopped computation's error is shown once, where its results are used; later
+    # jax.effects_barrier() calls and JAX's wait at exit do not raise it again.
+    jax_api.drop_stopped_effects_when_waiting(lambda exc: _stop_cause(exc) is not None)
     shell = ipython_api.shell()
     if shell is not None and hasattr(shell, "set_custom_exc"):
         import jax
 
         _undo.append(ipython_api.add_custom_exc(
-            shell, (jax.errors.JaxRuntimeError, DebuggerQuit), _ipython_handler))
+            shell, (jax.errors.JaxRuntimeError, DebuggerQuit, KeyboardInterrupt), _ipython_handler))
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("pre_run_cell", _relay_interrupts)
+            _undo.append(lambda: events.unregister("pre_run_cell", _relay_interrupts))
         return
     previous = sys.excepthook
 
     def excepthook(etype, value, tb):
-        line = stop_reason(value)
+        line = stop_reason(value) or _interrupt_line(value)
         if line is None:
             previous(etype, value, tb)
         else:
-            jax_api.forget_failed_effects()
             print(line, file=sys.stderr)
 
     sys.excepthook = excepthook

@@ -147,6 +147,14 @@ class _InterruptWatch:
 _interrupts = _InterruptWatch()
 
 
+def _interrupt_listener(on_main: bool) -> Any:
+    """Off the main thread, with interrupts counted: a SIGINT ends this wait (which
+    watches the count) instead of raising in the main thread (see jaxdbg.interrupts)."""
+    from jaxdbg import interrupts
+
+    return interrupts.listening(active=not on_main and _interrupts.installed)
+
+
 def interrupt_count() -> int:
     """How many SIGINTs arrived since :func:`install` (for tests and diagnostics)."""
     return _interrupts.count
@@ -329,6 +337,8 @@ class PauseChannel:
             pump.acquire(waiter_is_main=on_main)
         start_interrupts = _interrupts.count
         deadline = None if timeout is None else time.monotonic() + timeout
+        listener = _interrupt_listener(on_main)
+        listener.__enter__()
         try:
             while True:
                 try:
@@ -337,6 +347,7 @@ class PauseChannel:
                 except queue.Empty:
                     pass
                 if _interrupts.count != start_interrupts:
+                    listener.interrupted()
                     raise KeyboardInterrupt
                 if self.panel_closed():
                     return CLOSED
@@ -347,6 +358,7 @@ class PauseChannel:
                 if deadline is not None and time.monotonic() >= deadline:
                     return None
         finally:
+            listener.__exit__(None, None, None)
             if pump is not None:
                 pump.release()
             if pinned is not None:

@@ -107,3 +107,30 @@ def test_display_publisher_parent_header_on_ipykernel_6():
     else:
         assert "parent_header" in ZMQDisplayPublisher.class_traits() or \
             hasattr(ZMQDisplayPublisher, "parent_header")
+
+
+def test_custom_vmap_keeps_the_effects_of_its_body():
+    """Breakpoints stage their host callback inside custom_vmap. JAX < 0.8 dropped the
+    body's effects there, so jit pruned a callback whose output nothing used;
+    jax_api.keep_custom_vmap_effects gives such a JAX the rule newer ones have."""
+    from jax.custom_batching import custom_vmap
+
+    seen = []
+
+    @custom_vmap
+    def record(x):
+        jax.debug.callback(lambda v: seen.append(float(v)), x)
+        return x
+
+    @record.def_vmap
+    def record_batched(axis_size, in_batched, x):
+        return record(x), in_batched[0]
+
+    def program(x):
+        record(x)  # output unused: only the effect keeps it
+        return x + 1
+
+    assert jax.make_jaxpr(program)(1.0).effects
+    jax.jit(program)(2.0)
+    jax.effects_barrier()
+    assert seen == [2.0]

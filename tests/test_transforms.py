@@ -20,7 +20,12 @@ def test_eager():
     assert t.answers("p x") == ["Array([0, 1, 2], dtype=int32)"]
 
 
+_OUTSIDE = "<unavailable: traced outside the jit, scan, cond, loop or checkpoint body this breakpoint is in>"
+
+
 def test_jit_and_nested_jit():
+    """The outer jit's values are not the inner jit's: JAX caches the inner one's
+    jaxpr, and another program that calls it must not meet this program's tracers."""
     t = Transcript("p h", "up", "p a", "c")
 
     @jax.jit
@@ -35,7 +40,95 @@ def test_jit_and_nested_jit():
 
     assert outer(jnp.float32(3.0)) == 7.0
     assert t.answers("p h") == ["Array(7., dtype=float32)"]
-    assert t.answers("p a") == ["Array(3., dtype=float32)"]
+    assert t.answers("p a") == [_OUTSIDE]
+
+
+def _reused_bodies(t):
+    """For each staging construct: a function of ``s`` that stages one body object,
+    the same on every call, whose breakpoint names the value it got ``v``."""
+    def step(v):
+        jaxdbg.breakpoint(**t.options)
+        return v * 2
+
+    def scan_body(c, v):
+        jaxdbg.breakpoint(**t.options)
+        return c + v, v
+
+    def loop_body(carry):
+        v, i = carry
+        jaxdbg.breakpoint(**t.options)
+        return v, i + 1
+
+    def loop_cond(carry):
+        return carry[1] < 1
+
+    def fori_body(i, v):
+        jaxdbg.breakpoint(**t.options)
+        return v
+
+    def keep(v):
+        return v
+
+    @jax.custom_vjp
+    def vjp(v):
+        return v * 2
+
+    def vjp_fwd(v):
+        jaxdbg.breakpoint(**t.options)
+        return v * 2, None
+
+    vjp.defvjp(vjp_fwd, lambda _, g: (g * 2,))
+    inner_jit, checkpointed = jax.jit(step), jax.checkpoint(step)
+    return {
+        "scan": lambda s: jax.lax.scan(scan_body, 0.0, jnp.full(1, s))[0],
+        "cond": lambda s: jax.lax.cond(s > 0, step, keep, s),
+        "while_loop": lambda s: jax.lax.while_loop(loop_cond, loop_body, (s, 0))[0],
+        "fori_loop": lambda s: jax.lax.fori_loop(0, 1, fori_body, s),
+        "checkpoint": lambda s: checkpointed(s),
+        "custom_vjp": lambda s: jax.grad(vjp)(s),
+        "jit": lambda s: inner_jit(s),
+    }
+
+
+@pytest.mark.parametrize("construct", ["scan", "cond", "while_loop", "fori_loop", "checkpoint",
+                                       "custom_vjp", "jit"])
+def test_a_body_reused_by_a_second_jit_holds_no_tracer_of_the_first(construct):
+    """JAX caches a staged body's jaxpr by function and types; the enclosing program's
+    values seen in outer frames must not become part of it (UnexpectedTracerError
+    in the second program otherwise)."""
+    t = Transcript(*(["p v", "up", "p s", "c"] * 2))
+    use = _reused_bodies(t)[construct]
+
+    def outer(a, k):
+        s = a * k
+        return use(s)
+
+    jax.jit(lambda a: outer(a, 2.0))(jnp.float32(1.0))
+    jax.jit(lambda a: outer(a, 3.0))(jnp.float32(1.0))
+    assert len(t.stops()) == 2
+    assert t.answers("p v") == ["Array(2., dtype=float32)", "Array(3., dtype=float32)"]
+    if construct == "custom_vjp":
+        # The forward rule runs in the enclosing program's own trace: nothing is
+        # staged apart, so its values are in reach (and nothing is cached).
+        assert t.answers("p s") == ["Array(2., dtype=float32)", "Array(3., dtype=float32)"]
+    else:
+        assert t.answers("p s") == [_OUTSIDE] * 2
+
+
+def test_values_a_body_closes_over_stay_visible():
+    """A body's own closure over the enclosing program's value is what JAX itself
+    captures (a new function each trace), so the stop shows it."""
+    t = Transcript("p s", "c", "p s", "c")
+
+    def outer(s):
+        def body(c, v):
+            jaxdbg.breakpoint(**t.options)
+            return c + v * s, v
+        return jax.lax.scan(body, 0.0, jnp.ones(1))[0]
+
+    jax.jit(outer)(jnp.float32(5.0))
+    jax.jit(lambda s: outer(s))(jnp.float32(6.0))  # a second program, a new body
+    assert t.answers("p s") == ["Array(5., dtype=float32)", "Array(6., dtype=float32)"]
 
 
 def test_vmap_stops_per_element_and_names_it():
@@ -435,11 +528,18 @@ def test_breakpoint_if_callback_sits_inside_cond():
     top = [eqn.primitive.name for eqn in jaxpr.eqns]
     assert "cond" in top and "debug_callback" not in top
 
+    def sub_jaxprs(params):  # jax.extend.core.jaxprs_in_params is newer than jax 0.7
+        for value in params.values():
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                inner = getattr(item, "jaxpr", item)
+                if hasattr(inner, "eqns"):
+                    yield inner
+
     def contains_callback(j):
         for eqn in j.eqns:
             if eqn.primitive.name == "debug_callback":
                 return True
-            for sub in jax.extend.core.jaxprs_in_params(eqn.params):
+            for sub in sub_jaxprs(eqn.params):
                 if contains_callback(sub):
                     return True
         return False
