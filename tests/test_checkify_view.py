@@ -96,3 +96,14 @@ def test_error_names_and_bad_input():
     assert parse_errors("all") == checkify.all_checks
     with pytest.raises(ValueError, match="unknown checkify error set 'nope'; choose from user"):
         jaxdbg.checkify(caller, errors="nope")
+
+
+@pytest.mark.multidevice
+def test_pmapped_error_table():
+    xs = jnp.array([[1.0, 2.0], [-1.0, 2.0], [2.0, 3.0], [0.0, 1.0]])
+    err, _ = jax.pmap(jaxdbg.checkify(caller, errors="all"))(xs)
+    view = CheckifyView.of(err)
+    assert view.shape == (4,)
+    assert [(s.index, s.message.split(",")[0]) for s in view.sites] == [
+        ((1,), "need positive values"), ((3,), "need positive values")]
+    assert all(s.where.lineno == CHECK_LINE for s in view.sites)
