@@ -54,25 +54,30 @@ class CheckedCalls:
     def __init__(self, errors: frozenset) -> None:
         self.errors = errors
         self.original_jit = jax.jit  # taken before the cell's jax.jit is replaced
-        self.unchecked: list[str] = []  # functions that could not be checked (static args)
+        self.unchecked: list[str] = []  # functions that could not be checked, and why
 
     def wrap(self, jitted: Callable[..., Any], *, jit_options: dict | None = None,
              fun: Callable[..., Any] | None = None) -> Callable[..., Any]:
         target = fun if fun is not None else jitted
         checked = self._compiled(jitted, target, jit_options)
         name = getattr(target, "__name__", "function")
-        usable = [True]
+        state = {"checked_once": False, "usable": True}
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            if not usable[0] or _traced((args, kwargs)):
+            if not state["usable"] or _traced((args, kwargs)):
                 return jitted(*args, **kwargs)  # inside another trace: the outer call checks
             try:
                 err, out = checked(*args, **kwargs)
-            except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
-                    jax.errors.TracerIntegerConversionError):
-                usable[0] = False  # e.g. static arguments: run it as it is
-                self.unchecked.append(name)
+            except Exception as exc:
+                if state["checked_once"] or isinstance(exc, CheckFailed):
+                    raise
+                # The checked version cannot be built for this function (static
+                # arguments of an existing jit, a transform checkify does not take):
+                # run it as it is; a real error in the function shows up from there.
+                state["usable"] = False
+                self.unchecked.append(f"{name} ({type(exc).__name__})")
                 return jitted(*args, **kwargs)
+            state["checked_once"] = True
             if err.get_exception() is not None:
                 raise CheckFailed(LocatedError.of(err))
             return out
@@ -157,7 +162,7 @@ def checkify_cell(shell: Any, line: str, cell: str) -> Any:
             if namespace.get(name) is stand_in:
                 namespace[name] = swapped[name]
     if calls.unchecked:
-        print("jaxdbg: not checked (static arguments): " + ", ".join(sorted(set(calls.unchecked))))
+        print("jaxdbg: not checked: " + ", ".join(sorted(set(calls.unchecked))))
     return result
 
 

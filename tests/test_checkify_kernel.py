@@ -106,3 +106,12 @@ def test_checkify_cell_magic_jit_inside_cell_and_bad_option(kernel):
     assert bad.status == "ok" and "unknown checkify error set 'bogus'" in bad.stdout, bad
     clean = kernel.run("%%checkify\njax.jit(scale)(jnp.array([1.0, 2.0])).tolist()")
     assert result_bundle(clean)["text/plain"].startswith("[0.0"), clean
+
+
+def test_checkify_cell_runs_what_it_cannot_check(kernel):
+    kernel.run("from functools import partial\n"
+               "power = jax.jit(lambda x, n: x ** n, static_argnums=1)")
+    result = kernel.run("%%checkify --errors all\npower(jnp.float32(2.0), 3)")
+    assert result.status == "ok", result
+    assert result_bundle(result)["text/plain"] == "Array(8., dtype=float32)", result
+    assert "jaxdbg: not checked: <lambda>" in result.stdout, result
