@@ -55,6 +55,22 @@ def test_widget_comm_exists_before_it_is_opened(monkeypatch):
     w.close()
 
 
+def test_checkify_traceback_frames_are_readable():
+    """checkify keeps a jaxlib Traceback with each error; jaxdbg reads its frames."""
+    import jax.numpy as jnp
+    from jax.experimental import checkify
+
+    def failing(x):
+        checkify.check(x > 0, "bad")
+        return x
+
+    err, _ = checkify.checkify(failing)(-1.0)
+    frames = jax_api.traceback_frames(err.get_exception().traceback_info)
+    mine = [f for f in frames if f[0] == __file__]
+    assert mine and mine[0][1] == failing.__code__.co_firstlineno + 1, frames
+    assert mine[0][2].endswith("failing"), frames
+
+
 @pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
 def test_jax_debugger_frames_and_call_convention():
     """JAX calls a registered debugger as debugger(frames, thread_id, **kwargs) with
