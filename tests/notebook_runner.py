@@ -65,5 +65,5 @@ def cell_text(cell) -> str:
             data = out.get("data", {})
             parts.append(data.get("text/plain", "") + "\n" + data.get("text/html", ""))
         elif out.output_type == "error":
-            parts.append(f"{out.ename}: {out.evalue}")
+            parts.append(f"{out.ename}: {out.evalue}\n")
     return "".join(parts)
