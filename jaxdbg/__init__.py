@@ -31,8 +31,9 @@ from jaxdbg.stop_info import StopInfo
 __version__ = "0.1.0"
 
 # The terminal debugger works everywhere, so it is the lowest-priority fallback.
+# replace=True: reloading the package (``%reload_ext jaxdbg``) runs this again.
 register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available,
-                  options=_cli.OPTIONS)
+                  options=_cli.OPTIONS, replace=True)
 
 __all__ = [
     "breakpoint", "breakpoint_if", "breakpoint_on_nonfinite", "DebuggerQuit", "Frame",
