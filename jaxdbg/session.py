@@ -175,7 +175,8 @@ class Session:
     def list_source(self, context: int | None = None) -> Output:
         """``list``: around the current line, then onwards when repeated (as in pdb)."""
         listed = self._listed
-        if self._previous_line not in ("l", "list") or listed is None or listed[0] != self.index:
+        if (self._previous_line not in ("l", "list") or listed is None or listed[0] != self.index
+                or not self.current.source):  # nothing to go on from: say so again
             return self.source_around(context)
         start = listed[1]
         if start > len(self.current.source):

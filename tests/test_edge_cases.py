@@ -112,3 +112,11 @@ def test_sharding_of_a_traced_local_under_pmap_names_the_stop_device():
     for banner, answer in zip(stops, answers):
         device = re.search(r"device (\d)", banner).group(1)
         assert answer.startswith(f"x in the program: device {device} ("), answer
+
+
+def test_repeated_list_without_source_keeps_saying_so():
+    t = Transcript("l", "l", "c")
+    namespace = {"jaxdbg": jaxdbg, "t": t}
+    exec("def f(x):\n    jaxdbg.breakpoint(**t.options)\n    return x\n", namespace)
+    jax.jit(namespace["f"])(1.0)
+    assert t.answers("l") == ["> <string>:2 in f\n(source not available)"] * 2
