@@ -1,5 +1,7 @@
 """Extension commands a notebook user types besides load and unload, in a real kernel."""
 
+import re
+
 import pytest
 
 from kernel_harness import kernel, kernel_python  # noqa: F401  (fixtures)
@@ -20,3 +22,20 @@ def test_reload_ext_reloads_and_keeps_every_feature(kernel):
     shown = "".join(m["content"]["data"].get("text/plain", "") for m in status.messages
                     if m["msg_type"] == "display_data")
     assert "jaxdbg status" in shown, status
+
+
+def test_continue_all_names_the_cell_that_stopped(kernel_python):
+    from kernel_harness import MULTI_DEVICE_XLA_FLAGS, KernelHarness
+
+    env = {"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS, "JAXDBG_BACKEND": "cli"}
+    with KernelHarness(kernel_python, env=env) as kernel:
+        setup = kernel.run("import jax, jax.numpy as jnp, jaxdbg\n%load_ext jaxdbg", timeout=120)
+        assert setup.status == "ok", setup
+        for _ in range(2):  # the second time, after a cell has finished
+            kernel.answer_input("ca")
+            cell = kernel.run("jax.vmap(lambda v: (jaxdbg.breakpoint(), v)[1])(jnp.arange(3.0))",
+                              timeout=120)
+            assert cell.status == "ok", cell
+            label = re.search(r"Stopped at (In\[\d+\]):1", cell.stdout).group(1)
+            assert f"remaining stop of breakpoint 1 in cell {label}." in cell.stdout, cell
+            assert f"continued past 2 more stops of breakpoint 1 in cell {label}\n" in cell.stdout, cell
