@@ -227,7 +227,9 @@ class Session:
         value, error = self._run(source, expression_only)
         if error is not None:
             return error
-        if evaluation.is_nothing(value):
+        if evaluation.is_nothing(value) or (value is None and not expression_only):
+            # A bare expression that gives None (print(x), a call for its effect) shows
+            # nothing, as at Python's and pdb's prompts; 'p' still shows None.
             return Output(OutputKind.TEXT, "")
         text = guarded(lambda: pprint.pformat(value) if pretty else repr(value), lambda e: e)
         if isinstance(text, BaseException):

@@ -120,3 +120,16 @@ def test_repeated_list_without_source_keeps_saying_so():
     exec("def f(x):\n    jaxdbg.breakpoint(**t.options)\n    return x\n", namespace)
     jax.jit(namespace["f"])(1.0)
     assert t.answers("l") == ["> <string>:2 in f\n(source not available)"] * 2
+
+
+def test_a_bare_call_returning_none_prints_only_its_own_output(capsys):
+    t = Transcript("print('hello from the prompt')", "p None", "c")
+
+    def f(x):
+        jaxdbg.breakpoint(**t.options)
+        return x
+
+    f(jnp.arange(3.0))
+    assert "hello from the prompt" in capsys.readouterr().out
+    assert t.answers("print('hello from the prompt')") == [""]
+    assert t.answers("p None") == ["None"]
