@@ -360,6 +360,9 @@ def _down(s: Session, arg: str) -> Output:
 
 @_command("frame", "f", usage="frame n", summary="Select frame n (0 is innermost, as in 'where').")
 def _frame(s: Session, arg: str) -> Output:
+    if not arg:
+        return _error(f"frame needs a frame number, 0 (innermost) to {len(s.frames) - 1}; "
+                      "'where' lists them")
     try:
         return s.select(int(arg))
     except ValueError:

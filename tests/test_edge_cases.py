@@ -10,7 +10,7 @@ import pytest
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import jaxdbg
-from jaxdbg import summaries
+from jaxdbg import breakpoint_state, summaries
 from transcript import Transcript
 
 
@@ -133,3 +133,20 @@ def test_a_bare_call_returning_none_prints_only_its_own_output(capsys):
     assert "hello from the prompt" in capsys.readouterr().out
     assert t.answers("print('hello from the prompt')") == [""]
     assert t.answers("p None") == ["None"]
+
+
+def test_frame_without_a_number_ca_with_a_word_and_a_repeated_number():
+    t = Transcript("frame", "ca now", "disable 1 1", "enable 1", "c")
+
+    def f(x):
+        jaxdbg.breakpoint(**t.options)
+        return x
+
+    try:
+        f(jnp.arange(3.0))
+    finally:
+        breakpoint_state.reset()  # numbers are per process: leave every breakpoint enabled
+    assert t.answers("frame")[0].startswith("*** frame needs a frame number, 0 (innermost) to ")
+    assert t.answers("ca now") == ["*** ca takes no argument, not 'now'"]  # and the stop goes on
+    assert len(t.answers("disable 1 1")[0].splitlines()) == 1
+    assert t.answers("c") == ["Continuing."]
