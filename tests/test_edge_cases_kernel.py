@@ -39,3 +39,13 @@ def test_continue_all_names_the_cell_that_stopped(kernel_python):
             label = re.search(r"Stopped at (In\[\d+\]):1", cell.stdout).group(1)
             assert f"remaining stop of breakpoint 1 in cell {label}." in cell.stdout, cell
             assert f"continued past 2 more stops of breakpoint 1 in cell {label}\n" in cell.stdout, cell
+
+
+def test_unload_ext_undoes_a_backend_chosen_with_the_magic(kernel):
+    chosen = kernel.run("import os, jaxdbg\n%load_ext jaxdbg\n%jaxdbg backend widgets", timeout=120)
+    assert "jaxdbg backend: widgets" in chosen.stdout, chosen
+    # Unloading unregisters the panel backend; a choice naming it must not outlive it.
+    after = kernel.run("%unload_ext jaxdbg\nprint(repr(os.environ.get('JAXDBG_BACKEND')))\n"
+                       "print(jaxdbg.get_debugger() is jaxdbg.cli.run_cli)")
+    assert after.status == "ok", after
+    assert after.stdout.splitlines() == ["None", "True"], after
