@@ -15,6 +15,7 @@ import jax
 import numpy as np
 
 from jaxdbg import program_sharding
+from jaxdbg.frames import Unavailable
 from jaxdbg.user_code import format_exception, guarded
 
 _SHORT_REPR = reprlib.Repr()
@@ -170,6 +171,8 @@ def summarize(name: str, value: Any, sharding: str | None = None) -> ValueSummar
 
 def _summarize(name: str, value: Any, sharding: str | None) -> ValueSummary:
     type_name = _type_name(value)
+    if isinstance(value, Unavailable):  # the reason is the whole point: never cut it
+        return ValueSummary(name, type_name, preview=repr(value))
     if is_array(value):
         shape = tuple(int(d) for d in value.shape)
         size = int(np.prod(shape)) if shape else 1

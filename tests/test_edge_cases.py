@@ -150,3 +150,11 @@ def test_frame_without_a_number_ca_with_a_word_and_a_repeated_number():
     assert t.answers("ca now") == ["*** ca takes no argument, not 'now'"]  # and the stop goes on
     assert len(t.answers("disable 1 1")[0].splitlines()) == 1
     assert t.answers("c") == ["Continuing."]
+
+
+def test_an_unavailable_local_says_why_in_full():
+    from jaxdbg.frames import OUTSIDE_BODY
+
+    row = summaries.summarize("xs", OUTSIDE_BODY)
+    assert row.describe() == repr(OUTSIDE_BODY)
+    assert "..." not in row.describe()
