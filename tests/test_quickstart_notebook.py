@@ -11,9 +11,9 @@ from notebook_run import run_notebook
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
-# Each cell's stops, continued: one in jit, three under vmap (one per element), one on
+# Each cell's stops, continued: one in jit (after what the notebook's text suggests typing), three under vmap (one per element), one on
 # the non-finite logits (the finite call does not stop), one jax.debug.breakpoint().
-ANSWERS = {"def init_params": ["c"], "def per_example": ["c"] * 3,
+ANSWERS = {"def init_params": ["p hidden", "pp params", "c"], "def per_example": ["c"] * 3,
            "def unstable": ["c"], "def legacy": ["c"]}
 
 
@@ -21,6 +21,8 @@ def test_quickstart_runs_top_to_bottom():
     runs = run_notebook("quickstart.ipynb", answers=ANSWERS,
                         env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS, "JAXDBG_BACKEND": "cli"})
     text = "\n".join(run.text for run in runs)
+    first_stop = runs[1].text
+    assert "Array([[" in first_stop and "'w': Array(" in first_stop, first_stop
     assert "loss:" in text
     assert "batch 1/3" in text and "batch 3/3" in text
     assert "non-finite values in logits (1 NaN and 1 Inf)" in text
