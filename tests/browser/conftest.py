@@ -11,8 +11,10 @@ Fixtures:
 
 Helpers (import them with `from lab_helpers import ...`):
   open_notebook(page, server, name, cells), run_cell(page, i), run_all_cells(page),
-  cell(page, i), cell_output_text(page, i), wait_for_output_text(page, i, text),
-  save_screenshot(page, name)
+  cell(page, i), cell_output_text(page, i), cell_outputs(page, i),
+  wait_for_output_text(page, i, text), save_screenshot(page, name); for the debugger
+  panel live_panel(page, i), type_command(panel, line), wait_log(page, panel, regex),
+  wait_heading(page, panel, regex)
 
 Every test in this folder is marked `browser`. On failure, a screenshot and the browser
 console go to test-artifacts/; the server log is test-artifacts/jupyterlab-server.log.
