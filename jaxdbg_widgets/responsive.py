@@ -11,9 +11,14 @@ breakpoint's thread parks in :meth:`PauseChannel.wait`; widget handlers only cal
 (``mechanism``):
 
 ``"subshell"``  ipykernel >= 7.4: the attached widgets' comms are routed to a private
-                kernel subshell, whose own thread handles them.
+                kernel subshell, whose own thread handles them. Inside ``with channel:``
+                a comm opened on that thread is routed before the frontend hears of it,
+                so a click sent the moment a widget appears is not lost. Meanwhile a
+                reloaded page's ``kernel_info_request`` / ``comm_info_request`` are
+                answered, so it can rebuild the paused widgets from the kernel.
 ``"pump"``      ipykernel 6.x (Colab): a helper thread pumps the main shell's queue
-                while someone waits; cells queued meanwhile run after the paused one.
+                while someone waits; cells queued meanwhile run after the paused one
+                (interruptible; aborted, as the kernel would, when it failed).
 ``"idle"``      the cell already returned (the callback ran late, e.g. async
                 dispatch): the kernel handles widgets normally, nothing to do.
 ``"prompt"``    none of these is possible (no kernel, ipykernel 7.0 - 7.3, ...):
@@ -31,6 +36,13 @@ Typical use, on the breakpoint's thread::
             if command is CLOSED or command is UNRESPONSIVE:
                 command = input("(jaxdbg) ")          # and tell the user why
             ...
+
+Interrupts: ``wait`` raises KeyboardInterrupt once the kernel was interrupted at any
+time since the channel was created (one stop), also while a command ran between waits.
+
+Clear Output sends the kernel nothing, so a widget whose frontend code counts its views
+reports them with a custom message ``{"type": VIEWS_MESSAGE, "count": n}``; when every
+attached widget reports none, ``wait`` returns :data:`HIDDEN`.
 
 All ipykernel internals live in :mod:`jaxdbg.internals.ipykernel_api`. This module
 does not import jax (nor ipywidgets: widgets are duck-typed).
@@ -200,6 +212,7 @@ class PauseChannel:
         self._queue: queue.Queue[Any] = queue.Queue()
         self._roots: list[Any] = []
         self._hidden: dict[int, bool] = {}  # id(root) -> its frontend reported no view
+        self._listeners: list[tuple[Any, Callable[..., None]]] = []
         # id(comm) -> (comm, undo); holding the comm keeps its id from being reused.
         self._routed: dict[int, tuple[Any, Callable[[], None]]] = {}
         self._unwatch: Callable[[], None] | None = None
@@ -268,7 +281,11 @@ class PauseChannel:
                 self._roots.append(widget)
                 on_msg = getattr(widget, "on_msg", None)
                 if callable(on_msg):
-                    on_msg(lambda w, content, buffers, key=id(widget): self._on_views(key, content))
+                    def on_views(_w: Any, content: Any, _buffers: Any = None,
+                                 key: int = id(widget)) -> None:
+                        self._on_views(key, content)
+                    on_msg(on_views)
+                    self._listeners.append((widget, on_views))
             if self._subshell_id is None or self._closed:
                 return
             for w in _widget_tree(widget):
@@ -401,6 +418,12 @@ class PauseChannel:
             self._closed = True
             unwatch, self._unwatch = self._unwatch, None
             release_info, self._release_info = self._release_info, None
+            listeners, self._listeners = self._listeners, []
+        for widget, listener in listeners:
+            try:
+                widget.on_msg(listener, remove=True)
+            except Exception:
+                pass
         if unwatch is not None:
             unwatch()
         if release_info is not None:

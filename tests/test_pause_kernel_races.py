@@ -165,7 +165,7 @@ def test_quit_clicked_early_under_load_ends_the_cell(kernel):
                 _session_then_quick_quit(kernel, round_)
             assert_alive(kernel)
     finally:
-        kernel.run("stop_burning.set()")
+        kernel.execute("stop_burning.set()")  # runs next, even after a failure here
 
 
 # ------------------------------------------------- 4: interrupt while a command runs
@@ -261,7 +261,10 @@ def test_queued_pmap_cell_that_pauses_gets_working_buttons(kernel):
                 print(f"pm waiting {i}", flush=True)
                 print(f"pm got {qchans[i].wait()} mechanism {qchans[i].mechanism}", flush=True)
         print("result", jax.pmap(lambda x: (jax.debug.callback(qcb, x), x)[1])(jnp.arange(2)).tolist())
+        pmap_cell_done = True
     """))
+    # queued too: it must wait for the pmap cell, though that one pauses in turn
+    behind = kernel.execute("print('behind sees', globals().get('pmap_cell_done'))")
     time.sleep(0.3)
     with no_hang(kernel):
         click(kernel, "Go-q2")
@@ -273,6 +276,9 @@ def test_queued_pmap_cell_that_pauses_gets_working_buttons(kernel):
         done = kernel.wait_reply(queued, timeout=120)
     assert done.status == "ok" and "result [0, 1]" in done.stdout, done
     assert "mechanism idle" not in done.stdout, done
+    with no_hang(kernel):
+        after = kernel.wait_reply(behind, timeout=60)
+    assert after.stdout == "behind sees True\n", after
     assert_alive(kernel)
 
 

@@ -826,6 +826,7 @@ def adapter_status(kernel: Any | None = None) -> dict[str, Any]:
             "kernel._publish_status",
             "kernel.kernel_info",
             "kernel.comm_manager.comms",
+            "kernel.comm_manager.register_comm",
         ]
     else:
         required = [
@@ -841,6 +842,7 @@ def adapter_status(kernel: Any | None = None) -> dict[str, Any]:
             "kernel.pre_handler_hook",
             "kernel.post_handler_hook",
             "shell.last_execution_result",
+            "kernel.comm_manager.register_comm",
             "stdout._parent_header",
         ]
     objects = {"kernel": kernel, "shell": shell, "stdout": stdout, "BaseComm": BaseComm}
