@@ -8,8 +8,12 @@ Public API::
     jaxdbg.register_debugger / get_debugger / available_debuggers
     jaxdbg.install_jax_hook / uninstall_jax_hook
     jaxdbg.Session, jaxdbg.Frame, jaxdbg.DebuggerQuit
+    jaxdbg.visualize_sharding(x, shape=None)   draw how an array, Sharding or Mesh is laid out
+    jaxdbg.sharding_view(x, shape=None)        the same layout as a displayable object
+    jaxdbg.inspect_sharding(x, callback=None)  inside jit: the compiled sharding, on every call
 """
 
+from jaxdbg import breakpoint_commands as _breakpoint_commands  # noqa: F401 (registers commands)
 from jaxdbg import cli as _cli
 from jaxdbg.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
 from jaxdbg.errors import DebuggerQuit
@@ -20,6 +24,8 @@ from jaxdbg.registry import (available_debuggers, get_debugger, register_debugge
                              unregister_debugger)
 from jaxdbg.outputs import Output, OutputKind, Resume
 from jaxdbg.session import Session
+from jaxdbg.sharding_display import inspect_sharding, visualize_sharding
+from jaxdbg.sharding_layout import sharding_view
 from jaxdbg.stop_info import StopInfo
 
 __version__ = "0.1.0"
@@ -32,4 +38,5 @@ __all__ = [
     "Output", "OutputKind", "Resume", "Session", "StopInfo", "register_debugger", "unregister_debugger",
     "get_debugger", "available_debuggers", "install_jax_hook", "uninstall_jax_hook",
     "load_ipython_extension", "unload_ipython_extension", "__version__",
+    "visualize_sharding", "sharding_view", "inspect_sharding",
 ]

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
+from jaxdbg import breakpoint_state
 from jaxdbg import frames as frames_mod
 from jaxdbg import registry, stops
 from jaxdbg.internals import jax_api
@@ -41,6 +42,7 @@ class _Site:
     conditional: bool
     device_axes: list[tuple[str, int]]  # (name, size); their indices are the last operands
     describe_reason: Callable[[Callable[[int], Any]], str | None] | None = None
+    breakpoint_id: int | None = None  # breakpoint_state's number for the call site
 
     def on_host(self, levels, sizes, pred, operands) -> None:
         """Serve one stop per selected batch element, in order."""
@@ -53,8 +55,8 @@ class _Site:
             return host_ops[i]
 
         for index in (np.ndindex(*sizes) if sizes else [()]):
-            if not mask[index]:
-                continue
+            if not mask[index] or not breakpoint_state.arrive(self.breakpoint_id):
+                continue  # a disabled, ignored or continued-past stop opens nothing
             cache: dict[int, Any] = {}
 
             def operand(i, index=index, cache=cache):
@@ -64,7 +66,8 @@ class _Site:
                     cache[i] = value if isinstance(value, jax.Array) else jnp.asarray(value)
                 return cache[i]
 
-            info = StopInfo(batch_index=tuple(int(i) for i in index), batch_size=tuple(sizes))
+            info = StopInfo(batch_index=tuple(int(i) for i in index), batch_size=tuple(sizes),
+                            breakpoint_id=self.breakpoint_id)
             if self.device_axes:
                 first = len(operands) - len(self.device_axes)
                 positions = [int(operand(first + k)) for k in range(len(self.device_axes))]
@@ -182,6 +185,8 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
     registry.check_backend_name(backend)
+    call = sys._getframe(skip + 1)
+    number = breakpoint_state.register(call.f_code.co_filename, call.f_lineno, call.f_code.co_name)
     stack = frames_mod.python_stack(skip + 1, filter_frames, num_frames)
     if not stack:  # everything was filtered: still show where the call is
         stack = frames_mod.python_stack(skip + 1, False, 1)
@@ -202,14 +207,14 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
         # Eager: every value is concrete already, so stop right here.
         if conditional and not bool(np.any(np.asarray(pred))):
             return token
-        site = _Site(templates, backend, options, ordered, conditional, [], describe)
+        site = _Site(templates, backend, options, ordered, conditional, [], describe, number)
         site.on_host(tuple(() for _ in operands), (), np.bool_(True), operands)
         return token
 
     axes = jax_api.device_axis_indices()
     operands += [index for _, _, index in axes]
     site = _Site(templates, backend, options, ordered, conditional,
-                 [(name, size) for name, size, _ in axes], describe)
+                 [(name, size) for name, size, _ in axes], describe, number)
     if pred is None:
         return _stage(site, jnp.asarray(True), operands, token)
     pred_value = jnp.any(jnp.asarray(pred).astype(bool))

@@ -7,6 +7,7 @@ objects may be passed as backend options for tests and scripting.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import IO, Any
 
@@ -17,6 +18,7 @@ from rich.text import Text
 
 from jaxdbg.outputs import Output, OutputKind, SourceView
 from jaxdbg.session import Session
+from jaxdbg.terminal_completion import tab_completion
 
 PROMPT = "(jaxdbg) "
 
@@ -49,6 +51,8 @@ def render(console: Console, output: Output) -> None:
         for row in output.data:
             table.add_row(row.name, row.type_name, row.describe(), row.sharding or "")
         console.print(table)
+    elif output.kind is OutputKind.SHARDING and output.data is not None:
+        console.print(output.data)  # the layout draws itself in colour
     elif output.is_error:
         console.print(Text(output.text, style="bold red"))
     else:
@@ -95,7 +99,8 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
     render(console, session.source_around())
     while not session.finished:
         try:
-            line = _read_line(stdin, stdout)
+            with tab_completion(session) if stdin is None else contextlib.nullcontext():
+                line = _read_line(stdin, stdout)
         except EOFError:
             console.print("")
             render(console, session.execute("quit"))  # as in pdb: end of input quits

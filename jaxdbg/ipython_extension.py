@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from jaxdbg import jax_hook, quit_reporting
+from jaxdbg import jax_hook, magics, quit_reporting, sharding_hooks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +40,10 @@ FEATURES: list[Feature] = [
     Feature("quit-reporting", lambda shell: quit_reporting.install(), _nothing),
     # The panel becomes the default backend in a kernel.
     Feature("widgets", _load_widgets, _nothing),
+    # jax.debug's sharding functions and Sharding/Mesh results draw jaxdbg's layouts.
+    Feature("sharding", sharding_hooks.install, lambda shell: sharding_hooks.uninstall()),
+    # The %jaxdbg magic: status and switches.
+    Feature("magics", magics.load, magics.unload),
 ]
 
 

@@ -27,6 +27,8 @@ class OutputKind(str, enum.Enum):
     LOCALS = "locals"      # data: list[summaries.ValueSummary]
     HELP = "help"          # data: None
     RESUME = "resume"      # data: None; Output.resume says how the stop ends
+    SHARDING = "sharding"  # data: sharding_layout.ShardingView (str, rich and _repr_html_)
+    BREAKPOINTS = "breakpoints"  # data: list[breakpoint_state.BreakpointRow]
 
     def __str__(self) -> str:
         return self.value
@@ -37,6 +39,7 @@ class Resume(str, enum.Enum):
 
     CONTINUE = "continue"
     SKIP = "skip"          # continue, and skip the rest of this vmap batch
+    CONTINUE_ALL = "continue all"  # continue past every remaining stop of this breakpoint in this run
     QUIT = "quit"          # stop the computation with DebuggerQuit
 
     def __str__(self) -> str:

@@ -259,11 +259,25 @@ class Session:
                          for r in rows)
         return Output(OutputKind.LOCALS, text, rows)
 
+    # -- completion ----------------------------------------------------------
+    def complete(self, text: str) -> list[str]:
+        """Completions of the line ``text`` (typed up to the cursor), as whole lines.
+
+        Names visible in the selected frame (locals, scratch names, module
+        globals, builtins), command words at the start of a line, attributes
+        after a dot and keys of a dict after ``[``. Each result starts with
+        ``text``'s unchanged part, so a view can replace its input with it.
+        """
+        from jaxdbg import completion  # imports this module, so not at the top
+
+        return completion.complete_line(self, text)
+
     # -- ending the stop -----------------------------------------------------
     def end(self, how: Resume) -> Output:
         self.resume = Resume(how)
         messages = {Resume.CONTINUE: "Continuing.",
                     Resume.SKIP: "Continuing; skipping the rest of this batch.",
+                    Resume.CONTINUE_ALL: "Continuing past every remaining stop of this breakpoint.",
                     Resume.QUIT: "Quitting: the computation stops with jaxdbg.DebuggerQuit."}
         return Output(OutputKind.RESUME, messages[self.resume], resume=self.resume)
 
@@ -347,6 +361,14 @@ def _whatis(s: Session, arg: str) -> Output:
 @_command("locals", "a", "args", usage="locals", summary="Table of the frame's locals with array summaries.")
 def _locals(s: Session, arg: str) -> Output:
     return s.locals_table()
+
+
+@_command("sharding", usage="sharding expr",
+          summary="Show how an array (or a Mesh, or 'sharding, shape') is laid out over devices.")
+def _sharding(s: Session, arg: str) -> Output:
+    from jaxdbg import sharding_command  # imports jax; only when asked
+
+    return sharding_command.run(s, arg)
 
 
 @_command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.")

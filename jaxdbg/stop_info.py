@@ -20,6 +20,8 @@ class StopInfo:
     device: int | None = None
     device_axes: tuple[tuple[str, int], ...] = ()  # (axis name, index) for labels
     waiting: Callable[[], int] = lambda: 0  # other stops queued behind this one
+    breakpoint_id: int | None = None  # pdb-style number of the breakpoint (breakpoint_state)
+    hit: int | None = None  # how many times that breakpoint has been hit, this one included
 
     @property
     def batched(self) -> bool:
@@ -38,8 +40,14 @@ class StopInfo:
             if len(self.device_axes) > 1 else []
         return f"device {self.device}" + (f" ({', '.join(named)})" if named else "")
 
+    def breakpoint_label(self) -> str | None:
+        if self.breakpoint_id is None:
+            return None
+        return f"breakpoint {self.breakpoint_id}" + (f", hit {self.hit}" if self.hit else "")
+
     def details(self) -> str:
-        parts = [p for p in (self.batch_label(), self.device_label(), self.reason) if p]
+        parts = [p for p in (self.breakpoint_label(), self.batch_label(), self.device_label(),
+                             self.reason) if p]
         waiting = self.waiting()
         if waiting:
             parts.append(f"{waiting} more breakpoint{'s' if waiting != 1 else ''} waiting")

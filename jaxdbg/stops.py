@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any
 
-from jaxdbg import quit_reporting, registry
+from jaxdbg import breakpoint_state, quit_reporting, registry
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.frames import Frame
 from jaxdbg.outputs import Resume
@@ -83,6 +83,9 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
     try:
         if _quit_pending(generation, site):
             raise DebuggerQuit()
+        opens, info.hit = breakpoint_state.admit(info.breakpoint_id)
+        if not opens:  # disabled, ignored or continued past while it waited
+            return Resume.CONTINUE
         info.waiting = waiting_count
         session = Session(frames, info)
         debugger = registry.get_debugger(backend)

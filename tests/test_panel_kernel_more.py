@@ -146,7 +146,7 @@ def test_vmap_header_and_skip_batch(shared_kernel):
     """))
     wait_panel(kernel, mid)
     banner = wait_html(kernel, "jaxdbg-banner", r"batch 1/3")
-    assert re.search(r"Stopped at In\[\d+\]:4 in fv \(batch 1/3\)", banner), banner
+    assert re.search(r"Stopped at In\[\d+\]:4 in fv \(breakpoint \d+, hit \d+; batch 1/3\)", banner), banner
     skip = kernel.find_widget("ButtonModel", description="Skip batch")
     submit(kernel, "p y")
     wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) p y</div><pre[^>]*>Array\(0\., dtype=float32\)")

@@ -47,7 +47,7 @@ def test_vmap_stops_per_element_and_names_it():
         return y
 
     jax.jit(jax.vmap(f))(jnp.arange(3.0))
-    assert [s.rsplit("(", 1)[1] for s in t.stops()] == ["batch 1/3)", "batch 2/3)", "batch 3/3)"]
+    assert [s.rsplit("; ", 1)[1] for s in t.stops()] == ["batch 1/3)", "batch 2/3)", "batch 3/3)"]
     assert t.answers("p y") == ["Array(0., dtype=float32)", "Array(2., dtype=float32)",
                                 "Array(4., dtype=float32)"]
 
@@ -71,7 +71,7 @@ def test_nested_vmap_names_both_levels():
     f = jax.vmap(jax.vmap(lambda a, b: (jaxdbg.breakpoint(**t.options), a + b)[1],
                           in_axes=(0, None)), in_axes=(None, 0))
     f(jnp.arange(2.0), jnp.arange(2.0) + 10)
-    assert "(batch 2/2, 1/2)" in t.stops()[2]
+    assert "; batch 2/2, 1/2)" in t.stops()[2]
     assert t.answers("p (a, b)")[2] == "(Array(0., dtype=float32), Array(11., dtype=float32))"
 
 

@@ -45,3 +45,30 @@ def names_in_use() -> dict[str, bool]:
         return {}
     return {"IPython CachingCompiler._filename_map": hasattr(getattr(ip, "compile", None), "_filename_map"),
             "IPython InteractiveShell._showtraceback": hasattr(ip, "_showtraceback")}
+
+
+def execution_count() -> int | None:
+    """The number of the cell IPython is executing (``In[n]``), or None outside IPython.
+
+    ``InteractiveShell.execution_count`` is public; it is incremented when a cell
+    finishes, so while a cell runs it is that cell's number.
+    """
+    count = getattr(shell(), "execution_count", None)
+    return count if isinstance(count, int) else None
+
+
+def on_cell_finished(callback) -> None:
+    """Call ``callback()`` once, after the running cell finishes (IPython's post_run_cell)."""
+    ip = shell()
+    events = getattr(ip, "events", None)
+    if events is None:
+        return
+
+    def once(*_):
+        try:
+            events.unregister("post_run_cell", once)
+        except ValueError:
+            pass
+        callback()
+
+    events.register("post_run_cell", once)
