@@ -279,7 +279,6 @@ class _InfoDesk:
         self.kernel = kernel
         self.users = 0
         self.installed = False
-        self.answered = 0  # for tests and diagnostics
 
     def install(self) -> None:
         kernel = self.kernel
@@ -319,7 +318,6 @@ class _InfoDesk:
             reply_type = "comm_info_reply"
         session.send(kernel.shell_stream, reply_type, content, request, idents)
         kernel._publish_status("idle", "shell", parent=request)
-        self.answered += 1
         return True
 
 
@@ -367,12 +365,6 @@ def answer_info_requests(kernel: Any) -> Callable[[], None]:
                 desk.users -= 1
 
     return release
-
-
-def info_requests_answered(kernel: Any) -> int:
-    """How many info requests were answered for this kernel during pauses."""
-    desk = _desks.get(kernel)
-    return 0 if desk is None else desk.answered
 
 
 # --------------------------------------------------------------------------- parents
