@@ -31,7 +31,8 @@ from jaxdbg.stop_info import StopInfo
 __version__ = "0.1.0"
 
 # The terminal debugger works everywhere, so it is the lowest-priority fallback.
-register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available)
+register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available,
+                  options=_cli.OPTIONS)
 
 __all__ = [
     "breakpoint", "breakpoint_if", "breakpoint_on_nonfinite", "DebuggerQuit", "Frame",

@@ -6,6 +6,10 @@ layer per vmap level, so the host receives whole batches and can name the
 element it stops at (``batch 2/3``), stop only where a predicate holds, and
 skip the rest of a batch. A ``custom_jvp`` layer makes the breakpoint
 invisible to differentiation (it sees forward-pass values).
+
+Only the traced body's own tracers become operands: JAX caches a staged body
+and may reuse it in another program, so tracers of enclosing traces, found in
+outer frames, stay out (frames.traced_function_frames, jax_api.traces_in_reach).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from jax.custom_batching import custom_vmap
 
 from jaxdbg import breakpoint_state
 from jaxdbg import frames as frames_mod
-from jaxdbg import registry, stops
+from jaxdbg import interrupts, program_sharding, registry, stops
 from jaxdbg.internals import jax_api
 from jaxdbg.outputs import Resume
 from jaxdbg.stop_info import StopInfo
@@ -31,7 +35,7 @@ from jaxdbg.stop_info import StopInfo
 _CALLER = 1
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)  # compared by identity: stops.py keys its rounds on the site
 class _Site:
     """Everything one traced breakpoint needs on the host."""
 
@@ -43,6 +47,9 @@ class _Site:
     device_axes: list[tuple[str, int]]  # (name, size); their indices are the last operands
     describe_reason: Callable[[Callable[[int], Any]], str | None] | None = None
     breakpoint_id: int | None = None  # breakpoint_state's number for the call site
+    mesh: str | None = None  # a sharded jit's mesh, known at trace time
+    # Serves a stop elsewhere instead, when it returns True (see jax_hook).
+    handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None
 
     def on_host(self, levels, sizes, pred, operands) -> None:
         """Serve one stop per selected batch element, in order."""
@@ -67,7 +74,7 @@ class _Site:
                 return cache[i]
 
             info = StopInfo(batch_index=tuple(int(i) for i in index), batch_size=tuple(sizes),
-                            breakpoint_id=self.breakpoint_id)
+                            breakpoint_id=self.breakpoint_id, mesh=self.mesh)
             if self.device_axes:
                 first = len(operands) - len(self.device_axes)
                 positions = [int(operand(first + k)) for k in range(len(self.device_axes))]
@@ -79,8 +86,19 @@ class _Site:
             if self.describe_reason is not None:
                 info.reason = self.describe_reason(operand)
             built = [t.build(operand) for t in self.templates]
-            if stops.serve(built, info, self.backend, self.options, site=self) is Resume.SKIP:
+            if self.handoff is not None and self.handoff(built, self.options):
+                continue
+            resume = stops.serve(built, info, self.backend, self.options, site=self,
+                                 devices=self.device_count, every_device=not self.conditional)
+            if resume is Resume.SKIP:
                 break
+
+    @property
+    def device_count(self) -> int | None:
+        """Devices of the multi-device computation this breakpoint runs in, if any."""
+        if not self.device_axes:
+            return None
+        return int(np.prod([size for _, size in self.device_axes]))
 
 
 def _emit(site: _Site, levels, sizes, pred, operands, token):
@@ -168,7 +186,7 @@ def _stage(site: _Site, pred, operands: list, token):
 
 def _instantiate(tangent, primal):
     """A symbolic-zero tangent as an array of zeros (custom_jvp rules must return arrays)."""
-    if type(tangent).__name__ == "SymbolicZero" or tangent is None:
+    if tangent is None or isinstance(tangent, jax.custom_derivatives.SymbolicZero):
         return _zero_tangent(primal)
     return tangent
 
@@ -176,7 +194,8 @@ def _instantiate(tangent, primal):
 def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
            num_frames: int | None, ordered: bool, token: Any, options: dict[str, Any],
            reason: Callable[[list[Any]], str] | None = None,
-           reason_operands: list | None = None) -> Any:
+           reason_operands: list | None = None,
+           handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None) -> Any:
     """Shared path of every breakpoint flavour.
 
     ``reason`` turns the runtime values of ``reason_operands`` into the
@@ -184,17 +203,21 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     """
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
-    registry.check_backend_name(backend)
+    # Stops may run on XLA threads later; Ctrl-C reaches their prompt only through a
+    # SIGINT handler, which must be installed from the main thread (tracing usually is).
+    interrupts.install()
+    registry.check_options(backend, options)
     call = sys._getframe(skip + 1)
     number = breakpoint_state.register(call.f_code.co_filename, call.f_lineno, call.f_code.co_name)
     stack = frames_mod.python_stack(skip + 1, filter_frames, num_frames)
     if not stack:  # everything was filtered: still show where the call is
         stack = frames_mod.python_stack(skip + 1, False, 1)
     collector = frames_mod.OperandCollector()
-    templates = [frames_mod.capture(f, collector) for f in stack]
-    operands = list(collector.operands)
+    own = frames_mod.traced_function_frames(skip + 1)
+    templates = [frames_mod.capture(f, collector, id(f) in own) for f in stack]
+    operands = collector.for_host()
     first_reason = len(operands)
-    reason_operands = list(reason_operands or [])
+    reason_operands = [program_sharding.for_host(v) for v in reason_operands or []]
     operands += reason_operands
     describe = None
     if reason is not None:
@@ -207,14 +230,26 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
         # Eager: every value is concrete already, so stop right here.
         if conditional and not bool(np.any(np.asarray(pred))):
             return token
-        site = _Site(templates, backend, options, ordered, conditional, [], describe, number)
+        site = _Site(templates, backend, options, ordered, conditional, [], describe, number,
+                     None, handoff)
         site.on_host(tuple(() for _ in operands), (), np.bool_(True), operands)
         return token
 
     axes = jax_api.device_axis_indices()
     operands += [index for _, _, index in axes]
     site = _Site(templates, backend, options, ordered, conditional,
-                 [(name, size) for name, size, _ in axes], describe, number)
+                 [(name, size) for name, size, _ in axes], describe, number, collector.mesh(), handoff)
+    if token is None:
+        _staged(site, pred, operands, None)
+        return None
+    # The token goes through the host too: replicated on the way there (as the
+    # operands are) and given back its program layout after.
+    host_token = jax.tree.map(program_sharding.for_host, token)
+    out = _staged(site, pred, operands, host_token)
+    return jax.tree.map(program_sharding.like, out, token)
+
+
+def _staged(site: _Site, pred: Any, operands: list, token: Any) -> Any:
     if pred is None:
         return _stage(site, jnp.asarray(True), operands, token)
     pred_value = jnp.any(jnp.asarray(pred).astype(bool))

@@ -1,5 +1,7 @@
 """The terminal debugger: a ``(jaxdbg)`` prompt over a Session, drawn with rich.
 
+rich is imported on the first terminal stop, not with jaxdbg.
+
 Reads with ``input()`` by default, which also works inside a Jupyter kernel
 (over the stdin channel, from any thread). ``stdin=`` / ``stdout=`` file
 objects may be passed as backend options for tests and scripting.
@@ -9,21 +11,23 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
-from rich.console import Console
-from rich.syntax import Syntax
-from rich.table import Table
-from rich.text import Text
-
+from jaxdbg import terminal_input
 from jaxdbg.outputs import Output, OutputKind, SourceView
-from jaxdbg.session import Session
+from jaxdbg.session import DEFAULT_CONTEXT, Session
 from jaxdbg.terminal_completion import tab_completion
 
+if TYPE_CHECKING:  # rich is imported when a terminal stop is drawn, not with jaxdbg
+    from rich.console import Console
+
 PROMPT = "(jaxdbg) "
+OPTIONS = ("stdin", "stdout", "color", "context")  # run_cli's keyword options
 
 
-def _console(stdout: IO[str] | None, color: bool | None) -> Console:
+def _console(stdout: IO[str] | None, color: bool | None) -> "Console":
+    from rich.console import Console
+
     file = stdout if stdout is not None else sys.stdout
     terminal = color if color is not None else (hasattr(file, "isatty") and file.isatty())
     # force_jupyter=False: in a kernel this view prints text; the widget panel is the rich view.
@@ -31,8 +35,13 @@ def _console(stdout: IO[str] | None, color: bool | None) -> Console:
                    highlight=False, soft_wrap=True, emoji=False, markup=False)
 
 
-def render(console: Console, output: Output) -> None:
-    """Draw one command's output; plain text when the console is not a terminal."""
+def render(console: "Console", output: Output) -> None:
+    """Draw one command's output: the engine's text, decorated on a terminal
+    (highlighted source, a locals table, errors in red), never re-worded."""
+    from rich.syntax import Syntax
+    from rich.table import Table
+    from rich.text import Text
+
     if not output.text and output.kind is OutputKind.TEXT:
         return
     if not console.is_terminal:
@@ -40,16 +49,20 @@ def render(console: Console, output: Output) -> None:
         return
     if output.kind is OutputKind.SOURCE and isinstance(output.data, SourceView) and output.data.lines:
         view: SourceView = output.data
-        console.print(Text(output.text.splitlines()[0], style="bold"))
+        console.print(Text(output.text.splitlines()[0], style="bold"))  # the engine's heading
         console.print(Syntax("\n".join(view.lines), "python", line_numbers=True,
                              start_line=view.first_lineno, highlight_lines={view.current_lineno},
                              word_wrap=False, theme="ansi_dark"))
     elif output.kind is OutputKind.LOCALS and output.data:
         table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-        for column in ("name", "type", "summary", "sharding"):
+        for column in ("name", "type", "array", "sharding", "summary"):
             table.add_column(column)
         for row in output.data:
-            table.add_row(row.name, row.type_name, row.describe(), row.sharding or "")
+            summary = Text()
+            for text, alarming in row.stat_parts():
+                summary.append(text + " ", style="bold red" if alarming else "")
+            summary.append(row.preview if row.is_array else row.details())
+            table.add_row(row.name, row.type_name, row.array_type, row.sharding or "", summary)
         console.print(table)
     elif output.kind is OutputKind.SHARDING and output.data is not None:
         console.print(output.data)  # the layout draws itself in colour
@@ -71,6 +84,8 @@ def _enable_line_editing() -> None:
 def _read_line(stdin: IO[str] | None, stdout: IO[str] | None) -> str:
     """One command line; raises EOFError at end of input."""
     if stdin is None:
+        if terminal_input.should_read_descriptor():  # Ctrl-C can end it on any thread
+            return terminal_input.read_line(PROMPT, stdout)
         return input(PROMPT) if stdout is None else _input_with_prompt(stdout)
     if stdout is not None:
         stdout.write(PROMPT)
@@ -90,8 +105,16 @@ def _input_with_prompt(stdout: IO[str]) -> str:
 
 
 def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] | None = None,
-            color: bool | None = None, **_: Any) -> None:
-    """Serve one stop at the terminal until the user continues, skips or quits."""
+            color: bool | None = None, context: int = DEFAULT_CONTEXT) -> None:
+    """Serve one stop at the terminal until the user continues, skips or quits.
+
+    Options: ``stdin`` / ``stdout`` file objects (scripting, tests), ``color``
+    (default: when stdout is a terminal), ``context`` (source lines either side
+    of the current line).
+    """
+    from rich.text import Text
+
+    session.context = context
     console = _console(stdout, color)
     if stdin is None:
         _enable_line_editing()

@@ -12,6 +12,7 @@ import builtins
 from typing import Any
 
 from jaxdbg.frames import Frame
+from jaxdbg.user_code import format_exception, guarded  # noqa: F401  (re-exported)
 
 
 class EvaluationError(Exception):
@@ -23,12 +24,6 @@ class EvaluationError(Exception):
 
     def __str__(self) -> str:
         return format_exception(self.original)
-
-
-def format_exception(exc: BaseException) -> str:
-    message = str(exc)
-    name = type(exc).__name__
-    return f"{name}: {message}" if message else name
 
 
 _NOTHING = object()

@@ -12,6 +12,7 @@ import dataclasses
 from typing import Any, Callable
 
 from jaxdbg import jax_hook, magics, quit_reporting, sharding_hooks
+from jaxdbg.registry import registered_debuggers, unregister_debugger
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,25 +22,72 @@ class Feature:
     unload: Callable[[Any], None]
 
 
-def _load_widgets(shell: Any) -> None:
-    try:
-        import jaxdbg_widgets  # noqa: F401  (registers the widget backends)
-    except ImportError:
-        pass
+class _Widgets:
+    """The panel becomes the default backend in a kernel; unloading unregisters it
+    and stops the interrupt watch and cell tracking, if loading started them."""
+
+    def __init__(self) -> None:
+        self.registered = False
+        self.prepared = False
+
+    def load(self, shell: Any) -> None:
+        was_registered = "widgets" in registered_debuggers()
+        try:
+            import jaxdbg_widgets  # registers on first import
+            from jaxdbg_widgets import responsive
+        except ImportError:  # ipywidgets not installed: the terminal prompt serves stops
+            return
+        jaxdbg_widgets.register()  # again, after an unload
+        self.registered = not was_registered
+        if not responsive.installed():
+            jaxdbg_widgets.prepare()
+            self.prepared = responsive.installed()
+
+    def unload(self, shell: Any) -> None:
+        if self.prepared:
+            from jaxdbg_widgets import responsive
+
+            responsive.uninstall()
+            self.prepared = False
+        if self.registered:
+            from jaxdbg_widgets import NAME
+
+            unregister_debugger(NAME)
+            self.registered = False
 
 
-def _nothing(shell: Any) -> None:
-    pass
+_widgets = _Widgets()
+
+
+class _JaxHook:
+    """Installs the jax.debug.breakpoint hook; unloading removes it only if loading
+    installed it (not when the program had called install_jax_hook() itself)."""
+
+    installed_here = False
+
+    def load(self) -> None:
+        if not jax_hook.is_installed():
+            jax_hook.install_jax_hook()
+            self.installed_here = True
+
+    def unload(self) -> None:
+        if self.installed_here:
+            jax_hook.uninstall_jax_hook()
+            self.installed_here = False
+
+
+_hook = _JaxHook()
 
 
 FEATURES: list[Feature] = [
     # Existing jax.debug.breakpoint() calls open jaxdbg.
-    Feature("jax-breakpoint-hook", lambda shell: jax_hook.install_jax_hook(),
-            lambda shell: jax_hook.uninstall_jax_hook()),
-    # A quit or interrupt inside jit reads as one line.
-    Feature("quit-reporting", lambda shell: quit_reporting.install(), _nothing),
+    Feature("jax-breakpoint-hook", lambda shell: _hook.load(), lambda shell: _hook.unload()),
+    # A quit or interrupt inside jit reads as one line (chained to any other
+    # custom exception handler).
+    Feature("quit-reporting", lambda shell: quit_reporting.install(),
+            lambda shell: quit_reporting.uninstall()),
     # The panel becomes the default backend in a kernel.
-    Feature("widgets", _load_widgets, _nothing),
+    Feature("widgets", _widgets.load, _widgets.unload),
     # jax.debug's sharding functions and Sharding/Mesh results draw jaxdbg's layouts.
     Feature("sharding", sharding_hooks.install, lambda shell: sharding_hooks.uninstall()),
     # The %jaxdbg magic: status and switches.

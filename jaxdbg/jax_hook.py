@@ -14,8 +14,8 @@ from typing import Any
 
 import jax
 
-from jaxdbg import breakpoints, stops
-from jaxdbg.frames import Frame
+from jaxdbg import breakpoints, registry, stops
+from jaxdbg import frames as frames_mod
 from jaxdbg.internals import jax_api
 from jaxdbg.stop_info import StopInfo
 
@@ -23,34 +23,22 @@ _JAX_REGISTRY_NAME = "jaxdbg"
 _JAX_REGISTRY_PRIORITY = 1_000
 _original_breakpoint = None
 _lock = threading.Lock()
+_jax_debugger_turn = threading.Lock()
 
 
-def _from_jax_frames(jax_frames: list[Any]) -> list[Frame]:
-    """Convert JAX's DebuggerFrame objects (no globals, no function names)."""
-    import sys
-
-    frames = []
-    for f in jax_frames:
-        module_globals = {}
-        for module in list(sys.modules.values()):
-            if getattr(module, "__file__", None) == f.filename:
-                module_globals = vars(module)
-                break
-        else:
-            main = sys.modules.get("__main__")
-            module_globals = vars(main) if main is not None else {}
-        source = [line + "\n" for line in f.source]
-        offset = f.offset if f.offset is not None else 0
-        first = max(f.lineno - offset, 1)
-        source = [""] * (first - 1) + source  # line numbers index the whole file
-        frames.append(Frame(f.filename, f.lineno, "?", dict(f.locals), module_globals, source, first))
-    return frames
-
-
-def _serve_jax_frames(jax_frames, thread_id, *, backend: str | None = None, **options: Any) -> None:
-    frames = _from_jax_frames(jax_frames)
-    if frames:
-        stops.serve(frames, StopInfo(), backend, options)
+def _serve_jax_frames(jax_frames: list[Any], thread_id: int | None, *,
+                      backend: str | None = None, **options: Any) -> None:
+    """JAX's debugger callback (``debugger(frames, thread_id, **kwargs)``), for
+    functions traced with JAX's own breakpoint before the hook was installed."""
+    frames = frames_mod.from_jax_frames(jax_frames)
+    if not frames:
+        return
+    # Traced by JAX, so nothing checked the options then; an unknown one must not lose the stop.
+    options, unknown = registry.accepted_options(backend, options)
+    if unknown:
+        print(f"jaxdbg: ignoring breakpoint option{'s' if len(unknown) > 1 else ''} "
+              f"{', '.join(unknown)}, which this backend does not accept", flush=True)
+    stops.serve(frames, StopInfo(), backend, options)
 
 
 def jaxdbg_breakpoint_for_jax(*, backend: str | None = None, filter_frames: bool = True,
@@ -58,7 +46,24 @@ def jaxdbg_breakpoint_for_jax(*, backend: str | None = None, filter_frames: bool
                               token: Any = None, **kwargs: Any) -> Any:
     """Stands in for ``jax.debug.breakpoint`` while the hook is installed."""
     return breakpoints._enter(pred=None, skip=1, backend=backend, filter_frames=filter_frames,
-                              num_frames=num_frames, ordered=ordered, token=token, options=kwargs)
+                              num_frames=num_frames, ordered=ordered, token=token, options=kwargs,
+                              handoff=_hand_back_to_jax)
+
+
+def _hand_back_to_jax(frames: list[Any], options: dict[str, Any]) -> bool:
+    """A function traced while the hook was installed still calls jaxdbg's callback;
+    once the hook is uninstalled its stops go back to JAX's own debugger."""
+    if is_installed():
+        return False
+    import threading
+
+    thread_id = None if threading.current_thread() is threading.main_thread() else threading.get_ident()
+    jax_frames = [jax_api.JaxFrame(f.filename, f.lineno, dict(f.locals),
+                                   [line.rstrip("\n") for line in f.source[f.first_lineno - 1:]],
+                                   f.lineno - f.first_lineno)
+                  for f in frames]
+    with _jax_debugger_turn:  # JAX's debugger serves one stop at a time too
+        return jax_api.call_jax_debugger(jax_frames, thread_id, None, options)
 
 
 jaxdbg_breakpoint_for_jax.__doc__ = (jaxdbg_breakpoint_for_jax.__doc__ or "") + \
@@ -76,7 +81,12 @@ def install_jax_hook() -> None:
 
 
 def uninstall_jax_hook() -> None:
-    """Give ``jax.debug.breakpoint`` back its own behaviour."""
+    """Give ``jax.debug.breakpoint`` back its own behaviour.
+
+    Functions already traced while the hook was installed keep jaxdbg's callback
+    in their compiled code; their stops are handed to JAX's own debugger from now
+    on, as if they had been traced with JAX's breakpoint.
+    """
     global _original_breakpoint
     with _lock:
         if _original_breakpoint is not None:
@@ -86,4 +96,5 @@ def uninstall_jax_hook() -> None:
 
 
 def is_installed() -> bool:
+    """Whether ``jax.debug.breakpoint`` currently opens jaxdbg."""
     return _original_breakpoint is not None

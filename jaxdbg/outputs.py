@@ -19,13 +19,13 @@ from typing import Any
 class OutputKind(str, enum.Enum):
     """What a command produced, and so which structured ``data`` comes with it."""
 
-    TEXT = "text"          # data: None
+    TEXT = "text"          # data: None, or the ValueSummary that ``whatis`` describes
     ERROR = "error"        # data: None; text starts with "*** "
     VALUE = "value"        # data: the evaluated value
     WHERE = "where"        # data: list[FrameRow]
     SOURCE = "source"      # data: SourceView
-    LOCALS = "locals"      # data: list[summaries.ValueSummary]
-    HELP = "help"          # data: None
+    LOCALS = "locals"      # data: list[summaries.ValueSummary] (array_type, stat_parts, sharding)
+    HELP = "help"          # data: list[CommandHelp]
     RESUME = "resume"      # data: None; Output.resume says how the stop ends
     SHARDING = "sharding"  # data: sharding_layout.ShardingView (str, rich and _repr_html_)
     BREAKPOINTS = "breakpoints"  # data: list[breakpoint_state.BreakpointRow]
@@ -35,7 +35,7 @@ class OutputKind(str, enum.Enum):
 
 
 class Resume(str, enum.Enum):
-    """How a stop ended."""
+    """How a stop ended, with the two phrases every view uses for it."""
 
     CONTINUE = "continue"
     SKIP = "skip"          # continue, and skip the rest of this vmap batch
@@ -44,6 +44,69 @@ class Resume(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+    @property
+    def message(self) -> str:
+        """Said when the command runs: ``Continuing.``"""
+        return _RESUME_MESSAGES[self]
+
+    @property
+    def outcome(self) -> str:
+        """Said afterwards, in a stop's summary: ``Continued.``"""
+        return _RESUME_OUTCOMES[self]
+
+
+_RESUME_MESSAGES = {
+    Resume.CONTINUE: "Continuing.",
+    Resume.SKIP: "Continuing; skipping the rest of this batch.",
+    Resume.CONTINUE_ALL: "Continuing past every remaining stop of this breakpoint.",
+    Resume.QUIT: "Quitting: the computation stops with jaxdbg.DebuggerQuit.",
+}
+_RESUME_OUTCOMES = {
+    Resume.CONTINUE: "Continued.",
+    Resume.SKIP: "Continued, skipping the rest of the batch.",
+    Resume.CONTINUE_ALL: "Continued past every remaining stop of this breakpoint.",
+    Resume.QUIT: "Quit: the computation was stopped.",
+}
+ENDED_OTHERWISE = "Ended."  # a stop that ended without a resume command (an interrupt)
+
+
+@dataclasses.dataclass(frozen=True)
+class LogEntry:
+    """One command of a stop and what it printed, as the summary shows it.
+
+    ``html`` is markup a view made for this entry (a ``markupsafe.Markup``, so it
+    is known to be escaped already); otherwise views escape ``text`` themselves.
+    """
+
+    command: str
+    text: str
+    error: bool = False
+    html: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class StopSummary:
+    """What stays of a finished stop: where it was, the line, its log, how it ended.
+
+    Made by :meth:`jaxdbg.session.Session.summary`; drawn by
+    :func:`jaxdbg.views.html.stop_summary` (HTML with a text/plain twin).
+    """
+
+    banner: str
+    location: str   # "In[3]:4" or "/path/file.py:12"
+    line: str       # the stopped-at source line, stripped ("" when unknown)
+    log: tuple[LogEntry, ...]
+    outcome: str    # Resume.outcome, or ENDED_OTHERWISE
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandHelp:
+    """One debugger command as ``help`` lists it."""
+
+    names: tuple[str, ...]  # the command and its aliases
+    usage: str
+    summary: str
 
 
 @dataclasses.dataclass(frozen=True)

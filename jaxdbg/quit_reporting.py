@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from jaxdbg import interrupts
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.internals import ipython_api, jax_api
 
@@ -25,14 +26,9 @@ def _stop_cause(exc: BaseException) -> type[BaseException] | None:
     """DebuggerQuit or KeyboardInterrupt when the debugger caused ``exc``, else None."""
     if isinstance(exc, DebuggerQuit):
         return DebuggerQuit
-    if jax_api.is_jax_runtime_error(exc):
-        text = str(exc)
-        if "callback" not in text.lower():
-            return None
-        if DebuggerQuit.__name__ in text:
-            return DebuggerQuit
-        if "KeyboardInterrupt" in text:
-            return KeyboardInterrupt
+    for cause in (DebuggerQuit, KeyboardInterrupt):
+        if jax_api.failed_callback_names(exc, cause.__name__):
+            return cause
     return None
 
 
@@ -44,18 +40,36 @@ def stop_reason(exc: BaseException) -> str | None:
     return QUIT_LINE if cause is DebuggerQuit else INTERRUPT_LINE
 
 
-def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None):
-    cause = _stop_cause(value)
-    if cause is None:
-        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-        return None
-    jax_api.forget_failed_effects()
-    line = stop_reason(value)
-    ipython_api.show_short_error(shell, cause, line.split(": ", 1)[1], line)
+def _interrupt_line(exc: BaseException) -> str | None:
+    """INTERRUPT_LINE for a plain KeyboardInterrupt that ends (or ended) a stop.
+
+    Should the interrupt reach the main thread too, wherever it waits for the
+    stopped computation (e.g. inside ``.tolist()``), that traceback says nothing useful.
+    """
+    if type(exc) is KeyboardInterrupt:
+        from jaxdbg import stops
+
+        if stops.in_progress():
+            return INTERRUPT_LINE
     return None
 
 
+def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None) -> bool:
+    """One line for an error the debugger caused; False passes anything else on."""
+    cause = _stop_cause(value)
+    line = stop_reason(value) if cause is not None else _interrupt_line(value)
+    if line is None:
+        return False
+    ipython_api.show_short_error(shell, cause or KeyboardInterrupt, line.split(": ", 1)[1], line)
+    return True
+
+
+def _relay_interrupts(*_: Any) -> None:
+    interrupts.install()  # the kernel puts Python's default SIGINT handler back for each cell
+
+
 _installed = False
+_undo: list[Any] = []
 
 
 def install() -> None:
@@ -65,20 +79,41 @@ def install() -> None:
         return
     _installed = True
     jax_api.quiet_callback_failures((DebuggerQuit, KeyboardInterrupt))
+    # A stopped computation's error is shown once, where its results are used; later
+    # jax.effects_barrier() calls and JAX's wait at exit do not raise it again.
+    jax_api.drop_stopped_effects_when_waiting(lambda exc: _stop_cause(exc) is not None)
     shell = ipython_api.shell()
     if shell is not None and hasattr(shell, "set_custom_exc"):
         import jax
 
-        shell.set_custom_exc((jax.errors.JaxRuntimeError, DebuggerQuit), _ipython_handler)
+        _undo.append(ipython_api.add_custom_exc(
+            shell, (jax.errors.JaxRuntimeError, DebuggerQuit, KeyboardInterrupt), _ipython_handler))
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("pre_run_cell", _relay_interrupts)
+            _undo.append(lambda: events.unregister("pre_run_cell", _relay_interrupts))
         return
     previous = sys.excepthook
 
     def excepthook(etype, value, tb):
-        line = stop_reason(value)
+        line = stop_reason(value) or _interrupt_line(value)
         if line is None:
             previous(etype, value, tb)
         else:
-            jax_api.forget_failed_effects()
             print(line, file=sys.stderr)
 
     sys.excepthook = excepthook
+
+    def restore() -> None:
+        if sys.excepthook is excepthook:
+            sys.excepthook = previous
+    _undo.append(restore)
+
+
+def uninstall() -> None:
+    """Undo :func:`install` (``%unload_ext jaxdbg``); a later stop installs it again."""
+    global _installed
+    while _undo:
+        _undo.pop()()
+    jax_api.unquiet_callback_failures()
+    _installed = False

@@ -16,10 +16,13 @@ from typing import Any, Callable
 
 from jaxdbg import evaluation, summaries
 from jaxdbg.frames import Frame, display_filename
-from jaxdbg.outputs import FrameRow, Output, OutputKind, Resume, SourceView
+from jaxdbg.outputs import (ENDED_OTHERWISE, CommandHelp, FrameRow, LogEntry, Output, OutputKind, Resume,
+                            SourceView, StopSummary)
 from jaxdbg.stop_info import StopInfo
+from jaxdbg.user_code import format_exception, guarded
 
 MAX_RESULT_CHARS = 20_000
+DEFAULT_CONTEXT = 5  # source lines either side of the current line (backend option ``context``)
 _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 
 
@@ -56,11 +59,13 @@ def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
 class Session:
     """Debugger state for one stop: the frames, which one is selected, and scratch names."""
 
-    def __init__(self, frames: list[Frame], info: StopInfo | None = None) -> None:
+    def __init__(self, frames: list[Frame], info: StopInfo | None = None,
+                 context: int = DEFAULT_CONTEXT) -> None:
         if not frames:
             raise ValueError("a debugger session needs at least one frame")
         self.frames = frames
         self.info = info or StopInfo()
+        self.context = context  # lines either side of the current line in source views
         self.index = 0
         self.scratch: dict[str, Any] = {}
         self.resume: Resume | None = None  # set once the stop ends
@@ -110,12 +115,9 @@ class Session:
         if (command is None or _PYTHON_AFTER_NAME.match(stripped)
                 or (names_first and self._is_bound(name))):
             return self.evaluate(stripped, pretty=pretty)
-        try:
-            return command.run(self, arg.strip())
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # a bug in a command must not end the stop
-            return _error(f"{name} failed: {evaluation.format_exception(e)}")
+        # A bug in a command, or user code it calls, must not end the stop.
+        return guarded(lambda: command.run(self, arg.strip()),
+                       lambda e: _error(f"{name} failed: {format_exception(e)}"))
 
     def _is_bound(self, name: str) -> bool:
         frame = self.current
@@ -163,13 +165,14 @@ class Session:
         lines = [frame.line(n) for n in range(first, last + 1)]
         return SourceView(frame.filename, first, lines, frame.lineno)
 
-    def source_around(self, context: int = 5) -> Output:
+    def source_around(self, context: int | None = None) -> Output:
+        context = self.context if context is None else context
         frame = self.current
         view = self.source_view(frame.lineno - context, frame.lineno + context)
         self._listed = (self.index, view.first_lineno + len(view.lines))
-        return Output(OutputKind.SOURCE, _render_source(view, self._heading()), view)
+        return Output(OutputKind.SOURCE, _render_source(view, self.heading()), view)
 
-    def list_source(self, context: int = 5) -> Output:
+    def list_source(self, context: int | None = None) -> Output:
         """``list``: around the current line, then onwards when repeated (as in pdb)."""
         listed = self._listed
         if self._previous_line not in ("l", "list") or listed is None or listed[0] != self.index:
@@ -177,9 +180,10 @@ class Session:
         start = listed[1]
         if start > len(self.current.source):
             return _error("end of the source")
+        context = self.context if context is None else context
         view = self.source_view(start, start + 2 * context)
         self._listed = (self.index, view.first_lineno + len(view.lines))
-        return Output(OutputKind.SOURCE, _render_source(view, self._heading()), view)
+        return Output(OutputKind.SOURCE, _render_source(view, self.heading()), view)
 
     def function_source(self) -> Output:
         frame = self.current
@@ -191,11 +195,18 @@ class Session:
         except Exception:
             block = frame.source[start - 1:]
         view = self.source_view(start, start + len(block) - 1)
-        return Output(OutputKind.SOURCE, _render_source(view, self._heading()), view)
+        return Output(OutputKind.SOURCE, _render_source(view, self.heading()), view)
 
-    def _heading(self) -> str:
+    def heading(self) -> str:
+        """The current frame as every source view titles it: ``> In[3]:4 in f``."""
         f = self.current
         return f"> {f.location} in {f.function}"
+
+    def frame_label(self, index: int | None = None) -> str:
+        """``frame 1: outer at In[3]:9``, as a view names a selected frame."""
+        i = self.index if index is None else index
+        f = self.frames[i]
+        return f"frame {i}: {f.function} at {f.location}"
 
     # -- evaluation ----------------------------------------------------------
     def _run(self, source: str, expression_only: bool) -> tuple[Any, Output | None]:
@@ -217,10 +228,9 @@ class Session:
             return error
         if evaluation.is_nothing(value):
             return Output(OutputKind.TEXT, "")
-        try:
-            text = pprint.pformat(value) if pretty else repr(value)
-        except Exception as e:
-            return _error(f"could not show the value: {evaluation.format_exception(e)}")
+        text = guarded(lambda: pprint.pformat(value) if pretty else repr(value), lambda e: e)
+        if isinstance(text, BaseException):
+            return _error(f"could not show the value: {format_exception(text)}")
         text, cut = truncate(text)
         return Output(OutputKind.VALUE, text, value, truncated=cut)
 
@@ -228,10 +238,10 @@ class Session:
         value, error = self._run(source, expression_only=True)
         if error is not None:
             return error
-        summary = summaries.summarize(source, value)
+        summary = summaries.summarize(source, value, self.program_shardings().get(source))
         text = summary.type_name
         if summary.is_array:
-            text += f" {summary.dtype}[{','.join(map(str, summary.shape))}]"
+            text += f" {summary.array_type}"
             if summary.sharding:
                 text += f" sharding={summary.sharding}"
         return Output(OutputKind.TEXT, text, summary)
@@ -249,8 +259,22 @@ class Session:
                 if not k.startswith("_") and k not in _SHELL_NAMES
                 and not isinstance(v, types.ModuleType)}
 
+    def program_shardings(self) -> dict[str, str]:
+        """Layouts in the program of the current frame's traced locals.
+
+        Sharded jit: the spec and mesh JAX knew at trace time. pmap / shard_map:
+        each value is this device's shard, so the stop's device label.
+        """
+        frame = self.current
+        shardings = dict(frame.shardings)
+        device = self.info.device_label()
+        if device is not None:
+            for name in frame.traced:
+                shardings.setdefault(name, device)
+        return shardings
+
     def locals_table(self) -> Output:
-        rows = summaries.summarize_locals(self.visible_locals())
+        rows = summaries.summarize_locals(self.visible_locals(), self.program_shardings())
         if not rows:
             return Output(OutputKind.LOCALS, "(no locals)", rows)
         width = max(len(r.name) for r in rows)
@@ -275,11 +299,17 @@ class Session:
     # -- ending the stop -----------------------------------------------------
     def end(self, how: Resume) -> Output:
         self.resume = Resume(how)
-        messages = {Resume.CONTINUE: "Continuing.",
-                    Resume.SKIP: "Continuing; skipping the rest of this batch.",
-                    Resume.CONTINUE_ALL: "Continuing past every remaining stop of this breakpoint.",
-                    Resume.QUIT: "Quitting: the computation stops with jaxdbg.DebuggerQuit."}
-        return Output(OutputKind.RESUME, messages[self.resume], resume=self.resume)
+        return Output(OutputKind.RESUME, self.resume.message, resume=self.resume)
+
+    def outcome(self) -> str:
+        """How the stop ended, for its summary: ``Continued.`` (``Ended.`` if interrupted)."""
+        return self.resume.outcome if self.resume is not None else ENDED_OTHERWISE
+
+    def summary(self, log: list[LogEntry] | tuple[LogEntry, ...] = ()) -> StopSummary:
+        """The finished stop as data, for a view's static summary."""
+        frame = self.frames[0]
+        return StopSummary(self.banner(), frame.location, frame.line().strip(), tuple(log),
+                           self.outcome())
 
 
 # A command word directly followed by ".", "[" or "(", or by an assignment or a
@@ -395,7 +425,9 @@ def _help(s: Session, arg: str) -> Output:
         if cmd is None:
             return _error(f"no command {arg!r}; type 'help' for the list")
         aliases = ", ".join(cmd.names)
-        return Output(OutputKind.HELP, f"{cmd.usage}\n    {cmd.summary}\n    aliases: {aliases}")
+        return Output(OutputKind.HELP, f"{cmd.usage}\n    {cmd.summary}\n    aliases: {aliases}",
+                      [CommandHelp(cmd.names, cmd.usage, cmd.summary)])
     lines = [f"{cmd.usage:<16} {cmd.summary}" for cmd in s.commands()]
     lines.append("Anything else is evaluated as a Python expression or statement in the current frame.")
-    return Output(OutputKind.HELP, "\n".join(lines))
+    return Output(OutputKind.HELP, "\n".join(lines),
+                  [CommandHelp(cmd.names, cmd.usage, cmd.summary) for cmd in s.commands()])

@@ -19,6 +19,8 @@ class StopInfo:
     batch_size: tuple[int, ...] = ()
     device: int | None = None
     device_axes: tuple[tuple[str, int], ...] = ()  # (axis name, index) for labels
+    # A sharded jit's mesh ("x=8"): the stop sees values gathered from all of it.
+    mesh: str | None = None
     waiting: Callable[[], int] = lambda: 0  # other stops queued behind this one
     breakpoint_id: int | None = None  # pdb-style number of the breakpoint (breakpoint_state)
     hit: int | None = None  # how many times that breakpoint has been hit, this one included
@@ -45,8 +47,13 @@ class StopInfo:
             return None
         return f"breakpoint {self.breakpoint_id}" + (f", hit {self.hit}" if self.hit else "")
 
+    def mesh_label(self) -> str | None:
+        """``mesh x=8``: the locals' sharding column names the same mesh."""
+        return None if self.mesh is None else f"mesh {self.mesh}"
+
     def details(self) -> str:
         parts = [p for p in (self.breakpoint_label(), self.batch_label(), self.device_label(),
+                             self.mesh_label(),
                              self.reason) if p]
         waiting = self.waiting()
         if waiting:

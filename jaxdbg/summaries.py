@@ -14,6 +14,9 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxdbg import program_sharding
+from jaxdbg.user_code import format_exception, guarded
+
 _SHORT_REPR = reprlib.Repr()
 _SHORT_REPR.maxstring = 60
 _SHORT_REPR.maxother = 60
@@ -31,7 +34,12 @@ class ArrayStats:
 
 @dataclasses.dataclass(frozen=True)
 class ValueSummary:
-    """What the locals table shows for one name."""
+    """What the locals table shows for one name.
+
+    ``sharding`` is the value's layout in the program where the stop knows it
+    (``P('x',) on mesh x=8``, ``device 3``), else where the value lives now.
+    Views draw :attr:`array_type` and :meth:`stat_parts` rather than re-spelling them.
+    """
 
     name: str
     type_name: str
@@ -45,22 +53,38 @@ class ValueSummary:
     def is_array(self) -> bool:
         return self.shape is not None
 
+    @property
+    def array_type(self) -> str:
+        """The one shape notation of every view: ``float32[3,4]`` (``float32[]`` for a scalar)."""
+        if not self.is_array:
+            return ""
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+    def stat_parts(self) -> list[tuple[str, bool]]:
+        """``(text, alarming)`` pieces: min/max/mean, then NaN / Inf counts (alarming)."""
+        s = self.stats
+        if s is None:
+            return []
+        parts = []
+        if s.min is not None:
+            parts.append((f"min={_num(s.min)} max={_num(s.max)} mean={_num(s.mean)}", False))
+        if s.nan_count:
+            parts.append((f"nan={s.nan_count}", True))
+        if s.inf_count:
+            parts.append((f"inf={s.inf_count}", True))
+        return parts
+
+    def details(self) -> str:
+        """The summary column: statistics and a preview of tiny arrays, or a short repr."""
+        if not self.is_array:
+            return self.preview
+        return " ".join([text for text, _ in self.stat_parts()] + ([self.preview] if self.preview else []))
+
     def describe(self) -> str:
         """Plain-text summary: ``float32[3,4] min=… max=… mean=… nan=1``."""
         if not self.is_array:
             return self.preview
-        parts = [f"{self.dtype}[{','.join(map(str, self.shape))}]"]
-        if self.stats is not None:
-            s = self.stats
-            if s.min is not None:
-                parts.append(f"min={_num(s.min)} max={_num(s.max)} mean={_num(s.mean)}")
-            if s.nan_count:
-                parts.append(f"nan={s.nan_count}")
-            if s.inf_count:
-                parts.append(f"inf={s.inf_count}")
-        if self.preview:
-            parts.append(self.preview)
-        return " ".join(parts)
+        return " ".join(p for p in (self.array_type, self.details()) if p)
 
 
 def _num(x: float | None) -> str:
@@ -69,34 +93,23 @@ def _num(x: float | None) -> str:
 
 def is_array(value: Any) -> bool:
     """Array-like values (jax, numpy, ...). Modules such as ``jnp`` also have ``shape``
-    and ``dtype`` attributes (functions), hence the tuple check."""
+    and ``dtype`` attributes (functions), hence the tuple check. A property that
+    raises (anything) means "not an array"."""
     if isinstance(value, (type, types.ModuleType)):
         return False
-    return isinstance(getattr(value, "shape", None), tuple) and hasattr(value, "dtype")
+    return guarded(lambda: isinstance(getattr(value, "shape", None), tuple)
+                   and hasattr(value, "dtype"), lambda e: False)
 
 
 def describe_sharding(value: Any) -> str | None:
-    """A short sharding label: ``host``, ``TFRT_CPU_0`` or ``P('x') over 8 devices``."""
-    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        return "host"
-    sharding = getattr(value, "sharding", None)
-    if sharding is None:
-        return None
-    try:
-        devices = sharding.device_set
-    except Exception:
-        return type(sharding).__name__
-    if len(devices) == 1:
-        return str(next(iter(devices)))
-    spec = getattr(sharding, "spec", None)
-    return f"{spec} over {len(devices)} devices" if spec is not None else f"{len(devices)} devices"
+    """Where a concrete value lives: ``host``, ``cpu:0`` or ``P('x',) on mesh x=8``."""
+    return guarded(lambda: program_sharding.runtime_label(value), lambda e: None)
 
 
 def array_stats(value: Any) -> ArrayStats | None:
     """min / max / mean over the finite values, and NaN / Inf counts."""
-    try:
-        host = np.asarray(value)
-    except Exception:
+    host = guarded(lambda: np.asarray(value), lambda e: None)
+    if host is None:
         return None
     if host.dtype.name.startswith("float") and not np.issubdtype(host.dtype, np.floating):
         host = host.astype(np.float32)  # bfloat16 / float8 from ml_dtypes
@@ -130,53 +143,53 @@ def array_stats(value: Any) -> ArrayStats | None:
 
 def _type_name(value: Any) -> str:
     cls = type(value)
-    if cls.__name__ == "ArrayImpl" and cls.__module__.startswith("jax"):
-        return "Array"  # what users know jax.Array by
+    if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
+        return "Array"  # what users know jax.Array by (not ArrayImpl)
     return cls.__name__
 
 
-def summarize(name: str, value: Any) -> ValueSummary:
+def _preview(value: Any) -> str:
+    return guarded(lambda: " ".join(_SHORT_REPR.repr(value).split()),  # one line
+                   lambda e: f"<repr failed: {format_exception(e)}>")
+
+
+def summarize(name: str, value: Any, sharding: str | None = None) -> ValueSummary:
+    """One row of the locals table. ``sharding``: the program's layout when the stop
+    knows it; otherwise where the value lives now is shown. Never raises (user
+    ``__repr__`` / properties may raise anything; KeyboardInterrupt excepted)."""
+    return guarded(lambda: _summarize(name, value, sharding),
+                   lambda e: ValueSummary(name, type(value).__name__,
+                                          preview=f"<summary failed: {format_exception(e)}>"))
+
+
+def _summarize(name: str, value: Any, sharding: str | None) -> ValueSummary:
     type_name = _type_name(value)
     if is_array(value):
         shape = tuple(int(d) for d in value.shape)
         size = int(np.prod(shape)) if shape else 1
         preview = ""
         if size <= 8:
-            try:
-                preview = np.array2string(np.asarray(value), threshold=8, separator=", ",
-                                          max_line_width=10_000)
-            except Exception:
-                preview = ""
-        return ValueSummary(name, type_name, shape, str(value.dtype), describe_sharding(value),
-                            array_stats(value), preview)
+            preview = guarded(lambda: np.array2string(np.asarray(value), threshold=8, separator=", ",
+                                                      max_line_width=10_000), lambda e: "")
+        return ValueSummary(name, type_name, shape, str(value.dtype),
+                            sharding or describe_sharding(value), array_stats(value), preview)
     if isinstance(value, (list, tuple, dict)):
         arrays = _array_leaves(value)
         if arrays:
             elements = sum(int(np.prod(a.shape)) for a in arrays)
             return ValueSummary(name, type_name, preview=(
                 f"{len(value)} items; {len(arrays)} arrays, {elements:,} elements"))
-    try:
-        preview = " ".join(_SHORT_REPR.repr(value).split())  # one line
-    except Exception as e:  # a broken __repr__ must not break the table
-        preview = f"<repr failed: {type(e).__name__}>"
-    return ValueSummary(name, type_name, preview=preview)
+    return ValueSummary(name, type_name, preview=_preview(value))
 
 
 def _array_leaves(tree: Any) -> list[Any]:
-    try:
-        return [leaf for leaf in jax.tree_util.tree_leaves(tree) if is_array(leaf)]
-    except Exception:
-        return []
+    return guarded(lambda: [leaf for leaf in jax.tree_util.tree_leaves(tree) if is_array(leaf)],
+                   lambda e: [])
 
 
-def summarize_locals(values: dict[str, Any]) -> list[ValueSummary]:
-    rows = []
-    for name, value in values.items():
-        if name.startswith("__"):
-            continue
-        try:
-            rows.append(summarize(name, value))
-        except Exception as e:  # one odd value must not hide the others
-            rows.append(ValueSummary(name, type(value).__name__,
-                                     preview=f"<summary failed: {type(e).__name__}>"))
-    return rows
+def summarize_locals(values: dict[str, Any], shardings: dict[str, str] | None = None
+                     ) -> list[ValueSummary]:
+    """Rows for a frame's locals; ``shardings`` maps names to their program layout."""
+    shardings = shardings or {}
+    return [summarize(name, value, shardings.get(name))
+            for name, value in values.items() if not name.startswith("__")]

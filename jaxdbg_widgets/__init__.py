@@ -1,10 +1,23 @@
 """ipywidgets frontends for jaxdbg. Importing this registers the ``widgets`` backend,
-which is then chosen automatically inside a Jupyter kernel."""
+which is then chosen automatically inside a Jupyter kernel, and does nothing else:
+the interrupt watch and cell tracking start when a breakpoint for the panel is
+first traced, or when ``%load_ext jaxdbg`` runs."""
 
-from jaxdbg import register_debugger
-from jaxdbg_widgets.backend import available, prepare, run_widget_debugger
+from jaxdbg import registry
+from jaxdbg_widgets.backend import OPTIONS, available, prepare, run_widget_debugger
 
-register_debugger("widgets", run_widget_debugger, priority=100, available=available)
-prepare()
+NAME = "widgets"
 
-__all__ = ["run_widget_debugger", "available"]
+
+def register() -> bool:
+    """Register the ``widgets`` backend; False if it already was (idempotent)."""
+    if NAME in registry.registered_debuggers():
+        return False
+    registry.register_debugger(NAME, run_widget_debugger, priority=100, available=available,
+                               options=OPTIONS, prepare=prepare)
+    return True
+
+
+register()
+
+__all__ = ["run_widget_debugger", "available", "register"]

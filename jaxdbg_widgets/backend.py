@@ -15,15 +15,17 @@ shown in the cell again.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-from typing import Any, Iterator
+from typing import Any
 
 from jaxdbg import cli
 from jaxdbg.internals import ipykernel_api as api
 from jaxdbg.session import Session
 
 HEADER_REFRESH_S = 0.5  # how often a paused panel re-reads the count of waiting stops
+PANEL_CONTEXT = 8  # default ``context``: source lines either side of the current line
+# The panel's own option, plus the typed prompt's (used when falling back to it).
+OPTIONS = tuple(dict.fromkeys(("context", *cli.OPTIONS)))
 
 
 def available() -> bool:
@@ -34,7 +36,8 @@ def available() -> bool:
 
 
 def prepare() -> None:
-    """From the kernel's main thread (on import): interrupts and cell tracking for XLA-thread stops."""
+    """From the kernel's main thread (when a panel breakpoint is traced, or on
+    ``%load_ext``): interrupts and cell tracking for XLA-thread stops. Idempotent."""
     import threading
 
     if api.current_kernel() is None or threading.current_thread() is not threading.main_thread():
@@ -47,28 +50,10 @@ def prepare() -> None:
         pass
 
 
-@contextlib.contextmanager
-def _output_to_cell(kernel: Any, parent: dict | None) -> Iterator[None]:
-    """Send this thread's displays to the paused cell.
-
-    ipykernel 7 pins per thread (PauseChannel does it). ipykernel 6's display publisher
-    has one global parent, which the shell pump moves to each widget message it
-    handles; displays sent then would belong to a click and never reach the cell.
-    """
-    shell = getattr(kernel, "shell", None)
-    pub = getattr(shell, "display_pub", None)
-    if not parent or pub is None or hasattr(pub, "set_thread_parent") \
-            or not hasattr(pub, "parent_header"):
-        yield
-        return
-    from jupyter_client.session import extract_header
-
-    previous = pub.parent_header
-    pub.parent_header = extract_header(parent)
-    try:
-        yield
-    finally:
-        pub.parent_header = previous
+def _output_to_cell(kernel: Any, parent: dict | None):
+    """Send this thread's displays to the paused cell (ipykernel 7 pins per thread,
+    which PauseChannel does; ipykernel 6 needs the display publisher's parent set)."""
+    return api.display_parent_6x(kernel, parent)
 
 
 def _notice(text: str) -> None:
@@ -111,7 +96,9 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
     from jaxdbg_widgets.panel import DebuggerPanel
     from jaxdbg_widgets.responsive import HIDDEN
 
-    panel = DebuggerPanel(session, post=channel.post, context=options.pop("context", 8))
+    options = {"context": PANEL_CONTEXT, **options}  # the caller's dict is not touched
+    session.context = options["context"]
+    panel = DebuggerPanel(session, post=channel.post, context=options["context"])
     channel.attach(panel.widget)
     with _output_to_cell(kernel, parent):
         handle = display(panel.widget, display_id=True)
@@ -150,12 +137,10 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
 def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str | None) -> None:
     """Collapse the panel (if a command has not already) and put the same static HTML
     in the cell's output, replacing the widget view there."""
-    from IPython.display import HTML
-
-    html_text = panel.finish(note)
+    panel.finish(note)
     if handle is not None:
         with _output_to_cell(kernel, parent):
-            try:
-                handle.update(HTML(html_text))
+            try:  # HTML with a readable text/plain twin (jaxdbg.views.html)
+                handle.update(panel.finished_display)
             except Exception:
                 pass

@@ -22,15 +22,17 @@ import html
 from typing import Any, Callable
 
 import ipywidgets as W
-from ipywidgets.widgets.widget_string import HTMLStyle
+from markupsafe import Markup
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from jaxdbg import summaries
-from jaxdbg.frames import display_filename
-from jaxdbg.outputs import Output, OutputKind, Resume
+from jaxdbg import outputs, summaries
+from jaxdbg.internals import ipywidgets_api
+from jaxdbg.outputs import Output, OutputKind
 from jaxdbg.session import Session
+from jaxdbg.user_code import format_exception, guarded
+from jaxdbg.views import html as html_view
 
 Command = tuple
 
@@ -131,35 +133,27 @@ def render_source(view: Any, heading: str) -> str:
 
 
 def _array_summary_html(row: summaries.ValueSummary) -> str:
-    """min/max/mean and NaN/Inf counts (counts in red), plus a preview for tiny arrays."""
-    parts = []
-    s = row.stats
-    if s is not None:
-        if s.min is not None:
-            parts.append(esc(f"min={s.min:.4g} max={s.max:.4g} mean={s.mean:.4g}"))
-        if s.nan_count:
-            parts.append(f'<span style="{ERROR_STYLE}">nan={s.nan_count}</span>')
-        if s.inf_count:
-            parts.append(f'<span style="{ERROR_STYLE}">inf={s.inf_count}</span>')
+    """The engine's statistics (NaN / Inf counts in red), plus a preview for tiny arrays."""
+    parts = [f'<span style="{ERROR_STYLE}">{esc(text)}</span>' if alarming else esc(text)
+             for text, alarming in row.stat_parts()]
     if row.preview:
         parts.append(esc(row.preview))
     return " ".join(parts)
 
 
 def local_cells(row: summaries.ValueSummary) -> list[str]:
-    """HTML for the type, shape, dtype, sharding and summary columns of one local."""
+    """HTML for the type, array (``float32[3]``), sharding and summary columns of one local."""
     if not row.is_array:
-        return [esc(row.type_name), "", "", "", esc(row.preview)]
-    shape = "(" + ", ".join(map(str, row.shape)) + ("," if len(row.shape) == 1 else "") + ")"
-    return [esc(row.type_name), esc(shape), esc(row.dtype or ""), esc(row.sharding or ""),
+        return [esc(row.type_name), "", "", esc(row.preview)]
+    return [esc(row.type_name), esc(row.array_type), esc(row.sharding or ""),
             _array_summary_html(row)]
 
 
-LOCAL_COLUMNS = ("name", "type", "shape", "dtype", "sharding", "summary")
+LOCAL_COLUMNS = ("name", "type", "array", "sharding", "summary")
 
 # The columns after the name are drawn inside one HTML widget per row (a widget
 # per cell would cost a comm_open each); fixed widths keep them aligned.
-_DETAIL_GRID = ("display:grid;grid-template-columns:72px 104px 72px 150px minmax(0,1fr);"
+_DETAIL_GRID = ("display:grid;grid-template-columns:72px 120px 180px minmax(0,1fr);"
                 "column-gap:10px;align-items:center;white-space:nowrap;")
 
 
@@ -191,9 +185,9 @@ def sharding_table(name: str, value: Any) -> str:
 
     rows = [f"<tr><td>{esc(d)}</td><td>{esc(fmt(ix))}</td></tr>"
             for d, ix in sorted(mapping.items(), key=lambda kv: kv[0].id)[:MAX_SHARD_ROWS]]
-    label = summaries.describe_sharding(value) or ""
+    summary = summaries.summarize(name, value)
     return (f'<div class="jaxdbg-sharding" style="{_MONO}"><div>{esc(name)}: '
-            f"{esc(value.dtype)}{esc(list(value.shape))} {esc(label)}</div>"
+            f"{esc(summary.array_type)} {esc(summary.sharding or '')}</div>"
             f'<table style="border-collapse:collapse;"><tr><th style="text-align:left;">device</th>'
             f'<th style="text-align:left;">slice</th></tr>{"".join(rows)}</table></div>')
 
@@ -227,13 +221,14 @@ class DebuggerPanel:
         self._post = post
         self.log: list[LogEntry] = []
         self.finished_html: str | None = None
+        self.finished_display: html_view.Rendered | None = None  # HTML + text/plain
         self._locals_cache: dict[int, list[summaries.ValueSummary]] = {}
         self._local_rows: list[tuple[W.Button, list[W.HTML]]] = []
         self._last_header = ""
         # Every widget opens a comm, and so do its own Layout and style; widgets that
         # look alike share one of each (a panel over 50 locals would otherwise send
         # three times as many comm_open messages). None of these is changed later.
-        self._cell_layout, self._cell_style = W.Layout(), HTMLStyle()
+        self._cell_layout, self._cell_style = W.Layout(), ipywidgets_api.html_style()
         self._name_layout, self._button_style = W.Layout(width="auto"), W.ButtonStyle()
         self._wide_layout = W.Layout(width="100%")
         self._column_heads = [self._cell("<b>name</b>"), self._cell(
@@ -300,8 +295,8 @@ class DebuggerPanel:
         return button
 
     def _cell(self, value: str = "", layout: W.Layout | None = None) -> W.HTML:
-        return W.HTML(value, layout=self._cell_layout if layout is None else layout,
-                      style=self._cell_style)
+        style = {} if self._cell_style is None else {"style": self._cell_style}
+        return W.HTML(value, layout=self._cell_layout if layout is None else layout, **style)
 
     def _local_row(self, row: summaries.ValueSummary) -> tuple[W.Button, list[W.HTML]]:
         """A pooled locals row, opened with ``row``'s values (no update message follows);
@@ -313,10 +308,6 @@ class DebuggerPanel:
         return name, [self._cell(local_details_html(local_cells(row)), layout=self._wide_layout)]
 
     # -- the handler side: cheap, only enqueue -----------------------------------
-
-    def connect(self, post: Callable[[Command], None] | None) -> None:
-        """Route future commands to ``post`` (None: run them at once)."""
-        self._post = post
 
     def send(self, command: Command) -> None:
         """What every widget handler calls: hand the command to the stop's thread."""
@@ -346,15 +337,11 @@ class DebuggerPanel:
         Never raises (KeyboardInterrupt excepted): a failure is shown in the log and
         the stop goes on.
         """
-        try:
-            return self._handle(command)
-        except Exception as e:
-            self.add_log(LogEntry("", f"*** the panel failed: {type(e).__name__}: {e}", error=True))
-            try:
-                self.refresh()
-            except Exception:
-                pass
-            return None
+        def failed(e: BaseException) -> None:
+            self.add_log(LogEntry("", f"*** the panel failed: {format_exception(e)}", error=True))
+            guarded(self.refresh, lambda e: None)
+
+        return guarded(lambda: self._handle(command), failed)
 
     def _handle(self, command: Command) -> Output | None:
         kind = command[0] if command else None
@@ -401,8 +388,7 @@ class DebuggerPanel:
             self.add_log(LogEntry(line, ""))
             return
         if output.kind is OutputKind.SOURCE and not output.is_error:
-            f = self.session.current
-            self.add_log(LogEntry(line, f"frame {self.session.index}: {f.function} at {f.location}"))
+            self.add_log(LogEntry(line, self.session.frame_label()))
         else:
             self.add_output(line, output)
 
@@ -431,9 +417,7 @@ class DebuggerPanel:
         if s.info.reason:
             lines.append(f'<div class="jaxdbg-reason" style="{ERROR_STYLE}">{esc(s.info.reason)}</div>')
         if s.index:
-            f = s.current
-            lines.append(f'<div class="jaxdbg-viewing">viewing frame {s.index}: '
-                         f"{esc(f.function)} at {esc(f.location)}</div>")
+            lines.append(f'<div class="jaxdbg-viewing">viewing {esc(s.frame_label())}</div>')
         return "".join(lines)
 
     def refresh_header(self) -> bool:
@@ -464,7 +448,7 @@ class DebuggerPanel:
         s = self.session
         f = s.current
         view = s.source_view(f.lineno - self.context, f.lineno + self.context)
-        return render_source(view, f"> {f.location} in {f.function}")
+        return render_source(view, s.heading())
 
     def locals_cells(self) -> list[list[str]]:
         """The table as shown: name, then the HTML of each further column, per row."""
@@ -497,24 +481,17 @@ class DebuggerPanel:
 
     # -- the end of the stop ------------------------------------------------------
 
-    def static_html(self) -> str:
-        """Self-contained HTML for the finished stop: where it stopped, how it ended, the log.
+    def summary(self) -> outputs.StopSummary:
+        """The finished stop as the engine's data: this panel's log, the engine's phrases."""
+        log = [outputs.LogEntry(e.command, e.text, e.error,
+                                Markup(e.html) if e.html is not None else None)
+               for e in self.log[-LOG_ENTRIES:]]
+        return self.session.summary(log)
 
-        Inline styles only, so it reads the same in a saved notebook or nbconvert output.
-        """
-        s = self.session
-        f = s.frames[0]
-        ended = {Resume.CONTINUE: "Continued.", Resume.SKIP: "Continued, skipping the rest of the batch.",
-                 Resume.QUIT: "Quit: the computation was stopped."}.get(s.resume, "Ended.")
-        parts = [f'<div class="jaxdbg-static" style="{_MONO}border:1px solid var(--jp-border-color1, #ccc);padding:4px;">',
-                 f'<div class="jaxdbg-banner" style="font-weight:bold;">{esc(s.banner())}</div>']
-        line = f.line().strip()
-        if line:
-            parts.append(f'<div class="jaxdbg-stop-line">{esc(display_filename(f.filename))}:'
-                         f"{f.lineno}: <code>{esc(line)}</code></div>")
-        parts.append(self.log_html_text(newest_first=False))
-        parts.append(f'<div class="jaxdbg-ended" style="color:var(--jp-content-font-color2, #555);">{esc(ended)}</div></div>')
-        return "".join(parts)
+    def static_html(self) -> str:
+        """Self-contained HTML for the finished stop (jaxdbg.views.html): where it
+        stopped, the log, how it ended; reads the same in a saved notebook."""
+        return html_view.stop_summary(self.summary(), LOG_CHARS)
 
     def finish(self, note: str | None = None) -> str:
         """Collapse to a static summary: one HTML widget replaces the live ones.
@@ -526,7 +503,8 @@ class DebuggerPanel:
             return self.finished_html
         if note:
             self.add_log(LogEntry("", note, error=True))
-        html_text = self.static_html()
+        self.finished_display = html_view.stop_summary_display(self.summary(), LOG_CHARS)
+        html_text = self.finished_display.html
         self.finished_html = html_text
         old = list(self.widget.children) + list(self._column_heads)
         old += [w for button, cells in self._local_rows for w in (button, *cells)]

@@ -124,12 +124,28 @@ class _InterruptWatch:
             except (ValueError, OSError):
                 return False
             self._keep = (reader, writer)  # keep both ends alive
+            self._previous = previous
             thread = threading.Thread(
                 target=self._watch, args=(reader, previous), name="jaxdbg-sigint", daemon=True
             )
             thread.start()
             self.installed = True
             return True
+
+    def uninstall(self) -> None:
+        """Give the wakeup fd back to whoever had it, and end the watch thread."""
+        if not self.installed or threading.current_thread() is not threading.main_thread():
+            return
+        with self._lock:
+            reader, writer = self._keep
+            try:
+                current = signal.set_wakeup_fd(self._previous, warn_on_full_buffer=False)
+                if current != writer.fileno():  # someone set theirs on top: keep it
+                    signal.set_wakeup_fd(current, warn_on_full_buffer=False)
+            except (ValueError, OSError):
+                pass
+            writer.close()  # the watch thread sees end-of-file and closes the reader
+            self.installed = False
 
     def _watch(self, reader: socket.socket, previous: int) -> None:
         while True:
@@ -138,6 +154,7 @@ class _InterruptWatch:
             except OSError:
                 return
             if not data:
+                reader.close()
                 return
             if int(signal.SIGINT) in data:
                 self.count += 1
@@ -149,6 +166,14 @@ class _InterruptWatch:
 
 
 _interrupts = _InterruptWatch()
+
+
+def _interrupt_listener(on_main: bool) -> Any:
+    """Off the main thread, with interrupts counted: a SIGINT ends this wait (which
+    watches the count) instead of raising in the main thread (see jaxdbg.interrupts)."""
+    from jaxdbg import interrupts
+
+    return interrupts.listening(active=not on_main and _interrupts.installed)
 
 
 def interrupt_count() -> int:
@@ -167,6 +192,16 @@ def install() -> bool:
     if api.current_kernel() is not None:
         api.track_cells()
     return _interrupts.install()
+
+
+def uninstall() -> None:
+    """Undo :func:`install` from the main thread (``%unload_ext jaxdbg``)."""
+    api.untrack_cells()
+    _interrupts.uninstall()
+
+
+def installed() -> bool:
+    return _interrupts.installed
 
 
 # --------------------------------------------------------------------------- channel
@@ -188,10 +223,7 @@ def _widget_tree(widget: Any) -> list[Any]:
 
 
 def _comm_closed(widget: Any) -> bool:
-    # ipywidgets sets ``widget.comm = None`` on close(); a close from the frontend
-    # only marks the comm (``comm._closed``).
-    comm = getattr(widget, "comm", None)
-    return comm is None or bool(getattr(comm, "_closed", False))
+    return api.comm_closed(getattr(widget, "comm", None))
 
 
 class PauseChannel:
@@ -384,6 +416,8 @@ class PauseChannel:
             pump = api.shell_pump(self._kernel)
             pump.acquire(waiter_is_main=on_main)
         deadline = None if timeout is None else time.monotonic() + timeout
+        listener = _interrupt_listener(on_main)
+        listener.__enter__()
         try:
             while True:
                 try:
@@ -392,6 +426,7 @@ class PauseChannel:
                 except queue.Empty:
                     command = None
                 if self.interrupted():
+                    listener.interrupted()
                     raise KeyboardInterrupt  # the stop ends; its commands with it
                 if command is not None:
                     return command
@@ -404,6 +439,7 @@ class PauseChannel:
                 if deadline is not None and time.monotonic() >= deadline:
                     return None
         finally:
+            listener.__exit__(None, None, None)
             if pump is not None:
                 pump.release()
             if pinned is not None:

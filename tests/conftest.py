@@ -20,3 +20,21 @@ def _forget_stopped_computations():
     from jaxdbg.internals import jax_api
 
     jax_api.forget_failed_effects()
+
+
+@pytest.fixture
+def temporary_backend():
+    """Register debugger backends for one test: ``temporary_backend(name, debugger, **kw)``
+    (priority -1000 unless given); every one is unregistered afterwards."""
+    import jaxdbg
+
+    names = []
+
+    def register(name, debugger, priority=-1000, **kwargs):
+        jaxdbg.register_debugger(name, debugger, priority, **kwargs)
+        names.append(name)
+        return debugger
+
+    yield register
+    for name in names:
+        jaxdbg.unregister_debugger(name)

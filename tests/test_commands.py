@@ -70,8 +70,12 @@ def test_where_up_down_frame():
 
 
 def test_up_at_oldest_and_down_at_newest_are_errors():
-    t, _ = run("down", "c")
+    t, _ = run("down", "up 1000", "up", "where", "c")
     assert t.answers("down") == ["*** Newest frame"]
+    assert t.answers("up 1000")[0].startswith("> ")  # moved, to the oldest frame
+    assert t.answers("up") == ["*** Oldest frame"]
+    headers = [line for line in t.answers("where")[0].splitlines() if not line.startswith("    ")]
+    assert headers[-1].startswith(">") and len(headers) > 2  # still at the oldest
 
 
 def test_list_and_longlist():
@@ -178,7 +182,7 @@ def test_locals_in_a_module_frame_with_modules_and_odd_values():
     assert "mod " in table and "<Broken instance at" in table
 
 
-def test_names_first_lets_an_expression_box_show_a_local_named_like_a_command():
+def test_names_first_lets_an_expression_box_show_a_local_named_like_a_command(temporary_backend):
     seen = []
 
     def backend(session, **options):
@@ -186,13 +190,10 @@ def test_names_first_lets_an_expression_box_show_a_local_named_like_a_command():
         seen.append(session.execute("l", pretty=True, names_first=True).text)
         seen.append(session.execute("c").kind)
 
-    jaxdbg.register_debugger("names_first", backend, priority=-1000)
-    try:
-        c = 7  # noqa: F841
-        l = {"k": list(range(30))}  # noqa: E741,F841
-        jaxdbg.breakpoint(backend="names_first")
-    finally:
-        jaxdbg.unregister_debugger("names_first")
+    temporary_backend("names_first", backend)
+    c = 7  # noqa: F841
+    l = {"k": list(range(30))}  # noqa: E741,F841
+    jaxdbg.breakpoint(backend="names_first")
     assert seen[0] == "7"
     assert seen[1].startswith("{'k': [0,\n")  # pretty-printed
     assert seen[2] == "resume"
@@ -219,3 +220,54 @@ def test_repeated_list_continues_and_up_starts_again():
     assert int(second.splitlines()[1].split()[0]) == last_first + 1
     assert int(third.splitlines()[1].split()[0]) > int(second.splitlines()[-1].split()[0])
     assert "->" in t.answers("l")[2]  # a new frame lists around its own line
+
+
+class _ExitsOnEverything:
+    """User code that raises BaseExceptions from every hook the debugger might call."""
+
+    shape = property(lambda self: (_ for _ in ()).throw(SystemExit("shape")))
+
+    def __repr__(self):
+        raise SystemExit("repr")
+
+    def __str__(self):
+        raise SystemExit("str")
+
+    def __len__(self):
+        raise GeneratorExit
+
+
+def test_user_code_raising_base_exceptions_does_not_lose_the_stop():
+    t = Transcript("locals", "p obj", "pp obj", "whatis obj", "p obj.shape", "obj", "where", "c")
+
+    @jax.jit
+    def f(x):
+        obj = _ExitsOnEverything()  # noqa: F841
+        y = x + 1
+        jaxdbg.breakpoint(**t.options)
+        return y
+
+    assert float(f(1.0)) == 2.0  # the stop ended by "c", the computation went on
+    table = t.answers("locals")[0]
+    assert "obj" in table and "<repr failed: SystemExit: repr>" in table and "y " in table
+    assert t.answers("p obj") == ["*** could not show the value: SystemExit: repr"]
+    assert t.answers("pp obj") == ["*** could not show the value: SystemExit: repr"]
+    assert t.answers("whatis obj") == ["_ExitsOnEverything"]
+    assert t.answers("p obj.shape") == ["*** SystemExit: shape"]
+    assert t.answers("obj")[0].startswith("*** could not show the value")
+    assert len(t.stops()) == 1 and "Continuing." in t.text
+
+
+def test_debugger_quit_is_an_exception_as_bdbquit_is():
+    """Documented choice: a program's `except Exception:` catches a quit, as it
+    catches pdb's BdbQuit (and, inside jit, the JaxRuntimeError wrapping it)."""
+    import bdb
+
+    assert issubclass(bdb.BdbQuit, Exception) and issubclass(jaxdbg.DebuggerQuit, Exception)
+    t = Transcript("q")
+    caught = []
+    try:
+        jaxdbg.breakpoint(**t.options)
+    except Exception as e:  # noqa: BLE001
+        caught.append(type(e))
+    assert caught == [jaxdbg.DebuggerQuit]

@@ -26,3 +26,95 @@ def test_jax_debugger_registry_shape():
     assert isinstance(core._debugger_registry, dict)
     priority, debugger = next(iter(core._debugger_registry.values()))
     assert isinstance(priority, int) and callable(debugger)
+
+
+@pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
+def test_jax_debugger_frames_and_call_convention():
+    """JAX calls a registered debugger as debugger(frames, thread_id, **kwargs) with
+    DebuggerFrames that jax_api.read_jax_frame understands."""
+    from jax._src.debugger import core
+
+    got = []
+    jax_api.register_with_jax_debugger("convention-test", lambda *a, **k: got.append((a, k)), 10**9)
+    try:
+        def f(x):
+            y = x + 1
+            core.breakpoint(flavour="mint")
+            return y
+        jax.jit(f)(1.0)
+    finally:
+        jax_api.unregister_from_jax_debugger("convention-test")
+    (frames, thread_id), kwargs = got[0]
+    assert kwargs == {"flavour": "mint"} and (thread_id is None or isinstance(thread_id, int))
+    first = jax_api.read_jax_frame(frames[0])
+    assert first.filename == __file__ and float(first.locals["y"]) == 2.0
+    assert first.source[first.offset].strip() == 'core.breakpoint(flavour="mint")'
+    assert first.lineno - first.offset == f.__code__.co_firstlineno
+
+
+def test_xla_names_the_exception_of_a_failed_callback():
+    class Marker(Exception):
+        pass
+
+    def fail(x):
+        raise Marker("stop")
+
+    with pytest.raises(Exception) as info:
+        jax.jit(lambda x: (jax.debug.callback(fail, x), x)[1])(1.0).block_until_ready()
+    assert jax_api.failed_callback_names(info.value, "Marker")
+    assert not jax_api.failed_callback_names(info.value, "DebuggerQuit")
+    assert not jax_api.failed_callback_names(ValueError("callback Marker"), "Marker")
+
+
+def test_private_ipython_ipywidgets_and_comm_names():
+    import inspect
+
+    from comm.base_comm import BaseComm
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from jaxdbg.internals import ipywidgets_api
+
+    source = inspect.getsource(InteractiveShell.set_custom_exc)
+    assert "self.CustomTB" in source and "self.custom_exceptions" in source
+    assert "_closed" in inspect.getsource(BaseComm)  # ipykernel_api.comm_closed
+    assert all(ipywidgets_api.names_in_use().values()), ipywidgets_api.names_in_use()
+    assert ipywidgets_api.html_style() is not None or int(__import__("ipywidgets").__version__[0]) < 8
+
+
+def test_display_publisher_parent_header_on_ipykernel_6():
+    """ipykernel_api.display_parent_6x sets ZMQDisplayPublisher.parent_header (6.x)."""
+    import ipykernel
+    from ipykernel.zmqshell import ZMQDisplayPublisher
+
+    if int(ipykernel.__version__.split(".")[0]) >= 7:
+        assert hasattr(ZMQDisplayPublisher, "set_thread_parent")  # 7.x pins per thread instead
+    else:
+        assert "parent_header" in ZMQDisplayPublisher.class_traits() or \
+            hasattr(ZMQDisplayPublisher, "parent_header")
+
+
+def test_custom_vmap_keeps_the_effects_of_its_body():
+    """Breakpoints stage their host callback inside custom_vmap. JAX < 0.8 dropped the
+    body's effects there, so jit pruned a callback whose output nothing used;
+    jax_api.keep_custom_vmap_effects gives such a JAX the rule newer ones have."""
+    from jax.custom_batching import custom_vmap
+
+    seen = []
+
+    @custom_vmap
+    def record(x):
+        jax.debug.callback(lambda v: seen.append(float(v)), x)
+        return x
+
+    @record.def_vmap
+    def record_batched(axis_size, in_batched, x):
+        return record(x), in_batched[0]
+
+    def program(x):
+        record(x)  # output unused: only the effect keeps it
+        return x + 1
+
+    assert jax.make_jaxpr(program)(1.0).effects
+    jax.jit(program)(2.0)
+    jax.effects_barrier()
+    assert seen == [2.0]

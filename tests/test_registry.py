@@ -12,16 +12,15 @@ from transcript import Transcript
 
 
 @pytest.fixture
-def recorder():
+def recorder(temporary_backend):
     seen = []
 
     def debugger(session, **options):
         seen.append((session, options))
         session.execute("c")
 
-    jaxdbg.register_debugger("recorder", debugger, priority=-1000)
-    yield seen
-    jaxdbg.unregister_debugger("recorder")
+    temporary_backend("recorder", debugger)
+    return seen
 
 
 def test_explicit_backend_and_options(recorder):
@@ -48,18 +47,71 @@ def test_environment_variable_selects(recorder, monkeypatch):
         jaxdbg.get_debugger()
 
 
-def test_priority_and_availability(recorder, monkeypatch):
+def test_priority_and_availability(recorder, monkeypatch, temporary_backend):
     monkeypatch.delenv("JAXDBG_BACKEND", raising=False)
-    jaxdbg.register_debugger("top", lambda s, **o: s.execute("c"), priority=10_000, available=lambda: False)
-    try:
-        assert "top" not in jaxdbg.available_debuggers()
-        assert jaxdbg.get_debugger() is not registry._registry["top"].debugger
-        jaxdbg.register_debugger("top", registry._registry["recorder"].debugger, priority=10_000)
-        assert jaxdbg.available_debuggers()[0] == "top"
-        jaxdbg.breakpoint()
-        assert len(recorder) == 1
-    finally:
-        jaxdbg.unregister_debugger("top")
+    temporary_backend("top", lambda s, **o: s.execute("c"), priority=10_000, available=lambda: False)
+    assert "top" not in jaxdbg.available_debuggers()
+    assert jaxdbg.get_debugger() is not registry._registry["top"].debugger
+    jaxdbg.register_debugger("top", registry._registry["recorder"].debugger, priority=10_000,
+                             replace=True)
+    assert jaxdbg.available_debuggers()[0] == "top"
+    jaxdbg.breakpoint()
+    assert len(recorder) == 1
+
+
+def test_registering_an_existing_name_needs_replace(temporary_backend):
+    first = temporary_backend("twice", lambda s: s.execute("c"))
+    with pytest.raises(ValueError, match=r"'twice' is already registered.*replace=True"):
+        jaxdbg.register_debugger("twice", lambda s: None, priority=0)
+    assert registry._registry["twice"].debugger is first
+    with pytest.raises(ValueError, match="'cli' is already registered"):
+        jaxdbg.register_debugger("cli", lambda s: None, priority=0)
+
+
+def test_unknown_option_is_a_type_error_at_trace_time_naming_the_accepted_ones(temporary_backend):
+    temporary_backend("picky", lambda s, *, flavour="mint": s.execute("c"))
+    calls = []
+
+    def f(x):
+        calls.append("traced")
+        jaxdbg.breakpoint(backend="picky", num_frame=1)
+        return x
+
+    with pytest.raises(TypeError, match=r"'num_frame'.*'picky' backend accepts: flavour.*num_frames"):
+        jax.jit(f)(1.0)
+    assert calls == ["traced"]  # raised while tracing, before anything ran
+    with pytest.raises(TypeError, match=r"'cli' backend accepts: color, context, stdin, stdout"):
+        jaxdbg.breakpoint(backend="cli", contxt=3)
+    # Declared options win over the signature; **kwargs accepts anything.
+    temporary_backend("declared", lambda s, **o: s.execute("c"), options=["depth"])
+    with pytest.raises(TypeError, match="accepts: depth"):
+        jaxdbg.breakpoint(backend="declared", width=2)
+    temporary_backend("anything", lambda s, **o: s.execute("c"))
+    jaxdbg.breakpoint(backend="anything", whatever=1)
+
+
+def test_context_option_means_lines_around_and_is_not_consumed():
+    t = Transcript("c", "c")
+    options = {**t.options, "context": 1}
+    kept = dict(options)
+
+    @jax.jit
+    def f(x):
+        a = 1  # noqa: F841
+        b = 2  # noqa: F841
+        jaxdbg.breakpoint(**options)
+        c = 3  # noqa: F841
+        d = 4  # noqa: F841
+        return x
+
+    f(1.0)
+    f(2.0)  # the same compiled stop again: its options are unchanged
+    assert options == kept
+    listings = [chunk for chunk in t.text.split("Stopped at")[1:]]
+    assert len(listings) == 2
+    for listing in listings:
+        assert "b = 2" in listing and "c = 3" in listing
+        assert "a = 1" not in listing and "d = 4" not in listing
 
 
 def test_cli_is_always_available():
@@ -103,3 +155,136 @@ def test_jax_hook_catches_references_taken_before_install():
         assert "(jaxdbg) p x\nArray(5., dtype=float32)" in out.getvalue()
     finally:
         jaxdbg.uninstall_jax_hook()
+
+
+def _inner(x, bp):
+    y = x * 2
+    bp()
+    return y
+
+
+def _outer(x, bp):
+    z = x + 1  # noqa: F841
+    return _inner(x + 1, bp)
+
+
+@pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
+def test_functions_traced_with_jax_breakpoint_before_the_hook_get_jaxdbg_frames(monkeypatch):
+    """As after `%load_ext jaxdbg` in a notebook whose functions were already traced."""
+    monkeypatch.setenv("JAXDBG_BACKEND", "cli")
+    jax_bp = jax.debug.breakpoint
+    assert jax_bp.__module__.startswith("jax")  # JAX's own, not the hook
+    commands = ("where", "locals", "up", "locals", "c")
+    t_jax = Transcript(*(["c"] + list(commands)))
+    f = jax.jit(lambda x: _outer(x, lambda: jax_bp(stdin=t_jax.stdin, stdout=t_jax.stdout)))
+    f(jnp.float32(1))  # traced and run with JAX's own debugger ("c")
+    jaxdbg.install_jax_hook()
+    try:
+        f(jnp.float32(1))  # the same compiled function: JAX's callback, served by jaxdbg
+    finally:
+        jaxdbg.uninstall_jax_hook()
+    t_ours = Transcript(*commands)
+    jax.jit(lambda x: _outer(x, lambda: jaxdbg.breakpoint(**t_ours.options)))(jnp.float32(1))
+
+    def frames(where):  # (function, line) per frame of this file, innermost first
+        rows = [line.split()[-2:] for line in where.splitlines() if not line.startswith("    ")]
+        return [(f, loc.rsplit(":", 1)[1]) for f, loc in rows if loc.startswith(__file__)]
+
+    where = t_jax.answers("where")[0]
+    ours = frames(t_ours.answers("where")[0])
+    # the same stack, frame for frame; only the lambdas sit on other lines
+    assert [f for f, _ in frames(where)] == [f for f, _ in ours] == [
+        "<lambda>", "_inner", "_outer", "<lambda>",
+        "test_functions_traced_with_jax_breakpoint_before_the_hook_get_jaxdbg_frames"]
+    assert frames(where)[1:3] == ours[1:3]
+    assert "?" not in where
+    assert not any(name in where for name in ("pytest", "pluggy", "runpy"))
+    banner = t_jax.text.split("Stopped at ", 1)[1].splitlines()[0]  # after JAX's own prompt
+    assert banner.endswith(" in <lambda>"), banner
+    assert t_jax.answers("up")[0].startswith("> ") and " in _inner" in t_jax.answers("up")[0]
+    assert "y " in t_jax.answers("locals")[1] and "bp " in t_jax.answers("locals")[1]
+
+
+@pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
+def test_jax_traced_stop_with_an_unknown_option_still_opens(monkeypatch, capsys):
+    monkeypatch.setenv("JAXDBG_BACKEND", "cli")
+    t = Transcript("c")
+    jaxdbg.install_jax_hook()
+    try:
+        from jax._src import debugger as jax_debugger
+
+        jax.jit(lambda x: (jax_debugger.breakpoint(  # JAX's own function: JAX's callback
+            stdin=t.stdin, stdout=t.stdout, num_frame=1), x)[1])(1.0)
+    finally:
+        jaxdbg.uninstall_jax_hook()
+    assert "ignoring breakpoint option num_frame" in capsys.readouterr().out
+    assert len(t.stops()) == 1 and "Continuing." in t.text
+
+
+def test_module_code_frames_from_jax_are_named_module(tmp_path):
+    """A script's module frame: named <module>, its locals without modules."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        import io, os, jax, jax.numpy as jnp, jaxdbg
+        os.environ["JAXDBG_BACKEND"] = "cli"
+        jax_bp = jax.debug.breakpoint
+        jaxdbg.install_jax_hook()
+        out = io.StringIO()
+        scale = 3
+        jax.jit(lambda x: (jax_bp(stdin=io.StringIO("where\\nup\\nlocals\\nc\\n"), stdout=out), x)[1])(1.0)
+        print(out.getvalue())
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    where = done.stdout.split("(jaxdbg) where\n")[1].split("(jaxdbg)")[0]
+    assert where.splitlines()[0].startswith(">  0  <lambda>"), done.stdout + done.stderr
+    assert "   1  <module>" in where and "?" not in where
+    module_locals = done.stdout.split("(jaxdbg) locals\n")[1].split("(jaxdbg)")[0]
+    assert "scale " in module_locals and "jnp " not in module_locals, module_locals
+
+
+@pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
+def test_after_uninstall_stops_traced_under_the_hook_go_to_jax_debugger():
+    from jaxdbg.internals import jax_api
+
+    got = []
+
+    def jax_side_debugger(frames, thread_id, **kwargs):
+        got.append((frames, kwargs))
+
+    jaxdbg.install_jax_hook()
+    try:
+        t = Transcript("c")
+
+        @jax.jit
+        def f(x):
+            y = x + 1
+            jax.debug.breakpoint(stdin=t.stdin, stdout=t.stdout)  # the hook: jaxdbg's breakpoint
+            return y
+
+        f(1.0)
+        assert len(t.stops()) == 1
+    finally:
+        jaxdbg.uninstall_jax_hook()
+    jax_api.register_with_jax_debugger("test-jax-side", jax_side_debugger, 10**9)
+    try:
+        f(2.0)  # compiled while hooked; now JAX's debugger serves it
+    finally:
+        jax_api.unregister_from_jax_debugger("test-jax-side")
+    assert len(t.stops()) == 1  # jaxdbg did not open again
+    (frames, kwargs), = got
+    assert set(kwargs) == {"stdin", "stdout"}
+    assert float(frames[0].locals["y"]) == 3.0
+    assert frames[0].source[frames[0].offset].strip().startswith("jax.debug.breakpoint(")
+
+
+def test_import_jaxdbg_does_not_import_rich():
+    import subprocess
+    import sys
+
+    code = "import sys, jaxdbg; print('rich' in sys.modules, 'ipywidgets' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.stdout.split() == ["False", "False"], done

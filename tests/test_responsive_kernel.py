@@ -120,7 +120,7 @@ jax.jit(lambda x: (jax.debug.callback(cb2, x), x)[1])(jnp.zeros(1)).block_until_
     queued = [kernel.execute(f"print('cell', {i})") for i in range(3)]
     text = kernel.find_widget("TextModel", description="expr")
     kernel.set_value(text, value="x * 2")
-    time.sleep(0.3)
+    # No pause: the value update and the click travel on the same channel, in order.
     kernel.click(kernel.find_widget("ButtonModel", description="Eval"))
     done = kernel.wait_reply(mid)
     assert "got ('eval', 'x * 2')" in done.stdout, done
@@ -260,13 +260,13 @@ jax.jit(lambda x: (jax.debug.callback(ccb, x), x)[1])(jnp.ones(1)).block_until_r
 
 
 @pytest.mark.timeout(120)
-def test_timeout_and_no_kernel_fallbacks(kernel):
+def test_wait_times_out_and_returns_queued_commands(kernel):
+    """(Without a kernel the channel asks for the prompt: see the last test here.)"""
     result = kernel.run("""
 cht = PauseChannel(); cht.attach(widgets.Button(description="t"))
 print("timeout", cht.wait(timeout=0.2))
 cht.post("queued"); print("queued", cht.wait())
 cht.close()
-nk = PauseChannel(kernel=None)
 """)
     assert "timeout None" in result.stdout and "queued queued" in result.stdout, result
 
@@ -292,8 +292,17 @@ bl = widgets.Button(description="Go-late")
 chl = PauseChannel(); chl.attach(bl)
 bl.on_click(lambda _: chl.post("go"))
 display(bl)
+cell_ended = threading.Event()
+def _cell_ended(result=None):
+    cell_ended.set()
+get_ipython().events.register("post_run_cell", _cell_ended)
 def later():
-    _time.sleep(0.5)
+    # Start once this cell has returned and the main shell left its request.
+    assert cell_ended.wait(60)
+    get_ipython().events.unregister("post_run_cell", _cell_ended)
+    deadline = _time.monotonic() + 60
+    while ipykernel_api.main_shell_busy(get_ipython().kernel) and _time.monotonic() < deadline:
+        _time.sleep(0.01)
     with chl.pinned():
         print("late waiting", flush=True)
         r = chl.wait(timeout=60)

@@ -20,7 +20,12 @@ def test_eager():
     assert t.answers("p x") == ["Array([0, 1, 2], dtype=int32)"]
 
 
+_OUTSIDE = "<unavailable: traced outside the jit, scan, cond, loop or checkpoint body this breakpoint is in>"
+
+
 def test_jit_and_nested_jit():
+    """The outer jit's values are not the inner jit's: JAX caches the inner one's
+    jaxpr, and another program that calls it must not meet this program's tracers."""
     t = Transcript("p h", "up", "p a", "c")
 
     @jax.jit
@@ -35,7 +40,95 @@ def test_jit_and_nested_jit():
 
     assert outer(jnp.float32(3.0)) == 7.0
     assert t.answers("p h") == ["Array(7., dtype=float32)"]
-    assert t.answers("p a") == ["Array(3., dtype=float32)"]
+    assert t.answers("p a") == [_OUTSIDE]
+
+
+def _reused_bodies(t):
+    """For each staging construct: a function of ``s`` that stages one body object,
+    the same on every call, whose breakpoint names the value it got ``v``."""
+    def step(v):
+        jaxdbg.breakpoint(**t.options)
+        return v * 2
+
+    def scan_body(c, v):
+        jaxdbg.breakpoint(**t.options)
+        return c + v, v
+
+    def loop_body(carry):
+        v, i = carry
+        jaxdbg.breakpoint(**t.options)
+        return v, i + 1
+
+    def loop_cond(carry):
+        return carry[1] < 1
+
+    def fori_body(i, v):
+        jaxdbg.breakpoint(**t.options)
+        return v
+
+    def keep(v):
+        return v
+
+    @jax.custom_vjp
+    def vjp(v):
+        return v * 2
+
+    def vjp_fwd(v):
+        jaxdbg.breakpoint(**t.options)
+        return v * 2, None
+
+    vjp.defvjp(vjp_fwd, lambda _, g: (g * 2,))
+    inner_jit, checkpointed = jax.jit(step), jax.checkpoint(step)
+    return {
+        "scan": lambda s: jax.lax.scan(scan_body, 0.0, jnp.full(1, s))[0],
+        "cond": lambda s: jax.lax.cond(s > 0, step, keep, s),
+        "while_loop": lambda s: jax.lax.while_loop(loop_cond, loop_body, (s, 0))[0],
+        "fori_loop": lambda s: jax.lax.fori_loop(0, 1, fori_body, s),
+        "checkpoint": lambda s: checkpointed(s),
+        "custom_vjp": lambda s: jax.grad(vjp)(s),
+        "jit": lambda s: inner_jit(s),
+    }
+
+
+@pytest.mark.parametrize("construct", ["scan", "cond", "while_loop", "fori_loop", "checkpoint",
+                                       "custom_vjp", "jit"])
+def test_a_body_reused_by_a_second_jit_holds_no_tracer_of_the_first(construct):
+    """JAX caches a staged body's jaxpr by function and types; the enclosing program's
+    values seen in outer frames must not become part of it (UnexpectedTracerError
+    in the second program otherwise)."""
+    t = Transcript(*(["p v", "up", "p s", "c"] * 2))
+    use = _reused_bodies(t)[construct]
+
+    def outer(a, k):
+        s = a * k
+        return use(s)
+
+    jax.jit(lambda a: outer(a, 2.0))(jnp.float32(1.0))
+    jax.jit(lambda a: outer(a, 3.0))(jnp.float32(1.0))
+    assert len(t.stops()) == 2
+    assert t.answers("p v") == ["Array(2., dtype=float32)", "Array(3., dtype=float32)"]
+    if construct == "custom_vjp":
+        # The forward rule runs in the enclosing program's own trace: nothing is
+        # staged apart, so its values are in reach (and nothing is cached).
+        assert t.answers("p s") == ["Array(2., dtype=float32)", "Array(3., dtype=float32)"]
+    else:
+        assert t.answers("p s") == [_OUTSIDE] * 2
+
+
+def test_values_a_body_closes_over_stay_visible():
+    """A body's own closure over the enclosing program's value is what JAX itself
+    captures (a new function each trace), so the stop shows it."""
+    t = Transcript("p s", "c", "p s", "c")
+
+    def outer(s):
+        def body(c, v):
+            jaxdbg.breakpoint(**t.options)
+            return c + v * s, v
+        return jax.lax.scan(body, 0.0, jnp.ones(1))[0]
+
+    jax.jit(outer)(jnp.float32(5.0))
+    jax.jit(lambda s: outer(s))(jnp.float32(6.0))  # a second program, a new body
+    assert t.answers("p s") == ["Array(5., dtype=float32)", "Array(6., dtype=float32)"]
 
 
 def test_vmap_stops_per_element_and_names_it():
@@ -167,6 +260,83 @@ def test_sharded_jit_over_eight_devices():
     assert t.answers("p float(y.sum())") == ["136.0"]
 
 
+def _locals_row(t, name):
+    table = t.answers("locals")[0]
+    return next(line for line in table.splitlines() if line.startswith(name + " "))
+
+
+@pytest.mark.multidevice
+def test_sharded_jit_shows_the_program_sharding_in_banner_and_table():
+    mesh = jax.make_mesh((8,), ("x",), **_explicit_axes(1))
+    t = Transcript("locals", "whatis y", "c")
+
+    @jax.jit
+    def f(x):
+        y = x + 1
+        jaxdbg.breakpoint(**t.options)
+        return y
+
+    f(jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("x")))).block_until_ready()
+    assert "mesh x=8" in t.stops()[0]
+    assert "[P('x',) on mesh x=8]" in _locals_row(t, "y")  # not the gathered copy's cpu:0
+    assert t.answers("whatis y") == ["Array float32[16] sharding=P('x',) on mesh x=8"]
+
+
+def _explicit_axes(n):
+    axis_type = getattr(jax.sharding, "AxisType", None)
+    return {} if axis_type is None else {"axis_types": (axis_type.Explicit,) * n}
+
+
+@pytest.mark.multidevice
+def test_pmap_banner_and_sharding_column_name_the_same_device():
+    t = Transcript(*["locals", "c"] * 8)
+
+    def f(x):
+        y = x * 10
+        jaxdbg.breakpoint(**t.options)
+        return y
+
+    jax.pmap(f)(jnp.arange(8.0)).block_until_ready()
+    tables = t.answers("locals")
+    assert len(tables) == len(t.stops()) == 8
+    for banner, table in zip(t.stops(), tables):
+        device = re.search(r"device (\d)", banner).group(1)
+        row = next(line for line in table.splitlines() if line.startswith("y "))
+        assert row.endswith(f"[device {device}]"), (banner, row)
+
+
+@pytest.mark.multidevice
+def test_sharded_jit_stop_prints_no_xla_rematerialization_warning(tmp_path):
+    """XLA logs the warning from C++ to the process's stderr, so run a script."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "sharded.py"
+    script.write_text(textwrap.dedent("""
+        import io, jax, jax.numpy as jnp, jaxdbg
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        for axis_type in ("Explicit", "Auto"):
+            kind = getattr(getattr(jax.sharding, "AxisType", None), axis_type, None)
+            mesh = jax.make_mesh((8,), ("x",), **({"axis_types": (kind,)} if kind else {}))
+
+            @jax.jit
+            def f(x):
+                y = x + 1
+                jaxdbg.breakpoint(backend="cli", stdin=io.StringIO("c\\n"), stdout=io.StringIO())
+                return jaxdbg.breakpoint_on_nonfinite(y, token=y)
+
+            f(jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("x")))).block_until_ready()
+        print("done")
+    """))
+    env = {**__import__("os").environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
+           "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.stdout.strip() == "done", done.stderr
+    assert "Involuntary full rematerialization" not in done.stderr, done.stderr
+
+
 def test_token_is_returned_and_works_under_vmap():
     t = Transcript("p y", "c", "p y", "c")
 
@@ -185,18 +355,47 @@ def test_ordered_and_token_together_is_an_error():
         jaxdbg.breakpoint(ordered=True, token=jnp.zeros(()))
 
 
-def test_ordered_breakpoint_runs_in_program_order():
-    t = Transcript("c", "c")
+def _callback_orderings(fn, *args) -> list[bool]:
+    """For each host callback staged by ``fn`` (nested jaxprs too): is it ordered?"""
+    def walk(jaxpr, out):
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name == "debug_callback":
+                out.append("Ordered" in type(eqn.params["effect"]).__name__)
+            for value in eqn.params.values():
+                for sub in value if isinstance(value, (tuple, list)) else [value]:
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        walk(inner, out)
+        return out
+    return walk(jax.make_jaxpr(fn)(*args).jaxpr, [])
+
+
+@pytest.fixture
+def recording_backend(temporary_backend):
+    """A backend that appends "stop" to the list it returns, then continues."""
     order = []
 
-    @jax.jit
+    def record(session):
+        order.append("stop")
+        session.execute("c")
+
+    temporary_backend("record-order", record)
+    return order
+
+
+def test_ordered_breakpoint_runs_in_program_order(recording_backend):
+    order = recording_backend
+
     def f(x):
-        jax.debug.callback(lambda: order.append("print"), ordered=True)
-        jaxdbg.breakpoint(ordered=True, **t.options)
+        jax.debug.callback(lambda: order.append("before"), ordered=True)
+        jaxdbg.breakpoint(ordered=True, backend="record-order")
+        jax.debug.callback(lambda: order.append("after"), ordered=True)
         return x
 
-    f(1.0)
-    assert order == ["print"] and len(t.stops()) == 1
+    assert _callback_orderings(f, 1.0) == [True, True, True]
+    jax.jit(f)(1.0)
+    assert order == ["before", "stop", "after"]
+    assert _callback_orderings(lambda x: (jaxdbg.breakpoint(), x)[1], 1.0) == [False]
 
 
 def test_breakpoint_if_false_does_not_stop():
@@ -279,7 +478,7 @@ def test_quit_in_pmap_stops_every_device():
     assert len(t.stops()) == 1
 
 
-def test_concurrent_threads_are_served_one_at_a_time():
+def test_concurrent_threads_are_served_one_at_a_time(temporary_backend):
     import threading
 
     t = Transcript(*["p tag", "c"] * 4)
@@ -293,21 +492,19 @@ def test_concurrent_threads_are_served_one_at_a_time():
         finally:
             active.pop()
 
-    jaxdbg.register_debugger("probe", probe, priority=-1000)
-    try:
-        @jax.jit
-        def f(tag):
-            jaxdbg.breakpoint(backend="probe", stdin=t.stdin, stdout=t.stdout)
-            return tag
+    temporary_backend("probe", probe, options=jaxdbg.cli.OPTIONS)
 
-        threads = [threading.Thread(target=lambda i=i: f(jnp.int32(i)).block_until_ready())
-                   for i in range(4)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join(60)
-    finally:
-        jaxdbg.unregister_debugger("probe")
+    @jax.jit
+    def f(tag):
+        jaxdbg.breakpoint(backend="probe", stdin=t.stdin, stdout=t.stdout)
+        return tag
+
+    threads = [threading.Thread(target=lambda i=i: f(jnp.int32(i)).block_until_ready())
+               for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
     assert sorted(t.answers("p tag")) == [f"Array({i}, dtype=int32)" for i in range(4)]
     assert overlaps == [1, 1, 1, 1]
 
@@ -331,11 +528,18 @@ def test_breakpoint_if_callback_sits_inside_cond():
     top = [eqn.primitive.name for eqn in jaxpr.eqns]
     assert "cond" in top and "debug_callback" not in top
 
+    def sub_jaxprs(params):  # jax.extend.core.jaxprs_in_params is newer than jax 0.7
+        for value in params.values():
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                inner = getattr(item, "jaxpr", item)
+                if hasattr(inner, "eqns"):
+                    yield inner
+
     def contains_callback(j):
         for eqn in j.eqns:
             if eqn.primitive.name == "debug_callback":
                 return True
-            for sub in jax.extend.core.jaxprs_in_params(eqn.params):
+            for sub in sub_jaxprs(eqn.params):
                 if contains_callback(sub):
                     return True
         return False
@@ -345,10 +549,21 @@ def test_breakpoint_if_callback_sits_inside_cond():
     assert not contains_callback(false_branch.jaxpr) and contains_callback(true_branch.jaxpr)
 
 
-def test_ordered_breakpoint_under_vmap():
+def test_ordered_breakpoint_under_vmap(recording_backend):
+    order = recording_backend
     t = Transcript("c", "c")
-    jax.jit(jax.vmap(lambda x: (jaxdbg.breakpoint(ordered=True, **t.options), x)[1]))(jnp.arange(2.0))
+
+    def f(x):
+        jax.debug.callback(lambda: order.append("before"), ordered=True)
+        jaxdbg.breakpoint(ordered=True, **t.options)
+        jaxdbg.breakpoint(ordered=True, backend="record-order")
+        return x
+
+    batched = jax.vmap(f)
+    assert _callback_orderings(batched, jnp.arange(2.0)) == [True, True, True]
+    jax.jit(batched)(jnp.arange(2.0))
     assert ["batch 1/2" in t.stops()[0], "batch 2/2" in t.stops()[1]] == [True, True]
+    assert order == ["before", "stop", "stop"]
 
 
 def test_breakpoint_if_under_pmap_stops_only_matching_devices():

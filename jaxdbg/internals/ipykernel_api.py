@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import inspect
 import sys
 import threading
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 __all__ = [
     "current_kernel",
@@ -39,9 +40,10 @@ __all__ = [
     "current_parent",
     "cell_parent",
     "track_cells",
+    "untrack_cells",
     "pin_thread_parent",
-    "pin_thread_output",
-    "current_parent_header",
+    "comm_closed",
+    "display_parent_6x",
     "main_shell_busy",
     "supports_pump",
     "shell_pump",
@@ -425,7 +427,22 @@ def track_cells(shell: Any | None = None) -> bool:
 
     shell.events.register("pre_run_cell", pre_run_cell)
     shell.events.register("post_run_cell", post_run_cell)
+    _cell_state["callbacks"] = (pre_run_cell, post_run_cell)
     return True
+
+
+def untrack_cells() -> None:
+    """Undo :func:`track_cells` (``%unload_ext jaxdbg``)."""
+    with _cell_lock:
+        shell, callbacks = _cell_state["shell"], _cell_state.pop("callbacks", None)
+        _cell_state.update(shell=None, running=False, ident=None, parent=None)
+    if shell is None or callbacks is None:
+        return
+    for event, callback in zip(("pre_run_cell", "post_run_cell"), callbacks):
+        try:
+            shell.events.unregister(event, callback)
+        except ValueError:
+            pass
 
 
 def cell_parent(kernel: Any) -> tuple[Any, dict]:
@@ -494,28 +511,34 @@ def _pin_streams_6x(parent: dict) -> list[Callable[[], None]]:
     return undo
 
 
-def pin_thread_output(parent_header: dict) -> Callable[[], None]:
-    """Pin the calling thread's prints to ``parent_header``; no-op outside a kernel."""
-    kernel = current_kernel()
-    if kernel is None:
-        return lambda: None
-    ident = None
-    try:
-        ident = current_parent(kernel)[0]
-    except Exception:
-        pass
-    return pin_thread_parent(kernel, ident, parent_header)
+def comm_closed(comm: Any) -> bool:
+    """Whether a widget's comm is closed. ipywidgets sets ``widget.comm = None`` on
+    ``close()``; a close from the frontend only marks the comm (private ``_closed``)."""
+    return comm is None or bool(getattr(comm, "_closed", False))
 
 
-def current_parent_header() -> dict:
-    """The parent message the calling thread's output would go to now ({} if none)."""
-    kernel = current_kernel()
-    if kernel is None:
-        return {}
+@contextlib.contextmanager
+def display_parent_6x(kernel: Any, parent: dict | None) -> Iterator[None]:
+    """Send displays to ``parent`` (ipykernel 6; a no-op on 7, which pins per thread).
+
+    ipykernel 6's display publisher has one global parent (``parent_header``), which
+    the shell pump moves to each widget message it handles; displays sent then would
+    belong to a click and never reach the paused cell.
+    """
+    shell = getattr(kernel, "shell", None)
+    pub = getattr(shell, "display_pub", None)
+    if not parent or pub is None or hasattr(pub, "set_thread_parent") \
+            or not hasattr(pub, "parent_header"):
+        yield
+        return
+    from jupyter_client.session import extract_header  # noqa: PLC0415
+
+    previous = pub.parent_header
+    pub.parent_header = extract_header(parent)
     try:
-        return cell_parent(kernel)[1]
-    except Exception:
-        return {}
+        yield
+    finally:
+        pub.parent_header = previous
 
 
 def main_shell_busy(kernel: Any) -> bool:

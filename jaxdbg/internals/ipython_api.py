@@ -1,8 +1,10 @@
-"""IPython internals: how a cell's compiled file name maps to ``In[n]``."""
+"""IPython internals: how a cell's compiled file name maps to ``In[n]``, showing a
+one-line error, and sharing IPython's single custom-exception slot."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any, Callable
 
 
 def shell():
@@ -39,12 +41,53 @@ def show_short_error(shell, etype: type, message: str, line: str) -> None:
     show(etype, message, [line])
 
 
+# A handler gets (shell, etype, value, tb, tb_offset) and returns True when it showed
+# the error itself; False passes the error on down the chain.
+CustomExcHandler = Callable[[Any, type, BaseException, Any, Any], bool]
+
+
+def add_custom_exc(shell: Any, exc_types: tuple[type[BaseException], ...],
+                   handler: CustomExcHandler) -> Callable[[], None]:
+    """Handle ``exc_types`` in cells, chained to the handler installed before.
+
+    IPython has one ``set_custom_exc`` slot; taking it would silently drop another
+    extension's handler. The chained handler tries ``handler`` first, then the
+    previous one (for its own exception types), then IPython's usual traceback.
+    Returns ``remove``: it restores the previous handler if this one is still on top,
+    else leaves this one in place as a pass-through.
+    """
+    previous_types = tuple(getattr(shell, "custom_exceptions", ()) or ())
+    previous = getattr(shell, "CustomTB", None)
+    active = [True]
+
+    def chained(self: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None):
+        if active[0] and isinstance(value, exc_types) and handler(self, etype, value, tb, tb_offset):
+            return None
+        if previous is not None and previous_types and isinstance(value, previous_types):
+            previous(etype, value, tb, tb_offset=tb_offset)
+            return None
+        self.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        return None
+
+    shell.set_custom_exc(tuple(dict.fromkeys(previous_types + tuple(exc_types))), chained)
+    installed = shell.CustomTB
+
+    def remove() -> None:
+        active[0] = False
+        if getattr(shell, "CustomTB", None) is installed:
+            shell.custom_exceptions = previous_types
+            shell.CustomTB = previous
+    return remove
+
+
 def names_in_use() -> dict[str, bool]:
     ip = shell()
     if ip is None:
         return {}
     return {"IPython CachingCompiler._filename_map": hasattr(getattr(ip, "compile", None), "_filename_map"),
-            "IPython InteractiveShell._showtraceback": hasattr(ip, "_showtraceback")}
+            "IPython InteractiveShell._showtraceback": hasattr(ip, "_showtraceback"),
+            "IPython InteractiveShell.CustomTB / custom_exceptions":
+                hasattr(ip, "CustomTB") and hasattr(ip, "custom_exceptions")}
 
 
 def execution_count() -> int | None:

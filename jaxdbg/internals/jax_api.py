@@ -6,17 +6,18 @@ fails loudly when a name used here moves in a new JAX release.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import types
 from typing import Any, Callable
 
 import jax
 
-SUPPORTED_JAX = ((0, 8), (0, 12))  # tested range, inclusive of minor versions
+SUPPORTED_JAX = ((0, 7), (0, 12))  # tested range, inclusive of minor versions
 
 
 def jax_version() -> tuple[int, ...]:
-    return tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+    return tuple(jax.__version_info__[:3])
 
 
 def _private(module: str, name: str) -> Any:
@@ -62,6 +63,29 @@ def device_axis_indices() -> list[tuple[str, int, Any]]:
     return axes
 
 
+# -- custom_vmap that keeps the effects of its body (JAX < 0.8 dropped them) --
+# jaxdbg stages its host callback inside custom_vmap (see breakpoints.py). Before
+# JAX 0.8 custom_vmap's abstract evaluation declared no effects, so a jitted
+# program pruned a breakpoint whose (unused) output nothing read, and an ordered
+# one found no effect token when lowered. From 0.8 on JAX declares the body's
+# effects itself; older releases get the same rule here.
+_custom_vmap_p = _private("jax._src.custom_batching", "custom_vmap_p")
+_CUSTOM_VMAP_DROPS_EFFECTS = jax_version() < (0, 8)
+
+
+def _custom_vmap_abstract_eval_with_effects(*in_avals: Any, call: Any, **_: Any):
+    return call.out_avals, call.effects
+
+
+def keep_custom_vmap_effects() -> None:
+    """Make custom_vmap declare the effects of its body, where this JAX does not already."""
+    if _CUSTOM_VMAP_DROPS_EFFECTS and _custom_vmap_p is not None:
+        _custom_vmap_p.def_effectful_abstract_eval(_custom_vmap_abstract_eval_with_effects)
+
+
+keep_custom_vmap_effects()
+
+
 # -- values that exist only as tangents while JAX linearizes a custom_jvp rule --
 _JaxprTracer = _private("jax._src.interpreters.partial_eval", "JaxprTracer")
 
@@ -78,8 +102,46 @@ def is_linear_unknown(tracer: Any) -> bool:
     return pval is not None and not pval.is_known()
 
 
+# -- which tracers a breakpoint may use: those of the body being staged now --
+# JAX caches the jaxpr of a staged body (jit, scan, cond, while/fori loops,
+# checkpoint, custom_vjp) by function and argument types. A tracer of an
+# enclosing trace, found in an outer frame's locals, would become a constant of
+# that cached jaxpr and leak into the next program that reuses it. Tracers of
+# the staging trace and of the transformations above it (vmap, jvp) are safe.
+_trace_ctx = _private("jax._src.core", "trace_ctx")
+_DynamicJaxprTrace = _private("jax._src.interpreters.partial_eval", "DynamicJaxprTrace")
+
+
+def traces_in_reach() -> list[Any] | None:
+    """The traces whose tracers may become operands here, innermost first
+    (None when this JAX does not say, and every tracer is taken)."""
+    if _trace_ctx is None or _DynamicJaxprTrace is None:
+        return None
+    reach = []
+    trace = getattr(_trace_ctx, "trace", None)
+    while trace is not None:
+        reach.append(trace)
+        if isinstance(trace, _DynamicJaxprTrace):
+            break  # a staged body: what lies outside it is another program's
+        trace = getattr(trace, "parent_trace", None)
+    return reach
+
+
+def in_reach(tracer: Any, reach: list[Any] | None) -> bool:
+    """Whether ``tracer`` belongs to one of the traces ``traces_in_reach`` gave."""
+    if reach is None:
+        return True
+    trace = getattr(tracer, "_trace", None)
+    return any(trace is t for t in reach)
+
+
 # -- JAX's own debugger registry, so that jax.debug.breakpoint opens jaxdbg --
+# JAX calls a registered debugger as ``debugger(frames, thread_id, **kwargs)``:
+# ``frames`` are DebuggerFrame objects, innermost first, with runtime values;
+# ``kwargs`` are the breakpoint's keyword options other than JAX's own.
 _jax_debugger_registry = _private("jax._src.debugger.core", "_debugger_registry")
+_get_jax_debugger = _private("jax._src.debugger.core", "get_debugger")
+_DebuggerFrame = _private("jax._src.debugger.core", "DebuggerFrame")
 
 
 def register_with_jax_debugger(name: str, debugger: Callable[..., None], priority: int) -> None:
@@ -91,6 +153,38 @@ def register_with_jax_debugger(name: str, debugger: Callable[..., None], priorit
 def unregister_from_jax_debugger(name: str) -> None:
     if _jax_debugger_registry is not None:
         _jax_debugger_registry.pop(name, None)
+
+
+@dataclasses.dataclass(frozen=True)
+class JaxFrame:
+    """What jaxdbg reads from one of JAX's DebuggerFrame objects."""
+
+    filename: str
+    lineno: int
+    locals: dict[str, Any]
+    source: list[str]   # the frame's function (or whole module), without newlines
+    offset: int | None  # lineno's index into ``source``; None when JAX found no source
+
+
+def read_jax_frame(frame: Any) -> JaxFrame:
+    return JaxFrame(frame.filename, int(frame.lineno), dict(frame.locals),
+                    list(frame.source or []), frame.offset)
+
+
+def call_jax_debugger(frames: list[JaxFrame], thread_id: int | None, backend: str | None,
+                      options: dict[str, Any]) -> bool:
+    """Serve a stop with JAX's own debugger (its registry's choice, or ``backend``).
+    False when this JAX has no such entry point."""
+    if _get_jax_debugger is None or _DebuggerFrame is None:
+        return False
+    jax_frames = []
+    for f in frames:
+        line = f.source[f.offset] if f.offset is not None and 0 <= f.offset < len(f.source) else ""
+        jax_frames.append(_DebuggerFrame(filename=f.filename, locals=f.locals, globals={},
+                                         code_context=[line + "\n"] if line else None,
+                                         source=f.source, lineno=f.lineno, offset=f.offset))
+    _get_jax_debugger(backend=backend)(jax_frames, thread_id, **options)
+    return True
 
 
 # -- silence JAX's "jax.debug.callback failed" log for a deliberate quit --
@@ -114,21 +208,71 @@ def quiet_callback_failures(kinds: tuple[type[BaseException], ...]) -> None:
         logger.addFilter(_DropExceptions(kinds))
 
 
+def unquiet_callback_failures() -> None:
+    logger = logging.getLogger(_CALLBACK_LOGGER)
+    for f in [f for f in logger.filters if isinstance(f, _DropExceptions)]:
+        logger.removeFilter(f)
+
+
 _runtime_tokens = _private("jax._src.dispatch", "runtime_tokens")
+_RuntimeTokenSet = _private("jax._src.dispatch", "RuntimeTokenSet")
+_TOKEN_SET_FIELDS = ("current_tokens", "output_runtime_tokens", "clear")
 
 
 def forget_failed_effects() -> None:
-    """Drop the effect tokens of a computation the debugger stopped.
-
-    Otherwise JAX re-raises the stopped computation's error at the next
-    ``jax.effects_barrier()`` and again at interpreter exit.
-    """
+    """Drop every effect token this thread holds (tests use it between cases)."""
     if _runtime_tokens is not None:
         _runtime_tokens.clear()
 
 
+def drop_stopped_effects_when_waiting(is_stopped: Callable[[BaseException], bool]) -> bool:
+    """Make JAX's wait for effects skip computations that the debugger stopped.
+
+    JAX keeps each dispatched computation's effect tokens (per thread) until
+    ``jax.effects_barrier()`` has waited for them, and waits again at exit. When a
+    quit or an interrupt ended an asynchronously dispatched computation (pmap on
+    CPU), its tokens carry that error: every later barrier raised it again and exit
+    printed it twice as ``Exception ignored in atexit callback``. The wait now drops
+    tokens whose error ``is_stopped`` recognises; any other error is raised as
+    before. The stopped computation's own results still raise where they are used.
+    Returns whether the wait could be adapted. Idempotent.
+    """
+    cls = _RuntimeTokenSet
+    if cls is None or not all(hasattr(_runtime_tokens, f) for f in _TOKEN_SET_FIELDS):
+        return False
+    if getattr(cls.block_until_ready, "_jaxdbg_drops_stopped", False):
+        return True
+
+    def block_until_ready(self) -> None:
+        for tokens in (self.current_tokens, self.output_runtime_tokens):
+            for key, token in list(tokens.items()):
+                try:
+                    token.block_until_ready()
+                except Exception as exc:
+                    if not is_stopped(exc):
+                        raise
+                    tokens.pop(key, None)
+        self.clear()
+
+    block_until_ready._jaxdbg_drops_stopped = True
+    cls.block_until_ready = block_until_ready
+    return True
+
+
 def is_jax_runtime_error(exc: BaseException) -> bool:
     return isinstance(exc, jax.errors.JaxRuntimeError)
+
+
+def failed_callback_names(exc: BaseException, name: str) -> bool:
+    """Whether ``exc`` is XLA's error for a host callback that raised ``name``.
+
+    XLA keeps only the text of the callback's exception (``INTERNAL: CpuCallback
+    error: ... DebuggerQuit: ...``); that wording is XLA's, not an API.
+    """
+    if not is_jax_runtime_error(exc):
+        return False
+    text = str(exc)
+    return "callback" in text.lower() and name in text
 
 
 def names_in_use() -> dict[str, bool]:
@@ -138,10 +282,19 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.core.get_axis_env": _get_axis_env is not None,
         "jax._src.interpreters.batching.BatchTracer": _BatchTracer is not None,
         "jax._src.debugger.core._debugger_registry": _jax_debugger_registry is not None,
+        "jax._src.debugger.core.get_debugger": _get_jax_debugger is not None,
+        "jax._src.debugger.core.DebuggerFrame": _DebuggerFrame is not None,
         "logger jax._src.debugging": _CALLBACK_LOGGER in logging.Logger.manager.loggerDict,
         "jax._src.core.trace_state_clean": _trace_state_clean is not None,
         "jax._src.dispatch.runtime_tokens": _runtime_tokens is not None,
+        "jax._src.dispatch.RuntimeTokenSet (current_tokens, output_runtime_tokens, clear)":
+            _RuntimeTokenSet is not None and _runtime_tokens is not None
+            and all(hasattr(_runtime_tokens, f) for f in _TOKEN_SET_FIELDS),
         "jax._src.interpreters.partial_eval.JaxprTracer": _JaxprTracer is not None,
+        "jax._src.core.trace_ctx": _trace_ctx is not None,
+        "jax._src.interpreters.partial_eval.DynamicJaxprTrace": _DynamicJaxprTrace is not None,
+        "jax._src.custom_batching.custom_vmap_p": _custom_vmap_p is not None
+        or not _CUSTOM_VMAP_DROPS_EFFECTS,
     }
 
 

@@ -1,0 +1,117 @@
+"""Where Ctrl-C (or a kernel interrupt) goes while a stop waits on another thread.
+
+Python runs signal handlers on the main thread only. Under pmap or shard_map a
+stop waits on an XLA thread while the main thread waits for the computation, so
+by default the interrupt raised KeyboardInterrupt in the main thread and left the
+stop waiting: a terminal prompt hung the process, and in a kernel the cell ended
+with a long traceback from inside JAX while the stop lived on.
+
+A wait that can end itself on an interrupt registers as a *listener* for as
+long as it waits (the terminal prompt, the panel's wait). A SIGINT handler,
+put in front of Python's default one, wakes the listeners and lets them end
+their stops, which ends the computation with KeyboardInterrupt; the main thread
+then gets that computation's error, shown as one line. With no listener, or
+when the main thread itself listens, Ctrl-C does what it always did.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from typing import Callable
+
+_lock = threading.Lock()
+_listeners: dict[int, tuple[threading.Thread, Callable[[], None] | None]] = {}
+_ids = iter(range(1, 1 << 62))
+# Interrupts that listeners took, less those the handler passed to them. A listener
+# may notice a SIGINT (e.g. through a wakeup fd) before the main thread runs the
+# handler; the handler must then still keep it out of the main thread.
+_credit = 0
+_anticipated: set[int] = set()  # listeners the handler counted on to end
+
+
+class Listener:
+    """A wait registered by :func:`listening`; call :meth:`interrupted` when an
+    interrupt ends it (before raising KeyboardInterrupt)."""
+
+    def __init__(self, wake: Callable[[], None] | None, active: bool) -> None:
+        self._wake = wake
+        self._active = active
+        self._key: int | None = None
+
+    def __enter__(self) -> "Listener":
+        if self._active:
+            with _lock:
+                self._key = next(_ids)
+                _listeners[self._key] = (threading.current_thread(), self._wake)
+        return self
+
+    def interrupted(self) -> None:
+        self._leave(took_interrupt=True)
+
+    def __exit__(self, *exc: object) -> None:
+        self._leave(took_interrupt=False)
+
+    def _leave(self, took_interrupt: bool) -> None:
+        global _credit
+        if self._key is None:
+            return
+        # Without the relay in place the main thread gets (or got) its own
+        # KeyboardInterrupt for this SIGINT, so there is nothing to hold back later.
+        relayed = signal.getsignal(signal.SIGINT) is _relay
+        with _lock:
+            _listeners.pop(self._key, None)
+            if self._key in _anticipated:
+                _anticipated.discard(self._key)
+                _credit += 1  # settles what the handler counted on, taken or not
+            elif took_interrupt and relayed:
+                _credit += 1
+            self._key = None
+
+
+def listening(wake: Callable[[], None] | None = None, *, active: bool = True) -> Listener:
+    """Register the calling thread's wait: while inside, a SIGINT calls ``wake`` (from
+    the main thread's signal handler) instead of raising KeyboardInterrupt in the main
+    thread. ``wake`` must be quick and must not raise; None suits a wait that notices
+    interrupts by itself. ``active=False`` gives a handle that registers nothing."""
+    return Listener(wake, active)
+
+
+def _relay(signum: int, frame) -> None:
+    global _credit
+    main = threading.main_thread()
+    with _lock:
+        listeners = list(_listeners.items())
+        main_listens = any(thread is main for _, (thread, _) in listeners)
+        if not listeners and _credit > 0:
+            _credit -= 1  # a listener already took this interrupt
+            return
+        for key, (thread, _) in listeners:
+            if thread is not main:
+                _anticipated.add(key)
+                _credit -= 1
+    for _, (_, wake) in listeners:
+        if wake is not None:
+            try:
+                wake()
+            except Exception:
+                pass
+    if not listeners or main_listens:
+        signal.default_int_handler(signum, frame)
+
+
+def install() -> None:
+    """Put the relay in front of Python's default SIGINT handler.
+
+    Only from the main thread and only over the default handler, so a program's
+    own handler is left alone. IPython kernels put the default handler back for
+    each cell, so the extension calls this again before each cell. Idempotent.
+    """
+    if threading.current_thread() is not threading.main_thread() or os.name != "posix":
+        return
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _relay)
+    except (ValueError, OSError):  # not allowed here (e.g. an embedded interpreter)
+        pass

@@ -1,0 +1,33 @@
+"""Plain text for the engine's data: the text/plain twin of every HTML view."""
+
+from __future__ import annotations
+
+from jaxdbg.outputs import StopSummary
+
+
+def clip(text: str, limit: int | None) -> tuple[str, int]:
+    """``(shown, hidden character count)`` for a log entry cut at ``limit``."""
+    if limit is None or len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit
+
+
+def clipped_note(hidden: int) -> str:
+    return f"... {hidden:,} more characters"
+
+
+def stop_summary(summary: StopSummary, limit: int | None = None) -> str:
+    """A finished stop as text: banner, the stopped-at line, the log, the outcome."""
+    lines = [summary.banner]
+    if summary.line:
+        lines.append(f"{summary.location}: {summary.line}")
+    for entry in summary.log:
+        if entry.command:
+            lines.append(f"(jaxdbg) {entry.command}")
+        shown, hidden = clip(entry.text, limit)
+        if shown:
+            lines.append(shown)
+        if hidden:
+            lines.append(clipped_note(hidden))
+    lines.append(summary.outcome)
+    return "\n".join(lines)

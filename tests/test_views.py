@@ -1,0 +1,74 @@
+"""The HTML and text renderers of the engine's data (jaxdbg.views)."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+from markupsafe import Markup
+
+import jaxdbg
+from jaxdbg.outputs import LogEntry, Resume, SourceView, StopSummary
+from jaxdbg.views import html, text
+
+
+def test_source_uses_pygments_line_numbers_and_hl_lines():
+    view = SourceView("f.py", 10, ["a = 1", "b = '<b>'", "c = 3"], current_lineno=11)
+    out = html.source(view, "> f.py:11 in <module>")
+    assert isinstance(out, Markup)
+    assert "&gt; f.py:11 in &lt;module&gt;" in out  # the engine's heading, escaped
+    numbers = re.findall(r"padding-right: 5px;\">(\d+)</span>", out)  # pygments line numbers
+    assert numbers[:3] == ["10", "11", "12"]  # linenostart
+    highlighted = re.search(r'<span style="background-color: #ffffcc">(.*?)\n</span>', out, re.S)
+    assert highlighted and ">11</span>" in highlighted.group(1) and "&lt;b&gt;" in highlighted.group(1)
+    assert "<b>" not in out.split("</div>", 1)[1]  # code is escaped by pygments
+    assert "(source not available)" in html.source(SourceView("f.py", 1, [], 1), "h")
+
+
+def _summary(log=()):
+    return StopSummary("Stopped at x.py:3 in f (mesh x=8)", "x.py:3", "jaxdbg.breakpoint(label='<i>')",
+                       tuple(log), Resume.CONTINUE.outcome)
+
+
+def test_stop_summary_escapes_by_type_and_has_a_text_twin():
+    entries = [LogEntry("p '<script>'", "'<script>'"), LogEntry("p 1/0", "*** ZeroDivisionError", error=True),
+               LogEntry("sharding of y", "", html=Markup("<table><tr><td>ok</td></tr></table>")),
+               LogEntry("p big", "x" * 5_000)]
+    shown = html.stop_summary_display(_summary(entries), limit=100)
+    bundle = shown._repr_mimebundle_()
+    page = bundle["text/html"]
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "label=&#39;&lt;i&gt;&#39;" in page  # the stopped-at line, escaped
+    assert "<table><tr><td>ok</td></tr></table>" in page  # markup made by a view stays markup
+    assert "jaxdbg-error" in page and "4,900 more characters" in page
+    assert page.rstrip("</div>").endswith("Continued.")
+    plain = bundle["text/plain"]
+    assert plain.splitlines()[:3] == ["Stopped at x.py:3 in f (mesh x=8)",
+                                      "x.py:3: jaxdbg.breakpoint(label='<i>')", "(jaxdbg) p '<script>'"]
+    assert plain.endswith("Continued.") and "... 4,900 more characters" in plain
+    assert str(shown) == plain
+
+
+def test_session_summary_uses_the_engine_phrases(temporary_backend):
+    seen = {}
+
+    def backend(session):
+        out = session.execute("p y")
+        session.execute("c")
+        seen["summary"] = session.summary([LogEntry("p y", out.text)])
+        seen["heading"] = session.heading()
+
+    temporary_backend("summary-test", backend)
+
+    @jax.jit
+    def f(x):
+        y = x * 2
+        jaxdbg.breakpoint(backend="summary-test")
+        return y
+
+    f(jnp.float32(2))
+    summary = seen["summary"]
+    assert summary.banner.startswith("Stopped at ") and " in f (breakpoint " in summary.banner
+    assert summary.line == 'jaxdbg.breakpoint(backend="summary-test")'
+    assert summary.outcome == "Continued." == Resume.CONTINUE.outcome
+    assert seen["heading"] == f"> {summary.location} in f"
+    assert text.stop_summary(summary).splitlines()[2:4] == ["(jaxdbg) p y", "Array(4., dtype=float32)"]
