@@ -38,11 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 IPYKERNEL6_ENV = "JAXDBG_IPYKERNEL6_PYTHON"
 MULTI_DEVICE_XLA_FLAGS = "--xla_force_host_platform_device_count=8"
 # The kernel writes every thread's stack here on SIGUSR1 (see KernelHarness.thread_dump).
-_LAUNCH_WITH_THREAD_DUMPS = (
-    "import faulthandler, os, runpy, signal; "
-    "faulthandler.register(signal.SIGUSR1, all_threads=True, "
-    "file=open(os.environ['JAXDBG_THREAD_DUMP'], 'w')); "
-    "runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)"
+# Run at kernel start without binding a name in the user's namespace.
+_THREAD_DUMPS_ON_SIGUSR1 = (
+    "__import__('faulthandler').register(__import__('signal').SIGUSR1, all_threads=True, "
+    "file=open(__import__('os').environ['JAXDBG_THREAD_DUMP'], 'w'))"
 )
 
 
@@ -129,7 +128,8 @@ class KernelHarness:
         spec_dir = Path(self._tmp) / "kernels" / self.name
         spec_dir.mkdir(parents=True)
         (spec_dir / "kernel.json").write_text(json.dumps({
-            "argv": [self.python, "-c", _LAUNCH_WITH_THREAD_DUMPS, "-f", "{connection_file}"],
+            "argv": [self.python, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                     f"--IPKernelApp.exec_lines={_THREAD_DUMPS_ON_SIGUSR1}"],
             "display_name": f"jaxdbg test ({self.python})",
             "language": "python",
             "interrupt_mode": "signal",
