@@ -92,6 +92,51 @@ def click(kernel: KernelHarness, description: str) -> None:
     kernel.click(kernel.find_widget("ButtonModel", description=description, timeout=60))
 
 
+# The debugger panel, whichever generation: one anywidget (commands as custom messages)
+# or the ipywidgets composite (Buttons and a Text box).
+PANEL_WIDGET = "jaxdbg_widgets.panel_widget.PanelWidget"
+PANEL_BUTTONS = {"continue": "Continue", "quit": "Quit"}
+
+
+def _live_panel_target(kernel: KernelHarness, line: str, known=()) -> tuple[str, dict] | None:
+    """(comm_id, comm data) that runs ``line`` on the live panel, or None yet."""
+    for cid, st in kernel.widgets().items():
+        if cid in known:
+            continue
+        if st.get("_anywidget_id") == PANEL_WIDGET and not st.get("status", {}).get("finished"):
+            return cid, {"method": "custom", "content": {"type": "run", "id": f"t-{line}",
+                                                         "line": line, "typed": False}}
+        if st.get("_model_name") == "ButtonModel" and st.get("description") == PANEL_BUTTONS[line]:
+            return cid, {"method": "custom", "content": {"event": "click"}}
+    return None
+
+
+def panel_target(kernel: KernelHarness, line: str, known=(), timeout: float = 120) -> tuple[str, dict]:
+    return kernel.wait_for(lambda: _live_panel_target(kernel, line, known), timeout,
+                           f"a live panel to {line}")
+
+
+def panel_press(kernel: KernelHarness, line: str, known=(), timeout: float = 120) -> None:
+    """Continue or Quit on the live panel, the moment the frontend could first do it."""
+    kernel.comm_msg(*panel_target(kernel, line, known, timeout))
+
+
+def panel_type(kernel: KernelHarness, text: str, timeout: float = 120) -> None:
+    """A line typed into the panel's box and Enter."""
+    cid, _ = panel_target(kernel, "continue", timeout=timeout)
+    if kernel.widgets().get(cid, {}).get("_anywidget_id") == PANEL_WIDGET:
+        kernel.comm_msg(cid, {"method": "custom", "content": {"type": "run", "id": "t-typed",
+                                                              "line": text, "typed": True}})
+        return
+    box = kernel.find_widget("TextModel", timeout=timeout)
+    kernel.set_value(box, value=text)
+    kernel.comm_msg(box, {"method": "custom", "content": {"event": "submit"}})
+
+
+def live_panel_left(kernel: KernelHarness) -> bool:
+    return _live_panel_target(kernel, "continue") is not None
+
+
 # ------------------------------------------------------------ 1: early clicks, quit
 
 
@@ -132,7 +177,7 @@ def _session_then_quick_quit(kernel: KernelHarness, round_: int) -> None:
             return y
         print("first", normal_{round_}(jnp.ones(2)).tolist())
     """))
-    kernel.click(kernel.find_widget("ButtonModel", description="Continue", timeout=120))
+    panel_press(kernel, "continue")
     assert kernel.wait_reply(first, timeout=120).status == "ok"
     known = set(kernel.widgets())
     second = kernel.execute(textwrap.dedent(f"""
@@ -143,13 +188,8 @@ def _session_then_quick_quit(kernel: KernelHarness, round_: int) -> None:
         quit_{round_}(jnp.ones(2))
     """))
 
-    def new_quit_button():
-        return next((cid for cid, st in kernel.widgets().items() if cid not in known
-                     and st.get("_model_name") == "ButtonModel"
-                     and st.get("description") == "Quit"), None)
-
-    # Click the moment the button exists, while the rest of the panel is still built.
-    kernel.click(kernel.wait_for(new_quit_button, 120, "the second stop's Quit button"))
+    # Quit the moment the panel exists, while the rest of it may still be built.
+    panel_press(kernel, "quit", known=known)
     done = kernel.wait_reply(second, timeout=120)
     text = done.stderr + " ".join(e["ename"] + ": " + e["evalue"] for e in done.errors)
     assert "DebuggerQuit" in text, done
@@ -180,10 +220,8 @@ def test_interrupt_during_a_typed_expression_ends_the_pmap_stop(kernel):
         print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
     """))
     with no_hang(kernel):
-        box = kernel.find_widget("TextModel", timeout=180)
-        time.sleep(0.5)
-        kernel.set_value(box, value="p print('evaluating', flush=True) or __import__('time').sleep(4) or x")
-        kernel.comm_msg(box, {"method": "custom", "content": {"event": "submit"}})
+        panel_type(kernel, "p print('evaluating', flush=True) or __import__('time').sleep(4) or x",
+                   timeout=180)
         kernel.wait_for_output(mid, "evaluating", timeout=120)
         kernel.interrupt()  # while the expression runs, not while the panel waits
         done = kernel.wait_reply(mid, timeout=180)
@@ -192,10 +230,8 @@ def test_interrupt_during_a_typed_expression_ends_the_pmap_stop(kernel):
         assert "KeyboardInterrupt" in text, done
         # one short line, not a traceback from wherever the main thread was
         assert all(len(e["traceback"]) <= 2 for e in done.errors), done.errors
-        # no stop lives on: no panel has a live Continue button
-        kernel.wait_for(lambda: not any(
-            st.get("_model_name") == "ButtonModel" and st.get("description") == "Continue"
-            for st in kernel.widgets().values()), 60, "every panel to finish")
+        # no stop lives on: no live panel is left
+        kernel.wait_for(lambda: not live_panel_left(kernel), 60, "every panel to finish")
         # It returns (a stale error from the stopped computation is the stops' concern).
         kernel.run("try:\n    jax.effects_barrier()\nfinally:\n    print('barrier returned')",
                    timeout=120)
@@ -332,9 +368,9 @@ def test_queued_cells_abort_after_quit_in_the_panel(kernel):
         abort_q(jnp.ones(2))
     """))
     with no_hang(kernel):
-        quit_button = kernel.find_widget("ButtonModel", description="Quit", timeout=120)
+        quit_target = panel_target(kernel, "quit")
         queued = _queue_two(kernel)
-        kernel.click(quit_button)
+        kernel.comm_msg(*quit_target)
         assert reply_status(kernel, paused) == "error"
         _assert_aborted(kernel, queued)
     assert_alive(kernel)
@@ -431,14 +467,14 @@ def test_reloaded_page_finds_the_debugger_panel(kernel):
             return x * 2
         print("result", reload_f(jnp.ones(2)).tolist())
     """))
-    continue_button = kernel.find_widget("ButtonModel", description="Continue", timeout=120)
+    panel_comm, continue_data = panel_target(kernel, "continue")
     page = SecondClient(kernel)
     try:
         with no_hang(kernel):
             assert page.request("kernel_info_request", {})["content"]["status"] == "ok"
             comms = page.request("comm_info_request", {"target_name": "jupyter.widget"})
-            assert continue_button in comms["content"]["comms"], comms
-            page.send_comm(continue_button, {"method": "custom", "content": {"event": "click"}})
+            assert panel_comm in comms["content"]["comms"], comms
+            page.send_comm(panel_comm, continue_data)
             done = kernel.wait_reply(paused, timeout=60)
         assert done.status == "ok" and "result [2.0, 2.0]" in done.stdout, done
     finally:
