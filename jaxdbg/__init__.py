@@ -7,6 +7,9 @@ Public API::
     jaxdbg.breakpoint_on_nonfinite(*xs)    stop when any leaf holds NaN or Inf
     jaxdbg.register_debugger / get_debugger / available_debuggers
     jaxdbg.install_jax_hook / uninstall_jax_hook
+    jaxdbg.print / jaxdbg.callback     jax.debug.print / callback with file:line, batch and device
+    jaxdbg.checkify(f, errors) / show  checkify whose errors say where; render an Error
+    jaxdbg.post_mortem()               the debugger on the last exception's frames, like %debug
     jaxdbg.Session, jaxdbg.Frame, jaxdbg.DebuggerQuit
     jaxdbg.visualize_sharding(x, shape=None)   draw how an array, Sharding or Mesh is laid out
     jaxdbg.sharding_view(x, shape=None)        the same layout as a displayable object
@@ -16,6 +19,7 @@ Public API::
 from jaxdbg import breakpoint_commands as _breakpoint_commands  # noqa: F401 (registers commands)
 from jaxdbg import cli as _cli
 from jaxdbg.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
+from jaxdbg.checkify_view import checkify
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.frames import Frame
 from jaxdbg.ipython_extension import load_ipython_extension, unload_ipython_extension
@@ -23,10 +27,13 @@ from jaxdbg.jax_hook import install_jax_hook, uninstall_jax_hook
 from jaxdbg.registry import (available_debuggers, get_debugger, register_debugger,
                              unregister_debugger)
 from jaxdbg.outputs import Output, OutputKind, Resume
+from jaxdbg.postmortem import post_mortem
+from jaxdbg.printing import callback, print  # noqa: A004 (jaxdbg.print, like jax.debug.print)
 from jaxdbg.session import Session
 from jaxdbg.sharding_display import inspect_sharding, visualize_sharding
 from jaxdbg.sharding_layout import sharding_view
 from jaxdbg.stop_info import StopInfo
+from jaxdbg.show import show  # noqa: E402 (the function, not the module of that name)
 
 __version__ = "0.1.0"
 
@@ -34,10 +41,16 @@ __version__ = "0.1.0"
 register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available,
                   options=_cli.OPTIONS)
 
+# Installed backends (the widget panel) register themselves through entry points.
+from jaxdbg.backend_plugins import load_installed_backends as _load_installed_backends  # noqa: E402
+
+_load_installed_backends()
+
 __all__ = [
     "breakpoint", "breakpoint_if", "breakpoint_on_nonfinite", "DebuggerQuit", "Frame",
     "Output", "OutputKind", "Resume", "Session", "StopInfo", "register_debugger", "unregister_debugger",
     "get_debugger", "available_debuggers", "install_jax_hook", "uninstall_jax_hook",
     "load_ipython_extension", "unload_ipython_extension", "__version__",
     "visualize_sharding", "sharding_view", "inspect_sharding",
+    "print", "callback", "checkify", "show", "post_mortem",
 ]

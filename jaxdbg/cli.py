@@ -14,6 +14,7 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 from jaxdbg import terminal_input
+from jaxdbg.backend_plugins import panel_hint
 from jaxdbg.outputs import Output, OutputKind, SourceView
 from jaxdbg.session import DEFAULT_CONTEXT, Session
 from jaxdbg.terminal_completion import tab_completion
@@ -119,6 +120,9 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
     if stdin is None:
         _enable_line_editing()
     console.print(Text(session.banner(), style="bold"))
+    hint = panel_hint() if stdin is None else None
+    if hint:
+        console.print(Text(hint, style="dim"))
     render(console, session.source_around())
     while not session.finished:
         try:

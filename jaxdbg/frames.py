@@ -77,6 +77,11 @@ def _is_hidden(frame: types.FrameType) -> bool:
     return not jax_api.include_frame(frame)
 
 
+def is_hidden(frame: types.FrameType) -> bool:
+    """Whether a live frame is machinery (JAX, IPython, jaxdbg...) rather than the user's code."""
+    return _is_hidden(frame)
+
+
 def _hidden_file_test() -> Callable[[str], bool]:
     """Whether a file belongs to machinery (as :func:`_is_hidden` judges live frames),
     for frames known only by file name, such as JAX's DebuggerFrames."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from jaxdbg import jax_hook, magics, quit_reporting, sharding_hooks
+from jaxdbg import checkify_cell, jax_hook, magics, postmortem, quit_reporting, sharding_hooks
 from jaxdbg.registry import registered_debuggers, unregister_debugger
 
 
@@ -79,6 +79,17 @@ class _JaxHook:
 _hook = _JaxHook()
 
 
+def _print_log(action: str) -> Callable[[Any], None]:
+    """The print log lives with the widgets; without them prints stay on stdout."""
+    def run(shell: Any) -> None:
+        try:
+            from jaxdbg_widgets import print_log
+        except ImportError:
+            return
+        getattr(print_log, action)(shell)
+    return run
+
+
 FEATURES: list[Feature] = [
     # Existing jax.debug.breakpoint() calls open jaxdbg.
     Feature("jax-breakpoint-hook", lambda shell: _hook.load(), lambda shell: _hook.unload()),
@@ -92,6 +103,12 @@ FEATURES: list[Feature] = [
     Feature("sharding", sharding_hooks.install, lambda shell: sharding_hooks.uninstall()),
     # The %jaxdbg magic: status and switches.
     Feature("magics", magics.load, magics.unload),
+    # jaxdbg.print and jax.debug.print rows go to one log widget per cell.
+    Feature("print-log", _print_log("load"), _print_log("unload")),
+    # checkify errors render with their location; %%checkify checks a cell's jitted calls.
+    Feature("checkify", checkify_cell.load, checkify_cell.unload),
+    # A NaN in a jitted call (jax_debug_nans) opens the debugger on JAX's eager re-run.
+    Feature("nan-post-mortem", postmortem.load, postmortem.unload),
 ]
 
 

@@ -1,7 +1,8 @@
 """Show a displayable object where the user is looking.
 
 In a notebook kernel, IPython's ``display`` (HTML with a text/plain fallback); anywhere
-else, rich's console (colour in a terminal, plain text in a pipe).
+else, rich's console (colour in a terminal, plain text in a pipe). A checkify ``Error``
+is shown as :mod:`jaxdbg.checkify_view` draws it (``jaxdbg.show(err)``).
 """
 
 from __future__ import annotations
@@ -9,14 +10,20 @@ from __future__ import annotations
 from typing import Any
 
 
-def show(obj: Any) -> None:
+def show(obj: Any) -> Any:
+    """Display ``obj``; for a checkify Error, the view drawn (else None)."""
+    from jaxdbg import checkify_view
     from jaxdbg.internals import ipykernel_api
 
+    view = checkify_view.view_of(obj)
+    if view is not None:
+        obj = view
     if ipykernel_api.current_kernel() is not None:
         from IPython.display import display
 
         display(obj)
-        return
+        return view
     from rich.console import Console
 
     Console(highlight=False, soft_wrap=True).print(obj)
+    return view

@@ -98,8 +98,10 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
 
     options = {"context": PANEL_CONTEXT, **options}  # the caller's dict is not touched
     session.context = options["context"]
-    panel = DebuggerPanel(session, post=channel.post, context=options["context"])
-    channel.attach(panel.widget)
+    # The comm is routed before the frontend hears of it, so even a command sent the
+    # moment the panel appears reaches this stop.
+    panel = DebuggerPanel(session, post=channel.post, context=options["context"],
+                          before_open=channel.attach)
     with _output_to_cell(kernel, parent):
         handle = display(panel.widget, display_id=True)
     note = None
@@ -125,7 +127,6 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
                 _fallback(session, why, options)
                 return
             panel.handle(command)
-            channel.attach(panel.widget)  # rows added for a frame with more locals
     except KeyboardInterrupt:
         note = "Interrupted."
         raise
@@ -135,8 +136,9 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
 
 
 def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str | None) -> None:
-    """Collapse the panel (if a command has not already) and put the same static HTML
-    in the cell's output, replacing the widget view there."""
+    """End the panel (if a command has not already), put its static summary in the
+    cell's output in place of the widget, then close the widget's comm: a finished
+    stop keeps no comm open."""
     panel.finish(note)
     if handle is not None:
         with _output_to_cell(kernel, parent):
@@ -144,3 +146,4 @@ def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str
                 handle.update(panel.finished_display)
             except Exception:
                 pass
+    panel.close()

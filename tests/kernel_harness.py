@@ -3,7 +3,8 @@
 A :class:`KernelHarness` starts a kernel from a temporary kernelspec for a given Python
 executable, reads iopub on a background thread (messages grouped by parent msg_id),
 answers stdin prompts, and sends the comm messages ipywidgets 8's frontend sends
-(``update`` for value changes, ``custom`` ``{"event": "click"}`` for Button clicks).
+(``update`` for value changes, ``custom`` ``{"event": "click"}`` for Button clicks) and
+the ``custom`` messages an anywidget's browser code sends with ``model.send``.
 
 Pythons: the running interpreter (``sys.executable``) always; the one named by the
 ``JAXDBG_IPYKERNEL6_PYTHON`` environment variable (with ipykernel 6.29) when set.
@@ -112,6 +113,10 @@ class KernelHarness:
         self._lock = threading.Lock()
         self._by_parent: dict[str, list[dict]] = {}
         self._comms: dict[str, dict] = {}  # comm_id -> latest widget model state
+        self._custom: dict[str, list[dict]] = {}  # comm_id -> custom messages from the kernel
+        #: Called on the reader thread with (comm_id, state) the moment a widget opens,
+        #: to answer as fast as a frontend possibly could.
+        self.on_comm_open: Callable[[str, dict], None] | None = None
         self._all: list[dict] = []
         self._replies: dict[str, dict] = {}
         self._stdin_answers: queue.Queue[str] = queue.Queue()
@@ -138,10 +143,12 @@ class KernelHarness:
                                 ensure_native_kernel=False)
         env = dict(os.environ)
         env.pop("JPY_PARENT_PID", None)
-        pythonpath = [str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        extra = dict(self.extra_env)
+        pythonpath = [str(ROOT)] + [p for p in (extra.pop("PYTHONPATH", "") + os.pathsep
+                                                + env.get("PYTHONPATH", "")).split(os.pathsep) if p]
         env["PYTHONPATH"] = os.pathsep.join(pythonpath)
         env.setdefault("JAX_PLATFORMS", "cpu")
-        env.update(self.extra_env)
+        env.update(extra)
         self.log_path = Path(self._tmp) / "kernel.log"
         self.dump_path = Path(self._tmp) / "threads.txt"
         env["JAXDBG_THREAD_DUMP"] = str(self.dump_path)
@@ -235,15 +242,22 @@ class KernelHarness:
                 self._all.append(msg)
                 self._by_parent.setdefault(parent, []).append(msg)
                 content = msg.get("content", {})
+                opened = None
                 if msg["msg_type"] == "comm_open" and content.get("target_name") == "jupyter.widget":
                     self._comms[content["comm_id"]] = dict(content["data"].get("state", {}))
+                    opened = content["comm_id"], dict(self._comms[content["comm_id"]])
                 elif msg["msg_type"] == "comm_msg":
                     data = content.get("data", {})
                     cid = content.get("comm_id")
                     if cid in self._comms and data.get("method") in ("update", "echo_update"):
                         self._comms[cid].update(data.get("state", {}))
+                    elif data.get("method") == "custom":
+                        self._custom.setdefault(cid, []).append(data.get("content"))
                 elif msg["msg_type"] == "comm_close":
                     self._comms.pop(content.get("comm_id"), None)
+            hook = self.on_comm_open
+            if opened is not None and hook is not None:
+                hook(*opened)
 
     def _read_shell(self) -> None:
         while not self._stop.is_set():
@@ -373,6 +387,15 @@ class KernelHarness:
         """A Button click: ipywidgets 8 sends a custom message {"event": "click"}."""
         return self.comm_msg(comm_id, {"method": "custom", "content": {"event": "click"}})
 
+    def send_custom(self, comm_id: str, content: Any) -> str:
+        """What an anywidget's ``model.send(content)`` sends from the browser."""
+        return self.comm_msg(comm_id, {"method": "custom", "content": content})
+
+    def custom_messages(self, comm_id: str) -> list[Any]:
+        """The custom messages the kernel sent to a widget so far (``model.on("msg:custom")``)."""
+        with self._lock:
+            return list(self._custom.get(comm_id, []))
+
     def set_value(self, comm_id: str, **state: Any) -> str:
         """A value change from the frontend: an ``update`` with the changed state."""
         return self.comm_msg(comm_id, {"method": "update", "state": state, "buffer_paths": []})
@@ -381,6 +404,8 @@ class KernelHarness:
         """The frontend closing a widget model (comm_close)."""
         msg = self.kc.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
         self.kc.shell_channel.send(msg)
+        with self._lock:  # the frontend forgets the model; the kernel sends no close back
+            self._comms.pop(comm_id, None)
         return msg["header"]["msg_id"]
 
 

@@ -25,6 +25,9 @@ def snapshot():
         "jaxdbg backends": sorted(jaxdbg.registry.registered_debuggers()),
         "wakeup fd": wakeup,
         "jax callback log filters": list(logging.getLogger("jax._src.debugging").filters),
+        "jax.debug.print": jax.debug.print,
+        "html printers": list(ip.display_formatter.formatters["text/html"].type_printers),
+        "cell magics": sorted(ip.magics_manager.magics["cell"]),
     }
 """
 
@@ -35,7 +38,8 @@ def test_unload_ext_leaves_ipython_as_it_was(kernel):
                         "print(sorted(k for k in before if before[k] != during[k]))", timeout=120)
     # loading did change each of these (so the comparison below can fail)
     for changed in ("events", "custom_exceptions", "jax.debug.breakpoint", "jaxdbg backends",
-                    "jax debugger registry", "wakeup fd", "jax callback log filters"):
+                    "jax debugger registry", "wakeup fd", "jax callback log filters",
+                    "jax.debug.print", "html printers", "cell magics"):
         assert repr(changed) in loaded.stdout, loaded
     after = kernel.run("%unload_ext jaxdbg\nafter = snapshot()\n"
                        "print('DIFF', {k: (before[k], after[k]) for k in before if before[k] != after[k]})")

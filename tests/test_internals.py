@@ -28,6 +28,49 @@ def test_jax_debugger_registry_shape():
     assert isinstance(priority, int) and callable(debugger)
 
 
+def test_widget_comm_exists_before_it_is_opened(monkeypatch):
+    """The panel's hook runs with the comm created and its handler set, before comm_open."""
+    import comm.base_comm
+
+    from jaxdbg_widgets.panel_widget import PanelWidget
+
+    order = []
+    plain_open = comm.base_comm.BaseComm.open
+
+    def recording_open(self, *args, **kwargs):
+        order.append(("open", self))
+        return plain_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(comm.base_comm.BaseComm, "open", recording_open)
+    seen = {}
+
+    def hook(widget):
+        order.append(("hook", widget.comm))
+        seen["comm"] = widget.comm
+
+    w = PanelWidget(before_open=hook, frames=[{"function": "f", "where": "x:1", "path": "x:1"}])
+    mine = [what for what, c in order if c is w.comm]  # (the Layout opens its own comm first)
+    assert mine == ["hook", "open"] and seen["comm"] is w.comm
+    assert w.model_id == w.comm.comm_id
+    w.close()
+
+
+def test_checkify_traceback_frames_are_readable():
+    """checkify keeps a jaxlib Traceback with each error; jaxdbg reads its frames."""
+    import jax.numpy as jnp
+    from jax.experimental import checkify
+
+    def failing(x):
+        checkify.check(x > 0, "bad")
+        return x
+
+    err, _ = checkify.checkify(failing)(-1.0)
+    frames = jax_api.traceback_frames(err.get_exception().traceback_info)
+    mine = [f for f in frames if f[0] == __file__]
+    assert mine and mine[0][1] == failing.__code__.co_firstlineno + 1, frames
+    assert mine[0][2].endswith("failing"), frames
+
+
 @pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
 def test_jax_debugger_frames_and_call_convention():
     """JAX calls a registered debugger as debugger(frames, thread_id, **kwargs) with

@@ -2,10 +2,9 @@
 
 One kernel per ipykernel line (7.4 from the running venv; 6.29 when
 JAXDBG_IPYKERNEL6_PYTHON is set), with 8 host CPU devices. A cell runs a jitted
-function that hits ``jaxdbg.breakpoint()``; the test clicks frames and buttons, types
-into the expression box (value ``update`` then the ``{"event": "submit"}`` custom
-message that ipywidgets 8 sends on Enter), and checks the widget state the kernel
-sent back and the cell's own result.
+function that hits ``jaxdbg.breakpoint()``; the test sends what the panel's browser
+code sends (``model.send``: a typed line with its text, a button's command line) and
+checks the widget state the kernel sent back and the cell's own result.
 """
 
 from __future__ import annotations
@@ -36,58 +35,83 @@ def kernel(request):
 
 # --------------------------------------------------------------------------- helpers
 
-
-def live_html(kernel, marker: str) -> list[str]:
-    """Values of open HTML widgets of a live panel whose markup contains ``marker``
-    (finished panels keep one static HTML widget; those are left out)."""
-    return [st.get("value", "") for st in kernel.widgets().values()
-            if st.get("_model_name") == "HTMLModel" and marker in st.get("value", "")
-            and "jaxdbg-static" not in st.get("value", "")]
+PANEL_WIDGET = "jaxdbg_widgets.panel_widget.PanelWidget"
 
 
-def wait_html(kernel, marker: str, needle: str, timeout: float = 30) -> str:
-    """The live HTML widget with ``marker`` once it contains ``needle`` (a regex)."""
+def panels(kernel) -> dict[str, dict]:
+    """comm_id -> state of every open panel widget."""
+    return {cid: st for cid, st in kernel.widgets().items() if st.get("_anywidget_id") == PANEL_WIDGET}
+
+
+def live_panel(kernel, timeout: float = 120) -> str:
+    """The open panel whose stop has not ended (there is at most one)."""
     def look():
-        for value in live_html(kernel, marker):
-            if re.search(needle, value):
-                return value
-        return None
-    return kernel.wait_for(look, timeout, f"{needle!r} in a {marker} widget")
+        live = [cid for cid, st in panels(kernel).items() if not st.get("status", {}).get("finished")]
+        assert len(live) <= 1, live
+        return live[0] if live else None
+    return kernel.wait_for(look, timeout, "a live debugger panel")
+
+
+def state(kernel, cid: str) -> dict:
+    return kernel.widgets().get(cid, {})
+
+
+_ids = iter(range(1, 10**9))
+
+
+def press(kernel, line: str, cid: str | None = None) -> str:
+    """A button of the panel (Continue, Up, a frame row...): its command line."""
+    cid = cid or live_panel(kernel)
+    kernel.send_custom(cid, {"type": "run", "id": f"test:{next(_ids)}", "line": line, "typed": False})
+    return cid
+
+
+def submit(kernel, text: str, pretty: bool = False, cid: str | None = None) -> str:
+    """A line typed into the console and Enter: the browser sends the text itself."""
+    cid = cid or live_panel(kernel)
+    kernel.send_custom(cid, {"type": "run", "id": f"test:{next(_ids)}", "line": text,
+                             "typed": True, "pretty": pretty})
+    return cid
+
+
+def log_text(st: dict) -> str:
+    """The console as the browser shows it: echoed commands and their output."""
+    lines = []
+    for e in st.get("log", []):
+        if e["command"]:
+            lines.append("(jaxdbg) " + ("pp " if e["pretty"] else "") + e["command"])
+        if e["text"]:
+            lines.append(e["text"])
+    return "\n".join(lines)
+
+
+def wait_log(kernel, needle: str, cid: str | None = None, timeout: float = 60) -> str:
+    """The live panel's console once it matches ``needle`` (a regex)."""
+    cid = cid or live_panel(kernel)
+    return kernel.wait_for(lambda: (t := log_text(state(kernel, cid))) and re.search(needle, t) and t,
+                           timeout, f"{needle!r} in the console")
+
+
+def wait_banner(kernel, needle: str, cid: str | None = None, timeout: float = 60) -> str:
+    cid = cid or live_panel(kernel)
+    return kernel.wait_for(lambda: (b := state(kernel, cid).get("status", {}).get("banner", ""))
+                           and re.search(needle, b) and b, timeout, f"{needle!r} in the banner")
+
+
+def wait_source(kernel, needle: str, cid: str | None = None, timeout: float = 60) -> dict:
+    """The source window once its heading matches ``needle``."""
+    cid = cid or live_panel(kernel)
+    return kernel.wait_for(lambda: (src := state(kernel, cid).get("source", {}))
+                           and re.search(needle, src.get("heading", "")) and src,
+                           timeout, f"{needle!r} in the source heading")
 
 
 def wait_panel(kernel, msg_id: str, count: int = 1) -> None:
-    """Wait until the cell shows its ``count``-th panel, as a browser would before a click.
-
-    The widgets' comm_open comes first; until the panel's display arrives its comms may
-    not be routed to where the paused cell can answer them yet.
-    """
+    """Wait until the cell shows its ``count``-th panel, as a browser would before a click."""
     def shown():
         return sum(1 for m in kernel.result(msg_id).messages if m["msg_type"] == "display_data"
                    and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]) >= count
     kernel.wait_for(shown, 120, f"panel {count} displayed")
-
-
-def frame_button(kernel, index: int) -> str:
-    def look():
-        for cid, st in kernel.widgets().items():
-            if st.get("_model_name") == "ButtonModel" and \
-                    str(st.get("description", "")).startswith(f"{index}  "):
-                return cid
-        return None
-    return kernel.wait_for(look, 30, f"frame button {index}")
-
-
-def submit(kernel, text: str) -> None:
-    """Type into the expression box and press Enter, as ipywidgets 8's TextView does."""
-    box = kernel.find_widget("TextModel")
-    kernel.set_value(box, value=text)
-    kernel.comm_msg(box, {"method": "custom", "content": {"event": "submit"}})
-
-
-def current_line(source_html: str) -> int:
-    found = re.findall(r'class="jaxdbg-line jaxdbg-current" data-lineno="(\d+)"', source_html)
-    assert len(found) == 1, source_html
-    return int(found[0])
 
 
 def static_outputs(result) -> list[str]:
@@ -95,8 +119,17 @@ def static_outputs(result) -> list[str]:
             if m["msg_type"] == "update_display_data"]
 
 
+def static_texts(result) -> list[str]:
+    return [m["content"]["data"].get("text/plain", "") for m in result.messages
+            if m["msg_type"] == "update_display_data"]
+
+
 def closed(kernel, comm_id: str) -> bool:
     return comm_id not in kernel.widgets()
+
+
+def comms_opened_by(result) -> set[str]:
+    return {m["content"]["comm_id"] for m in result.messages if m["msg_type"] == "comm_open"}
 
 
 # --------------------------------------------------------------------------- tests
@@ -125,44 +158,135 @@ LINE_BREAKPOINT, LINE_MIDDLE, LINE_OUTER, LINE_MODULE = 3, 7, 12, 14
 def test_panel_frames_expressions_and_continue(kernel):
     mid = kernel.execute(FLOW_CELL)
     wait_panel(kernel, mid)
-    source = wait_html(kernel, "jaxdbg-source-heading", "jaxdbg-current")
-    assert current_line(source) == LINE_BREAKPOINT
-    assert re.search(r"Stopped at In\[\d+\]:3 in inner",
-                     wait_html(kernel, "jaxdbg-banner", "Stopped at"))
+    cid = live_panel(kernel)
+    src = wait_source(kernel, r"in inner$")
+    assert src["current"] == LINE_BREAKPOINT
+    assert re.search(r"Stopped at In\[\d+\]:3 in inner", wait_banner(kernel, "Stopped at"))
+    assert [f["function"] for f in state(kernel, cid)["frames"][:3]] == ["inner", "middle", "outer"]
     assert kernel.result(mid).reply is None, "the cell must still be paused"
 
-    kernel.click(frame_button(kernel, 2))  # a click in the frame list
-    source = wait_html(kernel, "jaxdbg-source-heading", r"in outer")
-    assert current_line(source) == LINE_OUTER
-    kernel.click(kernel.find_widget("ButtonModel", description="Up"))
-    source = wait_html(kernel, "jaxdbg-source-heading", r"in &lt;module&gt;")
-    assert current_line(source) == LINE_MODULE
-    kernel.click(kernel.find_widget("ButtonModel", description="Down"))
-    source = wait_html(kernel, "jaxdbg-source-heading", r"in outer")
-    assert current_line(source) == LINE_OUTER
-    kernel.click(frame_button(kernel, 0))
-    wait_html(kernel, "jaxdbg-source-heading", r"in inner")
+    press(kernel, "frame 2")  # a click in the frame list
+    assert wait_source(kernel, r"in outer$")["current"] == LINE_OUTER
+    press(kernel, "up")
+    assert wait_source(kernel, r"in <module>$")["current"] == LINE_MODULE
+    press(kernel, "down")
+    assert wait_source(kernel, r"in outer$")["current"] == LINE_OUTER
+    press(kernel, "frame 0")
+    wait_source(kernel, r"in inner$")
 
     submit(kernel, "p y")
-    wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) p y</div><pre[^>]*>Array\(\[1\., 1\., 1\.\], dtype=float32\)")
-    submit(kernel, "pp z")
-    log = wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) pp z")
-    assert "&#x27;twice&#x27;: Array([2., 2., 2.], dtype=float32)" in log
-    assert "&lt;b&gt;t&lt;/b&gt;" in log and "<b>t</b>" not in log
+    wait_log(kernel, r"\(jaxdbg\) p y\nArray\(\[1\., 1\., 1\.\], dtype=float32\)")
+    submit(kernel, "z", pretty=True)
+    log = wait_log(kernel, r"\(jaxdbg\) pp z\n")
+    assert "'twice': Array([2., 2., 2.], dtype=float32)" in log and "'<b>t</b>'" in log
     submit(kernel, "q2 = y.sum()")
     submit(kernel, "q2 * 2")
-    wait_html(kernel, "jaxdbg-entry", r"\(jaxdbg\) q2 \* 2</div><pre[^>]*>Array\(6\., dtype=float32\)")
+    wait_log(kernel, r"\(jaxdbg\) q2 \* 2\nArray\(6\., dtype=float32\)")
 
-    kernel.click(kernel.find_widget("ButtonModel", description="Continue"))
+    press(kernel, "continue")
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "ok", done
     assert "result [30.0, 30.0, 30.0]" in done.stdout, done
-    # the cell's output now holds plain HTML: survives saving without widget state
-    static = static_outputs(done)
+    # the cell's output now holds the static summary: survives saving without widget state
+    static, text = static_outputs(done), static_texts(done)
     assert len(static) == 1, done.messages
     assert "jaxdbg-static" in static[0] and "in inner" in static[0]
     assert "(jaxdbg) p y" in static[0] and "Continued." in static[0]
+    assert "&lt;b&gt;t&lt;/b&gt;" in static[0] and "<b>t</b>" not in static[0]
+    assert text[0].startswith("Stopped at") and "(jaxdbg) pp z" in text[0] and text[0].endswith("Continued.")
+    # the finished stop keeps no widget comm open (issue 6 item 13)
+    assert not comms_opened_by(done) & set(kernel.widgets()), kernel.widgets().keys()
     assert kernel.run("print('next cell')").stdout == "next cell\n"
+
+
+@pytest.mark.timeout(300)
+def test_commands_sent_back_to_back_run_in_order(kernel):
+    """Lines typed while one runs queue: none joined, lost or wiped."""
+    mid = kernel.execute("""
+@jax.jit
+def fo(x):
+    jaxdbg.breakpoint()
+    return x + 1
+print("result", fo(jnp.ones(2)).tolist())
+""")
+    wait_panel(kernel, mid)
+    cid = live_panel(kernel)
+    lines = ["import time; time.sleep(0.5); a1 = 11", "p a1 + 1", "a2 = a1 * 2", "p a2", "p x.shape"]
+    for line in lines:  # all sent at once, while the first still sleeps
+        submit(kernel, line, cid=cid)
+    log = wait_log(kernel, r"\(jaxdbg\) p x\.shape\n\(2,\)", cid=cid)
+    assert [e["command"] for e in state(kernel, cid)["log"]] == lines
+    assert "(jaxdbg) p a1 + 1\n12\n" in log and "(jaxdbg) p a2\n22\n" in log
+    assert state(kernel, cid)["done"].startswith("test:")
+    press(kernel, "continue", cid=cid)
+    assert kernel.wait_reply(mid, timeout=60).status == "ok"
+
+
+@pytest.mark.timeout(400)
+def test_command_sent_the_moment_the_panel_opens_is_not_lost(kernel):
+    """Issue 6 item 9: a command that arrives while the panel is being set up is
+    applied to that stop, never lost and never applied to a later one."""
+    for attempt in range(3):
+        sent: list[str] = []
+
+        def answer(comm_id, st, sent=sent, attempt=attempt):
+            if st.get("_anywidget_id") == PANEL_WIDGET and not sent:
+                sent.append(comm_id)
+                kernel.send_custom(comm_id, {"type": "run", "id": "early:1", "typed": True,
+                                             "line": f"p 'early {attempt}'"})
+                kernel.send_custom(comm_id, {"type": "run", "id": "early:2", "line": "frame 1"})
+
+        kernel.on_comm_open = answer
+        try:
+            mid = kernel.execute(f"""
+@jax.jit
+def fe(x):
+    jaxdbg.breakpoint()
+    return x + {attempt}
+print("result", fe(jnp.ones(2)).tolist())
+""")
+            wait_panel(kernel, mid)
+        finally:
+            kernel.on_comm_open = None
+        cid = sent[0]
+        wait_log(kernel, rf"\(jaxdbg\) p 'early {attempt}'\n'early {attempt}'", cid=cid)
+        wait_source(kernel, r"in <module>$", cid=cid)
+        press(kernel, "continue", cid=cid)
+        done = kernel.wait_reply(mid, timeout=60)
+        assert done.status == "ok" and f"result [{1 + attempt}.0, {1 + attempt}.0]" in done.stdout, done
+
+
+@pytest.mark.timeout(300)
+def test_huge_typed_line_is_not_echoed_into_later_messages(kernel):
+    """Issue 6 item 14: a 10 MB line is sent once; echoes, history and the summary are cut."""
+    mid = kernel.execute("""
+@jax.jit
+def fh(x):
+    jaxdbg.breakpoint()
+    return x + 1
+fh(jnp.ones(2))
+""")
+    wait_panel(kernel, mid)
+    cid = live_panel(kernel)
+    submit(kernel, "'" + "a" * 10_000_000 + "'", cid=cid)
+    submit(kernel, "p 'after'", cid=cid)
+    wait_log(kernel, r"\(jaxdbg\) p 'after'\n'after'", cid=cid)
+    press(kernel, "continue", cid=cid)
+    done = kernel.wait_reply(mid, timeout=60)
+    with kernel._lock:
+        sizes = [len(str(m["content"])) for m in kernel._all
+                 if m["msg_type"] in ("comm_msg", "update_display_data", "display_data")
+                 and m["parent_header"].get("msg_id") != mid or m["msg_type"] == "update_display_data"]
+    assert max(sizes) < 300_000, max(sizes)
+    assert len(static_texts(done)[0]) < 10_000
+    # the next stop's panel opens with a history that left the paste out
+    mid2 = kernel.execute("fh(jnp.ones(2))")
+    wait_panel(kernel, mid2)
+    cid2 = live_panel(kernel)
+    assert state(kernel, cid2)["history"][-1] == "p 'after'"
+    assert max(len(h) for h in state(kernel, cid2)["history"]) < 10_000
+    press(kernel, "continue", cid=cid2)
+    assert kernel.wait_reply(mid2, timeout=60).status == "ok"
 
 
 @pytest.mark.timeout(300)
@@ -175,12 +299,13 @@ def fq(x):
 fq(jnp.ones(2))
 """)
     wait_panel(kernel, mid)
-    kernel.click(kernel.find_widget("ButtonModel", description="Quit", timeout=60))
+    press(kernel, "quit")
     done = kernel.wait_reply(mid, timeout=60)
     text = done.stderr + " ".join(e.get("ename", "") + e.get("evalue", "") for e in done.errors)
     assert "DebuggerQuit" in text, done
     assert "CpuCallback" not in text and "Traceback" not in text, done
     assert any("Quit: the computation was stopped." in s for s in static_outputs(done))
+    assert not comms_opened_by(done) & set(kernel.widgets())
     after = kernel.run("print('alive', 1 + 1)")
     assert after.status == "ok" and after.stdout == "alive 2\n", after
 
@@ -195,15 +320,10 @@ def fc(x):
 print("result", fc(jnp.ones(2)).tolist())
 """)
     wait_panel(kernel, mid)
-    kernel.find_widget("ButtonModel", description="Continue", timeout=60)
-    # earlier stops' panels stay open, collapsed to one static child; take the live one
-    panel = [cid for cid, st in kernel.widgets().items()
-             if st.get("_model_name") == "VBoxModel" and "jaxdbg-panel" in st.get("_dom_classes", [])
-             and len(st.get("children", [])) > 1]
-    assert len(panel) == 1
+    panel = live_panel(kernel)
     kernel.answer_input("p x")
     kernel.answer_input("c")
-    kernel.close_comm(panel[0])
+    kernel.close_comm(panel)
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "ok", done
     assert "the debugger panel was closed; type debugger commands at the prompt" in done.stdout, done
@@ -223,27 +343,25 @@ print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
     devices = set()
     for served in range(8):
         wait_panel(kernel, mid, served + 1)
-        button = kernel.find_widget("ButtonModel", description="Continue", timeout=120)
-        banner = wait_html(kernel, "jaxdbg-banner", r"device \d")
+        cid = live_panel(kernel)
+        banner = wait_banner(kernel, r"device \d", cid=cid)
         device = int(re.search(r"device (\d)", banner).group(1))
         assert device not in devices
         devices.add(device)
         if served == 0:
             # the other devices' stops queue behind this one and the header says so
-            banner = wait_html(kernel, "jaxdbg-banner", r"\d more breakpoints? waiting", timeout=30)
+            wait_banner(kernel, r"\d more breakpoints? waiting", cid=cid, timeout=30)
             seen_waiting = True
-        live_continue = [cid for cid, st in kernel.widgets().items()
-                         if st.get("_model_name") == "ButtonModel" and st.get("description") == "Continue"]
-        assert live_continue == [button], "one live panel at a time"
-        submit(kernel, "p x")
-        wait_html(kernel, "jaxdbg-entry", rf"\(jaxdbg\) p x</div><pre[^>]*>Array\({device}\., dtype=float32\)")
-        kernel.click(button)
-        kernel.wait_for(lambda: closed(kernel, button), 60, "the served panel to collapse")
+        submit(kernel, "p x", cid=cid)
+        wait_log(kernel, rf"\(jaxdbg\) p x\nArray\({device}\., dtype=float32\)", cid=cid)
+        press(kernel, "continue", cid=cid)
+        kernel.wait_for(lambda: closed(kernel, cid), 60, "the served panel to close")
     done = kernel.wait_reply(mid, timeout=120)
     assert done.status == "ok", done
     assert "result [0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0]" in done.stdout, done
     assert seen_waiting and devices == set(range(8))
     assert len(static_outputs(done)) == 8  # every panel's static summary is in this cell
+    assert not panels(kernel), [(st["status"], st["log"]) for st in panels(kernel).values()]
     assert kernel.run("print('after pmap')").stdout == "after pmap\n"
 
 

@@ -1,15 +1,17 @@
-"""The debugger panel as a pure view, without a kernel.
+"""The debugger panel's Python side as a pure view, without a kernel.
 
-Sessions come from real breakpoints: a test backend builds the panel inside the stop
-and drives it there, as the widget backend's loop would (with no channel, commands
-posted by handlers run at once).
+Sessions come from real breakpoints or live frames. Messages are the ones the browser
+code sends (``panel.send(...)``); with no pause channel they run at once. What the
+browser would receive is the widget's synced state plus the custom messages captured
+from ``widget.send``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
-import re
 import sys
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -27,24 +29,36 @@ _script = {}
 
 
 def _capture_backend(session, **_):
-    """Build a panel for the stop and run the current test's script against it."""
     p = DebuggerPanel(session)
     _script["panel"] = p
     _script["fn"](p)
     if not session.finished:
-        p.continue_button.click()
+        run(p, "continue")
 
 
-@pytest.fixture(autouse=True)
-def _panel_backend(temporary_backend):
-    temporary_backend("panel-test", _capture_backend)
+jaxdbg.register_debugger("panel-test", _capture_backend, priority=-1000)
 
 
 def stop_in(fn, *args, script):
-    """Run ``fn(*args)``, which hits a breakpoint with backend="panel-test"; return (result, panel)."""
     _script["fn"] = script
     result = fn(*args)
     return result, _script.pop("panel")
+
+
+_ids = iter(range(1, 10**9))
+
+
+def run(p: DebuggerPanel, line: str, typed: bool = False, pretty: bool = False) -> str:
+    cid = f"test:{next(_ids)}"
+    p.send({"type": "run", "id": cid, "line": line, "typed": typed, "pretty": pretty})
+    return cid
+
+
+def sent(p: DebuggerPanel) -> list[dict]:
+    """Capture the custom messages the panel sends to the browser from now on."""
+    box: list[dict] = []
+    p.widget.send = lambda content, buffers=None: box.append(content)
+    return box
 
 
 def g(x):
@@ -60,241 +74,195 @@ def f(x):
     return g(w)
 
 
-def log_text(p: DebuggerPanel) -> str:
-    return p.log_html.value
-
-
-def current_lines(html_text: str) -> list[int]:
-    return [int(n) for n in re.findall(r'class="jaxdbg-line jaxdbg-current" data-lineno="(\d+)"', html_text)]
+def rows_by_name(p: DebuggerPanel) -> dict[str, dict]:
+    return {r["name"]: r for r in p.widget.locals_page["rows"]}
 
 
 # --------------------------------------------------------------------------- navigation
 
 
-def test_frames_listed_innermost_first_and_click_selects():
+def test_frames_source_and_frame_click():
     seen = {}
 
     def script(p):
-        s = p.session
-        seen["labels"] = [b.description for b in p.frame_buttons]
-        seen["styles0"] = [b.button_style for b in p.frame_buttons]
-        seen["down_disabled"] = p.down_button.disabled
-        p.frame_buttons[1].click()
-        seen["index"] = s.index
-        seen["header"] = p.header.value
-        seen["source"] = p.source.value
-        seen["lineno1"] = s.frames[1].lineno
-        seen["styles1"] = [b.button_style for b in p.frame_buttons]
+        w = p.widget
+        seen["frames"] = list(w.frames)
+        seen["status"] = dict(w.status)
+        seen["source"] = dict(w.source)
+        cid = run(p, "frame 1")
+        seen["after"] = (w.selected, w.source["heading"], w.done == cid, dict(w.status))
 
-    out, p = stop_in(f, jnp.arange(3.0), script=script)
-    np.testing.assert_allclose(out, np.sin(np.arange(3.0)) * 2 + 1, rtol=1e-6)
-    assert seen["labels"][0].startswith("0  g  ") and seen["labels"][1].startswith("1  f  ")
-    assert seen["styles0"][0] == "info" and seen["styles0"][1] == ""
-    assert seen["down_disabled"]
-    assert seen["index"] == 1 and seen["styles1"][1] == "info"
-    assert "viewing frame 1: f" in seen["header"]
-    assert current_lines(seen["source"]) == [seen["lineno1"]]
-    assert "(jaxdbg) frame 1" in log_text(p)
+    stop_in(f, jnp.arange(3.0), script=script)
+    frames = seen["frames"]
+    assert [fr["function"] for fr in frames[:2]] == ["g", "f"]
+    assert frames[0]["where"].endswith(f":{g.__code__.co_firstlineno + 3}")
+    assert frames[0]["path"].startswith(__file__)  # the tooltip has the full path
+    assert seen["status"]["newest"] and not seen["status"]["oldest"]
+    src = seen["source"]
+    current = src["lines"][src["current"] - src["first"]]
+    assert "".join(text for _, text in current).strip() == 'jaxdbg.breakpoint(backend="panel-test")'
+    assert ["n", "jaxdbg"] in current  # highlighted as tokens with classes, no markup
+    selected, heading, done, status = seen["after"]
+    assert selected == 1 and " in f" in heading and done and not status["newest"]
 
 
-def test_up_and_down_buttons_move_and_disable_at_the_ends():
+def test_typed_lines_log_oldest_first_with_pp_flag_and_history():
+    panel_mod.HISTORY.clear()
     seen = {}
 
     def script(p):
-        s = p.session
-        last = len(s.frames) - 1
-        p.up_button.click()
-        seen["after_up"] = s.index
-        for _ in range(last):
-            p.up_button.click()
-        seen["top"] = (s.index, p.up_button.disabled, last)
-        p.down_button.click()
-        seen["after_down"] = s.index
+        run(p, "p y", typed=True)
+        run(p, "z['sum']", typed=True, pretty=True)
+        run(p, "p undefined_name", typed=True)
+        seen["log"] = list(p.widget.log)
+
+    stop_in(f, jnp.arange(3.0), script=script)
+    log = seen["log"]
+    assert [e["command"] for e in log] == ["p y", "z['sum']", "p undefined_name"]
+    assert [e["pretty"] for e in log] == [False, True, False]
+    assert "Array(" in log[0]["text"] and log[2]["error"] and "NameError" in log[2]["text"]
+    assert panel_mod.HISTORY == ["p y", "z['sum']", "p undefined_name"]
+    # the next stop's panel starts with the kernel's history
+    _, p2 = stop_in(f, jnp.arange(3.0), script=lambda p: None)
+    assert p2.widget.history[-3:] == ["p y", "z['sum']", "p undefined_name"]
+
+
+def test_huge_typed_line_is_not_echoed_in_full():
+    """Issue 6 item 14: a 10 MB line is cut in the echo, the history and the summary."""
+    panel_mod.HISTORY.clear()
+    seen = {}
+    huge = "'" + "a" * 9_999_998 + "'"
+
+    def script(p):
+        run(p, huge, typed=True)
+        run(p, "p 1 + 1", typed=True)
+        seen["log"] = list(p.widget.log)
 
     _, p = stop_in(f, jnp.arange(3.0), script=script)
-    assert seen["after_up"] == 1
-    index, up_disabled, last = seen["top"]
-    assert index == last and up_disabled
-    assert "Oldest frame" in log_text(p)  # the extra click reached the session, which refused
-    assert seen["after_down"] == last - 1
+    first = seen["log"][0]
+    assert len(first["command"]) <= 300 and first["command_cut"] == 10_000_000 - 300
+    assert len(first["text"]) <= 2_000 and first["cut"] > 0
+    assert sum(len(str(e)) for e in seen["log"]) < 10_000
+    assert huge not in panel_mod.HISTORY
+    summary = p.finished_display._repr_mimebundle_()
+    assert len(summary["text/plain"]) < 10_000 and len(summary["text/html"]) < 12_000
+    assert "more characters" in summary["text/plain"]
 
 
-def test_source_pane_marks_the_current_line_in_a_centred_window():
+def test_show_more_expands_one_entry():
     seen = {}
 
     def script(p):
-        frame = p.session.frames[0]
-        seen["html"] = p.source.value
-        seen["lineno"] = frame.lineno
-        seen["line"] = frame.line()
+        run(p, "'x' * 5000", typed=True)
+        entry = p.widget.log[-1]
+        seen["before"] = entry["cut"]
+        p.send({"type": "more", "entry": entry["n"]})
+        seen["after"] = p.widget.log[-1]
 
     stop_in(f, jnp.arange(3.0), script=script)
-    html_text, lineno = seen["html"], seen["lineno"]
-    assert current_lines(html_text) == [lineno]
-    numbers = [int(n) for n in re.findall(r'data-lineno="(\d+)"', html_text)]
-    assert numbers[0] >= lineno - panel_mod.CONTEXT_LINES and numbers[-1] <= lineno + panel_mod.CONTEXT_LINES
-    assert "-&gt;" in html_text
-    assert "breakpoint" in html_text and 'style="color:' in html_text  # pygments colours
-
-
-# --------------------------------------------------------------------------- expression box
-
-
-def test_expression_box_p_pp_statements_and_commands():
-    seen = {}
-
-    def script(p):
-        p.expression.value = "y"
-        p.submit()
-        seen["cleared"] = p.expression.value
-        p.pretty.value = True
-        p.submit("{'a' * 30: list(range(30)), 'b': 1}")
-        p.pretty.value = False
-        p.submit("w2 = y + 1")
-        p.submit("w2")
-        p.submit("p y")                       # a debugger command typed in the box
-        p.submit("c = 5")                     # Python, not `continue`
-        p.submit("c")                         # now a name: shows 5, does not continue
-        seen["finished"] = p.session.finished
-        p.submit("where")
-        seen["log"] = log_text(p)
-
-    stop_in(f, jnp.arange(3.0), script=script)
-    log = seen["log"]
-    assert seen["cleared"] == ""
-    assert re.search(r"\(jaxdbg\) y</div><pre[^>]*>Array\(\[0\. +, 1\.68\d*, 1\.81\d*\], dtype=float32\)", log)
-    assert "&#x27;aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa&#x27;: [0,\n" in log  # pprint went multi-line
-    assert re.search(r"\(jaxdbg\) w2</div><pre[^>]*>Array\(\[1\. +, 2\.68\d*, 2\.81\d* *\], dtype=float32\)", log)
-    assert "(jaxdbg) p y</div>" in log
-    assert "(jaxdbg) c</div><pre class=\"jaxdbg-out\" style=\"margin:0;white-space:pre-wrap;\">5</pre>" in log
-    assert not seen["finished"]
-    assert "&gt;  0  g" in log  # where
-
-
-def test_errors_are_escaped_and_marked():
-    seen = {}
-
-    def script(p):
-        p.submit("raise ValueError('<img src=x onerror=alert(1)>')")
-        p.submit("p z['label']")
-        p.submit("undefined_name + 1")
-        seen["log"] = log_text(p)
-
-    stop_in(f, jnp.arange(3.0), script=script)
-    log = seen["log"]
-    assert "<img" not in log and "<b>not markup" not in log
-    assert "&lt;img src=x onerror=alert(1)&gt;" in log
-    assert "&#x27;&lt;b&gt;not markup&lt;/b&gt;&#x27;" in log
-    errors = re.findall(r'<pre class="jaxdbg-out jaxdbg-error" style="[^"]*color:#c62828;[^"]*">([^<]*)</pre>', log)
-    assert any("ValueError" in e for e in errors) and any("NameError" in e for e in errors)
-
-
-def test_huge_result_is_truncated_with_show_more():
-    seen = {}
-
-    def script(p):
-        p.submit("'x' * 100_000")
-        seen["log"] = log_text(p)
-        seen["more_visible"] = p.more_button.layout.display
-        p.more_button.click()
-        seen["expanded"] = log_text(p)
-        seen["more_after"] = p.more_button.layout.display
-
-    stop_in(f, jnp.arange(3.0), script=script)
-    assert len(seen["log"]) < panel_mod.LOG_CHARS + 2_000
-    assert "more characters (Show more)" in seen["log"]
-    assert seen["more_visible"] is None and seen["more_after"] == "none"
-    # expanded: everything the session kept (it cuts at 20k and says so)
-    assert "x" * 19_000 in seen["expanded"] and "output truncated" in seen["expanded"]
-    assert len(seen["expanded"]) < 25_000
+    assert seen["before"] > 0 and seen["after"]["cut"] == 0 and len(seen["after"]["text"]) > 5000
 
 
 # --------------------------------------------------------------------------- locals
 
 
-def test_locals_table_columns_and_click_shows_value():
-    seen = {}
-
-    def script(p):
-        seen["rows"] = {r[0]: r for r in p.locals_cells()}
-        seen["widgets"] = len(p.locals_grid.children)
-        seen["grid_text"] = " ".join(getattr(c, "value", "") for c in p.locals_grid.children)
-        names = {b.description: b for b, _ in p._local_rows}
-        names["y"].click()
-        seen["log"] = log_text(p)
-
-    stop_in(f, jnp.arange(3.0), script=script)
-    row = seen["rows"]["y"]
-    assert row[1:3] == ["Array", "float32[3]"]  # the engine's one shape notation
-    assert "min=0 max=1.819 mean=1.167" in row[4]
-    for column in panel_mod.LOCAL_COLUMNS:
-        assert f"<b>{column}</b>" in seen["grid_text"]
-    assert "min=0 max=1.819 mean=1.167" in seen["grid_text"]
-    # two widgets a row (name button, details), plus the two column heads
-    assert seen["widgets"] == 2 + 2 * len(seen["rows"])
-    assert "(jaxdbg) pp y" in seen["log"]
+@dataclasses.dataclass
+class Params:
+    w: object
+    b: object
 
 
-def _frame_with_big_local():
+class Pair(NamedTuple):
+    left: object
+    right: object
+
+
+def _frame_with_values():
+    scalar = jnp.float32(6.0)
+    with_nan = np.array([1.0, np.nan, 3.0, np.inf], dtype=np.float32)
+    tree = {"params": Params(jnp.ones((2, 3)), jnp.zeros(3)), "pair": Pair(1, [jnp.arange(4)])}
     big = np.ones(10_000_000, dtype=np.float32)
-    big[:3] = np.nan
-    big[3] = np.inf
-    small = 3
+    label = "<b>not markup</b>"
     return Session([live_frame(sys._getframe())])
 
 
-def test_ten_million_element_local_is_summarised():
-    p = DebuggerPanel(_frame_with_big_local())
-    row = {r[0]: r for r in p.locals_cells()}["big"]
-    assert row[1:3] == ["ndarray", "float32[10000000]"]
-    assert "nan=3" in row[4] and "inf=1" in row[4] and "min=1 max=1 mean=1" in row[4]
-    assert sum(len(getattr(c, "value", "")) for c in p.locals_grid.children) < 4_000
-    # clicking it shows numpy's own summarised repr, not ten million numbers
-    names = {b.description: b for b, _ in p._local_rows}
-    names["big"].click()
-    assert "..." in p.log_html.value and len(p.log_html.value) < 5_000
+def test_scalars_nan_stats_and_plain_text():
+    p = DebuggerPanel(_frame_with_values())
+    rows = rows_by_name(p)
+    assert rows["scalar"]["summary"] == "6.0" and rows["scalar"]["array"] == "float32[]"
+    nan = rows["with_nan"]
+    assert "of finite values" in nan["summary"] and "nan=1" in nan["summary"] and "inf=1" in nan["summary"]
+    assert nan["finite_only"] and nan["nonfinite"] and "min=1 max=3 mean=2" in nan["summary"]
+    assert rows["big"]["array"] == "float32[10000000]" and "min=1 max=1 mean=1" in rows["big"]["summary"]
+    assert rows["label"]["summary"] == "'<b>not markup</b>'"  # text; the browser never parses it
 
 
-def test_sharded_local_click_shows_sharding_table():
+def test_pytrees_expand_as_a_tree():
+    p = DebuggerPanel(_frame_with_values())
+    box = sent(p)
+    assert rows_by_name(p)["tree"]["expandable"] and not rows_by_name(p)["scalar"]["expandable"]
+    p.send({"type": "expand", "frame": 0, "path": ["tree"]})
+    kids = box[-1]
+    assert kids["type"] == "children" and [r["name"] for r in kids["rows"]] == ["'params'", "'pair'"]
+    p.send({"type": "expand", "frame": 0, "path": ["tree", 0]})
+    assert [(r["name"], r["array"]) for r in box[-1]["rows"]] == [("w", "float32[2,3]"), ("b", "float32[3]")]
+    p.send({"type": "expand", "frame": 0, "path": ["tree", 1, 1]})
+    assert [r["name"] for r in box[-1]["rows"]] == ["[0]"]
+    p.send({"type": "expand", "frame": 0, "path": ["tree", 1]})
+    assert [r["name"] for r in box[-1]["rows"]] == ["left", "right"]
+
+
+def test_a_thousand_locals_are_sent_a_page_at_a_time():
+    values = {f"v{i:04d}": np.full(3, i, dtype=np.float32) for i in range(1000)}
+    frame = live_frame(sys._getframe())
+    frame.locals.update(values)
+    p = DebuggerPanel(Session([frame]))
+    page = p.widget.locals_page
+    assert page["total"] >= 1000 and len(page["rows"]) == panel_mod.FIRST_LOCALS
+    box = sent(p)
+    p.send({"type": "locals", "frame": 0, "start": 60, "count": 200})
+    assert box[-1]["type"] == "locals" and box[-1]["start"] == 60 and len(box[-1]["rows"]) == 200
+    # a request for a frame that is no longer selected is dropped
+    p.send({"type": "locals", "frame": 3, "start": 0, "count": 10})
+    assert len(box) == 1
+
+
+def test_sharded_values_show_spec_and_mesh():
     if jax.device_count() < 8:
         pytest.skip("needs 8 host devices (XLA_FLAGS)")
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-    mesh = Mesh(np.array(jax.devices()[:8]), ("x",))
-    sharded = jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("x")))
+    mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("x", "y"))
+    a = jax.device_put(jnp.zeros((8, 4)), NamedSharding(mesh, P("x", "y")))
+    p = DebuggerPanel(Session([live_frame(sys._getframe())]))
+    label = rows_by_name(p)["a"]["sharding"]
+    assert "mesh x=4, y=2" in label and "'x'" in label and "cpu" not in label.lower(), label
 
-    def host_fn(a):
-        jaxdbg.breakpoint(backend="panel-test")  # eager: the local keeps its sharding
-        return a
 
-    seen = {}
+# --------------------------------------------------------------------------- completion
 
-    def script(p):
-        names = {b.description: b for b, _ in p._local_rows}
-        names["a"].click()
-        seen["log"] = log_text(p)
-        seen["sharding_cell"] = {r[0]: r for r in p.locals_cells()}["a"][3]
 
-    stop_in(host_fn, sharded, script=script)
-    assert "P(&#x27;x&#x27;,) on mesh x=8" in seen["sharding_cell"]
-    log = seen["log"]
-    assert 'class="jaxdbg-sharding"' in log
-    assert log.count("<tr><td>") == 8 and "[0:2]" in log and "[14:16]" in log
+def test_completion_of_names_and_attributes():
+    p = DebuggerPanel(_frame_with_values())
+    box = sent(p)
+    p.send({"type": "complete", "id": 7, "text": "p with_"})
+    assert box[-1] == {"type": "completions", "id": 7, "text": "p with_", "matches": ["p with_nan"]}
+    p.send({"type": "complete", "id": 8, "text": "with_nan.res"})
+    assert "with_nan.reshape" in box[-1]["matches"]
+    p.send({"type": "complete", "id": 9, "text": "p no_such_na"})
+    assert box[-1]["matches"] == []
 
 
 # --------------------------------------------------------------------------- buttons and the end
 
 
-def test_skip_button_only_when_batched():
+def test_skip_batch_shown_only_when_batched():
     seen = {}
 
     def script(p):
-        seen.setdefault("skip", []).append(p.skip_button)
-        seen.setdefault("info", []).append(p.session.info.batch_label())
-        if p.skip_button is not None:
-            seen["in_bar"] = p.skip_button in p.buttons.children
-            p.skip_button.click()
-            seen["resume"] = p.session.resume
+        seen.setdefault("batched", []).append(p.widget.status["batched"])
+        if p.widget.status["batched"]:
+            run(p, "skip")
 
     def h(x):
         jaxdbg.breakpoint(backend="panel-test")
@@ -302,63 +270,62 @@ def test_skip_button_only_when_batched():
 
     out, _ = stop_in(jax.jit(jax.vmap(h)), jnp.arange(3.0), script=script)
     np.testing.assert_allclose(out, [1.0, 2.0, 3.0])
-    assert seen["skip"][0] is not None and seen["in_bar"] and seen["resume"] == "skip"
-    assert seen["info"] == ["batch 1/3"]  # skip served no further element
+    assert seen["batched"] == [True]  # skip served no further element
     _, p = stop_in(f, jnp.arange(3.0), script=lambda p: None)
-    assert p.skip_button is None and "Skip batch" not in [b.description for b in p.buttons.children]
+    assert p.widget.status["batched"] is False
 
 
-def test_continue_collapses_to_static_summary():
-    kept = {}
+def test_continue_ends_with_a_static_summary():
+    seen = {}
 
     def script(p):
-        p.submit("p y")
-        kept["widgets"] = [p.up_button, p.expression, p.source, *p.frame_buttons]
-        p.continue_button.click()
+        run(p, "p y", typed=True)
+        run(p, "continue")
+        seen["status"] = dict(p.widget.status)
 
     _, p = stop_in(f, jnp.arange(3.0), script=script)
-    assert p.session.resume == "continue"
-    assert len(p.widget.children) == 1
-    static = p.widget.children[0].value
-    assert static == p.finished_html
-    assert "Stopped at" in static and "in g" in static
-    assert "jaxdbg.breakpoint(backend=&#34;panel-test&#34;)" in static  # the stop line
-    assert "(jaxdbg) p y" in static and "(jaxdbg) continue" in static and "Continued." in static
-    assert all(w.comm is None for w in kept["widgets"])  # live widgets were closed
-    p.up_button.click()  # a late click is ignored, not an error
+    assert p.session.resume == "continue" and seen["status"]["finished"]
+    bundle = p.finished_display._repr_mimebundle_()
+    text, html = bundle["text/plain"], bundle["text/html"]
+    assert text.splitlines()[0].startswith("Stopped at") and "in g" in text
+    assert "(jaxdbg) p y\nArray(" in text and text.endswith("Continued.")
+    assert 'jaxdbg.breakpoint(backend=&#34;panel-test&#34;)' in html
+    assert "(jaxdbg) p y" in html and "Continued." in html
+    run(p, "up")  # a late message is ignored, not an error
     assert p.session.resume == "continue"
 
 
 def test_quit_from_the_panel_stops_the_computation():
     with pytest.raises(Exception) as info:
-        stop_in(f, jnp.arange(3.0), script=lambda p: p.quit_button.click())
+        stop_in(f, jnp.arange(3.0), script=lambda p: run(p, "quit"))
     assert "DebuggerQuit" in repr(info.value) or "DebuggerQuit" in str(info.value)
 
 
 def test_backend_falls_back_to_prompt_outside_a_kernel(capsys):
-    session = _frame_with_big_local()
+    small = 3  # noqa: F841
+    session = Session([live_frame(sys._getframe())])
     out = io.StringIO()
     run_widget_debugger(session, stdin=io.StringIO("p small + 1\nc\n"), stdout=out)
-    text = out.getvalue()
     assert session.resume == "continue"
     assert "panel cannot receive clicks here (not running in an IPython kernel)" in capsys.readouterr().out
-    assert "(jaxdbg) p small + 1\n4\n" in text
+    assert "(jaxdbg) p small + 1\n4\n" in out.getvalue()
 
 
-def test_panel_handles_unknown_commands_without_raising():
-    p = DebuggerPanel(_frame_with_big_local())
-    p.handle(("bogus",))
-    assert "unknown panel command" in p.log_html.value and "jaxdbg-error" in p.log_html.value
+def test_malformed_messages_are_ignored():
+    p = DebuggerPanel(_frame_with_values())
+    for bad in ("continue", None, {"type": "bogus"}, {"type": "run"}, {"type": "run", "line": 3},
+                {"type": "expand", "frame": 0, "path": ["nope"]}, {"type": "locals", "frame": 0, "start": "x"}):
+        p._on_message(p.widget, bad)
+    assert not p.session.finished
+    assert all(e["error"] for e in p.widget.log)
 
 
-def _module_like_frame():
-    import jax.numpy as jnp_module  # has .shape and .dtype attributes, like an array
-    value = 1.5
-    return Session([live_frame(sys._getframe())])
+def test_values_whose_repr_raises_base_exceptions_do_not_end_the_stop():
+    class Nasty:
+        def __repr__(self):
+            raise SystemExit("no")
 
-
-def test_locals_table_survives_values_that_cannot_be_summarised():
-    p = DebuggerPanel(_module_like_frame())
-    rows = {r[0]: r for r in p.locals_cells()}
-    assert rows["value"][4] == "1.5"
-    assert "jnp_module" in rows
+    nasty = Nasty()  # noqa: F841
+    p = DebuggerPanel(Session([live_frame(sys._getframe())]))
+    assert "summary failed" in rows_by_name(p)["nasty"]["summary"] or \
+        "repr failed" in rows_by_name(p)["nasty"]["summary"]

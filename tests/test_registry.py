@@ -157,6 +157,32 @@ def test_jax_hook_catches_references_taken_before_install():
         jaxdbg.uninstall_jax_hook()
 
 
+def test_typed_prompt_in_a_kernel_says_how_to_get_the_panel(monkeypatch):
+    import io
+
+    from jaxdbg import backend_plugins, cli
+    from jaxdbg.frames import live_frame
+    from jaxdbg.internals import ipykernel_api
+    from jaxdbg.registry import _registry
+
+    import sys
+    session = jaxdbg.Session([live_frame(sys._getframe())])
+    monkeypatch.setattr(ipykernel_api, "current_kernel", lambda: object())
+    monkeypatch.delitem(_registry, "widgets", raising=False)
+    assert backend_plugins.panel_hint() == backend_plugins.LOAD_HINT  # everything is installed here
+    out = io.StringIO()
+    monkeypatch.setattr(cli, "_read_line", lambda stdin, stdout: "c")
+    cli.run_cli(session, stdout=out)
+    assert out.getvalue().count("%load_ext jaxdbg") == 1
+    # with the panel registered, or outside a kernel, the prompt says nothing of it
+    jaxdbg.register_debugger("widgets", lambda s, **k: None, priority=-1000)
+    try:
+        assert backend_plugins.panel_hint() is None
+    finally:
+        jaxdbg.unregister_debugger("widgets")
+    monkeypatch.setattr(ipykernel_api, "current_kernel", lambda: None)
+    assert backend_plugins.panel_hint() is None
+
 def _inner(x, bp):
     y = x * 2
     bp()

@@ -263,6 +263,33 @@ def is_jax_runtime_error(exc: BaseException) -> bool:
     return isinstance(exc, jax.errors.JaxRuntimeError)
 
 
+# -- the traceback JAX keeps with each checkify error --
+
+def traceback_frames(traceback_info: Any) -> list[tuple[str, int, str]]:
+    """``(file, line, function)`` of a traceback JAX recorded, innermost first.
+
+    checkify stores ``jax._src.source_info_util`` tracebacks: jaxlib ``Traceback``
+    objects whose ``frames`` hold ``file_name`` / ``line_num`` / ``function_name``.
+    A Python traceback is accepted too. Anything else yields no frames.
+    """
+    if traceback_info is None:
+        return []
+    if isinstance(traceback_info, types.TracebackType):
+        import traceback
+        return [(f.filename, f.lineno or 0, f.name)
+                for f in reversed(traceback.extract_tb(traceback_info))]
+    frames = getattr(traceback_info, "frames", None)
+    if frames is None:
+        return []
+    out = []
+    for frame in frames:
+        try:
+            out.append((str(frame.file_name), int(frame.line_num), str(frame.function_name)))
+        except AttributeError:
+            continue
+    return out
+
+
 def failed_callback_names(exc: BaseException, name: str) -> bool:
     """Whether ``exc`` is XLA's error for a host callback that raised ``name``.
 

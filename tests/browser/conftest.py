@@ -3,6 +3,7 @@
 Fixtures:
   chromium_path  the system Chromium ($JAXDBG_CHROMIUM or /usr/bin/chromium); skips if absent
   lab_server     session-wide `jupyter lab` from this venv, on a free port with a random token
+  notebook_server  the same for Notebook 7 (`jupyter notebook`); the helpers work on both
   browser        session-wide headless Chromium (Playwright sync API)
   lab_page       a fresh browser context + page per test; kernels are shut down afterwards
 
@@ -128,10 +129,10 @@ def _stop(proc: subprocess.Popen, grace_s: float = 20) -> None:
         pass
 
 
-@pytest.fixture(scope="session")
-def lab_server(chromium_path, tmp_path_factory):
-    """A `jupyter lab` from this venv on 127.0.0.1, token-protected, in a temp root dir."""
-    base = tmp_path_factory.mktemp("lab")
+def _serve(app: str, tmp_path_factory):
+    """A `jupyter lab` or Notebook 7 `jupyter notebook` from this venv on 127.0.0.1,
+    token-protected, in a temp root dir (a generator for the fixtures below)."""
+    base = tmp_path_factory.mktemp(app)
     root_dir, settings, workspaces, runtime, config = (
         base / name for name in ("root", "settings", "workspaces", "runtime", "config"))
     for d in (root_dir, workspaces, runtime, config):
@@ -140,7 +141,7 @@ def lab_server(chromium_path, tmp_path_factory):
     token = secrets.token_hex(16)
     port = _free_port()
     cmd = [
-        sys.executable, "-m", "jupyterlab",
+        sys.executable, "-m", "jupyterlab" if app == "lab" else "notebook",
         "--no-browser",
         f"--ServerApp.token={token}",
         f"--port={port}",
@@ -148,9 +149,9 @@ def lab_server(chromium_path, tmp_path_factory):
         "--ip=127.0.0.1",
         f"--ServerApp.root_dir={root_dir}",
         "--allow-root",
-        "--LabApp.expose_app_in_browser=True",
-        f"--LabApp.user_settings_dir={settings}",
-        f"--LabApp.workspaces_dir={workspaces}",
+        f"--{APP_CLASS[app]}.expose_app_in_browser=True",
+        f"--{APP_CLASS[app]}.user_settings_dir={settings}",
+        f"--{APP_CLASS[app]}.workspaces_dir={workspaces}",
     ]
     env = dict(os.environ)
     env.update(
@@ -160,14 +161,14 @@ def lab_server(chromium_path, tmp_path_factory):
         PYTHONUNBUFFERED="1",
     )
     ARTIFACTS.mkdir(exist_ok=True)
-    log_path = ARTIFACTS / "jupyterlab-server.log"
+    log_path = ARTIFACTS / ("jupyterlab-server.log" if app == "lab" else "notebook7-server.log")
     log = open(log_path, "w")
     proc = subprocess.Popen(
         cmd, cwd=root_dir, env=env, stdin=subprocess.DEVNULL, stdout=log,
         stderr=subprocess.STDOUT, start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}/"
-    server = LabServer(url=url, token=token, root_dir=root_dir, log_path=log_path)
+    server = LabServer(url=url, token=token, root_dir=root_dir, log_path=log_path, app=app)
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
         while True:
@@ -188,6 +189,21 @@ def lab_server(chromium_path, tmp_path_factory):
     finally:
         _stop(proc)
         log.close()
+
+
+APP_CLASS = {"lab": "LabApp", "notebook": "JupyterNotebookApp"}
+
+
+@pytest.fixture(scope="session")
+def lab_server(chromium_path, tmp_path_factory):
+    """A `jupyter lab` from this venv on 127.0.0.1, token-protected, in a temp root dir."""
+    yield from _serve("lab", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def notebook_server(chromium_path, tmp_path_factory):
+    """A Notebook 7 `jupyter notebook` server, set up like ``lab_server``."""
+    yield from _serve("notebook", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

@@ -38,6 +38,7 @@ class LabServer:
     token: str
     root_dir: Path
     log_path: Path
+    app: str = "lab"  # or "notebook" (Notebook 7)
 
     def api(self, method: str, path: str, body: Any = None, timeout: float = 30) -> Any:
         """Call the server's REST API (`path` like "api/kernels"); returns parsed JSON."""
@@ -53,9 +54,12 @@ class LabServer:
         return json.loads(raw) if raw else None
 
     def lab_url(self, notebook: str, workspace: str | None = None) -> str:
-        """URL that opens `notebook` (relative to root_dir) in a fresh Lab workspace."""
-        ws = workspace or f"t{uuid.uuid4().hex[:12]}"
+        """URL that opens `notebook` (relative to root_dir) in a fresh Lab workspace,
+        or in Notebook 7's notebook page."""
         path = urllib.parse.quote(notebook)
+        if self.app == "notebook":
+            return f"{self.url}notebooks/{path}?token={self.token}"
+        ws = workspace or f"t{uuid.uuid4().hex[:12]}"
         return f"{self.url}lab/workspaces/{ws}/tree/{path}?token={self.token}"
 
     def shutdown_kernels(self) -> None:

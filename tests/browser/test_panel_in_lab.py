@@ -52,7 +52,7 @@ PANEL_TIMEOUT_MS = 120_000  # the first jit compile in a fresh kernel is slow on
 def panel(page, index: int):
     """The live debugger panel in cell ``index`` (finished panels lose their buttons)."""
     return cell(page, index).locator(".jaxdbg-panel").filter(
-        has=page.get_by_role("button", name="Continue"))
+        has=page.get_by_role("button", name="Continue", exact=True))
 
 
 def current_source_line(page, index: int) -> str:
@@ -60,7 +60,7 @@ def current_source_line(page, index: int) -> str:
 
 
 def type_expression(page, index: int, text: str) -> None:
-    box = cell(page, index).locator(".jaxdbg-panel input[type=text]")
+    box = cell(page, index).locator(".jaxdbg-panel .jaxdbg-input")
     box.click()
     box.fill(text)
     box.press("Enter")
@@ -112,16 +112,17 @@ def test_panel_click_type_continue_save_and_convert(lab_page, lab_server, tmp_pa
     assert "jaxdbg.breakpoint()" in current_source_line(page, 1)
 
     # The frame list: 0 inner, 1 outer, 2 <module>. Click outer.
-    frames = live.locator(".widget-button").filter(has_text=re.compile(r"^\s*\d+\s+\S+\s+In\["))
+    frames = live.locator(".jaxdbg-frame")
     assert frames.count() == 3, frames.all_inner_texts()
-    live.locator(".widget-button").filter(has_text=re.compile(r"^\s*1\s+outer\b")).click()
+    assert [f.split() for f in frames.all_inner_texts()][1][:2] == ["1", "outer"]
+    frames.nth(1).click()
     page.wait_for_function(
         "() => [...document.querySelectorAll('.jaxdbg-panel .jaxdbg-source .jaxdbg-current')]"
         ".some(e => e.textContent.includes('return inner(x + 1)'))")
     assert "return inner(x + 1)" in current_source_line(page, 1)
     assert "in outer" in live.locator(".jaxdbg-source-heading").inner_text()
 
-    live.locator(".widget-button").filter(has_text=re.compile(r"^\s*0\s+inner\b")).click()
+    frames.nth(0).click()
     page.wait_for_function(
         "() => [...document.querySelectorAll('.jaxdbg-panel .jaxdbg-source .jaxdbg-current')]"
         ".some(e => e.textContent.includes('jaxdbg.breakpoint()'))")
@@ -131,19 +132,19 @@ def test_panel_click_type_continue_save_and_convert(lab_page, lab_server, tmp_pa
     type_expression(page, 1, "p y")
     wait_log(page, 1, r"\(jaxdbg\) p y\s*Array\(\[2\., 4\., 6\.\], dtype=float32\)")
     # the locals table shows the frame's arrays
-    locals_text = live.locator(".widget-gridbox").inner_text()
+    locals_text = live.locator(".jaxdbg-locals").inner_text()
     assert "float32[3]" in locals_text, locals_text  # the engine's one shape notation
     assert "result 12.0" not in cell_output_text(page, 1), "the cell must still be paused"
     save_screenshot(page, "panel_in_lab_paused")
 
-    live.get_by_role("button", name="Continue").click()
+    live.get_by_role("button", name="Continue", exact=True).click()
     out = wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
     static = cell(page, 1).locator(".jaxdbg-static")
     static.first.wait_for(state="visible", timeout=30_000)
     summary = static.first.inner_text()
     assert "Stopped at" in summary and "in inner" in summary, summary
     assert "(jaxdbg) p y" in summary and "Continued." in summary, summary
-    assert cell(page, 1).get_by_role("button", name="Continue").count() == 0, out
+    assert cell(page, 1).get_by_role("button", name="Continue", exact=True).count() == 0, out
     save_screenshot(page, "panel_in_lab_continued")
 
     # Saving from Lab, then nbconvert without a kernel, keeps the stop's summary.
@@ -180,7 +181,7 @@ def test_cell_queued_while_paused_runs_after_continue(lab_page, lab_server):
     wait_log(page, 1, r"Array\(\[2\., 4\., 6\.\], dtype=float32\)")
     assert cell_output_text(page, 2) == "", "the queued cell must wait for the paused one"
 
-    live.get_by_role("button", name="Continue").click()
+    live.get_by_role("button", name="Continue", exact=True).click()
     wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
     wait_for_output_text(page, 2, "queued cell ran", timeout_s=60)
     assert "queued cell ran" not in cell_output_text(page, 1)
@@ -238,7 +239,7 @@ def test_pmap_panels_one_at_a_time_and_vmap_skip(lab_page, lab_server):
         seen_devices.append(device)
         type_expression(page, 1, "p y")
         wait_log(page, 1, r"\(jaxdbg\) p y\s*Array\(\d+\., dtype=float32\)")
-        live.get_by_role("button", name="Continue").click()
+        live.get_by_role("button", name="Continue", exact=True).click()
     wait_for_output_text(page, 1, "pmap result [0.0, 10.0, 20.0, 30.0]", timeout_s=60)
     assert sorted(seen_devices) == ["0", "1", "2", "3"], seen_devices
 
@@ -248,5 +249,5 @@ def test_pmap_panels_one_at_a_time_and_vmap_skip(lab_page, lab_server):
     assert "batch 1/3" in live.locator(".jaxdbg-banner").inner_text()
     live.get_by_role("button", name="Skip batch").click()
     wait_for_output_text(page, 2, "vmap result [10.0, 50.0, 90.0]", timeout_s=60)
-    assert cell(page, 2).get_by_role("button", name="Continue").count() == 0
+    assert cell(page, 2).get_by_role("button", name="Continue", exact=True).count() == 0
     save_screenshot(page, "panel_in_lab_devices")

@@ -1,0 +1,184 @@
+"""The panel's state as plain JSON data: what the browser code draws.
+
+Pure functions over a :class:`jaxdbg.Session` and its values; no widgets here, so
+the panel widget, its tests and the benchmarks share one description of a stop.
+Everything user-controlled travels as text and is put into the page with
+``textContent`` by the browser code, never as markup.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterable
+
+import numpy as np
+from pygments.lexers import PythonLexer
+from pygments.token import STANDARD_TYPES, Token
+
+from jaxdbg import summaries
+from jaxdbg.frames import display_filename
+from jaxdbg.session import Session
+
+COMMAND_CHARS = 300  # an echoed command beyond this is cut (a 10 MB paste stays out)
+LOG_CHARS = 2_000  # a result beyond this is cut until "Show more"
+MAX_CHILDREN = 200  # pytree children listed per node
+HISTORY_CHARS = 10_000  # longer typed lines are not kept in the history
+
+_LEXER = PythonLexer(stripnl=False, ensurenl=False)
+
+
+def clip(text: str, limit: int) -> tuple[str, int]:
+    """``text`` cut to ``limit`` characters, and how many were left out."""
+    if len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit
+
+
+# --------------------------------------------------------------------------- frames
+
+
+def frame_rows(session: Session) -> list[dict]:
+    """One row per frame, innermost first: function, short file:line, full path."""
+    return [{"function": f.function, "where": f"{display_filename(f.filename)}:{f.lineno}",
+             "path": f"{f.filename}:{f.lineno}"} for f in session.frames]
+
+
+# --------------------------------------------------------------------------- source
+
+
+def _token_class(kind: Any) -> str:
+    """The short pygments class of a token type (``k``, ``nf``, ``s2``...)."""
+    while kind is not Token and kind not in STANDARD_TYPES:
+        kind = kind.parent
+    return STANDARD_TYPES.get(kind, "")
+
+
+def highlight_lines(lines: list[str]) -> list[list[list[str]]]:
+    """Each line as ``[[css class, text], ...]`` runs of pygments tokens."""
+    out: list[list[list[str]]] = [[] for _ in lines]
+    row = 0
+    for kind, text in _LEXER.get_tokens("\n".join(lines)):
+        cls = _token_class(kind)
+        pieces = text.split("\n")
+        for i, piece in enumerate(pieces):
+            if i:
+                row += 1
+            if piece and row < len(out):
+                runs = out[row]
+                if runs and runs[-1][0] == cls:
+                    runs[-1][1] += piece
+                else:
+                    runs.append([cls, piece])
+    return out
+
+
+def source_state(session: Session, context: int) -> dict:
+    """The source window around the selected frame's line, highlighted."""
+    f = session.current
+    view = session.source_view(f.lineno - context, f.lineno + context)
+    return {"heading": f"{display_filename(f.filename)}:{f.lineno} in {f.function}",
+            "path": f.filename, "first": view.first_lineno, "current": view.current_lineno,
+            "lines": highlight_lines(view.lines), "context": context}
+
+
+# --------------------------------------------------------------------------- locals
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4g}"
+
+
+def _is_namedtuple(value: Any) -> bool:
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
+def children(value: Any) -> list[tuple[str, Any]]:
+    """The labelled children of a container a variable explorer would open."""
+    if isinstance(value, dict):
+        return [(repr(k), v) for k, v in value.items()]
+    if _is_namedtuple(value):
+        return [(name, getattr(value, name)) for name in type(value)._fields]
+    if isinstance(value, (list, tuple)):
+        return [(f"[{i}]", v) for i, v in enumerate(value)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [(fld.name, getattr(value, fld.name, None)) for fld in dataclasses.fields(value)]
+    return []
+
+
+def expandable(value: Any) -> bool:
+    try:
+        if summaries.is_array(value) or isinstance(value, (str, bytes)):
+            return False
+        return bool(children(value))
+    except Exception:
+        return False
+
+
+def _summary_text(row: summaries.ValueSummary) -> tuple[str, bool]:
+    """The summary column, and whether its statistics leave out NaN / Inf values."""
+    if not row.is_array:
+        return row.preview, False
+    if row.shape == ():  # a scalar: its value says it all
+        return row.preview or "", False
+    parts: list[str] = []
+    s = row.stats
+    partial = bool(s is not None and (s.nan_count or s.inf_count))
+    if s is not None:
+        if s.min is not None:
+            finite = " of finite values" if partial else ""
+            parts.append(f"min={_num(s.min)} max={_num(s.max)} mean={_num(s.mean)}{finite}")
+        elif partial:
+            parts.append("no finite values")
+        if s.nan_count:
+            parts.append(f"nan={s.nan_count:,}")
+        if s.inf_count:
+            parts.append(f"inf={s.inf_count:,}")
+    if row.preview:
+        parts.append(row.preview)
+    return "; ".join(parts) if partial else " ".join(parts), partial
+
+
+def scalar_text(value: Any, fallback: str) -> str:
+    """A 0-d array's value as Python prints it (``6.0``, ``True``, ``nan``)."""
+    try:
+        return repr(np.asarray(value).item())
+    except Exception:
+        return fallback
+
+
+def local_row(name: str, value: Any) -> dict:
+    """One row of the locals table (or of an opened pytree node)."""
+    try:
+        row = summaries.summarize(name, value)
+    except BaseException as e:  # a value's own code must not end the stop
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        row = summaries.ValueSummary(name, type(value).__name__,
+                                     preview=f"<summary failed: {type(e).__name__}>")
+    summary, partial = _summary_text(row)
+    if row.is_array and row.shape == ():
+        summary = scalar_text(value, summary)
+    s = row.stats
+    return {
+        "name": name, "type": row.type_name, "array": row.array_type,
+        "sharding": (row.sharding or "") if row.is_array else "",
+        "summary": summary, "finite_only": partial,
+        "nonfinite": bool(s is not None and (s.nan_count or s.inf_count)),
+        "expandable": expandable(value),
+    }
+
+
+def resolve(root: Any, path: Iterable[int]) -> Any:
+    """The value at ``path`` (child positions) below ``root``."""
+    value = root
+    for index in path:
+        value = children(value)[int(index)][1]
+    return value
+
+
+def child_rows(value: Any) -> tuple[list[dict], int]:
+    """Rows for a node's children (at most MAX_CHILDREN), and how many there are."""
+    kids = children(value)
+    return [local_row(label, v) for label, v in kids[:MAX_CHILDREN]], len(kids)
+
+

@@ -1,0 +1,436 @@
+"""The one-widget panel in real pages: JupyterLab 4 and Notebook 7 in headless Chromium.
+
+What a person does with the keyboard: type at 20 ms a key and press Enter at once,
+three commands in a row; ↑/↓ history, also in the next stop; Tab completion; the
+shortcuts; the input focused when the panel opens. Then the panel's colours in
+JupyterLab's Dark and High Contrast themes, with WCAG contrast computed from the page;
+a 200-frame, 1,000-local stop; and a saved notebook reloaded, trusted and untrusted.
+Screenshots go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from lab_helpers import (
+    cell,
+    cell_output_text,
+    open_notebook,
+    run_cell,
+    save_screenshot,
+    wait_for_output_text,
+)
+
+pytestmark = pytest.mark.browser
+
+PANEL_TIMEOUT_MS = 120_000
+
+# The entry point finds the panel after a plain `import jaxdbg` once the package is
+# installed (tested in test_panel_kernel_more.py); here the checkout may be on the path
+# without its metadata, so the extension loads it.
+SETUP_CELL = """\
+%load_ext jaxdbg
+import jax, jax.numpy as jnp
+import jaxdbg
+"""
+
+STOP_CELL = """\
+def inner(x):
+    alpha_value = x * 2
+    jaxdbg.breakpoint()
+    return alpha_value.sum()
+
+@jax.jit
+def outer(x):
+    return inner(x + 1)
+
+print("result", outer(jnp.arange(3.0)))
+"""
+
+
+@pytest.fixture(params=["lab", "notebook"])
+def server(request):
+    """JupyterLab 4, then Notebook 7."""
+    return request.getfixturevalue("lab_server" if request.param == "lab" else "notebook_server")
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    console: list[str] = []
+    pg.on("console", lambda msg: console.append(f"[{msg.type}] {msg.text}"))
+    pg.on("pageerror", lambda err: console.append(f"[pageerror] {err}"))
+    yield pg
+    failed = any(getattr(getattr(request.node, f"rep_{when}", None), "failed", False)
+                 for when in ("setup", "call"))
+    if failed:
+        try:
+            save_screenshot(pg, f"{request.node.name}-failure")
+        except Exception:
+            pass
+        from lab_helpers import ARTIFACTS
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / f"{request.node.name}-console.txt").write_text("\n".join(console) + "\n")
+    context.close()
+    for name in ("lab_server", "notebook_server"):
+        if name in request.fixturenames:
+            try:
+                request.getfixturevalue(name).shutdown_kernels()
+            except Exception:
+                pass
+
+
+def live_panel(page, index: int):
+    """The live panel of cell ``index`` (a finished one is replaced by its summary)."""
+    return cell(page, index).locator(".jaxdbg-panel:not(.jaxdbg-finished)")
+
+
+def log_commands(panel) -> list[str]:
+    return [t.strip() for t in panel.locator(".jaxdbg-entry:not(.jaxdbg-pending) .jaxdbg-in").all_inner_texts()]
+
+
+def wait_log(page, panel, pattern: str, timeout_ms: int = 60_000) -> str:
+    waited = 0
+    while True:
+        text = panel.locator(".jaxdbg-log").inner_text() if panel.locator(".jaxdbg-log").count() else ""
+        if re.search(pattern, text):
+            return text
+        if waited > timeout_ms:
+            raise AssertionError(f"{pattern!r} not in the console: {text!r}")
+        page.wait_for_timeout(100)
+        waited += 100
+
+
+def wait_heading(page, panel, pattern: str) -> None:
+    waited = 0
+    while not re.search(pattern, panel.locator(".jaxdbg-source-heading").inner_text()):
+        if waited > 30_000:
+            raise AssertionError(panel.locator(".jaxdbg-source-heading").inner_text())
+        page.wait_for_timeout(100)
+        waited += 100
+
+
+def cell_count(page) -> int:
+    return page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets.length")
+
+
+def test_console_typing_history_completion_and_shortcuts(page, server):
+    open_notebook(page, server, f"console-{server.app}.ipynb", [SETUP_CELL, STOP_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    box = panel.locator(".jaxdbg-input")
+    # focused on open: typing goes straight into the console
+    page.wait_for_function("() => document.activeElement && document.activeElement.classList.contains('jaxdbg-input')")
+    cells = cell_count(page)
+
+    # 20 ms a key, Enter at once, three commands in a row: each runs as typed.
+    typed = ["p alpha_value.sum()", "q1 = 11", "p q1 * 2"]
+    for line in typed:
+        page.keyboard.type(line, delay=20)
+        page.keyboard.press("Enter")
+    log = wait_log(page, panel, r"\(jaxdbg\) p q1 \* 2\s+22")
+    assert log_commands(panel) == [f"(jaxdbg) {t}" for t in typed], log
+    assert "Array(12., dtype=float32)" in log and "SyntaxError" not in log and "Error" not in log
+    assert box.input_value() == ""
+
+    # ↑ / ↓ walk the history; ↓ past the newest gives back what was being typed.
+    page.keyboard.type("draft")
+    page.keyboard.press("ArrowUp")
+    assert box.input_value() == "p q1 * 2"
+    page.keyboard.press("ArrowUp")
+    assert box.input_value() == "q1 = 11"
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    assert box.input_value() == "draft"
+    box.fill("")
+
+    # Tab completes names of the selected frame.
+    page.keyboard.type("p alpha_v", delay=20)
+    page.keyboard.press("Tab")
+    page.wait_for_function("() => document.activeElement.value === 'p alpha_value'")
+    page.keyboard.press("Enter")
+    wait_log(page, panel, r"\(jaxdbg\) p alpha_value\s+Array\(\[2\., 4\., 6\.\]")
+
+    # Shortcuts: Alt+↑ / Alt+↓ move between frames, and Lab does not act on them too.
+    # Nothing above the console moves when another frame (with fewer locals) shows.
+    layout = "p => ['.jaxdbg-toolbar', '.jaxdbg-source', '.jaxdbg-locals', '.jaxdbg-log'].map(" \
+             "s => { const r = p.querySelector(s).getBoundingClientRect(); return [s, r.top, r.height]; })"
+    before = panel.evaluate(layout)
+    # ... and the locals box is tall enough for this short table (no scrolling needed)
+    assert panel.locator(".jaxdbg-locals").evaluate("e => e.scrollHeight - e.clientHeight") <= 1
+    page.keyboard.press("Alt+ArrowUp")
+    wait_heading(page, panel, r" in outer$")
+    after = panel.evaluate(layout)
+    assert before[:3] == after[:3] and before[3][1] == after[3][1], (before, after)
+    page.keyboard.press("Alt+ArrowDown")
+    wait_heading(page, panel, r" in inner$")
+    assert cell_count(page) == cells
+    # the log box keeps a fixed maximum height and follows the newest entry
+    geometry = panel.locator(".jaxdbg-log").evaluate(
+        "e => [e.clientHeight, e.scrollHeight - e.scrollTop - e.clientHeight]")
+    assert geometry[0] <= 262 and geometry[1] < 5, geometry
+    assert panel.locator(".jaxdbg-button", has_text="Continue").first.get_attribute("title").endswith("(F8)")
+    save_screenshot(page, f"panel_console_{server.app}")
+
+    page.keyboard.press("F8")  # Continue
+    wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
+    assert cell(page, 1).locator(".jaxdbg-static").count() == 1
+    assert cell_count(page) == cells
+
+    # The next stop starts with this kernel's history.
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    page.wait_for_function("() => document.activeElement && document.activeElement.classList.contains('jaxdbg-input')")
+    page.keyboard.press("ArrowUp")
+    assert panel.locator(".jaxdbg-input").input_value() == "p alpha_value"
+    page.keyboard.press("Alt+Shift+KeyQ")  # Quit
+    wait_for_output_text(page, 1, "DebuggerQuit", timeout_s=60)
+    assert "Quit: the computation was stopped." in cell_output_text(page, 1)
+
+
+# --------------------------------------------------------------------------- themes
+
+CONTRAST_JS = """
+() => {
+  // computed colours come as rgb()/rgba(), or as color(srgb r g b / a) for color-mix()
+  const parse = (c) => {
+    let m = c.match(/rgba?\\(([^)]+)\\)/);
+    if (m) { const p = m[1].split(',').map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; }
+    m = c.match(/color\\(srgb ([\\d.e-]+) ([\\d.e-]+) ([\\d.e-]+)(?: \\/ ([\\d.e-]+))?\\)/);
+    if (m) return {r: 255 * m[1], g: 255 * m[2], b: 255 * m[3], a: m[4] === undefined ? 1 : Number(m[4])};
+    throw new Error('unparsed colour ' + c); };
+  const lum = ({r, g, b}) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor); if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; } }
+    let out = {r: 255, g: 255, b: 255};
+    for (const c of layers.reverse()) out = {r: c.r * c.a + out.r * (1 - c.a), g: c.g * c.a + out.g * (1 - c.a), b: c.b * c.a + out.b * (1 - c.a)};
+    return out; };
+  const ratio = (el) => { const fg = parse(getComputedStyle(el).color); const bg = background(el);
+    const a = lum(fg) + 0.05, b = lum(bg) + 0.05; return Math.max(a, b) / Math.min(a, b); };
+  const panel = document.querySelector('.jaxdbg-panel:not(.jaxdbg-finished)');
+  const pick = (sel) => [...panel.querySelectorAll(sel)].filter(e => e.textContent.trim());
+  const report = (els) => els.map(e => ({text: e.textContent.slice(0, 30), cls: e.className, ratio: ratio(e)}));
+  return {
+    current: report(pick('.jaxdbg-current .jaxdbg-code span, .jaxdbg-current .jaxdbg-lineno')),
+    tokens: report(pick('.jaxdbg-source .jaxdbg-code span')),
+    text: report(pick('.jaxdbg-banner, .jaxdbg-frame span, .jaxdbg-locals td, .jaxdbg-locals th, .jaxdbg-out, .jaxdbg-in, .jaxdbg-button')),
+    theme: document.body.dataset.jpThemeName,
+  };
+}
+"""
+
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark",
+          "high-contrast": "JupyterLab Dark High Contrast"}
+
+
+def set_theme(server, name: str) -> None:
+    server.api("PUT", "lab/api/settings/@jupyterlab/apputils-extension:themes",
+               {"raw": json.dumps({"theme": name})})
+
+
+@pytest.mark.parametrize("theme", list(THEMES))
+def test_theme_contrast(page, lab_server, theme):
+    set_theme(lab_server, THEMES[theme])
+    try:
+        open_notebook(page, lab_server, f"theme-{theme}.ipynb", [SETUP_CELL, STOP_CELL])
+        page.wait_for_function(f"() => document.body.dataset.jpThemeName === {json.dumps(THEMES[theme])}")
+        run_cell(page, 0)
+        run_cell(page, 1, wait=False)
+        panel = live_panel(page, 1)
+        panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+        page.keyboard.type("p alpha_value", delay=5)
+        page.keyboard.press("Enter")
+        wait_log(page, panel, r"Array\(\[2\., 4\., 6\.\]")
+        page.mouse.move(0, 0)  # no hover colours
+        found = page.evaluate(CONTRAST_JS)
+        save_screenshot(page, f"panel_theme_{theme}")
+        assert found["theme"] == THEMES[theme]
+        assert found["current"] and found["tokens"] and found["text"], found
+        low = [r for part in ("current", "tokens", "text") for r in found[part] if r["ratio"] < 4.5]
+        assert not low, low
+        panel.locator(".jaxdbg-button", has_text="Continue").first.click()
+        wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
+    finally:
+        set_theme(lab_server, THEMES["light"])
+
+
+# --------------------------------------------------------------------------- size
+
+BIG_CELL = """\
+for _i in range(1000):
+    globals()[f"v{_i:04d}"] = jnp.full((3,), float(_i))
+
+def deep(x, n):
+    if n == 0:
+        jaxdbg.breakpoint()
+        return x
+    return deep(x + 1, n - 1)
+
+print("big result", jax.jit(lambda x: deep(x, 195))(jnp.zeros(2)).tolist())
+"""
+
+
+def test_two_hundred_frames_and_a_thousand_locals(page, lab_server):
+    open_notebook(page, lab_server, "big.ipynb", [SETUP_CELL, BIG_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    frames = panel.locator(".jaxdbg-frame")
+    assert frames.count() >= 198, frames.count()
+    frames.nth(frames.count() - 1).click()  # the notebook cell: its globals are the locals
+    wait_heading(page, panel, r" in <module>$")
+    table = panel.locator(".jaxdbg-locals")
+    first = panel.locator(".jaxdbg-local").count()
+    assert 0 < first < 1000
+    height = table.evaluate("e => e.clientHeight")
+    assert height <= 242, height
+    # scrolling the table fetches the rest on demand
+    for _ in range(60):
+        if panel.locator(".jaxdbg-local").count() >= 1000:
+            break
+        table.evaluate("e => { e.scrollTop = e.scrollHeight; }")
+        page.wait_for_timeout(250)
+    assert panel.locator(".jaxdbg-local").count() >= 1000
+    header_top = table.evaluate("e => e.querySelector('th').getBoundingClientRect().top - e.getBoundingClientRect().top")
+    assert abs(header_top) <= 2, header_top  # the header stays on top (sticky)
+    assert "min=999 max=999" in panel.locator(".jaxdbg-local", has_text="v0999").inner_text()
+    save_screenshot(page, "panel_big_stop")
+    page.keyboard.press("F8")
+    wait_for_output_text(page, 1, "big result [195.0, 195.0]", timeout_s=60)
+
+
+# --------------------------------------------------------------------------- saved notebooks
+
+
+def test_saved_reloaded_and_untrusted(page, lab_server):
+    open_notebook(page, lab_server, "saved.ipynb", [SETUP_CELL, STOP_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    page.keyboard.type("p alpha_value", delay=5)
+    page.keyboard.press("Enter")
+    wait_log(page, panel, r"Array\(\[2\., 4\., 6\.\]")
+    page.keyboard.press("F8")
+    wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+
+    saved = json.loads((lab_server.root_dir / "saved.ipynb").read_text())
+    outputs = saved["cells"][1]["outputs"]
+    summary = [o for o in outputs if "text/html" in o.get("data", {})]
+    assert len(summary) == 1, outputs
+    plain = "".join(summary[0]["data"]["text/plain"])
+    assert plain.startswith("Stopped at") and "(jaxdbg) p alpha_value" in plain and plain.endswith("Continued.")
+    assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+
+    # Reloaded: the summary is there without a kernel or widget state.
+    lab_server.shutdown_kernels()
+    page.reload()
+    static = cell(page, 1).locator(".jaxdbg-static")
+    static.wait_for(state="visible", timeout=60_000)
+    assert "(jaxdbg) p alpha_value" in static.inner_text() and "Continued." in static.inner_text()
+
+    # Untrusted (a copy whose signature no longer matches): styles are stripped, the
+    # meaning stays in the words.
+    saved["metadata"]["changed"] = True
+    (lab_server.root_dir / "untrusted.ipynb").write_text(json.dumps(saved))
+    page.goto(lab_server.lab_url("untrusted.ipynb"), wait_until="domcontentloaded")
+    out = cell(page, 1).locator(".jp-OutputArea")
+    out.wait_for(state="visible", timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output').length >= 1")
+    text = cell_output_text(page, 1)
+    for needle in ("Stopped at", "in inner", "(jaxdbg) p alpha_value", "Array([2., 4., 6.], dtype=float32)",
+                   "Continued."):
+        assert needle in text, text
+    save_screenshot(page, "panel_untrusted_summary")
+
+
+# --------------------------------------------------------------------------- many stops
+
+def _engine_has_many_stops() -> bool:
+    from jaxdbg.outputs import Resume
+    return hasattr(Resume, "CONTINUE_ALL")
+
+
+MANY_STOPS_CELL = """\
+def per_device(x):
+    jaxdbg.breakpoint()
+    return x * 2
+
+print("pmap result", jax.pmap(per_device)(jnp.arange(8.0)).tolist())
+"""
+
+SCAN_CELL = """\
+def step(c, x):
+    c = c + x
+    jaxdbg.breakpoint()
+    return c, c
+
+print("scan result", jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])(jnp.arange(10.0)))
+"""
+
+
+@pytest.mark.multidevice
+@pytest.mark.skipif(not _engine_has_many_stops(),
+                    reason="the engine's continue all / ignore / disable commands are not here yet")
+def test_continue_all_ignore_and_disable_buttons(page, lab_server):
+    import os
+    if "device_count=8" not in os.environ.get("XLA_FLAGS", ""):
+        pytest.skip("needs 8 host devices (XLA_FLAGS)")
+    open_notebook(page, lab_server, "many.ipynb", [SETUP_CELL, MANY_STOPS_CELL, SCAN_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    panel.get_by_role("button", name="Continue all", exact=True).click()
+    wait_for_output_text(page, 1, "pmap result [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]", timeout_s=90)
+    assert cell(page, 1).locator(".jaxdbg-static").count() == 1  # one stop for 8 devices
+
+    run_cell(page, 2, wait=False)
+    panel = live_panel(page, 2)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    assert re.search(r"hit 1\b", panel.locator(".jaxdbg-banner").inner_text())
+    panel.locator(".jaxdbg-ignore-count").fill("3")
+    panel.get_by_role("button", name="Ignore", exact=True).click()
+    wait_log(page, panel, r"\(jaxdbg\) ignore 3")
+    panel.get_by_role("button", name="Continue", exact=True).click()
+    page.wait_for_function("() => [...document.querySelectorAll('.jaxdbg-panel:not(.jaxdbg-finished) .jaxdbg-banner')]"
+                           ".some(b => /hit 5\\b/.test(b.textContent))", timeout=90_000)
+    panel = live_panel(page, 2)
+    save_screenshot(page, "panel_many_stops")
+    panel.get_by_role("button", name="Disable", exact=True).click()
+    wait_log(page, panel, r"\(jaxdbg\) disable")
+    panel.get_by_role("button", name="Continue", exact=True).click()
+    wait_for_output_text(page, 2, "scan result 45.0", timeout_s=90)
+    assert cell(page, 2).locator(".jaxdbg-static").count() == 2
+    page.evaluate("() => true")
+
+
+def test_panel_below_the_viewport_scrolls_into_view(page, lab_server):
+    """Run All: the stop's cell is far below what is on screen; its panel comes into view."""
+    from lab_helpers import run_all_cells
+
+    filler = 'print("\\n".join(f"filler line {i}" for i in range(60)))'
+    open_notebook(page, lab_server, "below.ipynb", [SETUP_CELL] + [filler] * 4 + [STOP_CELL])
+    run_all_cells(page, wait=False)
+    panel = live_panel(page, 5)
+    panel.wait_for(state="attached", timeout=PANEL_TIMEOUT_MS)
+    page.wait_for_function(
+        "() => { const p = document.querySelector('.jaxdbg-panel:not(.jaxdbg-finished)');"
+        " if (!p) return false; const r = p.getBoundingClientRect();"
+        " return r.top < window.innerHeight && r.bottom > 0; }", timeout=30_000)
+    save_screenshot(page, "panel_scrolled_into_view")
+    page.keyboard.press("F8")
+    wait_for_output_text(page, 5, "result 12.0", timeout_s=60)
