@@ -55,3 +55,25 @@ def test_clear_output_while_paused_shows_the_panel_again(lab_page, lab_server):
     panel.wait_for(state="visible", timeout=60_000)
     panel.get_by_role("button", name="Continue", exact=True).click()
     wait_for_output_text(page, 1, "result [3.0, 3.0]", timeout_s=60)
+
+
+def test_reloaded_page_gets_the_paused_panel_back(lab_page, lab_server):
+    """Saved while paused, then reloaded: the page asks the kernel for its widgets
+    (kernel_info, comm_info, each model's state) and the panel works again."""
+    page = lab_page
+    open_notebook(page, lab_server, "reloaded.ipynb", [SETUP_CELL, STOP_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    live_panel(page, 1).wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function(
+        "() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+
+    page.reload(wait_until="domcontentloaded")
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    panel.get_by_role("button", name="Continue", exact=True).click()
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.sessionContext.session && w.sessionContext.session.kernel;"
+        " return k && k.status === 'idle'; }", timeout=60_000)
