@@ -38,8 +38,9 @@ from jaxdbg.show import show  # noqa: E402 (the function, not the module of that
 __version__ = "0.1.0"
 
 # The terminal debugger works everywhere, so it is the lowest-priority fallback.
+# replace=True: reloading the package (``%reload_ext jaxdbg``) runs this again.
 register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available,
-                  options=_cli.OPTIONS)
+                  options=_cli.OPTIONS, replace=True)
 
 # Installed backends (the widget panel) register themselves through entry points.
 from jaxdbg.backend_plugins import load_installed_backends as _load_installed_backends  # noqa: E402

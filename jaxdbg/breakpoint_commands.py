@@ -25,7 +25,7 @@ def _numbers(s: Session, arg: str, command: str) -> list[int] | Output:
         current = _current_number(s)
         return _error(f"{_NO_NUMBER}; give a number ({command} N)") if current is None else [current]
     try:
-        numbers = [int(word) for word in arg.split()]
+        numbers = list(dict.fromkeys(int(word) for word in arg.split()))  # each once
     except ValueError:
         return _error(f"{command} takes breakpoint numbers, not {arg!r}")
     for n in numbers:
@@ -74,6 +74,8 @@ _wrap_continue()
 
 @_command("ca", usage="ca", summary="Same as 'continue all'.")
 def _ca(s: Session, arg: str) -> Output:
+    if arg:  # a resume command does not guess what a stray word meant
+        return _error(f"ca takes no argument, not {arg!r}")
     return continue_all(s, arg)
 
 

@@ -131,6 +131,9 @@ class StatusTable:
 
 
 _backend_set_by_magic: str | None = None
+# $JAXDBG_BACKEND before %jaxdbg backend first changed it (a list: empty when unchanged),
+# put back by %unload_ext: the backend named may be one the extension registered.
+_backend_before_magic: list[str | None] = []
 
 
 def backend_status() -> tuple[str, str]:
@@ -221,14 +224,16 @@ def _backend(args: str) -> None:
     name = args.strip()
     if not name:
         raise UsageError("name a backend: " + ", ".join(registry.registered_debuggers() + ["auto"]))
+    if name != "auto" and name not in registry.registered_debuggers():
+        raise UsageError(f"unknown backend {name!r}; known: "
+                         + ", ".join(registry.registered_debuggers() + ["auto"]))
+    if not _backend_before_magic:
+        _backend_before_magic.append(os.environ.get(registry.ENV_VAR))
     if name == "auto":
         os.environ.pop(registry.ENV_VAR, None)
         _backend_set_by_magic = None
         print(f"jaxdbg backend: automatic ({backend_status()[0]})")
         return
-    if name not in registry.registered_debuggers():
-        raise UsageError(f"unknown backend {name!r}; known: "
-                         + ", ".join(registry.registered_debuggers() + ["auto"]))
     os.environ[registry.ENV_VAR] = name
     _backend_set_by_magic = name
     print(f"jaxdbg backend: {name}")
@@ -285,10 +290,11 @@ def load(shell: Any) -> None:
 
 
 def unload(shell: Any) -> None:
-    """Remove ``%jaxdbg`` (or put back the magic it replaced)."""
+    """Remove ``%jaxdbg`` (or put back the magic it replaced) and undo its backend choice."""
     if shell is None or not _previous_magic:
         return
     previous = _previous_magic.pop()
+    _restore_backend_choice()
     manager = shell.magics_manager
     if previous is None:
         manager.magics["line"].pop(MAGIC_NAME, None)
@@ -296,3 +302,18 @@ def unload(shell: Any) -> None:
             delattr(manager.user_magics, MAGIC_NAME)
     else:
         manager.magics["line"][MAGIC_NAME] = previous
+
+
+def _restore_backend_choice() -> None:
+    """Put $JAXDBG_BACKEND back as it was before ``%jaxdbg backend`` changed it."""
+    global _backend_set_by_magic
+    from jaxdbg import registry
+
+    if not _backend_before_magic:
+        return
+    before = _backend_before_magic.pop()
+    if before is None:
+        os.environ.pop(registry.ENV_VAR, None)
+    else:
+        os.environ[registry.ENV_VAR] = before
+    _backend_set_by_magic = None

@@ -175,7 +175,8 @@ class Session:
     def list_source(self, context: int | None = None) -> Output:
         """``list``: around the current line, then onwards when repeated (as in pdb)."""
         listed = self._listed
-        if self._previous_line not in ("l", "list") or listed is None or listed[0] != self.index:
+        if (self._previous_line not in ("l", "list") or listed is None or listed[0] != self.index
+                or not self.current.source):  # nothing to go on from: say so again
             return self.source_around(context)
         start = listed[1]
         if start > len(self.current.source):
@@ -226,7 +227,9 @@ class Session:
         value, error = self._run(source, expression_only)
         if error is not None:
             return error
-        if evaluation.is_nothing(value):
+        if evaluation.is_nothing(value) or (value is None and not expression_only):
+            # A bare expression that gives None (print(x), a call for its effect) shows
+            # nothing, as at Python's and pdb's prompts; 'p' still shows None.
             return Output(OutputKind.TEXT, "")
         text = guarded(lambda: pprint.pformat(value) if pretty else repr(value), lambda e: e)
         if isinstance(text, BaseException):
@@ -357,6 +360,9 @@ def _down(s: Session, arg: str) -> Output:
 
 @_command("frame", "f", usage="frame n", summary="Select frame n (0 is innermost, as in 'where').")
 def _frame(s: Session, arg: str) -> Output:
+    if not arg:
+        return _error(f"frame needs a frame number, 0 (innermost) to {len(s.frames) - 1}; "
+                      "'where' lists them")
     try:
         return s.select(int(arg))
     except ValueError:

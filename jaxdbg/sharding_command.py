@@ -27,6 +27,9 @@ def sharding_output(value: Any, source: str = "") -> Output:
     if (isinstance(value, tuple) and len(value) == 2
             and isinstance(value[0], jax.sharding.Sharding)):
         value, shape = value
+        if not (isinstance(shape, (tuple, list)) and all(isinstance(n, int) for n in shape)):
+            return _error(f"the shape after the sharding must be a tuple of ints, "
+                          f"such as (8, 8), not {shape!r}")
     what = f"{source} is" if source else "this is"
     if (isinstance(value, jax.sharding.Sharding) and shape is None
             and not isinstance(value, jax.sharding.NamedSharding)):
@@ -43,9 +46,26 @@ def sharding_output(value: Any, source: str = "") -> Output:
 
 def run(session: Any, arg: str) -> Output:
     """``sharding EXPR`` in ``session``'s current frame."""
-    if not arg.strip():
+    source = arg.strip()
+    if not source:
         return _error("sharding needs an expression, e.g. 'sharding x'")
-    evaluated = session.evaluate(arg, expression_only=True)
-    if evaluated.is_error:
-        return evaluated
-    return sharding_output(evaluated.data, arg.strip())
+    value, error = session._run(source, expression_only=True)  # no repr: it may raise
+    if error is not None:
+        return error
+    in_program = _program_label(session, source)
+    if in_program is not None:
+        # The stop's value is a copy on one device: drawing its layout would
+        # contradict the banner and 'locals', which name the program's layout.
+        return Output(OutputKind.TEXT, f"{source} in the program: {in_program} (this stop holds "
+                                       f"a copy on one device, so there is no layout to draw)")
+    return sharding_output(value, source)
+
+
+def _program_label(session: Any, source: str) -> str | None:
+    """The program layout of a traced local named by ``source`` (sharded jit, pmap,
+    shard_map), unless a scratch name shadows it."""
+    if not source.isidentifier() or source in session.scratch:
+        return None
+    if source not in session.current.traced:
+        return None
+    return session.program_shardings().get(source)

@@ -373,7 +373,14 @@ def _spec_text(spec: Any) -> str:
 
 def _shape_title(shape: Sequence[int], dtype: Any = None) -> str:
     dims = ",".join(str(int(n)) for n in shape)
-    return f"{np.dtype(dtype).name}[{dims}]" if dtype is not None else f"shape [{dims}]"
+    return f"{_dtype_name(dtype)}[{dims}]" if dtype is not None else f"shape [{dims}]"
+
+
+def _dtype_name(dtype: Any) -> str:
+    try:
+        return np.dtype(dtype).name
+    except TypeError:  # JAX's extended dtypes, such as PRNG keys (key<fry>)
+        return str(dtype)
 
 
 def _mesh_axes_of(obj: Any) -> tuple[tuple[str, int], ...]:

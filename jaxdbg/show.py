@@ -11,7 +11,11 @@ from typing import Any
 
 
 def show(obj: Any) -> Any:
-    """Display ``obj``; for a checkify Error, the view drawn (else None)."""
+    """Display ``obj``; for a checkify Error outside a notebook, the view drawn (else None).
+
+    In a notebook it returns None, as ``display`` does: a view returned there would be
+    drawn a second time as the cell's result when ``show`` ends the cell.
+    """
     from jaxdbg import checkify_view
     from jaxdbg.internals import ipykernel_api
 
@@ -22,7 +26,7 @@ def show(obj: Any) -> Any:
         from IPython.display import display
 
         display(obj)
-        return view
+        return None
     from rich.console import Console
 
     Console(highlight=False, soft_wrap=True).print(obj)

@@ -15,6 +15,7 @@ import jax
 import numpy as np
 
 from jaxdbg import program_sharding
+from jaxdbg.frames import Unavailable
 from jaxdbg.user_code import format_exception, guarded
 
 _SHORT_REPR = reprlib.Repr()
@@ -61,13 +62,19 @@ class ValueSummary:
         return f"{self.dtype}[{','.join(map(str, self.shape))}]"
 
     def stat_parts(self) -> list[tuple[str, bool]]:
-        """``(text, alarming)`` pieces: min/max/mean, then NaN / Inf counts (alarming)."""
+        """``(text, alarming)`` pieces: min/max/mean (over the finite values, and said so
+        when there are others), then NaN / Inf counts (alarming). A scalar has none of
+        min/max/mean: its value (the preview) says it all."""
         s = self.stats
         if s is None:
             return []
         parts = []
-        if s.min is not None:
-            parts.append((f"min={_num(s.min)} max={_num(s.max)} mean={_num(s.mean)}", False))
+        partial = bool(s.nan_count or s.inf_count)
+        if self.shape != () and s.min is not None:
+            parts.append((f"min={_num(s.min)} max={_num(s.max)} mean={_num(s.mean)}"
+                          + (" of finite values" if partial else ""), False))
+        elif self.shape != () and partial:
+            parts.append(("no finite values", False))
         if s.nan_count:
             parts.append((f"nan={s.nan_count}", True))
         if s.inf_count:
@@ -111,8 +118,8 @@ def array_stats(value: Any) -> ArrayStats | None:
     host = guarded(lambda: np.asarray(value), lambda e: None)
     if host is None:
         return None
-    if host.dtype.name.startswith("float") and not np.issubdtype(host.dtype, np.floating):
-        host = host.astype(np.float32)  # bfloat16 / float8 from ml_dtypes
+    if "float" in host.dtype.name and not np.issubdtype(host.dtype, np.floating):
+        host = host.astype(np.float32)  # bfloat16 / float8_* from ml_dtypes
     if host.size == 0 or not (np.issubdtype(host.dtype, np.number) or host.dtype == np.bool_):
         return None
     if np.issubdtype(host.dtype, np.complexfloating):
@@ -164,6 +171,8 @@ def summarize(name: str, value: Any, sharding: str | None = None) -> ValueSummar
 
 def _summarize(name: str, value: Any, sharding: str | None) -> ValueSummary:
     type_name = _type_name(value)
+    if isinstance(value, Unavailable):  # the reason is the whole point: never cut it
+        return ValueSummary(name, type_name, preview=repr(value))
     if is_array(value):
         shape = tuple(int(d) for d in value.shape)
         size = int(np.prod(shape)) if shape else 1

@@ -275,12 +275,14 @@ class PrintLogs:
 
     def post_run_cell(self, result: Any = None) -> None:
         count = getattr(result, "execution_count", None)
+        # Leave the cell in the same step as taking its log, so a row an XLA thread
+        # prints while the log is finished joins it instead of opening a second log.
         with self._lock:
-            if self._current is not None and count is not None:
-                self._current.title = f"In[{count}] print log"
-        self._finish_current()
-        with self._lock:
-            self._cell = None
+            log, self._current, self._cell = self._current, None, None
+            if log is not None and count is not None:
+                log.title = f"In[{count}] print log"
+        if log is not None:
+            log.finish()
 
     def _finish_current(self) -> None:
         with self._lock:

@@ -12,8 +12,8 @@ SNAPSHOT = """
 def snapshot():
     import logging, signal, sys, jax
     from jax._src.debugger import core as jax_debugger_core
-    import jaxdbg.registry
     ip = get_ipython()
+    registry = sys.modules.get("jaxdbg.registry")  # None until jaxdbg is imported
     wakeup = signal.set_wakeup_fd(-1); signal.set_wakeup_fd(wakeup)
     return {
         "events": {name: list(cbs) for name, cbs in ip.events.callbacks.items()},
@@ -22,7 +22,7 @@ def snapshot():
         "excepthook": sys.excepthook,
         "jax.debug.breakpoint": jax.debug.breakpoint,
         "jax debugger registry": sorted(jax_debugger_core._debugger_registry),
-        "jaxdbg backends": sorted(jaxdbg.registry.registered_debuggers()),
+        "jaxdbg backends": registry and sorted(registry.registered_debuggers()),
         "wakeup fd": wakeup,
         "jax callback log filters": list(logging.getLogger("jax._src.debugging").filters),
         "jax.debug.print": jax.debug.print,
@@ -37,7 +37,8 @@ def test_unload_ext_leaves_ipython_as_it_was(kernel):
     loaded = kernel.run("%load_ext jaxdbg\nduring = snapshot()\n"
                         "print(sorted(k for k in before if before[k] != during[k]))", timeout=120)
     # loading did change each of these (so the comparison below can fail)
-    for changed in ("events", "custom_exceptions", "jax.debug.breakpoint", "jaxdbg backends",
+    # (the panel backend is registered by `import jaxdbg` already, through its entry point)
+    for changed in ("events", "custom_exceptions", "jax.debug.breakpoint",
                     "jax debugger registry", "wakeup fd", "jax callback log filters",
                     "jax.debug.print", "html printers", "cell magics"):
         assert repr(changed) in loaded.stdout, loaded
@@ -75,17 +76,21 @@ mine_installed = get_ipython().CustomTB
 
 
 def test_import_jaxdbg_widgets_registers_and_nothing_more(kernel):
+    # `import jaxdbg` loads the installed panel backend (jaxdbg_widgets) through its
+    # entry point: that registers the backend and changes nothing else in the kernel.
     result = kernel.run(SNAPSHOT + """
-import jax, jaxdbg
+import jax
 before = snapshot()
-import jaxdbg_widgets
+import jaxdbg, jaxdbg_widgets
 after = snapshot()
 print('DIFF', sorted(k for k in before if before[k] != after[k]))
+print('BACKENDS', after['jaxdbg backends'])
 jax.jit(lambda x: (jaxdbg.breakpoint(), x)[1]).lower(1.0)  # traced for the panel: prepared now
 traced = snapshot()
 print('TRACED', sorted(k for k in after if after[k] != traced[k]))
 """, timeout=120)
     assert "DIFF ['jaxdbg backends']" in result.stdout, result
+    assert "'widgets'" in result.stdout.split("BACKENDS", 1)[1], result
     assert "TRACED ['events', 'wakeup fd']" in result.stdout, result
 
 

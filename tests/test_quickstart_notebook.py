@@ -4,33 +4,26 @@ The stops are answered at the typed prompt (JAXDBG_BACKEND=cli); the panel
 itself is exercised by the widget and browser tests.
 """
 
-import json
-from pathlib import Path
-
 import pytest
 
-from kernel_harness import MULTI_DEVICE_XLA_FLAGS, KernelHarness
+from kernel_harness import MULTI_DEVICE_XLA_FLAGS
+from notebook_run import run_notebook
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "quickstart.ipynb"
+# Each cell's stops, continued: one in jit (after what the notebook's text suggests typing), three under vmap (one per element), one on
+# the non-finite logits (the finite call does not stop), one jax.debug.breakpoint().
+ANSWERS = {"def init_params": ["p hidden", "pp params", "c"], "def per_example": ["c"] * 3,
+           "def unstable": ["c"], "def legacy": ["c"]}
 
 
 def test_quickstart_runs_top_to_bottom():
-    cells = [c for c in json.loads(NOTEBOOK.read_text())["cells"] if c["cell_type"] == "code"]
-    harness = KernelHarness(env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS, "JAXDBG_BACKEND": "cli"})
-    try:
-        harness.start()
-        outputs = []
-        for cell in cells:
-            for _ in range(10):
-                harness.answer_input("c")
-            result = harness.run("".join(cell["source"]), timeout=180)
-            assert result.status == "ok", (cell["source"], result)
-            outputs.append(result.stdout)
-    finally:
-        harness.shutdown()
-    text = "\n".join(outputs)
+    runs = run_notebook("quickstart.ipynb", answers=ANSWERS,
+                        env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS, "JAXDBG_BACKEND": "cli"})
+    text = "\n".join(run.text for run in runs)
+    first_stop = runs[1].text
+    assert "***" not in first_stop, first_stop  # both commands work in that frame
+    assert "Array([[" in first_stop and "'w': Array(" in first_stop, first_stop
     assert "loss:" in text
     assert "batch 1/3" in text and "batch 3/3" in text
     assert "non-finite values in logits (1 NaN and 1 Inf)" in text

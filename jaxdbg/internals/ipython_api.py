@@ -91,13 +91,22 @@ def names_in_use() -> dict[str, bool]:
 
 
 def execution_count() -> int | None:
-    """The number of the cell IPython is executing (``In[n]``), or None outside IPython.
+    """The number of the cell IPython is executing (``In[n]``), or of the last cell
+    run when none is; None outside IPython.
 
-    ``InteractiveShell.execution_count`` is public; it is incremented when a cell
-    finishes, so while a cell runs it is that cell's number.
+    While a cell runs, the displayhook holds its public ``ExecutionResult``, whose
+    ``execution_count`` is the cell's number. ``InteractiveShell.execution_count``
+    is the next cell's number once a cell has finished; while one runs it is that
+    cell's number on older IPython but already the next one on recent IPython
+    (which counts the cell before running it), so it is used only between cells.
     """
-    count = getattr(shell(), "execution_count", None)
-    return count if isinstance(count, int) else None
+    ip = shell()
+    count = getattr(ip, "execution_count", None)
+    if not isinstance(count, int):
+        return None
+    result = getattr(getattr(ip, "displayhook", None), "exec_result", None)
+    running = getattr(result, "execution_count", None)
+    return running if isinstance(running, int) else count - 1
 
 
 def on_cell_finished(callback) -> None:

@@ -4,13 +4,17 @@ Fixtures:
   chromium_path  the system Chromium ($JAXDBG_CHROMIUM or /usr/bin/chromium); skips if absent
   lab_server     session-wide `jupyter lab` from this venv, on a free port with a random token
   notebook_server  the same for Notebook 7 (`jupyter notebook`); the helpers work on both
+  server         lab_server, then notebook_server (parametrized): a flow for both
   browser        session-wide headless Chromium (Playwright sync API)
-  lab_page       a fresh browser context + page per test; kernels are shut down afterwards
+  page           a fresh browser context + page per test; kernels are shut down afterwards
+  lab_page       the same, for a test of JupyterLab alone
 
 Helpers (import them with `from lab_helpers import ...`):
   open_notebook(page, server, name, cells), run_cell(page, i), run_all_cells(page),
-  cell(page, i), cell_output_text(page, i), wait_for_output_text(page, i, text),
-  save_screenshot(page, name)
+  cell(page, i), cell_output_text(page, i), cell_outputs(page, i),
+  wait_for_output_text(page, i, text), save_screenshot(page, name); for the debugger
+  panel live_panel(page, i), type_command(panel, line), wait_log(page, panel, regex),
+  wait_heading(page, panel, regex)
 
 Every test in this folder is marked `browser`. On failure, a screenshot and the browser
 console go to test-artifacts/; the server log is test-artifacts/jupyterlab-server.log.
@@ -222,27 +226,43 @@ def browser(chromium_path):
     pw.stop()
 
 
+@pytest.fixture(params=["lab", "notebook"])
+def server(request) -> LabServer:
+    """JupyterLab 4, then Notebook 7: a flow written once runs in both."""
+    return request.getfixturevalue("lab_server" if request.param == "lab" else "notebook_server")
+
+
 @pytest.fixture
-def lab_page(browser, lab_server, request):
-    """A new page in a fresh browser context; kernels are shut down when the test ends."""
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
+def page(browser, request):
+    """A new page in a fresh browser context. On failure its screenshot and console go to
+    test-artifacts/; the kernels of the servers the test used are shut down afterwards."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
     console: list[str] = []
-    page.on("console", lambda msg: console.append(f"[{msg.type}] {msg.text}"))
-    page.on("pageerror", lambda err: console.append(f"[pageerror] {err}"))
-    yield page
+    pg.on("console", lambda msg: console.append(f"[{msg.type}] {msg.text}"))
+    pg.on("pageerror", lambda err: console.append(f"[pageerror] {err}"))
+    yield pg
     failed = any(getattr(getattr(request.node, f"rep_{when}", None), "failed", False)
                  for when in ("setup", "call"))
     if failed:
         try:
-            save_screenshot(page, f"{request.node.name}-failure")
+            save_screenshot(pg, f"{request.node.name}-failure")
         except Exception as exc:  # the page may be gone
             console.append(f"[harness] screenshot failed: {exc}")
         ARTIFACTS.mkdir(exist_ok=True)
         (ARTIFACTS / f"{request.node.name}-console.txt").write_text("\n".join(console) + "\n")
     context.close()
-    try:
-        lab_server.shutdown_kernels()
-    except Exception:
-        pass
+    for name in ("lab_server", "notebook_server"):
+        if name in request.fixturenames:
+            try:
+                request.getfixturevalue(name).shutdown_kernels()
+            except Exception:
+                pass
+
+
+@pytest.fixture
+def lab_page(page, lab_server):
+    """``page`` for a JupyterLab-only test."""
+    page.set_viewport_size({"width": 1400, "height": 900})
+    return page

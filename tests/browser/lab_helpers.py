@@ -247,3 +247,50 @@ def save_screenshot(page, name: str) -> Path:
     path = ARTIFACTS / (safe if safe.endswith(".png") else safe + ".png")
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+# ----------------------------------------------------------------------- the debugger panel
+
+def live_panel(page, index: int):
+    """The live debugger panel of cell ``index`` (a finished one is replaced by its summary)."""
+    return cell(page, index).locator(".jaxdbg-panel:not(.jaxdbg-finished)")
+
+
+def _wait_text(page, read, pattern: str, what: str, timeout_ms: int) -> str:
+    waited = 0
+    while True:
+        text = read()
+        if re.search(pattern, text):
+            return text
+        if waited >= timeout_ms:
+            raise AssertionError(f"{pattern!r} not in the {what}: {text!r}")
+        page.wait_for_timeout(100)
+        waited += 100
+
+
+def wait_log(page, panel, pattern: str, timeout_ms: int = 60_000) -> str:
+    """Wait until the panel's console log matches ``pattern`` (a regex); the log's text."""
+    log = panel.locator(".jaxdbg-log")
+    return _wait_text(page, lambda: log.inner_text() if log.count() else "", pattern,
+                      "panel's console", timeout_ms)
+
+
+def wait_heading(page, panel, pattern: str, timeout_ms: int = 30_000) -> str:
+    """Wait until the source view's heading (``file:line in function``) matches ``pattern``."""
+    heading = panel.locator(".jaxdbg-source-heading")
+    return _wait_text(page, heading.inner_text, pattern, "source heading", timeout_ms)
+
+
+def type_command(panel, line: str) -> None:
+    """Type ``line`` into the panel's command box and press Enter."""
+    box = panel.locator(".jaxdbg-input")
+    box.click()
+    box.fill(line)
+    box.press("Enter")
+
+
+def cell_outputs(page, index: int) -> list[dict]:
+    """Cell ``index``'s outputs as nbformat JSON, read from the notebook model."""
+    return page.evaluate(
+        "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.outputs.toJSON()",
+        index)

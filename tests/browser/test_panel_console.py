@@ -18,10 +18,13 @@ import pytest
 from lab_helpers import (
     cell,
     cell_output_text,
+    live_panel,
     open_notebook,
     run_cell,
     save_screenshot,
     wait_for_output_text,
+    wait_heading,
+    wait_log,
 )
 
 pytestmark = pytest.mark.browser
@@ -51,68 +54,8 @@ print("result", outer(jnp.arange(3.0)))
 """
 
 
-@pytest.fixture(params=["lab", "notebook"])
-def server(request):
-    """JupyterLab 4, then Notebook 7."""
-    return request.getfixturevalue("lab_server" if request.param == "lab" else "notebook_server")
-
-
-@pytest.fixture
-def page(browser, request):
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    pg = context.new_page()
-    pg.set_default_timeout(30_000)
-    console: list[str] = []
-    pg.on("console", lambda msg: console.append(f"[{msg.type}] {msg.text}"))
-    pg.on("pageerror", lambda err: console.append(f"[pageerror] {err}"))
-    yield pg
-    failed = any(getattr(getattr(request.node, f"rep_{when}", None), "failed", False)
-                 for when in ("setup", "call"))
-    if failed:
-        try:
-            save_screenshot(pg, f"{request.node.name}-failure")
-        except Exception:
-            pass
-        from lab_helpers import ARTIFACTS
-        ARTIFACTS.mkdir(exist_ok=True)
-        (ARTIFACTS / f"{request.node.name}-console.txt").write_text("\n".join(console) + "\n")
-    context.close()
-    for name in ("lab_server", "notebook_server"):
-        if name in request.fixturenames:
-            try:
-                request.getfixturevalue(name).shutdown_kernels()
-            except Exception:
-                pass
-
-
-def live_panel(page, index: int):
-    """The live panel of cell ``index`` (a finished one is replaced by its summary)."""
-    return cell(page, index).locator(".jaxdbg-panel:not(.jaxdbg-finished)")
-
-
 def log_commands(panel) -> list[str]:
     return [t.strip() for t in panel.locator(".jaxdbg-entry:not(.jaxdbg-pending) .jaxdbg-in").all_inner_texts()]
-
-
-def wait_log(page, panel, pattern: str, timeout_ms: int = 60_000) -> str:
-    waited = 0
-    while True:
-        text = panel.locator(".jaxdbg-log").inner_text() if panel.locator(".jaxdbg-log").count() else ""
-        if re.search(pattern, text):
-            return text
-        if waited > timeout_ms:
-            raise AssertionError(f"{pattern!r} not in the console: {text!r}")
-        page.wait_for_timeout(100)
-        waited += 100
-
-
-def wait_heading(page, panel, pattern: str) -> None:
-    waited = 0
-    while not re.search(pattern, panel.locator(".jaxdbg-source-heading").inner_text()):
-        if waited > 30_000:
-            raise AssertionError(panel.locator(".jaxdbg-source-heading").inner_text())
-        page.wait_for_timeout(100)
-        waited += 100
 
 
 def cell_count(page) -> int:

@@ -1,4 +1,4 @@
-"""The print log, a checkify error and the NaN post-mortem in a real JupyterLab page.
+"""The print log, a checkify error and the NaN post-mortem in JupyterLab 4 and Notebook 7.
 
 The print cell prints from a scan and under vmap, then waits for a flag file the test
 writes, so the live log can be looked at (and filtered, and saved) while the cell runs;
@@ -68,9 +68,8 @@ outer(jnp.array([1.0, 0.25]))
 TIMEOUT_MS = 120_000
 
 
-def test_print_log_checkify_view_and_post_mortem(lab_page, lab_server):
-    page = lab_page
-    open_notebook(page, lab_server, "prints.ipynb", [SETUP_CELL, PRINT_CELL, CHECKIFY_CELL, NAN_CELL])
+def test_print_log_checkify_view_and_post_mortem(page, server):
+    open_notebook(page, server, "prints.ipynb", [SETUP_CELL, PRINT_CELL, CHECKIFY_CELL, NAN_CELL])
     run_cell(page, 0)
 
     # -- live print log while the cell runs -------------------------------------------------
@@ -80,41 +79,47 @@ def test_print_log_checkify_view_and_post_mortem(lab_page, lab_server):
     text = log.inner_text()
     assert "step 0.0 loss 1.0000" in text and "row mean 4.5" in text and "batch 3/3" in text
     assert "263 more rows" in text
-    save_screenshot(page, "print-log-live")
+    # each row says where it was printed: the scan body's line, or the vmapped lambda's
+    locations = log.locator(".jaxdbg-pl-loc").all_inner_texts()
+    assert len(locations) == 40 and locations[0] == "In[2]:2" and locations[-1] == "In[2]:6", locations
+    assert set(locations) == {"In[2]:2", "In[2]:6"}, locations
+    save_screenshot(page, f"print-log-live-{server.app}")
 
     log.locator("input[type=search]").fill("step 29")
     log.get_by_text("11 matches").wait_for(timeout=30_000)  # 29 and 290..299
     assert "step 290.0" in log.inner_text()
-    save_screenshot(page, "print-log-filtered")
+    save_screenshot(page, f"print-log-filtered-{server.app}")
 
     with page.expect_download() as download_info:
         log.get_by_role("button", name="Save").click()
     saved = download_info.value.path().read_text()
     assert saved.count("\n") == 303 and "\tbatch 2/3\trow mean 2.5" in saved
 
-    (lab_server.root_dir / "print-cell-may-end").write_text("")
+    (server.root_dir / "print-cell-may-end").write_text("")
     static = cell(page, 1).locator(".jaxdbg-static")
     static.wait_for(timeout=TIMEOUT_MS)
     assert "In[2] print log · 303 rows" in static.inner_text()
     assert "Save log" in static.inner_text()
-    save_screenshot(page, "print-log-static")
+    save_screenshot(page, f"print-log-static-{server.app}")
 
     # -- a mapped checkify error --------------------------------------------------------------
     run_cell(page, 2)
     out = wait_for_output_text(page, 2, "checkify errors at 2 of 3 mapped indices", 60)
     assert "normalise needs non-negative values" in out and "division by zero" in out
+    # each error says where it was raised: the check's line and the division's line
+    assert "In[3]:4 in normalise" in out and "In[3]:5 in normalise" in out, out
     cell(page, 2).locator(".jaxdbg-checkify").scroll_into_view_if_needed()
-    save_screenshot(page, "checkify-view")
+    save_screenshot(page, f"checkify-view-{server.app}")
 
     # -- NaN post-mortem: the panel on JAX's eager re-run ---------------------------------------
     run_cell(page, 3, wait=False)
-    continue_button = cell(page, 3).get_by_role("button", name="Continue")
+    continue_button = cell(page, 3).get_by_role("button", name="Continue", exact=True)
     continue_button.wait_for(timeout=TIMEOUT_MS)
     panel_text = cell_output_text(page, 3)
     assert "FloatingPointError" in panel_text
     assert "inner" in panel_text and "w = jnp.log(z)" in panel_text
     continue_button.scroll_into_view_if_needed()
-    save_screenshot(page, "post-mortem-panel")
+    save_screenshot(page, f"post-mortem-panel-{server.app}")
     continue_button.click()
     page.wait_for_function(
         "() => window.jupyterapp.shell.currentWidget.content.widgets[3].model.executionState"

@@ -1,6 +1,7 @@
-"""A 3-D sharding layout in a real JupyterLab, in the light and the dark theme.
+"""An inline 3-D sharding layout in JupyterLab 4 and Notebook 7, in the light and the
+dark theme: one cell per device, each named by its device and slice.
 
-Screenshots go to test-artifacts/sharding_3d_light.png and sharding_3d_dark.png.
+Screenshots go to test-artifacts/sharding_3d_<lab|notebook>_<light|dark>.png.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ CELLS = [
 
 CELL_COLOURS_JS = """() => {
   const cells = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jxs-cell')];
-  return cells.map(c => [getComputedStyle(c).color, c.getAttribute('title')]);
+  return cells.map(c => [getComputedStyle(c).color, c.getAttribute('title'), c.textContent]);
 }"""
 
 
@@ -54,21 +55,23 @@ def _set_theme(page, theme: str, light: bool) -> None:
     page.wait_for_load_state("networkidle")
 
 
-def test_3d_layout_reads_in_light_and_dark(lab_page, lab_server):
-    page = lab_page
-    open_notebook(page, lab_server, "sharding3d.ipynb", CELLS)
+def test_3d_layout_reads_in_light_and_dark(page, server):
+    open_notebook(page, server, "sharding3d.ipynb", CELLS)
     run_all_cells(page)
     text = wait_for_output_text(page, 1, "[2:4, :, :]")
     assert "[0:2, :, :]" in text and "8 shards, one device each" in text
 
     _set_theme(page, "JupyterLab Light", light=True)
     light = page.evaluate(CELL_COLOURS_JS)
-    assert len(light) == 8 and all(title.startswith("[") for _, title in light)
-    assert all(_luminance(colour) < 0.5 for colour, _ in light)  # dark text on a light page
-    _shoot(page, "sharding_3d_light")
+    # one cell per device, each device once, each cell titled with its slice
+    devices = sorted(int(re.search(r"\d+", label).group()) for _, _, label in light)
+    assert devices == list(range(8)), light
+    assert all(re.match(r"\[\d:\d, \d:\d, \d:\d\]", title) for _, title, _ in light), light
+    assert all(_luminance(colour) < 0.5 for colour, _, _ in light)  # dark text on a light page
+    _shoot(page, f"sharding_3d_{server.app}_light")
 
     _set_theme(page, "JupyterLab Dark", light=False)
     dark = page.evaluate(CELL_COLOURS_JS)
-    assert all(_luminance(colour) > 0.5 for colour, _ in dark)  # light text on a dark page
-    _shoot(page, "sharding_3d_dark")
+    assert all(_luminance(colour) > 0.5 for colour, _, _ in dark)  # light text on a dark page
+    _shoot(page, f"sharding_3d_{server.app}_dark")
     _set_theme(page, "JupyterLab Light", light=True)  # leave the shared settings as found

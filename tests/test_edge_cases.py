@@ -1,0 +1,160 @@
+"""Edge cases a new user runs into at the prompt: odd dtypes, values that cannot show
+themselves, and the ``sharding`` command agreeing with ``locals`` inside a program."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+import jaxdbg
+from jaxdbg import breakpoint_state, summaries
+from transcript import Transcript
+
+
+def test_bfloat16_arrays_get_statistics_like_float32():
+    row = summaries.summarize("w", jnp.array([1.0, 2.0, 3.0], jnp.bfloat16))
+    assert row.stats is not None
+    assert (row.stats.min, row.stats.max, row.stats.mean) == (1.0, 3.0, 2.0)
+    assert row.describe().startswith("bfloat16[3] min=1 max=3 mean=2")
+
+
+def test_a_scalar_row_shows_its_value_not_statistics():
+    row = summaries.summarize("s", jnp.float32(3.5))
+    assert row.describe() == "float32[] 3.5"
+
+
+def test_statistics_of_an_array_with_nan_say_they_cover_finite_values():
+    row = summaries.summarize("n", jnp.array([1.0, 3.0, np.nan, np.inf]))
+    assert [text for text, _ in row.stat_parts()] == [
+        "min=1 max=3 mean=2 of finite values", "nan=1", "inf=1"]
+    assert [text for text, _ in summaries.summarize("m", jnp.full(3, np.nan)).stat_parts()] == [
+        "no finite values", "nan=3"]
+
+
+class _ReprRaises:
+    def __repr__(self):
+        raise RuntimeError("bad repr")
+
+
+def test_sharding_of_a_value_whose_repr_raises_says_what_it_is():
+    t = Transcript("sharding b", "c")
+
+    def f(x):
+        b = _ReprRaises()  # noqa: F841  (read by the debugger)
+        jaxdbg.breakpoint(**t.options)
+        return x
+
+    f(jnp.arange(3.0))
+    assert t.answers("sharding b") == ["*** b is a _ReprRaises, not a jax.Array, a Sharding or a Mesh"]
+
+
+def test_sharding_of_a_prng_key_array_is_laid_out():
+    t = Transcript("sharding k", "c")
+
+    def f(x):
+        k = jax.random.key(0)  # noqa: F841
+        jaxdbg.breakpoint(**t.options)
+        return x
+
+    f(jnp.arange(3.0))
+    answer = t.answers("sharding k")[0]
+    assert not answer.startswith("***"), answer
+    assert "key<fry>[]" in answer and "device 0" in answer
+
+
+def test_sharding_with_a_shape_that_is_not_a_tuple_says_so():
+    t = Transcript("sharding s, 3", "c")
+
+    def f(x):
+        s = NamedSharding(jax.make_mesh((8,), ("x",)), P("x"))  # noqa: F841
+        jaxdbg.breakpoint(**t.options)
+        return x
+
+    f(jnp.arange(3.0))
+    assert t.answers("sharding s, 3") == [
+        "*** the shape after the sharding must be a tuple of ints, such as (8, 8), not 3"]
+
+
+def _explicit_axes(n):
+    axis_type = getattr(jax.sharding, "AxisType", None)
+    return {} if axis_type is None else {"axis_types": (axis_type.Explicit,) * n}
+
+
+@pytest.mark.multidevice
+def test_sharding_of_a_traced_local_in_a_sharded_jit_names_the_program_layout():
+    mesh = jax.make_mesh((8,), ("x",), **_explicit_axes(1))
+    t = Transcript("whatis y", "sharding y", "c")
+
+    @jax.jit
+    def f(x):
+        y = x + 1
+        jaxdbg.breakpoint(**t.options)
+        return y
+
+    f(jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("x")))).block_until_ready()
+    assert t.answers("whatis y") == ["Array float32[16] sharding=P('x',) on mesh x=8"]
+    answer = t.answers("sharding y")[0]
+    # Not the layout of the copy gathered onto one device for the stop.
+    assert "SingleDeviceSharding" not in answer
+    assert answer.startswith("y in the program: P('x',) on mesh x=8 (this stop holds a copy")
+
+
+@pytest.mark.multidevice
+def test_sharding_of_a_traced_local_under_pmap_names_the_stop_device():
+    t = Transcript(*["sharding x", "c"] * 8)
+    jax.pmap(lambda x: (jaxdbg.breakpoint(**t.options), x)[1])(jnp.arange(8.0)).block_until_ready()
+    stops = t.stops()
+    answers = t.answers("sharding x")
+    assert len(answers) == len(stops) == 8
+    for banner, answer in zip(stops, answers):
+        device = re.search(r"device (\d)", banner).group(1)
+        assert answer.startswith(f"x in the program: device {device} ("), answer
+
+
+def test_repeated_list_without_source_keeps_saying_so():
+    t = Transcript("l", "l", "c")
+    namespace = {"jaxdbg": jaxdbg, "t": t}
+    exec("def f(x):\n    jaxdbg.breakpoint(**t.options)\n    return x\n", namespace)
+    jax.jit(namespace["f"])(1.0)
+    assert t.answers("l") == ["> <string>:2 in f\n(source not available)"] * 2
+
+
+def test_a_bare_call_returning_none_prints_only_its_own_output(capsys):
+    t = Transcript("print('hello from the prompt')", "p None", "c")
+
+    def f(x):
+        jaxdbg.breakpoint(**t.options)
+        return x
+
+    f(jnp.arange(3.0))
+    assert "hello from the prompt" in capsys.readouterr().out
+    assert t.answers("print('hello from the prompt')") == [""]
+    assert t.answers("p None") == ["None"]
+
+
+def test_frame_without_a_number_ca_with_a_word_and_a_repeated_number():
+    t = Transcript("frame", "ca now", "disable 1 1", "enable 1", "c")
+
+    def f(x):
+        jaxdbg.breakpoint(**t.options)
+        return x
+
+    try:
+        f(jnp.arange(3.0))
+    finally:
+        breakpoint_state.reset()  # numbers are per process: leave every breakpoint enabled
+    assert t.answers("frame")[0].startswith("*** frame needs a frame number, 0 (innermost) to ")
+    assert t.answers("ca now") == ["*** ca takes no argument, not 'now'"]  # and the stop goes on
+    assert len(t.answers("disable 1 1")[0].splitlines()) == 1
+    assert t.answers("c") == ["Continuing."]
+
+
+def test_an_unavailable_local_says_why_in_full():
+    from jaxdbg.frames import OUTSIDE_BODY
+
+    row = summaries.summarize("xs", OUTSIDE_BODY)
+    assert row.describe() == repr(OUTSIDE_BODY)
+    assert "..." not in row.describe()
