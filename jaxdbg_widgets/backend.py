@@ -8,7 +8,9 @@ the panel collapses to static HTML, also written into the cell's output as a pla
 
 When widget clicks cannot reach this thread (``mechanism == "prompt"``) or the panel
 was closed while paused, it says so and falls back to the typed prompt of
-:func:`jaxdbg.cli.run_cli`, which reads with ``input()`` from any thread.
+:func:`jaxdbg.cli.run_cli`, which reads with ``input()`` from any thread. When the
+frontend reports that the panel's last view was removed (Clear Output), the panel is
+shown in the cell again.
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
     from IPython.display import display
 
     from jaxdbg_widgets.panel import DebuggerPanel
+    from jaxdbg_widgets.responsive import HIDDEN
 
     options = {"context": PANEL_CONTEXT, **options}  # the caller's dict is not touched
     session.context = options["context"]
@@ -111,6 +114,12 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
             command = channel.wait(timeout=HEADER_REFRESH_S)
             if command is None:  # timed out: only the waiting count may have moved
                 panel.refresh_header()
+                continue
+            if command is HIDDEN:
+                # Clear Output removed every view while the stop still needs an answer.
+                if handle is not None:
+                    with _output_to_cell(kernel, parent):
+                        handle.display(panel.widget)
                 continue
             if command is closed or command is unresponsive:
                 why = ("the debugger panel was closed" if command is closed else

@@ -505,7 +505,20 @@ function render({ model, el }) {
     if (r.top >= window.innerHeight || r.bottom <= 0) root.scrollIntoView({ block: "nearest" });
   });
 
+  // Clear Output sends the kernel nothing; tell it when this page shows no view of a
+  // live panel any more, so the paused stop can show the panel again.
+  model.jaxdbgViews = (model.jaxdbgViews || 0) + 1;
+
   return () => {
+    model.jaxdbgViews -= 1;
+    if (model.jaxdbgViews === 0 && !finished()) {
+      setTimeout(() => {
+        if (model.jaxdbgViews !== 0 || finished()) return; // shown again meanwhile
+        try {
+          model.send({ type: "jaxdbg-views", count: 0 });
+        } catch (e) {} // the model itself is gone (page or kernel closing)
+      }, 300);
+    }
     if (observer) observer.disconnect();
     model.off("change:status", drawStatus);
     model.off("change:frames", drawFrames);

@@ -11,9 +11,14 @@ breakpoint's thread parks in :meth:`PauseChannel.wait`; widget handlers only cal
 (``mechanism``):
 
 ``"subshell"``  ipykernel >= 7.4: the attached widgets' comms are routed to a private
-                kernel subshell, whose own thread handles them.
+                kernel subshell, whose own thread handles them. Inside ``with channel:``
+                a comm opened on that thread is routed before the frontend hears of it,
+                so a click sent the moment a widget appears is not lost. Meanwhile a
+                reloaded page's ``kernel_info_request`` / ``comm_info_request`` are
+                answered, so it can rebuild the paused widgets from the kernel.
 ``"pump"``      ipykernel 6.x (Colab): a helper thread pumps the main shell's queue
-                while someone waits; cells queued meanwhile run after the paused one.
+                while someone waits; cells queued meanwhile run after the paused one
+                (interruptible; aborted, as the kernel would, when it failed).
 ``"idle"``      the cell already returned (the callback ran late, e.g. async
                 dispatch): the kernel handles widgets normally, nothing to do.
 ``"prompt"``    none of these is possible (no kernel, ipykernel 7.0 - 7.3, ...):
@@ -32,6 +37,13 @@ Typical use, on the breakpoint's thread::
                 command = input("(jaxdbg) ")          # and tell the user why
             ...
 
+Interrupts: ``wait`` raises KeyboardInterrupt once the kernel was interrupted at any
+time since the channel was created (one stop), also while a command ran between waits.
+
+Clear Output sends the kernel nothing, so a widget whose frontend code counts its views
+reports them with a custom message ``{"type": VIEWS_MESSAGE, "count": n}``; when every
+attached widget reports none, ``wait`` returns :data:`HIDDEN`.
+
 All ipykernel internals live in :mod:`jaxdbg.internals.ipykernel_api`. This module
 does not import jax (nor ipywidgets: widgets are duck-typed).
 """
@@ -49,7 +61,8 @@ from typing import Any, Callable, Iterator
 
 from jaxdbg.internals import ipykernel_api as api
 
-__all__ = ["PauseChannel", "CLOSED", "UNRESPONSIVE", "install", "interrupt_count"]
+__all__ = ["PauseChannel", "CLOSED", "HIDDEN", "UNRESPONSIVE", "VIEWS_MESSAGE", "install",
+           "interrupt_count"]
 
 
 class _Sentinel:
@@ -64,6 +77,14 @@ class _Sentinel:
 CLOSED = _Sentinel("CLOSED")
 #: ``wait`` result: nothing can make widget handlers run here (mechanism "prompt").
 UNRESPONSIVE = _Sentinel("UNRESPONSIVE")
+#: ``wait`` result: the frontend removed every view of the attached widgets (Clear
+#: Output), though their models live on; show them again or ask at the prompt.
+HIDDEN = _Sentinel("HIDDEN")
+
+#: ``content["type"]`` of the custom message a widget's frontend code sends with
+#: ``{"type": VIEWS_MESSAGE, "count": n}`` when the number of views of it that the page
+#: shows changes. The kernel cannot see views otherwise: Clear Output sends nothing.
+VIEWS_MESSAGE = "jaxdbg-views"
 
 _POLL_S = 0.05  # how often a waiter looks at the interrupt counter and closed panels
 
@@ -215,13 +236,18 @@ class PauseChannel:
     """
 
     CLOSED = CLOSED
+    HIDDEN = HIDDEN
     UNRESPONSIVE = UNRESPONSIVE
 
     def __init__(self, kernel: Any = None) -> None:
         self._kernel = api.current_kernel() if kernel is None else kernel
         self._queue: queue.Queue[Any] = queue.Queue()
         self._roots: list[Any] = []
-        self._routed: dict[int, Callable[[], None]] = {}
+        self._hidden: dict[int, bool] = {}  # id(root) -> its frontend reported no view
+        self._listeners: list[tuple[Any, Callable[..., None]]] = []
+        # id(comm) -> (comm, undo); holding the comm keeps its id from being reused.
+        self._routed: dict[int, tuple[Any, Callable[[], None]]] = {}
+        self._unwatch: Callable[[], None] | None = None
         self._pins: dict[int, Callable[[], None]] = {}
         self._lock = threading.Lock()
         self._subshell_id: str | None = None
@@ -230,6 +256,9 @@ class PauseChannel:
         self.detail = ""
         if threading.current_thread() is threading.main_thread():
             install()
+        # Once per stop: an interrupt that arrives while a command runs (not only
+        # while waiting) must still end the stop.
+        self._interrupt_base = _interrupts.count
         self._ident: Any = None
         self._parent: dict = {}
         if self._kernel is not None:
@@ -238,6 +267,7 @@ class PauseChannel:
             except Exception:
                 pass
         self.mechanism = self._choose(threading.current_thread())
+        self._release_info: Callable[[], None] | None = None
         if self.mechanism == "subshell":
             try:
                 self._subshell_id = api.create_subshell(self._kernel)
@@ -245,6 +275,12 @@ class PauseChannel:
                 self._subshell_failed = True
                 self.mechanism = self._choose(threading.current_thread())
                 self.detail = f"could not create a kernel subshell: {exc}"
+            else:
+                # A page reloaded meanwhile must be able to find the paused panel.
+                try:
+                    self._release_info = api.answer_info_requests(self._kernel)
+                except Exception:
+                    self._release_info = None
 
     # -- mechanism -----------------------------------------------------------------
 
@@ -275,13 +311,54 @@ class PauseChannel:
         with self._lock:
             if not any(root is widget for root in self._roots):
                 self._roots.append(widget)
+                on_msg = getattr(widget, "on_msg", None)
+                if callable(on_msg):
+                    def on_views(_w: Any, content: Any, _buffers: Any = None,
+                                 key: int = id(widget)) -> None:
+                        self._on_views(key, content)
+                    on_msg(on_views)
+                    self._listeners.append((widget, on_views))
             if self._subshell_id is None or self._closed:
                 return
             for w in _widget_tree(widget):
                 comm = getattr(w, "comm", None)
-                if comm is None or id(comm) in self._routed:
-                    continue
-                self._routed[id(comm)] = api.route_comm_to_subshell(comm, self._subshell_id)
+                if comm is not None:
+                    self._route_locked(comm)
+
+    def _route_locked(self, comm: Any) -> None:
+        if id(comm) not in self._routed:
+            self._routed[id(comm)] = (comm, api.route_comm_to_subshell(comm, self._subshell_id))
+
+    def _route_opened(self, comm: Any) -> None:
+        """A comm was just opened on the stop's thread: route it before the frontend
+        can send anything for it (a click must not reach the blocked main shell)."""
+        with self._lock:
+            if self._subshell_id is not None and not self._closed:
+                self._route_locked(comm)
+
+    def _watch_opens(self) -> Callable[[], None] | None:
+        """Route comms opened on this thread from now on; returns an undo or None."""
+        if self._subshell_id is None or self._closed:
+            return None
+        return api.watch_comm_opens(self._kernel, self._route_opened)
+
+    def _on_views(self, key: int, content: Any) -> None:
+        """A widget's frontend said how many views of it remain (any other custom
+        message is the widget's own business)."""
+        if not isinstance(content, dict) or content.get("type") != VIEWS_MESSAGE:
+            return
+        count = content.get("count")
+        if not isinstance(count, int) or isinstance(count, bool):
+            return
+        with self._lock:
+            self._hidden[key] = count <= 0
+            gone = bool(self._roots) and all(self._hidden.get(id(r), False) for r in self._roots)
+        if gone:
+            self._queue.put(HIDDEN)
+
+    def interrupted(self) -> bool:
+        """True once the kernel was interrupted since this stop began."""
+        return _interrupts.count != self._interrupt_base
 
     def post(self, command: Any) -> None:
         """Hand a command to the waiting breakpoint; call from widget handlers.
@@ -317,7 +394,8 @@ class PauseChannel:
     def wait(self, timeout: float | None = None) -> Any:
         """Block until a handler posts a command; return it.
 
-        Returns :data:`CLOSED` when every attached widget was closed,
+        Returns :data:`CLOSED` when every attached widget was closed, :data:`HIDDEN`
+        when the frontend reported that none of them is shown any more,
         :data:`UNRESPONSIVE` when no mechanism can deliver clicks here (mechanism
         "prompt"), and None when ``timeout`` seconds passed. Raises KeyboardInterrupt
         when the kernel is interrupted, whichever thread waits (see :func:`install`).
@@ -325,6 +403,8 @@ class PauseChannel:
         waiter = threading.current_thread()
         on_main = waiter is threading.main_thread()
         self.mechanism = self._choose(waiter)
+        if self.interrupted():
+            raise KeyboardInterrupt
         if self.mechanism == "prompt":
             try:
                 return self._queue.get_nowait()
@@ -335,7 +415,6 @@ class PauseChannel:
         if self.mechanism == "pump":
             pump = api.shell_pump(self._kernel)
             pump.acquire(waiter_is_main=on_main)
-        start_interrupts = _interrupts.count
         deadline = None if timeout is None else time.monotonic() + timeout
         listener = _interrupt_listener(on_main)
         listener.__enter__()
@@ -343,12 +422,14 @@ class PauseChannel:
             while True:
                 try:
                     # Interruptible on the main thread: SIGINT raises right here.
-                    return self._queue.get(timeout=_POLL_S)
+                    command = self._queue.get(timeout=_POLL_S)
                 except queue.Empty:
-                    pass
-                if _interrupts.count != start_interrupts:
+                    command = None
+                if self.interrupted():
                     listener.interrupted()
-                    raise KeyboardInterrupt
+                    raise KeyboardInterrupt  # the stop ends; its commands with it
+                if command is not None:
+                    return command
                 if self.panel_closed():
                     return CLOSED
                 if pump is not None and pump.error is not None:
@@ -371,7 +452,19 @@ class PauseChannel:
         with self._lock:
             routed, self._routed = self._routed, {}
             self._closed = True
-        for undo in routed.values():
+            unwatch, self._unwatch = self._unwatch, None
+            release_info, self._release_info = self._release_info, None
+            listeners, self._listeners = self._listeners, []
+        for widget, listener in listeners:
+            try:
+                widget.on_msg(listener, remove=True)
+            except Exception:
+                pass
+        if unwatch is not None:
+            unwatch()
+        if release_info is not None:
+            release_info()
+        for _comm, undo in routed.values():
             undo()
         self._unpin()
 
@@ -385,14 +478,19 @@ class PauseChannel:
         whole stop in this (``with channel:`` does it too) on the breakpoint's thread.
         """
         undo = self._pin()
+        unwatch = self._watch_opens()
         try:
             yield self
         finally:
+            if unwatch is not None:
+                unwatch()
             if undo is not None:
                 self._unpin()
 
     def __enter__(self) -> "PauseChannel":
         self._pin()
+        if self._unwatch is None:
+            self._unwatch = self._watch_opens()
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -48,6 +48,12 @@ MATRIX_ENV = {
     "JAXDBG_OLDEST_JAX_PYTHON": "oldest-jax",
 }
 MULTI_DEVICE_XLA_FLAGS = "--xla_force_host_platform_device_count=8"
+# The kernel writes every thread's stack here on SIGUSR1 (see KernelHarness.thread_dump).
+# Run at kernel start without binding a name in the user's namespace.
+_THREAD_DUMPS_ON_SIGUSR1 = (
+    "__import__('faulthandler').register(__import__('signal').SIGUSR1, all_threads=True, "
+    "file=open(__import__('os').environ['JAXDBG_THREAD_DUMP'], 'w'))"
+)
 
 
 def kernel_pythons() -> list[pytest.param]:
@@ -138,7 +144,8 @@ class KernelHarness:
         spec_dir = Path(self._tmp) / "kernels" / self.name
         spec_dir.mkdir(parents=True)
         (spec_dir / "kernel.json").write_text(json.dumps({
-            "argv": [self.python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "argv": [self.python, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                     f"--IPKernelApp.exec_lines={_THREAD_DUMPS_ON_SIGUSR1}"],
             "display_name": f"jaxdbg test ({self.python})",
             "language": "python",
             "interrupt_mode": "signal",
@@ -154,6 +161,8 @@ class KernelHarness:
         env.setdefault("JAX_PLATFORMS", "cpu")
         env.update(extra)
         self.log_path = Path(self._tmp) / "kernel.log"
+        self.dump_path = Path(self._tmp) / "threads.txt"
+        env["JAXDBG_THREAD_DUMP"] = str(self.dump_path)
         for attempt in (1, 2):  # a port race at launch is rare but real: retry once
             self.km = KernelManager(kernel_name=self.name, kernel_spec_manager=ksm)
             with open(self.log_path, "ab") as log:
@@ -182,6 +191,26 @@ class KernelHarness:
             return self.log_path.read_text(errors="replace")
         except (AttributeError, OSError):
             return ""
+
+    def thread_dump(self, timeout: float = 10) -> str:
+        """Every thread's Python stack in the kernel now (for hang reports)."""
+        import signal
+
+        try:
+            before = self.dump_path.stat().st_size
+            self.km.provisioner.process.send_signal(signal.SIGUSR1)
+        except Exception as exc:
+            return f"(no thread dump: {exc!r})"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            try:
+                if self.dump_path.stat().st_size > before:
+                    time.sleep(0.5)  # let the dump finish
+                    return self.dump_path.read_text(errors="replace")[before:]
+            except OSError:
+                pass
+        return "(the kernel wrote no thread dump)"
 
     def shutdown(self) -> None:
         self._stop.set()

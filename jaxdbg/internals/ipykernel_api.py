@@ -34,6 +34,9 @@ __all__ = [
     "supports_subshells",
     "create_subshell",
     "route_comm_to_subshell",
+    "watch_comm_opens",
+    "answer_info_requests",
+    "can_answer_info_requests",
     "current_parent",
     "cell_parent",
     "track_cells",
@@ -209,6 +212,161 @@ def route_comm_to_subshell(comm: Any, subshell_id: str) -> Callable[[], None]:
             del comm.__dict__["_reply_subshell_for"]
 
     return undo
+
+
+_open_watchers: dict[int, Callable[[Any], None]] = {}  # thread ident -> callback
+_hooked_managers: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def watch_comm_opens(kernel: Any, callback: Callable[[Any], None]) -> Callable[[], None]:
+    """Call ``callback(comm)`` for each comm opened on the calling thread from now on,
+    after it is registered and *before* its ``comm_open`` reaches the frontend.
+
+    Routing a widget's comm only after the widget was built leaves a window in which
+    the frontend already knows the widget: a click sent then goes to the blocked main
+    shell and is lost for the whole pause. ``comm.base_comm.BaseComm.open`` registers
+    the comm with the comm manager (``register_comm``, public API of ``comm``) before
+    it publishes; an instance-level wrapper there sees it first. Returns an undo to
+    call on the same thread.
+    """
+    manager = getattr(kernel, "comm_manager", None)
+    original = getattr(manager, "register_comm", None)
+    if manager is None or original is None:
+        return lambda: None
+    with _subshell_lock:
+        if manager not in _hooked_managers:
+            def register_comm(comm: Any) -> Any:
+                comm_id = original(comm)
+                watcher = _open_watchers.get(threading.get_ident())
+                if watcher is not None:
+                    try:
+                        watcher(comm)
+                    except Exception:
+                        pass
+                return comm_id
+
+            manager.register_comm = register_comm
+            _hooked_managers.add(manager)
+    key = threading.get_ident()
+    previous = _open_watchers.get(key)
+    _open_watchers[key] = callback
+
+    def undo() -> None:
+        if _open_watchers.get(key) is callback:
+            if previous is None:
+                del _open_watchers[key]
+            else:
+                _open_watchers[key] = previous
+
+    return undo
+
+
+# Requests a page sends when it (re)connects. ipykernel 7 queues them for the main
+# shell, which a paused cell blocks, so a reloaded page could not rebuild the panel.
+INFO_REQUESTS = ("kernel_info_request", "comm_info_request")
+
+
+class _InfoDesk:
+    """Answers INFO_REQUESTS on the shell channel thread while a stop is paused.
+
+    ipykernel >= 7.4 reads the shell socket on its own thread
+    (``kernel.shell_channel_thread``) and forwards each message with
+    ``kernel.shell_channel_thread_main``, registered through pyzmq's public
+    ``ZMQStream.on_recv``. We register a wrapper the same way: while anyone holds
+    the desk it answers these two read-only requests itself (with the content the
+    kernel's own handlers produce) and forwards everything else unchanged.
+    """
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.users = 0
+        self.installed = False
+
+    def install(self) -> None:
+        kernel = self.kernel
+        stream = kernel.shell_stream
+        forward = kernel.shell_channel_thread_main
+        loop = kernel.shell_channel_thread.io_loop
+
+        async def on_shell_message(msg: Any) -> None:
+            if self.users > 0:
+                try:
+                    if self._answer(msg):
+                        return
+                except Exception:
+                    kernel.log.error("jaxdbg: answering a shell request failed", exc_info=True)
+            await forward(msg)
+
+        loop.add_callback(stream.on_recv, on_shell_message, copy=False)
+        self.installed = True
+
+    def _answer(self, msg: Any) -> bool:
+        kernel = self.kernel
+        session = kernel.session
+        idents, frames = session.feed_identities(msg, copy=False)
+        header = session.deserialize(frames, content=False, copy=False)["header"]
+        if header.get("msg_type") not in INFO_REQUESTS or header.get("subshell_id"):
+            return False
+        request = session.deserialize(frames, content=True, copy=False)
+        kernel._publish_status("busy", "shell", parent=request)
+        if header["msg_type"] == "kernel_info_request":
+            reply_type, content = "kernel_info_reply", {"status": "ok", **kernel.kernel_info}
+        else:
+            target = (request.get("content") or {}).get("target_name")
+            comms = dict(kernel.comm_manager.comms)  # a copy: others add comms meanwhile
+            content = {"status": "ok", "comms": {
+                cid: {"target_name": c.target_name} for cid, c in comms.items()
+                if target is None or c.target_name == target}}
+            reply_type = "comm_info_reply"
+        session.send(kernel.shell_stream, reply_type, content, request, idents)
+        kernel._publish_status("idle", "shell", parent=request)
+        return True
+
+
+_desks: "weakref.WeakKeyDictionary[Any, _InfoDesk]" = weakref.WeakKeyDictionary()
+
+
+def can_answer_info_requests(kernel: Any) -> bool:
+    """Whether :func:`answer_info_requests` works with this kernel (ipykernel >= 7.4)."""
+    version = kernel_version()
+    if kernel is None or version is None or version < (7, 4):
+        return False
+    try:
+        return (kernel._supports_kernel_subshells
+                and callable(kernel.shell_channel_thread_main)
+                and callable(kernel.shell_stream.on_recv)
+                and kernel.shell_channel_thread.io_loop is not None)
+    except Exception:
+        return False
+
+
+def answer_info_requests(kernel: Any) -> Callable[[], None]:
+    """While held, ``kernel_info_request`` and ``comm_info_request`` are answered even
+    though the main shell is blocked; returns the release (call it once).
+
+    A page reloaded during a pause sends these first; with the replies, ipywidgets
+    rebuilds every live widget from the kernel (``request_state`` goes through each
+    comm's own route, i.e. to the stop's subshell), so the paused panel comes back.
+    No-op where unsupported; ipykernel 6's shell pump answers them anyway.
+    """
+    if not can_answer_info_requests(kernel):
+        return lambda: None
+    with _subshell_lock:
+        desk = _desks.get(kernel)
+        if desk is None:
+            desk = _desks[kernel] = _InfoDesk(kernel)
+        if not desk.installed:
+            desk.install()
+        desk.users += 1
+    released = threading.Event()
+
+    def release() -> None:
+        with _subshell_lock:
+            if not released.is_set():
+                released.set()
+                desk.users -= 1
+
+    return release
 
 
 # --------------------------------------------------------------------------- parents
@@ -398,6 +556,9 @@ def main_shell_busy(kernel: Any) -> bool:
         code = frame.f_code
         if code.co_name == "dispatch_shell" and "ipykernel" in code.co_filename:
             return True
+        # A cell held back by the 6.x pump runs in _replay, outside dispatch_shell.
+        if code is _replay.__code__:
+            return True
         frame = frame.f_back
     return False
 
@@ -480,6 +641,7 @@ class _ShellPump:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._waiter_is_main = False
+        self._held: list | None = None  # while pumping: the execute_requests held back
         self.error: BaseException | None = None
 
     def acquire(self, waiter_is_main: bool) -> None:
@@ -518,6 +680,19 @@ class _ShellPump:
         # again: stop at once rather than race it.
         return not stop.is_set() and (self._waiter_is_main or main_shell_busy(self.kernel))
 
+    def holds_here(self, item: tuple[Any, Any, Any]) -> bool:
+        """Called by a replay the pump dispatched: hold it again; False if not ours.
+
+        Replays of cells held during an earlier pause sit in the kernel's queue; when
+        one of them pauses in turn, this pump reads the others too, and they must wait
+        for the cell that now holds the kernel instead of running beside it.
+        """
+        held = self._held
+        if held is None or threading.current_thread() is not self._thread:
+            return False
+        held.append(item)
+        return True
+
     def _run(self, stop: threading.Event) -> None:
         kernel = self.kernel
         handlers = kernel.shell_handlers
@@ -530,6 +705,7 @@ class _ShellPump:
         saved_ident, saved_parent = current_parent(kernel)
         loop = asyncio.new_event_loop()
         handlers["execute_request"] = hold
+        self._held = held
         try:
             while self._keep_going(stop):
                 try:
@@ -549,34 +725,80 @@ class _ShellPump:
         except BaseException as exc:  # keep the kernel alive; report to the waiter
             self.error = exc
         finally:
+            self._held = None
             if handlers.get("execute_request") is hold:
                 handlers["execute_request"] = execute
             loop.close()
             if held:
-                kernel.io_loop.add_callback(_requeue, kernel, execute, held)
+                batch = _HeldCells(saved_parent, held)
+                kernel.io_loop.add_callback(_requeue, kernel, execute, batch)
 
 
-def _requeue(kernel: Any, execute: Callable, held: list) -> None:
+class _HeldCells:
+    """execute_requests that arrived while ``holder`` (a cell's request) was paused.
+
+    They replay after it, as the kernel would have run them. Like ipykernel's own
+    queue, they are aborted once the holder or an earlier one of them failed
+    (unless that request was silent or asked not to stop on error).
+    """
+
+    def __init__(self, holder: dict, items: list[tuple[Any, Any, Any]]) -> None:
+        self.holder = holder
+        self.items = items
+        self.stopped: bool | None = None  # decided when the first one replays
+
+
+def _ran_and_failed(kernel: Any, request: dict) -> bool:
+    """Whether ``request``, the last cell the kernel ran, failed in a way that aborts
+    the requests queued behind it (ipykernel: not silent, ``stop_on_error``)."""
+    header = request.get("header") or {}
+    content = request.get("content") or {}
+    if header.get("msg_type") != "execute_request":
+        return False  # e.g. a widget handler that hit a breakpoint
+    if content.get("silent", False) or not content.get("stop_on_error", True):
+        return False
+    result = getattr(getattr(kernel, "shell", None), "last_execution_result", None)
+    return result is not None and not result.success
+
+
+def _requeue(kernel: Any, execute: Callable, batch: _HeldCells) -> None:
     """On the kernel's loop: queue held execute_requests behind the paused cell."""
-    for stream, ident, msg in held:
-        kernel.schedule_dispatch(_replay, kernel, execute, stream, ident, msg)
+    for stream, ident, msg in batch.items:
+        kernel.schedule_dispatch(_replay, kernel, execute, batch, stream, ident, msg)
 
 
-async def _replay(kernel: Any, execute: Callable, stream: Any, ident: Any, msg: Any) -> None:
+async def _replay(kernel: Any, execute: Callable, batch: _HeldCells,
+                  stream: Any, ident: Any, msg: Any) -> None:
+    # Dispatched by a pump serving a cell that paused meanwhile: wait behind that one.
+    pump = _pumps.get(kernel)
+    if pump is not None and pump.holds_here((stream, ident, msg)):
+        return
+    if batch.stopped is None:
+        batch.stopped = _ran_and_failed(kernel, batch.holder)
     # What dispatch_shell does around a handler (6.29); the busy/idle pair it sent
     # when the request was held is repeated here, which frontends accept.
     kernel.set_parent(ident, msg, channel="shell")
     kernel._publish_status("busy", "shell")
     try:
-        if getattr(kernel, "_aborting", False):
+        if batch.stopped or getattr(kernel, "_aborting", False):
             # The paused cell failed: queued cells are aborted, as ipykernel would.
             kernel._send_abort_reply(stream, msg, ident)
-        else:
+            return
+        # 6.x lets SIGINT raise KeyboardInterrupt only inside this hook pair; without
+        # it a replayed cell cannot be interrupted.
+        kernel.pre_handler_hook()
+        try:
             result = execute(stream, ident, msg)
             if inspect.isawaitable(result):
                 await result
+        finally:
+            kernel.post_handler_hook()
+        if _ran_and_failed(kernel, msg):
+            batch.stopped = True
     except Exception:
         kernel.log.error("jaxdbg: replaying a held execute_request failed", exc_info=True)
+    except KeyboardInterrupt:
+        kernel.log.error("KeyboardInterrupt caught in kernel.")
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -640,6 +862,13 @@ def adapter_status(kernel: Any | None = None) -> dict[str, Any]:
             "shell.reset_thread_parent",
             "stdout.set_thread_parent",
             "BaseComm._reply_subshell_for",
+            "kernel.shell_channel_thread_main",
+            "kernel.shell_stream.on_recv",
+            "kernel.shell_channel_thread.io_loop",
+            "kernel._publish_status",
+            "kernel.kernel_info",
+            "kernel.comm_manager.comms",
+            "kernel.comm_manager.register_comm",
         ]
     else:
         required = [
@@ -652,6 +881,10 @@ def adapter_status(kernel: Any | None = None) -> dict[str, Any]:
             "kernel._parent_ident",
             "kernel._publish_status",
             "kernel._send_abort_reply",
+            "kernel.pre_handler_hook",
+            "kernel.post_handler_hook",
+            "shell.last_execution_result",
+            "kernel.comm_manager.register_comm",
             # per-thread stream parents came in 6.29; before, one global parent
             # (OutStream.set_parent) that the pump keeps on the paused cell
             "stdout._parent_header" if version >= (6, 29) else "stdout.set_parent",
