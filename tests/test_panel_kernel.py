@@ -379,7 +379,7 @@ def fi(x):
 fi(jnp.ones(2))
 """)
     wait_panel(kernel, mid)
-    time.sleep(0.3)
+    live_panel(kernel)  # its state has arrived: the stop waits for a command
     kernel.interrupt()
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "error", done

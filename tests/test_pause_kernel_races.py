@@ -272,7 +272,7 @@ def test_interrupt_between_waits_is_not_missed(kernel):
 def test_cell_queued_behind_a_pause_can_be_interrupted(kernel):
     paused = paused_cell(kernel, "Go-q1")
     queued = kernel.execute("print('long started', flush=True)\nwhile True: time.sleep(0.05)")
-    time.sleep(0.3)
+    time.sleep(0.3)  # not observable: requests queued behind a paused shell
     with no_hang(kernel):
         click(kernel, "Go-q1")
         assert reply_status(kernel, paused) == "ok"
@@ -303,7 +303,7 @@ def test_queued_pmap_cell_that_pauses_gets_working_buttons(kernel):
     """))
     # queued too: it must wait for the pmap cell, though that one pauses in turn
     behind = kernel.execute("print('behind sees', globals().get('pmap_cell_done'))")
-    time.sleep(0.3)
+    time.sleep(0.3)  # not observable: requests queued behind a paused shell
     with no_hang(kernel):
         click(kernel, "Go-q2")
         assert reply_status(kernel, paused) == "ok"
@@ -325,7 +325,7 @@ def test_queued_pmap_cell_that_pauses_gets_working_buttons(kernel):
 
 def _queue_two(kernel: KernelHarness) -> list[str]:
     ids = [kernel.execute(f"print('queued {i} ran')") for i in range(2)]
-    time.sleep(0.3)
+    time.sleep(0.3)  # not observable: requests queued behind a paused shell
     return ids
 
 

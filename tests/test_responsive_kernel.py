@@ -83,6 +83,8 @@ def test_click_resumes_cell_blocked_on_main_thread(kernel):
     assert blocked.reply is None, "the cell must still be running"
     # a cell queued during the pause, and a widget value change meanwhile
     queued = kernel.execute("print('queued ran', b.description)")
+    # No message tells a client that a request queued behind a busy shell has reached
+    # the kernel, so this is the one wait that cannot be an observed event.
     time.sleep(0.3)
     button = kernel.find_widget("ButtonModel", description="Go-main")
     kernel.click(button)
@@ -210,7 +212,6 @@ jax.pmap(lambda x: (jax.debug.callback(pcb3, x), x)[1])(jnp.arange(2)).block_unt
 def _interrupt_case(kernel, cell: str):
     mid = kernel.execute(cell)
     kernel.wait_for_output(mid, "waiting")
-    time.sleep(0.3)
     kernel.interrupt()
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "error", done

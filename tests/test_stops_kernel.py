@@ -7,7 +7,7 @@ import re
 import pytest
 
 from kernel_harness import kernel, kernel_python  # noqa: F401  (fixtures)
-from test_panel_kernel import SETUP, wait_panel
+from test_panel_kernel import SETUP, live_panel, wait_panel
 
 from jaxdbg.quit_reporting import INTERRUPT_LINE
 
@@ -30,7 +30,7 @@ def test_interrupting_an_idle_pmap_panel_is_one_line_and_leaves_nothing_stale(ke
     for attempt in range(2):  # the second time checks that nothing of the first lingers
         mid = kernel.execute(PMAP_CELL)
         wait_panel(kernel, mid)
-        kernel.find_widget("ButtonModel", description="Continue", timeout=120)
+        live_panel(kernel)  # the panel is up and waiting for a click
         kernel.interrupt()
         done = kernel.wait_reply(mid, timeout=120)
         assert done.status == "error", done
