@@ -5,10 +5,12 @@
     python3 dev.py test [pytest args]       set up every test venv and Chromium, run pytest
     python3 dev.py setup                    only build the venvs `test` uses
 
-`test` runs the whole suite in .venv (browser tests only there) with the kernel tests
-also run against the kernels of the matrix venvs (ipykernel 6.29; Colab's exact pins;
-the newest JAX on the newest Python found; the oldest JAX the pins allow), then, with no
-pytest arguments, the core tests under each matrix interpreter.
+`test` builds the sdist and the wheel (python -m build, into dist/) and installs the wheel
+into .venv-wheel, then runs the whole suite in .venv (browser tests only there) with the
+kernel tests also run against the kernels of the matrix venvs (the installed wheel, from
+outside the checkout; ipykernel 6.29; Colab's exact pins; the newest JAX on the newest
+Python found; the oldest JAX the pins allow), then, with no pytest arguments, the core
+tests under each matrix interpreter.
 
 Standard library only, so it runs with any Python >= 3.10 on a fresh machine.
 Virtual environments are rebuilt only when pyproject.toml (or the set of packages in the
@@ -37,6 +39,10 @@ if sys.version_info < (3, 10):
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 VENV_IPYKERNEL6 = ROOT / ".venv-ipykernel6"
+# The package as users get it: `python -m build` writes dist/, and .venv-wheel installs
+# the wheel from there (not the checkout), so a file left out of the package fails tests.
+VENV_WHEEL = ROOT / ".venv-wheel"
+DIST = ROOT / "dist"
 STAMP_NAME = ".jaxdbg-dev-stamp"
 # Bump to force every checkout to reinstall after a change to how venvs are built.
 STAMP_VERSION = "2"
@@ -370,6 +376,52 @@ def ensure_chromium() -> Path | None:
     return CHROMIUM
 
 
+def source_files() -> list[str]:
+    """The checkout's files as a clone has them: tracked plus untracked-but-not-ignored
+    (without git: every file outside caches, venvs and build outputs)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        if out.returncode == 0 and out.stdout:
+            return sorted({f for f in out.stdout.decode().split("\0") if f and (ROOT / f).is_file()})
+    except OSError:
+        pass
+    skip = re.compile(r"(^|/)(\.git|\.venv[^/]*|__pycache__|build|dist|site|[^/]*\.egg-info|test-artifacts)(/|$)")
+    return sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*")
+                  if p.is_file() and not skip.search(str(p.relative_to(ROOT))))
+
+
+def build_dist(py: Path, outdir: Path = DIST) -> Path:
+    """Build the sdist and the wheel with `python -m build` into `outdir`; the wheel's path.
+
+    The build runs on a copy of the source files, as a fresh clone would have them: an
+    editable install's `jaxdbg.egg-info/` in the checkout lists every file and would hide
+    one missing from package-data.
+    """
+    shutil.rmtree(outdir, ignore_errors=True)
+    log(f"building the sdist and the wheel (python -m build) into {outdir} ...")
+    with tempfile.TemporaryDirectory(prefix="jaxdbg-build-") as tmp:
+        staged = Path(tmp) / "src"
+        for rel in source_files():
+            target = staged / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, target)
+        run_pip([str(py), "-m", "build", "--outdir", str(outdir), str(staged)])
+    wheels = sorted(outdir.glob("jaxdbg-*.whl"))
+    if len(wheels) != 1 or len(list(outdir.glob("jaxdbg-*.tar.gz"))) != 1:
+        sys.exit(f"[dev] python -m build did not leave one wheel and one sdist in {outdir}")
+    return wheels[0]
+
+
+def ensure_wheel_venv(wheel: Path) -> Path:
+    """.venv-wheel with `wheel` installed as a user would (dependencies from its metadata);
+    the wheel itself is reinstalled on every run, since its contents follow the checkout."""
+    py = ensure_venv(VENV_WHEEL, ["wheel"], steps=[[str(wheel)]])
+    run_pip([str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+             "--no-deps", "--force-reinstall", str(wheel)])
+    return py
+
+
 def cmd_lab(args: list[str]) -> None:
     with checkout_lock():
         ensure_venv(VENV, MAIN_SPEC)
@@ -419,6 +471,8 @@ def cmd_test(args: list[str]) -> None:
     started = time.monotonic()
     with checkout_lock():
         py = ensure_venv(VENV, MAIN_SPEC)
+        wheel = build_dist(py)
+        py_wheel = ensure_wheel_venv(wheel)
         py6 = None
         try:
             py6 = ensure_venv(VENV_IPYKERNEL6, IPYKERNEL6_SPEC)
@@ -428,6 +482,8 @@ def cmd_test(args: list[str]) -> None:
         ensure_matrix(matrix)
         chromium = ensure_chromium()
     log(f"set-up took {time.monotonic() - started:.0f}s")
+    env["JAXDBG_DIST_DIR"] = str(DIST)
+    env["JAXDBG_WHEEL_PYTHON"] = str(py_wheel.absolute())
     if py6 is not None:
         env["JAXDBG_IPYKERNEL6_PYTHON"] = str(py6.absolute())
     for entry in matrix:
@@ -458,6 +514,7 @@ def cmd_test(args: list[str]) -> None:
         print(f"[dev]   {label}: {state}; {versions}", flush=True)
     if py6 is not None:
         print(f"[dev]   ipykernel 6.29 kernel: {describe_python(py6)}", flush=True)
+    print(f"[dev]   installed-wheel kernel ({wheel.name}): {describe_python(py_wheel)}", flush=True)
     problems = [e for e in matrix if e.problem] + ([] if py6 else ["ipykernel6"])
     for entry in problems:
         if isinstance(entry, MatrixVenv):
@@ -477,7 +534,8 @@ def cmd_test(args: list[str]) -> None:
 def cmd_setup(args: list[str]) -> None:
     """Build every venv `test` uses, without running anything."""
     with checkout_lock():
-        ensure_venv(VENV, MAIN_SPEC)
+        py = ensure_venv(VENV, MAIN_SPEC)
+        ensure_wheel_venv(build_dist(py))
         ensure_venv(VENV_IPYKERNEL6, IPYKERNEL6_SPEC)
         matrix = matrix_venvs()
         ensure_matrix(matrix)

@@ -4,16 +4,23 @@ entry-point group.
 An installed ``jaxdbg_widgets`` declares itself there, so a plain ``import jaxdbg``
 in a kernel that can show widgets opens the panel, with no ``%load_ext`` and no
 ``import jaxdbg_widgets``. Loading an entry point imports its module, which calls
-:func:`jaxdbg.register_debugger` itself. A broken plugin costs a warning, never
-the import of jaxdbg.
+:func:`jaxdbg.register_debugger` itself. A broken plugin never breaks the import of
+jaxdbg: its failure is kept, said in one line the first time a backend is chosen
+(:func:`take_failure_notice`), and listed by ``%jaxdbg`` (:func:`load_failures`).
 """
 
 from __future__ import annotations
 
-import warnings
+import threading
+import types
 from importlib import metadata
 
 GROUP = "jaxdbg.backends"
+
+# backend name -> why it could not be loaded ("module: Error: message")
+_failures: dict[str, str] = {}
+_failure_notice_given = False
+_notice_lock = threading.Lock()
 
 
 def _entry_points() -> list[metadata.EntryPoint]:
@@ -26,6 +33,24 @@ def _entry_points() -> list[metadata.EntryPoint]:
     return list(found.get(GROUP, []))  # pragma: no cover - older importlib.metadata
 
 
+def _failing_module(exc: BaseException, package: str) -> str:
+    """The innermost module of `package` that the import failed in (the package itself
+    when the traceback never reaches one of its modules)."""
+    failing = package
+    tb: types.TracebackType | None = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__", "")
+        if name == package or name.startswith(package + "."):
+            failing = name
+        tb = tb.tb_next
+    return failing
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or "(no message)"
+    return f"{type(exc).__name__}: {text[:300]}"
+
+
 def load_installed_backends() -> list[str]:
     """Import every installed backend plugin; the names of those that loaded."""
     loaded = []
@@ -33,11 +58,29 @@ def load_installed_backends() -> list[str]:
         try:
             entry.load()
         except Exception as exc:
-            warnings.warn(f"jaxdbg: the {entry.name!r} backend ({entry.value}) could not be "
-                          f"loaded: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+            package = entry.value.split(":")[0].strip()
+            _failures[entry.name] = f"{_failing_module(exc, package.split('.')[0])}: {_one_line(exc)}"
             continue
+        _failures.pop(entry.name, None)
         loaded.append(entry.name)
     return loaded
+
+
+def load_failures() -> dict[str, str]:
+    """Installed backends that could not be loaded: name -> "module: Error: message"."""
+    return dict(_failures)
+
+
+def take_failure_notice() -> str | None:
+    """The one line that says which installed backends failed to load and why, the first
+    time it is asked for in this process; None afterwards, or when every one loaded."""
+    global _failure_notice_given
+    with _notice_lock:
+        if _failure_notice_given or not _failures:
+            return None
+        _failure_notice_given = True
+    parts = [f"the {name!r} backend could not be loaded ({why})" for name, why in sorted(_failures.items())]
+    return "jaxdbg: " + "; ".join(parts)
 
 
 INSTALL_HINT = ("jaxdbg: for the clickable debugger panel here, install anywidget and ipywidgets in "

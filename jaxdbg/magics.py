@@ -206,10 +206,14 @@ FLAGS = ("jax_debug_nans", "jax_debug_infs", "jax_disable_jit", "jax_log_compile
 def status_table() -> StatusTable:
     import jax
 
-    rows = [StatusRow("backend", *backend_status()),
-            StatusRow("JAX hooks", *_hooks_status()),
-            StatusRow("panel clicks", *panel_status()),
-            StatusRow("devices", *_devices_status())]
+    from jaxdbg import backend_plugins
+
+    rows = [StatusRow("backend", *backend_status())]
+    rows += [StatusRow(f"{name} backend", "not loaded", why)
+             for name, why in sorted(backend_plugins.load_failures().items())]
+    rows += [StatusRow("JAX hooks", *_hooks_status()),
+             StatusRow("panel clicks", *panel_status()),
+             StatusRow("devices", *_devices_status())]
     for flag in FLAGS:
         rows.append(StatusRow(flag, "on" if getattr(jax.config, flag) else "off"))
     return StatusTable(rows)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import sys
 import threading
 from typing import Any, Callable, Iterable, Protocol
 
@@ -114,7 +115,18 @@ def _unknown(name: str, origin: str) -> ValueError:
     return ValueError(f"Unknown jaxdbg debugger backend {name!r}{origin}; known backends: {known}")
 
 
+def _say_failed_plugins() -> None:
+    """Name, once per process, the installed backends whose import failed (a panel
+    missing a file would otherwise vanish from the choice without a word)."""
+    from jaxdbg import backend_plugins
+
+    line = backend_plugins.take_failure_notice()
+    if line:
+        print(line, file=sys.stderr, flush=True)
+
+
 def _select(name: str | None) -> _Entry:
+    _say_failed_plugins()
     origin = ""
     if name is None and os.environ.get(ENV_VAR):
         name, origin = os.environ[ENV_VAR].strip(), f" (from ${ENV_VAR})"

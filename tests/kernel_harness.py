@@ -40,12 +40,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 IPYKERNEL6_ENV = "JAXDBG_IPYKERNEL6_PYTHON"
 COLAB_ENV = "JAXDBG_COLAB_PYTHON"
+# A venv with the built wheel installed (not the checkout): its kernels start outside the
+# checkout with nothing of it on PYTHONPATH, so they import only what users install.
+WHEEL_ENV = "JAXDBG_WHEEL_PYTHON"
 # environment variable -> test id of the kernels the matrix adds
 MATRIX_ENV = {
     IPYKERNEL6_ENV: "ipykernel6",
     COLAB_ENV: "colab-pins",
     "JAXDBG_NEWEST_JAX_PYTHON": "newest-jax",
     "JAXDBG_OLDEST_JAX_PYTHON": "oldest-jax",
+    WHEEL_ENV: "installed-wheel",
 }
 MULTI_DEVICE_XLA_FLAGS = "--xla_force_host_platform_device_count=8"
 # The kernel writes every thread's stack here on SIGUSR1 (see KernelHarness.thread_dump).
@@ -66,12 +70,23 @@ def kernel_pythons() -> list[pytest.param]:
     return params
 
 
+def runs_installed_wheel(python: str) -> bool:
+    """Whether `python` is the matrix's installed-wheel interpreter."""
+    wheel = os.environ.get(WHEEL_ENV)
+    return bool(wheel) and os.path.abspath(wheel) == os.path.abspath(python)
+
+
 def ipykernel_version_of(python: str) -> tuple[int, ...]:
     out = subprocess.run(
         [python, "-c", "import ipykernel; print(ipykernel.__version__)"],
         capture_output=True, text=True, check=True, timeout=60,
     ).stdout.strip()
     return tuple(int(p) for p in out.split(".")[:3] if p.isdigit())
+
+
+def _inside_checkout(path: str) -> bool:
+    resolved = Path(path).resolve()
+    return resolved == ROOT or ROOT in resolved.parents
 
 
 class CellResult:
@@ -155,9 +170,17 @@ class KernelHarness:
         env = dict(os.environ)
         env.pop("JPY_PARENT_PID", None)
         extra = dict(self.extra_env)
-        pythonpath = [str(ROOT)] + [p for p in (extra.pop("PYTHONPATH", "") + os.pathsep
-                                                + env.get("PYTHONPATH", "")).split(os.pathsep) if p]
+        installed = runs_installed_wheel(self.python)
+        checkout = [] if installed else [str(ROOT)]
+        # What the test adds (a stand-in module) stays; what this process inherited from
+        # the checkout does not reach the installed wheel's kernel.
+        inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                     if p and not (installed and _inside_checkout(p))]
+        pythonpath = checkout + [p for p in extra.pop("PYTHONPATH", "").split(os.pathsep) if p] + inherited
         env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+        # The installed wheel's kernel starts outside the checkout, where `import jaxdbg`
+        # can only find the installed package.
+        kernel_cwd = self._tmp if installed else str(ROOT)
         env.setdefault("JAX_PLATFORMS", "cpu")
         env.update(extra)
         self.log_path = Path(self._tmp) / "kernel.log"
@@ -166,7 +189,7 @@ class KernelHarness:
         for attempt in (1, 2):  # a port race at launch is rare but real: retry once
             self.km = KernelManager(kernel_name=self.name, kernel_spec_manager=ksm)
             with open(self.log_path, "ab") as log:
-                self.km.start_kernel(env=env, cwd=str(ROOT), stdout=log, stderr=log)
+                self.km.start_kernel(env=env, cwd=kernel_cwd, stdout=log, stderr=log)
             self.kc = self.km.client()
             self.kc.allow_stdin = True
             self.kc.start_channels()

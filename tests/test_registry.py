@@ -1,6 +1,8 @@
 """Backend selection and JAX's own jax.debug.breakpoint routed to jaxdbg."""
 
 import io
+import os
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -9,6 +11,8 @@ import pytest
 import jaxdbg
 from jaxdbg import registry
 from transcript import Transcript
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -314,3 +318,46 @@ def test_import_jaxdbg_does_not_import_rich():
     code = "import sys, jaxdbg; print('rich' in sys.modules, 'ipywidgets' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.stdout.split() == ["False", "False"], done
+
+
+BROKEN_PLUGIN_SCRIPT = r"""
+import jaxdbg
+from jaxdbg import magics
+print("AVAILABLE", jaxdbg.available_debuggers())
+jaxdbg.get_debugger()
+jaxdbg.get_debugger()  # the notice is given once
+rows = {row.item: (row.value, row.detail) for row in magics.status_table().rows}
+print("STATUS", " | ".join(rows.get("brokenpanel backend", ("missing",))))
+"""
+
+
+def test_a_backend_whose_import_fails_is_named_once_with_its_error(tmp_path):
+    """An installed backend plugin that cannot be imported (a panel whose browser file was
+    left out of the wheel) is named, with the failing module and the error, in one line the
+    first time a backend is chosen, and %jaxdbg lists it."""
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    pkg = site / "brokenpanel"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from brokenpanel import widget\n")
+    (pkg / "widget.py").write_text(
+        "from pathlib import Path\n"
+        "_ESM = (Path(__file__).parent / 'panel.js').read_text()\n")
+    dist_info = site / "brokenpanel-1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenpanel\nVersion: 1.0\n")
+    (dist_info / "entry_points.txt").write_text("[jaxdbg.backends]\nbrokenpanel = brokenpanel\n")
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]), JAX_PLATFORMS="cpu")
+    env.pop("JAXDBG_BACKEND", None)
+    proc = subprocess.run([sys.executable, "-c", BROKEN_PLUGIN_SCRIPT], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    notices = [line for line in proc.stderr.splitlines() if "brokenpanel" in line]
+    assert len(notices) == 1, proc.stderr
+    assert notices[0].startswith("jaxdbg: the 'brokenpanel' backend could not be loaded (")
+    assert "brokenpanel.widget: FileNotFoundError:" in notices[0] and "panel.js" in notices[0]
+    assert "STATUS not loaded | brokenpanel.widget: FileNotFoundError:" in proc.stdout, proc.stdout
+    assert "brokenpanel" not in proc.stdout.split("STATUS")[0]  # not offered as available

@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # so `import lab_helpers` works under any import mode
     sys.path.insert(0, str(HERE))
 
-from lab_helpers import ARTIFACTS, LabServer, save_screenshot  # noqa: E402
+from lab_helpers import ARTIFACTS, INSTALLED_WHEEL_KERNEL, LabServer, save_screenshot  # noqa: E402
 
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -158,6 +158,9 @@ def _serve(app: str, tmp_path_factory):
         f"--{APP_CLASS[app]}.workspaces_dir={workspaces}",
     ]
     env = dict(os.environ)
+    data_dir = base / "data"
+    if _write_installed_wheel_kernelspec(data_dir):
+        env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(data_dir), env.get("JUPYTER_PATH")]))
     env.update(
         JUPYTER_PREFER_ENV_PATH="1",  # this venv's python3 kernelspec wins over ~/.local
         JUPYTER_RUNTIME_DIR=str(runtime),
@@ -196,6 +199,23 @@ def _serve(app: str, tmp_path_factory):
 
 
 APP_CLASS = {"lab": "LabApp", "notebook": "JupyterNotebookApp"}
+
+
+def _write_installed_wheel_kernelspec(data_dir: Path) -> bool:
+    """A kernelspec for the matrix's installed-wheel Python ($JAXDBG_WHEEL_PYTHON), with
+    nothing of the checkout on its path; False when the matrix has none."""
+    python = os.environ.get("JAXDBG_WHEEL_PYTHON")
+    if not python:
+        return False
+    spec_dir = data_dir / "kernels" / INSTALLED_WHEEL_KERNEL
+    spec_dir.mkdir(parents=True, exist_ok=True)
+    (spec_dir / "kernel.json").write_text(json.dumps({
+        "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "jaxdbg (installed wheel)",
+        "language": "python",
+        "env": {"PYTHONPATH": ""},
+    }))
+    return True
 
 
 @pytest.fixture(scope="session")

@@ -76,15 +76,20 @@ class LabServer:
                 pass
 
 
-def write_notebook(server: LabServer, name: str, cells: list[str]) -> Path:
-    """Write a notebook of code cells into the server root, bound to the python3 kernel."""
+# The kernelspec of the matrix's installed-wheel Python, which the lab server offers
+# when $JAXDBG_WHEEL_PYTHON is set (see conftest.py).
+INSTALLED_WHEEL_KERNEL = "jaxdbg-installed-wheel"
+
+
+def write_notebook(server: LabServer, name: str, cells: list[str], kernel: str = "python3") -> Path:
+    """Write a notebook of code cells into the server root, bound to the `kernel` kernelspec."""
     import nbformat  # slow to import (its JSON-schema stack); only browser tests need it
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
     # Naming the kernel up front keeps Lab from asking which kernel to use.
     nb.metadata["kernelspec"] = {
-        "name": "python3",
+        "name": kernel,
         "display_name": "Python 3 (ipykernel)",
         "language": "python",
     }
@@ -147,12 +152,12 @@ def _poll(page, check, timeout_s: float, what: str, interval_s: float = 0.25):
 
 
 def open_notebook(page, server: LabServer, name: str, cells: list[str],
-                  timeout_s: float = DEFAULT_TIMEOUT_S):
+                  timeout_s: float = DEFAULT_TIMEOUT_S, kernel: str = "python3"):
     """Write `cells` to `name`.ipynb in the server root, open it in Lab, wait for an idle kernel.
 
     Returns the page, for chaining.
     """
-    write_notebook(server, name, cells)
+    write_notebook(server, name, cells, kernel=kernel)
     page.goto(server.lab_url(name), wait_until="domcontentloaded")
     _poll(page, lambda: page.evaluate(_NOTEBOOK_STATE_JS, name), timeout_s,
           f"notebook {name} to open with an idle kernel")
