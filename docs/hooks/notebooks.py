@@ -27,7 +27,7 @@ SITE_FOLDER = NOTEBOOKS.name
 
 # The commands that answer each notebook's stops, in order (see "Scripted sessions").
 COMMANDS = {
-    "quickstart.ipynb": ("p hidden.shape; pp params[0]['b']; up; p y; c;"  # jit
+    "quickstart.ipynb": ("p hidden.shape; pp params[0]['b']; up; p y.shape; c;"  # jit
                          "p scaled; c; skip;"                                # vmap: 2 of 3, then skip
                          "p logits; c;"                                      # non-finite
                          "p y; c"),                                          # jax.debug.breakpoint()
