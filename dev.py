@@ -4,13 +4,16 @@
     python3 dev.py lab [jupyter lab args]   set up .venv, open notebooks/quickstart.ipynb
     python3 dev.py test [pytest args]       set up every test venv and Chromium, run pytest
     python3 dev.py setup                    only build the venvs `test` uses
+    python3 dev.py docs [--no-serve] [mkdocs serve args]
+                                            set up .venv, build the docs site strictly into
+                                            site/, then serve it locally (mkdocs serve)
 
 `test` builds the sdist and the wheel (python -m build, into dist/) and installs the wheel
 into .venv-wheel, then runs the whole suite in .venv (browser tests only there) with the
 kernel tests also run against the kernels of the matrix venvs (the installed wheel, from
 outside the checkout; ipykernel 6.29; Colab's exact pins; the newest JAX on the newest
 Python found; the oldest JAX the pins allow), then, with no pytest arguments, the core
-tests under each matrix interpreter.
+tests under each matrix interpreter and the strict docs build.
 
 Standard library only, so it runs with any Python >= 3.10 on a fresh machine.
 Virtual environments are rebuilt only when pyproject.toml (or the set of packages in the
@@ -47,7 +50,7 @@ STAMP_NAME = ".jaxdbg-dev-stamp"
 # Bump to force every checkout to reinstall after a change to how venvs are built.
 STAMP_VERSION = "2"
 
-MAIN_SPEC = [".[notebook,test]"]
+MAIN_SPEC = [".[notebook,test,docs]"]
 IPYKERNEL6_SPEC = [".", "ipykernel==6.29.*", "jupyter_client", "ipywidgets"]
 # What the matrix interpreters need besides the project to run the core tests.
 CORE_TEST_TOOLS = ["pytest", "pytest-timeout"]
@@ -60,6 +63,7 @@ OLDEST_JAX_MIN_PYTHON = (3, 11)
 CORE_TEST_ARGS = ["-m", "not kernel and not browser", "--ignore=tests/browser", "-q", "-p", "no:cacheprovider"]
 
 CHROMIUM = Path("/usr/bin/chromium")
+DOCS_SITE = ROOT / "site"
 QUICKSTART = Path("notebooks") / "quickstart.ipynb"
 # The import packages that pyproject.toml's package finder looks for; an editable
 # install made before one of them existed does not see it, so their presence is hashed.
@@ -505,8 +509,11 @@ def cmd_test(args: list[str]) -> None:
             if rc_core == 5:  # no tests collected is not a failure of the matrix
                 rc_core = 0
             results.append((f"{entry.label} (core)", describe_python(entry.python), rc_core, counts_core))
+        rc_docs = build_docs(py)
+        results.append(("docs (mkdocs build --strict)", f"site/ from {py}", rc_docs,
+                        {"passed" if rc_docs == 0 else "failed": 1}))
     else:
-        log("core tests under the matrix interpreters run only without pytest arguments")
+        log("core tests under the matrix interpreters and the docs build run only without pytest arguments")
 
     print("\n[dev] test matrix:", flush=True)
     for label, versions, code, got in results:
@@ -531,6 +538,40 @@ def cmd_test(args: list[str]) -> None:
     sys.exit(1 if failed or built_badly else 0)
 
 
+def docs_env() -> dict[str, str]:
+    """The docs build executes the notebooks in kernels that inherit this environment."""
+    env = dict(os.environ)
+    env.update(JAX_PLATFORMS="cpu", NO_MKDOCS_2_WARNING="1")
+    # The notebooks' python3 kernel is .venv's, not one in the user's home.
+    env.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
+    return env
+
+
+def build_docs(py: Path) -> int:
+    """Build the docs site into site/ with warnings as errors; mkdocs' exit code."""
+    started = time.monotonic()
+    log(f"[docs] {py} -m mkdocs build --strict --site-dir {DOCS_SITE.name} (executes the notebooks)")
+    rc = subprocess.run([str(py), "-m", "mkdocs", "build", "--strict", "--site-dir", str(DOCS_SITE)],
+                        cwd=ROOT, env=docs_env(), stdin=subprocess.DEVNULL).returncode
+    log(f"[docs] {'built' if rc == 0 else f'FAILED (exit {rc})'} in {time.monotonic() - started:.0f}s")
+    return rc
+
+
+def cmd_docs(args: list[str]) -> None:
+    """Build the site strictly; then, unless --no-serve, serve it with live reload."""
+    serve = "--no-serve" not in args
+    serve_args = [a for a in args if a not in ("--serve", "--no-serve")]
+    with checkout_lock():
+        py = ensure_venv(VENV, MAIN_SPEC)
+    if build_docs(py) != 0:
+        sys.exit(1)
+    log(f"site built in {DOCS_SITE}")
+    if serve:
+        log("serving with mkdocs serve (it builds once more, then rebuilds on changes) ...")
+        os.chdir(ROOT)
+        os.execve(str(py), [str(py), "-m", "mkdocs", "serve", *serve_args], docs_env())
+
+
 def cmd_setup(args: list[str]) -> None:
     """Build every venv `test` uses, without running anything."""
     with checkout_lock():
@@ -547,7 +588,7 @@ def cmd_setup(args: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    commands = {"lab": cmd_lab, "test": cmd_test, "setup": cmd_setup}
+    commands = {"lab": cmd_lab, "test": cmd_test, "setup": cmd_setup, "docs": cmd_docs}
     if not argv or argv[0] not in commands:
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)

@@ -113,10 +113,12 @@ FEATURES: list[Feature] = [
 
 
 def load_ipython_extension(shell: Any) -> None:
+    """``%load_ext jaxdbg``: load every feature in ``FEATURES`` into ``shell``."""
     for feature in FEATURES:
         feature.load(shell)
 
 
 def unload_ipython_extension(shell: Any) -> None:
+    """``%unload_ext jaxdbg``: undo each feature, in reverse order."""
     for feature in reversed(FEATURES):
         feature.unload(shell)

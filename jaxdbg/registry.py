@@ -84,6 +84,7 @@ def register_debugger(name: str, debugger: Debugger, priority: int,
 
 
 def unregister_debugger(name: str) -> None:
+    """Remove the backend ``name``; a name that is not registered is ignored."""
     with _lock:
         _registry.pop(name, None)
 
