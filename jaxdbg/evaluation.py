@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+from jaxdbg import interrupts
 from jaxdbg.frames import Frame
 from jaxdbg.user_code import format_exception, guarded  # noqa: F401  (re-exported)
 
@@ -50,7 +51,9 @@ def evaluate(source: str, frame: Frame, scratch: dict[str, Any], *, expression_o
     """Run ``source`` in the frame's namespace; returns the value (or _NOTHING for statements).
 
     Raises SyntaxError for input that does not compile, EvaluationError for
-    exceptions raised while running it. KeyboardInterrupt passes through.
+    exceptions raised while running it, a KeyboardInterrupt that the code raised
+    itself included (pdb shows ``*** KeyboardInterrupt: ...`` and goes on). A real
+    interrupt (Ctrl-C, the kernel's interrupt) passes through: it ends the stop.
     """
     if expression_only:
         code, is_expr = compile(source, "<jaxdbg>", "eval"), True
@@ -58,12 +61,15 @@ def evaluate(source: str, frame: Frame, scratch: dict[str, Any], *, expression_o
         code, is_expr = compile_input(source)
     ns = namespace(frame, scratch)
     before = dict(ns)
+    mark = interrupts.signals_seen()
     try:
         if is_expr:
             return eval(code, ns)
         exec(code, ns)
-    except KeyboardInterrupt:
-        raise
+    except KeyboardInterrupt as e:
+        if interrupts.interrupted_since(mark):
+            raise
+        raise EvaluationError(e) from None
     except BaseException as e:
         raise EvaluationError(e) from None
     for name, value in ns.items():

@@ -29,6 +29,24 @@ _ids = iter(range(1, 1 << 62))
 # handler; the handler must then still keep it out of the main thread.
 _credit = 0
 _anticipated: set[int] = set()  # listeners the handler counted on to end
+_signals = 0  # SIGINTs the relay has handled: tells a real interrupt from a raised one
+
+
+def signals_seen() -> int:
+    """A mark for :func:`interrupted_since`: how many SIGINTs the relay has handled."""
+    return _signals
+
+
+def interrupted_since(mark: int) -> bool:
+    """Whether a KeyboardInterrupt caught now may be a real interrupt (Ctrl-C, the
+    kernel's interrupt) that arrived since ``mark``, rather than one that user code
+    raised. Without the relay in front it cannot tell, so every one counts as real."""
+    if _signals != mark:
+        return True
+    try:
+        return signal.getsignal(signal.SIGINT) is not _relay
+    except (ValueError, OSError):
+        return True
 
 
 class Listener:
@@ -79,7 +97,8 @@ def listening(wake: Callable[[], None] | None = None, *, active: bool = True) ->
 
 
 def _relay(signum: int, frame) -> None:
-    global _credit
+    global _credit, _signals
+    _signals += 1
     main = threading.main_thread()
     with _lock:
         listeners = list(_listeners.items())

@@ -271,3 +271,37 @@ def test_debugger_quit_is_an_exception_as_bdbquit_is():
     except Exception as e:  # noqa: BLE001
         caught.append(type(e))
     assert caught == [jaxdbg.DebuggerQuit]
+
+
+class _InterruptsInRepr:
+    def __repr__(self):
+        raise KeyboardInterrupt("from a repr")
+
+
+def _raises_keyboard_interrupt():
+    raise KeyboardInterrupt("raised by the program")
+
+
+@pytest.mark.parametrize("transform", ["jit", "pmap"])
+def test_keyboard_interrupt_raised_by_user_code_is_reported_and_the_stop_goes_on(transform):
+    """Only a real interrupt (SIGINT) ends a stop; user code raising KeyboardInterrupt
+    is reported as pdb reports it and the session goes on."""
+    t = Transcript("g()", "p g()", "p obj", "locals", "p x + 1", "c")
+
+    def f(x):
+        g = _raises_keyboard_interrupt  # noqa: F841
+        obj = _InterruptsInRepr()  # noqa: F841
+        jaxdbg.breakpoint(**t.options)
+        return x + 1
+
+    if transform == "jit":
+        result = jax.jit(f)(jnp.float32(1.0))
+    else:
+        result = jax.pmap(f)(jnp.ones(1))
+    assert jnp.ravel(result).tolist()[0] == 2.0
+    assert t.answers("g()") == ["*** KeyboardInterrupt: raised by the program"]
+    assert t.answers("p g()") == ["*** KeyboardInterrupt: raised by the program"]
+    assert t.answers("p obj") == ["*** could not show the value: KeyboardInterrupt: from a repr"]
+    assert "obj" in t.answers("locals")[0]
+    assert t.answers("p x + 1")[0].startswith("Array(2")
+    assert len(t.stops()) == 1 and "Continuing." in t.text
