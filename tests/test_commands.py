@@ -305,3 +305,28 @@ def test_keyboard_interrupt_raised_by_user_code_is_reported_and_the_stop_goes_on
     assert "obj" in t.answers("locals")[0]
     assert t.answers("p x + 1")[0].startswith("Array(2")
     assert len(t.stops()) == 1 and "Continuing." in t.text
+
+
+def test_a_scripted_stdin_is_read_across_calls_and_says_so_when_used_up():
+    """A breakpoint's options are taken once, when the function is traced: the same
+    ``stdin=`` stream serves every call. Used up by an earlier call, the stop says why
+    it quits and points to ``commands=``."""
+    t = Transcript("p x", "c")
+
+    @jax.jit
+    def f(x):
+        jaxdbg.breakpoint(**t.options)
+        return x + 1
+
+    def notices(text):  # the printed notice, not the source lines the stop shows
+        return [line for line in text.splitlines() if line.startswith("jaxdbg: the stdin=")]
+
+    assert float(f(1.0)) == 2.0
+    assert not notices(t.text)
+    with pytest.raises(Exception) as caught:
+        f(2.0).block_until_ready()
+    assert "DebuggerQuit" in str(caught.value) or isinstance(caught.value, jaxdbg.DebuggerQuit)
+    assert len(t.stops()) == 2
+    (notice,) = notices(t.text.split("Stopped at")[2])
+    assert "stream of this breakpoint is used up: earlier stops read it" in notice, notice
+    assert "commands= is the per-breakpoint queue" in notice, notice
