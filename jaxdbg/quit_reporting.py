@@ -22,7 +22,7 @@ QUIT_LINE = "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stop
 INTERRUPT_LINE = "KeyboardInterrupt: interrupted while paused in the debugger"
 
 
-def _stop_cause(exc: BaseException) -> type[BaseException] | None:
+def stop_cause(exc: BaseException) -> type[BaseException] | None:
     """DebuggerQuit or KeyboardInterrupt when the debugger caused ``exc``, else None."""
     if isinstance(exc, DebuggerQuit):
         return DebuggerQuit
@@ -34,7 +34,7 @@ def _stop_cause(exc: BaseException) -> type[BaseException] | None:
 
 def stop_reason(exc: BaseException) -> str | None:
     """The one line to show for an error caused by the debugger, or None."""
-    cause = _stop_cause(exc)
+    cause = stop_cause(exc)
     if cause is None:
         return None
     return QUIT_LINE if cause is DebuggerQuit else INTERRUPT_LINE
@@ -56,7 +56,7 @@ def _interrupt_line(exc: BaseException) -> str | None:
 
 def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None) -> bool:
     """One line for an error the debugger caused; False passes anything else on."""
-    cause = _stop_cause(value)
+    cause = stop_cause(value)
     line = stop_reason(value) if cause is not None else _interrupt_line(value)
     if line is None:
         return False
@@ -81,7 +81,7 @@ def install() -> None:
     jax_api.quiet_callback_failures((DebuggerQuit, KeyboardInterrupt))
     # A stopped computation's error is shown once, where its results are used; later
     # jax.effects_barrier() calls and JAX's wait at exit do not raise it again.
-    jax_api.drop_stopped_effects_when_waiting(lambda exc: _stop_cause(exc) is not None)
+    jax_api.drop_stopped_effects_when_waiting(lambda exc: stop_cause(exc) is not None)
     shell = ipython_api.shell()
     if shell is not None and hasattr(shell, "set_custom_exc"):
         import jax

@@ -330,3 +330,28 @@ def test_a_scripted_stdin_is_read_across_calls_and_says_so_when_used_up():
     (notice,) = notices(t.text.split("Stopped at")[2])
     assert "stream of this breakpoint is used up: earlier stops read it" in notice, notice
     assert "commands= is the per-breakpoint queue" in notice, notice
+
+
+def _nested_target(y, t):
+    jaxdbg.breakpoint(**t.options)
+    return y
+
+
+@pytest.mark.parametrize("transform", ["eager", "jit", "pmap"])
+def test_quit_in_a_nested_stop_is_one_line_at_the_outer_prompt(transform):
+    t = Transcript("inner_f(jnp.ones(1))", "q", "p x + 1", "c")
+    wrap = {"eager": lambda f: f, "jit": jax.jit, "pmap": jax.pmap}[transform]
+    nested = wrap(lambda y: _nested_target(y, t))
+
+    def outer(x):
+        inner_f = nested  # noqa: F841  (a local of the stop, called from its prompt)
+        jaxdbg.breakpoint(**t.options)
+        return x + 1
+
+    result = (jax.pmap if transform == "pmap" else jax.jit)(outer)(jnp.ones(1))
+    assert jnp.ravel(result).tolist() == [2.0]
+    assert len(t.stops()) == 2
+    after_quit = t.answers("q")[0]
+    assert after_quit.splitlines() == ["Quitting: the computation stops with jaxdbg.DebuggerQuit.",
+                                       "*** DebuggerQuit: the nested stop was quit"], after_quit
+    assert t.answers("p x + 1")[0].startswith("Array(")
