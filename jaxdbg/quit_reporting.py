@@ -88,6 +88,9 @@ def install() -> None:
 
         _undo.append(ipython_api.add_custom_exc(
             shell, (jax.errors.JaxRuntimeError, DebuggerQuit, KeyboardInterrupt), _ipython_handler))
+        # The cell's value is shown by display formatters, which catch its repr's error
+        # (a pmap result whose computation was quit) outside the custom-exception slot.
+        _undo.append(ipython_api.add_traceback_filter(shell, _ipython_handler))
         events = getattr(shell, "events", None)
         if events is not None:
             events.register("pre_run_cell", _relay_interrupts)

@@ -70,3 +70,59 @@ def test_typed_expression_raising_keyboard_interrupt_does_not_end_the_stop(kerne
     assert done.status == "ok", done
     assert "result [2.0]" in done.stdout, done
     assert_alive(kernel)
+
+
+# ------------------------------------------------- a quit, wherever it surfaces
+
+QUIT_SETUP = """
+from jax.sharding import Mesh, PartitionSpec as P
+try:
+    from jax import shard_map
+except ImportError:
+    from jax.experimental.shard_map import shard_map
+quit_mesh = Mesh(jax.devices(), ("i",))
+
+def quit_body(x):
+    jaxdbg.breakpoint(commands="q")
+    return x * 2
+
+quit_calls = {
+    "jit": lambda: jax.jit(quit_body)(jnp.arange(8.0)),
+    "pmap": lambda: jax.pmap(quit_body)(jnp.arange(8.0)),
+    "shard_map": lambda: jax.jit(shard_map(quit_body, mesh=quit_mesh, in_specs=P("i"),
+                                           out_specs=P("i")))(jnp.arange(8.0)),
+    "vmap": lambda: jax.vmap(quit_body)(jnp.arange(8.0)),
+}
+"""
+# Each way the stopped computation's error can reach the user: cells run in turn.
+SURFACES = {
+    "cell value": ["quit_calls[{t!r}]()"],
+    "print": ["print(quit_calls[{t!r}]())"],
+    "block_until_ready": ["quit_calls[{t!r}]().block_until_ready()"],
+    "effects_barrier": ["r = quit_calls[{t!r}]()\njax.effects_barrier()\nprint('barrier returned')"],
+    "later cell": ["r = quit_calls[{t!r}]()", "print(r + 1)"],
+}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("surface", sorted(SURFACES))
+@pytest.mark.parametrize("transform", ["jit", "pmap", "shard_map", "vmap"])
+def test_a_quit_is_one_line_wherever_it_surfaces(kernel, transform, surface):
+    assert kernel.run(QUIT_SETUP, timeout=120).status == "ok"
+    results = []
+    for cell in SURFACES[surface]:
+        results.append(kernel.run(cell.format(t=transform), timeout=180))
+        if results[-1].errors:
+            break  # the quit surfaced (the later cells' names were never bound)
+    errors = [e for r in results for e in r.errors]
+    # A barrier does not raise a stopped computation's error again (its results still
+    # raise where they are used), so a result that is never used shows no error.
+    assert errors or surface == "effects_barrier", results
+    for error in errors:
+        shown = "\n".join(error["traceback"])
+        assert len(shown.splitlines()) == 1, shown
+        assert "DebuggerQuit" in shown and "JaxRuntimeError" not in shown, shown
+    for r in results:
+        assert "Traceback" not in r.stderr and "JaxRuntimeError" not in r.stderr, r.stderr
+    kernel.run("jax.effects_barrier()", timeout=120)
+    assert_alive(kernel)
