@@ -126,3 +126,38 @@ def test_a_quit_is_one_line_wherever_it_surfaces(kernel, transform, surface):
         assert "Traceback" not in r.stderr and "JaxRuntimeError" not in r.stderr, r.stderr
     kernel.run("jax.effects_barrier()", timeout=120)
     assert_alive(kernel)
+
+
+# ------------------------------------------------ descriptors over many paused cells
+
+FD_COUNT = "print('fds', len(os.listdir('/proc/self/fd')))"
+STOP_CELL = """
+@jax.jit
+def paused(x):
+    jaxdbg.breakpoint()
+    return x + 1
+print("result", paused(jnp.ones(1)).tolist())
+"""
+
+
+def fd_count(kernel) -> int:
+    out = kernel.run(FD_COUNT, timeout=60).stdout
+    return int(re.search(r"fds (\d+)", out).group(1))
+
+
+@pytest.mark.timeout(900)
+def test_cells_with_a_stop_leave_no_descriptors_open(kernel):
+    def paused_cell():
+        mid = kernel.execute(STOP_CELL)
+        wait_panel(kernel, mid)
+        press(kernel, "continue")
+        done = kernel.wait_reply(mid, timeout=120)
+        assert done.status == "ok" and "result [2.0]" in done.stdout, done
+
+    for _ in range(3):  # first stops open what lives for the whole kernel (threads, pipes)
+        paused_cell()
+    before = fd_count(kernel)
+    for _ in range(30):
+        paused_cell()
+    after = fd_count(kernel)
+    assert after - before <= 3, (before, after)
