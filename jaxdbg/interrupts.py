@@ -16,6 +16,8 @@ when the main thread itself listens, Ctrl-C does what it always did.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import signal
 import threading
@@ -94,6 +96,60 @@ def listening(wake: Callable[[], None] | None = None, *, active: bool = True) ->
     thread. ``wake`` must be quick and must not raise; None suits a wait that notices
     interrupts by itself. ``active=False`` gives a handle that registers nothing."""
     return Listener(wake, active)
+
+
+class _CommandRun:
+    """A debugger command (user code) running on a thread other than the main one.
+
+    Python delivers SIGINT to the main thread only, which under pmap waits inside
+    XLA for this very thread: the interrupt ended the cell there while the command,
+    and its stop, went on. Registered as a listener, the command gets the interrupt
+    as a KeyboardInterrupt of its own, raised at its next bytecode, which ends it and
+    its stop; the main thread then gets the stopped computation's error.
+    """
+
+    def __init__(self, thread: threading.Thread) -> None:
+        self._ident = thread.ident
+        self._lock = threading.Lock()
+        self._running = False
+        self._listener = Listener(self._wake, active=True)
+
+    def _wake(self) -> None:
+        with self._lock:
+            if self._running:
+                self._running = False  # one interrupt per command is enough
+                _raise_in_thread(self._ident, KeyboardInterrupt)
+
+    def __enter__(self) -> "_CommandRun":
+        self._running = True
+        self._listener.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._running = False
+        self._listener.__exit__(*exc)
+
+
+def _raise_in_thread(ident: int | None, exc_type: type[BaseException]) -> None:
+    """Raise ``exc_type`` in thread ``ident`` at its next bytecode (CPython's
+    ``PyThreadState_SetAsyncExc``; a thread inside a C call gets it when that returns)."""
+    if ident is None:
+        return
+    try:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc_type))
+    except (AttributeError, OSError):  # not CPython
+        pass
+
+
+def running_command() -> contextlib.AbstractContextManager:
+    """Around a debugger command: off the main thread (a pmap or shard_map stop), an
+    interrupt meanwhile raises KeyboardInterrupt in the command; on the main thread
+    Python's own handling already does."""
+    thread = threading.current_thread()
+    if thread is threading.main_thread() or os.name != "posix":
+        return contextlib.nullcontext()
+    return _CommandRun(thread)
 
 
 def _relay(signum: int, frame) -> None:

@@ -14,7 +14,7 @@ import re
 import types
 from typing import Any, Callable
 
-from jaxdbg import evaluation, summaries
+from jaxdbg import evaluation, interrupts, summaries
 from jaxdbg.frames import Frame, display_filename
 from jaxdbg.outputs import (ENDED_OTHERWISE, CommandHelp, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
@@ -102,6 +102,10 @@ class Session:
         """
         if self.finished:
             return _error(f"the session has already ended ({self.resume})")
+        with interrupts.running_command():  # an interrupt ends the command, on any thread
+            return self._execute(line, pretty=pretty, names_first=names_first)
+
+    def _execute(self, line: str, *, pretty: bool, names_first: bool) -> Output:
         stripped = line.strip()
         if not stripped:
             if not self.last_line:

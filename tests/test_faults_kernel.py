@@ -161,3 +161,36 @@ def test_cells_with_a_stop_leave_no_descriptors_open(kernel):
         paused_cell()
     after = fd_count(kernel)
     assert after - before <= 3, (before, after)
+
+
+# ------------------------------------------ an interrupted long command at a pmap stop
+
+LONG_COMMAND = ("print('typed loop started', flush=True); [time.sleep(0.1) for _ in range(70)]; "
+                "print('typed loop finished', flush=True)")
+
+
+@pytest.mark.timeout(400)
+def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(kernel):
+    mid = kernel.execute(textwrap.dedent("""
+        def body(x):
+            jaxdbg.breakpoint()
+            return x * 10
+        print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
+    """))
+    wait_panel(kernel, mid)
+    cid = submit(kernel, LONG_COMMAND)
+    kernel.wait_for_output(mid, "typed loop started", timeout=120)
+    kernel.interrupt()
+    done = kernel.wait_reply(mid, timeout=120)
+    assert done.status == "error", done
+    assert all(len(e["traceback"]) <= 2 for e in done.errors), done.errors
+    assert "KeyboardInterrupt" in " ".join(e["ename"] for e in done.errors), done
+    # The stop ended with its cell: no live panel stays.
+    assert no_live_panel(kernel), [st.get("status") for st in panels(kernel).values()]
+    # Long enough for the loop to have finished, had it gone on.
+    after = kernel.run("time.sleep(9); print('next cell')", timeout=120)
+    assert after.stdout == "next cell\n", after
+    assert "typed loop finished" not in kernel.result(mid).stdout, kernel.result(mid)
+    assert no_live_panel(kernel)
+    kernel.run("jax.effects_barrier()", timeout=120)
+    assert_alive(kernel)

@@ -253,6 +253,23 @@ def test_ctrl_c_at_a_pmap_prompt_ends_the_stops_and_the_script_goes_on(stdin):
 
 
 @pytest.mark.multidevice
+def test_ctrl_c_during_a_long_command_at_a_pmap_prompt_ends_the_command_and_its_stop():
+    with Script(INTERRUPT_SCRIPT.format(call=CAUGHT), stdin="pipe") as run:
+        at = run.expect("(jaxdbg) ", 120)
+        run.send("print('typed loop started', flush=True); [__import__('time').sleep(0.1) "
+                 "for _ in range(70)]; print('typed loop finished', flush=True)\n")
+        run.expect("typed loop started", 60, after=at)
+        run.signal(signal.SIGINT)
+        code = run.wait(60)
+        out = run.output
+    assert code == 0, out
+    assert "typed loop finished" not in out, out
+    assert out.count("Stopped at") == 1, out
+    assert "caught runtime error" in out and "barrier ok" in out, out
+    assert "Exception ignored" not in out and "Traceback" not in out, out
+
+
+@pytest.mark.multidevice
 def test_ctrl_c_at_a_pmap_prompt_ends_an_uncaught_script_with_one_line():
     with Script(INTERRUPT_SCRIPT.format(call=UNCAUGHT), stdin="pty") as run:
         run.expect("(jaxdbg) ", 120)
