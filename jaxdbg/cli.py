@@ -14,7 +14,7 @@ import sys
 import weakref
 from typing import IO, TYPE_CHECKING
 
-from jaxdbg import scripted, terminal_input
+from jaxdbg import interrupts, scripted, terminal_input
 from jaxdbg.backend_plugins import panel_hint
 from jaxdbg.outputs import Output, OutputKind, SourceView
 from jaxdbg.session import DEFAULT_CONTEXT, Session
@@ -136,6 +136,8 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
     if hint:
         console.print(Text(hint, style="dim"))
     render(console, session.source_around())
+    session.on_stuck_command = lambda: console.print(interrupts.STUCK_NOTICE, markup=False,
+                                                     highlight=False)
     read_before = _read_before(stdin)
     while not session.finished:
         try:

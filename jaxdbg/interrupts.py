@@ -17,6 +17,7 @@ when the main thread itself listens, Ctrl-C does what it always did.
 from __future__ import annotations
 
 import contextlib
+import _thread
 import ctypes
 import os
 import signal
@@ -98,6 +99,15 @@ def listening(wake: Callable[[], None] | None = None, *, active: bool = True) ->
     return Listener(wake, active)
 
 
+#: How long an interrupted command may take to end before the interrupt goes to the
+#: main thread anyway (a command inside one long C call gets its KeyboardInterrupt
+#: only when that call returns).
+STUCK_GRACE_S = 1.0
+STUCK_NOTICE = ("jaxdbg: the interrupted command is inside a call that cannot be interrupted; "
+                "the stop has ended, and the command ends, printing nothing more, when that "
+                "call returns.")
+
+
 class _CommandRun:
     """A debugger command (user code) running on a thread other than the main one.
 
@@ -105,20 +115,41 @@ class _CommandRun:
     XLA for this very thread: the interrupt ended the cell there while the command,
     and its stop, went on. Registered as a listener, the command gets the interrupt
     as a KeyboardInterrupt of its own, raised at its next bytecode, which ends it and
-    its stop; the main thread then gets the stopped computation's error.
+    its stop; the main thread then gets the stopped computation's error. A command
+    that does not end within :data:`STUCK_GRACE_S` is given up: ``on_stuck`` says so
+    (once) and the main thread gets the interrupt after all.
     """
 
-    def __init__(self, thread: threading.Thread) -> None:
+    def __init__(self, thread: threading.Thread, on_stuck: Callable[[], None] | None) -> None:
         self._ident = thread.ident
+        self._on_stuck = on_stuck
         self._lock = threading.Lock()
         self._running = False
+        self._woken = False
         self._listener = Listener(self._wake, active=True)
 
     def _wake(self) -> None:
         with self._lock:
-            if self._running:
-                self._running = False  # one interrupt per command is enough
-                _raise_in_thread(self._ident, KeyboardInterrupt)
+            if not self._running or self._woken:
+                return
+            self._woken = True  # one interrupt per command is enough
+            _raise_in_thread(self._ident, KeyboardInterrupt)
+        timer = threading.Timer(STUCK_GRACE_S, self._give_up)
+        timer.daemon = True
+        timer.start()
+
+    def _give_up(self) -> None:
+        with self._lock:
+            if not self._running:
+                return  # it ended in time
+            self._running = False
+        self._listener.__exit__(None, None, None)  # no longer a wait that ends by itself
+        if self._on_stuck is not None:
+            try:
+                self._on_stuck()
+            except Exception:
+                pass
+        _thread.interrupt_main()  # through the relay, which now raises in the main thread
 
     def __enter__(self) -> "_CommandRun":
         self._running = True
@@ -142,14 +173,15 @@ def _raise_in_thread(ident: int | None, exc_type: type[BaseException]) -> None:
         pass
 
 
-def running_command() -> contextlib.AbstractContextManager:
+def running_command(on_stuck: Callable[[], None] | None = None) -> contextlib.AbstractContextManager:
     """Around a debugger command: off the main thread (a pmap or shard_map stop), an
     interrupt meanwhile raises KeyboardInterrupt in the command; on the main thread
-    Python's own handling already does."""
+    Python's own handling already does. ``on_stuck`` runs (on another thread) when
+    the interrupted command could not be ended at once and is given up."""
     thread = threading.current_thread()
     if thread is threading.main_thread() or os.name != "posix":
         return contextlib.nullcontext()
-    return _CommandRun(thread)
+    return _CommandRun(thread, on_stuck)
 
 
 def _relay(signum: int, frame) -> None:

@@ -194,3 +194,36 @@ def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(kernel):
     assert no_live_panel(kernel)
     kernel.run("jax.effects_barrier()", timeout=120)
     assert_alive(kernel)
+
+
+STUCK_COMMAND = ("print('stuck command started', flush=True); time.sleep(12); "
+                 "print('typed loop finished', flush=True)")
+
+
+@pytest.mark.timeout(400)
+def test_an_interrupted_command_stuck_in_a_call_is_given_up_with_one_notice(kernel):
+    from test_panel_kernel import static_texts
+
+    mid = kernel.execute(textwrap.dedent("""
+        def body(x):
+            jaxdbg.breakpoint()
+            return x * 10
+        print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
+    """))
+    wait_panel(kernel, mid)
+    submit(kernel, STUCK_COMMAND)
+    kernel.wait_for_output(mid, "stuck command started", timeout=120)
+    kernel.interrupt()
+    done = kernel.wait_reply(mid, timeout=120)  # the cell does not wait for the call
+    assert done.status == "error", done
+    assert all(len(e["traceback"]) <= 2 for e in done.errors), done.errors
+    assert no_live_panel(kernel), [st.get("status") for st in panels(kernel).values()]
+    summary = static_texts(done)[-1]
+    assert summary.count("cannot be interrupted") == 1, summary
+    # Long enough for the call to have returned and the command to have gone on.
+    after = kernel.run("time.sleep(14); print('next cell')", timeout=120)
+    assert after.stdout == "next cell\n", after
+    assert "typed loop finished" not in kernel.result(mid).stdout + after.stdout
+    assert no_live_panel(kernel)
+    kernel.run("jax.effects_barrier()", timeout=120)
+    assert_alive(kernel)

@@ -304,6 +304,24 @@ def test_ctrl_c_during_a_long_command_at_a_pmap_prompt_ends_the_command_and_its_
 
 
 @pytest.mark.multidevice
+def test_ctrl_c_during_a_command_stuck_in_a_call_gives_it_up_with_one_notice():
+    with Script(INTERRUPT_SCRIPT.format(call=CAUGHT), stdin="pipe") as run:
+        at = run.expect("(jaxdbg) ", 120)
+        run.send("print('stuck command started', flush=True); __import__('time').sleep(6); "
+                 "print('typed loop finished', flush=True)\n")
+        run.expect("stuck command started", 60, after=at)
+        run.signal(signal.SIGINT)
+        code = run.wait(60)
+        out = run.output
+    assert code == 0, out
+    assert out.count("cannot be interrupted") == 1, out
+    assert "typed loop finished" not in out, out
+    assert "caught KeyboardInterrupt" in out and "barrier ok" in out, out
+    assert "rerun [1.0, 2.0" in out, out
+    assert "Exception ignored" not in out and "Traceback" not in out, out
+
+
+@pytest.mark.multidevice
 def test_ctrl_c_at_a_pmap_prompt_ends_an_uncaught_script_with_one_line():
     with Script(INTERRUPT_SCRIPT.format(call=UNCAUGHT), stdin="pty") as run:
         run.expect("(jaxdbg) ", 120)
