@@ -208,8 +208,8 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     interrupts.install()
     # Before the computation is dispatched: a program may reach its exit (JAX waits for
     # pending effects there) before an asynchronously dispatched stop is served, and
-    # the wait must already know to drop the error of a computation that was quit.
-    quit_reporting.install()
+    # that wait must already know to drop the error of a computation that was quit.
+    quit_reporting.adapt_effect_waits()
     registry.check_options(backend, options)
     call = sys._getframe(skip + 1)
     number = breakpoint_state.register(call.f_code.co_filename, call.f_lineno, call.f_code.co_name)

@@ -72,6 +72,21 @@ _installed = False
 _undo: list[Any] = []
 
 
+def _stopped_by_debugger(exc: BaseException) -> bool:
+    return stop_cause(exc) is not None
+
+
+def adapt_effect_waits() -> None:
+    """A stopped computation's error is shown once, where its results are used; later
+    ``jax.effects_barrier()`` calls and JAX's wait at exit do not raise it again.
+
+    Called when a breakpoint is traced too, before its computation is dispatched: a
+    program may reach its exit, and JAX's wait there, before an asynchronously
+    dispatched stop is served and quit. Idempotent; changes nothing a user sees.
+    """
+    jax_api.drop_stopped_effects_when_waiting(_stopped_by_debugger)
+
+
 def install() -> None:
     """Idempotent; called when a stop ends with quit or an interrupt, and by the extension."""
     global _installed
@@ -79,9 +94,7 @@ def install() -> None:
         return
     _installed = True
     jax_api.quiet_callback_failures((DebuggerQuit, KeyboardInterrupt))
-    # A stopped computation's error is shown once, where its results are used; later
-    # jax.effects_barrier() calls and JAX's wait at exit do not raise it again.
-    jax_api.drop_stopped_effects_when_waiting(lambda exc: stop_cause(exc) is not None)
+    adapt_effect_waits()
     shell = ipython_api.shell()
     if shell is not None and hasattr(shell, "set_custom_exc"):
         import jax
