@@ -26,7 +26,7 @@ from jax.custom_batching import custom_vmap
 
 from jaxdbg import breakpoint_state
 from jaxdbg import frames as frames_mod
-from jaxdbg import interrupts, program_sharding, registry, stops
+from jaxdbg import interrupts, program_sharding, quit_reporting, registry, stops
 from jaxdbg.internals import jax_api
 from jaxdbg.outputs import Resume
 from jaxdbg.stop_info import StopInfo
@@ -206,6 +206,10 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     # Stops may run on XLA threads later; Ctrl-C reaches their prompt only through a
     # SIGINT handler, which must be installed from the main thread (tracing usually is).
     interrupts.install()
+    # Before the computation is dispatched: a program may reach its exit (JAX waits for
+    # pending effects there) before an asynchronously dispatched stop is served, and
+    # that wait must already know to drop the error of a computation that was quit.
+    quit_reporting.adapt_effect_waits()
     registry.check_options(backend, options)
     call = sys._getframe(skip + 1)
     number = breakpoint_state.register(call.f_code.co_filename, call.f_lineno, call.f_code.co_name)

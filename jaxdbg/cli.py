@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import weakref
 from typing import IO, TYPE_CHECKING
 
-from jaxdbg import scripted, terminal_input
+from jaxdbg import interrupts, scripted, terminal_input
 from jaxdbg.backend_plugins import panel_hint
 from jaxdbg.outputs import Output, OutputKind, SourceView
 from jaxdbg.session import DEFAULT_CONTEXT, Session
@@ -24,6 +25,13 @@ if TYPE_CHECKING:  # rich is imported when a terminal stop is drawn, not with ja
 
 PROMPT = "(jaxdbg) "
 OPTIONS = ("stdin", "stdout", "color", "context")  # run_cli's keyword options
+# A breakpoint's options are taken once, when its function is traced, so a ``stdin=``
+# stream serves every later call too; these streams were read by a stop already.
+_READ_STREAMS: "weakref.WeakSet[IO[str]]" = weakref.WeakSet()
+USED_UP_NOTICE = ("jaxdbg: the stdin= stream of this breakpoint is used up: earlier stops read "
+                  "it (a breakpoint's options are taken once, when the function is traced, so a "
+                  "scripted stdin is consumed across calls). commands= is the per-breakpoint "
+                  "queue of scripted commands; end of input quits, as in pdb.")
 
 
 def _console(stdout: IO[str] | None, color: bool | None) -> "Console":
@@ -128,12 +136,17 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
     if hint:
         console.print(Text(hint, style="dim"))
     render(console, session.source_around())
+    session.on_stuck_command = lambda: console.print(interrupts.STUCK_NOTICE, markup=False,
+                                                     highlight=False)
+    read_before = _read_before(stdin)
     while not session.finished:
         try:
             with tab_completion(session) if stdin is None else contextlib.nullcontext():
                 line = _read_line(stdin, stdout)
         except EOFError:
             console.print("")
+            if read_before:
+                console.print(USED_UP_NOTICE, markup=False, highlight=False)
             render(console, session.execute("quit"))  # as in pdb: end of input quits
             break
         except Exception as exc:
@@ -142,6 +155,18 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
             scripted.continue_without_input(session, scripted.no_input_reason(), stdout)
             break
         render(console, session.execute(line))
+
+
+def _read_before(stdin: IO[str] | None) -> bool:
+    """Whether an earlier stop read this ``stdin=`` stream (and note that this one does)."""
+    if stdin is None:
+        return False
+    try:
+        before = stdin in _READ_STREAMS
+        _READ_STREAMS.add(stdin)
+    except TypeError:  # a stream that takes no weak reference: nothing to say
+        return False
+    return before
 
 
 def _is_stdin_unsupported(exc: BaseException) -> bool:

@@ -16,6 +16,9 @@ when the main thread itself listens, Ctrl-C does what it always did.
 
 from __future__ import annotations
 
+import contextlib
+import _thread
+import ctypes
 import os
 import signal
 import threading
@@ -29,6 +32,24 @@ _ids = iter(range(1, 1 << 62))
 # handler; the handler must then still keep it out of the main thread.
 _credit = 0
 _anticipated: set[int] = set()  # listeners the handler counted on to end
+_signals = 0  # SIGINTs the relay has handled: tells a real interrupt from a raised one
+
+
+def signals_seen() -> int:
+    """A mark for :func:`interrupted_since`: how many SIGINTs the relay has handled."""
+    return _signals
+
+
+def interrupted_since(mark: int) -> bool:
+    """Whether a KeyboardInterrupt caught now may be a real interrupt (Ctrl-C, the
+    kernel's interrupt) that arrived since ``mark``, rather than one that user code
+    raised. Without the relay in front it cannot tell, so every one counts as real."""
+    if _signals != mark:
+        return True
+    try:
+        return signal.getsignal(signal.SIGINT) is not _relay
+    except (ValueError, OSError):
+        return True
 
 
 class Listener:
@@ -78,8 +99,94 @@ def listening(wake: Callable[[], None] | None = None, *, active: bool = True) ->
     return Listener(wake, active)
 
 
+#: How long an interrupted command may take to end before the interrupt goes to the
+#: main thread anyway (a command inside one long C call gets its KeyboardInterrupt
+#: only when that call returns).
+STUCK_GRACE_S = 1.0
+STUCK_NOTICE = ("jaxdbg: the interrupted command is inside a call that cannot be interrupted; "
+                "the stop has ended, and the command ends, printing nothing more, when that "
+                "call returns.")
+
+
+class _CommandRun:
+    """A debugger command (user code) running on a thread other than the main one.
+
+    Python delivers SIGINT to the main thread only, which under pmap waits inside
+    XLA for this very thread: the interrupt ended the cell there while the command,
+    and its stop, went on. Registered as a listener, the command gets the interrupt
+    as a KeyboardInterrupt of its own, raised at its next bytecode, which ends it and
+    its stop; the main thread then gets the stopped computation's error. A command
+    that does not end within :data:`STUCK_GRACE_S` is given up: ``on_stuck`` says so
+    (once) and the main thread gets the interrupt after all.
+    """
+
+    def __init__(self, thread: threading.Thread, on_stuck: Callable[[], None] | None) -> None:
+        self._ident = thread.ident
+        self._on_stuck = on_stuck
+        self._lock = threading.Lock()
+        self._running = False
+        self._woken = False
+        self._listener = Listener(self._wake, active=True)
+
+    def _wake(self) -> None:
+        with self._lock:
+            if not self._running or self._woken:
+                return
+            self._woken = True  # one interrupt per command is enough
+            _raise_in_thread(self._ident, KeyboardInterrupt)
+        timer = threading.Timer(STUCK_GRACE_S, self._give_up)
+        timer.daemon = True
+        timer.start()
+
+    def _give_up(self) -> None:
+        with self._lock:
+            if not self._running:
+                return  # it ended in time
+            self._running = False
+        self._listener.__exit__(None, None, None)  # no longer a wait that ends by itself
+        if self._on_stuck is not None:
+            try:
+                self._on_stuck()
+            except Exception:
+                pass
+        _thread.interrupt_main()  # through the relay, which now raises in the main thread
+
+    def __enter__(self) -> "_CommandRun":
+        self._running = True
+        self._listener.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._running = False
+        self._listener.__exit__(*exc)
+
+
+def _raise_in_thread(ident: int | None, exc_type: type[BaseException]) -> None:
+    """Raise ``exc_type`` in thread ``ident`` at its next bytecode (CPython's
+    ``PyThreadState_SetAsyncExc``; a thread inside a C call gets it when that returns)."""
+    if ident is None:
+        return
+    try:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc_type))
+    except (AttributeError, OSError):  # not CPython
+        pass
+
+
+def running_command(on_stuck: Callable[[], None] | None = None) -> contextlib.AbstractContextManager:
+    """Around a debugger command: off the main thread (a pmap or shard_map stop), an
+    interrupt meanwhile raises KeyboardInterrupt in the command; on the main thread
+    Python's own handling already does. ``on_stuck`` runs (on another thread) when
+    the interrupted command could not be ended at once and is given up."""
+    thread = threading.current_thread()
+    if thread is threading.main_thread() or os.name != "posix":
+        return contextlib.nullcontext()
+    return _CommandRun(thread, on_stuck)
+
+
 def _relay(signum: int, frame) -> None:
-    global _credit
+    global _credit, _signals
+    _signals += 1
     main = threading.main_thread()
     with _lock:
         listeners = list(_listeners.items())

@@ -22,7 +22,7 @@ QUIT_LINE = "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stop
 INTERRUPT_LINE = "KeyboardInterrupt: interrupted while paused in the debugger"
 
 
-def _stop_cause(exc: BaseException) -> type[BaseException] | None:
+def stop_cause(exc: BaseException) -> type[BaseException] | None:
     """DebuggerQuit or KeyboardInterrupt when the debugger caused ``exc``, else None."""
     if isinstance(exc, DebuggerQuit):
         return DebuggerQuit
@@ -34,7 +34,7 @@ def _stop_cause(exc: BaseException) -> type[BaseException] | None:
 
 def stop_reason(exc: BaseException) -> str | None:
     """The one line to show for an error caused by the debugger, or None."""
-    cause = _stop_cause(exc)
+    cause = stop_cause(exc)
     if cause is None:
         return None
     return QUIT_LINE if cause is DebuggerQuit else INTERRUPT_LINE
@@ -56,7 +56,7 @@ def _interrupt_line(exc: BaseException) -> str | None:
 
 def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None) -> bool:
     """One line for an error the debugger caused; False passes anything else on."""
-    cause = _stop_cause(value)
+    cause = stop_cause(value)
     line = stop_reason(value) if cause is not None else _interrupt_line(value)
     if line is None:
         return False
@@ -72,6 +72,21 @@ _installed = False
 _undo: list[Any] = []
 
 
+def _stopped_by_debugger(exc: BaseException) -> bool:
+    return stop_cause(exc) is not None
+
+
+def adapt_effect_waits() -> None:
+    """A stopped computation's error is shown once, where its results are used; later
+    ``jax.effects_barrier()`` calls and JAX's wait at exit do not raise it again.
+
+    Called when a breakpoint is traced too, before its computation is dispatched: a
+    program may reach its exit, and JAX's wait there, before an asynchronously
+    dispatched stop is served and quit. Idempotent; changes nothing a user sees.
+    """
+    jax_api.drop_stopped_effects_when_waiting(_stopped_by_debugger)
+
+
 def install() -> None:
     """Idempotent; called when a stop ends with quit or an interrupt, and by the extension."""
     global _installed
@@ -79,15 +94,16 @@ def install() -> None:
         return
     _installed = True
     jax_api.quiet_callback_failures((DebuggerQuit, KeyboardInterrupt))
-    # A stopped computation's error is shown once, where its results are used; later
-    # jax.effects_barrier() calls and JAX's wait at exit do not raise it again.
-    jax_api.drop_stopped_effects_when_waiting(lambda exc: _stop_cause(exc) is not None)
+    adapt_effect_waits()
     shell = ipython_api.shell()
     if shell is not None and hasattr(shell, "set_custom_exc"):
         import jax
 
         _undo.append(ipython_api.add_custom_exc(
             shell, (jax.errors.JaxRuntimeError, DebuggerQuit, KeyboardInterrupt), _ipython_handler))
+        # The cell's value is shown by display formatters, which catch its repr's error
+        # (a pmap result whose computation was quit) outside the custom-exception slot.
+        _undo.append(ipython_api.add_traceback_filter(shell, _ipython_handler))
         events = getattr(shell, "events", None)
         if events is not None:
             events.register("pre_run_cell", _relay_interrupts)

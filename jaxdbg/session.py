@@ -14,7 +14,7 @@ import re
 import types
 from typing import Any, Callable
 
-from jaxdbg import evaluation, summaries
+from jaxdbg import evaluation, interrupts, summaries
 from jaxdbg.frames import Frame, display_filename
 from jaxdbg.outputs import (ENDED_OTHERWISE, CommandHelp, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
@@ -72,6 +72,9 @@ class Session:
         self.last_line = ""
         self._previous_line = ""
         self._listed: tuple[int, int] | None = None  # (frame index, next line) after a list
+        #: A view's way to end itself when an interrupted command cannot be stopped at
+        #: once (see :func:`jaxdbg.interrupts.running_command`); called on another thread.
+        self.on_stuck_command: Callable[[], None] | None = None
 
     # -- state ---------------------------------------------------------------
     @property
@@ -102,6 +105,10 @@ class Session:
         """
         if self.finished:
             return _error(f"the session has already ended ({self.resume})")
+        with interrupts.running_command(self.on_stuck_command):  # an interrupt ends it, on any thread
+            return self._execute(line, pretty=pretty, names_first=names_first)
+
+    def _execute(self, line: str, *, pretty: bool, names_first: bool) -> Output:
         stripped = line.strip()
         if not stripped:
             if not self.last_line:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Callable, TypeVar
 
+from jaxdbg import interrupts
+
 T = TypeVar("T")
 
 
@@ -26,11 +28,15 @@ def format_exception(exc: BaseException) -> str:
 def guarded(call: Callable[[], T], fallback: Callable[[BaseException], T]) -> T:
     """Run user code (a ``__repr__``, a property, ``__array__``...) so that nothing it
     raises ends the stop: any exception, SystemExit and GeneratorExit included, becomes
-    ``fallback(exc)``. KeyboardInterrupt still propagates: it is how a stop is ended.
+    ``fallback(exc)``. A real interrupt still propagates: it is how a stop is ended; a
+    KeyboardInterrupt that the user code raised itself is reported like any exception.
     """
+    mark = interrupts.signals_seen()
     try:
         return call()
-    except KeyboardInterrupt:
-        raise
+    except KeyboardInterrupt as e:
+        if interrupts.interrupted_since(mark):
+            raise
+        return fallback(e)
     except BaseException as e:  # noqa: BLE001  (user code may raise anything)
         return fallback(e)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from jaxdbg import cli, scripted
+from jaxdbg import cli, interrupts, scripted
 from jaxdbg.internals import ipykernel_api as api
 from jaxdbg.session import Session
 
@@ -107,6 +107,13 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
                           before_open=channel.attach)
     with _output_to_cell(kernel, parent):
         handle = display(panel.widget, display_id=True)
+    def end_stuck() -> None:
+        """An interrupted command that cannot be ended at once: the panel ends now,
+        saying so (called on another thread, whose output is pinned to the cell too)."""
+        with channel.pinned():
+            _finish(panel, handle, kernel, parent, interrupts.STUCK_NOTICE)
+
+    session.on_stuck_command = end_stuck
     note = None
     shown = False
     try:

@@ -271,3 +271,87 @@ def test_debugger_quit_is_an_exception_as_bdbquit_is():
     except Exception as e:  # noqa: BLE001
         caught.append(type(e))
     assert caught == [jaxdbg.DebuggerQuit]
+
+
+class _InterruptsInRepr:
+    def __repr__(self):
+        raise KeyboardInterrupt("from a repr")
+
+
+def _raises_keyboard_interrupt():
+    raise KeyboardInterrupt("raised by the program")
+
+
+@pytest.mark.parametrize("transform", ["jit", "pmap"])
+def test_keyboard_interrupt_raised_by_user_code_is_reported_and_the_stop_goes_on(transform):
+    """Only a real interrupt (SIGINT) ends a stop; user code raising KeyboardInterrupt
+    is reported as pdb reports it and the session goes on."""
+    t = Transcript("g()", "p g()", "p obj", "locals", "p x + 1", "c")
+
+    def f(x):
+        g = _raises_keyboard_interrupt  # noqa: F841
+        obj = _InterruptsInRepr()  # noqa: F841
+        jaxdbg.breakpoint(**t.options)
+        return x + 1
+
+    if transform == "jit":
+        result = jax.jit(f)(jnp.float32(1.0))
+    else:
+        result = jax.pmap(f)(jnp.ones(1))
+    assert jnp.ravel(result).tolist()[0] == 2.0
+    assert t.answers("g()") == ["*** KeyboardInterrupt: raised by the program"]
+    assert t.answers("p g()") == ["*** KeyboardInterrupt: raised by the program"]
+    assert t.answers("p obj") == ["*** could not show the value: KeyboardInterrupt: from a repr"]
+    assert "obj" in t.answers("locals")[0]
+    assert t.answers("p x + 1")[0].startswith("Array(2")
+    assert len(t.stops()) == 1 and "Continuing." in t.text
+
+
+def test_a_scripted_stdin_is_read_across_calls_and_says_so_when_used_up():
+    """A breakpoint's options are taken once, when the function is traced: the same
+    ``stdin=`` stream serves every call. Used up by an earlier call, the stop says why
+    it quits and points to ``commands=``."""
+    t = Transcript("p x", "c")
+
+    @jax.jit
+    def f(x):
+        jaxdbg.breakpoint(**t.options)
+        return x + 1
+
+    def notices(text):  # the printed notice, not the source lines the stop shows
+        return [line for line in text.splitlines() if line.startswith("jaxdbg: the stdin=")]
+
+    assert float(f(1.0)) == 2.0
+    assert not notices(t.text)
+    with pytest.raises(Exception) as caught:
+        f(2.0).block_until_ready()
+    assert "DebuggerQuit" in str(caught.value) or isinstance(caught.value, jaxdbg.DebuggerQuit)
+    assert len(t.stops()) == 2
+    (notice,) = notices(t.text.split("Stopped at")[2])
+    assert "stream of this breakpoint is used up: earlier stops read it" in notice, notice
+    assert "commands= is the per-breakpoint queue" in notice, notice
+
+
+def _nested_target(y, t):
+    jaxdbg.breakpoint(**t.options)
+    return y
+
+
+@pytest.mark.parametrize("transform", ["eager", "jit", "pmap"])
+def test_quit_in_a_nested_stop_is_one_line_at_the_outer_prompt(transform):
+    t = Transcript("inner_f(jnp.ones(1))", "q", "p x + 1", "c")
+    wrap = {"eager": lambda f: f, "jit": jax.jit, "pmap": jax.pmap}[transform]
+    nested = wrap(lambda y: _nested_target(y, t))
+
+    def outer(x):
+        inner_f = nested  # noqa: F841  (a local of the stop, called from its prompt)
+        jaxdbg.breakpoint(**t.options)
+        return x + 1
+
+    result = (jax.pmap if transform == "pmap" else jax.jit)(outer)(jnp.ones(1))
+    assert jnp.ravel(result).tolist() == [2.0]
+    assert len(t.stops()) == 2
+    after_quit = t.answers("q")[0]
+    assert after_quit.splitlines() == ["Quitting: the computation stops with jaxdbg.DebuggerQuit.",
+                                       "*** DebuggerQuit: the nested stop was quit"], after_quit
+    assert t.answers("p x + 1")[0].startswith("Array(")

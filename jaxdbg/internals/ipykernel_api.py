@@ -23,6 +23,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import inspect
+import queue
 import sys
 import threading
 import weakref
@@ -632,14 +633,21 @@ class _ShellPump:
     While it runs, ``execute_request``s are held back (the paused cell is still
     running); when it stops they are re-queued on the kernel's own loop, in arrival
     order, so they run after the paused cell with their own output.
+
+    The thread lives as long as the kernel and serves one pause after another: on
+    ipykernel 6.x each thread that publishes on iopub gets a zmq socket of its own
+    (an eventfd) that is closed late or never, so a thread per pause leaked one a cell.
     """
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
-        self._lock = threading.Lock()  # guards users and the thread's start/stop
+        self._lock = threading.Lock()  # guards users and starting a pause
         self._users = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._pauses: "queue.SimpleQueue[threading.Event]" = queue.SimpleQueue()
+        self._idle = threading.Event()  # set while no pause is being pumped or drained
+        self._idle.set()
         self._waiter_is_main = False
         self._held: list | None = None  # while pumping: the execute_requests held back
         self.error: BaseException | None = None
@@ -647,18 +655,19 @@ class _ShellPump:
     def acquire(self, waiter_is_main: bool) -> None:
         with self._lock:
             # A pump that is still stopping (draining, restoring the handler) must be
-            # gone before a new one reads the socket.
-            if self._users == 0 and self._thread is not None:
-                self._thread.join(timeout=10)
-                self._thread = None
+            # done before a new pause reads the socket.
+            if self._users == 0:
+                self._idle.wait(timeout=10)
             self._users += 1
             self._waiter_is_main = self._waiter_is_main or waiter_is_main
-            if self._thread is None or not self._thread.is_alive():
+            if self._idle.is_set():  # nothing pumps now (or it stopped by itself): start
                 self._stop = threading.Event()
-                self._thread = threading.Thread(
-                    target=self._run, args=(self._stop,), name="jaxdbg-shell-pump", daemon=True
-                )
-                self._thread.start()
+                self._idle.clear()
+                self._pauses.put(self._stop)
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(
+                        target=self._serve, name="jaxdbg-shell-pump", daemon=True)
+                    self._thread.start()
 
     def release(self) -> None:
         with self._lock:
@@ -668,12 +677,18 @@ class _ShellPump:
             self._users = 0
             self._waiter_is_main = False
             self._stop.set()
-            thread = self._thread
-            if thread is not None and thread is not threading.current_thread():
-                # Joined under the lock so a concurrent acquire cannot start a second
-                # pump while this one drains; the pump thread never takes the lock.
-                thread.join(timeout=10)
-                self._thread = None
+            if self._thread is not threading.current_thread():
+                # Waited for under the lock so a concurrent acquire cannot start a second
+                # pause while this one drains; the pump thread never takes the lock.
+                self._idle.wait(timeout=10)
+
+    def _serve(self) -> None:
+        while True:
+            stop = self._pauses.get()
+            try:
+                self._run(stop)
+            finally:
+                self._idle.set()
 
     def _keep_going(self, stop: threading.Event) -> bool:
         # If the cell returned while we pumped, the kernel's loop reads the queue

@@ -105,6 +105,29 @@ def add_custom_exc(shell: Any, exc_types: tuple[type[BaseException], ...],
     return remove
 
 
+def add_traceback_filter(shell: Any, handler: CustomExcHandler) -> Callable[[], None]:
+    """Let ``handler`` show errors that reach ``shell.showtraceback`` outside the cell's
+    code: IPython's display formatters catch what a value's ``__repr__`` raises (the
+    cell's value, an array whose computation failed) and show it there, past the
+    custom-exception slot. Returns ``remove``."""
+    original = getattr(shell, "showtraceback", None)
+    if original is None:
+        return lambda: None
+
+    def showtraceback(exc_tuple: Any = None, *args: Any, **kwargs: Any) -> Any:
+        etype, value, tb = exc_tuple if exc_tuple is not None else sys.exc_info()
+        if value is not None and handler(shell, etype, value, tb, None):
+            return None
+        return original(exc_tuple, *args, **kwargs)
+
+    shell.showtraceback = showtraceback  # an instance attribute shadows the method
+
+    def remove() -> None:
+        if vars(shell).get("showtraceback") is showtraceback:
+            del shell.showtraceback
+    return remove
+
+
 def names_in_use() -> dict[str, bool]:
     ip = shell()
     if ip is None:
@@ -114,6 +137,7 @@ def names_in_use() -> dict[str, bool]:
             hasattr(compiler, "_filename_map")
             or isinstance(getattr(ip.history_manager, "input_hist_parsed", None), list),
             "IPython InteractiveShell._showtraceback": hasattr(ip, "_showtraceback"),
+            "IPython InteractiveShell.showtraceback": hasattr(ip, "showtraceback"),
             "IPython InteractiveShell.CustomTB / custom_exceptions":
                 hasattr(ip, "CustomTB") and hasattr(ip, "custom_exceptions")}
 
