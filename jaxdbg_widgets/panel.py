@@ -220,7 +220,7 @@ class DebuggerPanel:
         if command.get("typed"):
             pretty = bool(command.get("pretty"))
             remember(line)
-            output = self.session.execute(line, pretty=pretty, names_first=True)
+            output = self.session.execute(line, pretty=pretty)
             self._add_output(line, output, pretty=pretty, typed=True)
         else:
             output = self.session.execute(line)

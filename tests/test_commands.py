@@ -154,10 +154,10 @@ def test_end_of_input_quits():
         jaxdbg.breakpoint(**t.options)
 
 
-def test_python_using_a_command_name_is_python():
-    t, _ = run("c = 41", "p c + 1", "c == 41", "l = [1, 2]", "p l[1]", "c")
+def test_python_using_a_command_name_starts_with_a_bang():
+    t, _ = run("!c = 41", "p c + 1", "!c == 41", "!l = [1, 2]", "p l[1]", "c")
     assert t.answers("p c + 1") == ["42"]
-    assert t.answers("c == 41") == ["True"]
+    assert t.answers("!c == 41") == ["True"]
     assert t.answers("p l[1]") == ["2"]
     assert len(t.stops()) == 1
 
@@ -180,23 +180,6 @@ def test_locals_in_a_module_frame_with_modules_and_odd_values():
     jaxdbg.breakpoint(**t.options)
     table = t.answers("locals")[0]
     assert "mod " in table and "<Broken instance at" in table
-
-
-def test_names_first_lets_an_expression_box_show_a_local_named_like_a_command(temporary_backend):
-    seen = []
-
-    def backend(session, **options):
-        seen.append(session.execute("c", names_first=True).text)
-        seen.append(session.execute("l", pretty=True, names_first=True).text)
-        seen.append(session.execute("c").kind)
-
-    temporary_backend("names_first", backend)
-    c = 7  # noqa: F841
-    l = {"k": list(range(30))}  # noqa: E741,F841
-    jaxdbg.breakpoint(backend="names_first")
-    assert seen[0] == "7"
-    assert seen[1].startswith("{'k': [0,\n")  # pretty-printed
-    assert seen[2] == "resume"
 
 
 def test_module_frame_locals_leave_out_imports_and_shell_names():
@@ -271,3 +254,60 @@ def test_debugger_quit_is_an_exception_as_bdbquit_is():
     except Exception as e:  # noqa: BLE001
         caught.append(type(e))
     assert caught == [jaxdbg.DebuggerQuit]
+
+
+def _scan_step(t):
+    """A training step in ``lax.scan`` whose locals are named like commands: p, l, c, n, u, d, w, q."""
+
+    def step(p, x):
+        l = jnp.sum(p["w"] * x)  # noqa: E741
+        c, n, u, d, w, q = 1, 2, 3, 4, 5, 6  # noqa: F841
+        jaxdbg.breakpoint(**t.options)
+        return {"w": p["w"] - 0.1 * l}, l
+
+    return jax.jit(lambda p, xs: jax.lax.scan(step, p, xs))
+
+
+def test_a_line_starting_with_a_command_word_is_that_command_even_when_a_local_has_its_name():
+    t = Transcript("p l", "p(l)", "pp l", "p p", "p c + n", "whatis p", "l", "u", "d", "w", "c")
+    params, losses = _scan_step(t)({"w": jnp.ones(2)}, jnp.ones((1, 2)))
+    assert float(losses[0]) == 2.0  # the stop ended with "c", the scan went on
+    assert t.answers("p l") == ["Array(2., dtype=float32)"]
+    assert t.answers("p(l)") == ["Array(2., dtype=float32)"]  # as pdb: the p command, argument "(l)"
+    assert t.answers("pp l") == ["Array(2., dtype=float32)"]
+    assert t.answers("p p") == ["{'w': Array([1., 1.], dtype=float32)}"]
+    assert t.answers("p c + n") == ["3"]
+    assert t.answers("whatis p").__len__() == 1 and t.answers("whatis p")[0].startswith("dict")
+    assert "->" in t.answers("l")[0]  # list, not the value of l
+    assert t.answers("u")[0].startswith("> ") and t.answers("d")[0].startswith("> ")
+    assert "step" in t.answers("w")[0] and "Continuing." in t.text
+    assert len(t.stops()) == 1
+
+
+def test_bang_forces_python_for_a_line_starting_with_a_command_word():
+    t = Transcript("!p = 3", "p p", "!c", "!l", "!q = 9", "p q", "c")
+    _scan_step(t)({"w": jnp.ones(2)}, jnp.ones((1, 2)))
+    assert t.answers("p p") == ["3"]
+    assert t.answers("!c") == ["1"]  # the local c, the stop goes on
+    assert t.answers("!l") == ["Array(2., dtype=float32)"]
+    assert t.answers("p q") == ["9"]
+    assert len(t.stops()) == 1
+
+
+def test_a_command_given_python_it_cannot_take_refuses_and_names_the_bang():
+    t = Transcript("c = 41", "q = 5", "l[1]", "where now", "p c", "c")
+    _scan_step(t)({"w": jnp.ones(2)}, jnp.ones((1, 2)))
+    for line in ("c = 41", "q = 5", "l[1]"):
+        answer = t.answers(line)[0]
+        assert answer.startswith("*** ") and f"!{line}" in answer, (line, answer)
+    assert t.answers("where now")[0] == "*** where takes no argument, not 'now'"
+    assert t.answers("p c") == ["1"]  # nothing ran: the local is untouched
+    assert len(t.stops()) == 1 and "Continuing." in t.text  # neither c = 41 nor q = 5 resumed
+
+
+def test_help_states_the_command_word_rule():
+    t = Transcript("help", "c")
+    jaxdbg.breakpoint(**t.options)
+    text = t.answers("help")[0]
+    assert "starts with a command word" in text and "!" in text
+
