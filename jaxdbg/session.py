@@ -253,7 +253,7 @@ class Session:
         if error is not None:
             return error
         summary = summaries.summarize(source, value, self.program_shardings().get(source))
-        text = summary.type_name
+        text = summaries.container_type(value) or summary.type_name
         if summary.is_array:
             text += f" {summary.array_type}"
             if summary.sharding:

@@ -158,3 +158,47 @@ def test_an_unavailable_local_says_why_in_full():
     row = summaries.summarize("xs", OUTSIDE_BODY)
     assert row.describe() == repr(OUTSIDE_BODY)
     assert "..." not in row.describe()
+
+
+def test_complex_arrays_show_a_complex_mean_and_labelled_magnitudes():
+    z = np.exp(1j * np.linspace(0.0, 5.0, 64)).astype(np.complex64)  # |z| = 1, mean is not
+    expected = complex(z.mean(dtype=np.complex128))
+    row = summaries.summarize("z", jnp.asarray(z))
+    text = " ".join(part for part, _ in row.stat_parts())
+    assert f"mean={expected.real:.4g}{expected.imag:+.4g}j" in text, text
+    assert "|x| min=1 max=1" in text, text
+    assert "min=" not in text.replace("|x| min=", ""), text  # no unlabelled min of a complex array
+
+
+def test_complex_statistics_with_nan_cover_the_finite_values():
+    row = summaries.summarize("z", jnp.array([1 + 1j, 3 - 1j, np.nan], jnp.complex64))
+    assert [part for part, _ in row.stat_parts()] == [
+        "mean=2+0j |x| min=1.414 max=3.162 of finite values", "nan=1"]
+
+
+def test_float32_scalars_show_as_numpy_prints_their_dtype():
+    value = np.float32(968.4093)
+    assert summaries.summarize("s", jnp.float32(value)).describe() == "float32[] 968.4093"
+    assert summaries.summarize("s", value).describe() == "float32[] 968.4093"
+    assert summaries.scalar_text(jnp.float32(value)) == "968.4093"
+    assert summaries.scalar_text(jnp.bfloat16(1.5)) == "1.5"
+    assert summaries.scalar_text(jnp.array(True)) == "True"
+
+
+def test_whatis_of_a_container_gives_its_length_and_element_types():
+    t = Transcript("whatis xs", "whatis d", "whatis long", "whatis same", "whatis ()", "c")
+
+    def f(x):
+        xs = [1, x, "s"]  # noqa: F841
+        d = {"w": x, "n": 2}  # noqa: F841
+        long = [1, "a"] * 20  # noqa: F841
+        same = [x] * 50  # noqa: F841
+        jaxdbg.breakpoint(**t.options)
+        return x
+
+    f(jnp.ones(4))  # eager: the dict keeps its order (a jit stop's pytrees come back key-sorted)
+    assert t.answers("whatis xs") == ["list of 3: int, float32[4], str"]
+    assert t.answers("whatis d") == ["dict of 2: 'w': float32[4], 'n': int"]
+    assert t.answers("whatis long") == ["list of 40: int, str, int, str, int, str, ... (34 more)"]
+    assert t.answers("whatis same") == ["list of 50, each float32[4]"]
+    assert t.answers("whatis ()") == ["tuple of 0"]

@@ -329,3 +329,15 @@ def test_values_whose_repr_raises_base_exceptions_do_not_end_the_stop():
     p = DebuggerPanel(Session([live_frame(sys._getframe())]))
     assert "summary failed" in rows_by_name(p)["nasty"]["summary"] or \
         "repr failed" in rows_by_name(p)["nasty"]["summary"]
+
+
+def test_panel_rows_use_the_same_statistics_text_as_locals():
+    z = jnp.asarray(np.exp(1j * np.linspace(0.0, 5.0, 64)).astype(np.complex64))  # noqa: F841
+    f32 = jnp.float32(968.4093)  # noqa: F841
+    session = Session([live_frame(sys._getframe())])
+    rows = rows_by_name(DebuggerPanel(session))
+    locals_text = session.locals_table().text
+    z_row = next(line for line in locals_text.splitlines() if line.startswith("z "))
+    assert rows["z"]["summary"] and rows["z"]["summary"] in z_row
+    assert "|x| min=1 max=1" in rows["z"]["summary"]
+    assert rows["f32"]["summary"] == "968.4093"
