@@ -58,6 +58,11 @@ class Frame:
     def location(self) -> str:
         return f"{display_filename(self.filename)}:{self.lineno}"
 
+    @property
+    def is_module_code(self) -> bool:
+        """A module's or notebook cell's top-level code (IPython 7 names it ``<cell line: N>``)."""
+        return self.function == "<module>" or self.function.startswith("<cell line")
+
 
 def display_filename(filename: str) -> str:
     """A notebook cell's temp file reads as ``<cell>``-style name; files stay as they are."""

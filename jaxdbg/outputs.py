@@ -68,7 +68,8 @@ _RESUME_OUTCOMES = {
     Resume.CONTINUE_ALL: "Continued past every remaining stop of this breakpoint.",
     Resume.QUIT: "Quit: the computation was stopped.",
 }
-ENDED_OTHERWISE = "Ended."  # a stop that ended without a resume command (an interrupt)
+ENDED_OTHERWISE = "Ended."  # a stop that ended without a resume command
+INTERRUPTED = "Interrupted."  # a stop ended by Ctrl-C or the kernel's interrupt
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from jaxdbg import evaluation, summaries
 from jaxdbg.frames import Frame, display_filename
-from jaxdbg.outputs import (ENDED_OTHERWISE, CommandHelp, FrameRow, LogEntry, Output, OutputKind, Resume,
+from jaxdbg.outputs import (ENDED_OTHERWISE, INTERRUPTED, CommandHelp, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
 from jaxdbg.stop_info import StopInfo
 from jaxdbg.user_code import format_exception, guarded
@@ -73,6 +73,7 @@ class Session:
         self.last_line = ""
         self._previous_line = ""
         self._listed: tuple[int, int] | None = None  # (frame index, next line) after a list
+        self.interrupted = False  # ended by an interrupt rather than a command
 
     # -- state ---------------------------------------------------------------
     @property
@@ -83,11 +84,12 @@ class Session:
     def finished(self) -> bool:
         return self.resume is not None
 
-    def banner(self) -> str:
-        """One line saying where we stopped and why."""
+    def banner(self, reason: bool = True) -> str:
+        """One line saying where we stopped and why (``reason=False``: without the
+        breakpoint's reason, for a view that shows the reason on a line of its own)."""
         frame = self.frames[0]
         parts = [f"Stopped at {frame.location} in {frame.function}"]
-        details = self.info.details()
+        details = self.info.details(reason=reason)
         if details:
             parts.append(f"({details})")
         return " ".join(parts)
@@ -202,10 +204,13 @@ class Session:
         if not frame.source:
             return _error(f"no source available for {frame.location}")
         start = frame.first_lineno
-        try:
-            block = inspect.getblock(frame.source[start - 1:]) if start > 1 else frame.source
-        except Exception:
-            block = frame.source[start - 1:]
+        if frame.is_module_code:  # the whole module or cell is its "function"
+            start, block = 1, frame.source
+        else:  # a function's own lines, also one that starts a cell's line 1 (as pdb's ll)
+            try:
+                block = inspect.getblock(frame.source[start - 1:])
+            except Exception:
+                block = frame.source[start - 1:]
         view = self.source_view(start, start + len(block) - 1)
         return Output(OutputKind.SOURCE, _render_source(view, self.heading()), view)
 
@@ -315,9 +320,16 @@ class Session:
         self.resume = Resume(how)
         return Output(OutputKind.RESUME, self.resume.message, resume=self.resume)
 
+    def mark_interrupted(self) -> None:
+        """A view saw the stop end with KeyboardInterrupt: its outcome says so."""
+        self.interrupted = True
+
     def outcome(self) -> str:
-        """How the stop ended, for its summary: ``Continued.`` (``Ended.`` if interrupted)."""
-        return self.resume.outcome if self.resume is not None else ENDED_OTHERWISE
+        """How the stop ended, for its summary, said once: ``Continued.``, ``Interrupted.``,
+        or ``Ended.`` when neither a command nor an interrupt ended it."""
+        if self.resume is not None:
+            return self.resume.outcome
+        return INTERRUPTED if self.interrupted else ENDED_OTHERWISE
 
     def summary(self, log: list[LogEntry] | tuple[LogEntry, ...] = ()) -> StopSummary:
         """The finished stop as data, for a view's static summary."""

@@ -107,7 +107,6 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
                           before_open=channel.attach)
     with _output_to_cell(kernel, parent):
         handle = display(panel.widget, display_id=True)
-    note = None
     shown = False
     try:
         while not session.finished:
@@ -131,11 +130,11 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
                 return
             panel.handle(command)
     except KeyboardInterrupt:
-        note = "Interrupted."
+        session.mark_interrupted()  # the summary's outcome says "Interrupted."
         raise
     finally:
         if not shown:
-            _finish(panel, handle, kernel, parent, note)
+            _finish(panel, handle, kernel, parent, None)
 
 
 def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str | None) -> None:

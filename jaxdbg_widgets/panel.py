@@ -105,7 +105,8 @@ class DebuggerPanel:
 
     def _status(self) -> dict:
         s = self.session
-        return {"banner": s.banner(), "reason": s.info.reason or "",
+        # The reason has a line of its own under the banner: said once.
+        return {"banner": s.banner(reason=False), "reason": s.info.reason or "",
                 "finished": s.finished, "ended": "" if not s.finished else str(s.resume),
                 "batched": s.info.batched, "many_stops": self._many_stops,
                 "oldest": s.index >= len(s.frames) - 1, "newest": s.index == 0}

@@ -311,3 +311,40 @@ def test_help_states_the_command_word_rule():
     text = t.answers("help")[0]
     assert "starts with a command word" in text and "!" in text
 
+
+
+def _run_cell_like(source: str, t: Transcript, filename: str = "<cell-like ll>") -> None:
+    """Run ``source`` as a notebook cell runs: its lines in linecache, module code around the def."""
+    import linecache
+
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), {"jaxdbg": jaxdbg, "jax": jax, "jnp": jnp, "t": t})
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_ll_shows_the_function_not_the_whole_cell_even_when_it_starts_on_line_1(jit):
+    t = Transcript("ll", "c")
+    cell = ("def f(x):\n"
+            "    y = x + 1\n"
+            "    jaxdbg.breakpoint(**t.options)\n"
+            "    return y\n"
+            "\n"
+            "after_the_function = 1\n"
+            f"f = jax.jit(f) if {jit} else f\n"
+            "f(jnp.ones(2))\n")
+    _run_cell_like(cell, t)
+    listing = t.answers("ll")[0].splitlines()
+    assert [line.split(None, 1)[0] for line in listing[1:]] == ["1", "2", "3", "4"], listing
+    assert "after_the_function" not in "\n".join(listing)
+
+
+def test_ll_of_a_function_further_down_a_cell_shows_only_its_lines():
+    t = Transcript("ll", "c")
+    cell = ("before = 0\n"
+            "def g(x):\n"
+            "    jaxdbg.breakpoint(**t.options)\n"
+            "    return x\n"
+            "later = g(1)\n")
+    _run_cell_like(cell, t, "<cell-like ll 2>")
+    listing = t.answers("ll")[0].splitlines()
+    assert [line.split(None, 1)[0] for line in listing[1:]] == ["2", "3", "4"], listing

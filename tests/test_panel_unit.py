@@ -341,3 +341,23 @@ def test_panel_rows_use_the_same_statistics_text_as_locals():
     assert rows["z"]["summary"] and rows["z"]["summary"] in z_row
     assert "|x| min=1 max=1" in rows["z"]["summary"]
     assert rows["f32"]["summary"] == "968.4093"
+
+
+def test_the_non_finite_reason_is_shown_once_in_the_header():
+    seen = {}
+
+    def script(p):
+        seen["status"] = dict(p.widget.status)
+
+    @jax.jit
+    def h(x):
+        y = jnp.log(x)
+        jaxdbg.breakpoint_on_nonfinite(y, backend="panel-test")
+        return y
+
+    _script["fn"] = script
+    h(jnp.array([1.0, -1.0]))
+    _script.pop("panel")
+    header = seen["status"]["banner"] + "\n" + seen["status"]["reason"]
+    assert seen["status"]["reason"] == "non-finite values in y (1 NaN)"
+    assert header.count("non-finite values") == 1, header
