@@ -14,7 +14,7 @@ import re
 import types
 from typing import Any, Callable
 
-from jaxdbg import evaluation, summaries
+from jaxdbg import command_output, evaluation, summaries
 from jaxdbg.frames import Frame, display_filename
 from jaxdbg.outputs import (ENDED_OTHERWISE, INTERRUPTED, CommandHelp, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
@@ -111,6 +111,11 @@ class Session:
                 return Output(OutputKind.TEXT, "")
             stripped = self.last_line
         self._previous_line, self.last_line = self.last_line, stripped
+        with command_output.captured() as printed:  # print(x) belongs to this command
+            output = self._dispatch(stripped, pretty)
+        return _with_printed(output, printed.getvalue())
+
+    def _dispatch(self, stripped: str, pretty: bool) -> Output:
         if stripped.startswith("!"):
             return self.evaluate(stripped[1:], pretty=pretty)
         name, arg = split_command(stripped)
@@ -354,6 +359,15 @@ def split_command(line: str) -> tuple[str, str]:
     match = _COMMAND_WORD.match(line)
     word = match.group() if match else ""
     return word, line[len(word):].strip()
+
+
+def _with_printed(output: Output, printed: str) -> Output:
+    """``output`` with what its command wrote while it ran, first, as it came."""
+    if not printed:
+        return output
+    printed = printed.rstrip("\n")
+    text = printed + ("\n" + output.text if output.text else "")
+    return dataclasses.replace(output, text=text, printed=printed)
 
 
 def _render_source(view: SourceView, heading: str) -> str:

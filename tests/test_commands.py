@@ -1,6 +1,8 @@
 """Every Session command through the terminal backend, on a real jitted stop."""
 
 import re
+import sys
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -348,3 +350,26 @@ def test_ll_of_a_function_further_down_a_cell_shows_only_its_lines():
     _run_cell_like(cell, t, "<cell-like ll 2>")
     listing = t.answers("ll")[0].splitlines()
     assert [line.split(None, 1)[0] for line in listing[1:]] == ["2", "3", "4"], listing
+
+
+def test_print_is_python_not_a_command():
+    """As in pdb, print(...) is Python's print: its text, not a repr."""
+    t = Transcript("print('hello', 6 * 7)", "c")
+    jaxdbg.breakpoint(**t.options)
+    assert t.answers("print('hello', 6 * 7)") == ["hello 42"]
+
+
+def test_what_a_command_prints_comes_in_order_before_its_result():
+    t = Transcript("p [print('first'), print('second', file=sys.stderr), 3][-1]", "c")
+    jaxdbg.breakpoint(**t.options)
+    assert t.answers("p [print('first'), print('second', file=sys.stderr), 3][-1]") == ["first\nsecond\n3"]
+
+
+def test_other_threads_print_where_they_did_while_a_command_runs(capsys):
+    t = Transcript("!th = threading.Thread(target=print, args=('from another thread',)); "
+                   "th.start(); th.join(); print('from the command')", "c")
+    stdout_before = sys.stdout
+    jaxdbg.breakpoint(**t.options)
+    assert t.answers(t.stdin.getvalue().splitlines()[0]) == ["from the command"]
+    assert "from another thread" in capsys.readouterr().out
+    assert sys.stdout is stdout_before  # the command's wrapper is gone with it

@@ -47,3 +47,31 @@ def test_typed_command_words_are_commands_even_where_locals_have_their_names(ker
     submit(kernel, "c", cid=cid)
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "ok" and "losses [2.0]" in done.stdout, done
+
+
+@pytest.mark.timeout(300)
+def test_what_a_typed_command_prints_is_in_its_log_entry_not_below_the_panel(kernel):
+    mid = kernel.execute("""
+@jax.jit
+def fp(x):
+    jaxdbg.breakpoint()
+    return x + 1
+print("result", fp(jnp.ones(2)).tolist())
+""")
+    wait_panel(kernel, mid)
+    cid = live_panel(kernel)
+    submit(kernel, "print('hello', x.shape)", cid=cid)
+    submit(kernel, "import sys; print('to stderr', file=sys.stderr); print('then stdout')", cid=cid)
+    submit(kernel, "p 'done'", cid=cid)
+    log = wait_log(kernel, r"\(jaxdbg\) p 'done'\n'done'", cid=cid)
+    entries = {e["command"]: e["text"] for e in state(kernel, cid)["log"]}
+    assert entries["print('hello', x.shape)"] == "hello (2,)", log
+    assert entries["import sys; print('to stderr', file=sys.stderr); print('then stdout')"] == \
+        "to stderr\nthen stdout", log
+    press(kernel, "continue", cid=cid)
+    done = kernel.wait_reply(mid, timeout=60)
+    assert done.status == "ok", done
+    assert "hello" not in done.stdout and "to stderr" not in done.stderr, done
+    assert "result [2.0, 2.0]" in done.stdout, done
+    after = kernel.run("import sys; print('next cell'); print('err', file=sys.stderr)")
+    assert after.stdout == "next cell\n" and after.stderr == "err\n", after  # streams are the kernel's again
