@@ -149,10 +149,11 @@ class DebuggerPanel:
         names = self._names_of(frame)
         cache = self._rows.setdefault(frame, {})
         values = self.session.visible_locals()
+        shardings = self.session.program_shardings()  # the column 'locals' shows too
         rows = []
         for i in range(max(start, 0), min(start + count, len(names))):
             if i not in cache:
-                cache[i] = model.local_row(names[i], values.get(names[i]))
+                cache[i] = model.local_row(names[i], values.get(names[i]), shardings.get(names[i]))
             rows.append(cache[i])
         return rows
 

@@ -121,10 +121,11 @@ def _summary_text(row: summaries.ValueSummary, value: Any) -> tuple[str, bool]:
     return row.details(), bool(s is not None and (s.nan_count or s.inf_count))
 
 
-def local_row(name: str, value: Any) -> dict:
-    """One row of the locals table (or of an opened pytree node)."""
+def local_row(name: str, value: Any, sharding: str | None = None) -> dict:
+    """One row of the locals table (or of an opened pytree node). ``sharding``: the
+    value's layout in the program, as ``locals`` names it (Session.program_shardings)."""
     try:
-        row = summaries.summarize(name, value)
+        row = summaries.summarize(name, value, sharding)
     except BaseException as e:  # a value's own code must not end the stop
         if isinstance(e, KeyboardInterrupt):
             raise

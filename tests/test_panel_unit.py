@@ -361,3 +361,55 @@ def test_the_non_finite_reason_is_shown_once_in_the_header():
     header = seen["status"]["banner"] + "\n" + seen["status"]["reason"]
     assert seen["status"]["reason"] == "non-finite values in y (1 NaN)"
     assert header.count("non-finite values") == 1, header
+
+
+def _table_sharding(session: Session, name: str) -> str:
+    """The sharding ``locals`` shows for ``name`` (``[...]`` at the end of its row)."""
+    row = next(r for r in session.locals_table().data if r.name == name)
+    return row.sharding
+
+
+@pytest.mark.multidevice
+def test_the_locals_table_shows_the_program_sharding_that_locals_shows():
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    axis_type = getattr(jax.sharding, "AxisType", None)  # automatic axes, as the compiler picks
+    mesh = jax.make_mesh((2, 4), ("data", "model"),
+                         **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2}))
+    seen = {}
+
+    def script(p):
+        seen["row"] = rows_by_name(p)["y"]["sharding"]
+        seen["locals"] = _table_sharding(p.session, "y")
+
+    @jax.jit
+    def sharded(x):
+        y = x * 2
+        jaxdbg.breakpoint(backend="panel-test")
+        return y
+
+    _script["fn"] = script
+    sharded(jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))).block_until_ready()
+    _script.pop("panel")
+    assert seen["locals"] == "auto on mesh data=2, model=4"
+    assert seen["row"] == seen["locals"]
+
+
+@pytest.mark.multidevice
+def test_the_locals_table_under_pmap_names_the_stop_device():
+    seen = []
+
+    def script(p):
+        seen.append((p.session.info.device, rows_by_name(p)["y"]["sharding"]))
+
+    def per_device(x):
+        y = x + 1
+        jaxdbg.breakpoint(backend="panel-test")
+        return y
+
+    _script["fn"] = script
+    try:
+        jax.pmap(per_device)(jnp.arange(8.0)).block_until_ready()
+    finally:
+        _script.pop("panel", None)
+    assert len(seen) == 8 and all(label == f"device {device}" for device, label in seen), seen
