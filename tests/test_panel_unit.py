@@ -413,3 +413,21 @@ def test_the_locals_table_under_pmap_names_the_stop_device():
     finally:
         _script.pop("panel", None)
     assert len(seen) == 8 and all(label == f"device {device}" for device, label in seen), seen
+
+
+@pytest.mark.multidevice
+def test_a_sharding_command_in_the_console_carries_the_html_layout():
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    arr = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))  # noqa: F841
+    p = DebuggerPanel(Session([live_frame(sys._getframe())]))
+    run(p, "sharding arr", typed=True)
+    run(p, "p 1", typed=True)
+    layout, plain = p.widget.log[-2], p.widget.log[-1]
+    assert layout["command"] == "sharding arr"
+    assert 'class="jaxdbg-sharding"' in layout["html"] and "jxs-cell" in layout["html"]
+    assert layout["text"] == "" and not layout["cut"]  # no box-drawing text beside it
+    assert plain["html"] == "" and plain["text"] == "1"
+    # The static summary keeps the plain rendering (readable without the widget).
+    assert "NamedSharding" in p.summary().log[-2].text
