@@ -84,8 +84,8 @@ def captured() -> Iterator[io.StringIO]:
     buffer = io.StringIO()
     previous = getattr(_this_thread, "buffer", None)
     _wrap_streams()
-    _this_thread.buffer = buffer
     try:
+        _this_thread.buffer = buffer
         yield buffer
     finally:
         _this_thread.buffer = previous
