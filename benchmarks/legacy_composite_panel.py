@@ -372,7 +372,7 @@ class DebuggerPanel:
 
     def _run_typed(self, line: str, pretty: bool) -> Output:
         """A typed line; a word naming a variable shows it rather than acting as a command."""
-        output = self.session.execute(line, pretty=pretty, names_first=True)
+        output = self.session.execute(line, pretty=pretty)
         self.add_output(line, output)
         return output
 

@@ -128,7 +128,8 @@ def _ignore(s: Session, arg: str) -> Output:
 
 
 @_command("breakpoints", usage="breakpoints",
-          summary="List breakpoints: number, location, hits, enabled and ignore state.")
+          summary="List breakpoints: number, location, hits, enabled and ignore state.",
+          takes_argument=False)
 def _breakpoints(s: Session, arg: str) -> Output:
     rows = breakpoint_state.rows()
     if not rows:

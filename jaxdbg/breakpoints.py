@@ -50,6 +50,8 @@ class _Site:
     mesh: str | None = None  # a sharded jit's mesh, known at trace time
     # Serves a stop elsewhere instead, when it returns True (see jax_hook).
     handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None
+    # The operands' shardings as compiled (sharded jit), filled in at compile time.
+    compiled: program_sharding.CompiledShardings | None = None
 
     def on_host(self, levels, sizes, pred, operands) -> None:
         """Serve one stop per selected batch element, in order."""
@@ -85,7 +87,8 @@ class _Site:
                 info.device_axes = tuple((name, p) for (name, _), p in zip(self.device_axes, positions))
             if self.describe_reason is not None:
                 info.reason = self.describe_reason(operand)
-            built = [t.build(operand) for t in self.templates]
+            compiled = self.compiled.get if self.compiled is not None else None
+            built = [t.build(operand, compiled) for t in self.templates]
             if self.handoff is not None and self.handoff(built, self.options):
                 continue
             resume = stops.serve(built, info, self.backend, self.options, site=self,
@@ -219,6 +222,9 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     collector = frames_mod.OperandCollector()
     own = frames_mod.traced_function_frames(skip + 1)
     templates = [frames_mod.capture(f, collector, id(f) in own) for f in stack]
+    compiled = program_sharding.CompiledShardings()
+    if jax_api.is_tracing():
+        compiled.stage(collector.operands, collector.shardings)
     operands = collector.for_host()
     first_reason = len(operands)
     reason_operands = [program_sharding.for_host(v) for v in reason_operands or []]
@@ -242,7 +248,8 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     axes = jax_api.device_axis_indices()
     operands += [index for _, _, index in axes]
     site = _Site(templates, backend, options, ordered, conditional,
-                 [(name, size) for name, size, _ in axes], describe, number, collector.mesh(), handoff)
+                 [(name, size) for name, size, _ in axes], describe, number, collector.mesh(), handoff,
+                 compiled)
     if token is None:
         _staged(site, pred, operands, None)
         return None

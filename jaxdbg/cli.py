@@ -10,6 +10,7 @@ objects may be passed as backend options for tests and scripting.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 import weakref
 from typing import IO, TYPE_CHECKING
@@ -56,6 +57,11 @@ def render(console: "Console", output: Output) -> None:
     if not console.is_terminal:
         console.print(output.text, markup=False, highlight=False)
         return
+    if output.printed:  # what the command printed comes first, undecorated
+        console.print(output.printed, markup=False, highlight=False)
+        output = dataclasses.replace(output, text=output.result_text, printed="")
+        if not output.text and output.kind is OutputKind.TEXT:
+            return
     if output.kind is OutputKind.SOURCE and isinstance(output.data, SourceView) and output.data.lines:
         view: SourceView = output.data
         console.print(Text(output.text.splitlines()[0], style="bold"))  # the engine's heading

@@ -185,6 +185,7 @@ def run_colab(session: Session, *, context: int = 5) -> None:
             if not session.finished:
                 view.show(live=buttons)
     except KeyboardInterrupt:
-        view.show(live=False, note="Interrupted.", final=True)
+        session.mark_interrupted()  # the summary's outcome says "Interrupted."
+        view.show(live=False, final=True)
         raise
     view.show(live=False, final=True)

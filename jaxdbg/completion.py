@@ -18,10 +18,10 @@ import builtins
 import re
 from typing import Any
 
-from jaxdbg.session import _PYTHON_AFTER_NAME, Session
+from jaxdbg.session import Session, split_command
 
 # Commands whose argument is a Python expression.
-EXPRESSION_COMMANDS = frozenset({"p", "print", "pp", "whatis", "sharding"})
+EXPRESSION_COMMANDS = frozenset({"p", "pp", "whatis", "sharding"})
 # Commands whose argument is a command name.
 COMMAND_NAME_COMMANDS = frozenset({"help", "h", "?"})
 
@@ -54,14 +54,16 @@ def _complete(session: Session, text: str) -> list[str]:
         return ["!" + c for c in _complete_expression(session, text[1:])]
     stripped = text.lstrip()
     indent = text[:len(text) - len(stripped)]
-    word, space, rest = stripped.partition(" ")
+    word = split_command(stripped)[0]
+    rest = stripped[len(word):].lstrip()  # as typed, trailing spaces kept
     command_words = _command_words(session)
-    if not space:
+    if word == stripped:
         # The first word: a command, or the start of an expression.
         commands = [indent + w for w in command_words if w.startswith(word) and w.isidentifier()]
         return commands + [indent + c for c in _complete_expression(session, stripped)]
-    if word not in command_words or _PYTHON_AFTER_NAME.match(stripped):
-        # A line that is Python throughout: "z = x.sh", "c == x.sh".
+    if word not in command_words:
+        # A line that is Python throughout: "z = x.sh" (a command word makes the line
+        # that command, as Session.execute reads it: "!c = x.sh" is Python).
         return [indent + c for c in _complete_expression(session, stripped)]
     head = text[:len(text) - len(rest)]
     if word in COMMAND_NAME_COMMANDS:

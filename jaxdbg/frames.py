@@ -49,6 +49,9 @@ class Frame:
     # (``P('x',) on mesh x=8``); their runtime values were gathered to the host.
     shardings: dict[str, str] = dataclasses.field(default_factory=dict)
     traced: frozenset[str] = frozenset()  # names whose values came from the computation
+    # The sharding XLA chose for a traced local of a sharded jit (a jax.sharding.Sharding),
+    # recorded at compile time; its value here is a copy on one device.
+    compiled_shardings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def line(self, lineno: int | None = None) -> str:
         n = self.lineno if lineno is None else lineno
@@ -57,6 +60,11 @@ class Frame:
     @property
     def location(self) -> str:
         return f"{display_filename(self.filename)}:{self.lineno}"
+
+    @property
+    def is_module_code(self) -> bool:
+        """A module's or notebook cell's top-level code (IPython 7 names it ``<cell line: N>``)."""
+        return self.function == "<module>" or self.function.startswith("<cell line")
 
 
 def display_filename(filename: str) -> str:
@@ -212,8 +220,11 @@ class FrameTemplate:
     traced_locals: dict[str, tuple[Any, list[Any]]]  # name -> (treedef, leaves w/ slots)
     order: list[str]
     shardings: dict[str, str] = dataclasses.field(default_factory=dict)
+    sharded_operands: dict[str, int] = dataclasses.field(default_factory=dict)  # name -> operand
 
-    def build(self, operand: Callable[[int], Any]) -> Frame:
+    def build(self, operand: Callable[[int], Any],
+              compiled: Callable[[int], Any] | None = None) -> Frame:
+        """The frame with runtime values; ``compiled(i)``: operand i's compiled sharding."""
         if not self.order:  # module code: locals are the (live) globals
             return Frame(self.filename, self.lineno, self.function, dict(self.static_locals),
                          self.globals, linecache.getlines(self.filename, self.globals),
@@ -229,9 +240,11 @@ class FrameTemplate:
             else:
                 values[name] = self.static_locals[name]
         source = linecache.getlines(self.filename, self.globals)
+        chosen = {name: compiled(i) for name, i in self.sharded_operands.items()} if compiled else {}
         return Frame(self.filename, self.lineno, self.function, values, self.globals,
                      source, self.first_lineno, dict(self.shardings),
-                     frozenset(self.traced_locals))
+                     frozenset(self.traced_locals),
+                     {name: s for name, s in chosen.items() if s is not None})
 
 
 class OperandCollector:
@@ -309,7 +322,7 @@ def capture(frame: types.FrameType, collector: OperandCollector, own: bool = Fal
         # no tracers (they would have leaked); skip flattening a whole namespace.
         return FrameTemplate(code.co_filename, frame.f_lineno, code.co_name, frame.f_globals,
                              first, frame.f_globals, {}, [])
-    static, traced, order, shardings = {}, {}, [], {}
+    static, traced, order, shardings, sharded = {}, {}, [], {}, {}
     with warnings.catch_warnings():  # e.g. "generator is treated as a leaf"
         warnings.simplefilter("ignore")
         flattened = {name: _flatten(value) for name, value in frame.f_locals.items()}
@@ -326,10 +339,11 @@ def capture(frame: types.FrameType, collector: OperandCollector, own: bool = Fal
             where = collector.sharding_of(slotted[0]) if len(slotted) == 1 else None
             if where is not None:
                 shardings[name] = where.label()
+                sharded[name] = slotted[0].index
         else:
             static[name] = value
     return FrameTemplate(code.co_filename, frame.f_lineno, code.co_name, frame.f_globals,
-                         first, static, traced, order, shardings)
+                         first, static, traced, order, shardings, sharded)
 
 
 def live_frame(frame: types.FrameType) -> Frame:

@@ -68,7 +68,8 @@ _RESUME_OUTCOMES = {
     Resume.CONTINUE_ALL: "Continued past every remaining stop of this breakpoint.",
     Resume.QUIT: "Quit: the computation was stopped.",
 }
-ENDED_OTHERWISE = "Ended."  # a stop that ended without a resume command (an interrupt)
+ENDED_OTHERWISE = "Ended."  # a stop that ended without a resume command
+INTERRUPTED = "Interrupted."  # a stop ended by Ctrl-C or the kernel's interrupt
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,7 +133,9 @@ class Output:
     """The result of one command. ``text`` is always a complete plain rendering.
 
     ``data`` carries the structured form named by ``kind`` (see OutputKind).
-    ``resume`` is set when the command ends the stop.
+    ``resume`` is set when the command ends the stop. ``printed`` is what the
+    command wrote to stdout / stderr while it ran (``print(x)``); ``text`` starts
+    with it, and a view that draws ``data`` instead of ``text`` draws it first.
     """
 
     kind: OutputKind
@@ -140,6 +143,12 @@ class Output:
     data: Any = None
     resume: Resume | None = None
     truncated: bool = False
+    printed: str = ""
+
+    @property
+    def result_text(self) -> str:
+        """``text`` without what the command printed first."""
+        return self.text[len(self.printed):].removeprefix("\n") if self.printed else self.text
 
     @property
     def is_error(self) -> bool:

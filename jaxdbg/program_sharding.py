@@ -15,6 +15,7 @@ Only public JAX names are used; anything missing on an older JAX reads as
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -89,8 +90,17 @@ def replicated_for_host(value: Any, where: ProgramSharding) -> Any:
         target = NamedSharding(where.sharding.mesh, PartitionSpec())
         if where.spec is not None and hasattr(jax.sharding, "reshard"):
             return jax.sharding.reshard(value, target)  # explicit axes
-        return jax.lax.with_sharding_constraint(value, target)
+        # On automatic axes the barrier keeps the replicated copy from steering the
+        # compiler's choice for the value itself (which 'sharding' draws as compiled).
+        return jax.lax.with_sharding_constraint(_barrier(value), target)
     except Exception:
+        return value
+
+
+def _barrier(value: Any) -> Any:
+    try:
+        return jax.lax.optimization_barrier(value)
+    except Exception:  # a transform without a rule for it: the copy as before
         return value
 
 
@@ -113,6 +123,40 @@ def like(value: Any, original: Any) -> Any:
         return value  # automatic axes: the compiler chooses the layout anyway
     except Exception:
         return value
+
+
+class CompiledShardings:
+    """The shardings XLA chose for a breakpoint's operands, learned at compile time.
+
+    A stop inside a sharded jit receives copies gathered onto one device; the
+    layout the compiler chose for each value is known only when the program is
+    partitioned. For each operand whose program sharding JAX knows, JAX's
+    ``inspect_array_sharding`` is staged next to the breakpoint; its callback
+    (run by the SPMD partitioner, once per compilation) records the sharding
+    here, by operand index. Under pmap and shard_map (manual axes) nothing is
+    staged: there a value is one device's shard.
+    """
+
+    def __init__(self) -> None:
+        self.by_operand: dict[int, Any] = {}
+
+    def stage(self, operands: list[Any], shardings: list[ProgramSharding | None]) -> None:
+        from jaxdbg import sharding_hooks  # JAX's own function, also while ours stands in
+
+        inspect = sharding_hooks.original("inspect_array_sharding")
+        for index, (value, where) in enumerate(zip(operands, shardings)):
+            if where is None:
+                continue
+            try:
+                inspect(value, callback=functools.partial(self._record, index))
+            except Exception:  # a JAX that cannot inspect here: the stop names the layout instead
+                pass
+
+    def _record(self, index: int, sharding: Any) -> None:
+        self.by_operand[index] = sharding
+
+    def get(self, index: int) -> Any:
+        return self.by_operand.get(index)
 
 
 def runtime_label(value: Any) -> str | None:

@@ -14,9 +14,9 @@ import re
 import types
 from typing import Any, Callable
 
-from jaxdbg import evaluation, interrupts, summaries
+from jaxdbg import command_output, evaluation, interrupts, summaries
 from jaxdbg.frames import Frame, display_filename
-from jaxdbg.outputs import (ENDED_OTHERWISE, CommandHelp, FrameRow, LogEntry, Output, OutputKind, Resume,
+from jaxdbg.outputs import (ENDED_OTHERWISE, INTERRUPTED, CommandHelp, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
 from jaxdbg.stop_info import StopInfo
 from jaxdbg.user_code import format_exception, guarded
@@ -32,14 +32,15 @@ class _Command:
     usage: str
     summary: str
     run: Callable[["Session", str], Output]
+    takes_argument: bool = True
 
 
 _COMMANDS: dict[str, _Command] = {}
 
 
-def _command(*names: str, usage: str, summary: str):
+def _command(*names: str, usage: str, summary: str, takes_argument: bool = True):
     def register(fn):
-        cmd = _Command(names, usage, summary, fn)
+        cmd = _Command(names, usage, summary, fn, takes_argument)
         for n in names:
             _COMMANDS[n] = cmd
         return fn
@@ -75,6 +76,7 @@ class Session:
         #: A view's way to end itself when an interrupted command cannot be stopped at
         #: once (see :func:`jaxdbg.interrupts.running_command`); called on another thread.
         self.on_stuck_command: Callable[[], None] | None = None
+        self.interrupted = False  # ended by an interrupt rather than a command
 
     # -- state ---------------------------------------------------------------
     @property
@@ -85,23 +87,24 @@ class Session:
     def finished(self) -> bool:
         return self.resume is not None
 
-    def banner(self) -> str:
-        """One line saying where we stopped and why."""
+    def banner(self, reason: bool = True) -> str:
+        """One line saying where we stopped and why (``reason=False``: without the
+        breakpoint's reason, for a view that shows the reason on a line of its own)."""
         frame = self.frames[0]
         parts = [f"Stopped at {frame.location} in {frame.function}"]
-        details = self.info.details()
+        details = self.info.details(reason=reason)
         if details:
             parts.append(f"({details})")
         return " ".join(parts)
 
     # -- dispatch ------------------------------------------------------------
-    def execute(self, line: str, *, pretty: bool = False, names_first: bool = False) -> Output:
+    def execute(self, line: str, *, pretty: bool = False) -> Output:
         """Run one command line; never raises for bad input (KeyboardInterrupt excepted).
 
-        A line that is not a command is evaluated (``pp`` style when ``pretty``).
-        ``names_first``: a word that names a variable in the frame is Python even
-        if it is also a command (an expression box showing a local ``c``); a
-        prompt keeps pdb's rule, where ``c`` continues.
+        pdb's rule: a line that starts with a command word is that command, even
+        where a local has the same name (``p l``, ``p(l)`` print ``l``); ``!``
+        makes the line Python (``!p = 3``, ``!c``). Any other line is evaluated
+        (``pp`` style when ``pretty``).
         """
         if self.finished:
             return _error(f"the session has already ended ({self.resume})")
@@ -115,16 +118,31 @@ class Session:
                 return Output(OutputKind.TEXT, "")
             stripped = self.last_line
         self._previous_line, self.last_line = self.last_line, stripped
+        with command_output.captured() as printed:  # print(x) belongs to this command
+            output = self._dispatch(stripped, pretty)
+        return _with_printed(output, printed.getvalue())
+
+    def _dispatch(self, stripped: str, pretty: bool) -> Output:
         if stripped.startswith("!"):
             return self.evaluate(stripped[1:], pretty=pretty)
-        name, _, arg = stripped.partition(" ")
+        name, arg = split_command(stripped)
         command = _COMMANDS.get(name)
-        if (command is None or _PYTHON_AFTER_NAME.match(stripped)
-                or (names_first and self._is_bound(name))):
+        if command is None:
             return self.evaluate(stripped, pretty=pretty)
-        # A bug in a command, or user code it calls, must not end the stop.
-        return guarded(lambda: command.run(self, arg.strip()),
-                       lambda e: _error(f"{name} failed: {format_exception(e)}"))
+        if arg and not command.takes_argument:
+            output = _error(f"{name} takes no argument, not {arg!r}")
+        else:
+            # A bug in a command, or user code it calls, must not end the stop.
+            output = guarded(lambda: command.run(self, arg),
+                             lambda e: _error(f"{name} failed: {format_exception(e)}"))
+        if output.kind is OutputKind.ERROR and arg and self._meant_python(name, arg):
+            output = dataclasses.replace(output, text=f"{output.text}\n    ({_BANG_RULE} "
+                                                       f"Type !{stripped} to run it as Python.)")
+        return output
+
+    def _meant_python(self, name: str, arg: str) -> bool:
+        """Whether a failed command line was likely Python about a variable of its name."""
+        return self._is_bound(name) or bool(_PYTHON_AFTER_NAME.match(arg))
 
     def _is_bound(self, name: str) -> bool:
         frame = self.current
@@ -198,10 +216,13 @@ class Session:
         if not frame.source:
             return _error(f"no source available for {frame.location}")
         start = frame.first_lineno
-        try:
-            block = inspect.getblock(frame.source[start - 1:]) if start > 1 else frame.source
-        except Exception:
-            block = frame.source[start - 1:]
+        if frame.is_module_code:  # the whole module or cell is its "function"
+            start, block = 1, frame.source
+        else:  # a function's own lines, also one that starts a cell's line 1 (as pdb's ll)
+            try:
+                block = inspect.getblock(frame.source[start - 1:])
+            except Exception:
+                block = frame.source[start - 1:]
         view = self.source_view(start, start + len(block) - 1)
         return Output(OutputKind.SOURCE, _render_source(view, self.heading()), view)
 
@@ -249,7 +270,7 @@ class Session:
         if error is not None:
             return error
         summary = summaries.summarize(source, value, self.program_shardings().get(source))
-        text = summary.type_name
+        text = summaries.container_type(value) or summary.type_name
         if summary.is_array:
             text += f" {summary.array_type}"
             if summary.sharding:
@@ -311,9 +332,16 @@ class Session:
         self.resume = Resume(how)
         return Output(OutputKind.RESUME, self.resume.message, resume=self.resume)
 
+    def mark_interrupted(self) -> None:
+        """A view saw the stop end with KeyboardInterrupt: its outcome says so."""
+        self.interrupted = True
+
     def outcome(self) -> str:
-        """How the stop ended, for its summary: ``Continued.`` (``Ended.`` if interrupted)."""
-        return self.resume.outcome if self.resume is not None else ENDED_OTHERWISE
+        """How the stop ended, for its summary, said once: ``Continued.``, ``Interrupted.``,
+        or ``Ended.`` when neither a command nor an interrupt ended it."""
+        if self.resume is not None:
+            return self.resume.outcome
+        return INTERRUPTED if self.interrupted else ENDED_OTHERWISE
 
     def summary(self, log: list[LogEntry] | tuple[LogEntry, ...] = ()) -> StopSummary:
         """The finished stop as data, for a view's static summary."""
@@ -322,9 +350,31 @@ class Session:
                            self.outcome())
 
 
-# A command word directly followed by ".", "[" or "(", or by an assignment or a
-# comparison, is Python about a variable of that name: "c = 1", "p.shape", "c == 1".
-_PYTHON_AFTER_NAME = re.compile(r"^[A-Za-z_]\w*(\s*(=(?!=)|[-+*/%&|^@]=|==|!=|<=|>=)|[.\[(])")
+# What follows a command word when the line was meant as Python about a variable
+# of that name: an assignment, a comparison, ".", "[" or "(" ("c = 1", "l[1]").
+_PYTHON_AFTER_NAME = re.compile(r"^(=(?!=)|[-+*/%&|^@]=|==|!=|<=|>=|[.\[(])")
+_COMMAND_WORD = re.compile(r"\?|\w+")
+_BANG_RULE = "A line that starts with a command word is that command; start it with ! for Python."
+
+
+def split_command(line: str) -> tuple[str, str]:
+    """``(command word, argument)`` as pdb splits a line: ``p(l)`` is ``("p", "(l)")``.
+
+    The word is the line's leading identifier characters (or ``?``); for a line
+    that is not a command the word is simply not in the table.
+    """
+    match = _COMMAND_WORD.match(line)
+    word = match.group() if match else ""
+    return word, line[len(word):].strip()
+
+
+def _with_printed(output: Output, printed: str) -> Output:
+    """``output`` with what its command wrote while it ran, first, as it came."""
+    if not printed:
+        return output
+    printed = printed.rstrip("\n")
+    text = printed + ("\n" + output.text if output.text else "")
+    return dataclasses.replace(output, text=text, printed=printed)
 
 
 def _render_source(view: SourceView, heading: str) -> str:
@@ -348,7 +398,7 @@ def _count(arg: str) -> int | None:
 
 
 # -- the command table -------------------------------------------------------
-@_command("where", "w", "bt", usage="where", summary="Show the stack, innermost frame first.")
+@_command("where", "w", "bt", usage="where", summary="Show the stack, innermost frame first.", takes_argument=False)
 def _where(s: Session, arg: str) -> Output:
     return s.where()
 
@@ -376,17 +426,17 @@ def _frame(s: Session, arg: str) -> Output:
         return _error(f"frame takes a frame number, not {arg!r}")
 
 
-@_command("list", "l", usage="list", summary="Show source around the current line; again: the next lines.")
+@_command("list", "l", usage="list", summary="Show source around the current line; again: the next lines.", takes_argument=False)
 def _list(s: Session, arg: str) -> Output:
     return s.list_source()
 
 
-@_command("ll", "longlist", usage="ll", summary="Show the whole current function.")
+@_command("ll", "longlist", usage="ll", summary="Show the whole current function.", takes_argument=False)
 def _longlist(s: Session, arg: str) -> Output:
     return s.function_source()
 
 
-@_command("p", "print", usage="p expr", summary="Evaluate expr and print its repr.")
+@_command("p", usage="p expr", summary="Evaluate expr and print its repr.")
 def _print(s: Session, arg: str) -> Output:
     return s.evaluate(arg, expression_only=True)
 
@@ -401,7 +451,7 @@ def _whatis(s: Session, arg: str) -> Output:
     return s.whatis(arg) if arg else _error("whatis needs an expression")
 
 
-@_command("locals", "a", "args", usage="locals", summary="Table of the frame's locals with array summaries.")
+@_command("locals", "a", "args", usage="locals", summary="Table of the frame's locals with array summaries.", takes_argument=False)
 def _locals(s: Session, arg: str) -> Output:
     return s.locals_table()
 
@@ -419,14 +469,14 @@ def _continue(s: Session, arg: str) -> Output:
     return s.end(Resume.CONTINUE)
 
 
-@_command("skip", usage="skip", summary="Continue and skip the remaining elements of this vmap batch.")
+@_command("skip", usage="skip", summary="Continue and skip the remaining elements of this vmap batch.", takes_argument=False)
 def _skip(s: Session, arg: str) -> Output:
     if not s.info.batched:
         return _error("skip works inside vmap; this stop is not batched (use continue)")
     return s.end(Resume.SKIP)
 
 
-@_command("quit", "q", "exit", usage="quit", summary="Stop the computation with jaxdbg.DebuggerQuit.")
+@_command("quit", "q", "exit", usage="quit", summary="Stop the computation with jaxdbg.DebuggerQuit.", takes_argument=False)
 def _quit(s: Session, arg: str) -> Output:
     return s.end(Resume.QUIT)
 
@@ -441,6 +491,9 @@ def _help(s: Session, arg: str) -> Output:
         return Output(OutputKind.HELP, f"{cmd.usage}\n    {cmd.summary}\n    aliases: {aliases}",
                       [CommandHelp(cmd.names, cmd.usage, cmd.summary)])
     lines = [f"{cmd.usage:<16} {cmd.summary}" for cmd in s.commands()]
-    lines.append("Anything else is evaluated as a Python expression or statement in the current frame.")
+    lines.append("A line that starts with a command word is that command, even where a local has "
+                 "its name (p l and p(l) print l).")
+    lines.append("Start a line with ! to run it as Python: !p = 3, !c. Any other line is evaluated "
+                 "as a Python expression or statement in the current frame.")
     return Output(OutputKind.HELP, "\n".join(lines),
                   [CommandHelp(cmd.names, cmd.usage, cmd.summary) for cmd in s.commands()])

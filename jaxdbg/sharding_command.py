@@ -56,9 +56,32 @@ def run(session: Any, arg: str) -> Output:
     if in_program is not None:
         # The stop's value is a copy on one device: drawing its layout would
         # contradict the banner and 'locals', which name the program's layout.
+        # The layout XLA chose, recorded at compile time, is what to draw.
+        compiled = _as_compiled(session, source, value)
+        if compiled is not None:
+            return compiled
         return Output(OutputKind.TEXT, f"{source} in the program: {in_program} (this stop holds "
                                        f"a copy on one device, so there is no layout to draw)")
     return sharding_output(value, source)
+
+
+def _as_compiled(session: Any, source: str, value: Any) -> Output | None:
+    """The SHARDING output of the layout XLA compiled for traced local ``source``
+    (a sharded jit), marked "as compiled"; None when none was recorded or it does
+    not fit the value (under vmap the compiler lays out the whole batch)."""
+    import dataclasses
+
+    from jaxdbg.sharding_layout import ShardingView, layout_of
+
+    sharding = session.current.compiled_shardings.get(source)
+    if sharding is None or not hasattr(value, "shape"):
+        return None
+    try:
+        layout = layout_of(sharding, shape=tuple(value.shape), dtype=value.dtype)
+    except Exception:
+        return None
+    view = ShardingView(dataclasses.replace(layout, note="as compiled"))
+    return Output(OutputKind.SHARDING, str(view), view)
 
 
 def _program_label(session: Any, source: str) -> str | None:

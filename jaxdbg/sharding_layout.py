@@ -80,6 +80,7 @@ class ShardingLayout:
     platform: str
     device_count: int
     process_count: int
+    note: str = ""                             # "as compiled": where the layout comes from
 
     # -- which dimensions make the grid ---------------------------------------
     @functools.cached_property
@@ -179,6 +180,8 @@ class ShardingLayout:
         parts.append(f"{self.device_count} {self.platform} device{'s' if self.device_count != 1 else ''}")
         if self.process_count > 1:
             parts.append(f"{self.process_count} processes")
+        if self.note:
+            parts.append(self.note)
         return " · ".join(parts)
 
     def cell_text(self, shard: Shard) -> str:

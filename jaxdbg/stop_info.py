@@ -51,10 +51,10 @@ class StopInfo:
         """``mesh x=8``: the locals' sharding column names the same mesh."""
         return None if self.mesh is None else f"mesh {self.mesh}"
 
-    def details(self) -> str:
+    def details(self, reason: bool = True) -> str:
         parts = [p for p in (self.breakpoint_label(), self.batch_label(), self.device_label(),
                              self.mesh_label(),
-                             self.reason) if p]
+                             self.reason if reason else None) if p]
         waiting = self.waiting()
         if waiting:
             parts.append(f"{waiting} more breakpoint{'s' if waiting != 1 else ''} waiting")

@@ -39,7 +39,7 @@ import threading
 import weakref
 from typing import Any
 
-from jaxdbg import breakpoint_state, interrupts, quit_reporting, registry, scripted
+from jaxdbg import breakpoint_state, command_output, interrupts, quit_reporting, registry, scripted
 from jaxdbg.errors import DebuggerQuit
 from jaxdbg.frames import Frame
 from jaxdbg.outputs import Resume
@@ -186,8 +186,10 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
         session = Session(frames, info)
         debugger = registry.get_debugger(backend)
         try:
-            if not scripted.handled(session, options, site):  # JAXDBG_COMMANDS, commands=
-                debugger(session, **scripted.backend_options(options))
+            # A stop reached from a command's code (p f(x)) shows itself, not into that command.
+            with command_output.not_captured():
+                if not scripted.handled(session, options, site):  # JAXDBG_COMMANDS, commands=
+                    debugger(session, **scripted.backend_options(options))
         except KeyboardInterrupt:
             _end_round(ticket.round, KeyboardInterrupt)
             raise

@@ -26,11 +26,15 @@ _SHORT_REPR.maxlist = _SHORT_REPR.maxtuple = _SHORT_REPR.maxdict = 6
 
 @dataclasses.dataclass(frozen=True)
 class ArrayStats:
+    """Over the finite values. For a complex array ``min`` / ``max`` are of ``|x|``
+    (complex numbers have no order) and ``mean`` is the complex mean."""
+
     min: float | None
     max: float | None
-    mean: float | None
+    mean: float | complex | None
     nan_count: int
     inf_count: int
+    magnitudes: bool = False  # min / max are of |x| (a complex array)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,9 +61,7 @@ class ValueSummary:
     @property
     def array_type(self) -> str:
         """The one shape notation of every view: ``float32[3,4]`` (``float32[]`` for a scalar)."""
-        if not self.is_array:
-            return ""
-        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        return array_type(self.shape, self.dtype) if self.is_array else ""
 
     def stat_parts(self) -> list[tuple[str, bool]]:
         """``(text, alarming)`` pieces: min/max/mean (over the finite values, and said so
@@ -71,14 +73,17 @@ class ValueSummary:
         parts = []
         partial = bool(s.nan_count or s.inf_count)
         if self.shape != () and s.min is not None:
-            parts.append((f"min={_num(s.min)} max={_num(s.max)} mean={_num(s.mean)}"
-                          + (" of finite values" if partial else ""), False))
+            if s.magnitudes:
+                text = f"mean={_num(s.mean)} |x| min={_num(s.min)} max={_num(s.max)}"
+            else:
+                text = f"min={_num(s.min)} max={_num(s.max)} mean={_num(s.mean)}"
+            parts.append((text + (" of finite values" if partial else ""), False))
         elif self.shape != () and partial:
             parts.append(("no finite values", False))
         if s.nan_count:
-            parts.append((f"nan={s.nan_count}", True))
+            parts.append((f"nan={s.nan_count:,}", True))
         if s.inf_count:
-            parts.append((f"inf={s.inf_count}", True))
+            parts.append((f"inf={s.inf_count:,}", True))
         return parts
 
     def details(self) -> str:
@@ -94,8 +99,22 @@ class ValueSummary:
         return " ".join(p for p in (self.array_type, self.details()) if p)
 
 
-def _num(x: float | None) -> str:
-    return "-" if x is None else f"{x:.4g}"
+def _num(x: float | complex | None) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, complex):
+        return f"{x.real:.4g}{x.imag:+.4g}j"
+    return f"{x:.4g}"
+
+
+def array_type(shape: tuple[int, ...], dtype: Any) -> str:
+    return f"{dtype}[{','.join(map(str, shape))}]"
+
+
+def scalar_text(value: Any) -> str:
+    """A 0-d array's value as numpy prints its dtype: ``968.4093`` for a float32,
+    not the float64 digits of ``float(x)``; ``True``, ``nan``, ``(1+2j)``."""
+    return str(np.asarray(value)[()])
 
 
 def is_array(value: Any) -> bool:
@@ -123,7 +142,7 @@ def array_stats(value: Any) -> ArrayStats | None:
     if host.size == 0 or not (np.issubdtype(host.dtype, np.number) or host.dtype == np.bool_):
         return None
     if np.issubdtype(host.dtype, np.complexfloating):
-        host = np.abs(host)
+        return _complex_stats(host)
     if host.dtype == np.bool_:
         host = host.astype(np.int8)
     if np.issubdtype(host.dtype, np.floating):
@@ -132,11 +151,7 @@ def array_stats(value: Any) -> ArrayStats | None:
         lo, hi = host.min(), host.max()
         if np.isfinite(lo) and np.isfinite(hi):
             return ArrayStats(float(lo), float(hi), float(host.mean(dtype=np.float64)), 0, 0)
-        finite = np.isfinite(host)
-        nan_count = int(np.isnan(host).sum())
-        inf_count = int(host.size - finite.sum() - nan_count)
-        if nan_count or inf_count:
-            host = host[finite]
+        host, nan_count, inf_count = _finite_part(host, host)
         if host.size == 0:
             return ArrayStats(None, None, None, nan_count, inf_count)
     else:
@@ -146,6 +161,26 @@ def array_stats(value: Any) -> ArrayStats | None:
                           nan_count, inf_count)
     except (TypeError, ValueError):
         return ArrayStats(None, None, None, nan_count, inf_count)
+
+
+def _finite_part(values: np.ndarray, magnitudes: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """The elements of ``values`` whose magnitude is finite, and the NaN / Inf counts."""
+    finite = np.isfinite(magnitudes)
+    nan_count = int(np.isnan(magnitudes).sum())
+    inf_count = int(magnitudes.size - finite.sum() - nan_count)
+    return (values[finite] if nan_count or inf_count else values), nan_count, inf_count
+
+
+def _complex_stats(host: np.ndarray) -> ArrayStats:
+    """The complex mean, and min / max of |x|: a complex number has no order."""
+    # |x| is NaN where either part is NaN (and no part is infinite), Inf where one is.
+    magnitudes = np.abs(host)
+    host, nan_count, inf_count = _finite_part(host, magnitudes)
+    if host.size == 0:
+        return ArrayStats(None, None, None, nan_count, inf_count, magnitudes=True)
+    magnitudes = np.abs(host) if nan_count or inf_count else magnitudes
+    return ArrayStats(float(magnitudes.min()), float(magnitudes.max()),
+                      complex(host.mean(dtype=np.complex128)), nan_count, inf_count, magnitudes=True)
 
 
 def _type_name(value: Any) -> str:
@@ -189,6 +224,41 @@ def _summarize(name: str, value: Any, sharding: str | None) -> ValueSummary:
             return ValueSummary(name, type_name, preview=(
                 f"{len(value)} items; {len(arrays)} arrays, {elements:,} elements"))
     return ValueSummary(name, type_name, preview=_preview(value))
+
+
+_ELEMENTS_SHOWN = 6
+
+
+def container_type(value: Any) -> str | None:
+    """``whatis`` of a list, tuple or dict: ``list of 3: int, float32[4], str``;
+    ``list of 50, each float32[4]``; the first few and how many more when long.
+    None for anything else. Never raises."""
+    if not isinstance(value, (list, tuple, dict)):
+        return None
+    return guarded(lambda: _container_type(value), lambda e: None)
+
+
+def _container_type(value: list | tuple | dict) -> str:
+    head = f"{_type_name(value)} of {len(value)}"
+    if isinstance(value, dict):
+        shown = [f"{k!r}: {_element_type(v)}" for k, v in list(value.items())[:_ELEMENTS_SHOWN]]
+    else:
+        kinds = [_element_type(v) for v in value]
+        if len(kinds) > 1 and len(set(kinds)) == 1:
+            return f"{head}, each {kinds[0]}"
+        shown = kinds[:_ELEMENTS_SHOWN]
+    if not shown:
+        return head
+    more = len(value) - len(shown)
+    return f"{head}: {', '.join(shown)}" + (f", ... ({more} more)" if more else "")
+
+
+def _element_type(value: Any) -> str:
+    if is_array(value):
+        return array_type(tuple(int(d) for d in value.shape), value.dtype)
+    if isinstance(value, (list, tuple, dict)):
+        return f"{_type_name(value)} of {len(value)}"
+    return _type_name(value)
 
 
 def _array_leaves(tree: Any) -> list[Any]:

@@ -114,7 +114,6 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
             _finish(panel, handle, kernel, parent, interrupts.STUCK_NOTICE)
 
     session.on_stuck_command = end_stuck
-    note = None
     shown = False
     try:
         while not session.finished:
@@ -138,11 +137,11 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
                 return
             panel.handle(command)
     except KeyboardInterrupt:
-        note = "Interrupted."
+        session.mark_interrupted()  # the summary's outcome says "Interrupted."
         raise
     finally:
         if not shown:
-            _finish(panel, handle, kernel, parent, note)
+            _finish(panel, handle, kernel, parent, None)
 
 
 def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str | None) -> None:

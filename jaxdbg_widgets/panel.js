@@ -458,7 +458,12 @@ function render({ model, el }) {
         if (e.command_cut) c.append(h("span", "jaxdbg-cut", ` … [${e.command_cut.toLocaleString()} more characters]`));
         entry.append(c);
       }
-      if (e.text) entry.append(h("pre", "jaxdbg-out", e.text));
+      if (e.html) {
+        // A sharding layout, rendered by jaxdbg (user text escaped there): drawn, not printed.
+        const layout = h("div", "jaxdbg-out-html");
+        layout.innerHTML = e.html;
+        entry.append(layout);
+      } else if (e.text) entry.append(h("pre", "jaxdbg-out", e.text));
       if (e.cut) {
         const more = button(`Show more (${e.cut.toLocaleString()} more characters)`, "show this result in full", "jaxdbg-more");
         more.onclick = () => model.send({ type: "more", entry: e.n });

@@ -47,10 +47,13 @@ class LogEntry:
     """One command and what it printed, cut for display (full text kept for "more")."""
 
     def __init__(self, number: int, command: str, text: str, *, error: bool = False,
-                 pretty: bool = False, typed: bool = False) -> None:
+                 pretty: bool = False, typed: bool = False, html: str = "") -> None:
         self.number = number
         self.command, self.command_cut = model.clip(command, model.COMMAND_CHARS)
         self.full_text = text
+        # A result the browser draws as HTML (a sharding layout), made by jaxdbg's own
+        # renderers with every user string escaped; ``text`` stays for the summary.
+        self.html = html
         self.error = error
         self.pretty = pretty
         self.typed = typed
@@ -63,10 +66,26 @@ class LogEntry:
         return ("pp " if self.pretty else "") + self.command + cut
 
     def state(self) -> dict:
-        text, cut = (self.full_text, 0) if self.expanded else model.clip(self.full_text, model.LOG_CHARS)
+        if self.html:
+            text, cut = "", 0
+        elif self.expanded:
+            text, cut = self.full_text, 0
+        else:
+            text, cut = model.clip(self.full_text, model.LOG_CHARS)
         return {"n": self.number, "command": self.command, "command_cut": self.command_cut,
                 "text": text, "cut": cut, "error": self.error, "pretty": self.pretty,
-                "typed": self.typed}
+                "typed": self.typed, "html": self.html}
+
+
+def _html_of(output: Output) -> str:
+    """The HTML the panel draws for a result, or "" to draw its text: a sharding
+    layout is a grid (its text form is box drawing, which a browser font breaks)."""
+    if output.kind is not OutputKind.SHARDING or output.printed:
+        return ""
+    try:
+        return output.data._repr_html_()
+    except Exception:  # the text is still there
+        return ""
 
 
 class DebuggerPanel:
@@ -105,7 +124,8 @@ class DebuggerPanel:
 
     def _status(self) -> dict:
         s = self.session
-        return {"banner": s.banner(), "reason": s.info.reason or "",
+        # The reason has a line of its own under the banner: said once.
+        return {"banner": s.banner(reason=False), "reason": s.info.reason or "",
                 "finished": s.finished, "ended": "" if not s.finished else str(s.resume),
                 "batched": s.info.batched, "many_stops": self._many_stops,
                 "oldest": s.index >= len(s.frames) - 1, "newest": s.index == 0}
@@ -148,10 +168,11 @@ class DebuggerPanel:
         names = self._names_of(frame)
         cache = self._rows.setdefault(frame, {})
         values = self.session.visible_locals()
+        shardings = self.session.program_shardings()  # the column 'locals' shows too
         rows = []
         for i in range(max(start, 0), min(start + count, len(names))):
             if i not in cache:
-                cache[i] = model.local_row(names[i], values.get(names[i]))
+                cache[i] = model.local_row(names[i], values.get(names[i]), shardings.get(names[i]))
             rows.append(cache[i])
         return rows
 
@@ -220,7 +241,7 @@ class DebuggerPanel:
         if command.get("typed"):
             pretty = bool(command.get("pretty"))
             remember(line)
-            output = self.session.execute(line, pretty=pretty, names_first=True)
+            output = self.session.execute(line, pretty=pretty)
             self._add_output(line, output, pretty=pretty, typed=True)
         else:
             output = self.session.execute(line)
@@ -279,7 +300,7 @@ class DebuggerPanel:
         text = output.text
         if output.kind is OutputKind.VALUE and not text:
             text = "''"
-        self._add(command, text, error=output.is_error, **kw)
+        self._add(command, text, error=output.is_error, html=_html_of(output), **kw)
 
     def _log_button(self, line: str, output: Output) -> None:
         if output.resume:  # the static summary's last line says how the stop ended

@@ -11,13 +11,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
-import numpy as np
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES, Token
 
 from jaxdbg import summaries
 from jaxdbg.frames import display_filename
 from jaxdbg.session import Session
+from jaxdbg.user_code import guarded
 
 COMMAND_CHARS = 300  # an echoed command beyond this is cut (a 10 MB paste stays out)
 LOG_CHARS = 2_000  # a result beyond this is cut until "Show more"
@@ -84,10 +84,6 @@ def source_state(session: Session, context: int) -> dict:
 # --------------------------------------------------------------------------- locals
 
 
-def _num(x: float | None) -> str:
-    return "-" if x is None else f"{x:.4g}"
-
-
 def _is_namedtuple(value: Any) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
@@ -114,50 +110,28 @@ def expandable(value: Any) -> bool:
         return False
 
 
-def _summary_text(row: summaries.ValueSummary) -> tuple[str, bool]:
-    """The summary column, and whether its statistics leave out NaN / Inf values."""
+def _summary_text(row: summaries.ValueSummary, value: Any) -> tuple[str, bool]:
+    """The summary column (the statistics text ``locals`` shows too), and whether
+    its statistics leave out NaN / Inf values."""
     if not row.is_array:
         return row.preview, False
     if row.shape == ():  # a scalar: its value says it all
-        return row.preview or "", False
-    parts: list[str] = []
+        return guarded(lambda: summaries.scalar_text(value), lambda e: row.preview), False
     s = row.stats
-    partial = bool(s is not None and (s.nan_count or s.inf_count))
-    if s is not None:
-        if s.min is not None:
-            finite = " of finite values" if partial else ""
-            parts.append(f"min={_num(s.min)} max={_num(s.max)} mean={_num(s.mean)}{finite}")
-        elif partial:
-            parts.append("no finite values")
-        if s.nan_count:
-            parts.append(f"nan={s.nan_count:,}")
-        if s.inf_count:
-            parts.append(f"inf={s.inf_count:,}")
-    if row.preview:
-        parts.append(row.preview)
-    return "; ".join(parts) if partial else " ".join(parts), partial
+    return row.details(), bool(s is not None and (s.nan_count or s.inf_count))
 
 
-def scalar_text(value: Any, fallback: str) -> str:
-    """A 0-d array's value as Python prints it (``6.0``, ``True``, ``nan``)."""
+def local_row(name: str, value: Any, sharding: str | None = None) -> dict:
+    """One row of the locals table (or of an opened pytree node). ``sharding``: the
+    value's layout in the program, as ``locals`` names it (Session.program_shardings)."""
     try:
-        return repr(np.asarray(value).item())
-    except Exception:
-        return fallback
-
-
-def local_row(name: str, value: Any) -> dict:
-    """One row of the locals table (or of an opened pytree node)."""
-    try:
-        row = summaries.summarize(name, value)
+        row = summaries.summarize(name, value, sharding)
     except BaseException as e:  # a value's own code must not end the stop
         if isinstance(e, KeyboardInterrupt):
             raise
         row = summaries.ValueSummary(name, type(value).__name__,
                                      preview=f"<summary failed: {type(e).__name__}>")
-    summary, partial = _summary_text(row)
-    if row.is_array and row.shape == ():
-        summary = scalar_text(value, summary)
+    summary, partial = _summary_text(row, value)
     s = row.stats
     return {
         "name": name, "type": row.type_name, "array": row.array_type,

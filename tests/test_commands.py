@@ -1,6 +1,8 @@
 """Every Session command through the terminal backend, on a real jitted stop."""
 
 import re
+import sys
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -154,10 +156,10 @@ def test_end_of_input_quits():
         jaxdbg.breakpoint(**t.options)
 
 
-def test_python_using_a_command_name_is_python():
-    t, _ = run("c = 41", "p c + 1", "c == 41", "l = [1, 2]", "p l[1]", "c")
+def test_python_using_a_command_name_starts_with_a_bang():
+    t, _ = run("!c = 41", "p c + 1", "!c == 41", "!l = [1, 2]", "p l[1]", "c")
     assert t.answers("p c + 1") == ["42"]
-    assert t.answers("c == 41") == ["True"]
+    assert t.answers("!c == 41") == ["True"]
     assert t.answers("p l[1]") == ["2"]
     assert len(t.stops()) == 1
 
@@ -180,23 +182,6 @@ def test_locals_in_a_module_frame_with_modules_and_odd_values():
     jaxdbg.breakpoint(**t.options)
     table = t.answers("locals")[0]
     assert "mod " in table and "<Broken instance at" in table
-
-
-def test_names_first_lets_an_expression_box_show_a_local_named_like_a_command(temporary_backend):
-    seen = []
-
-    def backend(session, **options):
-        seen.append(session.execute("c", names_first=True).text)
-        seen.append(session.execute("l", pretty=True, names_first=True).text)
-        seen.append(session.execute("c").kind)
-
-    temporary_backend("names_first", backend)
-    c = 7  # noqa: F841
-    l = {"k": list(range(30))}  # noqa: E741,F841
-    jaxdbg.breakpoint(backend="names_first")
-    assert seen[0] == "7"
-    assert seen[1].startswith("{'k': [0,\n")  # pretty-printed
-    assert seen[2] == "resume"
 
 
 def test_module_frame_locals_leave_out_imports_and_shell_names():
@@ -355,3 +340,120 @@ def test_quit_in_a_nested_stop_is_one_line_at_the_outer_prompt(transform):
     assert after_quit.splitlines() == ["Quitting: the computation stops with jaxdbg.DebuggerQuit.",
                                        "*** DebuggerQuit: the nested stop was quit"], after_quit
     assert t.answers("p x + 1")[0].startswith("Array(")
+
+
+def _scan_step(t):
+    """A training step in ``lax.scan`` whose locals are named like commands: p, l, c, n, u, d, w, q."""
+
+    def step(p, x):
+        l = jnp.sum(p["w"] * x)  # noqa: E741
+        c, n, u, d, w, q = 1, 2, 3, 4, 5, 6  # noqa: F841
+        jaxdbg.breakpoint(**t.options)
+        return {"w": p["w"] - 0.1 * l}, l
+
+    return jax.jit(lambda p, xs: jax.lax.scan(step, p, xs))
+
+
+def test_a_line_starting_with_a_command_word_is_that_command_even_when_a_local_has_its_name():
+    t = Transcript("p l", "p(l)", "pp l", "p p", "p c + n", "whatis p", "l", "u", "d", "w", "c")
+    params, losses = _scan_step(t)({"w": jnp.ones(2)}, jnp.ones((1, 2)))
+    assert float(losses[0]) == 2.0  # the stop ended with "c", the scan went on
+    assert t.answers("p l") == ["Array(2., dtype=float32)"]
+    assert t.answers("p(l)") == ["Array(2., dtype=float32)"]  # as pdb: the p command, argument "(l)"
+    assert t.answers("pp l") == ["Array(2., dtype=float32)"]
+    assert t.answers("p p") == ["{'w': Array([1., 1.], dtype=float32)}"]
+    assert t.answers("p c + n") == ["3"]
+    assert t.answers("whatis p").__len__() == 1 and t.answers("whatis p")[0].startswith("dict")
+    assert "->" in t.answers("l")[0]  # list, not the value of l
+    assert t.answers("u")[0].startswith("> ") and t.answers("d")[0].startswith("> ")
+    assert "step" in t.answers("w")[0] and "Continuing." in t.text
+    assert len(t.stops()) == 1
+
+
+def test_bang_forces_python_for_a_line_starting_with_a_command_word():
+    t = Transcript("!p = 3", "p p", "!c", "!l", "!q = 9", "p q", "c")
+    _scan_step(t)({"w": jnp.ones(2)}, jnp.ones((1, 2)))
+    assert t.answers("p p") == ["3"]
+    assert t.answers("!c") == ["1"]  # the local c, the stop goes on
+    assert t.answers("!l") == ["Array(2., dtype=float32)"]
+    assert t.answers("p q") == ["9"]
+    assert len(t.stops()) == 1
+
+
+def test_a_command_given_python_it_cannot_take_refuses_and_names_the_bang():
+    t = Transcript("c = 41", "q = 5", "l[1]", "where now", "p c", "c")
+    _scan_step(t)({"w": jnp.ones(2)}, jnp.ones((1, 2)))
+    for line in ("c = 41", "q = 5", "l[1]"):
+        answer = t.answers(line)[0]
+        assert answer.startswith("*** ") and f"!{line}" in answer, (line, answer)
+    assert t.answers("where now")[0] == "*** where takes no argument, not 'now'"
+    assert t.answers("p c") == ["1"]  # nothing ran: the local is untouched
+    assert len(t.stops()) == 1 and "Continuing." in t.text  # neither c = 41 nor q = 5 resumed
+
+
+def test_help_states_the_command_word_rule():
+    t = Transcript("help", "c")
+    jaxdbg.breakpoint(**t.options)
+    text = t.answers("help")[0]
+    assert "starts with a command word" in text and "!" in text
+
+
+
+def _run_cell_like(source: str, t: Transcript, filename: str = "<cell-like ll>") -> None:
+    """Run ``source`` as a notebook cell runs: its lines in linecache, module code around the def."""
+    import linecache
+
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), {"jaxdbg": jaxdbg, "jax": jax, "jnp": jnp, "t": t})
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_ll_shows_the_function_not_the_whole_cell_even_when_it_starts_on_line_1(jit):
+    t = Transcript("ll", "c")
+    cell = ("def f(x):\n"
+            "    y = x + 1\n"
+            "    jaxdbg.breakpoint(**t.options)\n"
+            "    return y\n"
+            "\n"
+            "after_the_function = 1\n"
+            f"f = jax.jit(f) if {jit} else f\n"
+            "f(jnp.ones(2))\n")
+    _run_cell_like(cell, t)
+    listing = t.answers("ll")[0].splitlines()
+    assert [line.split(None, 1)[0] for line in listing[1:]] == ["1", "2", "3", "4"], listing
+    assert "after_the_function" not in "\n".join(listing)
+
+
+def test_ll_of_a_function_further_down_a_cell_shows_only_its_lines():
+    t = Transcript("ll", "c")
+    cell = ("before = 0\n"
+            "def g(x):\n"
+            "    jaxdbg.breakpoint(**t.options)\n"
+            "    return x\n"
+            "later = g(1)\n")
+    _run_cell_like(cell, t, "<cell-like ll 2>")
+    listing = t.answers("ll")[0].splitlines()
+    assert [line.split(None, 1)[0] for line in listing[1:]] == ["2", "3", "4"], listing
+
+
+def test_print_is_python_not_a_command():
+    """As in pdb, print(...) is Python's print: its text, not a repr."""
+    t = Transcript("print('hello', 6 * 7)", "c")
+    jaxdbg.breakpoint(**t.options)
+    assert t.answers("print('hello', 6 * 7)") == ["hello 42"]
+
+
+def test_what_a_command_prints_comes_in_order_before_its_result():
+    t = Transcript("p [print('first'), print('second', file=sys.stderr), 3][-1]", "c")
+    jaxdbg.breakpoint(**t.options)
+    assert t.answers("p [print('first'), print('second', file=sys.stderr), 3][-1]") == ["first\nsecond\n3"]
+
+
+def test_other_threads_print_where_they_did_while_a_command_runs(capsys):
+    t = Transcript("!th = threading.Thread(target=print, args=('from another thread',)); "
+                   "th.start(); th.join(); print('from the command')", "c")
+    stdout_before = sys.stdout
+    jaxdbg.breakpoint(**t.options)
+    assert t.answers(t.stdin.getvalue().splitlines()[0]) == ["from the command"]
+    assert "from another thread" in capsys.readouterr().out
+    assert sys.stdout is stdout_before  # the command's wrapper is gone with it

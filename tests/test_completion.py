@@ -105,7 +105,8 @@ def test_attributes_after_a_dot(jit_session):
     public = s.complete("whatis y.")
     assert "whatis y.shape" in public and not any(c.startswith("whatis y._") for c in public)
     assert "p y.__class__" in s.complete("p y.__cl")
-    assert s.complete("c = y.shap") == ["c = y.shape"]  # Python that starts with a command word
+    assert s.complete("!c = y.shap") == ["!c = y.shape"]  # Python that starts with a command word
+    assert s.complete("c = y.shap") == []  # ... is the command c without the "!"
     assert s.complete("p y.shape + GLOBAL_") == ["p y.shape + GLOBAL_SCALE"]
     assert s.complete("p 'y.sha") == []  # inside a string
 

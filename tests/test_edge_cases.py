@@ -97,9 +97,11 @@ def test_sharding_of_a_traced_local_in_a_sharded_jit_names_the_program_layout():
     f(jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("x")))).block_until_ready()
     assert t.answers("whatis y") == ["Array float32[16] sharding=P('x',) on mesh x=8"]
     answer = t.answers("sharding y")[0]
-    # Not the layout of the copy gathered onto one device for the stop.
+    # Not the layout of the copy gathered onto one device for the stop: the compiled one.
     assert "SingleDeviceSharding" not in answer
-    assert answer.startswith("y in the program: P('x',) on mesh x=8 (this stop holds a copy")
+    header = answer.splitlines()[0]
+    assert header.startswith("float32[16] · NamedSharding · mesh x=8 · P('x"), answer
+    assert header.endswith("· as compiled"), answer
 
 
 @pytest.mark.multidevice
@@ -130,8 +132,9 @@ def test_a_bare_call_returning_none_prints_only_its_own_output(capsys):
         return x
 
     f(jnp.arange(3.0))
-    assert "hello from the prompt" in capsys.readouterr().out
-    assert t.answers("print('hello from the prompt')") == [""]
+    # What the command printed is its result (no "None" after it), at the prompt's stream.
+    assert t.answers("print('hello from the prompt')") == ["hello from the prompt"]
+    assert "hello from the prompt" not in capsys.readouterr().out
     assert t.answers("p None") == ["None"]
 
 
@@ -158,3 +161,144 @@ def test_an_unavailable_local_says_why_in_full():
     row = summaries.summarize("xs", OUTSIDE_BODY)
     assert row.describe() == repr(OUTSIDE_BODY)
     assert "..." not in row.describe()
+
+
+def test_complex_arrays_show_a_complex_mean_and_labelled_magnitudes():
+    z = np.exp(1j * np.linspace(0.0, 5.0, 64)).astype(np.complex64)  # |z| = 1, mean is not
+    expected = complex(z.mean(dtype=np.complex128))
+    row = summaries.summarize("z", jnp.asarray(z))
+    text = " ".join(part for part, _ in row.stat_parts())
+    assert f"mean={expected.real:.4g}{expected.imag:+.4g}j" in text, text
+    assert "|x| min=1 max=1" in text, text
+    assert "min=" not in text.replace("|x| min=", ""), text  # no unlabelled min of a complex array
+
+
+def test_complex_statistics_with_nan_cover_the_finite_values():
+    row = summaries.summarize("z", jnp.array([1 + 1j, 3 - 1j, np.nan], jnp.complex64))
+    assert [part for part, _ in row.stat_parts()] == [
+        "mean=2+0j |x| min=1.414 max=3.162 of finite values", "nan=1"]
+
+
+def test_float32_scalars_show_as_numpy_prints_their_dtype():
+    value = np.float32(968.4093)
+    assert summaries.summarize("s", jnp.float32(value)).describe() == "float32[] 968.4093"
+    assert summaries.summarize("s", value).describe() == "float32[] 968.4093"
+    assert summaries.scalar_text(jnp.float32(value)) == "968.4093"
+    assert summaries.scalar_text(jnp.bfloat16(1.5)) == "1.5"
+    assert summaries.scalar_text(jnp.array(True)) == "True"
+
+
+def test_whatis_of_a_container_gives_its_length_and_element_types():
+    t = Transcript("whatis xs", "whatis d", "whatis long", "whatis same", "whatis ()", "c")
+
+    def f(x):
+        xs = [1, x, "s"]  # noqa: F841
+        d = {"w": x, "n": 2}  # noqa: F841
+        long = [1, "a"] * 20  # noqa: F841
+        same = [x] * 50  # noqa: F841
+        jaxdbg.breakpoint(**t.options)
+        return x
+
+    f(jnp.ones(4))  # eager: the dict keeps its order (a jit stop's pytrees come back key-sorted)
+    assert t.answers("whatis xs") == ["list of 3: int, float32[4], str"]
+    assert t.answers("whatis d") == ["dict of 2: 'w': float32[4], 'n': int"]
+    assert t.answers("whatis long") == ["list of 40: int, str, int, str, int, str, ... (34 more)"]
+    assert t.answers("whatis same") == ["list of 50, each float32[4]"]
+    assert t.answers("whatis ()") == ["tuple of 0"]
+
+
+def _auto_mesh_2x4():
+    axis_type = getattr(jax.sharding, "AxisType", None)  # automatic axes: the compiler picks
+    return jax.make_mesh((2, 4), ("data", "model"),
+                         **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2}))
+
+
+@pytest.mark.multidevice
+def test_sharding_of_a_traced_local_in_a_sharded_jit_draws_the_layout_as_compiled():
+    mesh = _auto_mesh_2x4()
+    t = Transcript("whatis y", "sharding y", "sharding w", "c")
+
+    @jax.jit
+    def f(x):
+        y = x * 2
+        w = y.sum(axis=1)
+        jaxdbg.breakpoint(**t.options)
+        return w
+
+    f(jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))).block_until_ready()
+    assert t.answers("whatis y") == ["Array float32[8,8] sharding=auto on mesh data=2, model=4"]
+    y_layout, w_layout = t.answers("sharding y")[0], t.answers("sharding w")[0]
+    header = y_layout.splitlines()[0]
+    assert "float32[8,8]" in header and "as compiled" in header and "data=2 × model=4" in header, y_layout
+    assert "P('data', 'model')" in header and "8 cpu devices" in header, y_layout
+    assert "SingleDeviceSharding" not in y_layout and "no layout to draw" not in y_layout
+    assert "float32[8]" in w_layout.splitlines()[0] and "as compiled" in w_layout, w_layout
+
+
+@pytest.mark.multidevice
+def test_a_sharded_jit_stop_returns_its_values_and_the_panel_output_is_a_layout():
+    mesh = _auto_mesh_2x4()
+    seen = []
+
+    def backend(session, **_):
+        seen.append(session.execute("sharding y"))
+        session.execute("c")
+
+    jaxdbg.register_debugger("as-compiled-test", backend, -1000)
+    try:
+        @jax.jit
+        def f(x):
+            y = jnp.sin(x)
+            jaxdbg.breakpoint(backend="as-compiled-test")
+            return y + 1
+
+        x = jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(mesh, P("data", "model")))
+        out = f(x)
+        assert np.allclose(np.asarray(out), np.sin(np.arange(64.0).reshape(8, 8)) + 1, atol=1e-5)
+    finally:
+        jaxdbg.unregister_debugger("as-compiled-test")
+    (output,) = seen
+    assert output.kind == "sharding", output.text
+    assert output.data.layout.device_count == 8 and output.data.layout.note == "as compiled"
+    assert "jaxdbg-sharding" in output.data._repr_html_()
+
+
+@pytest.mark.multidevice
+def test_sharding_of_a_traced_local_under_shard_map_names_the_stop_device():
+    mesh = jax.make_mesh((4, 2), ("rows", "cols"))
+    t = Transcript(*["sharding x", "c"] * 8)
+    spec = P("rows", "cols")
+    f = jax.jit(jax.shard_map(lambda x: (jaxdbg.breakpoint(**t.options), x)[1], mesh=mesh,
+                              in_specs=spec, out_specs=spec))
+    f(jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, spec))).block_until_ready()
+    for banner, answer in zip(t.stops(), t.answers("sharding x")):
+        device = re.search(r"device (\d)", banner).group(1)
+        assert answer.startswith(f"x in the program: device {device} ("), answer
+    assert len(t.stops()) == 8
+
+
+@pytest.mark.multidevice
+def test_recording_compiled_shardings_keeps_grad_and_vmap_in_a_sharded_jit_working():
+    mesh = _auto_mesh_2x4()
+    t = Transcript("sharding y", "c", *["sharding r", "c"] * 2)
+
+    def loss(w, x):
+        y = jnp.tanh(x * w)
+        jaxdbg.breakpoint(**t.options)
+        return jnp.sum(y)
+
+    def row(r):
+        jaxdbg.breakpoint(**t.options)
+        return r.sum()
+
+    @jax.jit
+    def step(w, x):
+        return jax.grad(loss)(w, x), jax.vmap(row)(x[:2])
+
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
+    grad, sums = step(0.5, x)
+    assert float(grad) == pytest.approx(64 * (1 - np.tanh(0.5) ** 2), rel=1e-5)
+    assert np.asarray(sums).tolist() == [8.0, 8.0]
+    assert "as compiled" in t.answers("sharding y")[0]
+    for answer in t.answers("sharding r"):  # a batch element: the compiler laid out the batch
+        assert not answer.startswith("***"), answer

@@ -386,5 +386,6 @@ fi(jnp.ones(2))
     text = done.stderr + " ".join(e.get("ename", "") + " " + e.get("evalue", "") for e in done.errors)
     assert "KeyboardInterrupt" in text, done
     assert any("Interrupted." in s for s in static_outputs(done))
+    assert not any("Ended." in s for s in static_outputs(done)), static_outputs(done)  # said once
     after = kernel.run("print('still here')")
     assert after.status == "ok" and after.stdout == "still here\n", after

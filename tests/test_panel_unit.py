@@ -329,3 +329,105 @@ def test_values_whose_repr_raises_base_exceptions_do_not_end_the_stop():
     p = DebuggerPanel(Session([live_frame(sys._getframe())]))
     assert "summary failed" in rows_by_name(p)["nasty"]["summary"] or \
         "repr failed" in rows_by_name(p)["nasty"]["summary"]
+
+
+def test_panel_rows_use_the_same_statistics_text_as_locals():
+    z = jnp.asarray(np.exp(1j * np.linspace(0.0, 5.0, 64)).astype(np.complex64))  # noqa: F841
+    f32 = jnp.float32(968.4093)  # noqa: F841
+    session = Session([live_frame(sys._getframe())])
+    rows = rows_by_name(DebuggerPanel(session))
+    locals_text = session.locals_table().text
+    z_row = next(line for line in locals_text.splitlines() if line.startswith("z "))
+    assert rows["z"]["summary"] and rows["z"]["summary"] in z_row
+    assert "|x| min=1 max=1" in rows["z"]["summary"]
+    assert rows["f32"]["summary"] == "968.4093"
+
+
+def test_the_non_finite_reason_is_shown_once_in_the_header():
+    seen = {}
+
+    def script(p):
+        seen["status"] = dict(p.widget.status)
+
+    @jax.jit
+    def h(x):
+        y = jnp.log(x)
+        jaxdbg.breakpoint_on_nonfinite(y, backend="panel-test")
+        return y
+
+    _script["fn"] = script
+    h(jnp.array([1.0, -1.0]))
+    _script.pop("panel")
+    header = seen["status"]["banner"] + "\n" + seen["status"]["reason"]
+    assert seen["status"]["reason"] == "non-finite values in y (1 NaN)"
+    assert header.count("non-finite values") == 1, header
+
+
+def _table_sharding(session: Session, name: str) -> str:
+    """The sharding ``locals`` shows for ``name`` (``[...]`` at the end of its row)."""
+    row = next(r for r in session.locals_table().data if r.name == name)
+    return row.sharding
+
+
+@pytest.mark.multidevice
+def test_the_locals_table_shows_the_program_sharding_that_locals_shows():
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    axis_type = getattr(jax.sharding, "AxisType", None)  # automatic axes, as the compiler picks
+    mesh = jax.make_mesh((2, 4), ("data", "model"),
+                         **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2}))
+    seen = {}
+
+    def script(p):
+        seen["row"] = rows_by_name(p)["y"]["sharding"]
+        seen["locals"] = _table_sharding(p.session, "y")
+
+    @jax.jit
+    def sharded(x):
+        y = x * 2
+        jaxdbg.breakpoint(backend="panel-test")
+        return y
+
+    _script["fn"] = script
+    sharded(jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))).block_until_ready()
+    _script.pop("panel")
+    assert seen["locals"] == "auto on mesh data=2, model=4"
+    assert seen["row"] == seen["locals"]
+
+
+@pytest.mark.multidevice
+def test_the_locals_table_under_pmap_names_the_stop_device():
+    seen = []
+
+    def script(p):
+        seen.append((p.session.info.device, rows_by_name(p)["y"]["sharding"]))
+
+    def per_device(x):
+        y = x + 1
+        jaxdbg.breakpoint(backend="panel-test")
+        return y
+
+    _script["fn"] = script
+    try:
+        jax.pmap(per_device)(jnp.arange(8.0)).block_until_ready()
+    finally:
+        _script.pop("panel", None)
+    assert len(seen) == 8 and all(label == f"device {device}" for device, label in seen), seen
+
+
+@pytest.mark.multidevice
+def test_a_sharding_command_in_the_console_carries_the_html_layout():
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    arr = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))  # noqa: F841
+    p = DebuggerPanel(Session([live_frame(sys._getframe())]))
+    run(p, "sharding arr", typed=True)
+    run(p, "p 1", typed=True)
+    layout, plain = p.widget.log[-2], p.widget.log[-1]
+    assert layout["command"] == "sharding arr"
+    assert 'class="jaxdbg-sharding"' in layout["html"] and "jxs-cell" in layout["html"]
+    assert layout["text"] == "" and not layout["cut"]  # no box-drawing text beside it
+    assert plain["html"] == "" and plain["text"] == "1"
+    # The static summary keeps the plain rendering (readable without the widget).
+    assert "NamedSharding" in p.summary().log[-2].text

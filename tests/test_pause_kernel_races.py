@@ -212,17 +212,18 @@ def test_quit_clicked_early_under_load_ends_the_cell(kernel):
 
 
 @pytest.mark.timeout(600)
-def test_interrupt_during_a_typed_expression_ends_the_pmap_stop(kernel):
+def test_interrupt_during_a_typed_expression_ends_the_pmap_stop(kernel, tmp_path):
     mid = kernel.execute(textwrap.dedent("""
         def body(x):
             jaxdbg.breakpoint()
             return x * 10
         print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
     """))
+    started = tmp_path / "evaluating"  # what a command prints is its own result, so a file says it runs
     with no_hang(kernel):
-        panel_type(kernel, "p print('evaluating', flush=True) or __import__('time').sleep(4) or x",
+        panel_type(kernel, f"p open({str(started)!r}, 'w').close() or __import__('time').sleep(4) or x",
                    timeout=180)
-        kernel.wait_for_output(mid, "evaluating", timeout=120)
+        kernel.wait_for(started.exists, 120, "the typed expression to start")
         kernel.interrupt()  # while the expression runs, not while the panel waits
         done = kernel.wait_reply(mid, timeout=180)
         assert done.status == "error", done

@@ -1,0 +1,104 @@
+"""What a debugger command writes to stdout / stderr while it runs, kept for its result.
+
+``print(x)`` typed at a stop belongs to that command's log entry in the panel, and
+comes in order with the results at the terminal. Swapping ``sys.stdout`` for a
+buffer would also take what other threads write meanwhile (XLA threads under
+pmap, the live print log, a kernel's own threads). So while any command runs,
+``sys.stdout`` and ``sys.stderr`` are wrapped by a stream that sends the writes of
+a thread running a command to that command's buffer, and every other thread's
+writes to the stream they went to before (an ipykernel ``OutStream`` keeps
+routing those to their own cell). The wrapper is taken away when the last command
+ends, unless something else has replaced ``sys.stdout`` since.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import threading
+from typing import Any, Iterator, TextIO
+
+_STREAMS = ("stdout", "stderr")
+_this_thread = threading.local()  # .buffer: where this thread's writes go, if anywhere
+_lock = threading.Lock()
+_commands_running = 0
+_wrappers: dict[str, "_ThreadRoutedStream"] = {}
+
+
+class _ThreadRoutedStream:
+    """A stand-in for a text stream: writes from a capturing thread go to its buffer,
+    everything else (and every other attribute) is the wrapped stream's."""
+
+    def __init__(self, wrapped: TextIO) -> None:
+        self.wrapped = wrapped
+
+    def write(self, text: str) -> int:
+        buffer = getattr(_this_thread, "buffer", None)
+        if buffer is None:
+            return self.wrapped.write(text)
+        return buffer.write(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if getattr(_this_thread, "buffer", None) is None:
+            self.wrapped.flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, an OutStream's own
+        return getattr(self.wrapped, name)
+
+
+def _wrap_streams() -> None:
+    global _commands_running
+    with _lock:
+        _commands_running += 1
+        if _commands_running > 1:
+            return
+        for name in _STREAMS:
+            current = getattr(sys, name)
+            if current is None:
+                continue
+            wrapper = current if isinstance(current, _ThreadRoutedStream) else _ThreadRoutedStream(current)
+            _wrappers[name] = wrapper
+            setattr(sys, name, wrapper)
+
+
+def _unwrap_streams() -> None:
+    global _commands_running
+    with _lock:
+        _commands_running -= 1
+        if _commands_running:
+            return
+        for name, wrapper in list(_wrappers.items()):
+            if getattr(sys, name) is wrapper:  # else someone replaced it since: leave theirs
+                setattr(sys, name, wrapper.wrapped)
+        _wrappers.clear()
+
+
+@contextlib.contextmanager
+def captured() -> Iterator[io.StringIO]:
+    """Keep what this thread writes to stdout / stderr in the yielded buffer."""
+    buffer = io.StringIO()
+    previous = getattr(_this_thread, "buffer", None)
+    _wrap_streams()
+    try:
+        _this_thread.buffer = buffer
+        yield buffer
+    finally:
+        _this_thread.buffer = previous
+        _unwrap_streams()
+
+
+@contextlib.contextmanager
+def not_captured() -> Iterator[None]:
+    """This thread writes where it would with no command running (a stop opened by
+    code that a command calls prints its own prompt and views)."""
+    previous = getattr(_this_thread, "buffer", None)
+    _this_thread.buffer = None
+    try:
+        yield
+    finally:
+        _this_thread.buffer = previous
