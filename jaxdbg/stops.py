@@ -4,7 +4,10 @@ Callbacks can arrive concurrently: pmap, shard_map and sharded jit run them on
 XLA threads, and user threads may run jitted functions side by side. Each stop
 waits for its turn. When the turn comes free, the waiting stop that goes next
 is the one of the oldest round, lowest device first (device 0, 1, 2, ... under
-pmap). The banner counts the stops still waiting.
+pmap). The devices of a round arrive in any order, so the first stop of a round
+is held until every device of the round has arrived or ROUND_WINDOW_S has passed
+since the first one did, whichever comes first: the round then opens at its
+lowest device. The banner counts the stops still waiting.
 
 Which stops a quit ends, "the same computation" (an interrupt at a stop,
 Ctrl-C or a kernel interrupt, ends the same stops, with KeyboardInterrupt):
@@ -36,6 +39,7 @@ import dataclasses
 import heapq
 import itertools
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -45,6 +49,14 @@ from jaxdbg.frames import Frame
 from jaxdbg.outputs import Resume
 from jaxdbg.session import Session
 from jaxdbg.stop_info import StopInfo
+
+# How long the first stop of a multi-device round waits for the round's other devices
+# (it stops waiting as soon as all have arrived). Measured on 2 shared CPU cores under
+# load, pmap over host devices, first -> last arrival of one round: 8 devices median
+# 3.8 ms, worst 12.7 ms of 10 rounds; 2 devices median 0.20 ms, worst 0.28 ms. 50 ms
+# is four times the worst; a conditional breakpoint some devices never reach costs
+# that once per round.
+ROUND_WINDOW_S = 0.05
 
 
 @dataclasses.dataclass(eq=False)
@@ -56,6 +68,14 @@ class _Round:
     every_device: bool  # an unconditional breakpoint: every device of the round will stop
     devices: set[int] = dataclasses.field(default_factory=set)
     ending: type[BaseException] | None = None  # DebuggerQuit or KeyboardInterrupt once ended
+    opened: float = dataclasses.field(default_factory=time.monotonic)  # first arrival
+    served: bool = False  # a stop of it was served: the rest go without waiting
+
+    def hold_s(self) -> float:
+        """How much longer the round's first stop waits for its other devices."""
+        if self.served or len(self.devices) >= self.size:
+            return 0.0
+        return self.opened + ROUND_WINDOW_S - time.monotonic()
 
     def has_room_for(self, device: int) -> bool:
         return device not in self.devices and len(self.devices) < self.size
@@ -124,6 +144,7 @@ def _take_turn(ticket: _Ticket) -> bool:
             _depth += 1
             return True
         heapq.heappush(_queue, ticket)
+        _cond.notify_all()  # a held first stop of this round looks again
         try:
             while True:
                 if ticket.round is not None and ticket.round.ending is not None:
@@ -132,9 +153,15 @@ def _take_turn(ticket: _Ticket) -> bool:
                     _cond.notify_all()
                     return False
                 if _holder is None and _queue[0] is ticket:
-                    heapq.heappop(_queue)
-                    _holder, _depth = me, 1
-                    return True
+                    hold = ticket.round.hold_s() if ticket.round is not None else 0.0
+                    if hold <= 0:
+                        heapq.heappop(_queue)
+                        _holder, _depth = me, 1
+                        if ticket.round is not None:
+                            ticket.round.served = True
+                        return True
+                    _cond.wait(hold)  # a lower device of the round may still come
+                    continue
                 _cond.wait()
         except BaseException:  # interrupted while waiting (main thread)
             if ticket in _queue:
