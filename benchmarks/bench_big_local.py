@@ -1,0 +1,173 @@
+"""A 400 MB local at a stop: what a breakpoint costs against a plain host callback.
+
+In one real ipykernel (``benchmarks/kernel_driver.py``), interleaved repeats of one
+jitted call on a 100,000,000-element float32 array (``big``, 400 MB) in four ways:
+
+``no stop``    the call alone;
+``callback``   with a plain ``jax.debug.callback`` receiving ``big``;
+``terminal``   with ``jaxdbg.breakpoint()`` served by the terminal prompt
+               (``JAXDBG_BACKEND=cli``), answered ``c`` on stdin;
+``panel``      with ``jaxdbg.breakpoint()`` served by the widget panel, answered with
+               Continue through the panel's comm.
+
+Measured per run, on the client's clock:
+
+- execute -> shown: from sending the execute_request until the stop is shown (the
+  ``input_request`` of the terminal prompt; the ``display_data`` of the panel's
+  widget view), until the plain callback has the value (it records
+  ``time.perf_counter()``, the machine's monotonic clock, as the client's is), or,
+  without a stop, until the execute_reply;
+- resident memory of the kernel process (``/proc/<pid>/status`` VmRSS, sampled every
+  2 ms): before the cell, the peak during it, and 1 s after its reply.
+
+Run: ``.venv/bin/python benchmarks/bench_big_local.py [--python PY] [--repeats N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kernel_driver import Kernel  # noqa: E402
+
+N = 100_000_000  # float32: 400 MB
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+PANEL_WIDGET = "jaxdbg_widgets.panel_widget.PanelWidget"
+
+SETUP = textwrap.dedent(f"""
+    import os, time
+    import jax, jax.numpy as jnp
+    import jaxdbg, jaxdbg_widgets
+
+    def _big(s):
+        return jnp.arange({N}, dtype=jnp.float32) * s  # not foldable: really 400 MB
+
+    @jax.jit
+    def no_stop(s):
+        big = _big(s)
+        return big[:4] + big.sum()
+
+    @jax.jit
+    def callback(s):
+        big = _big(s)
+        jax.debug.callback(lambda value: RECEIVED.append(time.perf_counter()), big)
+        return big[:4] + big.sum()
+
+    @jax.jit
+    def stop(s):
+        big = _big(s)
+        jaxdbg.breakpoint()
+        return big[:4] + big.sum()
+
+    RECEIVED = []  # when the plain callback got the value (perf_counter: one clock per machine)
+    s0 = jnp.float32(1.5)
+    print("ready", jax.__version__)
+""")
+
+MODES = {  # name -> (backend, function)
+    "no stop": (None, "no_stop"),
+    "callback": (None, "callback"),
+    "terminal": ("cli", "stop"),
+    "panel": ("widgets", "stop"),
+}
+
+
+class MemorySampler:
+    """The kernel's peak resident memory while it runs."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.peak = 0.0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._done.is_set():
+            self.peak = max(self.peak, self.kernel.rss_mb())
+            time.sleep(0.002)
+
+    def __enter__(self) -> "MemorySampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def _is_panel_view(msg: dict, msg_id: str) -> bool:
+    return (msg["msg_type"] == "display_data" and msg["parent_header"].get("msg_id") == msg_id
+            and WIDGET_VIEW in msg["content"].get("data", {}))
+
+
+def _panel_comm(k: Kernel, start: int, msg_id: str) -> str:
+    opened = k.wait(start, lambda m: m["msg_type"] == "comm_open" and m["parent_header"].get("msg_id") == msg_id
+                    and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET,
+                    60, "the panel's comm_open")
+    return opened["content"]["comm_id"]
+
+
+def one_run(k: Kernel, mode: str) -> dict:
+    backend, function = MODES[mode]
+    k.run(f"os.environ['JAXDBG_BACKEND'] = {backend or 'cli'!r}")
+    time.sleep(0.3)  # let the previous run's memory settle
+    before = k.rss_mb()
+    start = k.mark()
+    with MemorySampler(k) as memory:
+        t0 = time.perf_counter()
+        msg_id = k.execute(f"{function}(s0).block_until_ready(); None")
+        if backend == "cli":
+            k.answers.put("c")
+            shown = k.wait(start, lambda m: m["msg_type"] == "input_request", 120, "the prompt")["_t"]
+        elif backend is not None:
+            shown = k.wait(start, lambda m: _is_panel_view(m, msg_id), 120, "the panel")["_t"]
+            k.send_custom(_panel_comm(k, start, msg_id), {"type": "run", "id": "bench", "line": "continue"})
+        reply = k.reply(start, msg_id)
+        if function == "no_stop":
+            shown = reply["_t"]
+    if reply["content"]["status"] != "ok":
+        raise RuntimeError(f"{mode}: {reply['content']}")
+    if function == "callback":
+        shown = float(k.stdout(k.run("print(RECEIVED[-1])")["parent_header"]["msg_id"]))
+    time.sleep(1.0)
+    return {"shown": shown - t0, "before": before, "peak": memory.peak, "after_1s": k.rss_mb()}
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):6.3f} s  [{min(values):.3f} .. {max(values):.3f}]"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--python", default=sys.executable, help="the kernel's interpreter")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    results: dict[str, list[dict]] = {mode: [] for mode in MODES}
+    with Kernel(args.python) as k:
+        ready = k.run(SETUP)
+        version = k.stdout(ready["parent_header"]["msg_id"]).split()[-1]
+        for mode in MODES:  # warm-up: compile, import the backends
+            one_run(k, mode)
+        for _ in range(args.repeats):  # interleaved, so all see the same machine load
+            for mode in MODES:
+                results[mode].append(one_run(k, mode))
+    base = statistics.median(r["shown"] for r in results["callback"])
+    print(f"{N:,}-element float32 local (400 MB); kernel {args.python} (jax {version});"
+          f" medians of {args.repeats} interleaved runs [min .. max]")
+    print(f"  {'':<9} {'execute -> shown':<30} {'vs callback':>11}   {'RSS before':>10} {'peak':>8} {'after 1 s':>9}")
+    for mode, runs in results.items():
+        shown = [r["shown"] for r in runs]
+        med = {key: statistics.median(r[key] for r in runs) for key in ("before", "peak", "after_1s")}
+        print(f"  {mode:<9} {spread(shown):<30} {statistics.median(shown) / base:10.2f}x"
+              f"   {med['before']:7.0f} MB {med['peak']:5.0f} MB {med['after_1s']:6.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
