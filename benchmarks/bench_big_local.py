@@ -7,8 +7,10 @@ jitted call on a 100,000,000-element float32 array (``big``, 400 MB) in four way
 ``callback``   with a plain ``jax.debug.callback`` receiving ``big``;
 ``terminal``   with ``jaxdbg.breakpoint()`` served by the terminal prompt
                (``JAXDBG_BACKEND=cli``), answered ``c`` on stdin;
-``panel``      with ``jaxdbg.breakpoint()`` served by the widget panel, answered with
-               Continue through the panel's comm.
+``panel``      with ``jaxdbg.breakpoint()`` served by the widget panel; the client asks
+               for the statistics of each row sent ``pending`` (as the panel's browser
+               code does when it draws the row), waits for them, then sends Continue
+               through the panel's comm.
 
 Measured per run, on the client's clock:
 
@@ -17,6 +19,8 @@ Measured per run, on the client's clock:
   widget view), until the plain callback has the value (it records
   ``time.perf_counter()``, the machine's monotonic clock, as the client's is), or,
   without a stop, until the execute_reply;
+- for the panel, execute -> statistics shown: until the last pending row's statistics
+  arrive;
 - resident memory of the kernel process (``/proc/<pid>/status`` VmRSS, sampled every
   2 ms): before the cell, the peak during it, and 1 s after its reply.
 
@@ -107,11 +111,28 @@ def _is_panel_view(msg: dict, msg_id: str) -> bool:
             and WIDGET_VIEW in msg["content"].get("data", {}))
 
 
-def _panel_comm(k: Kernel, start: int, msg_id: str) -> str:
-    opened = k.wait(start, lambda m: m["msg_type"] == "comm_open" and m["parent_header"].get("msg_id") == msg_id
-                    and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET,
-                    60, "the panel's comm_open")
-    return opened["content"]["comm_id"]
+def _panel_opened(k: Kernel, start: int, msg_id: str) -> dict:
+    return k.wait(start, lambda m: m["msg_type"] == "comm_open" and m["parent_header"].get("msg_id") == msg_id
+                  and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET,
+                  60, "the panel's comm_open")
+
+
+def _show_pending_rows(k: Kernel, opened: dict) -> float | None:
+    """What the browser does on drawing the locals table: ask for each pending row's
+    statistics. Returns when the last arrived (None when no row was pending)."""
+    comm_id = opened["content"]["comm_id"]
+    page = opened["content"]["data"]["state"]["locals_page"]
+    pending = [r["name"] for r in page["rows"] if r.get("pending")]
+    mark = k.mark()
+    for name in pending:
+        k.send_custom(comm_id, {"type": "stats", "frame": page["frame"], "path": [name]})
+    arrived = None
+    for name in pending:
+        arrived = k.wait(mark, lambda m, name=name: m["msg_type"] == "comm_msg"
+                         and m["content"]["comm_id"] == comm_id
+                         and m["content"]["data"].get("content", {}).get("path") == [name],
+                         120, f"the statistics of {name}")["_t"]
+    return arrived
 
 
 def one_run(k: Kernel, mode: str) -> dict:
@@ -122,13 +143,16 @@ def one_run(k: Kernel, mode: str) -> dict:
     start = k.mark()
     with MemorySampler(k) as memory:
         t0 = time.perf_counter()
+        stats_shown = None
         msg_id = k.execute(f"{function}(s0).block_until_ready(); None")
         if backend == "cli":
             k.answers.put("c")
             shown = k.wait(start, lambda m: m["msg_type"] == "input_request", 120, "the prompt")["_t"]
         elif backend is not None:
             shown = k.wait(start, lambda m: _is_panel_view(m, msg_id), 120, "the panel")["_t"]
-            k.send_custom(_panel_comm(k, start, msg_id), {"type": "run", "id": "bench", "line": "continue"})
+            opened = _panel_opened(k, start, msg_id)
+            stats_shown = _show_pending_rows(k, opened)
+            k.send_custom(opened["content"]["comm_id"], {"type": "run", "id": "bench", "line": "continue"})
         reply = k.reply(start, msg_id)
         if function == "no_stop":
             shown = reply["_t"]
@@ -137,7 +161,8 @@ def one_run(k: Kernel, mode: str) -> dict:
     if function == "callback":
         shown = float(k.stdout(k.run("print(RECEIVED[-1])")["parent_header"]["msg_id"]))
     time.sleep(1.0)
-    return {"shown": shown - t0, "before": before, "peak": memory.peak, "after_1s": k.rss_mb()}
+    return {"shown": shown - t0, "stats": None if stats_shown is None else stats_shown - t0,
+            "before": before, "peak": memory.peak, "after_1s": k.rss_mb()}
 
 
 def spread(values: list[float]) -> str:
@@ -167,6 +192,9 @@ def main() -> None:
         med = {key: statistics.median(r[key] for r in runs) for key in ("before", "peak", "after_1s")}
         print(f"  {mode:<9} {spread(shown):<30} {statistics.median(shown) / base:10.2f}x"
               f"   {med['before']:7.0f} MB {med['peak']:5.0f} MB {med['after_1s']:6.0f} MB")
+    stats = [r["stats"] for r in results["panel"] if r["stats"] is not None]
+    if stats:
+        print(f"  panel: execute -> statistics of the big row shown {spread(stats)}")
 
 
 if __name__ == "__main__":
