@@ -120,8 +120,9 @@ def describe_sharding(value: Any) -> str | None:
 # conversions (bfloat16, |complex|) and NaN / Inf masks never need full-size copies.
 STATS_CHUNK = 1 << 20
 
-# Exact statistics, taken once per value: a stop's values do not change while it lasts,
-# and the same array shows in several frames, in ``locals`` and in opened pytrees.
+# Exact statistics, taken once per immutable value (a jax.Array, a read-only numpy
+# array): the same array shows in several frames, in ``locals`` and in opened pytrees.
+# A writable numpy array may be changed at the prompt, so it is summarised afresh.
 # id(value) -> (a weak reference to the value, its statistics); entries leave with the value.
 _stats_cache: dict[int, tuple[weakref.ref, ArrayStats | None]] = {}
 
@@ -133,12 +134,20 @@ def array_stats(value: Any) -> ArrayStats | None:
     if cached is not None and cached[0]() is value:
         return cached[1]
     stats = _exact_stats(value)
+    if not _immutable(value):
+        return stats
     try:
         ref = weakref.ref(value, lambda _ref, key=key: _forget_stats(key, _ref))
     except TypeError:  # not weakly referenceable: not cached
         return stats
     _stats_cache[key] = (ref, stats)
     return stats
+
+
+def _immutable(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return not value.flags.writeable
+    return isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer)
 
 
 def _forget_stats(key: int, ref: weakref.ref) -> None:

@@ -59,6 +59,10 @@ def test_an_arrays_statistics_are_taken_once(monkeypatch):
     assert summaries.summarize("y", x).stats == first and len(taken) == 1
     summaries.summarize("z", jnp.arange(6.0))  # another value: its own statistics
     assert len(taken) == 2
+    writable = np.arange(6.0)  # may change at the prompt: summarised afresh each time
+    summaries.summarize("w", writable)
+    writable[0] = 100.0
+    assert summaries.summarize("w", writable).stats.max == 100.0 and len(taken) == 4
 
 
 class _ReprRaises:

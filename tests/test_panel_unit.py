@@ -182,7 +182,7 @@ def _frame_with_values():
     scalar = jnp.float32(6.0)
     with_nan = np.array([1.0, np.nan, 3.0, np.inf], dtype=np.float32)
     tree = {"params": Params(jnp.ones((2, 3)), jnp.zeros(3)), "pair": Pair(1, [jnp.arange(4)])}
-    big = np.ones(10_000_000, dtype=np.float32)
+    big = jnp.ones(10_000_000, dtype=jnp.float32)  # immutable: its statistics are kept
     label = "<b>not markup</b>"
     return Session([live_frame(sys._getframe())])
 
