@@ -4,7 +4,10 @@ Callbacks can arrive concurrently: pmap, shard_map and sharded jit run them on
 XLA threads, and user threads may run jitted functions side by side. Each stop
 waits for its turn. When the turn comes free, the waiting stop that goes next
 is the one of the oldest round, lowest device first (device 0, 1, 2, ... under
-pmap). The banner counts the stops still waiting.
+pmap). The devices of a round arrive in any order, so the first stop of a round
+is held until every device of the round has arrived or ROUND_WINDOW_S has passed
+since the first one did, whichever comes first: the round then opens at its
+lowest device. The banner counts the stops still waiting.
 
 Which stops a quit ends, "the same computation" (an interrupt at a stop,
 Ctrl-C or a kernel interrupt, ends the same stops, with KeyboardInterrupt):
@@ -36,6 +39,7 @@ import dataclasses
 import heapq
 import itertools
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -45,6 +49,15 @@ from jaxdbg.frames import Frame
 from jaxdbg.outputs import Resume
 from jaxdbg.session import Session
 from jaxdbg.stop_info import StopInfo
+
+# How long the first stop of a multi-device round waits for the round's other devices
+# (it stops waiting as soon as all have arrived). Measured with pmap over forced host
+# devices on 2 shared, busy CPU cores, first -> last arrival of a round: 8 devices,
+# 110 rounds on jax 0.10.2 and 0.7.2, median 1.4-1.7 ms, all but one within 13 ms, the
+# worst 84 ms; 2 devices, 30 rounds, median 0.2 ms, worst 0.7 ms. 100 ms covers them
+# all and is not felt at a prompt; a conditional breakpoint some devices never reach
+# pays it once per round.
+ROUND_WINDOW_S = 0.1
 
 
 @dataclasses.dataclass(eq=False)
@@ -56,6 +69,14 @@ class _Round:
     every_device: bool  # an unconditional breakpoint: every device of the round will stop
     devices: set[int] = dataclasses.field(default_factory=set)
     ending: type[BaseException] | None = None  # DebuggerQuit or KeyboardInterrupt once ended
+    opened: float = dataclasses.field(default_factory=time.monotonic)  # first arrival
+    served: bool = False  # a stop of it was served: the rest go without waiting
+
+    def hold_s(self) -> float:
+        """How much longer the round's first stop waits for its other devices."""
+        if self.served or len(self.devices) >= self.size:
+            return 0.0
+        return self.opened + ROUND_WINDOW_S - time.monotonic()
 
     def has_room_for(self, device: int) -> bool:
         return device not in self.devices and len(self.devices) < self.size
@@ -124,6 +145,7 @@ def _take_turn(ticket: _Ticket) -> bool:
             _depth += 1
             return True
         heapq.heappush(_queue, ticket)
+        _cond.notify_all()  # a held first stop of this round looks again
         try:
             while True:
                 if ticket.round is not None and ticket.round.ending is not None:
@@ -132,9 +154,15 @@ def _take_turn(ticket: _Ticket) -> bool:
                     _cond.notify_all()
                     return False
                 if _holder is None and _queue[0] is ticket:
-                    heapq.heappop(_queue)
-                    _holder, _depth = me, 1
-                    return True
+                    hold = ticket.round.hold_s() if ticket.round is not None else 0.0
+                    if hold <= 0:
+                        heapq.heappop(_queue)
+                        _holder, _depth = me, 1
+                        if ticket.round is not None:
+                            ticket.round.served = True
+                        return True
+                    _cond.wait(hold)  # a lower device of the round may still come
+                    continue
                 _cond.wait()
         except BaseException:  # interrupted while waiting (main thread)
             if ticket in _queue:

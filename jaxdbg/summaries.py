@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import reprlib
 import types
+import weakref
 from typing import Any
 
 import jax
@@ -53,6 +54,8 @@ class ValueSummary:
     sharding: str | None = None
     stats: ArrayStats | None = None
     preview: str = ""  # short repr for non-arrays, or small arrays
+    #: The statistics were left to be taken later (``summarize(..., with_stats=False)``).
+    stats_pending: bool = False
 
     @property
     def is_array(self) -> bool:
@@ -132,35 +135,108 @@ def describe_sharding(value: Any) -> str | None:
     return guarded(lambda: program_sharding.runtime_label(value), lambda e: None)
 
 
+# Passes over a big array's values work on chunks of this many elements, so that
+# conversions (bfloat16, |complex|) and NaN / Inf masks never need full-size copies.
+STATS_CHUNK = 1 << 20
+
+# Exact statistics, taken once per immutable value (a jax.Array, a read-only numpy
+# array): the same array shows in several frames, in ``locals`` and in opened pytrees.
+# A writable numpy array may be changed at the prompt, so it is summarised afresh.
+# id(value) -> (a weak reference to the value, its statistics); entries leave with the value.
+_stats_cache: dict[int, tuple[weakref.ref, ArrayStats | None]] = {}
+
+
 def array_stats(value: Any) -> ArrayStats | None:
-    """min / max / mean over the finite values, and NaN / Inf counts."""
+    """min / max / mean over the finite values, and NaN / Inf counts (cached per value)."""
+    key = id(value)
+    cached = _stats_cache.get(key)
+    if cached is not None and cached[0]() is value:
+        return cached[1]
+    stats = _exact_stats(value)
+    if not _immutable(value):
+        return stats
+    try:
+        ref = weakref.ref(value, lambda _ref, key=key: _forget_stats(key, _ref))
+    except TypeError:  # not weakly referenceable: not cached
+        return stats
+    _stats_cache[key] = (ref, stats)
+    return stats
+
+
+def _immutable(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return not value.flags.writeable
+    return isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer)
+
+
+def _forget_stats(key: int, ref: weakref.ref) -> None:
+    entry = _stats_cache.get(key)
+    if entry is not None and entry[0] is ref:
+        del _stats_cache[key]
+
+
+def _chunk_converter(dtype: np.dtype) -> Any:
+    """What each chunk goes through before its statistics, or None for nothing."""
+    if "float" in dtype.name and not np.issubdtype(dtype, np.floating):
+        return lambda c: c.astype(np.float32)  # bfloat16 / float8_* from ml_dtypes
+    if dtype == np.bool_:
+        return lambda c: c.astype(np.int8)
+    return None
+
+
+def _exact_stats(value: Any) -> ArrayStats | None:
+    # np.asarray of a host value is a view; of a jax.Array, JAX's own host copy, kept by
+    # the array (so taken once per stop). Nothing here holds another full-size array.
     host = guarded(lambda: np.asarray(value), lambda e: None)
-    if host is None:
-        return None
-    if "float" in host.dtype.name and not np.issubdtype(host.dtype, np.floating):
-        host = host.astype(np.float32)  # bfloat16 / float8_* from ml_dtypes
-    if host.size == 0 or not (np.issubdtype(host.dtype, np.number) or host.dtype == np.bool_):
+    if host is None or host.size == 0:
         return None
     if np.issubdtype(host.dtype, np.complexfloating):
         return _complex_stats(host)
-    if host.dtype == np.bool_:
-        host = host.astype(np.int8)
-    if np.issubdtype(host.dtype, np.floating):
-        # Fast path (3 passes instead of 6, no 10M-element masks): min and max are
-        # both finite exactly when the array holds no NaN and no Inf.
-        lo, hi = host.min(), host.max()
-        if np.isfinite(lo) and np.isfinite(hi):
-            return ArrayStats(float(lo), float(hi), float(host.mean(dtype=np.float64)), 0, 0)
-        host, nan_count, inf_count = _finite_part(host, host)
-        if host.size == 0:
-            return ArrayStats(None, None, None, nan_count, inf_count)
-    else:
-        nan_count = inf_count = 0
+    convert = _chunk_converter(host.dtype)
+    if convert is None and not np.issubdtype(host.dtype, np.number):
+        return None
     try:
-        return ArrayStats(float(host.min()), float(host.max()), float(host.mean(dtype=np.float64)),
-                          nan_count, inf_count)
+        if convert is None and not np.issubdtype(host.dtype, np.floating):  # integers
+            return ArrayStats(float(host.min()), float(host.max()),
+                              float(host.mean(dtype=np.float64)), 0, 0)
+        if convert is None:
+            # Fast path (3 passes, no masks): min and max are both finite exactly when
+            # the array holds no NaN and no Inf.
+            lo, hi = host.min(), host.max()
+            if np.isfinite(lo) and np.isfinite(hi):
+                return ArrayStats(float(lo), float(hi), float(host.mean(dtype=np.float64)), 0, 0)
+        return _chunked_stats(host, convert)
     except (TypeError, ValueError):
+        return ArrayStats(None, None, None, 0, 0)
+
+
+def _chunked_stats(host: np.ndarray, convert: Any) -> ArrayStats:
+    """The statistics in one pass of STATS_CHUNK-element pieces (a contiguous array is
+    cut without copying)."""
+    flat = host.reshape(-1)
+    lo = hi = None
+    total, finite_count, nan_count, inf_count = 0.0, 0, 0, 0
+    for start in range(0, flat.size, STATS_CHUNK):
+        chunk = flat[start:start + STATS_CHUNK]
+        if convert is not None:
+            chunk = convert(chunk)
+        if np.issubdtype(chunk.dtype, np.floating):
+            finite = np.isfinite(chunk)
+            nans = int(np.isnan(chunk).sum())
+            nan_count += nans
+            inf_count += int(chunk.size - finite.sum()) - nans
+            if nans or not finite.all():
+                chunk = chunk[finite]
+        if chunk.size == 0:
+            continue
+        c_lo, c_hi = float(chunk.min()), float(chunk.max())
+        lo = c_lo if lo is None else min(lo, c_lo)
+        hi = c_hi if hi is None else max(hi, c_hi)
+        total += float(chunk.sum(dtype=np.float64))
+        finite_count += chunk.size
+    if finite_count == 0:
         return ArrayStats(None, None, None, nan_count, inf_count)
+    return ArrayStats(lo, hi, total / finite_count, nan_count, inf_count)
 
 
 def _finite_part(values: np.ndarray, magnitudes: np.ndarray) -> tuple[np.ndarray, int, int]:
@@ -195,16 +271,19 @@ def _preview(value: Any) -> str:
                    lambda e: f"<repr failed: {format_exception(e)}>")
 
 
-def summarize(name: str, value: Any, sharding: str | None = None) -> ValueSummary:
+def summarize(name: str, value: Any, sharding: str | None = None, *,
+              with_stats: bool = True) -> ValueSummary:
     """One row of the locals table. ``sharding``: the program's layout when the stop
-    knows it; otherwise where the value lives now is shown. Never raises (user
-    ``__repr__`` / properties may raise anything; KeyboardInterrupt excepted)."""
-    return guarded(lambda: _summarize(name, value, sharding),
+    knows it; otherwise where the value lives now is shown. ``with_stats=False`` leaves
+    an array's statistics out (``stats_pending``), for a view that takes them only
+    when the row is shown. Never raises (user ``__repr__`` / properties may raise
+    anything; KeyboardInterrupt excepted)."""
+    return guarded(lambda: _summarize(name, value, sharding, with_stats),
                    lambda e: ValueSummary(name, type(value).__name__,
                                           preview=f"<summary failed: {format_exception(e)}>"))
 
 
-def _summarize(name: str, value: Any, sharding: str | None) -> ValueSummary:
+def _summarize(name: str, value: Any, sharding: str | None, with_stats: bool = True) -> ValueSummary:
     type_name = _type_name(value)
     if isinstance(value, Unavailable):  # the reason is the whole point: never cut it
         return ValueSummary(name, type_name, preview=repr(value))
@@ -216,7 +295,9 @@ def _summarize(name: str, value: Any, sharding: str | None) -> ValueSummary:
             preview = guarded(lambda: np.array2string(np.asarray(value), threshold=8, separator=", ",
                                                       max_line_width=10_000), lambda e: "")
         return ValueSummary(name, type_name, shape, str(value.dtype),
-                            sharding or describe_sharding(value), array_stats(value), preview)
+                            sharding or describe_sharding(value),
+                            array_stats(value) if with_stats else None, preview,
+                            stats_pending=not with_stats)
     if isinstance(value, (list, tuple, dict)):
         arrays = _array_leaves(value)
         if arrays:

@@ -348,10 +348,23 @@ function render({ model, el }) {
     name.append(label);
     tr.append(name, h("td", "jaxdbg-col-type", r.type), h("td", "jaxdbg-col-array", r.array),
               h("td", "jaxdbg-col-sharding", r.sharding));
-    const summary = h("td", "jaxdbg-col-summary", r.summary);
+    const summary = h("td", "jaxdbg-col-summary", r.pending ? "…" : r.summary);
     if (r.finite_only) summary.title = "min / max / mean are over the finite values only";
+    if (r.pending) {
+      // A big array: the kernel takes its statistics once the row is shown.
+      summary.classList.add("jaxdbg-stats-pending");
+      summary.title = "computing statistics…";
+      model.send({ type: "stats", frame: (model.get("locals_page") || {}).frame, path });
+    }
     tr.append(summary);
     return tr;
+  }
+
+  function onStats(msg) {
+    const page = model.get("locals_page") || {};
+    if (msg.frame !== page.frame) return;
+    const old = tbody.querySelector(`tr[data-path='${CSS.escape(pathKey(msg.path))}']`);
+    if (old) old.replaceWith(localRow(msg.row, msg.path, msg.path.length - 1));
   }
 
   function toggle(tr, t, path, depth) {
@@ -491,6 +504,7 @@ function render({ model, el }) {
   const onMessage = (msg) => {
     if (!msg || typeof msg !== "object") return;
     if (msg.type === "locals") onLocals(msg);
+    if (msg.type === "stats") onStats(msg);
     else if (msg.type === "children") onChildren(msg);
     else if (msg.type === "completions") onCompletions(msg);
   };

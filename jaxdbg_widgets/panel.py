@@ -13,6 +13,8 @@ Messages from the browser (``content["type"]``):
 ``run``       ``{id, line, typed, pretty}``: a typed line or a button's command line
 ``locals``    ``{frame, start, count}``: more rows of the locals table
 ``expand``    ``{frame, path}``: the children of a pytree row (path: name, then positions)
+``stats``     ``{frame, path}``: the statistics of a big array's row, sent ``pending``
+              (the browser asks when it shows the row; see ``panel_model.local_row``)
 ``complete``  ``{id, text}``: Tab completion of the input
 ``more``      ``{entry}``: show a cut log entry in full
 """
@@ -172,7 +174,8 @@ class DebuggerPanel:
         rows = []
         for i in range(max(start, 0), min(start + count, len(names))):
             if i not in cache:
-                cache[i] = model.local_row(names[i], values.get(names[i]), shardings.get(names[i]))
+                cache[i] = model.local_row(names[i], values.get(names[i]), shardings.get(names[i]),
+                                           lazy=True)
             rows.append(cache[i])
         return rows
 
@@ -264,6 +267,25 @@ class DebuggerPanel:
         rows, total = model.child_rows(value)
         self.widget.send({"type": "children", "frame": frame, "path": path,
                           "rows": rows, "total": total})
+
+    def _stats(self, command: dict) -> None:
+        """A shown row's big array: its statistics now (taken once, see
+        ``summaries.array_stats``), sent as the row in full."""
+        frame, path = command.get("frame"), command.get("path")
+        if frame != self.session.index or not isinstance(path, list) or not path:
+            return
+        root = self.session.visible_locals()[str(path[0])]
+        if len(path) == 1:
+            label = str(path[0])
+        else:
+            label = model.children(model.resolve(root, path[1:-1]))[int(path[-1])][0]
+        sharding = self.session.program_shardings().get(label) if len(path) == 1 else None
+        row = model.local_row(label, model.resolve(root, path[1:]), sharding)
+        if len(path) == 1:  # the table's own row: a redraw of this frame shows it too
+            names = self._names_of(frame)
+            if label in names:
+                self._rows.setdefault(frame, {})[names.index(label)] = row
+        self.widget.send({"type": "stats", "frame": frame, "path": path, "row": row})
 
     def _complete(self, command: dict) -> None:
         text = command.get("text")
@@ -357,6 +379,7 @@ _HANDLERS: dict[str, Callable[[DebuggerPanel, dict], Any]] = {
     "run": DebuggerPanel._run,
     "locals": DebuggerPanel._more_locals,
     "expand": DebuggerPanel._expand,
+    "stats": DebuggerPanel._stats,
     "complete": DebuggerPanel._complete,
     "more": DebuggerPanel._more,
 }

@@ -15,7 +15,9 @@ breakpoint's thread parks in :meth:`PauseChannel.wait`; widget handlers only cal
                 a comm opened on that thread is routed before the frontend hears of it,
                 so a click sent the moment a widget appears is not lost. Meanwhile a
                 reloaded page's ``kernel_info_request`` / ``comm_info_request`` are
-                answered, so it can rebuild the paused widgets from the kernel.
+                answered, so it can rebuild the paused widgets from the kernel, and
+                the notebook's Tab completion and Shift+Tab help in other cells
+                (``complete_request`` / ``inspect_request``) go to the subshell.
 ``"pump"``      ipykernel 6.x (Colab): a helper thread pumps the main shell's queue
                 while someone waits; cells queued meanwhile run after the paused one
                 (interruptible; aborted, as the kernel would, when it failed).

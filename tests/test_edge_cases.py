@@ -34,6 +34,37 @@ def test_statistics_of_an_array_with_nan_say_they_cover_finite_values():
         "no finite values", "nan=3"]
 
 
+def test_statistics_over_several_chunks_count_every_nan_and_inf(monkeypatch):
+    """Arrays longer than one pass's chunk (NaN / Inf in different chunks, bfloat16,
+    bool) get the statistics of the whole array."""
+    monkeypatch.setattr(summaries, "STATS_CHUNK", 4)
+    x = np.arange(11, dtype=np.float32)
+    x[[1, 9]] = np.nan
+    x[5] = np.inf
+    s = summaries.array_stats(x)
+    assert (s.min, s.max, s.nan_count, s.inf_count) == (0.0, 10.0, 2, 1)
+    assert s.mean == pytest.approx(np.mean([0, 2, 3, 4, 6, 7, 8, 10]))
+    b = summaries.array_stats(jnp.arange(10, dtype=jnp.bfloat16))
+    assert (b.min, b.max, b.mean) == (0.0, 9.0, 4.5)
+    flags = summaries.array_stats(np.arange(10) % 3 == 0)
+    assert (flags.min, flags.max, flags.mean) == (0.0, 1.0, 0.4)
+
+
+def test_an_arrays_statistics_are_taken_once(monkeypatch):
+    taken = []
+    exact = summaries._exact_stats
+    monkeypatch.setattr(summaries, "_exact_stats", lambda v: taken.append(v) or exact(v))
+    x = jnp.arange(6.0)
+    first = summaries.summarize("x", x).stats
+    assert summaries.summarize("y", x).stats == first and len(taken) == 1
+    summaries.summarize("z", jnp.arange(6.0))  # another value: its own statistics
+    assert len(taken) == 2
+    writable = np.arange(6.0)  # may change at the prompt: summarised afresh each time
+    summaries.summarize("w", writable)
+    writable[0] = 100.0
+    assert summaries.summarize("w", writable).stats.max == 100.0 and len(taken) == 4
+
+
 class _ReprRaises:
     def __repr__(self):
         raise RuntimeError("bad repr")

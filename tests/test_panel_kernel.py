@@ -389,3 +389,50 @@ fi(jnp.ones(2))
     assert not any("Ended." in s for s in static_outputs(done)), static_outputs(done)  # said once
     after = kernel.run("print('still here')")
     assert after.status == "ok" and after.stdout == "still here\n", after
+
+
+BIG_LOCAL_CELL = """
+import jaxdbg.summaries as _summaries
+STATS_TAKEN = []
+if not hasattr(_summaries, "_untouched_array_stats"):
+    _summaries._untouched_array_stats = _summaries.array_stats
+_summaries.array_stats = lambda v: STATS_TAKEN.append(tuple(v.shape)) or _summaries._untouched_array_stats(v)
+
+@jax.jit
+def with_big(s):
+    big = jnp.arange(3_000_000, dtype=jnp.float32) * s
+    small = jnp.arange(4.0) * s
+    jaxdbg.breakpoint()
+    return big[:2] + small[:2]
+
+try:
+    print("result", with_big(jnp.float32(2.0)).tolist())
+finally:
+    _summaries.array_stats = _summaries._untouched_array_stats
+"""
+
+
+@pytest.mark.timeout(300)
+def test_a_big_locals_statistics_wait_until_its_row_is_shown(kernel):
+    """The panel is sent before a big array's statistics are taken; its row says they
+    are pending, and the browser's request for them (when it shows the row) gets them."""
+    mid = kernel.execute(BIG_LOCAL_CELL)
+    wait_panel(kernel, mid)
+    cid = live_panel(kernel)
+    page = state(kernel, cid)["locals_page"]
+    rows = {r["name"]: r for r in page["rows"]}
+    assert rows["big"]["array"] == "float32[3000000]" and rows["big"].get("pending") is True, rows
+    assert not rows["small"]["pending"] and rows["small"]["summary"].startswith("min=0 max=6 ")
+    submit(kernel, "STATS_TAKEN")  # the shapes whose statistics the panel took so far
+    taken = wait_log(kernel, r"\(jaxdbg\) STATS_TAKEN\n\[.*\]")
+    assert "(4,)" in taken and "3000000" not in taken, taken
+
+    kernel.send_custom(cid, {"type": "stats", "frame": page["frame"], "path": ["big"]})
+    answer = kernel.wait_for(lambda: next((m for m in kernel.custom_messages(cid)
+                                           if isinstance(m, dict) and m.get("type") == "stats"), None),
+                             60, "the big row's statistics")
+    assert answer["path"] == ["big"] and not answer["row"]["pending"]
+    assert answer["row"]["summary"] == "min=0 max=6e+06 mean=3e+06", answer
+    press(kernel, "continue")
+    done = kernel.wait_reply(mid, timeout=60)
+    assert done.status == "ok" and "result [0.0, 4.0]" in done.stdout, done

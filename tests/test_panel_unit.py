@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import jaxdbg
+from jaxdbg import summaries
 from jaxdbg.frames import live_frame
 from jaxdbg.session import Session
 from jaxdbg_widgets import panel as panel_mod
@@ -181,7 +182,7 @@ def _frame_with_values():
     scalar = jnp.float32(6.0)
     with_nan = np.array([1.0, np.nan, 3.0, np.inf], dtype=np.float32)
     tree = {"params": Params(jnp.ones((2, 3)), jnp.zeros(3)), "pair": Pair(1, [jnp.arange(4)])}
-    big = np.ones(10_000_000, dtype=np.float32)
+    big = jnp.ones(10_000_000, dtype=jnp.float32)  # immutable: its statistics are kept
     label = "<b>not markup</b>"
     return Session([live_frame(sys._getframe())])
 
@@ -193,8 +194,24 @@ def test_scalars_nan_stats_and_plain_text():
     nan = rows["with_nan"]
     assert "of finite values" in nan["summary"] and "nan=1" in nan["summary"] and "inf=1" in nan["summary"]
     assert nan["finite_only"] and nan["nonfinite"] and "min=1 max=3 mean=2" in nan["summary"]
-    assert rows["big"]["array"] == "float32[10000000]" and "min=1 max=1 mean=1" in rows["big"]["summary"]
     assert rows["label"]["summary"] == "'<b>not markup</b>'"  # text; the browser never parses it
+
+
+def test_a_big_arrays_statistics_wait_until_its_row_is_shown(monkeypatch):
+    taken = []
+    exact = summaries._exact_stats
+    monkeypatch.setattr(summaries, "_exact_stats", lambda v: taken.append(v.shape) or exact(v))
+    p = DebuggerPanel(_frame_with_values())
+    big = rows_by_name(p)["big"]
+    assert big["array"] == "float32[10000000]" and big["pending"] and big["summary"] == ""
+    assert (10_000_000,) not in taken and not rows_by_name(p)["with_nan"]["pending"]
+    box = sent(p)
+    for _ in range(2):  # the browser showed the row (twice: taken once all the same)
+        p.send({"type": "stats", "frame": 0, "path": ["big"]})
+    assert [m["row"]["summary"] for m in box] == ["min=1 max=1 mean=1"] * 2
+    assert not box[0]["row"]["pending"] and taken.count((10_000_000,)) == 1
+    # the table's own row is now the computed one (a redraw of the frame shows it)
+    assert p.locals_rows(0, 100)[[r["name"] for r in p.locals_rows(0, 100)].index("big")] == box[0]["row"]
 
 
 def test_pytrees_expand_as_a_tree():

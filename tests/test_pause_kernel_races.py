@@ -483,6 +483,35 @@ def test_reloaded_page_finds_the_debugger_panel(kernel):
     assert_alive(kernel)
 
 
+def shell_reply(kernel: KernelHarness, msg_id: str, timeout: float = 90) -> dict:
+    """The shell reply to a request (the first completion imports jedi: seconds)."""
+    with no_hang(kernel):
+        return kernel.wait_for(lambda: kernel.result(msg_id).reply, timeout, f"the reply to {msg_id}")
+
+
+@pytest.mark.timeout(300)
+def test_other_cells_tab_completion_and_help_answer_while_paused(kernel):
+    """The notebook's Tab / Shift+Tab in another cell (complete_request and
+    inspect_request on the shell channel) are answered while a stop holds its cell."""
+    paused = kernel.execute(textwrap.dedent("""
+        @jax.jit
+        def complete_f(x):
+            jaxdbg.breakpoint()
+            return x * 2
+        print("result", complete_f(jnp.ones(2)).tolist())
+    """))
+    panel_target(kernel, "continue")
+    completed = shell_reply(kernel, kernel.kc.complete("stop_bur", 8))
+    assert "stop_burning" in completed["content"]["matches"], completed["content"]
+    inspected = shell_reply(kernel, kernel.kc.inspect("stop_burning", 12))
+    assert inspected["content"]["status"] == "ok" and inspected["content"]["found"], inspected["content"]
+    assert kernel.result(paused).reply is None, "the stop must still be paused"
+    panel_press(kernel, "continue")
+    done = kernel.wait_reply(paused, timeout=60)
+    assert done.status == "ok" and "result [2.0, 2.0]" in done.stdout, done
+    assert_alive(kernel)
+
+
 def views_report(kernel: KernelHarness, comm_id: str, count: int) -> str:
     """What a widget's frontend code sends when its number of views changes."""
     return kernel.comm_msg(comm_id, {"method": "custom",

@@ -95,6 +95,18 @@ def test_waiting_pmap_stops_are_served_in_device_order(backend):
     assert rest == sorted(set(range(8)) - {first}), seen.devices
 
 
+@pytest.mark.multidevice
+def test_a_pmap_round_opens_at_device_0_whichever_device_arrives_first(backend):
+    """The first stop of a round waits (briefly) for the round's other devices, so
+    the user meets device 0 first; several runs, since arrival order is a race."""
+    name, seen = backend()
+    step = jax.pmap(lambda x: (jaxdbg.breakpoint(backend=name), x * 2)[1])
+    for run in range(6):
+        seen.devices.clear()
+        assert step(jnp.arange(8.0)).tolist() == [2.0 * i for i in range(8)]
+        assert seen.devices == list(range(8)), (run, seen.devices)
+
+
 # --------------------------------------------------------------------------- the same computation
 
 

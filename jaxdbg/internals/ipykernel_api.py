@@ -265,10 +265,16 @@ def watch_comm_opens(kernel: Any, callback: Callable[[Any], None]) -> Callable[[
 # Requests a page sends when it (re)connects. ipykernel 7 queues them for the main
 # shell, which a paused cell blocks, so a reloaded page could not rebuild the panel.
 INFO_REQUESTS = ("kernel_info_request", "comm_info_request")
+# Requests of the notebook's other cells (Tab completion, Shift+Tab help) that need no
+# cell to finish: while a stop holds the main shell they go to the stop's subshell,
+# whose thread answers them with the kernel's own handlers (JEP 91 subshells run any
+# shell request), instead of waiting in the main shell's queue until the stop ends.
+SUBSHELL_REQUESTS = ("complete_request", "inspect_request")
 
 
 class _InfoDesk:
-    """Answers INFO_REQUESTS on the shell channel thread while a stop is paused.
+    """Answers INFO_REQUESTS on the shell channel thread while a stop is paused, and
+    hands SUBSHELL_REQUESTS to the stop's subshell.
 
     ipykernel >= 7.4 reads the shell socket on its own thread
     (``kernel.shell_channel_thread``) and forwards each message with
@@ -306,7 +312,11 @@ class _InfoDesk:
         session = kernel.session
         idents, frames = session.feed_identities(msg, copy=False)
         header = session.deserialize(frames, content=False, copy=False)["header"]
-        if header.get("msg_type") not in INFO_REQUESTS or header.get("subshell_id"):
+        if header.get("subshell_id"):
+            return False  # the frontend chose a subshell itself
+        if header.get("msg_type") in SUBSHELL_REQUESTS:
+            return self._to_subshell(msg)
+        if header.get("msg_type") not in INFO_REQUESTS:
             return False
         request = session.deserialize(frames, content=True, copy=False)
         kernel._publish_status("busy", "shell", parent=request)
@@ -321,6 +331,22 @@ class _InfoDesk:
             reply_type = "comm_info_reply"
         session.send(kernel.shell_stream, reply_type, content, request, idents)
         kernel._publish_status("idle", "shell", parent=request)
+        return True
+
+    def _to_subshell(self, msg: Any) -> bool:
+        """Forward the request to the stop's subshell as a frontend would address it:
+        with the subshell's id in its header (a subshell takes only its own), signed
+        again. We are on the shell channel thread, which owns the subshell's socket."""
+        subshell_id = _subshells.get(self.kernel)
+        if subshell_id is None:
+            return False
+        session = self.kernel.session
+        idents, frames = session.feed_identities(msg, copy=False)
+        request = session.deserialize(frames, content=True, copy=False)
+        request["header"]["subshell_id"] = subshell_id
+        manager = self.kernel.shell_channel_thread.manager
+        socket = manager.get_shell_channel_to_subshell_socket(subshell_id)
+        socket.send_multipart(session.serialize(request, ident=idents))
         return True
 
 
@@ -343,7 +369,8 @@ def can_answer_info_requests(kernel: Any) -> bool:
 
 def answer_info_requests(kernel: Any) -> Callable[[], None]:
     """While held, ``kernel_info_request`` and ``comm_info_request`` are answered even
-    though the main shell is blocked; returns the release (call it once).
+    though the main shell is blocked, and ``complete_request`` / ``inspect_request``
+    are answered by the stop's subshell; returns the release (call it once).
 
     A page reloaded during a pause sends these first; with the replies, ipywidgets
     rebuilds every live widget from the kernel (``request_state`` goes through each

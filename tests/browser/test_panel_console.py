@@ -253,6 +253,32 @@ def test_two_hundred_frames_and_a_thousand_locals(page, lab_server):
     wait_for_output_text(page, 1, "big result [195.0, 195.0]", timeout_s=60)
 
 
+BIG_LOCAL_CELL = """\
+@jax.jit
+def with_big(s):
+    big = jnp.arange(3_000_000, dtype=jnp.float32) * s
+    jaxdbg.breakpoint()
+    return big[:2]
+
+print("big local", with_big(jnp.float32(2.0)).tolist())
+"""
+
+
+def test_a_big_locals_statistics_arrive_once_its_row_is_shown(page, lab_server):
+    """The panel comes up before a big array's statistics; the row shows them once the
+    kernel has taken them (the browser asks when it draws the row)."""
+    open_notebook(page, lab_server, "big_local.ipynb", [SETUP_CELL, BIG_LOCAL_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    row = panel.locator(".jaxdbg-local", has_text="float32[3000000]")
+    row.locator(".jaxdbg-col-summary", has_text="min=0 max=6e+06 mean=3e+06").wait_for(timeout=60_000)
+    assert row.count() == 1 and panel.locator(".jaxdbg-stats-pending").count() == 0
+    page.keyboard.press("F8")
+    wait_for_output_text(page, 1, "big local [0.0, 2.0]", timeout_s=60)
+
+
 # --------------------------------------------------------------------------- saved notebooks
 
 
