@@ -142,6 +142,9 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
     if hint:
         console.print(Text(hint, style="dim"))
     render(console, session.source_around())
+    # What a command prints is shown as it is written, so it comes before the result,
+    # in order, and a long command's progress is seen while it runs.
+    session.echo_printed = console.file
     session.on_stuck_command = lambda: console.print(interrupts.STUCK_NOTICE, markup=False,
                                                      highlight=False)
     read_before = _read_before(stdin)
@@ -153,14 +156,21 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
             console.print("")
             if read_before:
                 console.print(USED_UP_NOTICE, markup=False, highlight=False)
-            render(console, session.execute("quit"))  # as in pdb: end of input quits
+            render(console, _result_only(session.execute("quit")))  # as in pdb: end of input quits
             break
         except Exception as exc:
             if not _is_stdin_unsupported(exc):
                 raise
             scripted.continue_without_input(session, scripted.no_input_reason(), stdout)
             break
-        render(console, session.execute(line))
+        render(console, _result_only(session.execute(line)))
+
+
+def _result_only(output: Output) -> Output:
+    """The command's result without what it printed, which was shown as it came."""
+    if not output.printed:
+        return output
+    return dataclasses.replace(output, text=output.result_text, printed="")
 
 
 def _read_before(stdin: IO[str] | None) -> bool:

@@ -1,7 +1,8 @@
 """What a debugger command writes to stdout / stderr while it runs, kept for its result.
 
 ``print(x)`` typed at a stop belongs to that command's log entry in the panel, and
-comes in order with the results at the terminal. Swapping ``sys.stdout`` for a
+comes in order with the results at the terminal, where it is also shown as it is
+written (``echo``), so a long command's progress is seen while it runs. Swapping ``sys.stdout`` for a
 buffer would also take what other threads write meanwhile (XLA threads under
 pmap, the live print log, a kernel's own threads). So while any command runs,
 ``sys.stdout`` and ``sys.stderr`` are wrapped by a stream that sends the writes of
@@ -78,14 +79,30 @@ def _unwrap_streams() -> None:
         _wrappers.clear()
 
 
+class _Echo:
+    """A command's buffer that also writes through to a stream as the text comes."""
+
+    def __init__(self, buffer: io.StringIO, echo: TextIO) -> None:
+        self.buffer, self.echo = buffer, echo
+
+    def write(self, text: str) -> int:
+        self.buffer.write(text)
+        written = self.echo.write(text)
+        self.echo.flush()
+        return written
+
+
 @contextlib.contextmanager
-def captured() -> Iterator[io.StringIO]:
-    """Keep what this thread writes to stdout / stderr in the yielded buffer."""
+def captured(echo: TextIO | None = None) -> Iterator[io.StringIO]:
+    """Keep what this thread writes to stdout / stderr in the yielded buffer; with
+    ``echo``, also write it there as it comes (a terminal shows a command's output live)."""
     buffer = io.StringIO()
     previous = getattr(_this_thread, "buffer", None)
     _wrap_streams()
+    if isinstance(echo, _ThreadRoutedStream):  # the stream itself, not the wrapper around it
+        echo = echo.wrapped
     try:
-        _this_thread.buffer = buffer
+        _this_thread.buffer = buffer if echo is None else _Echo(buffer, echo)
         yield buffer
     finally:
         _this_thread.buffer = previous

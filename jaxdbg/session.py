@@ -77,6 +77,9 @@ class Session:
         #: once (see :func:`jaxdbg.interrupts.running_command`); called on another thread.
         self.on_stuck_command: Callable[[], None] | None = None
         self.interrupted = False  # ended by an interrupt rather than a command
+        #: Where what a command prints also goes, as it is written (the terminal's
+        #: stream, so a long command is seen while it runs); None: only into its Output.
+        self.echo_printed: Any = None
 
     # -- state ---------------------------------------------------------------
     @property
@@ -109,16 +112,16 @@ class Session:
         if self.finished:
             return _error(f"the session has already ended ({self.resume})")
         with interrupts.running_command(self.on_stuck_command):  # an interrupt ends it, on any thread
-            return self._execute(line, pretty=pretty, names_first=names_first)
+            return self._execute(line, pretty=pretty)
 
-    def _execute(self, line: str, *, pretty: bool, names_first: bool) -> Output:
+    def _execute(self, line: str, *, pretty: bool) -> Output:
         stripped = line.strip()
         if not stripped:
             if not self.last_line:
                 return Output(OutputKind.TEXT, "")
             stripped = self.last_line
         self._previous_line, self.last_line = self.last_line, stripped
-        with command_output.captured() as printed:  # print(x) belongs to this command
+        with command_output.captured(echo=self.echo_printed) as printed:  # print(x) belongs to this command
             output = self._dispatch(stripped, pretty)
         return _with_printed(output, printed.getvalue())
 

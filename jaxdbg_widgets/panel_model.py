@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
+import numpy as np
+
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES, Token
 
