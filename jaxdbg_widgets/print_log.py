@@ -25,6 +25,7 @@ from markupsafe import Markup, escape
 from jaxdbg import printing
 from jaxdbg.internals import ipykernel_api as api
 from jaxdbg.printing import PrintRow
+from jaxdbg.views import theme
 
 FLUSH_INTERVAL_S = 0.2  # newest rows reach the frontend this soon while a cell starts
 MAX_FLUSH_INTERVAL_S = 2.0
@@ -200,9 +201,9 @@ class PrintLog:
                 if hidden else "")
 
 
-_MONO = "font-family:var(--jp-code-font-family, monospace);font-size:12px;margin:0;"
-_MUTED = "color:var(--jp-ui-font-color2, #666);"
-_BOX = _MONO + "border:1px solid var(--jp-border-color2, #ddd);border-radius:3px;padding:4px 6px;"
+_MONO = theme.MONO + "margin:0;"
+_MUTED = theme.MUTED
+_BOX = theme.BOX
 _TD = "padding:0 8px 0 0;vertical-align:top;white-space:pre;text-align:left;"
 
 

@@ -16,12 +16,16 @@ import re
 import pytest
 
 from lab_helpers import (
+    THEMES,
+    WCAG_AA,
     cell,
     cell_output_text,
     live_panel,
     open_notebook,
     run_cell,
     save_screenshot,
+    set_theme,
+    text_contrast,
     wait_for_output_text,
     wait_heading,
     wait_log,
@@ -141,44 +145,13 @@ def test_console_typing_history_completion_and_shortcuts(page, server):
 
 # --------------------------------------------------------------------------- themes
 
-CONTRAST_JS = """
-() => {
-  // computed colours come as rgb()/rgba(), or as color(srgb r g b / a) for color-mix()
-  const parse = (c) => {
-    let m = c.match(/rgba?\\(([^)]+)\\)/);
-    if (m) { const p = m[1].split(',').map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; }
-    m = c.match(/color\\(srgb ([\\d.e-]+) ([\\d.e-]+) ([\\d.e-]+)(?: \\/ ([\\d.e-]+))?\\)/);
-    if (m) return {r: 255 * m[1], g: 255 * m[2], b: 255 * m[3], a: m[4] === undefined ? 1 : Number(m[4])};
-    throw new Error('unparsed colour ' + c); };
-  const lum = ({r, g, b}) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
-  const background = (el) => {
-    const layers = [];
-    for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor); if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; } }
-    let out = {r: 255, g: 255, b: 255};
-    for (const c of layers.reverse()) out = {r: c.r * c.a + out.r * (1 - c.a), g: c.g * c.a + out.g * (1 - c.a), b: c.b * c.a + out.b * (1 - c.a)};
-    return out; };
-  const ratio = (el) => { const fg = parse(getComputedStyle(el).color); const bg = background(el);
-    const a = lum(fg) + 0.05, b = lum(bg) + 0.05; return Math.max(a, b) / Math.min(a, b); };
-  const panel = document.querySelector('.jaxdbg-panel:not(.jaxdbg-finished)');
-  const pick = (sel) => [...panel.querySelectorAll(sel)].filter(e => e.textContent.trim());
-  const report = (els) => els.map(e => ({text: e.textContent.slice(0, 30), cls: e.className, ratio: ratio(e)}));
-  return {
-    current: report(pick('.jaxdbg-current .jaxdbg-code span, .jaxdbg-current .jaxdbg-lineno')),
-    tokens: report(pick('.jaxdbg-source .jaxdbg-code span')),
-    text: report(pick('.jaxdbg-banner, .jaxdbg-frame span, .jaxdbg-locals td, .jaxdbg-locals th, .jaxdbg-out, .jaxdbg-in, .jaxdbg-button')),
-    theme: document.body.dataset.jpThemeName,
-  };
+LIVE_PANEL = ".jaxdbg-panel:not(.jaxdbg-finished)"
+PANEL_TEXT = {
+    "current": ".jaxdbg-current .jaxdbg-code span, .jaxdbg-current .jaxdbg-lineno",
+    "tokens": ".jaxdbg-source .jaxdbg-code span",
+    "text": ".jaxdbg-banner, .jaxdbg-frame span, .jaxdbg-locals td, .jaxdbg-locals th, .jaxdbg-out,"
+            " .jaxdbg-in, .jaxdbg-button",
 }
-"""
-
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark",
-          "high-contrast": "JupyterLab Dark High Contrast"}
-
-
-def set_theme(server, name: str) -> None:
-    server.api("PUT", "lab/api/settings/@jupyterlab/apputils-extension:themes",
-               {"raw": json.dumps({"theme": name})})
 
 
 @pytest.mark.parametrize("theme", list(THEMES))
@@ -195,11 +168,10 @@ def test_theme_contrast(page, lab_server, theme):
         page.keyboard.press("Enter")
         wait_log(page, panel, r"Array\(\[2\., 4\., 6\.\]")
         page.mouse.move(0, 0)  # no hover colours
-        found = page.evaluate(CONTRAST_JS)
+        found = {part: text_contrast(page, LIVE_PANEL, sel) for part, sel in PANEL_TEXT.items()}
         save_screenshot(page, f"panel_theme_{theme}")
-        assert found["theme"] == THEMES[theme]
         assert found["current"] and found["tokens"] and found["text"], found
-        low = [r for part in ("current", "tokens", "text") for r in found[part] if r["ratio"] < 4.5]
+        low = [r for part in ("current", "tokens", "text") for r in found[part] if r["ratio"] < WCAG_AA]
         assert not low, low
         panel.locator(".jaxdbg-button", has_text="Continue").first.click()
         wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
