@@ -43,6 +43,12 @@ function applyCompletion(text, match) {
   return (m ? text.slice(0, m.index) : text) + match;
 }
 
+// Where the word being completed starts: after the last character that cannot be part
+// of a name (a dot, a space, a bracket or quote). The list shows only that word.
+function wordStart(text) {
+  return text.length - text.match(/\w*$/)[0].length;
+}
+
 function render({ model, el }) {
   const view = Math.random().toString(36).slice(2, 10);
   let seq = 0;
@@ -179,6 +185,7 @@ function render({ model, el }) {
     // Keys typed here belong to the debugger, not to the notebook around it
     // (Shift+Enter must not queue a cell run behind the paused one).
     e.stopPropagation();
+    if (completionKey(e)) return;
     if (e.key === "Enter") {
       e.preventDefault();
       const line = input.value;
@@ -201,48 +208,109 @@ function render({ model, el }) {
       }
     } else if (e.key === "Tab" && !e.shiftKey) {
       e.preventDefault();
-      completionId += 1;
-      model.send({ type: "complete", id: completionId, text: input.value.slice(0, input.selectionStart ?? input.value.length) });
-    } else if (e.key === "Escape") {
-      hideCompletions();
+      requestCompletions();
     }
   });
   input.addEventListener("keyup", (e) => e.stopPropagation());
   input.addEventListener("keypress", (e) => e.stopPropagation());
+  input.addEventListener("input", narrowCompletions);
+
+  // -- completion -------------------------------------------------------------------
+  // Tab asks the kernel; one match is put in at once, several open a list of the
+  // completed words. While the list is open it narrows as you type, ↓/↑ move in it,
+  // Enter or Tab puts the highlighted one in, Esc closes it.
+  let choices = null; // {head, rest, items: [full line], shown: [full line], active}
+
+  function requestCompletions() {
+    completionId += 1;
+    model.send({ type: "complete", id: completionId, text: input.value.slice(0, caret()) });
+  }
+
+  function caret() {
+    return input.selectionStart ?? input.value.length;
+  }
+
+  // The keys of an open list; true when the key was the list's.
+  function completionKey(e) {
+    if (!choices) return false;
+    const n = choices.shown.length;
+    if (e.key === "ArrowDown" && !e.altKey) choices.active = (choices.active + 1) % n;
+    else if (e.key === "ArrowUp" && !e.altKey) choices.active = (choices.active - 1 + n) % n;
+    else if ((e.key === "Enter" || (e.key === "Tab" && !e.shiftKey)) && !e.altKey) pick(choices.shown[choices.active]);
+    else if (e.key === "Escape") hideCompletions();
+    else return false;
+    e.preventDefault();
+    drawCompletions();
+    return true;
+  }
+
+  function pick(full) {
+    const rest = choices ? choices.rest : "";
+    hideCompletions();
+    setInput(full + rest, full.length);
+  }
 
   function hideCompletions() {
+    choices = null;
     completions.replaceChildren();
     completions.classList.remove("jaxdbg-open");
   }
 
-  function setInput(text) {
+  function setInput(text, at = text.length) {
     input.value = text;
-    input.setSelectionRange(text.length, text.length);
+    input.setSelectionRange(at, at);
     input.focus();
   }
 
   function onCompletions(msg) {
     if (msg.id !== completionId) return;
     const text = msg.text;
-    const caret = input.selectionStart ?? input.value.length;
-    if (input.value.slice(0, caret) !== text) return; // typed on meanwhile
-    const rest = input.value.slice(caret);
-    const matches = (msg.matches || []).map((m) => applyCompletion(text, m));
+    if (input.value.slice(0, caret()) !== text) return; // typed on meanwhile
+    const rest = input.value.slice(caret());
+    const matches = [...new Set((msg.matches || []).map((m) => applyCompletion(text, m)))];
     hideCompletions();
     if (!matches.length) return;
     const prefix = commonPrefix(matches);
-    if (prefix.length > text.length) setInput(prefix + rest);
+    if (prefix.length > text.length) {
+      input.value = prefix + rest;
+      input.setSelectionRange(prefix.length, prefix.length);
+    }
     if (matches.length === 1) return;
-    for (const m of matches.slice(0, 100)) {
-      const item = h("div", "jaxdbg-completion", m);
+    choices = { head: prefix.slice(0, wordStart(prefix)), rest, items: matches, shown: matches, active: 0 };
+    drawCompletions();
+  }
+
+  // Typing on (or deleting) while the list is open keeps the items that still fit.
+  function narrowCompletions() {
+    if (!choices) return;
+    const typed = input.value.slice(0, caret());
+    if (!typed.startsWith(choices.head) || /\W/.test(typed.slice(choices.head.length))) {
+      hideCompletions();
+      return;
+    }
+    choices.rest = input.value.slice(caret());
+    choices.shown = choices.items.filter((m) => m.startsWith(typed) && m !== typed);
+    choices.active = 0;
+    if (!choices.shown.length) hideCompletions();
+    else drawCompletions();
+  }
+
+  function drawCompletions() {
+    completions.replaceChildren();
+    if (!choices) return;
+    choices.shown.slice(0, 100).forEach((full, i) => {
+      const on = i === choices.active;
+      const item = h("div", "jaxdbg-completion" + (on ? " jaxdbg-active" : ""), full.slice(choices.head.length));
       item.setAttribute("role", "option");
+      item.setAttribute("aria-selected", String(on));
+      item.title = full;
       item.onmousedown = (e) => {
         e.preventDefault();
-        setInput(m + rest);
-        hideCompletions();
+        pick(full);
       };
       completions.append(item);
-    }
+      if (on) requestAnimationFrame(() => item.scrollIntoView({ block: "nearest" }));
+    });
     completions.classList.add("jaxdbg-open");
   }
 

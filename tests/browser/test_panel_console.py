@@ -349,3 +349,80 @@ def test_panel_below_the_viewport_scrolls_into_view(page, lab_server):
     save_screenshot(page, "panel_scrolled_into_view")
     page.keyboard.press("F8")
     wait_for_output_text(page, 5, "result 12.0", timeout_s=60)
+
+
+# --------------------------------------------------------------------------- completion list
+
+
+def completion_items(panel) -> list[str]:
+    return panel.locator(".jaxdbg-completions.jaxdbg-open .jaxdbg-completion").all_inner_texts()
+
+
+def active_completion(panel) -> str | None:
+    active = panel.locator(".jaxdbg-completion.jaxdbg-active")
+    return active.inner_text() if active.count() else None
+
+
+def test_completion_list_shows_words_narrows_and_takes_the_keys(page, server):
+    open_notebook(page, server, f"complete-{server.app}.ipynb", [SETUP_CELL, STOP_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    box = panel.locator(".jaxdbg-input")
+    page.wait_for_function("() => document.activeElement && document.activeElement.classList.contains('jaxdbg-input')")
+    page.keyboard.type("p alpha_value.sum(); p jnp.ar", delay=10)
+    page.keyboard.press("Tab")
+    panel.locator(".jaxdbg-completions.jaxdbg-open").wait_for(timeout=30_000)
+    first = completion_items(panel)
+    # each item is the completed word alone, not the typed line again
+    assert len(first) > 3 and "arange" in first and "array" in first, first
+    assert all(w.startswith("ar") and " " not in w and "." not in w for w in first), first
+    assert active_completion(panel) == first[0]
+
+    # typing on narrows the list, without another Tab
+    page.keyboard.type("gm")
+    page.wait_for_function("() => [...document.querySelectorAll('.jaxdbg-completions.jaxdbg-open .jaxdbg-completion')]"
+                           ".every(e => e.textContent.startsWith('argm'))")
+    narrowed = completion_items(panel)
+    assert narrowed and len(narrowed) < len(first) and set(narrowed) <= set(first), narrowed
+    assert box.input_value() == "p alpha_value.sum(); p jnp.argm"
+    save_screenshot(page, f"panel_completion_open_{server.app}")
+
+    # ↓ / ↑ move in the list, not in the history; the input is left alone
+    page.keyboard.press("ArrowDown")
+    assert active_completion(panel) == narrowed[1 % len(narrowed)]
+    page.keyboard.press("ArrowUp")
+    assert active_completion(panel) == narrowed[0]
+    assert box.input_value() == "p alpha_value.sum(); p jnp.argm"
+    page.keyboard.press("ArrowDown")
+    chosen = active_completion(panel)
+    page.keyboard.press("Enter")  # picks; runs nothing
+    assert box.input_value() == "p alpha_value.sum(); p jnp." + chosen
+    assert completion_items(panel) == [] and log_commands(panel) == []
+
+    # Tab picks too; Esc closes the list and keeps the text
+    box.fill("p jnp.ar")
+    page.keyboard.press("Tab")
+    panel.locator(".jaxdbg-completions.jaxdbg-open").wait_for(timeout=30_000)
+    page.keyboard.press("ArrowDown")
+    chosen = active_completion(panel)
+    page.keyboard.press("Tab")
+    assert box.input_value() == "p jnp." + chosen and completion_items(panel) == []
+    box.fill("p jnp.ar")
+    page.keyboard.press("Tab")
+    panel.locator(".jaxdbg-completions.jaxdbg-open").wait_for(timeout=30_000)
+    page.keyboard.press("Escape")
+    assert completion_items(panel) == [] and box.input_value() == "p jnp.ar"
+    assert live_panel(page, 1).count() == 1
+    save_screenshot(page, f"panel_completion_{server.app}")
+
+    # with the list closed the arrows are the history again
+    box.fill("")
+    page.keyboard.type("p 40 + 2")
+    page.keyboard.press("Enter")
+    wait_log(page, panel, r"\(jaxdbg\) p 40 \+ 2\s+42")
+    page.keyboard.press("ArrowUp")
+    assert box.input_value() == "p 40 + 2"
+    page.keyboard.press("F8")
+    wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
