@@ -565,13 +565,30 @@ function render({ model, el }) {
   drawLocals();
   drawLog();
 
-  // Focus the console, and bring a panel that opened below the viewport (Run All) into view.
+  // Focus the console, and bring a panel whose top is out of view (Run All: the notebook
+  // follows the cells queued after it) into view from its top: banner and source first.
   requestAnimationFrame(() => {
     if (finished()) return;
     input.focus({ preventScroll: true });
-    const r = root.getBoundingClientRect();
-    if (r.top >= window.innerHeight || r.bottom <= 0) root.scrollIntoView({ block: "nearest" });
+    showTop();
   });
+
+  function scrollParent(node) {
+    for (let e = node.parentElement; e; e = e.parentElement) {
+      const y = getComputedStyle(e).overflowY;
+      if ((y === "auto" || y === "scroll") && e.scrollHeight > e.clientHeight) return e;
+    }
+    return document.scrollingElement;
+  }
+
+  function showTop() {
+    const scroller = scrollParent(root);
+    const view = scroller === document.scrollingElement
+      ? { top: 0, bottom: window.innerHeight } : scroller.getBoundingClientRect();
+    const top = root.getBoundingClientRect().top;
+    if (top >= view.top && top <= view.bottom - 80) return;
+    scroller.scrollTop += top - view.top - 8;
+  }
 
   // Clear Output sends the kernel nothing; tell it when this page shows no view of a
   // live panel any more, so the paused stop can show the panel again.

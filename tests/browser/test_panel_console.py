@@ -333,20 +333,33 @@ def test_continue_all_ignore_and_disable_buttons(page, lab_server):
     page.evaluate("() => true")
 
 
-def test_panel_below_the_viewport_scrolls_into_view(page, lab_server):
-    """Run All: the stop's cell is far below what is on screen; its panel comes into view."""
+# Where a person sees the element: the point at the middle of its first line hits it
+# (not clipped by the notebook's scroller, not under another element, in the window).
+SEEN_JS = """(sel) => { const p = document.querySelector('.jaxdbg-panel:not(.jaxdbg-finished)');
+  const e = p && p.querySelector(sel); if (!e) return false;
+  const r = e.getBoundingClientRect(); const x = r.left + Math.min(r.width / 2, 40), y = r.top + 6;
+  const hit = document.elementFromPoint(x, y); return !!hit && e.contains(hit); }"""
+
+
+def test_run_all_shows_the_top_of_the_panel(page, server):
+    """Run All: the stop's cell is far below what is on screen, and more cells follow it;
+    its panel comes into view from its top: the banner and the source, not only the input."""
     from lab_helpers import run_all_cells
 
+    page.set_viewport_size({"width": 1280, "height": 700})  # a laptop: the panel is taller than the view
     filler = 'print("\\n".join(f"filler line {i}" for i in range(60)))'
-    open_notebook(page, lab_server, "below.ipynb", [SETUP_CELL] + [filler] * 4 + [STOP_CELL])
+    open_notebook(page, server, f"below-{server.app}.ipynb",
+                  [SETUP_CELL] + [filler] * 4 + [STOP_CELL] + ["1 + 1"] * 3)
     run_all_cells(page, wait=False)
     panel = live_panel(page, 5)
-    panel.wait_for(state="attached", timeout=PANEL_TIMEOUT_MS)
-    page.wait_for_function(
-        "() => { const p = document.querySelector('.jaxdbg-panel:not(.jaxdbg-finished)');"
-        " if (!p) return false; const r = p.getBoundingClientRect();"
-        " return r.top < window.innerHeight && r.bottom > 0; }", timeout=30_000)
-    save_screenshot(page, "panel_scrolled_into_view")
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    seen = lambda: all(page.evaluate(SEEN_JS, sel) for sel in
+                       (".jaxdbg-banner", ".jaxdbg-source-heading", ".jaxdbg-current"))
+    page.wait_for_function(f"() => [...{json.dumps(['.jaxdbg-banner', '.jaxdbg-source-heading', '.jaxdbg-current'])}]"
+                           f".every(s => ({SEEN_JS})(s))", timeout=30_000)
+    page.wait_for_timeout(1000)  # and it stays there (nothing scrolls it away afterwards)
+    save_screenshot(page, f"panel_run_all_{server.app}")
+    assert seen()
     page.keyboard.press("F8")
     wait_for_output_text(page, 5, "result 12.0", timeout_s=60)
 
