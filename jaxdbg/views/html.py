@@ -13,6 +13,7 @@ banners, summaries and outcomes are drawn here, never re-worded.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable
 
 from markupsafe import Markup, escape
@@ -61,13 +62,54 @@ def log(entries: Iterable[LogEntry], limit: int | None = LOG_CHARS) -> Markup:
     return Markup("").join(log_entry(e, limit) for e in entries)
 
 
+# A summary stays compact however long the session was: the last few commands, each
+# result cut to its first lines; the rest is folded under <details> (no script, so it
+# opens in an untrusted notebook too).
+SUMMARY_ENTRIES = 5
+SUMMARY_LINES = 3
+SUMMARY_LINE_CHARS = 160
+
+
+def _first_lines(text: str) -> tuple[str, int]:
+    """``(the first SUMMARY_LINES lines, each cut to SUMMARY_LINE_CHARS; lines left out)``."""
+    lines = text.splitlines()
+    keep = len(lines) if len(lines) <= SUMMARY_LINES + 1 else SUMMARY_LINES  # never fold one line
+    shown = [line if len(line) <= SUMMARY_LINE_CHARS else line[:SUMMARY_LINE_CHARS] + " …"
+             for line in lines[:keep]]
+    return "\n".join(shown), len(lines) - len(shown)
+
+
+def _folded(label: str, body: Markup) -> Markup:
+    return Markup('<details class="jaxdbg-more"><summary style="{}cursor:pointer;">{}</summary>{}</details>'
+                  ).format(MUTED_STYLE, label, body)
+
+
+def summary_entry(entry: LogEntry, limit: int | None = LOG_CHARS) -> Markup:
+    """One command in a summary: its first lines shown, the whole (up to ``limit``) folded."""
+    if entry.html is not None or not entry.text:
+        return log_entry(entry, limit)
+    head, more_lines = _first_lines(entry.text)
+    if head == entry.text:
+        return log_entry(entry, limit)
+    shown = dataclasses.replace(entry, text=head)
+    label = f"… {more_lines:,} more line{'s' if more_lines != 1 else ''}" if more_lines else "… the whole result"
+    return log_entry(shown, None) + _folded(label, log_entry(dataclasses.replace(entry, command=""), limit))
+
+
 def stop_summary(summary: StopSummary, limit: int | None = LOG_CHARS) -> Markup:
-    """A finished stop, self-contained: banner, the stopped-at line, the log, the outcome."""
+    """A finished stop, self-contained and compact: banner, the stopped-at line, the last
+    commands with their results cut to a few lines (the earlier ones and the rest of each
+    result folded under ``<details>``), the outcome."""
     parts = [Markup('<div class="jaxdbg-banner" style="font-weight:bold;">{}</div>').format(summary.banner)]
     if summary.line:
         parts.append(Markup('<div class="jaxdbg-stop-line">{}: <code>{}</code></div>')
                      .format(summary.location, summary.line))
-    parts.append(log(summary.log, limit))
+    entries = list(summary.log)
+    earlier, last = entries[:-SUMMARY_ENTRIES], entries[-SUMMARY_ENTRIES:]
+    if earlier:
+        parts.append(_folded(f"{len(earlier):,} more command{'s' if len(earlier) != 1 else ''}",
+                             Markup("").join(summary_entry(e, limit) for e in earlier)))
+    parts.extend(summary_entry(e, limit) for e in last)
     parts.append(Markup('<div class="jaxdbg-ended" style="{}">{}</div>').format(MUTED_STYLE, summary.outcome))
     return Markup('<div class="jaxdbg-static" style="{}{}padding:4px;">{}</div>').format(
         MONO_STYLE, theme.BORDER, Markup("").join(parts))
