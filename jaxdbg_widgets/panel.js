@@ -76,18 +76,22 @@ function render({ model, el }) {
   const bDown = button("Down", `newer (called) frame (${SHORTCUTS.down.label})`);
   const bSkip = button("Skip batch", "continue and skip the rest of this vmap batch");
   const bAll = button("Continue all", "continue past every remaining stop of this breakpoint in this run (continue all)");
-  const bDisable = button("Disable", "disable this breakpoint for the rest of the kernel session (disable)");
+  const bDisable = button("Disable", "disable this breakpoint for the rest of the kernel session (disable); stays paused here: Continue goes on");
   const ignoreCount = h("input", "jaxdbg-ignore-count");
   ignoreCount.type = "number";
   ignoreCount.min = "1";
   ignoreCount.value = "10";
   ignoreCount.title = "how many hits to ignore";
-  const bIgnore = button("Ignore", "ignore the next N hits of this breakpoint (ignore N)");
+  const bIgnore = button("Ignore", "ignore the next N hits of this breakpoint (ignore N); stays paused here: Continue goes on");
   const bQuit = button("Quit", `stop the computation (${SHORTCUTS.quit.label})`, "jaxdbg-danger");
   const busy = h("span", "jaxdbg-busy");
   busy.setAttribute("role", "status");
+  // Disable and Ignore change later hits and do not resume (as in pdb): grouped apart
+  // from the buttons that go on, with words saying so.
   const manyStops = h("span", "jaxdbg-many-stops");
-  manyStops.append(bAll, bDisable, ignoreCount, bIgnore);
+  const staysPaused = h("span", "jaxdbg-stays-paused");
+  staysPaused.append(bDisable, ignoreCount, bIgnore, h("span", "jaxdbg-stays-note", "(stays paused)"));
+  manyStops.append(bAll, staysPaused);
   toolbar.append(bContinue, bUp, bDown, bSkip, manyStops, bQuit, busy);
 
   // -- frames and source ------------------------------------------------------
@@ -330,7 +334,22 @@ function render({ model, el }) {
     ended.textContent = s.finished ? s.ended || "The stop has ended." : "";
   }
 
+  // The frames and source boxes are as tall as the longer of the two needs (up to the
+  // source window's lines), and never shrink while this view shows: navigating does not
+  // move what is below. Lines they do not need go to the locals table.
+  let bodyLines = 0;
+
+  function sizeBody() {
+    const src = model.get("source") || {};
+    const most = 2 * (src.context || 8) + 1;
+    const need = Math.max((model.get("frames") || []).length, (src.lines || []).length, 4);
+    bodyLines = Math.min(most, Math.max(bodyLines, need));
+    root.style.setProperty("--jaxdbg-body-lines", String(bodyLines));
+    root.style.setProperty("--jaxdbg-spare-lines", String(most - bodyLines));
+  }
+
   function drawFrames() {
+    sizeBody();
     const selected = model.get("selected");
     framesBox.replaceChildren();
     (model.get("frames") || []).forEach((f, i) => {
@@ -360,7 +379,7 @@ function render({ model, el }) {
     const src = model.get("source") || {};
     sourceHeading.textContent = src.heading || "";
     sourceHeading.title = src.path || "";
-    source.style.setProperty("--jaxdbg-source-lines", String(2 * (src.context || 8) + 1));
+    sizeBody();
     source.replaceChildren();
     const lines = src.lines || [];
     if (!lines.length) {

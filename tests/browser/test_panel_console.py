@@ -439,3 +439,48 @@ def test_completion_list_shows_words_narrows_and_takes_the_keys(page, server):
     assert box.input_value() == "p 40 + 2"
     page.keyboard.press("F8")
     wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
+
+
+# --------------------------------------------------------------------------- layout
+
+MANY_LOCALS_CELL = """\
+def inner(x):
+    a00, a01, a02, a03, a04, a05 = x, x + 1, x + 2, x + 3, x + 4, x + 5
+    a06, a07, a08, a09, a10, a11 = x + 6, x + 7, x + 8, x + 9, x + 10, x + 11
+    jaxdbg.breakpoint()
+    return a11
+
+print("result", jax.jit(inner)(jnp.arange(3.0)).tolist())
+"""
+
+
+def test_frames_box_fits_its_frames_and_locals_get_the_room(page, lab_server):
+    """Two frames and a six-line cell: the frames box is not the fixed 17-line height,
+    and the 13 locals show without scrolling. Disable and Ignore say they stay paused."""
+    open_notebook(page, lab_server, "layout.ipynb", [SETUP_CELL, MANY_LOCALS_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    assert panel.locator(".jaxdbg-frame").count() == 2
+    page.wait_for_function("() => document.querySelectorAll('.jaxdbg-panel:not(.jaxdbg-finished) .jaxdbg-local').length === 13")
+    frames = panel.locator(".jaxdbg-frames").evaluate("e => [e.clientHeight, e.scrollHeight]")
+    line = panel.locator(".jaxdbg-frame").first.evaluate("e => e.getBoundingClientRect().height")
+    assert frames[0] <= 9 * line + 40 and frames[1] <= frames[0], (frames, line)
+    locals_box = panel.locator(".jaxdbg-locals").evaluate("e => [e.clientHeight, e.scrollHeight]")
+    assert locals_box[1] - locals_box[0] <= 1, locals_box  # every row shows, no scrolling
+    # the source box is as tall as the frames box: nothing in the body is left empty
+    source = panel.locator(".jaxdbg-source").evaluate("e => e.getBoundingClientRect().bottom")
+    frames_bottom = panel.locator(".jaxdbg-frames").evaluate("e => e.getBoundingClientRect().bottom")
+    assert abs(source - frames_bottom) <= 2, (source, frames_bottom)
+
+    # Disable and Ignore do not resume: their label says so, apart from Continue all
+    stays = panel.locator(".jaxdbg-stays-paused")
+    assert "stays paused" in stays.inner_text()
+    for name in ("Disable", "Ignore"):
+        b = stays.get_by_role("button", name=name, exact=True)
+        assert b.count() == 1 and "stays paused" in b.get_attribute("title"), name
+    assert panel.locator(".jaxdbg-stays-paused .jaxdbg-button", has_text="Continue all").count() == 0
+    save_screenshot(page, "panel_layout_few_frames")
+    page.keyboard.press("F8")
+    wait_for_output_text(page, 1, "result [11.0, 12.0, 13.0]", timeout_s=60)
