@@ -266,6 +266,14 @@ class PauseChannel:
                 self._ident, self._parent = api.cell_parent(self._kernel)
             except Exception:
                 pass
+        # Frontends show the last status the kernel sent; the messages handled while
+        # paused each end with an idle, so say busy again for the paused cell.
+        self._release_busy: Callable[[], None] | None = None
+        if self._kernel is not None:
+            try:
+                self._release_busy = api.keep_busy_while_paused(self._kernel, self._parent)
+            except Exception:
+                self._release_busy = None
         self.mechanism = self._choose(threading.current_thread())
         self._release_info: Callable[[], None] | None = None
         if self.mechanism == "subshell":
@@ -454,6 +462,7 @@ class PauseChannel:
             self._closed = True
             unwatch, self._unwatch = self._unwatch, None
             release_info, self._release_info = self._release_info, None
+            release_busy, self._release_busy = self._release_busy, None
             listeners, self._listeners = self._listeners, []
         for widget, listener in listeners:
             try:
@@ -464,6 +473,8 @@ class PauseChannel:
             unwatch()
         if release_info is not None:
             release_info()
+        if release_busy is not None:
+            release_busy()
         for _comm, undo in routed.values():
             undo()
         self._unpin()

@@ -388,3 +388,37 @@ fi(jnp.ones(2))
     assert any("Interrupted." in s for s in static_outputs(done))
     after = kernel.run("print('still here')")
     assert after.status == "ok" and after.stdout == "still here\n", after
+
+
+def statuses(kernel) -> list[tuple[str, str]]:
+    """Every iopub status so far: (execution_state, parent msg_id), in arrival order."""
+    with kernel._lock:
+        return [(m["content"]["execution_state"], m["parent_header"].get("msg_id", ""))
+                for m in kernel._all if m["msg_type"] == "status"]
+
+
+@pytest.mark.timeout(300)
+def test_a_paused_cell_shows_busy_after_each_panel_message(kernel):
+    """The kernel handles the panel's messages while the cell is paused, each with its
+    busy/idle pair; a frontend's status bar follows the last status, so after each
+    idle the kernel says busy again for the paused cell."""
+    mid = kernel.execute("""
+@jax.jit
+def fb(x):
+    jaxdbg.breakpoint()
+    return x + 1
+print("result", fb(jnp.ones(2)).tolist())
+""")
+    wait_panel(kernel, mid)
+    cid = live_panel(kernel)
+    for n, line in enumerate(["p 40 + 2", "p x.shape", "w"]):
+        sent = kernel.send_custom(cid, {"type": "run", "id": f"busy:{n}", "line": line, "typed": True})
+        kernel.wait_for(lambda: ("idle", sent) in statuses(kernel), 60, f"idle after {line!r}")
+        # the last word is busy, for the paused cell
+        last = kernel.wait_for(lambda: (s := statuses(kernel)) and s[-1][0] == "busy" and s[-1],
+                               10, f"busy again after {line!r}: {statuses(kernel)[-4:]}")
+        assert last[1] == mid, (last, mid)
+    wait_log(kernel, r"\(jaxdbg\) p 40 \+ 2\n42\n", cid=cid)
+    press(kernel, "continue", cid=cid)
+    assert kernel.wait_reply(mid, timeout=60).status == "ok"
+    kernel.wait_for(lambda: statuses(kernel)[-1] == ("idle", mid), 30, "the cell's own idle last")

@@ -17,6 +17,7 @@ import pytest
 
 from lab_helpers import (
     THEMES,
+    type_command,
     WCAG_AA,
     cell,
     cell_output_text,
@@ -484,3 +485,31 @@ def test_frames_box_fits_its_frames_and_locals_get_the_room(page, lab_server):
     save_screenshot(page, "panel_layout_few_frames")
     page.keyboard.press("F8")
     wait_for_output_text(page, 1, "result [11.0, 12.0, 13.0]", timeout_s=60)
+
+
+# --------------------------------------------------------------------------- kernel status
+
+KERNEL_STATUS_JS = ("() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
+                    " return k ? k.status : null; }")
+
+
+def test_a_paused_cell_shows_the_kernel_busy(page, server):
+    """The status bar (and the kernel status every indicator reads) says Busy while the
+    cell is paused, also after the panel's commands were handled; Idle once it ends."""
+    open_notebook(page, server, f"busy-{server.app}.ipynb", [SETUP_CELL, STOP_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    for line, answer in (("p 40 + 2", r"42"), ("p alpha_value", r"Array\(\[2\., 4\., 6\.\]"), ("w", r"<module>")):
+        type_command(panel, line)
+        wait_log(page, panel, answer)
+    page.wait_for_timeout(500)  # the idle of the last command's message has arrived by now
+    assert page.evaluate(KERNEL_STATUS_JS) == "busy"
+    if server.app == "lab":
+        bar = page.locator(".jp-StatusBar-Widget").inner_text()
+        assert "Busy" in bar and "Idle" not in bar, bar
+    save_screenshot(page, f"panel_kernel_busy_{server.app}")
+    page.keyboard.press("F8")
+    wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
+    page.wait_for_function(f"() => ({KERNEL_STATUS_JS})() === 'idle'", timeout=30_000)
