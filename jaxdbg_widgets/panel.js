@@ -136,8 +136,11 @@ function render({ model, el }) {
   completions.setAttribute("role", "listbox");
   inputRow.append(prompt, input, ppLabel, completions);
   const ended = h("div", "jaxdbg-ended");
+  const gone = h("div", "jaxdbg-gone");
+  gone.setAttribute("role", "alert");
+  gone.hidden = true;
 
-  root.append(header, toolbar, body, localsWrap, logBox, inputRow, ended);
+  root.append(header, gone, toolbar, body, localsWrap, logBox, inputRow, ended);
 
   // -- sending ------------------------------------------------------------------
   function finished() {
@@ -145,12 +148,51 @@ function render({ model, el }) {
   }
 
   function run(line, { typed = false, pretty = false } = {}) {
-    if (finished()) return;
+    if (finished() || kernelGone) return;
     const id = `${view}:${++seq}`;
+    try {
+      model.send({ type: "run", id, line, typed, pretty });
+    } catch (e) {
+      onKernelGone(); // the comm is closed: say so rather than drop the line
+      return;
+    }
     pending.set(id, { line, typed, pretty });
-    model.send({ type: "run", id, line, typed, pretty });
     drawLog();
   }
+
+  // -- kernel gone ----------------------------------------------------------------
+  // After a kernel restart or shutdown this panel's stop no longer exists: the widget
+  // manager marks its models' comms dead ("comm_live_update", ipywidgets 8), and the
+  // kernel connection reports its status. The panel says so and disables its controls.
+  let kernelGone = false;
+  const DEAD = new Set(["restarting", "autorestarting", "dead", "terminating"]);
+  const kernel = model.widget_manager && model.widget_manager.kernel;
+
+  function onKernelGone() {
+    if (kernelGone || finished()) return;
+    kernelGone = true;
+    pending.clear();
+    gone.textContent = "The kernel of this stop has restarted or shut down: this panel can no longer " +
+      "reach it, and what it shows is what the stop was. Run the cell again to debug it.";
+    gone.hidden = false;
+    root.classList.add("jaxdbg-kernel-gone");
+    for (const b of root.querySelectorAll("button, input")) b.disabled = true;
+    hideCompletions();
+    drawLog();
+  }
+
+  function onKernelStatus(_sender, status) {
+    if (DEAD.has(status)) onKernelGone();
+  }
+
+  // comm_live changes also when a reloaded page reconnects a restored model: only a
+  // kernel that is restarting, dead or disposed means this stop is gone.
+  const onCommLive = () => {
+    if (kernel && (kernel.isDisposed || DEAD.has(kernel.status))) onKernelGone();
+  };
+  model.on("comm_live_update", onCommLive);
+  if (kernel && kernel.statusChanged) kernel.statusChanged.connect(onKernelStatus);
+  if (kernel && kernel.disposed) kernel.disposed.connect(onKernelGone);
 
   function onDone() {
     const done = model.get("done") || "";
@@ -326,10 +368,10 @@ function render({ model, el }) {
     reason.hidden = !s.reason;
     bSkip.hidden = !s.batched;
     manyStops.hidden = !s.many_stops;
-    bUp.disabled = !!s.oldest || !!s.finished;
-    bDown.disabled = !!s.newest || !!s.finished;
-    for (const b of [bContinue, bSkip, bQuit, bAll, bDisable, bIgnore]) b.disabled = !!s.finished;
-    input.disabled = !!s.finished;
+    bUp.disabled = !!s.oldest || !!s.finished || kernelGone;
+    bDown.disabled = !!s.newest || !!s.finished || kernelGone;
+    for (const b of [bContinue, bSkip, bQuit, bAll, bDisable, bIgnore]) b.disabled = !!s.finished || kernelGone;
+    input.disabled = !!s.finished || kernelGone;
     root.classList.toggle("jaxdbg-finished", !!s.finished);
     ended.textContent = s.finished ? s.ended || "The stop has ended." : "";
   }
@@ -632,6 +674,9 @@ function render({ model, el }) {
     model.off("change:log", drawLog);
     model.off("change:done", onDone);
     model.off("msg:custom", onMessage);
+    model.off("comm_live_update", onCommLive);
+    if (kernel && kernel.statusChanged) kernel.statusChanged.disconnect(onKernelStatus);
+    if (kernel && kernel.disposed) kernel.disposed.disconnect(onKernelGone);
   };
 }
 

@@ -513,3 +513,29 @@ def test_a_paused_cell_shows_the_kernel_busy(page, server):
     page.keyboard.press("F8")
     wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
     page.wait_for_function(f"() => ({KERNEL_STATUS_JS})() === 'idle'", timeout=30_000)
+
+
+# --------------------------------------------------------------------------- kernel restart
+
+
+def test_a_panel_whose_kernel_restarted_says_so(page, server):
+    """Restart the kernel while paused: the old panel says its kernel is gone and its
+    controls are disabled, instead of dropping clicks and typed lines silently."""
+    open_notebook(page, server, f"restart-{server.app}.ipynb", [SETUP_CELL, STOP_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    type_command(panel, "p 40 + 2")
+    wait_log(page, panel, r"42")
+    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }")
+    gone = cell(page, 1).locator(".jaxdbg-panel .jaxdbg-gone")
+    gone.wait_for(state="visible", timeout=60_000)
+    assert "kernel" in gone.inner_text().lower() and "run the cell again" in gone.inner_text().lower()
+    root = cell(page, 1).locator(".jaxdbg-panel")
+    assert root.locator(".jaxdbg-input").is_disabled()
+    for name in ("Continue", "Quit", "Up"):
+        assert root.get_by_role("button", name=name, exact=True).is_disabled(), name
+    # what it showed stays readable
+    assert "(jaxdbg) p 40 + 2" in root.inner_text()
+    save_screenshot(page, f"panel_kernel_restarted_{server.app}")
