@@ -422,3 +422,39 @@ print("result", fb(jnp.ones(2)).tolist())
     press(kernel, "continue", cid=cid)
     assert kernel.wait_reply(mid, timeout=60).status == "ok"
     kernel.wait_for(lambda: statuses(kernel)[-1] == ("idle", mid), 30, "the cell's own idle last")
+
+
+@pytest.mark.timeout(300)
+def test_a_cell_run_while_paused_shows_the_stop(kernel):
+    """A page reloaded without saving shows no stop; a cell run from it waits behind
+    the paused one and shows, in its own output, why, and the live panel itself."""
+    first = kernel.execute("""
+@jax.jit
+def fq(x):
+    jaxdbg.breakpoint()
+    return x + 1
+print("result", fq(jnp.ones(2)).tolist())
+""")
+    wait_panel(kernel, first)
+    cid = live_panel(kernel)
+    later = kernel.execute("print('after the stop')")
+
+    def shown():
+        msgs = kernel.result(later).messages
+        text = "".join(m["content"]["data"].get("text/plain", "") for m in msgs
+                       if m["msg_type"] == "display_data")
+        views = [m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+                 for m in msgs if m["msg_type"] == "display_data"
+                 and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]]
+        return "the kernel is paused at Stopped at In[" in text and views and (text, views)
+    text, views = kernel.wait_for(shown, 60, "the stop shown in the queued cell")
+    assert views == [cid] and "interrupt the kernel" in text, (text, views)
+    assert kernel.result(later).reply is None  # it waits
+
+    # answered from there: the same panel; then the queued cell runs
+    submit(kernel, "p 40 + 2", cid=cid)
+    wait_log(kernel, r"\(jaxdbg\) p 40 \+ 2\n42", cid=cid)
+    press(kernel, "continue", cid=cid)
+    assert kernel.wait_reply(first, timeout=60).status == "ok"
+    done = kernel.wait_reply(later, timeout=60)
+    assert done.status == "ok" and "after the stop" in done.stdout

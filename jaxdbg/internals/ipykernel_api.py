@@ -304,8 +304,17 @@ class _InfoDesk:
         kernel = self.kernel
         session = kernel.session
         idents, frames = session.feed_identities(msg, copy=False)
-        header = session.deserialize(frames, content=False, copy=False)["header"]
-        if header.get("msg_type") not in INFO_REQUESTS or header.get("subshell_id"):
+        peeked = session.deserialize(frames, content=False, copy=False)
+        header = peeked["header"]
+        if header.get("subshell_id"):
+            return False
+        if header.get("msg_type") == "execute_request":
+            # It queues behind the paused cell; tell the stop (its header is all it
+            # needs: reading the content would record the signature, and the kernel
+            # would then drop the message as a replay), then let it queue.
+            notify_queued_cell(kernel, {"header": header, "parent_header": peeked.get("parent_header", {})})
+            return False
+        if header.get("msg_type") not in INFO_REQUESTS:
             return False
         request = session.deserialize(frames, content=True, copy=False)
         kernel._publish_status("busy", "shell", parent=request)
@@ -367,6 +376,37 @@ def answer_info_requests(kernel: Any) -> Callable[[], None]:
                 desk.users -= 1
 
     return release
+
+
+# --------------------------------------------------------------------------- queued cells
+
+_queued_cell_watchers: "weakref.WeakKeyDictionary[Any, list[Callable[[dict], None]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def watch_queued_cells(kernel: Any, callback: Callable[[dict], None]) -> Callable[[], None]:
+    """Call ``callback(request)`` for each ``execute_request`` that arrives while a
+    cell is paused (it waits behind the paused cell: 7.4's info desk and 6.x's pump
+    see it first). Called on the thread that read it; returns the undo."""
+    with _subshell_lock:
+        _queued_cell_watchers.setdefault(kernel, []).append(callback)
+
+    def undo() -> None:
+        with _subshell_lock:
+            watchers = _queued_cell_watchers.get(kernel, [])
+            if callback in watchers:
+                watchers.remove(callback)
+    return undo
+
+
+def notify_queued_cell(kernel: Any, request: dict) -> None:
+    with _subshell_lock:
+        watchers = list(_queued_cell_watchers.get(kernel, []))
+    for callback in watchers:
+        try:
+            callback(request)
+        except Exception:
+            kernel.log.error("jaxdbg: a queued-cell watcher failed", exc_info=True)
 
 
 # --------------------------------------------------------------------------- parents
@@ -701,6 +741,7 @@ class _ShellPump:
 
         def hold(stream: Any, ident: Any, msg: Any) -> None:
             held.append((stream, ident, msg))
+            notify_queued_cell(kernel, msg)
 
         saved_ident, saved_parent = current_parent(kernel)
         loop = asyncio.new_event_loop()
