@@ -97,6 +97,7 @@ def run_widget_debugger(session: Session, **options: Any) -> None:
     kernel = api.current_kernel()
     channel = PauseChannel()
     with channel:  # pins this thread's prints and prompts to the paused cell
+        channel.report_queued_cells()
         if channel.mechanism == "prompt":
             _fallback(session, "the debugger panel cannot receive clicks here"
                       + (f" ({channel.detail})" if channel.detail else ""), options)

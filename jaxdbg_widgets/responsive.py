@@ -289,11 +289,6 @@ class PauseChannel:
                 self._release_busy = api.keep_busy_while_paused(self._kernel, self._parent)
             except Exception:
                 self._release_busy = None
-            try:
-                self._unwatch_cells = api.watch_queued_cells(
-                    self._kernel, lambda request: self._queue.put(QueuedCell(request)))
-            except Exception:
-                self._unwatch_cells = None
         self.mechanism = self._choose(threading.current_thread())
         self._release_info: Callable[[], None] | None = None
         if self.mechanism == "subshell":
@@ -383,6 +378,17 @@ class PauseChannel:
             gone = bool(self._roots) and all(self._hidden.get(id(r), False) for r in self._roots)
         if gone:
             self._queue.put(HIDDEN)
+
+    def report_queued_cells(self) -> None:
+        """From now on ``wait`` also returns a :class:`QueuedCell` for each cell run
+        while this stop is paused (for a caller that shows the stop there)."""
+        if self._kernel is None or self._unwatch_cells is not None:
+            return
+        try:
+            self._unwatch_cells = api.watch_queued_cells(
+                self._kernel, lambda request: self._queue.put(QueuedCell(request)))
+        except Exception:
+            self._unwatch_cells = None
 
     def interrupted(self) -> bool:
         """True once the kernel was interrupted since this stop began."""
