@@ -228,6 +228,7 @@ function render({ model, el }) {
 
   input.addEventListener("keydown", (e) => {
     if (Object.values(SHORTCUTS).some((s) => s.test(e))) return; // the panel handles them
+    if (reachesNotebook(e)) return;
     // Keys typed here belong to the debugger, not to the notebook around it
     // (Shift+Enter must not queue a cell run behind the paused one).
     e.stopPropagation();
@@ -257,6 +258,13 @@ function render({ model, el }) {
       requestCompletions();
     }
   });
+  // Notebook shortcuts that run no code go on to the notebook: save (Ctrl/Cmd+S) and
+  // Esc (unless it closes the completion list).
+  function reachesNotebook(e) {
+    const save = (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "s";
+    return save || (e.key === "Escape" && !choices);
+  }
+
   input.addEventListener("keyup", (e) => e.stopPropagation());
   input.addEventListener("keypress", (e) => e.stopPropagation());
   input.addEventListener("input", narrowCompletions);
