@@ -16,8 +16,9 @@ def test_source_is_numbered_marks_the_current_line_and_takes_theme_colours():
     out = html.source(view, "> f.py:11 in <module>")
     assert isinstance(out, Markup)
     assert "&gt; f.py:11 in &lt;module&gt;" in out  # the engine's heading, escaped
-    lines = re.findall(r'<div class="jaxdbg-line[^"]*".*?</div>', out)
-    assert len(lines) == 3
+    code = re.search(r'<pre class="jaxdbg-code-lines"[^>]*>(.*)</pre>', out, re.S).group(1)
+    lines = code.rstrip("\n").split("\n")  # one line of markup per source line
+    assert len(lines) == 3 and all(line.startswith('<span class="jaxdbg-line') for line in lines)
     plain = [re.sub(r"<[^>]+>", "", line) for line in lines]
     assert plain[0].startswith("10 ") and plain[2].startswith("12 ")
     assert plain[1].startswith("11 → ") and "jaxdbg-current-line" in lines[1]  # marked in words

@@ -74,11 +74,13 @@ def highlighted_lines(lines: list[str], first_lineno: int, current_lineno: int |
     for offset, runs in enumerate(rows):
         number = first_lineno + offset
         current = number == current_lineno
-        out.append(Markup('<div class="{cls}" style="white-space:pre;{bg}">'
-                          '<span style="{muted}">{n} </span>{marker} {code}</div>').format(
+        out.append(Markup('<span class="{cls}" style="{bg}">'
+                          '<span style="{muted}">{n} </span>{marker} {code}</span>\n').format(
             cls="jaxdbg-line jaxdbg-current-line" if current else "jaxdbg-line",
             # the current line's number in the text colour: muted on the tint falls short
-            bg=CURRENT_LINE if current else "", muted="" if current else MUTED, n=str(number).rjust(width),
+            bg=CURRENT_LINE + "display:inline-block;min-width:100%;" if current else "",
+            muted="" if current else MUTED, n=str(number).rjust(width),
             marker="→" if current else " ", code=Markup("").join(runs)))
-    return Markup('<div class="jaxdbg-code-lines" style="{}overflow-x:auto;margin:2px 0;">{}</div>').format(
-        MONO, Markup("").join(out))
+    # <pre>: the indentation survives an untrusted notebook, where styles are stripped
+    return Markup('<pre class="jaxdbg-code-lines" style="{}overflow-x:auto;margin:2px 0;padding:0;'
+                  'background:transparent;">{}</pre>').format(MONO, Markup("").join(out))

@@ -159,7 +159,7 @@ def test_every_view_reads_in_the_theme(page, lab_server, theme):
         assert not any(low.values()), low
         # the checkify view marks the failing line in words too, not only by colour
         failing = cell(page, 3).locator(".jaxdbg-current-line")
-        assert failing.count() >= 1 and "checkify.check(" in failing.first.inner_text()
+        assert failing.count() >= 1 and "→     checkify.check(" in failing.first.inner_text()
 
         if theme != "dark":
             return
@@ -182,5 +182,7 @@ def test_every_view_reads_in_the_theme(page, lab_server, theme):
             assert needle in texts, (needle, texts[:2000])
         low = [(r["text"], r["colour"], r["ratio"]) for r in low_contrast(found)]
         assert not low, low
+        # the source keeps its indentation without styles
+        assert "4 →     checkify.check(" in cell(page, 3).inner_text()
     finally:
         set_theme(lab_server, THEMES["light"])
