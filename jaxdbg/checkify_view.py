@@ -22,6 +22,7 @@ from markupsafe import Markup
 
 from jaxdbg import frames as frames_mod
 from jaxdbg.internals import jax_api
+from jaxdbg.views import theme
 
 CONTEXT_LINES = 3  # source lines shown either side of the failing line
 
@@ -238,10 +239,6 @@ class CheckifyView:
 
     # -- HTML ----------------------------------------------------------------------------
     def _repr_html_(self) -> str:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import PythonLexer
-
         parts = [Markup('<div class="jaxdbg-checkify" style="{}">').format(_BOX),
                  Markup('<div style="{}"><b>{}</b></div>').format(
                      _ERROR if self.sites else "", self.headline())]
@@ -261,10 +258,7 @@ class CheckifyView:
             parts.append(Markup('<div style="margin-top:4px">at <b>{}</b> in <code>{}</code></div>')
                          .format(frame.location, frame.function))
             if source:
-                formatter = HtmlFormatter(noclasses=True, nowrap=False, linenos="inline",
-                                          linenostart=first, hl_lines=[frame.lineno - first + 1],
-                                          style="default")
-                parts.append(Markup(highlight("\n".join(source) + "\n", PythonLexer(stripnl=False), formatter)))
+                parts.append(theme.highlighted_lines(source, first, frame.lineno))
         for frame in (self.sites[0].frames[1:] if self.sites else ()):
             parts.append(Markup('<div style="{}">called from {} in <code>{}</code></div>')
                          .format(_MUTED, frame.location, frame.function))
@@ -280,10 +274,9 @@ class CheckifyView:
         return Text(str(self))
 
 
-_MONO = "font-family:var(--jp-code-font-family, monospace);font-size:12px;"
-_BOX = _MONO + "border:1px solid var(--jp-border-color2, #ddd);border-radius:3px;padding:4px 6px;"
-_ERROR = "color:#c62828;"
-_MUTED = "color:var(--jp-ui-font-color2, #666);"
+_BOX = theme.BOX
+_ERROR = theme.ERROR
+_MUTED = theme.MUTED
 _TD = "padding:0 10px 0 0;text-align:left;vertical-align:top;"
 
 

@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from jaxdbg import breakpoint_state
 from jaxdbg.show import show
+from jaxdbg.views import theme
 
 MAGIC_NAME = "jaxdbg"
 
@@ -111,9 +112,9 @@ class StatusTable:
     def _repr_html_(self) -> str:
         row = Markup('<tr><th style="text-align:left;padding:1px 12px 1px 0">{}</th>'
                      '<td style="text-align:left;padding:1px 12px 1px 0"><code>{}</code></td>'
-                     '<td style="text-align:left;padding:1px 0;opacity:.8">{}</td></tr>')
-        body = Markup("").join(row.format(r.item, r.value, r.detail) for r in self.rows)
-        return str(Markup('<div class="jaxdbg-status" style="color:var(--jp-content-font-color1,inherit)">'
+                     '<td style="text-align:left;padding:1px 0;{}">{}</td></tr>')
+        body = Markup("").join(row.format(r.item, r.value, theme.MUTED, r.detail) for r in self.rows)
+        return str(Markup('<div class="jaxdbg-status">'
                           '<div style="font-weight:600">jaxdbg status</div>'
                           '<table style="border-collapse:collapse">{}</table></div>').format(body))
 

@@ -28,18 +28,18 @@ _CSS = Markup("""<style>
  margin:2px 0}
 .jaxdbg-sharding .jxs-head{font-weight:600;margin-bottom:2px}
 .jaxdbg-sharding .jxs-axes,.jaxdbg-sharding .jxs-note,.jaxdbg-sharding .jxs-sum{
- color:var(--jp-content-font-color2,inherit);opacity:.85}
+ color:var(--jp-content-font-color2,inherit)}
 .jaxdbg-sharding .jxs-pages{display:flex;flex-wrap:wrap;gap:10px 18px;align-items:flex-start;margin:4px 0}
 .jaxdbg-sharding .jxs-page{margin:0}
 .jaxdbg-sharding .jxs-page figcaption{font-weight:600;margin-bottom:2px}
 .jaxdbg-sharding .jxs-grid{display:grid;gap:2px;align-items:stretch}
 .jaxdbg-sharding .jxs-grid>div{padding:2px 6px;text-align:center;white-space:nowrap}
-.jaxdbg-sharding .jxs-lab{color:var(--jp-content-font-color2,inherit);opacity:.8;font-size:.92em}
+.jaxdbg-sharding .jxs-lab{color:var(--jp-content-font-color2,inherit);font-size:.92em}
 .jaxdbg-sharding .jxs-cell{border:1px solid var(--jp-border-color1,rgba(128,128,128,.55));
  border-radius:2px;min-width:2.6em;cursor:default}
 .jaxdbg-sharding .jxs-cell:hover{outline:2px solid var(--jp-brand-color1,#1976d2);outline-offset:-1px}
 .jaxdbg-sharding .jxs-fold{border:1px dashed var(--jp-border-color1,rgba(128,128,128,.55));
- font-style:italic;opacity:.8}
+ font-style:italic;color:var(--jp-content-font-color2,inherit)}
 .jaxdbg-sharding .jxs-legend{list-style:none;padding:0;margin:4px 0 0 0;columns:2 22em;max-width:52em}
 .jaxdbg-sharding .jxs-legend li{margin:1px 0;break-inside:avoid}
 .jaxdbg-sharding .jxs-sw{display:inline-block;width:1.6em;height:.95em;vertical-align:-.1em;

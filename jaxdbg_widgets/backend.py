@@ -56,6 +56,24 @@ def _output_to_cell(kernel: Any, parent: dict | None):
     return api.display_parent_6x(kernel, parent)
 
 
+def _show_in_queued_cell(session: Session, panel: Any, handle: Any, kernel: Any, parent: dict) -> None:
+    """A cell run while this stop is paused (after a reload without saving the page
+    shows no stop) gets a line saying why it waits, and the live panel itself."""
+    from IPython.display import display
+
+    line = (f"jaxdbg: this cell waits: the kernel is paused at {session.banner()}. "
+            "Answer the stop in the panel below, or interrupt the kernel to end it.")
+    undo = api.pin_thread_parent(kernel, None, parent)
+    try:
+        with _output_to_cell(kernel, parent):
+            # a display, not a print: ipykernel 6.17's streams have one global parent
+            display({"text/plain": line}, raw=True)
+            if handle is not None:  # the same display: the stop's summary replaces it here too
+                handle.display(panel.widget)
+    finally:
+        undo()
+
+
 def _notice(text: str) -> None:
     print(f"jaxdbg: {text}", flush=True)
 
@@ -79,6 +97,7 @@ def run_widget_debugger(session: Session, **options: Any) -> None:
     kernel = api.current_kernel()
     channel = PauseChannel()
     with channel:  # pins this thread's prints and prompts to the paused cell
+        channel.report_queued_cells()
         if channel.mechanism == "prompt":
             _fallback(session, "the debugger panel cannot receive clicks here"
                       + (f" ({channel.detail})" if channel.detail else ""), options)
@@ -97,7 +116,7 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
     from IPython.display import display
 
     from jaxdbg_widgets.panel import DebuggerPanel
-    from jaxdbg_widgets.responsive import HIDDEN
+    from jaxdbg_widgets.responsive import HIDDEN, QueuedCell
 
     options = {"context": PANEL_CONTEXT, **options}  # the caller's dict is not touched
     session.context = options["context"]
@@ -120,6 +139,9 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
             command = channel.wait(timeout=HEADER_REFRESH_S)
             if command is None:  # timed out: only the waiting count may have moved
                 panel.refresh_header()
+                continue
+            if isinstance(command, QueuedCell):
+                _show_in_queued_cell(session, panel, handle, kernel, command.parent)
                 continue
             if command is HIDDEN:
                 # Clear Output removed every view while the stop still needs an answer.

@@ -43,6 +43,12 @@ function applyCompletion(text, match) {
   return (m ? text.slice(0, m.index) : text) + match;
 }
 
+// Where the word being completed starts: after the last character that cannot be part
+// of a name (a dot, a space, a bracket or quote). The list shows only that word.
+function wordStart(text) {
+  return text.length - text.match(/\w*$/)[0].length;
+}
+
 function render({ model, el }) {
   const view = Math.random().toString(36).slice(2, 10);
   let seq = 0;
@@ -70,18 +76,22 @@ function render({ model, el }) {
   const bDown = button("Down", `newer (called) frame (${SHORTCUTS.down.label})`);
   const bSkip = button("Skip batch", "continue and skip the rest of this vmap batch");
   const bAll = button("Continue all", "continue past every remaining stop of this breakpoint in this run (continue all)");
-  const bDisable = button("Disable", "disable this breakpoint for the rest of the kernel session (disable)");
+  const bDisable = button("Disable", "disable this breakpoint for the rest of the kernel session (disable); stays paused here: Continue goes on");
   const ignoreCount = h("input", "jaxdbg-ignore-count");
   ignoreCount.type = "number";
   ignoreCount.min = "1";
   ignoreCount.value = "10";
   ignoreCount.title = "how many hits to ignore";
-  const bIgnore = button("Ignore", "ignore the next N hits of this breakpoint (ignore N)");
+  const bIgnore = button("Ignore", "ignore the next N hits of this breakpoint (ignore N); stays paused here: Continue goes on");
   const bQuit = button("Quit", `stop the computation (${SHORTCUTS.quit.label})`, "jaxdbg-danger");
   const busy = h("span", "jaxdbg-busy");
   busy.setAttribute("role", "status");
+  // Disable and Ignore change later hits and do not resume (as in pdb): grouped apart
+  // from the buttons that go on, with words saying so.
   const manyStops = h("span", "jaxdbg-many-stops");
-  manyStops.append(bAll, bDisable, ignoreCount, bIgnore);
+  const staysPaused = h("span", "jaxdbg-stays-paused");
+  staysPaused.append(bDisable, ignoreCount, bIgnore, h("span", "jaxdbg-stays-note", "(stays paused)"));
+  manyStops.append(bAll, staysPaused);
   toolbar.append(bContinue, bUp, bDown, bSkip, manyStops, bQuit, busy);
 
   // -- frames and source ------------------------------------------------------
@@ -126,8 +136,11 @@ function render({ model, el }) {
   completions.setAttribute("role", "listbox");
   inputRow.append(prompt, input, ppLabel, completions);
   const ended = h("div", "jaxdbg-ended");
+  const gone = h("div", "jaxdbg-gone");
+  gone.setAttribute("role", "alert");
+  gone.hidden = true;
 
-  root.append(header, toolbar, body, localsWrap, logBox, inputRow, ended);
+  root.append(header, gone, toolbar, body, localsWrap, logBox, inputRow, ended);
 
   // -- sending ------------------------------------------------------------------
   function finished() {
@@ -135,12 +148,51 @@ function render({ model, el }) {
   }
 
   function run(line, { typed = false, pretty = false } = {}) {
-    if (finished()) return;
+    if (finished() || kernelGone) return;
     const id = `${view}:${++seq}`;
+    try {
+      model.send({ type: "run", id, line, typed, pretty });
+    } catch (e) {
+      onKernelGone(); // the comm is closed: say so rather than drop the line
+      return;
+    }
     pending.set(id, { line, typed, pretty });
-    model.send({ type: "run", id, line, typed, pretty });
     drawLog();
   }
+
+  // -- kernel gone ----------------------------------------------------------------
+  // After a kernel restart or shutdown this panel's stop no longer exists: the widget
+  // manager marks its models' comms dead ("comm_live_update", ipywidgets 8), and the
+  // kernel connection reports its status. The panel says so and disables its controls.
+  let kernelGone = false;
+  const DEAD = new Set(["restarting", "autorestarting", "dead", "terminating"]);
+  const kernel = model.widget_manager && model.widget_manager.kernel;
+
+  function onKernelGone() {
+    if (kernelGone || finished()) return;
+    kernelGone = true;
+    pending.clear();
+    gone.textContent = "The kernel of this stop has restarted or shut down: this panel can no longer " +
+      "reach it, and what it shows is what the stop was. Run the cell again to debug it.";
+    gone.hidden = false;
+    root.classList.add("jaxdbg-kernel-gone");
+    for (const b of root.querySelectorAll("button, input")) b.disabled = true;
+    hideCompletions();
+    drawLog();
+  }
+
+  function onKernelStatus(_sender, status) {
+    if (DEAD.has(status)) onKernelGone();
+  }
+
+  // comm_live changes also when a reloaded page reconnects a restored model: only a
+  // kernel that is restarting, dead or disposed means this stop is gone.
+  const onCommLive = () => {
+    if (kernel && (kernel.isDisposed || DEAD.has(kernel.status))) onKernelGone();
+  };
+  model.on("comm_live_update", onCommLive);
+  if (kernel && kernel.statusChanged) kernel.statusChanged.connect(onKernelStatus);
+  if (kernel && kernel.disposed) kernel.disposed.connect(onKernelGone);
 
   function onDone() {
     const done = model.get("done") || "";
@@ -176,9 +228,11 @@ function render({ model, el }) {
 
   input.addEventListener("keydown", (e) => {
     if (Object.values(SHORTCUTS).some((s) => s.test(e))) return; // the panel handles them
+    if (reachesNotebook(e)) return;
     // Keys typed here belong to the debugger, not to the notebook around it
     // (Shift+Enter must not queue a cell run behind the paused one).
     e.stopPropagation();
+    if (completionKey(e)) return;
     if (e.key === "Enter") {
       e.preventDefault();
       const line = input.value;
@@ -201,48 +255,116 @@ function render({ model, el }) {
       }
     } else if (e.key === "Tab" && !e.shiftKey) {
       e.preventDefault();
-      completionId += 1;
-      model.send({ type: "complete", id: completionId, text: input.value.slice(0, input.selectionStart ?? input.value.length) });
-    } else if (e.key === "Escape") {
-      hideCompletions();
+      requestCompletions();
     }
   });
+  // Notebook shortcuts that run no code go on to the notebook: save (Ctrl/Cmd+S) and
+  // Esc (unless it closes the completion list).
+  function reachesNotebook(e) {
+    const save = (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "s";
+    return save || (e.key === "Escape" && !choices);
+  }
+
   input.addEventListener("keyup", (e) => e.stopPropagation());
   input.addEventListener("keypress", (e) => e.stopPropagation());
+  input.addEventListener("input", narrowCompletions);
+
+  // -- completion -------------------------------------------------------------------
+  // Tab asks the kernel; one match is put in at once, several open a list of the
+  // completed words. While the list is open it narrows as you type, ↓/↑ move in it,
+  // Enter or Tab puts the highlighted one in, Esc closes it.
+  let choices = null; // {head, rest, items: [full line], shown: [full line], active}
+
+  function requestCompletions() {
+    completionId += 1;
+    model.send({ type: "complete", id: completionId, text: input.value.slice(0, caret()) });
+  }
+
+  function caret() {
+    return input.selectionStart ?? input.value.length;
+  }
+
+  // The keys of an open list; true when the key was the list's.
+  function completionKey(e) {
+    if (!choices) return false;
+    const n = choices.shown.length;
+    if (e.key === "ArrowDown" && !e.altKey) choices.active = (choices.active + 1) % n;
+    else if (e.key === "ArrowUp" && !e.altKey) choices.active = (choices.active - 1 + n) % n;
+    else if ((e.key === "Enter" || (e.key === "Tab" && !e.shiftKey)) && !e.altKey) pick(choices.shown[choices.active]);
+    else if (e.key === "Escape") hideCompletions();
+    else return false;
+    e.preventDefault();
+    drawCompletions();
+    return true;
+  }
+
+  function pick(full) {
+    const rest = choices ? choices.rest : "";
+    hideCompletions();
+    setInput(full + rest, full.length);
+  }
 
   function hideCompletions() {
+    choices = null;
     completions.replaceChildren();
     completions.classList.remove("jaxdbg-open");
   }
 
-  function setInput(text) {
+  function setInput(text, at = text.length) {
     input.value = text;
-    input.setSelectionRange(text.length, text.length);
+    input.setSelectionRange(at, at);
     input.focus();
   }
 
   function onCompletions(msg) {
     if (msg.id !== completionId) return;
     const text = msg.text;
-    const caret = input.selectionStart ?? input.value.length;
-    if (input.value.slice(0, caret) !== text) return; // typed on meanwhile
-    const rest = input.value.slice(caret);
-    const matches = (msg.matches || []).map((m) => applyCompletion(text, m));
+    if (input.value.slice(0, caret()) !== text) return; // typed on meanwhile
+    const rest = input.value.slice(caret());
+    const matches = [...new Set((msg.matches || []).map((m) => applyCompletion(text, m)))];
     hideCompletions();
     if (!matches.length) return;
     const prefix = commonPrefix(matches);
-    if (prefix.length > text.length) setInput(prefix + rest);
+    if (prefix.length > text.length) {
+      input.value = prefix + rest;
+      input.setSelectionRange(prefix.length, prefix.length);
+    }
     if (matches.length === 1) return;
-    for (const m of matches.slice(0, 100)) {
-      const item = h("div", "jaxdbg-completion", m);
+    choices = { head: prefix.slice(0, wordStart(prefix)), rest, items: matches, shown: matches, active: 0 };
+    drawCompletions();
+  }
+
+  // Typing on (or deleting) while the list is open keeps the items that still fit.
+  function narrowCompletions() {
+    if (!choices) return;
+    const typed = input.value.slice(0, caret());
+    if (!typed.startsWith(choices.head) || /\W/.test(typed.slice(choices.head.length))) {
+      hideCompletions();
+      return;
+    }
+    choices.rest = input.value.slice(caret());
+    choices.shown = choices.items.filter((m) => m.startsWith(typed) && m !== typed);
+    choices.active = 0;
+    if (!choices.shown.length) hideCompletions();
+    else drawCompletions();
+  }
+
+  function drawCompletions() {
+    completions.replaceChildren();
+    if (!choices) return;
+    choices.shown.slice(0, 100).forEach((full, i) => {
+      const on = i === choices.active;
+      const item = h("div", "jaxdbg-completion" + (on ? " jaxdbg-active" : ""), full.slice(choices.head.length));
       item.setAttribute("role", "option");
+      item.setAttribute("aria-selected", String(on));
+      item.title = full;
       item.onmousedown = (e) => {
         e.preventDefault();
-        setInput(m + rest);
-        hideCompletions();
+        pick(full);
       };
       completions.append(item);
-    }
+      if (on) requestAnimationFrame(() => item.scrollIntoView({ block: "nearest" }));
+    });
     completions.classList.add("jaxdbg-open");
   }
 
@@ -254,15 +376,30 @@ function render({ model, el }) {
     reason.hidden = !s.reason;
     bSkip.hidden = !s.batched;
     manyStops.hidden = !s.many_stops;
-    bUp.disabled = !!s.oldest || !!s.finished;
-    bDown.disabled = !!s.newest || !!s.finished;
-    for (const b of [bContinue, bSkip, bQuit, bAll, bDisable, bIgnore]) b.disabled = !!s.finished;
-    input.disabled = !!s.finished;
+    bUp.disabled = !!s.oldest || !!s.finished || kernelGone;
+    bDown.disabled = !!s.newest || !!s.finished || kernelGone;
+    for (const b of [bContinue, bSkip, bQuit, bAll, bDisable, bIgnore]) b.disabled = !!s.finished || kernelGone;
+    input.disabled = !!s.finished || kernelGone;
     root.classList.toggle("jaxdbg-finished", !!s.finished);
     ended.textContent = s.finished ? s.ended || "The stop has ended." : "";
   }
 
+  // The frames and source boxes are as tall as the longer of the two needs (up to the
+  // source window's lines), and never shrink while this view shows: navigating does not
+  // move what is below. Lines they do not need go to the locals table.
+  let bodyLines = 0;
+
+  function sizeBody() {
+    const src = model.get("source") || {};
+    const most = 2 * (src.context || 8) + 1;
+    const need = Math.max((model.get("frames") || []).length, (src.lines || []).length, 4);
+    bodyLines = Math.min(most, Math.max(bodyLines, need));
+    root.style.setProperty("--jaxdbg-body-lines", String(bodyLines));
+    root.style.setProperty("--jaxdbg-spare-lines", String(most - bodyLines));
+  }
+
   function drawFrames() {
+    sizeBody();
     const selected = model.get("selected");
     framesBox.replaceChildren();
     (model.get("frames") || []).forEach((f, i) => {
@@ -292,7 +429,7 @@ function render({ model, el }) {
     const src = model.get("source") || {};
     sourceHeading.textContent = src.heading || "";
     sourceHeading.title = src.path || "";
-    source.style.setProperty("--jaxdbg-source-lines", String(2 * (src.context || 8) + 1));
+    sizeBody();
     source.replaceChildren();
     const lines = src.lines || [];
     if (!lines.length) {
@@ -516,13 +653,30 @@ function render({ model, el }) {
   drawLocals();
   drawLog();
 
-  // Focus the console, and bring a panel that opened below the viewport (Run All) into view.
+  // Focus the console, and bring a panel whose top is out of view (Run All: the notebook
+  // follows the cells queued after it) into view from its top: banner and source first.
   requestAnimationFrame(() => {
     if (finished()) return;
     input.focus({ preventScroll: true });
-    const r = root.getBoundingClientRect();
-    if (r.top >= window.innerHeight || r.bottom <= 0) root.scrollIntoView({ block: "nearest" });
+    showTop();
   });
+
+  function scrollParent(node) {
+    for (let e = node.parentElement; e; e = e.parentElement) {
+      const y = getComputedStyle(e).overflowY;
+      if ((y === "auto" || y === "scroll") && e.scrollHeight > e.clientHeight) return e;
+    }
+    return document.scrollingElement;
+  }
+
+  function showTop() {
+    const scroller = scrollParent(root);
+    const view = scroller === document.scrollingElement
+      ? { top: 0, bottom: window.innerHeight } : scroller.getBoundingClientRect();
+    const top = root.getBoundingClientRect().top;
+    if (top >= view.top && top <= view.bottom - 80) return;
+    scroller.scrollTop += top - view.top - 8;
+  }
 
   // Clear Output sends the kernel nothing; tell it when this page shows no view of a
   // live panel any more, so the paused stop can show the panel again.
@@ -547,6 +701,9 @@ function render({ model, el }) {
     model.off("change:log", drawLog);
     model.off("change:done", onDone);
     model.off("msg:custom", onMessage);
+    model.off("comm_live_update", onCommLive);
+    if (kernel && kernel.statusChanged) kernel.statusChanged.disconnect(onKernelStatus);
+    if (kernel && kernel.disposed) kernel.disposed.disconnect(onKernelGone);
   };
 }
 

@@ -25,6 +25,7 @@ from markupsafe import Markup, escape
 from jaxdbg import printing
 from jaxdbg.internals import ipykernel_api as api
 from jaxdbg.printing import PrintRow
+from jaxdbg.views import theme
 
 FLUSH_INTERVAL_S = 0.2  # newest rows reach the frontend this soon while a cell starts
 MAX_FLUSH_INTERVAL_S = 2.0
@@ -176,33 +177,64 @@ class PrintLog:
         with self._lock:
             rows = list(self.rows)
         count = len(rows)
-        first = rows[:SHOWN_ROWS]
-        last = rows[max(SHOWN_ROWS, count - SHOWN_ROWS):]
-        hidden = count - len(first) - len(last)
-        body = [_row_html(r) for r in first]
-        if hidden:
-            body.append(Markup('<tr><td colspan="3" style="{}">… {:,} more rows …</td></tr>')
-                        .format(_MUTED + "font-style:italic;", hidden))
-        body += [_row_html(r) for r in last]
         full = self.text()
         data = base64.b64encode(full.encode("utf-8")).decode("ascii")
         filename = "".join(c if c.isalnum() or c in "._-" else "_" for c in self.title) + ".txt"
+        hidden = count - min(count, 2 * SHOWN_ROWS)
         return Markup(
             '<div class="jaxdbg-print-log jaxdbg-static" style="{box}">'
             '<div style="margin-bottom:4px"><b>{title}</b> · {count} · '
             '<a download="{filename}" href="data:text/plain;charset=utf-8;base64,{data}">Save log</a></div>'
-            '<table style="border-collapse:collapse">{body}</table>'
-            '{details}</div>').format(
-                box=_BOX, title=self.title, count=f"{count:,} row{'s' if count != 1 else ''}",
-                filename=filename, data=data, body=Markup("").join(body),
+            '{table}{groups}{details}</div>').format(
+                box=_BOX, title=self.title, count=_rows_label(count),
+                filename=filename, data=data, table=_rows_table(rows), groups=_groups_html(rows),
                 details=Markup('<details><summary>All {:,} rows as text</summary>'
                                '<pre style="{}">{}</pre></details>').format(count, _MONO, full)
                 if hidden else "")
 
 
-_MONO = "font-family:var(--jp-code-font-family, monospace);font-size:12px;margin:0;"
-_MUTED = "color:var(--jp-ui-font-color2, #666);"
-_BOX = _MONO + "border:1px solid var(--jp-border-color2, #ddd);border-radius:3px;padding:4px 6px;"
+def _rows_label(count: int) -> str:
+    return f"{count:,} row{'s' if count != 1 else ''}"
+
+
+def _rows_table(rows: list[PrintRow]) -> Markup:
+    """The first and last SHOWN_ROWS rows with a count of those between."""
+    first = rows[:SHOWN_ROWS]
+    last = rows[max(SHOWN_ROWS, len(rows) - SHOWN_ROWS):]
+    hidden = len(rows) - len(first) - len(last)
+    body = [_row_html(r) for r in first]
+    if hidden:
+        body.append(Markup('<tr><td colspan="3" style="{}">… {:,} more rows …</td></tr>')
+                    .format(_MUTED + "font-style:italic;", hidden))
+    body += [_row_html(r) for r in last]
+    return Markup('<table style="border-collapse:collapse">{}</table>').format(Markup("").join(body))
+
+
+def _groups_html(rows: list[PrintRow]) -> Markup:
+    """The static log's filter: one ``<details>`` per source line and per device (when
+    there are several), each holding that group's rows. Plain HTML, no script, so it
+    works in an untrusted notebook too."""
+    parts = []
+    for title, key in (("by line", lambda r: r.site.location), ("by device", lambda r: r.site.device_label)):
+        groups: dict[str, list[PrintRow]] = {}
+        for row in rows:
+            name = key(row)
+            if name:
+                groups.setdefault(name, []).append(row)
+        if len(groups) < 2:
+            continue
+        items = Markup("").join(
+            Markup('<details class="jaxdbg-pl-group"><summary style="cursor:pointer">{} · {}</summary>{}</details>')
+            .format(name, _rows_label(len(members)), _rows_table(members))
+            for name, members in groups.items())
+        parts.append(Markup('<div class="jaxdbg-pl-groups" style="margin-top:4px">'
+                            '<div style="{}">Show only the rows {}:</div>{}</div>').format(_MUTED, title, items))
+    return Markup("").join(parts)
+
+
+_MONO = theme.MONO + "margin:0;"
+_MUTED = theme.MUTED
+_BOX = theme.BOX
 _TD = "padding:0 8px 0 0;vertical-align:top;white-space:pre;text-align:left;"
 
 

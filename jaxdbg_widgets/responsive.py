@@ -63,7 +63,7 @@ from typing import Any, Callable, Iterator
 
 from jaxdbg.internals import ipykernel_api as api
 
-__all__ = ["PauseChannel", "CLOSED", "HIDDEN", "UNRESPONSIVE", "VIEWS_MESSAGE", "install",
+__all__ = ["PauseChannel", "CLOSED", "HIDDEN", "QueuedCell", "UNRESPONSIVE", "VIEWS_MESSAGE", "install",
            "interrupt_count"]
 
 
@@ -82,6 +82,20 @@ UNRESPONSIVE = _Sentinel("UNRESPONSIVE")
 #: ``wait`` result: the frontend removed every view of the attached widgets (Clear
 #: Output), though their models live on; show them again or ask at the prompt.
 HIDDEN = _Sentinel("HIDDEN")
+
+
+class QueuedCell:
+    """``wait`` result: a cell was run while this one is paused (it waits behind it).
+
+    A page reloaded without saving shows no sign of the stop; the panel is shown in
+    that cell's output too (``parent`` is its execute_request) so the stop can be
+    answered from there."""
+
+    def __init__(self, parent: dict) -> None:
+        self.parent = parent
+
+    def __repr__(self) -> str:
+        return f"QueuedCell({(self.parent.get('header') or {}).get('msg_id')!r})"
 
 #: ``content["type"]`` of the custom message a widget's frontend code sends with
 #: ``{"type": VIEWS_MESSAGE, "count": n}`` when the number of views of it that the page
@@ -268,6 +282,15 @@ class PauseChannel:
                 self._ident, self._parent = api.cell_parent(self._kernel)
             except Exception:
                 pass
+        # Frontends show the last status the kernel sent; the messages handled while
+        # paused each end with an idle, so say busy again for the paused cell.
+        self._release_busy: Callable[[], None] | None = None
+        self._unwatch_cells: Callable[[], None] | None = None
+        if self._kernel is not None:
+            try:
+                self._release_busy = api.keep_busy_while_paused(self._kernel, self._parent)
+            except Exception:
+                self._release_busy = None
         self.mechanism = self._choose(threading.current_thread())
         self._release_info: Callable[[], None] | None = None
         if self.mechanism == "subshell":
@@ -357,6 +380,17 @@ class PauseChannel:
             gone = bool(self._roots) and all(self._hidden.get(id(r), False) for r in self._roots)
         if gone:
             self._queue.put(HIDDEN)
+
+    def report_queued_cells(self) -> None:
+        """From now on ``wait`` also returns a :class:`QueuedCell` for each cell run
+        while this stop is paused (for a caller that shows the stop there)."""
+        if self._kernel is None or self._unwatch_cells is not None:
+            return
+        try:
+            self._unwatch_cells = api.watch_queued_cells(
+                self._kernel, lambda request: self._queue.put(QueuedCell(request)))
+        except Exception:
+            self._unwatch_cells = None
 
     def interrupted(self) -> bool:
         """True once the kernel was interrupted since this stop began."""
@@ -456,6 +490,8 @@ class PauseChannel:
             self._closed = True
             unwatch, self._unwatch = self._unwatch, None
             release_info, self._release_info = self._release_info, None
+            release_busy, self._release_busy = self._release_busy, None
+            unwatch_cells, self._unwatch_cells = self._unwatch_cells, None
             listeners, self._listeners = self._listeners, []
         for widget, listener in listeners:
             try:
@@ -466,6 +502,10 @@ class PauseChannel:
             unwatch()
         if release_info is not None:
             release_info()
+        if release_busy is not None:
+            release_busy()
+        if unwatch_cells is not None:
+            unwatch_cells()
         for _comm, undo in routed.values():
             undo()
         self._unpin()

@@ -81,7 +81,7 @@ def test_html_source_keeps_blank_lines_in_place():
     err, _ = jaxdbg.checkify(jax.jit(lambda x: positive_log(x)), errors="div")(jnp.array([0.0, 1.0]))
     html = CheckifyView.of(err)._repr_html_()
     import re
-    numbered = re.findall(r"padding-right: 5px;\">\s*(\d+)\s*</span>", html)  # line numbers
+    numbered = re.findall(r'<span class="jaxdbg-line[^"]*"[^>]*><span[^>]*>\s*(\d+) </span>', html)  # line numbers
     assert [int(n) for n in numbered] == list(range(DIVIDE_LINE - 3, DIVIDE_LINE + 4)), numbered
 
 

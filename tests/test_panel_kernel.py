@@ -436,3 +436,73 @@ def test_a_big_locals_statistics_wait_until_its_row_is_shown(kernel):
     press(kernel, "continue")
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "ok" and "result [0.0, 4.0]" in done.stdout, done
+
+
+def statuses(kernel) -> list[tuple[str, str]]:
+    """Every iopub status so far: (execution_state, parent msg_id), in arrival order."""
+    with kernel._lock:
+        return [(m["content"]["execution_state"], m["parent_header"].get("msg_id", ""))
+                for m in kernel._all if m["msg_type"] == "status"]
+
+
+@pytest.mark.timeout(300)
+def test_a_paused_cell_shows_busy_after_each_panel_message(kernel):
+    """The kernel handles the panel's messages while the cell is paused, each with its
+    busy/idle pair; a frontend's status bar follows the last status, so after each
+    idle the kernel says busy again for the paused cell."""
+    mid = kernel.execute("""
+@jax.jit
+def fb(x):
+    jaxdbg.breakpoint()
+    return x + 1
+print("result", fb(jnp.ones(2)).tolist())
+""")
+    wait_panel(kernel, mid)
+    cid = live_panel(kernel)
+    for n, line in enumerate(["p 40 + 2", "p x.shape", "w"]):
+        sent = kernel.send_custom(cid, {"type": "run", "id": f"busy:{n}", "line": line, "typed": True})
+        kernel.wait_for(lambda: ("idle", sent) in statuses(kernel), 60, f"idle after {line!r}")
+        # the last word is busy, for the paused cell
+        last = kernel.wait_for(lambda: (s := statuses(kernel)) and s[-1][0] == "busy" and s[-1],
+                               10, f"busy again after {line!r}: {statuses(kernel)[-4:]}")
+        assert last[1] == mid, (last, mid)
+    wait_log(kernel, r"\(jaxdbg\) p 40 \+ 2\n42\n", cid=cid)
+    press(kernel, "continue", cid=cid)
+    assert kernel.wait_reply(mid, timeout=60).status == "ok"
+    kernel.wait_for(lambda: statuses(kernel)[-1] == ("idle", mid), 30, "the cell's own idle last")
+
+
+@pytest.mark.timeout(300)
+def test_a_cell_run_while_paused_shows_the_stop(kernel):
+    """A page reloaded without saving shows no stop; a cell run from it waits behind
+    the paused one and shows, in its own output, why, and the live panel itself."""
+    first = kernel.execute("""
+@jax.jit
+def fq(x):
+    jaxdbg.breakpoint()
+    return x + 1
+print("result", fq(jnp.ones(2)).tolist())
+""")
+    wait_panel(kernel, first)
+    cid = live_panel(kernel)
+    later = kernel.execute("print('after the stop')")
+
+    def shown():
+        msgs = kernel.result(later).messages
+        text = "".join(m["content"]["data"].get("text/plain", "") for m in msgs
+                       if m["msg_type"] == "display_data")
+        views = [m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+                 for m in msgs if m["msg_type"] == "display_data"
+                 and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]]
+        return "the kernel is paused at Stopped at In[" in text and views and (text, views)
+    text, views = kernel.wait_for(shown, 60, "the stop shown in the queued cell")
+    assert views == [cid] and "interrupt the kernel" in text, (text, views)
+    assert kernel.result(later).reply is None  # it waits
+
+    # answered from there: the same panel; then the queued cell runs
+    submit(kernel, "p 40 + 2", cid=cid)
+    wait_log(kernel, r"\(jaxdbg\) p 40 \+ 2\n42", cid=cid)
+    press(kernel, "continue", cid=cid)
+    assert kernel.wait_reply(first, timeout=60).status == "ok"
+    done = kernel.wait_reply(later, timeout=60)
+    assert done.status == "ok" and "after the stop" in done.stdout

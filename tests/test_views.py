@@ -11,16 +11,23 @@ from jaxdbg.outputs import LogEntry, Resume, SourceView, StopSummary
 from jaxdbg.views import html, text
 
 
-def test_source_uses_pygments_line_numbers_and_hl_lines():
+def test_source_is_numbered_marks_the_current_line_and_takes_theme_colours():
     view = SourceView("f.py", 10, ["a = 1", "b = '<b>'", "c = 3"], current_lineno=11)
     out = html.source(view, "> f.py:11 in <module>")
     assert isinstance(out, Markup)
     assert "&gt; f.py:11 in &lt;module&gt;" in out  # the engine's heading, escaped
-    numbers = re.findall(r"padding-right: 5px;\">(\d+)</span>", out)  # pygments line numbers
-    assert numbers[:3] == ["10", "11", "12"]  # linenostart
-    highlighted = re.search(r'<span style="background-color: #ffffcc">(.*?)\n</span>', out, re.S)
-    assert highlighted and ">11</span>" in highlighted.group(1) and "&lt;b&gt;" in highlighted.group(1)
-    assert "<b>" not in out.split("</div>", 1)[1]  # code is escaped by pygments
+    code = re.search(r'<pre class="jaxdbg-code-lines"[^>]*>(.*)</pre>', out, re.S).group(1)
+    lines = code.rstrip("\n").split("\n")  # one line of markup per source line
+    assert len(lines) == 3 and all(line.startswith('<span class="jaxdbg-line') for line in lines)
+    plain = [re.sub(r"<[^>]+>", "", line) for line in lines]
+    assert plain[0].startswith("10 ") and plain[2].startswith("12 ")
+    assert plain[1].startswith("11 → ") and "jaxdbg-current-line" in lines[1]  # marked in words
+    assert "&lt;b&gt;" in lines[1] and "<b>" not in out.split("</div>", 1)[1]  # code is escaped
+    # colours only through theme variables: no literal colour survives an untrusted
+    # notebook's sanitizer to clash with a dark page (#ffffcc was pygments' highlight)
+    styles = " ".join(re.findall(r'style="([^"]*)"', out))
+    assert "--jp-mirror-editor-" in styles and "--jp-brand-color1" in styles
+    assert not re.search(r"(?<![-\w])(color|background(-color)?):\s*(#|rgb)", styles), styles
     assert "(source not available)" in html.source(SourceView("f.py", 1, [], 1), "h")
 
 

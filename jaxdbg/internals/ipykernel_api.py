@@ -311,11 +311,18 @@ class _InfoDesk:
         kernel = self.kernel
         session = kernel.session
         idents, frames = session.feed_identities(msg, copy=False)
-        header = session.deserialize(frames, content=False, copy=False)["header"]
+        peeked = session.deserialize(frames, content=False, copy=False)
+        header = peeked["header"]
         if header.get("subshell_id"):
             return False  # the frontend chose a subshell itself
         if header.get("msg_type") in SUBSHELL_REQUESTS:
             return self._to_subshell(msg)
+        if header.get("msg_type") == "execute_request":
+            # It queues behind the paused cell; tell the stop (its header is all it
+            # needs: reading the content would record the signature, and the kernel
+            # would then drop the message as a replay), then let it queue.
+            notify_queued_cell(kernel, {"header": header, "parent_header": peeked.get("parent_header", {})})
+            return False
         if header.get("msg_type") not in INFO_REQUESTS:
             return False
         request = session.deserialize(frames, content=True, copy=False)
@@ -395,6 +402,37 @@ def answer_info_requests(kernel: Any) -> Callable[[], None]:
                 desk.users -= 1
 
     return release
+
+
+# --------------------------------------------------------------------------- queued cells
+
+_queued_cell_watchers: "weakref.WeakKeyDictionary[Any, list[Callable[[dict], None]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def watch_queued_cells(kernel: Any, callback: Callable[[dict], None]) -> Callable[[], None]:
+    """Call ``callback(request)`` for each ``execute_request`` that arrives while a
+    cell is paused (it waits behind the paused cell: 7.4's info desk and 6.x's pump
+    see it first). Called on the thread that read it; returns the undo."""
+    with _subshell_lock:
+        _queued_cell_watchers.setdefault(kernel, []).append(callback)
+
+    def undo() -> None:
+        with _subshell_lock:
+            watchers = _queued_cell_watchers.get(kernel, [])
+            if callback in watchers:
+                watchers.remove(callback)
+    return undo
+
+
+def notify_queued_cell(kernel: Any, request: dict) -> None:
+    with _subshell_lock:
+        watchers = list(_queued_cell_watchers.get(kernel, []))
+    for callback in watchers:
+        try:
+            callback(request)
+        except Exception:
+            kernel.log.error("jaxdbg: a queued-cell watcher failed", exc_info=True)
 
 
 # --------------------------------------------------------------------------- parents
@@ -743,6 +781,7 @@ class _ShellPump:
 
         def hold(stream: Any, ident: Any, msg: Any) -> None:
             held.append((stream, ident, msg))
+            notify_queued_cell(kernel, msg)
 
         saved_ident, saved_parent = current_parent(kernel)
         loop = asyncio.new_event_loop()
@@ -861,6 +900,91 @@ def shell_pump(kernel: Any) -> _ShellPump:
         if pump is None:
             pump = _pumps[kernel] = _ShellPump(kernel)
         return pump
+
+
+# --------------------------------------------------------------------------- busy while paused
+
+
+class _BusyWhilePaused:
+    """Keeps the kernel's reported state busy while a cell is paused at a stop.
+
+    The kernel handles the panel's messages meanwhile (on a subshell, 7.4; through the
+    shell pump, 6.x), each with its own busy / idle status pair, and frontends show the
+    last status they saw: JupyterLab's status bar said Idle while the cell was still
+    running. ``kernel._publish_status`` is wrapped (an instance attribute over the
+    method) so that every idle for another request is followed by a busy for the paused
+    cell's request. The idles themselves stay: frontends wait for them to end the
+    message's own handling.
+    """
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.lock = threading.Lock()
+        self.paused: list[dict] = []  # the paused cells' requests, newest last
+
+    def hold(self, parent: dict) -> Callable[[], None]:
+        kernel = self.kernel
+        with self.lock:
+            self.paused.append(parent)
+            if len(self.paused) == 1:
+                publish = type(kernel)._publish_status.__get__(kernel)
+
+                def publish_status(status: str, channel: str, parent: Any = None) -> None:
+                    publish(status, channel, parent)
+                    if status == "idle":
+                        self._busy_again(publish, channel, parent)
+
+                kernel._publish_status = publish_status
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            with self.lock:
+                if released:
+                    return
+                released = True
+                self.paused.remove(parent)
+                if not self.paused:
+                    try:
+                        del kernel._publish_status
+                    except AttributeError:
+                        pass
+        return release
+
+    def _busy_again(self, publish: Callable, channel: str, parent: Any) -> None:
+        with self.lock:
+            paused = self.paused[-1] if self.paused else None
+        # A stop whose cell has returned (a callback run later) leaves the kernel idle.
+        if paused is None or not main_shell_busy(self.kernel):
+            return
+        if parent is None:  # 6.x: the parent of the message being handled
+            try:
+                parent = self.kernel.get_parent(channel)
+            except Exception:
+                parent = None
+        msg_id = lambda m: ((m or {}).get("header") or {}).get("msg_id")  # noqa: E731
+        if msg_id(parent) == msg_id(paused):
+            return  # the paused cell's own idle: it has ended
+        try:
+            publish("busy", channel, paused)
+        except Exception:
+            self.kernel.log.error("jaxdbg: publishing busy for the paused cell failed", exc_info=True)
+
+
+_busy_keepers: "weakref.WeakKeyDictionary[Any, _BusyWhilePaused]" = weakref.WeakKeyDictionary()
+
+
+def keep_busy_while_paused(kernel: Any, parent: dict) -> Callable[[], None]:
+    """Report ``parent`` (the paused cell's execute_request) busy after every message
+    handled meanwhile; returns the undo. A no-op where the kernel has no
+    ``_publish_status`` or ``parent`` has no header."""
+    if not callable(getattr(type(kernel), "_publish_status", None)) or not (parent or {}).get("header"):
+        return lambda: None
+    with _subshell_lock:
+        keeper = _busy_keepers.get(kernel)
+        if keeper is None:
+            keeper = _busy_keepers[kernel] = _BusyWhilePaused(kernel)
+    return keeper.hold(parent)
 
 
 # --------------------------------------------------------------------------- status

@@ -3,8 +3,9 @@
 Every function returns ``markupsafe.Markup``: text from the program or the user
 goes in through ``escape`` or ``Markup.format`` (which escapes its arguments),
 so whether something is escaped is carried by its type, not by a convention.
-Styles are inline (with JupyterLab theme variables and literal fallbacks) so the
-HTML reads the same in a saved notebook, nbconvert output or Colab.
+Styles are inline (JupyterLab theme variables, fallbacks relative to the text colour:
+:mod:`jaxdbg.views.theme`) so the HTML reads the same in a saved notebook, nbconvert
+output, an untrusted notebook or Colab, on light and dark pages.
 
 What is shown comes from the engine (:mod:`jaxdbg.session`): headings,
 banners, summaries and outcomes are drawn here, never re-worded.
@@ -12,39 +13,29 @@ banners, summaries and outcomes are drawn here, never re-worded.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable
 
 from markupsafe import Markup, escape
 
 from jaxdbg.outputs import LogEntry, SourceView, StopSummary
 from jaxdbg.views import text as text_view
+from jaxdbg.views import theme
 
-ERROR_STYLE = "color:var(--jp-error-color1, #c62828);"
-MUTED_STYLE = "color:var(--jp-content-font-color2, #555);"
-MONO_STYLE = ("font-family:var(--jp-code-font-family, monospace);font-size:12px;"
-              "line-height:1.45;")
+ERROR_STYLE = theme.ERROR
+MUTED_STYLE = theme.MUTED
+MONO_STYLE = theme.MONO
 LOG_CHARS = 2_000  # per log entry in a summary; the rest is counted, not shown
 
 
 def source(view: SourceView | None, heading: str) -> Markup:
-    """A source window, highlighted by pygments with its own line numbers
-    (``linenos``/``linenostart``) and the current line marked (``hl_lines``)."""
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
-
+    """A source window: highlighted in the theme's editor colours, numbered, the current
+    line marked (:func:`jaxdbg.views.theme.highlighted_lines`)."""
     head = Markup('<div class="jaxdbg-source-heading" style="font-weight:bold;">{}</div>').format(heading)
     if view is None or not view.lines:
         return head + Markup('<div class="jaxdbg-no-source" style="{}">(source not available)</div>'
                              ).format(MUTED_STYLE)
-    current = view.current_lineno - view.first_lineno + 1  # hl_lines counts from the snippet
-    formatter = HtmlFormatter(linenos="inline", linenostart=view.first_lineno,
-                              hl_lines=[current] if 1 <= current <= len(view.lines) else [],
-                              noclasses=True, style="default", cssclass="jaxdbg-source")
-    lexer = PythonLexer(stripnl=False, ensurenl=True)
-    # pygments escapes the code it highlights; its output is markup.
-    body = Markup(highlight("\n".join(view.lines) + "\n", lexer, formatter))
-    return head + Markup('<div style="{}overflow-x:auto;">{}</div>').format(MONO_STYLE, body)
+    return head + theme.highlighted_lines(view.lines, view.first_lineno, view.current_lineno)
 
 
 def log_entry(entry: LogEntry, limit: int | None = LOG_CHARS) -> Markup:
@@ -71,16 +62,57 @@ def log(entries: Iterable[LogEntry], limit: int | None = LOG_CHARS) -> Markup:
     return Markup("").join(log_entry(e, limit) for e in entries)
 
 
+# A summary stays compact however long the session was: the last few commands, each
+# result cut to its first lines; the rest is folded under <details> (no script, so it
+# opens in an untrusted notebook too).
+SUMMARY_ENTRIES = 5
+SUMMARY_LINES = 3
+SUMMARY_LINE_CHARS = 160
+
+
+def _first_lines(text: str) -> tuple[str, int]:
+    """``(the first SUMMARY_LINES lines, each cut to SUMMARY_LINE_CHARS; lines left out)``."""
+    lines = text.splitlines()
+    keep = len(lines) if len(lines) <= SUMMARY_LINES + 1 else SUMMARY_LINES  # never fold one line
+    shown = [line if len(line) <= SUMMARY_LINE_CHARS else line[:SUMMARY_LINE_CHARS] + " …"
+             for line in lines[:keep]]
+    return "\n".join(shown), len(lines) - len(shown)
+
+
+def _folded(label: str, body: Markup) -> Markup:
+    return Markup('<details class="jaxdbg-more"><summary style="{}cursor:pointer;">{}</summary>{}</details>'
+                  ).format(MUTED_STYLE, label, body)
+
+
+def summary_entry(entry: LogEntry, limit: int | None = LOG_CHARS) -> Markup:
+    """One command in a summary: its first lines shown, the whole (up to ``limit``) folded."""
+    if entry.html is not None or not entry.text:
+        return log_entry(entry, limit)
+    head, more_lines = _first_lines(entry.text)
+    if head == entry.text:
+        return log_entry(entry, limit)
+    shown = dataclasses.replace(entry, text=head)
+    label = f"… {more_lines:,} more line{'s' if more_lines != 1 else ''}" if more_lines else "… the whole result"
+    return log_entry(shown, None) + _folded(label, log_entry(dataclasses.replace(entry, command=""), limit))
+
+
 def stop_summary(summary: StopSummary, limit: int | None = LOG_CHARS) -> Markup:
-    """A finished stop, self-contained: banner, the stopped-at line, the log, the outcome."""
+    """A finished stop, self-contained and compact: banner, the stopped-at line, the last
+    commands with their results cut to a few lines (the earlier ones and the rest of each
+    result folded under ``<details>``), the outcome."""
     parts = [Markup('<div class="jaxdbg-banner" style="font-weight:bold;">{}</div>').format(summary.banner)]
     if summary.line:
         parts.append(Markup('<div class="jaxdbg-stop-line">{}: <code>{}</code></div>')
                      .format(summary.location, summary.line))
-    parts.append(log(summary.log, limit))
+    entries = list(summary.log)
+    earlier, last = entries[:-SUMMARY_ENTRIES], entries[-SUMMARY_ENTRIES:]
+    if earlier:
+        parts.append(_folded(f"{len(earlier):,} more command{'s' if len(earlier) != 1 else ''}",
+                             Markup("").join(summary_entry(e, limit) for e in earlier)))
+    parts.extend(summary_entry(e, limit) for e in last)
     parts.append(Markup('<div class="jaxdbg-ended" style="{}">{}</div>').format(MUTED_STYLE, summary.outcome))
-    return Markup('<div class="jaxdbg-static" style="{}border:1px solid var(--jp-border-color1, #ccc);'
-                  'padding:4px;">{}</div>').format(MONO_STYLE, Markup("").join(parts))
+    return Markup('<div class="jaxdbg-static" style="{}{}padding:4px;">{}</div>').format(
+        MONO_STYLE, theme.BORDER, Markup("").join(parts))
 
 
 class Rendered:

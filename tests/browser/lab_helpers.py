@@ -299,3 +299,71 @@ def cell_outputs(page, index: int) -> list[dict]:
     return page.evaluate(
         "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.outputs.toJSON()",
         index)
+
+
+# ----------------------------------------------------------------------- colours and contrast
+
+# WCAG 2 contrast of text against what is painted behind it, computed from the page.
+# Computed colours come as rgb()/rgba(), or as color(srgb r g b / a) for color-mix().
+# The background is the stack of translucent layers up to the first opaque one (white
+# below all); the text colour's alpha and the opacity of the element and its ancestors
+# fade it into that background, as a person sees it. Disabled controls are left out
+# (WCAG asks no contrast of an inactive control).
+_CONTRAST_JS = """
+([rootSelector, textSelector]) => {
+  const parse = (c) => {
+    let m = c.match(/rgba?\\(([^)]+)\\)/);
+    if (m) { const p = m[1].split(/[ ,\\/]+/).filter(Boolean).map(Number);
+             return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; }
+    m = c.match(/color\\(srgb ([\\d.e-]+) ([\\d.e-]+) ([\\d.e-]+)(?: \\/ ([\\d.e-]+))?\\)/);
+    if (m) return {r: 255 * m[1], g: 255 * m[2], b: 255 * m[3], a: m[4] === undefined ? 1 : Number(m[4])};
+    throw new Error('unparsed colour ' + c); };
+  const over = (c, under) => ({r: c.r * c.a + under.r * (1 - c.a), g: c.g * c.a + under.g * (1 - c.a),
+                               b: c.b * c.a + under.b * (1 - c.a)});
+  const lum = ({r, g, b}) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+      if (c.a > 0) { layers.push(c); if (c.a >= 1) break; } }
+    let out = {r: 255, g: 255, b: 255};
+    for (const c of layers.reverse()) out = over(c, out);
+    return out; };
+  const opacity = (el) => { let o = 1; for (let e = el; e; e = e.parentElement) o *= Number(getComputedStyle(e).opacity); return o; };
+  const ratio = (el) => { const bg = background(el); const fg = parse(getComputedStyle(el).color);
+    const seen = over({...fg, a: fg.a * opacity(el)}, bg);
+    const a = lum(seen) + 0.05, b = lum(bg) + 0.05; return Math.max(a, b) / Math.min(a, b); };
+  const ownText = (e) => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+  const shown = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  // WCAG sets no contrast for the text of an inactive control
+  const active = (e) => !e.closest(':disabled');
+  const out = [];
+  for (const root of document.querySelectorAll(rootSelector)) {
+    const els = textSelector ? [...root.querySelectorAll(textSelector)].filter(e => e.textContent.trim())
+                             : [root, ...root.querySelectorAll('*')].filter(ownText);
+    for (const e of els.filter(e => shown(e) && active(e))) {
+      out.push({text: e.textContent.trim().slice(0, 40), tag: e.tagName.toLowerCase(),
+                cls: String(e.className), colour: getComputedStyle(e).color, ratio: Math.round(ratio(e) * 100) / 100});
+    }
+  }
+  return out;
+}
+"""
+
+WCAG_AA = 4.5  # normal-size text
+
+
+def text_contrast(page, root_selector: str, text_selector: str | None = None) -> list[dict]:
+    """Every piece of text shown inside the elements matching ``root_selector`` (or the
+    elements matching ``text_selector`` there) with its WCAG contrast ratio."""
+    return page.evaluate(_CONTRAST_JS, [root_selector, text_selector])
+
+
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark",
+          "high-contrast": "JupyterLab Dark High Contrast"}
+
+
+def set_theme(server: LabServer, name: str) -> None:
+    """Make ``name`` the server's theme (pages opened afterwards start in it)."""
+    server.api("PUT", "lab/api/settings/@jupyterlab/apputils-extension:themes",
+               {"raw": json.dumps({"theme": name})})

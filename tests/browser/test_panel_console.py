@@ -16,12 +16,17 @@ import re
 import pytest
 
 from lab_helpers import (
+    THEMES,
+    type_command,
+    WCAG_AA,
     cell,
     cell_output_text,
     live_panel,
     open_notebook,
     run_cell,
     save_screenshot,
+    set_theme,
+    text_contrast,
     wait_for_output_text,
     wait_heading,
     wait_log,
@@ -141,44 +146,13 @@ def test_console_typing_history_completion_and_shortcuts(page, server):
 
 # --------------------------------------------------------------------------- themes
 
-CONTRAST_JS = """
-() => {
-  // computed colours come as rgb()/rgba(), or as color(srgb r g b / a) for color-mix()
-  const parse = (c) => {
-    let m = c.match(/rgba?\\(([^)]+)\\)/);
-    if (m) { const p = m[1].split(',').map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; }
-    m = c.match(/color\\(srgb ([\\d.e-]+) ([\\d.e-]+) ([\\d.e-]+)(?: \\/ ([\\d.e-]+))?\\)/);
-    if (m) return {r: 255 * m[1], g: 255 * m[2], b: 255 * m[3], a: m[4] === undefined ? 1 : Number(m[4])};
-    throw new Error('unparsed colour ' + c); };
-  const lum = ({r, g, b}) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
-  const background = (el) => {
-    const layers = [];
-    for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor); if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; } }
-    let out = {r: 255, g: 255, b: 255};
-    for (const c of layers.reverse()) out = {r: c.r * c.a + out.r * (1 - c.a), g: c.g * c.a + out.g * (1 - c.a), b: c.b * c.a + out.b * (1 - c.a)};
-    return out; };
-  const ratio = (el) => { const fg = parse(getComputedStyle(el).color); const bg = background(el);
-    const a = lum(fg) + 0.05, b = lum(bg) + 0.05; return Math.max(a, b) / Math.min(a, b); };
-  const panel = document.querySelector('.jaxdbg-panel:not(.jaxdbg-finished)');
-  const pick = (sel) => [...panel.querySelectorAll(sel)].filter(e => e.textContent.trim());
-  const report = (els) => els.map(e => ({text: e.textContent.slice(0, 30), cls: e.className, ratio: ratio(e)}));
-  return {
-    current: report(pick('.jaxdbg-current .jaxdbg-code span, .jaxdbg-current .jaxdbg-lineno')),
-    tokens: report(pick('.jaxdbg-source .jaxdbg-code span')),
-    text: report(pick('.jaxdbg-banner, .jaxdbg-frame span, .jaxdbg-locals td, .jaxdbg-locals th, .jaxdbg-out, .jaxdbg-in, .jaxdbg-button')),
-    theme: document.body.dataset.jpThemeName,
-  };
+LIVE_PANEL = ".jaxdbg-panel:not(.jaxdbg-finished)"
+PANEL_TEXT = {
+    "current": ".jaxdbg-current .jaxdbg-code span, .jaxdbg-current .jaxdbg-lineno",
+    "tokens": ".jaxdbg-source .jaxdbg-code span",
+    "text": ".jaxdbg-banner, .jaxdbg-frame span, .jaxdbg-locals td, .jaxdbg-locals th, .jaxdbg-out,"
+            " .jaxdbg-in, .jaxdbg-button",
 }
-"""
-
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark",
-          "high-contrast": "JupyterLab Dark High Contrast"}
-
-
-def set_theme(server, name: str) -> None:
-    server.api("PUT", "lab/api/settings/@jupyterlab/apputils-extension:themes",
-               {"raw": json.dumps({"theme": name})})
 
 
 @pytest.mark.parametrize("theme", list(THEMES))
@@ -195,11 +169,10 @@ def test_theme_contrast(page, lab_server, theme):
         page.keyboard.press("Enter")
         wait_log(page, panel, r"Array\(\[2\., 4\., 6\.\]")
         page.mouse.move(0, 0)  # no hover colours
-        found = page.evaluate(CONTRAST_JS)
+        found = {part: text_contrast(page, LIVE_PANEL, sel) for part, sel in PANEL_TEXT.items()}
         save_screenshot(page, f"panel_theme_{theme}")
-        assert found["theme"] == THEMES[theme]
         assert found["current"] and found["tokens"] and found["text"], found
-        low = [r for part in ("current", "tokens", "text") for r in found[part] if r["ratio"] < 4.5]
+        low = [r for part in ("current", "tokens", "text") for r in found[part] if r["ratio"] < WCAG_AA]
         assert not low, low
         panel.locator(".jaxdbg-button", has_text="Continue").first.click()
         wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
@@ -387,19 +360,208 @@ def test_continue_all_ignore_and_disable_buttons(page, lab_server):
     page.evaluate("() => true")
 
 
-def test_panel_below_the_viewport_scrolls_into_view(page, lab_server):
-    """Run All: the stop's cell is far below what is on screen; its panel comes into view."""
+# Where a person sees the element: the point at the middle of its first line hits it
+# (not clipped by the notebook's scroller, not under another element, in the window).
+SEEN_JS = """(sel) => { const p = document.querySelector('.jaxdbg-panel:not(.jaxdbg-finished)');
+  const e = p && p.querySelector(sel); if (!e) return false;
+  const r = e.getBoundingClientRect(); const x = r.left + Math.min(r.width / 2, 40), y = r.top + 6;
+  const hit = document.elementFromPoint(x, y); return !!hit && e.contains(hit); }"""
+
+
+def test_run_all_shows_the_top_of_the_panel(page, server):
+    """Run All: the stop's cell is far below what is on screen, and more cells follow it;
+    its panel comes into view from its top: the banner and the source, not only the input."""
     from lab_helpers import run_all_cells
 
+    page.set_viewport_size({"width": 1280, "height": 700})  # a laptop: the panel is taller than the view
     filler = 'print("\\n".join(f"filler line {i}" for i in range(60)))'
-    open_notebook(page, lab_server, "below.ipynb", [SETUP_CELL] + [filler] * 4 + [STOP_CELL])
+    open_notebook(page, server, f"below-{server.app}.ipynb",
+                  [SETUP_CELL] + [filler] * 4 + [STOP_CELL] + ["1 + 1"] * 3)
     run_all_cells(page, wait=False)
     panel = live_panel(page, 5)
-    panel.wait_for(state="attached", timeout=PANEL_TIMEOUT_MS)
-    page.wait_for_function(
-        "() => { const p = document.querySelector('.jaxdbg-panel:not(.jaxdbg-finished)');"
-        " if (!p) return false; const r = p.getBoundingClientRect();"
-        " return r.top < window.innerHeight && r.bottom > 0; }", timeout=30_000)
-    save_screenshot(page, "panel_scrolled_into_view")
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    seen = lambda: all(page.evaluate(SEEN_JS, sel) for sel in
+                       (".jaxdbg-banner", ".jaxdbg-source-heading", ".jaxdbg-current"))
+    page.wait_for_function(f"() => [...{json.dumps(['.jaxdbg-banner', '.jaxdbg-source-heading', '.jaxdbg-current'])}]"
+                           f".every(s => ({SEEN_JS})(s))", timeout=30_000)
+    page.wait_for_timeout(1000)  # and it stays there (nothing scrolls it away afterwards)
+    save_screenshot(page, f"panel_run_all_{server.app}")
+    assert seen()
     page.keyboard.press("F8")
     wait_for_output_text(page, 5, "result 12.0", timeout_s=60)
+
+
+# --------------------------------------------------------------------------- completion list
+
+
+def completion_items(panel) -> list[str]:
+    return panel.locator(".jaxdbg-completions.jaxdbg-open .jaxdbg-completion").all_inner_texts()
+
+
+def active_completion(panel) -> str | None:
+    active = panel.locator(".jaxdbg-completion.jaxdbg-active")
+    return active.inner_text() if active.count() else None
+
+
+def test_completion_list_shows_words_narrows_and_takes_the_keys(page, server):
+    open_notebook(page, server, f"complete-{server.app}.ipynb", [SETUP_CELL, STOP_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    box = panel.locator(".jaxdbg-input")
+    page.wait_for_function("() => document.activeElement && document.activeElement.classList.contains('jaxdbg-input')")
+    page.keyboard.type("p alpha_value.sum(); p jnp.ar", delay=10)
+    page.keyboard.press("Tab")
+    panel.locator(".jaxdbg-completions.jaxdbg-open").wait_for(timeout=30_000)
+    first = completion_items(panel)
+    # each item is the completed word alone, not the typed line again
+    assert len(first) > 3 and "arange" in first and "array" in first, first
+    assert all(w.startswith("ar") and " " not in w and "." not in w for w in first), first
+    assert active_completion(panel) == first[0]
+
+    # typing on narrows the list, without another Tab
+    page.keyboard.type("gm")
+    page.wait_for_function("() => [...document.querySelectorAll('.jaxdbg-completions.jaxdbg-open .jaxdbg-completion')]"
+                           ".every(e => e.textContent.startsWith('argm'))")
+    narrowed = completion_items(panel)
+    assert narrowed and len(narrowed) < len(first) and set(narrowed) <= set(first), narrowed
+    assert box.input_value() == "p alpha_value.sum(); p jnp.argm"
+    save_screenshot(page, f"panel_completion_open_{server.app}")
+
+    # ↓ / ↑ move in the list, not in the history; the input is left alone
+    page.keyboard.press("ArrowDown")
+    assert active_completion(panel) == narrowed[1 % len(narrowed)]
+    page.keyboard.press("ArrowUp")
+    assert active_completion(panel) == narrowed[0]
+    assert box.input_value() == "p alpha_value.sum(); p jnp.argm"
+    page.keyboard.press("ArrowDown")
+    chosen = active_completion(panel)
+    page.keyboard.press("Enter")  # picks; runs nothing
+    assert box.input_value() == "p alpha_value.sum(); p jnp." + chosen
+    assert completion_items(panel) == [] and log_commands(panel) == []
+
+    # Tab picks too; Esc closes the list and keeps the text
+    box.fill("p jnp.ar")
+    page.keyboard.press("Tab")
+    panel.locator(".jaxdbg-completions.jaxdbg-open").wait_for(timeout=30_000)
+    page.keyboard.press("ArrowDown")
+    chosen = active_completion(panel)
+    page.keyboard.press("Tab")
+    assert box.input_value() == "p jnp." + chosen and completion_items(panel) == []
+    box.fill("p jnp.ar")
+    page.keyboard.press("Tab")
+    panel.locator(".jaxdbg-completions.jaxdbg-open").wait_for(timeout=30_000)
+    page.keyboard.press("Escape")
+    assert completion_items(panel) == [] and box.input_value() == "p jnp.ar"
+    assert live_panel(page, 1).count() == 1
+    save_screenshot(page, f"panel_completion_{server.app}")
+
+    # with the list closed the arrows are the history again
+    box.fill("")
+    page.keyboard.type("p 40 + 2")
+    page.keyboard.press("Enter")
+    wait_log(page, panel, r"\(jaxdbg\) p 40 \+ 2\s+42")
+    page.keyboard.press("ArrowUp")
+    assert box.input_value() == "p 40 + 2"
+    page.keyboard.press("F8")
+    wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
+
+
+# --------------------------------------------------------------------------- layout
+
+MANY_LOCALS_CELL = """\
+def inner(x):
+    a00, a01, a02, a03, a04, a05 = x, x + 1, x + 2, x + 3, x + 4, x + 5
+    a06, a07, a08, a09, a10, a11 = x + 6, x + 7, x + 8, x + 9, x + 10, x + 11
+    jaxdbg.breakpoint()
+    return a11
+
+print("result", jax.jit(inner)(jnp.arange(3.0)).tolist())
+"""
+
+
+def test_frames_box_fits_its_frames_and_locals_get_the_room(page, lab_server):
+    """Two frames and a six-line cell: the frames box is not the fixed 17-line height,
+    and the 13 locals show without scrolling. Disable and Ignore say they stay paused."""
+    open_notebook(page, lab_server, "layout.ipynb", [SETUP_CELL, MANY_LOCALS_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    assert panel.locator(".jaxdbg-frame").count() == 2
+    page.wait_for_function("() => document.querySelectorAll('.jaxdbg-panel:not(.jaxdbg-finished) .jaxdbg-local').length === 13")
+    frames = panel.locator(".jaxdbg-frames").evaluate("e => [e.clientHeight, e.scrollHeight]")
+    line = panel.locator(".jaxdbg-frame").first.evaluate("e => e.getBoundingClientRect().height")
+    assert frames[0] <= 9 * line + 40 and frames[1] <= frames[0], (frames, line)
+    locals_box = panel.locator(".jaxdbg-locals").evaluate("e => [e.clientHeight, e.scrollHeight]")
+    assert locals_box[1] - locals_box[0] <= 1, locals_box  # every row shows, no scrolling
+    # the source box is as tall as the frames box: nothing in the body is left empty
+    source = panel.locator(".jaxdbg-source").evaluate("e => e.getBoundingClientRect().bottom")
+    frames_bottom = panel.locator(".jaxdbg-frames").evaluate("e => e.getBoundingClientRect().bottom")
+    assert abs(source - frames_bottom) <= 2, (source, frames_bottom)
+
+    # Disable and Ignore do not resume: their label says so, apart from Continue all
+    stays = panel.locator(".jaxdbg-stays-paused")
+    assert "stays paused" in stays.inner_text()
+    for name in ("Disable", "Ignore"):
+        b = stays.get_by_role("button", name=name, exact=True)
+        assert b.count() == 1 and "stays paused" in b.get_attribute("title"), name
+    assert panel.locator(".jaxdbg-stays-paused .jaxdbg-button", has_text="Continue all").count() == 0
+    save_screenshot(page, "panel_layout_few_frames")
+    page.keyboard.press("F8")
+    wait_for_output_text(page, 1, "result [11.0, 12.0, 13.0]", timeout_s=60)
+
+
+# --------------------------------------------------------------------------- kernel status
+
+KERNEL_STATUS_JS = ("() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
+                    " return k ? k.status : null; }")
+
+
+def test_a_paused_cell_shows_the_kernel_busy(page, server):
+    """The status bar (and the kernel status every indicator reads) says Busy while the
+    cell is paused, also after the panel's commands were handled; Idle once it ends."""
+    open_notebook(page, server, f"busy-{server.app}.ipynb", [SETUP_CELL, STOP_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    for line, answer in (("p 40 + 2", r"42"), ("p alpha_value", r"Array\(\[2\., 4\., 6\.\]"), ("w", r"<module>")):
+        type_command(panel, line)
+        wait_log(page, panel, answer)
+    page.wait_for_timeout(500)  # the idle of the last command's message has arrived by now
+    assert page.evaluate(KERNEL_STATUS_JS) == "busy"
+    if server.app == "lab":
+        bar = page.locator(".jp-StatusBar-Widget").inner_text()
+        assert "Busy" in bar and "Idle" not in bar, bar
+    save_screenshot(page, f"panel_kernel_busy_{server.app}")
+    page.keyboard.press("F8")
+    wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
+    page.wait_for_function(f"() => ({KERNEL_STATUS_JS})() === 'idle'", timeout=30_000)
+
+
+# --------------------------------------------------------------------------- kernel restart
+
+
+def test_a_panel_whose_kernel_restarted_says_so(page, server):
+    """Restart the kernel while paused: the old panel says its kernel is gone and its
+    controls are disabled, instead of dropping clicks and typed lines silently."""
+    open_notebook(page, server, f"restart-{server.app}.ipynb", [SETUP_CELL, STOP_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    type_command(panel, "p 40 + 2")
+    wait_log(page, panel, r"42")
+    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }")
+    gone = cell(page, 1).locator(".jaxdbg-panel .jaxdbg-gone")
+    gone.wait_for(state="visible", timeout=60_000)
+    assert "kernel" in gone.inner_text().lower() and "run the cell again" in gone.inner_text().lower()
+    root = cell(page, 1).locator(".jaxdbg-panel")
+    assert root.locator(".jaxdbg-input").is_disabled()
+    for name in ("Continue", "Quit", "Up"):
+        assert root.get_by_role("button", name=name, exact=True).is_disabled(), name
+    # what it showed stays readable
+    assert "(jaxdbg) p 40 + 2" in root.inner_text()
+    save_screenshot(page, f"panel_kernel_restarted_{server.app}")

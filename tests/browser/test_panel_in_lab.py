@@ -177,7 +177,8 @@ def test_queued_cell_runs_after_continue_and_next_cell_after_quit(page, server):
     run_cell(page, 2, wait=False)  # queued behind the paused cell
     type_command(live, "p y")  # the panel still answers with a cell queued
     wait_log(page, live, r"Array\(\[2\., 4\., 6\.\], dtype=float32\)")
-    assert cell_output_text(page, 2) == "", "the queued cell must wait for the paused one"
+    waiting = wait_for_output_text(page, 2, "this cell waits: the kernel is paused at", 60)
+    assert "queued cell ran" not in waiting, "the queued cell must wait for the paused one"
 
     live.get_by_role("button", name="Continue", exact=True).click()
     wait_for_output_text(page, 1, "result 12.0", timeout_s=60)

@@ -100,6 +100,14 @@ def test_print_log_checkify_view_and_post_mortem(page, server):
     static.wait_for(timeout=TIMEOUT_MS)
     assert "In[2] print log · 303 rows" in static.inner_text()
     assert "Save log" in static.inner_text()
+    # the live filter's static twin: one fold per source line, each with its rows only
+    by_line = static.locator("details.jaxdbg-pl-group > summary")
+    assert by_line.all_inner_texts() == ["In[2]:2 · 300 rows", "In[2]:6 · 3 rows"]
+    vmapped = static.locator("details.jaxdbg-pl-group", has_text="In[2]:6 · 3 rows")
+    assert not vmapped.get_by_text("row mean 4.5").is_visible()
+    vmapped.locator("summary").click()
+    assert vmapped.get_by_text("row mean 4.5").is_visible()
+    assert "step 0.0" not in vmapped.inner_text()
     save_screenshot(page, f"print-log-static-{server.app}")
 
     # -- a mapped checkify error --------------------------------------------------------------
