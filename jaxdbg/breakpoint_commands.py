@@ -72,10 +72,8 @@ def _wrap_continue() -> None:
 _wrap_continue()
 
 
-@_command("ca", usage="ca", summary="Same as 'continue all'.")
+@_command("ca", usage="ca", summary="Same as 'continue all'.", takes_argument=False)
 def _ca(s: Session, arg: str) -> Output:
-    if arg:  # a resume command does not guess what a stray word meant
-        return _error(f"ca takes no argument, not {arg!r}")
     return continue_all(s, arg)
 
 

@@ -21,7 +21,9 @@ import _thread
 import ctypes
 import os
 import signal
+import sys
 import threading
+import traceback
 from typing import Callable
 
 _lock = threading.Lock()
@@ -147,8 +149,8 @@ class _CommandRun:
         if self._on_stuck is not None:
             try:
                 self._on_stuck()
-            except Exception:
-                pass
+            except Exception:  # the cell still ends below; the view's failure is said, not lost
+                traceback.print_exc(file=sys.__stderr__)
         _thread.interrupt_main()  # through the relay, which now raises in the main thread
 
     def __enter__(self) -> "_CommandRun":

@@ -287,7 +287,7 @@ class Session:
         imports, IPython's history variables and private names are left out.
         """
         frame = self.current
-        if frame.function != "<module>":
+        if not frame.is_module_code:  # a function's frame: every local is its own
             return frame.locals
         return {k: v for k, v in frame.locals.items()
                 if not k.startswith("_") and k not in _SHELL_NAMES

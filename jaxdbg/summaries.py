@@ -71,17 +71,17 @@ class ValueSummary:
         when there are others), then NaN / Inf counts (alarming). A scalar has none of
         min/max/mean: its value (the preview) says it all."""
         s = self.stats
-        if s is None:
+        if s is None or self.shape == ():
             return []
         parts = []
         partial = bool(s.nan_count or s.inf_count)
-        if self.shape != () and s.min is not None:
+        if s.min is not None:
             if s.magnitudes:
                 text = f"mean={_num(s.mean)} |x| min={_num(s.min)} max={_num(s.max)}"
             else:
                 text = f"min={_num(s.min)} max={_num(s.max)} mean={_num(s.mean)}"
             parts.append((text + (" of finite values" if partial else ""), False))
-        elif self.shape != () and partial:
+        elif partial:
             parts.append(("no finite values", False))
         if s.nan_count:
             parts.append((f"nan={s.nan_count:,}", True))
@@ -239,24 +239,32 @@ def _chunked_stats(host: np.ndarray, convert: Any) -> ArrayStats:
     return ArrayStats(lo, hi, total / finite_count, nan_count, inf_count)
 
 
-def _finite_part(values: np.ndarray, magnitudes: np.ndarray) -> tuple[np.ndarray, int, int]:
-    """The elements of ``values`` whose magnitude is finite, and the NaN / Inf counts."""
-    finite = np.isfinite(magnitudes)
-    nan_count = int(np.isnan(magnitudes).sum())
-    inf_count = int(magnitudes.size - finite.sum() - nan_count)
-    return (values[finite] if nan_count or inf_count else values), nan_count, inf_count
-
-
 def _complex_stats(host: np.ndarray) -> ArrayStats:
-    """The complex mean, and min / max of |x|: a complex number has no order."""
-    # |x| is NaN where either part is NaN (and no part is infinite), Inf where one is.
-    magnitudes = np.abs(host)
-    host, nan_count, inf_count = _finite_part(host, magnitudes)
-    if host.size == 0:
+    """The complex mean, and min / max of |x| (a complex number has no order), in one
+    pass of STATS_CHUNK-element pieces: no full-size |x| or mask is ever held."""
+    flat = host.reshape(-1)
+    lo = hi = None
+    total, finite_count, nan_count, inf_count = 0j, 0, 0, 0
+    for start in range(0, flat.size, STATS_CHUNK):
+        chunk = flat[start:start + STATS_CHUNK]
+        # |x| is NaN where either part is NaN (and no part is infinite), Inf where one is.
+        magnitudes = np.abs(chunk)
+        finite = np.isfinite(magnitudes)
+        nans = int(np.isnan(magnitudes).sum())
+        nan_count += nans
+        inf_count += int(chunk.size - finite.sum()) - nans
+        if nans or not finite.all():
+            chunk, magnitudes = chunk[finite], magnitudes[finite]
+        if chunk.size == 0:
+            continue
+        c_lo, c_hi = float(magnitudes.min()), float(magnitudes.max())
+        lo = c_lo if lo is None else min(lo, c_lo)
+        hi = c_hi if hi is None else max(hi, c_hi)
+        total += complex(chunk.sum(dtype=np.complex128))
+        finite_count += chunk.size
+    if finite_count == 0:
         return ArrayStats(None, None, None, nan_count, inf_count, magnitudes=True)
-    magnitudes = np.abs(host) if nan_count or inf_count else magnitudes
-    return ArrayStats(float(magnitudes.min()), float(magnitudes.max()),
-                      complex(host.mean(dtype=np.complex128)), nan_count, inf_count, magnitudes=True)
+    return ArrayStats(lo, hi, total / finite_count, nan_count, inf_count, magnitudes=True)
 
 
 def _type_name(value: Any) -> str:
@@ -291,7 +299,9 @@ def _summarize(name: str, value: Any, sharding: str | None, with_stats: bool = T
         shape = tuple(int(d) for d in value.shape)
         size = int(np.prod(shape)) if shape else 1
         preview = ""
-        if size <= 8:
+        if shape == ():  # a scalar's value, as numpy prints its dtype, in every view
+            preview = guarded(lambda: scalar_text(value), lambda e: "")
+        elif size <= 8:
             preview = guarded(lambda: np.array2string(np.asarray(value), threshold=8, separator=", ",
                                                       max_line_width=10_000), lambda e: "")
         return ValueSummary(name, type_name, shape, str(value.dtype),

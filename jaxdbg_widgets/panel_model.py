@@ -19,7 +19,6 @@ from pygments.token import STANDARD_TYPES, Token
 from jaxdbg import summaries
 from jaxdbg.frames import display_filename
 from jaxdbg.session import Session
-from jaxdbg.user_code import guarded
 
 COMMAND_CHARS = 300  # an echoed command beyond this is cut (a 10 MB paste stays out)
 LOG_CHARS = 2_000  # a result beyond this is cut until "Show more"
@@ -116,13 +115,13 @@ def expandable(value: Any) -> bool:
         return False
 
 
-def _summary_text(row: summaries.ValueSummary, value: Any) -> tuple[str, bool]:
+def _summary_text(row: summaries.ValueSummary) -> tuple[str, bool]:
     """The summary column (the statistics text ``locals`` shows too), and whether
     its statistics leave out NaN / Inf values."""
     if not row.is_array:
         return row.preview, False
-    if row.shape == ():  # a scalar: its value says it all
-        return guarded(lambda: summaries.scalar_text(value), lambda e: row.preview), False
+    if row.shape == ():  # a scalar: its value (the preview) says it all
+        return row.preview, False
     s = row.stats
     return row.details(), bool(s is not None and (s.nan_count or s.inf_count))
 
@@ -147,7 +146,7 @@ def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool 
             raise
         row = summaries.ValueSummary(name, type(value).__name__,
                                      preview=f"<summary failed: {type(e).__name__}>")
-    summary, partial = _summary_text(row, value)
+    summary, partial = _summary_text(row)
     s = row.stats
     return {
         "name": name, "type": row.type_name, "array": row.array_type,

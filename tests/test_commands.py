@@ -457,3 +457,17 @@ def test_other_threads_print_where_they_did_while_a_command_runs(capsys):
     assert t.answers(t.stdin.getvalue().splitlines()[0]) == ["from the command"]
     assert "from another thread" in capsys.readouterr().out
     assert sys.stdout is stdout_before  # the command's wrapper is gone with it
+
+
+@pytest.mark.parametrize("function", ["<module>", "<cell line: 3>"])
+def test_module_code_locals_leave_out_the_shells_names_whatever_ipython_calls_it(function):
+    """Top-level cell code (IPython 7 names it ``<cell line: N>``) shows the user's names,
+    not the shell's history variables and private names; a function shows every local."""
+    from jaxdbg.frames import Frame
+    from jaxdbg.session import Session
+
+    names = {"x": 1, "In": [], "_": None, "_i3": "", "get_ipython": print}
+    cell = Frame("<ipython-input-3>", 1, function, dict(names), {}, ["x = 1\n"], 1)
+    assert list(Session([cell]).visible_locals()) == ["x"]
+    body = Frame("<ipython-input-3>", 1, "step", dict(names), {}, ["x = 1\n"], 1)
+    assert list(Session([body]).visible_locals()) == list(names)

@@ -50,6 +50,26 @@ def test_statistics_over_several_chunks_count_every_nan_and_inf(monkeypatch):
     assert (flags.min, flags.max, flags.mean) == (0.0, 1.0, 0.4)
 
 
+def test_complex_statistics_over_several_chunks_hold_no_full_size_magnitudes(monkeypatch):
+    """A complex array longer than one chunk: the complex mean and |x| min / max of the
+    whole array, NaN / Inf counted in every chunk, and |x| taken one chunk at a time."""
+    monkeypatch.setattr(summaries, "STATS_CHUNK", 4)
+    z = (np.arange(11) + 1j * np.arange(11)[::-1]).astype(np.complex64)
+    z[1], z[9], z[5] = complex(np.nan, 0), complex(0, np.nan), complex(np.inf, 1)
+    finite = np.delete(z, [1, 5, 9])
+    expected = (float(np.abs(finite).min()), float(np.abs(finite).max()),
+                complex(finite.mean(dtype=np.complex128)))
+    sizes = []
+    real_abs = np.abs  # numpy's own: the patch below is numpy-wide while it lasts
+    monkeypatch.setattr(np, "abs", lambda a, *k: sizes.append(np.size(a)) or real_abs(a, *k))
+    s = summaries.array_stats(z)
+    monkeypatch.setattr(np, "abs", real_abs)
+    assert (s.nan_count, s.inf_count, s.magnitudes) == (2, 1, True)
+    assert (s.min, s.max) == pytest.approx(expected[:2])
+    assert s.mean == pytest.approx(expected[2])
+    assert sizes and max(sizes) <= 4, sizes
+
+
 def test_an_arrays_statistics_are_taken_once(monkeypatch):
     taken = []
     exact = summaries._exact_stats
