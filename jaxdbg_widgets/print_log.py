@@ -74,6 +74,7 @@ class PrintLog:
         self._send_lock = threading.Lock()
         self.widget: PrintLogWidget | None = None
         self._handle: Any = None
+        self._release_busy: Callable[[], None] | None = None
 
     # -- collecting ----------------------------------------------------------------
     def add(self, row: PrintRow) -> int:
@@ -89,8 +90,21 @@ class PrintLog:
         from IPython.display import display
 
         self.widget = PrintLogWidget(title=self.title, log_id=uuid.uuid4().hex)
+        self._keep_cell_busy()
         with _InCell(self._parent):
             self._handle = display(self.widget, display_id=True)
+
+    def _keep_cell_busy(self) -> None:
+        """Requests handled while the cell runs (JupyterLab opens a subshell for the
+        widget's comm on the control channel) each end with an idle, and the status bar
+        shows the last status: say busy again for the running cell until it ends."""
+        kernel = api.current_kernel()
+        if kernel is None or self._parent is None:
+            return
+        try:
+            self._release_busy = api.keep_cell_busy(kernel, self._parent[1])
+        except Exception:
+            self._release_busy = None
 
     def due(self, now: float) -> bool:
         """Whether a flush is due: many rows wait, or the interval passed.
@@ -136,9 +150,12 @@ class PrintLog:
         self.flush()
         with self._send_lock:
             self.finished = True
+            release_busy, self._release_busy = self._release_busy, None
             self._show_static()
             if self.widget is not None:
                 self.widget.close()
+        if release_busy is not None:
+            release_busy()
 
     def _show_static(self) -> None:
         if self._handle is None:

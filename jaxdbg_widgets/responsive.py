@@ -288,7 +288,7 @@ class PauseChannel:
         self._unwatch_cells: Callable[[], None] | None = None
         if self._kernel is not None:
             try:
-                self._release_busy = api.keep_busy_while_paused(self._kernel, self._parent)
+                self._release_busy = api.keep_cell_busy(self._kernel, self._parent)
             except Exception:
                 self._release_busy = None
         self.mechanism = self._choose(threading.current_thread())

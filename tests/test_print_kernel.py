@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from kernel_harness import kernel_pythons, kernel_set_up_with
+from kernel_harness import ipykernel_version_of, kernel_pythons, kernel_set_up_with
 
 pytestmark = [pytest.mark.kernel]
 
@@ -144,6 +144,50 @@ def test_log_becomes_static_output_and_widget_closes(kernel):
     closed = [m for m in result.messages if m["msg_type"] == "comm_close"
               and m["content"]["comm_id"] == comm_id]
     assert closed, result
+
+
+def statuses(kernel) -> list[tuple[str, str]]:
+    """(execution_state, parent msg_id) of every status message so far, in order."""
+    with kernel._lock:
+        return [(m["content"]["execution_state"], m["parent_header"].get("msg_id", ""))
+                for m in kernel._all if m["msg_type"] == "status"]
+
+
+def send_control(kernel, msg_type: str, content: dict) -> str:
+    """Send a request on the control channel, as a frontend does; its msg_id."""
+    msg = kernel.kc.session.msg(msg_type, content)
+    kernel.kc.control_channel.send(msg)
+    return msg["header"]["msg_id"]
+
+
+def test_a_cell_writing_to_the_print_log_stays_busy_after_other_requests(kernel, tmp_path):
+    """While a cell runs the kernel handles control messages (JupyterLab asks for a
+    subshell for the widgets' comms the moment the print log's widget opens), each with
+    its own busy / idle pair; the status bar follows the last status, so after each idle
+    the kernel says busy again for the running cell."""
+    flag = tmp_path / "may-end"
+    mid = kernel.execute(textwrap.dedent(f"""
+        import os, time
+        jax.jit(lambda xs: jax.lax.scan(
+            lambda c, x: (jax.debug.print("step {{}}", x) or c + x, None), 0.0, xs))(jnp.arange(50.0))
+        while not os.path.exists({str(flag)!r}):
+            time.sleep(0.02)
+    """))
+    kernel.wait_for(lambda: any(m["msg_type"] == "comm_open" for m in kernel.result(mid).messages),
+                    60, "the live print log")
+    requests = ["kernel_info_request"]
+    if ipykernel_version_of(kernel.python) >= (7,):  # kernel subshells (JEP 91)
+        requests.insert(0, "create_subshell_request")
+    for msg_type in requests:
+        sent = send_control(kernel, msg_type, {})
+        kernel.wait_for(lambda: ("idle", sent) in statuses(kernel), 30, f"the idle of {msg_type}")
+        last = kernel.wait_for(lambda: (s := statuses(kernel)) and s[-1][0] == "busy" and s[-1],
+                               10, f"busy again after {msg_type}: {statuses(kernel)[-4:]}")
+        assert last[1] == mid, (last, mid)
+    flag.write_text("")
+    result = kernel.wait_reply(mid, timeout=60)
+    assert result.status == "ok", result
+    kernel.wait_for(lambda: statuses(kernel)[-1] == ("idle", mid), 30, "the cell's own idle last")
 
 
 def test_print_off_sends_jax_prints_to_stdout(kernel):

@@ -46,6 +46,7 @@ __all__ = [
     "comm_closed",
     "display_parent_6x",
     "main_shell_busy",
+    "keep_cell_busy",
     "supports_pump",
     "shell_pump",
     "process_one_shell_message",
@@ -902,31 +903,34 @@ def shell_pump(kernel: Any) -> _ShellPump:
         return pump
 
 
-# --------------------------------------------------------------------------- busy while paused
+# --------------------------------------------------------------------------- busy while a cell runs
 
 
-class _BusyWhilePaused:
-    """Keeps the kernel's reported state busy while a cell is paused at a stop.
+class _KeepCellBusy:
+    """Keeps the kernel's reported state busy while a cell runs and requests of other
+    kinds are handled meanwhile.
 
-    The kernel handles the panel's messages meanwhile (on a subshell, 7.4; through the
-    shell pump, 6.x), each with its own busy / idle status pair, and frontends show the
-    last status they saw: JupyterLab's status bar said Idle while the cell was still
-    running. ``kernel._publish_status`` is wrapped (an instance attribute over the
-    method) so that every idle for another request is followed by a busy for the paused
-    cell's request. The idles themselves stay: frontends wait for them to end the
-    message's own handling.
+    The kernel handles them beside the running cell, each with its own busy / idle
+    status pair: the panel's messages while the cell is paused (on a subshell, 7.4;
+    through the shell pump, 6.x), and control requests at any time (JupyterLab asks for
+    a subshell for widget comms on the control channel the moment a widget opens, such
+    as the live print log's). Frontends show the last status they saw: JupyterLab's
+    status bar said Idle while the cell was still running. ``kernel._publish_status``
+    is wrapped (an instance attribute over the method) so that every idle for another
+    request is followed by a busy for the running cell's request. The idles themselves
+    stay: frontends wait for them to end the message's own handling.
     """
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
         self.lock = threading.Lock()
-        self.paused: list[dict] = []  # the paused cells' requests, newest last
+        self.cells: list[dict] = []  # the held cells' requests, newest last
 
     def hold(self, parent: dict) -> Callable[[], None]:
         kernel = self.kernel
         with self.lock:
-            self.paused.append(parent)
-            if len(self.paused) == 1:
+            self.cells.append(parent)
+            if len(self.cells) == 1:
                 publish = type(kernel)._publish_status.__get__(kernel)
 
                 def publish_status(status: str, channel: str, parent: Any = None) -> None:
@@ -943,8 +947,8 @@ class _BusyWhilePaused:
                 if released:
                     return
                 released = True
-                self.paused.remove(parent)
-                if not self.paused:
+                self.cells.remove(parent)
+                if not self.cells:
                     try:
                         del kernel._publish_status
                     except AttributeError:
@@ -953,37 +957,38 @@ class _BusyWhilePaused:
 
     def _busy_again(self, publish: Callable, channel: str, parent: Any) -> None:
         with self.lock:
-            paused = self.paused[-1] if self.paused else None
+            running = self.cells[-1] if self.cells else None
         # A stop whose cell has returned (a callback run later) leaves the kernel idle.
-        if paused is None or not main_shell_busy(self.kernel):
+        if running is None or not main_shell_busy(self.kernel):
             return
-        if parent is None:  # 6.x: the parent of the message being handled
+        if parent is None:  # 6.x, and 7.x's control channel: the message being handled
             try:
                 parent = self.kernel.get_parent(channel)
             except Exception:
                 parent = None
         msg_id = lambda m: ((m or {}).get("header") or {}).get("msg_id")  # noqa: E731
-        if msg_id(parent) == msg_id(paused):
-            return  # the paused cell's own idle: it has ended
+        if msg_id(parent) == msg_id(running):
+            return  # the cell's own idle: it has ended
         try:
-            publish("busy", channel, paused)
+            publish("busy", channel, running)
         except Exception:
-            self.kernel.log.error("jaxdbg: publishing busy for the paused cell failed", exc_info=True)
+            self.kernel.log.error("jaxdbg: publishing busy for the running cell failed", exc_info=True)
 
 
-_busy_keepers: "weakref.WeakKeyDictionary[Any, _BusyWhilePaused]" = weakref.WeakKeyDictionary()
+_busy_keepers: "weakref.WeakKeyDictionary[Any, _KeepCellBusy]" = weakref.WeakKeyDictionary()
 
 
-def keep_busy_while_paused(kernel: Any, parent: dict) -> Callable[[], None]:
-    """Report ``parent`` (the paused cell's execute_request) busy after every message
-    handled meanwhile; returns the undo. A no-op where the kernel has no
-    ``_publish_status`` or ``parent`` has no header."""
+def keep_cell_busy(kernel: Any, parent: dict) -> Callable[[], None]:
+    """Report ``parent`` (a running cell's execute_request: paused at a stop, or
+    writing to the live print log) busy after every other request handled meanwhile;
+    returns the undo. Holds nest. A no-op where the kernel has no ``_publish_status``
+    or ``parent`` has no header."""
     if not callable(getattr(type(kernel), "_publish_status", None)) or not (parent or {}).get("header"):
         return lambda: None
     with _subshell_lock:
         keeper = _busy_keepers.get(kernel)
         if keeper is None:
-            keeper = _busy_keepers[kernel] = _BusyWhilePaused(kernel)
+            keeper = _busy_keepers[kernel] = _KeepCellBusy(kernel)
     return keeper.hold(parent)
 
 
