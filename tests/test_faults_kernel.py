@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -165,12 +166,18 @@ def test_cells_with_a_stop_leave_no_descriptors_open(kernel):
 
 # ------------------------------------------ an interrupted long command at a pmap stop
 
-LONG_COMMAND = ("print('typed loop started', flush=True); [time.sleep(0.1) for _ in range(70)]; "
+# A command's prints belong to its own log entry, shown when it returns, so a command
+# says it started by writing a file the test waits for.
+LONG_COMMAND = ("open({flag!r}, 'w').close(); [time.sleep(0.1) for _ in range(70)]; "
                 "print('typed loop finished', flush=True)")
 
 
+def wait_started(kernel, flag: Path) -> None:
+    kernel.wait_for(lambda: flag.exists(), 120, f"the typed command to start ({flag.name})")
+
+
 @pytest.mark.timeout(400)
-def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(kernel):
+def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(kernel, tmp_path):
     mid = kernel.execute(textwrap.dedent("""
         def body(x):
             jaxdbg.breakpoint()
@@ -178,8 +185,9 @@ def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(kernel):
         print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
     """))
     wait_panel(kernel, mid)
-    cid = submit(kernel, LONG_COMMAND)
-    kernel.wait_for_output(mid, "typed loop started", timeout=120)
+    flag = tmp_path / "started"
+    cid = submit(kernel, LONG_COMMAND.format(flag=str(flag)))
+    wait_started(kernel, flag)
     kernel.interrupt()
     done = kernel.wait_reply(mid, timeout=120)
     assert done.status == "error", done
@@ -196,12 +204,12 @@ def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(kernel):
     assert_alive(kernel)
 
 
-STUCK_COMMAND = ("print('stuck command started', flush=True); time.sleep(12); "
+STUCK_COMMAND = ("open({flag!r}, 'w').close(); time.sleep(12); "
                  "print('typed loop finished', flush=True)")
 
 
 @pytest.mark.timeout(400)
-def test_an_interrupted_command_stuck_in_a_call_is_given_up_with_one_notice(kernel):
+def test_an_interrupted_command_stuck_in_a_call_is_given_up_with_one_notice(kernel, tmp_path):
     from test_panel_kernel import static_texts
 
     mid = kernel.execute(textwrap.dedent("""
@@ -211,8 +219,9 @@ def test_an_interrupted_command_stuck_in_a_call_is_given_up_with_one_notice(kern
         print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
     """))
     wait_panel(kernel, mid)
-    submit(kernel, STUCK_COMMAND)
-    kernel.wait_for_output(mid, "stuck command started", timeout=120)
+    flag = tmp_path / "started"
+    submit(kernel, STUCK_COMMAND.format(flag=str(flag)))
+    wait_started(kernel, flag)
     kernel.interrupt()
     done = kernel.wait_reply(mid, timeout=120)  # the cell does not wait for the call
     assert done.status == "error", done
