@@ -32,6 +32,13 @@ def kernel(request):
         yield harness
 
 
+@pytest.fixture(params=kernel_pythons())
+def own_kernel(request):
+    """A kernel of its own, for a test that counts what a kernel holds or interrupts it."""
+    with kernel_set_up_with(request.param, SETUP) as harness:
+        yield harness
+
+
 def assert_alive(kernel) -> None:
     after = kernel.run("print('alive', 6 * 7)", timeout=120)
     assert after.status == "ok" and after.stdout == "alive 42\n", after
@@ -147,7 +154,8 @@ def fd_count(kernel) -> int:
 
 
 @pytest.mark.timeout(900)
-def test_cells_with_a_stop_leave_no_descriptors_open(kernel):
+def test_cells_with_a_stop_leave_no_descriptors_open(own_kernel):
+    kernel = own_kernel
     def paused_cell():
         mid = kernel.execute(STOP_CELL)
         wait_panel(kernel, mid)
@@ -177,7 +185,8 @@ def wait_started(kernel, flag: Path) -> None:
 
 
 @pytest.mark.timeout(400)
-def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(kernel, tmp_path):
+def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(own_kernel, tmp_path):
+    kernel = own_kernel
     mid = kernel.execute(textwrap.dedent("""
         def body(x):
             jaxdbg.breakpoint()
@@ -209,7 +218,8 @@ STUCK_COMMAND = ("open({flag!r}, 'w').close(); time.sleep(12); "
 
 
 @pytest.mark.timeout(400)
-def test_an_interrupted_command_stuck_in_a_call_is_given_up_with_one_notice(kernel, tmp_path):
+def test_an_interrupted_command_stuck_in_a_call_is_given_up_with_one_notice(own_kernel, tmp_path):
+    kernel = own_kernel
     from test_panel_kernel import static_texts
 
     mid = kernel.execute(textwrap.dedent("""

@@ -115,7 +115,10 @@ def wait_panel(kernel, msg_id: str, count: int = 1) -> None:
     def shown():
         return sum(1 for m in kernel.result(msg_id).messages if m["msg_type"] == "display_data"
                    and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]) >= count
-    kernel.wait_for(shown, 120, f"panel {count} displayed")
+    try:
+        kernel.wait_for(shown, 120, f"panel {count} displayed")
+    except TimeoutError as exc:  # say what the cell did instead
+        raise TimeoutError(f"{exc}; the cell so far: {kernel.result(msg_id)!r}") from None
 
 
 def static_outputs(result) -> list[str]:
