@@ -76,6 +76,23 @@ class LabServer:
                 pass
 
 
+# The first cell of most flows: the extension loaded, jax and jaxdbg imported.
+EXTENSION_SETUP_CELL = """\
+%load_ext jaxdbg
+import jax, jax.numpy as jnp
+import jaxdbg
+"""
+
+# A jitted function that stops once, with a local whose name is easy to find.
+JITTED_STOP_CELL = """\
+def inner(x):
+    alpha_value = x * 2
+    jaxdbg.breakpoint()
+    return alpha_value.sum()
+
+print("result", jax.jit(inner)(jnp.arange(3.0)))
+"""
+
 # The kernelspec of the matrix's installed-wheel Python, which the lab server offers
 # when $JAXDBG_WHEEL_PYTHON is set (see conftest.py).
 INSTALLED_WHEEL_KERNEL = "jaxdbg-installed-wheel"

@@ -16,6 +16,7 @@ import re
 import pytest
 
 from lab_helpers import (
+    EXTENSION_SETUP_CELL,
     THEMES,
     type_command,
     WCAG_AA,
@@ -39,11 +40,7 @@ PANEL_TIMEOUT_MS = 120_000
 # The entry point finds the panel after a plain `import jaxdbg` once the package is
 # installed (tested in test_panel_kernel_more.py); here the checkout may be on the path
 # without its metadata, so the extension loads it.
-SETUP_CELL = """\
-%load_ext jaxdbg
-import jax, jax.numpy as jnp
-import jaxdbg
-"""
+SETUP_CELL = EXTENSION_SETUP_CELL
 
 STOP_CELL = """\
 def inner(x):

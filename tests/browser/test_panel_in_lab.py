@@ -18,6 +18,7 @@ import sys
 import pytest
 
 from lab_helpers import (
+    EXTENSION_SETUP_CELL,
     ARTIFACTS,
     cell,
     cell_output_text,
@@ -33,11 +34,7 @@ from lab_helpers import (
 
 pytestmark = pytest.mark.browser
 
-SETUP_CELL = """\
-%load_ext jaxdbg
-import jax, jax.numpy as jnp
-import jaxdbg
-"""
+SETUP_CELL = EXTENSION_SETUP_CELL
 
 STOP_CELL = """\
 def inner(x):

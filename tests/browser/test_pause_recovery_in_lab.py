@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from lab_helpers import cell, open_notebook, run_cell, wait_for_output_text
+from lab_helpers import EXTENSION_SETUP_CELL, cell, open_notebook, run_cell, wait_for_output_text
 
 pytestmark = pytest.mark.browser
 
-SETUP_CELL = """\
-%load_ext jaxdbg
-import jax, jax.numpy as jnp
-import jaxdbg
-"""
+SETUP_CELL = EXTENSION_SETUP_CELL
 
 STOP_CELL = """\
 @jax.jit

@@ -13,15 +13,11 @@ import re
 
 import pytest
 
-from lab_helpers import ARTIFACTS, cell, live_panel, open_notebook, run_cell, type_command, wait_log
+from lab_helpers import EXTENSION_SETUP_CELL, ARTIFACTS, cell, live_panel, open_notebook, run_cell, type_command, wait_log
 
 pytestmark = pytest.mark.browser
 
-SETUP_CELL = """\
-%load_ext jaxdbg
-import jax, jax.numpy as jnp
-import jaxdbg
-"""
+SETUP_CELL = EXTENSION_SETUP_CELL
 
 STOP_CELL = """\
 @jax.jit

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 
 from lab_helpers import (
+    EXTENSION_SETUP_CELL,
+    JITTED_STOP_CELL,
     _poll,
     cell,
     live_panel,
@@ -24,20 +26,9 @@ from lab_helpers import (
 
 pytestmark = pytest.mark.browser
 
-SETUP_CELL = """\
-%load_ext jaxdbg
-import jax, jax.numpy as jnp
-import jaxdbg
-"""
+SETUP_CELL = EXTENSION_SETUP_CELL
 
-STOP_CELL = """\
-def inner(x):
-    alpha_value = x * 2
-    jaxdbg.breakpoint()
-    return alpha_value.sum()
-
-print("result", jax.jit(inner)(jnp.arange(3.0)))
-"""
+STOP_CELL = JITTED_STOP_CELL
 
 LATER_CELL = 'print("after the stop")'
 

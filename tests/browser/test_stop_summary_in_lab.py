@@ -14,6 +14,8 @@ import json
 import pytest
 
 from lab_helpers import (
+    EXTENSION_SETUP_CELL,
+    JITTED_STOP_CELL,
     ARTIFACTS,
     cell,
     live_panel,
@@ -26,20 +28,9 @@ from lab_helpers import (
 
 pytestmark = pytest.mark.browser
 
-SETUP_CELL = """\
-%load_ext jaxdbg
-import jax, jax.numpy as jnp
-import jaxdbg
-"""
+SETUP_CELL = EXTENSION_SETUP_CELL
 
-STOP_CELL = """\
-def inner(x):
-    alpha_value = x * 2
-    jaxdbg.breakpoint()
-    return alpha_value.sum()
-
-print("result", jax.jit(inner)(jnp.arange(3.0)))
-"""
+STOP_CELL = JITTED_STOP_CELL
 
 # 15 commands: tables of 30 lines, a 3,000-character line, short ones.
 COMMANDS = [f"p jnp.arange({n} * 120.0).reshape(30, {n} * 4)" for n in range(1, 6)] + [
