@@ -278,7 +278,7 @@ class MatrixVenv:
     """A venv of the test matrix: its kernel runs the kernel tests, its Python the core tests."""
 
     label: str       # what the README and the summary call it
-    env_var: str     # tells tests/kernel_harness.py about its Python
+    env_var: str     # tells tests/support/kernel_harness.py about its Python
     venv: Path
     base: tuple[int, int] | None
     spec: list[str]

@@ -47,7 +47,7 @@ from kernel_driver import Kernel  # noqa: E402
 
 N = 100_000_000  # float32: 400 MB
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-PANEL_WIDGET = "jaxdbg_widgets.panel_widget.PanelWidget"
+PANEL_WIDGET = "jaxdbg_widgets.panel.widget.PanelWidget"
 
 SETUP = textwrap.dedent(f"""
     import os, time

@@ -23,7 +23,7 @@ import jax.numpy as jnp  # noqa: E402
 from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
 
 import jaxdbg  # noqa: E402
-from jaxdbg import program_sharding  # noqa: E402
+from jaxdbg.capture import program_shardings  # noqa: E402
 
 
 def _program(n_locals: int, with_breakpoint: bool):
@@ -55,16 +55,16 @@ def main() -> None:
     mesh = jax.make_mesh((2, 4), ("data", "model"),
                          **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2}))
     x = jax.device_put(jnp.ones((8, 512)), NamedSharding(mesh, P("data", "model")))
-    stage = program_sharding.CompiledShardings.stage
+    stage = program_shardings.CompiledShardings.stage
     print(f"trace + compile of a sharded jit on a 2x4 mesh (median of {repeats}):")
     for n_locals in (4, 32):
         none = _median_compile(n_locals, False, x, repeats)
         recorded = _median_compile(n_locals, True, x, repeats)
-        program_sharding.CompiledShardings.stage = lambda self, operands, shardings: None
+        program_shardings.CompiledShardings.stage = lambda self, operands, shardings: None
         try:
             unrecorded = _median_compile(n_locals, True, x, repeats)
         finally:
-            program_sharding.CompiledShardings.stage = stage
+            program_shardings.CompiledShardings.stage = stage
         print(f"  {n_locals:>2} traced locals: no breakpoint {none * 1e3:7.1f} ms; "
               f"breakpoint without recording {unrecorded * 1e3:7.1f} ms; "
               f"with recording {recorded * 1e3:7.1f} ms = {recorded / unrecorded:.3f}x")

@@ -1,10 +1,10 @@
 """Speed of the debugger panel in a real ipykernel, against the composite panel it replaced.
 
 Everything runs in one real ipykernel started through jupyter_client
-(``tests/kernel_harness.py``), so widget traffic is real comm traffic on real sockets.
+(``tests/support/kernel_harness.py``), so widget traffic is real comm traffic on real sockets.
 Two panels serve the same stops in the same kernel, one after the other:
 
-``panel``      the current one: one anywidget (``jaxdbg_widgets.panel``), the browser
+``panel``      the current one: one anywidget (``jaxdbg_widgets.panel.panel``), the browser
                code draws it from synced state and sends commands with ``model.send``;
 ``composite``  the ipywidgets composite it replaced (``benchmarks/legacy_composite_panel.py``,
                kept only for this comparison), driven with Button clicks.
@@ -19,7 +19,7 @@ Stops:
 Measured:
 
 1. Pause -> panel fully sent. Start: the host callback starts serving the stop
-   (``jaxdbg.breakpoints._Site.on_host`` is wrapped in the kernel to record
+   (``jaxdbg.capture.breakpoints._Site.on_host`` is wrapped in the kernel to record
    ``time.perf_counter()``). End: the client's iopub reader receives the cell's
    ``display_data`` of the panel's widget view, which comes after the comm_open of
    every widget of the panel (with its whole state). Same machine, same clock.
@@ -48,7 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from kernel_harness import KernelHarness  # noqa: E402
+from support.kernel_harness import KernelHarness  # noqa: E402
 
 DEPTH = 20
 N_TRACED = 47  # v0 .. v46; with x, d and big: 50 locals per frame
@@ -56,7 +56,7 @@ BIG = 10_000_000
 WIDE_DEPTH, WIDE_LOCALS = 200, 1000
 TARGETS_MS = {"pause": 50.0, "click": 15.0, "wide": 300.0}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-PANEL_WIDGET = "jaxdbg_widgets.panel_widget.PanelWidget"
+PANEL_WIDGET = "jaxdbg_widgets.panel.widget.PanelWidget"
 
 
 def stop_cell_code() -> tuple[str, int, int]:
@@ -97,8 +97,8 @@ SETUP = textwrap.dedent(f"""
     sys.path.insert(0, {str(ROOT / "benchmarks")!r})
     import jax, jax.numpy as jnp
     import jaxdbg, jaxdbg_widgets
-    from jaxdbg import breakpoints as _bb
-    from jaxdbg_widgets import backend as _bwb
+    from jaxdbg.capture import breakpoints as _bb
+    from jaxdbg_widgets.panel import backend as _bwb
     import legacy_composite_panel as _legacy
 
     BENCH = {{"callback": []}}

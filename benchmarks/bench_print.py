@@ -1,6 +1,6 @@
 """Speed and message counts of jaxdbg's prints, against jax.debug.print.
 
-1. Notebook. One real ipykernel (``tests/kernel_harness.py``). A jitted ``lax.scan``
+1. Notebook. One real ipykernel (``tests/support/kernel_harness.py``). A jitted ``lax.scan``
    of N steps (default 10,000) prints once per step with ``jax.debug.print``.
    Baseline: the extension is not loaded, so the rows go to stdout as stream
    messages. jaxdbg: after ``%load_ext jaxdbg`` the same calls go to the cell's
@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from kernel_harness import KernelHarness  # noqa: E402
+from support.kernel_harness import KernelHarness  # noqa: E402
 
 NOTEBOOK_TARGET = 1.5
 TERMINAL_TARGET = 1.05

@@ -61,7 +61,7 @@ def _cases(mesh_shape: tuple[int, ...], arrays: list[tuple[str, tuple[int, ...],
     import numpy as np
     from jax.sharding import NamedSharding
 
-    from jaxdbg.sharding_layout import sharding_view
+    from jaxdbg.engine.sharding_layout import sharding_view
 
     try:
         import treescope

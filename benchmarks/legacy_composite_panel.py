@@ -4,7 +4,7 @@ current panel against it in the same run; nothing in the package imports it.
 
 The panel is a view only. Widget handlers never touch the session: they turn a click
 or an Enter into a command tuple and hand it to ``post`` (a
-:class:`~jaxdbg_widgets.responsive.PauseChannel` in a kernel). The thread that owns the
+:class:`~jaxdbg_widgets.pause.channel.PauseChannel` in a kernel). The thread that owns the
 stop takes commands off the channel and calls :meth:`DebuggerPanel.handle`, which runs
 them through ``Session.execute`` / Session methods and refreshes the widgets. Without a
 ``post`` function (unit tests, or a cell that already returned) commands run at once.
@@ -29,11 +29,12 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from jaxdbg import outputs, summaries
+from jaxdbg.engine import outputs
+from jaxdbg.engine import summaries
 from jaxdbg.internals import ipywidgets_api
-from jaxdbg.outputs import Output, OutputKind
-from jaxdbg.session import Session
-from jaxdbg.user_code import format_exception, guarded
+from jaxdbg.engine.outputs import Output, OutputKind
+from jaxdbg.engine.session import Session
+from jaxdbg.engine.guarded_calls import format_exception, guarded
 from jaxdbg.views import html as html_view
 
 Command = tuple
@@ -533,8 +534,8 @@ def run_legacy_debugger(session: Session, **options: Any) -> None:
     """The widget backend's loop as it served this panel (no fallbacks): for the benchmark."""
     from IPython.display import HTML, display
 
-    from jaxdbg.outputs import Resume as _Resume
-    from jaxdbg_widgets.responsive import CLOSED, UNRESPONSIVE, PauseChannel
+    from jaxdbg.engine.outputs import Resume as _Resume
+    from jaxdbg_widgets.pause.channel import CLOSED, UNRESPONSIVE, PauseChannel
 
     with PauseChannel() as channel:
         panel = DebuggerPanel(session, post=channel.post)

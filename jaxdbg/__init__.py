@@ -16,25 +16,25 @@ Public API::
     jaxdbg.inspect_sharding(x, callback=None)  inside jit: the compiled sharding, on every call
 """
 
-from jaxdbg import breakpoint_commands as _breakpoint_commands  # noqa: F401 (registers commands)
-from jaxdbg import cli as _cli
-from jaxdbg import colab as _colab
-from jaxdbg.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
-from jaxdbg.checkify_view import checkify
-from jaxdbg.errors import DebuggerQuit
-from jaxdbg.frames import Frame
-from jaxdbg.ipython_extension import load_ipython_extension, unload_ipython_extension
-from jaxdbg.jax_hook import install_jax_hook, uninstall_jax_hook
-from jaxdbg.registry import (available_debuggers, get_debugger, register_debugger,
+from jaxdbg.engine import breakpoint_commands as _breakpoint_commands  # noqa: F401 (registers commands)
+from jaxdbg.frontends import cli as _cli
+from jaxdbg.frontends import colab as _colab
+from jaxdbg.capture.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
+from jaxdbg.capture.checkify_errors import checkify
+from jaxdbg.engine.errors import DebuggerQuit
+from jaxdbg.capture.frames import Frame
+from jaxdbg.ipython.extension import load_ipython_extension, unload_ipython_extension
+from jaxdbg.capture.jax_routes import install_jax_hook, uninstall_jax_hook
+from jaxdbg.engine.registry import (available_debuggers, get_debugger, register_debugger,
                              unregister_debugger)
-from jaxdbg.outputs import Output, OutputKind, Resume
-from jaxdbg.postmortem import post_mortem
-from jaxdbg.printing import callback, print  # noqa: A004 (jaxdbg.print, like jax.debug.print)
-from jaxdbg.session import Session
-from jaxdbg.sharding_display import inspect_sharding, visualize_sharding
-from jaxdbg.sharding_layout import sharding_view
-from jaxdbg.stop_info import StopInfo
-from jaxdbg.show import show  # noqa: E402 (the function, not the module of that name)
+from jaxdbg.engine.outputs import Output, OutputKind, Resume
+from jaxdbg.capture.postmortem import post_mortem
+from jaxdbg.capture.prints import callback, print  # noqa: A004 (jaxdbg.print, like jax.debug.print)
+from jaxdbg.engine.session import Session
+from jaxdbg.capture.sharding_display import inspect_sharding, visualize_sharding
+from jaxdbg.engine.sharding_layout import sharding_view
+from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.ipython.display import show  # noqa: E402 (the function, not the module of that name)
 
 __version__ = "0.1.0"
 
@@ -48,7 +48,7 @@ if _colab.importable():
                       options=_colab.OPTIONS, replace=True)
 
 # Installed backends (the widget panel) register themselves through entry points.
-from jaxdbg.backend_plugins import load_installed_backends as _load_installed_backends  # noqa: E402
+from jaxdbg.engine.backend_plugins import load_installed_backends as _load_installed_backends  # noqa: E402
 
 _load_installed_backends()
 

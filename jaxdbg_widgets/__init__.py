@@ -3,8 +3,8 @@ which is then chosen automatically inside a Jupyter kernel, and does nothing els
 the interrupt watch and cell tracking start when a breakpoint for the panel is
 first traced, or when ``%load_ext jaxdbg`` runs."""
 
-from jaxdbg import registry
-from jaxdbg_widgets.backend import OPTIONS, available, prepare, run_widget_debugger
+from jaxdbg.engine import registry
+from jaxdbg_widgets.panel.backend import OPTIONS, available, prepare, run_widget_debugger
 
 NAME = "widgets"
 

@@ -5,6 +5,11 @@ test module imports jax.
 """
 
 import os
+import sys
+from pathlib import Path
+
+# The harnesses in tests/support/ import as `support.*` from every test folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -26,7 +31,7 @@ def _forget_stopped_computations():
 def _no_scripted_commands(monkeypatch):
     """A JAXDBG_COMMANDS in the caller's environment must not answer the tests' stops."""
     monkeypatch.delenv("JAXDBG_COMMANDS", raising=False)
-    from jaxdbg import scripted
+    from jaxdbg.frontends import scripted
 
     scripted.reset()
 

@@ -9,7 +9,7 @@ jaxdbg core never imports ipywidgets; only jaxdbg_widgets calls these).
   the widget in between, then opens it. Uses ipywidgets' private ``_remove_buffers`` and
   ``__protocol_version__`` (ipywidgets 7.7 and 8.1).
 
-``tests/test_internals.py`` fails when any of them moves.
+``tests/internals/test_internals.py`` fails when any of them moves.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The one place that touches JAX internals, each use guarded and tested.
 
-Everything else in jaxdbg uses public JAX APIs. ``tests/test_internals.py``
+Everything else in jaxdbg uses public JAX APIs. ``tests/internals/test_internals.py``
 fails loudly when a name used here moves in a new JAX release.
 """
 

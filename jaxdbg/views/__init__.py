@@ -1,2 +1,2 @@
 """Renderers of the engine's data: ``text`` (plain) and ``html`` (markupsafe; notebooks).
-The terminal's rich rendering lives with the terminal backend, :mod:`jaxdbg.cli`."""
+The terminal's rich rendering lives with the terminal backend, :mod:`jaxdbg.frontends.cli`."""

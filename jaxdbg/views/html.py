@@ -7,7 +7,7 @@ Styles are inline (JupyterLab theme variables, fallbacks relative to the text co
 :mod:`jaxdbg.views.theme`) so the HTML reads the same in a saved notebook, nbconvert
 output, an untrusted notebook or Colab, on light and dark pages.
 
-What is shown comes from the engine (:mod:`jaxdbg.session`): headings,
+What is shown comes from the engine (:mod:`jaxdbg.engine.session`): headings,
 banners, summaries and outcomes are drawn here, never re-worded.
 """
 
@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 from markupsafe import Markup, escape
 
-from jaxdbg.outputs import LogEntry, SourceView, StopSummary
+from jaxdbg.engine.outputs import LogEntry, SourceView, StopSummary
 from jaxdbg.views import text as text_view
 from jaxdbg.views import theme
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxdbg.outputs import StopSummary
+from jaxdbg.engine.outputs import StopSummary
 
 
 def clip(text: str, limit: int | None) -> tuple[str, int]:

@@ -9,7 +9,7 @@ Fixtures:
   page           a fresh browser context + page per test; kernels are shut down afterwards
   lab_page       the same, for a test of JupyterLab alone
 
-Helpers (import them with `from lab_helpers import ...`):
+Helpers (import them with `from support.lab_helpers import ...`):
   open_notebook(page, server, name, cells), run_cell(page, i), run_all_cells(page),
   cell(page, i), cell_output_text(page, i), cell_outputs(page, i),
   wait_for_output_text(page, i, text), save_screenshot(page, name); for the debugger
@@ -37,10 +37,10 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # so `import lab_helpers` works under any import mode
-    sys.path.insert(0, str(HERE))
+if str(HERE.parent) not in sys.path:  # so `import support.lab_helpers` works under any import mode
+    sys.path.insert(0, str(HERE.parent))
 
-from lab_helpers import ARTIFACTS, INSTALLED_WHEEL_KERNEL, LabServer, save_screenshot  # noqa: E402
+from support.lab_helpers import ARTIFACTS, INSTALLED_WHEEL_KERNEL, LabServer, save_screenshot  # noqa: E402
 
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

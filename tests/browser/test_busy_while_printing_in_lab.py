@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab_helpers import cell, open_notebook, run_cell, save_screenshot
+from support.lab_helpers import cell, open_notebook, run_cell, save_screenshot
 
 pytestmark = pytest.mark.browser
 

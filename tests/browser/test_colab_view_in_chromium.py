@@ -1,7 +1,7 @@
 """The Colab stop view's buttons and command box in a real Chromium page.
 
 Colab cannot run here, so this checks the page side of the eval_js round trip: the
-script that ``jaxdbg.colab`` hands to ``google.colab.output.eval_js`` returns a promise
+script that ``jaxdbg.frontends.colab`` hands to ``google.colab.output.eval_js`` returns a promise
 that a click on a frame or command button, or Enter in the command box, resolves with
 the command — also when the script starts before the view's render reaches the page.
 Screenshots of the light and dark views go to test-artifacts/.
@@ -12,11 +12,12 @@ from __future__ import annotations
 import jax.numpy as jnp
 import pytest
 
-from jaxdbg import colab, colab_view
-from jaxdbg.frames import Frame
-from jaxdbg.session import Session
-from jaxdbg.stop_info import StopInfo
-from lab_helpers import save_screenshot
+from jaxdbg.frontends import colab
+from jaxdbg.frontends import colab_view
+from jaxdbg.capture.frames import Frame
+from jaxdbg.engine.session import Session
+from jaxdbg.capture.stop_info import StopInfo
+from support.lab_helpers import save_screenshot
 
 # Colab's theme variables, as its dark theme sets them in an output frame.
 DARK = """<style>html[theme=dark] { --colab-primary-text-color: #e3e3e3;

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from lab_helpers import (
+from support.lab_helpers import (
     INSTALLED_WHEEL_KERNEL,
     cell,
     open_notebook,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lab_helpers import (
+from support.lab_helpers import (
     cell,
     cell_output_text,
     open_notebook,

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from lab_helpers import (
+from support.lab_helpers import (
     EXTENSION_SETUP_CELL,
     THEMES,
     type_command,
@@ -299,7 +299,7 @@ def test_saved_reloaded_and_untrusted(page, lab_server):
 # --------------------------------------------------------------------------- many stops
 
 def _engine_has_many_stops() -> bool:
-    from jaxdbg.outputs import Resume
+    from jaxdbg.engine.outputs import Resume
     return hasattr(Resume, "CONTINUE_ALL")
 
 
@@ -368,7 +368,7 @@ SEEN_JS = """(sel) => { const p = document.querySelector('.jaxdbg-panel:not(.jax
 def test_run_all_shows_the_top_of_the_panel(page, server):
     """Run All: the stop's cell is far below what is on screen, and more cells follow it;
     its panel comes into view from its top: the banner and the source, not only the input."""
-    from lab_helpers import run_all_cells
+    from support.lab_helpers import run_all_cells
 
     page.set_viewport_size({"width": 1280, "height": 700})  # a laptop: the panel is taller than the view
     filler = 'print("\\n".join(f"filler line {i}" for i in range(60)))'

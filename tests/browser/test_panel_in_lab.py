@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from lab_helpers import (
+from support.lab_helpers import (
     EXTENSION_SETUP_CELL,
     ARTIFACTS,
     cell,

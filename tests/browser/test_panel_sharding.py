@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab_helpers import live_panel, open_notebook, run_cell, save_screenshot, type_command, wait_for_output_text
+from support.lab_helpers import live_panel, open_notebook, run_cell, save_screenshot, type_command, wait_for_output_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.multidevice]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab_helpers import EXTENSION_SETUP_CELL, cell, open_notebook, run_cell, wait_for_output_text
+from support.lab_helpers import EXTENSION_SETUP_CELL, cell, open_notebook, run_cell, wait_for_output_text
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab_helpers import (
+from support.lab_helpers import (
     cell,
     cell_output_text,
     open_notebook,
@@ -25,7 +25,7 @@ SETUP_CELL = """\
 %load_ext jaxdbg
 import os, time
 import jax, jax.numpy as jnp
-import jaxdbg, jaxdbg.postmortem
+import jaxdbg, jaxdbg.capture.postmortem
 """
 
 PRINT_CELL = """\
@@ -61,7 +61,7 @@ def inner(y):
 def outer(x):
     return inner(x * 2).sum()
 
-jaxdbg.postmortem.set_nan_debugging(True)
+jaxdbg.capture.postmortem.set_nan_debugging(True)
 outer(jnp.array([1.0, 0.25]))
 """
 

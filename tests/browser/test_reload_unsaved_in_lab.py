@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab_helpers import (
+from support.lab_helpers import (
     EXTENSION_SETUP_CELL,
     JITTED_STOP_CELL,
     _poll,

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from lab_helpers import ARTIFACTS, _poll, cell_output, open_notebook, run_all_cells, wait_for_output_text
+from support.lab_helpers import ARTIFACTS, _poll, cell_output, open_notebook, run_all_cells, wait_for_output_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.multidevice]
 

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from lab_helpers import (
+from support.lab_helpers import (
     EXTENSION_SETUP_CELL,
     JITTED_STOP_CELL,
     ARTIFACTS,

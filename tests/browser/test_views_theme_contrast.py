@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from lab_helpers import (
+from support.lab_helpers import (
     ARTIFACTS,
     CURRENT_NOTEBOOK,
     THEMES,

@@ -1,0 +1,350 @@
+"""``breakpoint``, ``breakpoint_if`` and ``breakpoint_on_nonfinite``.
+
+At trace time the stack is captured (frames.py) and its tracer leaves become
+the operands of one host callback. Batching is handled by a ``custom_vmap``
+layer per vmap level, so the host receives whole batches and can name the
+element it stops at (``batch 2/3``), stop only where a predicate holds, and
+skip the rest of a batch. A ``custom_jvp`` layer makes the breakpoint
+invisible to differentiation (it sees forward-pass values).
+
+Only the traced body's own tracers become operands: JAX caches a staged body
+and may reuse it in another program, so tracers of enclosing traces, found in
+outer frames, stay out (frames.traced_function_frames, jax_api.traces_in_reach).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.custom_batching import custom_vmap
+
+from jaxdbg.engine import breakpoint_state
+from jaxdbg.capture import frames as frames_mod
+from jaxdbg.engine import interrupts
+from jaxdbg.capture import program_shardings
+from jaxdbg.engine import quit_reporting
+from jaxdbg.engine import registry
+from jaxdbg.engine import stop_serving
+from jaxdbg.internals import jax_api
+from jaxdbg.engine.outputs import Resume
+from jaxdbg.capture.stop_info import StopInfo
+
+# How many frames sit between the user's call and _enter (the public function).
+_CALLER = 1
+
+
+@dataclasses.dataclass(eq=False)  # compared by identity: stop_serving.py keys its rounds on the site
+class _Site:
+    """Everything one traced breakpoint needs on the host."""
+
+    templates: list[frames_mod.FrameTemplate]
+    backend: str | None
+    options: dict[str, Any]
+    ordered: bool
+    conditional: bool
+    device_axes: list[tuple[str, int]]  # (name, size); their indices are the last operands
+    describe_reason: Callable[[Callable[[int], Any]], str | None] | None = None
+    breakpoint_id: int | None = None  # breakpoint_state's number for the call site
+    mesh: str | None = None  # a sharded jit's mesh, known at trace time
+    # Serves a stop elsewhere instead, when it returns True (see jax_hook).
+    handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None
+    # The operands' shardings as compiled (sharded jit), filled in at compile time.
+    compiled: program_shardings.CompiledShardings | None = None
+
+    def on_host(self, levels, sizes, pred, operands) -> None:
+        """Serve one stop per selected batch element, in order."""
+        mask = np.asarray(pred, dtype=bool).reshape(sizes)
+        host_ops = [None] * len(operands)
+
+        def raw(i):
+            if host_ops[i] is None:
+                host_ops[i] = np.asarray(operands[i])
+            return host_ops[i]
+
+        for index in (np.ndindex(*sizes) if sizes else [()]):
+            if not mask[index] or not breakpoint_state.arrive(self.breakpoint_id):
+                continue  # a disabled, ignored or continued-past stop opens nothing
+            cache: dict[int, Any] = {}
+
+            def operand(i, index=index, cache=cache):
+                if i not in cache:
+                    picked = tuple(ix for ix, batched in zip(index, levels[i]) if batched)
+                    value = operands[i] if not picked else raw(i)[picked]
+                    cache[i] = value if isinstance(value, jax.Array) else jnp.asarray(value)
+                return cache[i]
+
+            info = StopInfo(batch_index=tuple(int(i) for i in index), batch_size=tuple(sizes),
+                            breakpoint_id=self.breakpoint_id, mesh=self.mesh)
+            if self.device_axes:
+                first = len(operands) - len(self.device_axes)
+                positions = [int(operand(first + k)) for k in range(len(self.device_axes))]
+                device = 0
+                for (_, size), position in zip(self.device_axes, positions):
+                    device = device * size + position
+                info.device = device
+                info.device_axes = tuple((name, p) for (name, _), p in zip(self.device_axes, positions))
+            if self.describe_reason is not None:
+                info.reason = self.describe_reason(operand)
+            compiled = self.compiled.get if self.compiled is not None else None
+            built = [t.build(operand, compiled) for t in self.templates]
+            if self.handoff is not None and self.handoff(built, self.options):
+                continue
+            resume = stop_serving.serve(built, info, self.backend, self.options, site=self,
+                                 devices=self.device_count, every_device=not self.conditional)
+            if resume is Resume.SKIP:
+                break
+
+    @property
+    def device_count(self) -> int | None:
+        """Devices of the multi-device computation this breakpoint runs in, if any."""
+        if not self.device_axes:
+            return None
+        return int(np.prod([size for _, size in self.device_axes]))
+
+
+def _emit(site: _Site, levels, sizes, pred, operands, token):
+    """The unbatched view: one host callback.
+
+    A conditional stop is already inside the outer ``lax.cond`` (see ``_enter``),
+    so an unbatched one needs no further test and ships no predicate: every
+    operand materialised for the callback costs XLA time on each loop step. A
+    batched one tests whether any element's predicate holds and ships the mask.
+    """
+    batched_condition = site.conditional and bool(sizes)
+    mask = pred if batched_condition else None
+
+    def host(mask, operands):
+        selected = np.ones(sizes, dtype=bool) if mask is None else mask
+        site.on_host(levels, sizes, selected, operands)
+
+    if token is None:
+        def call():
+            jax.debug.callback(host, mask, operands, ordered=site.ordered)
+        if batched_condition:
+            jax.lax.cond(jnp.any(pred), call, lambda: None)
+        else:
+            call()
+        return jnp.zeros((), jnp.float32)
+
+    shapes = jax.tree.map(lambda t: jax.ShapeDtypeStruct(jnp.shape(t), jnp.result_type(t)), token)
+
+    def call_with_token():
+        def host_with_token(tok, mask, operands):
+            host(mask, operands)
+            return tok
+        return jax.pure_callback(host_with_token, shapes, token, mask, operands)
+    if batched_condition:
+        return jax.lax.cond(jnp.any(pred), call_with_token, lambda: token)
+    return call_with_token()
+
+
+def _level(site: _Site, levels: tuple, sizes: tuple[int, ...]):
+    """A breakpoint that knows which operands carry which of ``sizes`` batch levels."""
+
+    @custom_vmap
+    def stop(pred, operands, token):
+        return _emit(site, levels, sizes, pred, operands, token)
+
+    @stop.def_vmap
+    def batched(axis_size, in_batched, pred, operands, token):
+        pred_batched, ops_batched, token_batched = in_batched
+        if not pred_batched:
+            pred = jnp.broadcast_to(pred, (axis_size,) + jnp.shape(pred))
+        # This level is outside all earlier ones, so it goes first.
+        new_levels = tuple((b,) + lv for b, lv in zip(ops_batched, levels))
+        out = _level(site, new_levels, (axis_size,) + sizes)(pred, operands, token)
+        out_batched = token_batched if token is not None else False
+        return out, out_batched
+
+    return stop
+
+
+def _zero_tangent(x):
+    x = jnp.asarray(x)
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        return jnp.zeros_like(x)
+    return np.zeros(x.shape, dtype=jax.dtypes.float0)
+
+
+def _stage(site: _Site, pred, operands: list, token):
+    @jax.custom_jvp
+    def stop(pred, operands, token):
+        return _level(site, tuple(() for _ in operands), ())(pred, operands, token)
+
+    @stop.defjvp
+    def forward_values_only(primals, tangents):
+        # The stop sees primal values; a token passes its tangent through unchanged,
+        # so threading a differentiable value as the token keeps its gradient.
+        out = stop(*primals)
+        token_tangent = tangents[2]
+        if primals[2] is None:
+            return out, jax.tree.map(_zero_tangent, out)
+        return out, jax.tree.map(_instantiate, token_tangent, primals[2])
+
+    out = stop(pred, operands, token)
+    return None if token is None else out
+
+
+def _instantiate(tangent, primal):
+    """A symbolic-zero tangent as an array of zeros (custom_jvp rules must return arrays)."""
+    if tangent is None or isinstance(tangent, jax.custom_derivatives.SymbolicZero):
+        return _zero_tangent(primal)
+    return tangent
+
+
+def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
+           num_frames: int | None, ordered: bool, token: Any, options: dict[str, Any],
+           reason: Callable[[list[Any]], str] | None = None,
+           reason_operands: list | None = None,
+           handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None) -> Any:
+    """Shared path of every breakpoint flavour.
+
+    ``reason`` turns the runtime values of ``reason_operands`` into the
+    banner's explanation (used by breakpoint_on_nonfinite).
+    """
+    if token is not None and ordered:
+        raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
+    # Stops may run on XLA threads later; Ctrl-C reaches their prompt only through a
+    # SIGINT handler, which must be installed from the main thread (tracing usually is).
+    interrupts.install()
+    # Before the computation is dispatched: a program may reach its exit (JAX waits for
+    # pending effects there) before an asynchronously dispatched stop is served, and
+    # that wait must already know to drop the error of a computation that was quit.
+    quit_reporting.adapt_effect_waits()
+    registry.check_options(backend, options)
+    call = sys._getframe(skip + 1)
+    number = breakpoint_state.register(call.f_code.co_filename, call.f_lineno, call.f_code.co_name)
+    stack = frames_mod.python_stack(skip + 1, filter_frames, num_frames)
+    if not stack:  # everything was filtered: still show where the call is
+        stack = frames_mod.python_stack(skip + 1, False, 1)
+    collector = frames_mod.OperandCollector()
+    own = frames_mod.traced_function_frames(skip + 1)
+    templates = [frames_mod.capture(f, collector, id(f) in own) for f in stack]
+    compiled = program_shardings.CompiledShardings()
+    if jax_api.is_tracing():
+        compiled.stage(collector.operands, collector.shardings)
+    operands = collector.for_host()
+    first_reason = len(operands)
+    reason_operands = [program_shardings.for_host(v) for v in reason_operands or []]
+    operands += reason_operands
+    describe = None
+    if reason is not None:
+        def describe(operand):
+            return reason([operand(first_reason + k) for k in range(len(reason_operands))])
+
+    conditional = pred is not None
+    if not jax_api.is_tracing() and not any(isinstance(o, jax.core.Tracer) for o in operands) \
+            and not isinstance(pred, jax.core.Tracer):
+        # Eager: every value is concrete already, so stop right here.
+        if conditional and not bool(np.any(np.asarray(pred))):
+            return token
+        site = _Site(templates, backend, options, ordered, conditional, [], describe, number,
+                     None, handoff)
+        site.on_host(tuple(() for _ in operands), (), np.bool_(True), operands)
+        return token
+
+    axes = jax_api.device_axis_indices()
+    operands += [index for _, _, index in axes]
+    site = _Site(templates, backend, options, ordered, conditional,
+                 [(name, size) for name, size, _ in axes], describe, number, collector.mesh(), handoff,
+                 compiled)
+    if token is None:
+        _staged(site, pred, operands, None)
+        return None
+    # The token goes through the host too: replicated on the way there (as the
+    # operands are) and given back its program layout after.
+    host_token = jax.tree.map(program_shardings.for_host, token)
+    out = _staged(site, pred, operands, host_token)
+    return jax.tree.map(program_shardings.like, out, token)
+
+
+def _staged(site: _Site, pred: Any, operands: list, token: Any) -> Any:
+    if pred is None:
+        return _stage(site, jnp.asarray(True), operands, token)
+    pred_value = jnp.any(jnp.asarray(pred).astype(bool))
+    # The cond sits outside the batching and differentiation wrappers too:
+    # XLA then skips the whole breakpoint with one cheap branch when false.
+    if token is None:
+        jax.lax.cond(pred_value, lambda: _stage(site, pred_value, operands, None), lambda: None)
+        return None
+    return jax.lax.cond(pred_value, lambda: _stage(site, pred_value, operands, token), lambda: token)
+
+
+def breakpoint(*, backend: str | None = None, filter_frames: bool = True,
+               num_frames: int | None = None, ordered: bool = False, token: Any = None,
+               **backend_options: Any) -> Any:
+    """Stop here with runtime values, under jit, vmap, grad, scan, cond or pmap.
+
+    Returns ``token`` unchanged when given (thread it back into the computation
+    so the breakpoint is ordered after the token's value and not pruned).
+    """
+    return _enter(pred=None, skip=_CALLER, backend=backend, filter_frames=filter_frames,
+                  num_frames=num_frames, ordered=ordered, token=token, options=backend_options)
+
+
+def breakpoint_if(pred: Any, *, backend: str | None = None, filter_frames: bool = True,
+                  num_frames: int | None = None, ordered: bool = False, token: Any = None,
+                  **backend_options: Any) -> Any:
+    """Stop only where ``pred`` holds (any element, for an array predicate).
+
+    When it is false nothing leaves the device: the callback sits inside
+    ``lax.cond``. Under vmap only the elements where it holds stop.
+    """
+    return _enter(pred=pred, skip=_CALLER, backend=backend, filter_frames=filter_frames,
+                  num_frames=num_frames, ordered=ordered, token=token, options=backend_options)
+
+
+def _is_float(leaf: Any) -> bool:
+    try:
+        return bool(jnp.issubdtype(jnp.result_type(leaf), jnp.inexact))
+    except TypeError:
+        return False
+
+
+def _leaf_names(arrays: tuple, caller_locals: dict[str, Any]) -> list[str]:
+    """Name each leaf after the caller's variable when possible: ``grads['w']``."""
+    by_id = {id(v): k for k, v in caller_locals.items()}
+    names = []
+    for path, _ in jax.tree_util.tree_flatten_with_path(arrays)[0]:
+        position, rest = path[0].idx, path[1:]
+        base = by_id.get(id(arrays[position]), f"argument {position}")
+        names.append(base + jax.tree_util.keystr(rest))
+    return names
+
+
+def _nonfinite_reason(names: list[str], values: list[Any]) -> str:
+    found = []
+    for name, value in zip(names, values):
+        host = np.asarray(value)
+        if not np.issubdtype(host.dtype, np.inexact):
+            host = host.astype(np.float32)  # bfloat16 and friends
+        nan, inf = int(np.isnan(host).sum()), int(np.isinf(host).sum())
+        if nan or inf:
+            counts = " and ".join(c for c in (f"{nan} NaN" if nan else "",
+                                               f"{inf} Inf" if inf else "") if c)
+            found.append(f"{name} ({counts})")
+    return ("non-finite values in " + ", ".join(found)) if found else "non-finite values"
+
+
+def breakpoint_on_nonfinite(*arrays: Any, backend: str | None = None,
+                            filter_frames: bool = True, num_frames: int | None = None,
+                            ordered: bool = False, token: Any = None,
+                            **backend_options: Any) -> Any:
+    """Stop when any leaf of ``arrays`` holds NaN or Inf; the banner says which and how many."""
+    names = _leaf_names(arrays, sys._getframe(1).f_locals)
+    leaves = jax.tree_util.tree_leaves(arrays)
+    floats = [(n, l) for n, l in zip(names, leaves) if _is_float(l)]
+    if not floats:
+        return token
+    pred = functools.reduce(jnp.logical_or, [~jnp.all(jnp.isfinite(l)) for _, l in floats])
+    float_names = [n for n, _ in floats]
+    return _enter(pred=pred, skip=_CALLER, backend=backend, filter_frames=filter_frames,
+                  num_frames=num_frames, ordered=ordered, token=token, options=backend_options,
+                  reason=functools.partial(_nonfinite_reason, float_names),
+                  reason_operands=[l for _, l in floats])

@@ -1,0 +1,353 @@
+"""Frames as the debugger sees them, and their capture at trace time.
+
+Capture walks the live Python stack when a breakpoint is traced. Locals that
+hold tracers are remembered as *operand slots*: the breakpoint ships those
+tracers to the host callback, which fills the slots with runtime values.
+Everything else (untraced locals, module globals, source) is kept as is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import linecache
+import os
+import sys
+import types
+import warnings
+from typing import Any, Callable
+
+import jax
+
+from jaxdbg.capture import program_shardings
+from jaxdbg.engine.guarded_calls import guarded
+from jaxdbg.internals import ipython_api, jax_api
+
+# Modules whose frames are machinery, not the user's program.
+_HIDDEN_MODULE_PREFIXES = (
+    "jax", "jaxlib", "jaxdbg", "jaxdbg_widgets", "IPython", "ipykernel",
+    "asyncio", "tornado", "zmq", "traitlets", "runpy", "threading",
+    "concurrent", "_pytest", "pluggy", "pytest", "comm", "ipywidgets",
+)
+
+
+# Entry-point scripts that run as __main__, so their module name says nothing.
+_HIDDEN_SCRIPTS = {"ipykernel_launcher.py", "colab_kernel_launcher.py"}
+
+
+@dataclasses.dataclass
+class Frame:
+    """One stack frame with runtime values, innermost frames first in a stack."""
+
+    filename: str
+    lineno: int
+    function: str
+    locals: dict[str, Any]
+    globals: dict[str, Any]
+    source: list[str]  # every line of the file or notebook cell, "\n"-terminated
+    first_lineno: int  # where the frame's function starts (1 for module code)
+    # The layout in the program of locals that were traced, where JAX says
+    # (``P('x',) on mesh x=8``); their runtime values were gathered to the host.
+    shardings: dict[str, str] = dataclasses.field(default_factory=dict)
+    traced: frozenset[str] = frozenset()  # names whose values came from the computation
+    # The sharding XLA chose for a traced local of a sharded jit (a jax.sharding.Sharding),
+    # recorded at compile time; its value here is a copy on one device.
+    compiled_shardings: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def line(self, lineno: int | None = None) -> str:
+        n = self.lineno if lineno is None else lineno
+        return self.source[n - 1].rstrip("\n") if 0 < n <= len(self.source) else ""
+
+    @property
+    def location(self) -> str:
+        return f"{display_filename(self.filename)}:{self.lineno}"
+
+    @property
+    def is_module_code(self) -> bool:
+        """A module's or notebook cell's top-level code (IPython 7 names it ``<cell line: N>``)."""
+        return self.function == "<module>" or self.function.startswith("<cell line")
+
+
+def display_filename(filename: str) -> str:
+    """A notebook cell's temp file reads as ``<cell>``-style name; files stay as they are."""
+    cell = ipython_api.cell_label(filename)
+    return cell if cell is not None else filename
+
+
+def _is_hidden(frame: types.FrameType) -> bool:
+    if frame.f_locals.get("__tracebackhide__") or frame.f_globals.get("__tracebackhide__"):
+        return True
+    module = frame.f_globals.get("__name__") or ""
+    if module.split(".")[0] in _HIDDEN_MODULE_PREFIXES:
+        return True
+    filename = frame.f_code.co_filename
+    if filename.startswith("<frozen ") or os.path.basename(filename) in _HIDDEN_SCRIPTS:
+        return True
+    return not jax_api.include_frame(frame)
+
+
+def is_hidden(frame: types.FrameType) -> bool:
+    """Whether a live frame is machinery (JAX, IPython, jaxdbg...) rather than the user's code."""
+    return _is_hidden(frame)
+
+
+def _hidden_file_test() -> Callable[[str], bool]:
+    """Whether a file belongs to machinery (as :func:`_is_hidden` judges live frames),
+    for frames known only by file name, such as JAX's DebuggerFrames."""
+    roots, files = [], set()
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] not in _HIDDEN_MODULE_PREFIXES:
+            continue
+        file = getattr(module, "__file__", None)
+        if not file:
+            continue
+        if "." not in name and getattr(module, "__path__", None):
+            roots.append(os.path.dirname(file) + os.sep)  # a package: everything under it
+        else:
+            files.add(file)
+    roots_tuple = tuple(roots)
+
+    def hidden(filename: str) -> bool:
+        return (filename in files or filename.startswith(roots_tuple)
+                or filename.startswith("<frozen ") or os.path.basename(filename) in _HIDDEN_SCRIPTS)
+    return hidden
+
+
+def _module_globals(filename: str) -> dict[str, Any]:
+    """The globals of the module defined in ``filename`` (``__main__`` for notebook cells)."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == filename:
+            return vars(module)
+    main = sys.modules.get("__main__")
+    return vars(main) if main is not None else {}
+
+
+def _function_name(lines: list[str], lineno: int, first: int, whole_file: bool) -> str:
+    """Name the function whose frame starts at ``first`` and is at ``lineno``:
+    JAX's frames carry no code object, so read it from the source."""
+    import ast
+
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return "<module>" if whole_file else "?"
+    best, span = None, None
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        end = getattr(node, "end_lineno", None) or node.lineno
+        if start == first and node.lineno <= lineno <= end and (span is None or end - start < span):
+            best, span = node, end - start
+    if best is None:
+        return "<module>" if whole_file or first == 1 else "?"
+    return "<lambda>" if isinstance(best, ast.Lambda) else best.name
+
+
+def from_jax_frames(raw_frames: list[Any]) -> list[Frame]:
+    """JAX's own DebuggerFrames (a function traced before jaxdbg was hooked in) as the
+    same filtered, named frames a jaxdbg capture gives."""
+    hidden = _hidden_file_test()
+    frames = []
+    for raw in raw_frames:
+        f = jax_api.read_jax_frame(raw)
+        if hidden(f.filename):
+            continue
+        module_globals = _module_globals(f.filename)
+        lines = linecache.getlines(f.filename, module_globals)
+        first = f.lineno - f.offset if f.offset is not None else 1
+        whole_file = f.offset is not None and first == 1 and len(f.source) >= len(lines)
+        if not lines:  # no file to read: JAX's copy of the function's source
+            lines = [""] * (first - 1) + [line + "\n" for line in f.source]
+        function = _function_name(lines, f.lineno, first, whole_file)
+        if function == "<module>":  # module code: its locals are its globals
+            local_values = {**module_globals, **f.locals} if module_globals else f.locals
+            frames.append(Frame(f.filename, f.lineno, function, local_values, module_globals,
+                                lines, 1))
+        else:
+            frames.append(Frame(f.filename, f.lineno, function, f.locals, module_globals,
+                                lines, first))
+    return frames
+
+
+def python_stack(skip: int, filter_frames: bool, num_frames: int | None) -> list[types.FrameType]:
+    """The caller's stack, innermost first, without machinery frames when filtering."""
+    frame: types.FrameType | None = sys._getframe(skip + 1)
+    stack = []
+    while frame is not None:
+        if not (filter_frames and _is_hidden(frame)):
+            stack.append(frame)
+            if num_frames is not None and len(stack) >= num_frames:
+                break
+        frame = frame.f_back
+    return stack
+
+
+class Unavailable:
+    """Stands for a traced value that cannot reach the host from this stop."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def __repr__(self) -> str:
+        return f"<unavailable: {self.why}>"
+
+
+TANGENT_ONLY = Unavailable("a tangent while JAX linearizes a custom_jvp rule")
+OUTSIDE_BODY = Unavailable("traced outside the jit, scan, cond, loop or checkpoint body "
+                           "this breakpoint is in")
+
+# Where JAX's machinery starts: a frame of these calls the function it traces.
+_JAX_MODULES = ("jax", "jaxlib")
+
+
+@dataclasses.dataclass(frozen=True)
+class OperandSlot:
+    """Placeholder for the runtime value of the operand with this index."""
+
+    index: int
+
+
+@dataclasses.dataclass
+class FrameTemplate:
+    """A frame captured at trace time; ``build`` fills in runtime values."""
+
+    filename: str
+    lineno: int
+    function: str
+    globals: dict[str, Any]
+    first_lineno: int
+    static_locals: dict[str, Any]
+    traced_locals: dict[str, tuple[Any, list[Any]]]  # name -> (treedef, leaves w/ slots)
+    order: list[str]
+    shardings: dict[str, str] = dataclasses.field(default_factory=dict)
+    sharded_operands: dict[str, int] = dataclasses.field(default_factory=dict)  # name -> operand
+
+    def build(self, operand: Callable[[int], Any],
+              compiled: Callable[[int], Any] | None = None) -> Frame:
+        """The frame with runtime values; ``compiled(i)``: operand i's compiled sharding."""
+        if not self.order:  # module code: locals are the (live) globals
+            return Frame(self.filename, self.lineno, self.function, dict(self.static_locals),
+                         self.globals, linecache.getlines(self.filename, self.globals),
+                         self.first_lineno)
+        values = {}
+        for name in self.order:
+            if name in self.traced_locals:
+                treedef, leaves = self.traced_locals[name]
+                filled = [operand(l.index) if isinstance(l, OperandSlot) else l for l in leaves]
+                # A user pytree's unflatten is user code: it must not end the stop.
+                values[name] = guarded(lambda: jax.tree_util.tree_unflatten(treedef, filled),
+                                       lambda e: Unavailable(f"rebuilding it raised {type(e).__name__}"))
+            else:
+                values[name] = self.static_locals[name]
+        source = linecache.getlines(self.filename, self.globals)
+        chosen = {name: compiled(i) for name, i in self.sharded_operands.items()} if compiled else {}
+        return Frame(self.filename, self.lineno, self.function, values, self.globals,
+                     source, self.first_lineno, dict(self.shardings),
+                     frozenset(self.traced_locals),
+                     {name: s for name, s in chosen.items() if s is not None})
+
+
+class OperandCollector:
+    """Gathers distinct tracers across frames so each is shipped to the host once,
+    with the layout each has in the program (None where JAX does not say)."""
+
+    def __init__(self) -> None:
+        self.operands: list[Any] = []
+        self.shardings: list[program_shardings.ProgramSharding | None] = []
+        self._index_by_id: dict[int, int] = {}
+        self._reach = jax_api.traces_in_reach()
+
+    def slot(self, tracer: Any, own: bool = False) -> OperandSlot | Unavailable:
+        """``own``: the tracer is a local of the traced function itself (see
+        :func:`traced_function_frames`), so JAX would capture it the same way."""
+        if jax_api.is_linear_unknown(tracer):
+            return TANGENT_ONLY
+        if not own and not jax_api.in_reach(tracer, self._reach):
+            # An enclosing program's value: JAX may cache this body's jaxpr and
+            # reuse it in another program, so it must not become an operand.
+            return OUTSIDE_BODY
+        key = id(tracer)
+        if key not in self._index_by_id:
+            self._index_by_id[key] = len(self.operands)
+            self.operands.append(tracer)
+            self.shardings.append(program_shardings.of_tracer(tracer))
+        return OperandSlot(self._index_by_id[key])
+
+    def sharding_of(self, slot: Any) -> program_shardings.ProgramSharding | None:
+        return self.shardings[slot.index] if isinstance(slot, OperandSlot) else None
+
+    def for_host(self) -> list[Any]:
+        """The operands to ship, each replicated first where the program shards it."""
+        return [v if where is None else program_shardings.replicated_for_host(v, where)
+                for v, where in zip(self.operands, self.shardings)]
+
+    def mesh(self) -> str | None:
+        """The mesh of the first sharded operand (the banner names it)."""
+        return next((s.mesh for s in self.shardings if s is not None), None)
+
+
+def _flatten(value: Any):
+    # A user pytree's flatten is user code: anything it raises keeps the value whole.
+    return guarded(lambda: jax.tree_util.tree_flatten(value), lambda e: None)
+
+
+def traced_function_frames(skip: int) -> set[int]:
+    """The ids of the caller's frames up to the first JAX frame: the function JAX is
+    tracing and the functions it called.
+
+    Their locals are that function's arguments, closure cells and what it computed,
+    all of which JAX itself captures in the body it stages (a closure over an
+    enclosing program's value makes a new function, so JAX caches nothing stale).
+    """
+    own = set()
+    frame: types.FrameType | None = sys._getframe(skip + 1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__") or ""
+        if module.split(".")[0] in _JAX_MODULES:
+            break
+        own.add(id(frame))
+        frame = frame.f_back
+    return own
+
+
+def capture(frame: types.FrameType, collector: OperandCollector, own: bool = False) -> FrameTemplate:
+    """Snapshot one live frame, turning tracer leaves of its locals into slots.
+
+    ``own``: a frame of the traced function itself (see :func:`traced_function_frames`).
+    """
+    code = frame.f_code
+    first = 1 if code.co_name == "<module>" else code.co_firstlineno
+    if frame.f_locals is frame.f_globals:
+        # Module or notebook-cell code: its locals are the live globals, which hold
+        # no tracers (they would have leaked); skip flattening a whole namespace.
+        return FrameTemplate(code.co_filename, frame.f_lineno, code.co_name, frame.f_globals,
+                             first, frame.f_globals, {}, [])
+    static, traced, order, shardings, sharded = {}, {}, [], {}, {}
+    with warnings.catch_warnings():  # e.g. "generator is treated as a leaf"
+        warnings.simplefilter("ignore")
+        flattened = {name: _flatten(value) for name, value in frame.f_locals.items()}
+    for name, value in frame.f_locals.items():
+        order.append(name)
+        if flattened[name] is None:  # an object that refuses to flatten is kept whole
+            static[name] = value
+            continue
+        leaves, treedef = flattened[name]
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+            slotted = [collector.slot(l, own) if isinstance(l, jax.core.Tracer) else l
+                       for l in leaves]
+            traced[name] = (treedef, slotted)
+            where = collector.sharding_of(slotted[0]) if len(slotted) == 1 else None
+            if where is not None:
+                shardings[name] = where.label()
+                sharded[name] = slotted[0].index
+        else:
+            static[name] = value
+    return FrameTemplate(code.co_filename, frame.f_lineno, code.co_name, frame.f_globals,
+                         first, static, traced, order, shardings, sharded)
+
+
+def live_frame(frame: types.FrameType) -> Frame:
+    """A frame whose values are already concrete (used outside any trace)."""
+    collector = OperandCollector()
+    template = capture(frame, collector)
+    return template.build(lambda i: collector.operands[i])

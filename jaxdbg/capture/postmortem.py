@@ -1,0 +1,111 @@
+"""Post-mortem debugging: the debugger on the frames of an exception's traceback.
+
+``jaxdbg.post_mortem()`` is ``%debug`` for jaxdbg: it opens the best backend
+(the panel in a notebook, a prompt in a terminal) on the last exception. Values
+are concrete where the code ran eagerly, tracers where it was being traced.
+
+With JAX's NaN checks on (``%jaxdbg nans on``, ``set_nan_debugging(True)``, or
+``jax_debug_nans`` / ``jax_debug_infs`` set any other way) a jitted call that produces a NaN makes
+JAX re-run it op by op; the FloatingPointError it raises is thrown from that eager
+re-run, so its traceback holds the user's frames with real values, innermost at
+the line that produced the NaN. The extension opens the debugger on them after the
+cell's traceback is shown (an IPython ``post_run_cell`` event, so IPython's single
+custom-exception slot stays free for others).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+import jax
+
+from jaxdbg.capture import frames as frames_mod
+from jaxdbg.engine import registry
+from jaxdbg.frontends import scripted
+from jaxdbg.capture.frames import Frame
+from jaxdbg.engine.session import Session
+from jaxdbg.capture.stop_info import StopInfo
+
+def frames_from_traceback(tb: types.TracebackType | None) -> list[Frame]:
+    """The user's frames of a traceback, innermost first, at the lines that raised."""
+    entries = []
+    while tb is not None:
+        entries.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    frames = []
+    for frame, lineno in reversed(entries):
+        if frames_mod.is_hidden(frame):
+            continue
+        built = frames_mod.live_frame(frame)
+        built.lineno = lineno
+        frames.append(built)
+    return frames
+
+
+def _last_exception() -> BaseException | None:
+    current = sys.exc_info()[1]
+    if current is not None:
+        return current
+    last = getattr(sys, "last_exc", None)  # Python 3.12+
+    return last if last is not None else getattr(sys, "last_value", None)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"post-mortem: {type(exc).__name__}" + (f": {text[0]}" if text else "")
+
+
+def post_mortem(exc: BaseException | types.TracebackType | None = None, *,
+                backend: str | None = None, **backend_options: Any) -> None:
+    """Open the debugger on the frames of ``exc`` (default: the last exception), like ``%debug``."""
+    if exc is None:
+        exc = _last_exception()
+    if exc is None:
+        raise ValueError("jaxdbg.post_mortem: there is no exception to debug")
+    if isinstance(exc, types.TracebackType):
+        tb, reason = exc, "post-mortem"
+    else:
+        tb, reason = exc.__traceback__, _reason(exc)
+    frames = frames_from_traceback(tb)
+    if not frames:
+        sys.stdout.write("jaxdbg: the traceback has no frames of your code to show\n")
+        return
+    registry.check_options(backend, backend_options)
+    session = Session(frames, StopInfo(reason=reason))
+    if not scripted.handled(session, backend_options):  # JAXDBG_COMMANDS, commands=
+        registry.get_debugger(backend)(session, **scripted.backend_options(backend_options))
+
+
+# -- NaN post-mortem -------------------------------------------------------------------------
+
+def set_nan_debugging(enabled: bool) -> None:
+    """Turn JAX's NaN checks on or off; with the extension loaded a NaN then opens the
+    post-mortem debugger (the same switch as ``%jaxdbg nans on|off``)."""
+    jax.config.update("jax_debug_nans", bool(enabled))
+
+
+def nan_debugging_enabled() -> bool:
+    return bool(jax.config.jax_debug_nans) or bool(jax.config.jax_debug_infs)
+
+
+def _after_cell(result: Any = None) -> None:
+    exc = getattr(result, "error_in_exec", None)
+    if not isinstance(exc, FloatingPointError) or not nan_debugging_enabled():
+        return
+    try:
+        post_mortem(exc)
+    except KeyboardInterrupt:
+        sys.stdout.write("jaxdbg: post-mortem interrupted\n")
+
+
+def load(shell: Any) -> None:
+    shell.events.register("post_run_cell", _after_cell)
+
+
+def unload(shell: Any) -> None:
+    try:
+        shell.events.unregister("post_run_cell", _after_cell)
+    except ValueError:
+        pass

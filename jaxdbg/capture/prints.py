@@ -1,0 +1,375 @@
+"""``jaxdbg.print`` and ``jaxdbg.callback``: jax.debug.print / callback that know where they ran.
+
+Both are built on the public ``jax.debug.callback``, so formatting, errors and
+behaviour under jit, vmap, grad, scan, pmap and shard_map are JAX's own. What
+they add travels with each call:
+
+- the caller's file:line and function, captured at trace time;
+- under vmap, which batch element printed (``batch 2/3``), from a ``custom_vmap``
+  layer whose batched outputs JAX's own unrolling hands to each element's call;
+- under pmap / shard_map, which device printed (the named axes' indices).
+
+Where a row goes is decided on the host, at run time (a jitted function may have
+been traced long before): to the sink that a notebook installs (the print log of
+``%load_ext jaxdbg``), else to ``sys.stdout`` exactly as ``jax.debug.print`` writes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import functools
+import string
+import sys
+import threading
+from typing import Any, Callable, Iterator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.custom_batching import custom_vmap
+
+from jaxdbg.capture import frames as frames_mod
+from jaxdbg.internals import jax_api
+from jaxdbg.capture.stop_info import StopInfo
+
+
+@dataclasses.dataclass(frozen=True)
+class CallSite:
+    """Where one host call of a print or callback came from."""
+
+    filename: str
+    lineno: int
+    function: str
+    batch_index: tuple[int, ...] = ()
+    batch_size: tuple[int, ...] = ()
+    device: int | None = None
+    device_axes: tuple[tuple[str, int], ...] = ()
+
+    @functools.cached_property
+    def location(self) -> str:
+        return f"{frames_mod.display_filename(self.filename)}:{self.lineno}"
+
+    def _info(self) -> StopInfo:
+        return StopInfo(batch_index=self.batch_index, batch_size=self.batch_size,
+                        device=self.device, device_axes=self.device_axes)
+
+    @property
+    def batch_label(self) -> str | None:
+        return self._info().batch_label()
+
+    @property
+    def device_label(self) -> str | None:
+        return self._info().device_label()
+
+
+@dataclasses.dataclass(frozen=True)
+class PrintRow:
+    """One line printed by ``jaxdbg.print`` (or a routed ``jax.debug.print``)."""
+
+    text: str
+    site: CallSite
+    ordered: bool = False
+    from_jax: bool = False  # a jax.debug.print call routed here
+
+
+# -- where rows go -------------------------------------------------------------------
+
+_sink: Callable[[PrintRow], None] | None = None
+_routing = True
+_state_lock = threading.Lock()
+
+
+def set_sink(sink: Callable[[PrintRow], None] | None) -> Callable[[PrintRow], None] | None:
+    """Send rows to ``sink`` instead of stdout (None: back to stdout); the previous sink."""
+    global _sink
+    with _state_lock:
+        previous, _sink = _sink, sink
+    return previous
+
+
+def set_routing(enabled: bool) -> None:
+    """Whether ``jax.debug.print`` calls go to the print log too (``%jaxdbg print on|off``).
+
+    Off, they write to stdout exactly as JAX does, including functions traced
+    while it was on. ``jaxdbg.print`` keeps using the log either way.
+    """
+    global _routing
+    _routing = bool(enabled)
+
+
+def routing_enabled() -> bool:
+    return _routing
+
+
+def deliver(row: PrintRow) -> None:
+    """Hand a row to the installed sink, or write its text as jax.debug.print does."""
+    sink = _sink
+    if sink is not None and (_routing or not row.from_jax):
+        try:
+            sink(row)
+            return
+        except Exception:  # a broken view must not lose the print
+            pass
+    sys.stdout.write(row.text + "\n")
+
+
+# -- format checks, as jax.debug.print makes them ---------------------------------------
+
+class _FormatChecker(string.Formatter):
+    """Raises what ``jax.debug.print`` raises for arguments the format does not use."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return ""
+
+    def check_unused_args(self, used_args, args, kwargs) -> None:
+        unused_args = [arg for i, arg in enumerate(args) if i not in used_args]
+        unused_kwargs = [k for k in kwargs if k not in used_args]
+        if unused_args:
+            raise ValueError(f"Unused positional arguments to `jax.debug.print`: {unused_args}")
+        if unused_kwargs:
+            raise ValueError(
+                f"Unused keyword arguments to `jax.debug.print`: {unused_kwargs}. "
+                "You may be passing an f-string (i.e, `f\"{x}\"`) into "
+                "`jax.debug.print` and instead should pass in a regular string.")
+
+
+_checker = _FormatChecker()
+
+
+def _has_placeholders(fmt: str) -> bool:
+    if not fmt:
+        return False
+    _, field_name, *_ = next(iter(string.Formatter().parse(fmt)))
+    return field_name is not None
+
+
+def _format(fmt: str, printoptions: dict[str, Any], placeholders: bool, args, kwargs) -> str:
+    if placeholders:
+        with np.printoptions(**printoptions):
+            return fmt.format(*args, **kwargs)
+    return " ".join((fmt, *(str(a) for a in args)))
+
+
+# -- staging: JAX's own unrolling, with each element's index known --------------------------
+#
+# jax.debug.callback under vmap unrolls into one call per batch element (its
+# batching rule loops over the mapped axis). A ``custom_vmap`` layer around the
+# callback does the same loop itself, so each unrolled call knows its index as a
+# plain Python int and ships nothing extra: the host receives exactly the
+# operands jax.debug.callback would. Nested vmaps nest the same way, in the same
+# order as JAX's rule. ``stop_gradient`` keeps differentiation out of it (the
+# callback sees primal values, as JAX's own jvp rule arranges). One difference
+# remains: under ``jax.checkpoint`` JAX prints again when the backward pass
+# recomputes the forward one; this layer prints in the forward pass only.
+
+Batch = tuple  # ((index, size), ...) per vmap level, outermost first
+
+
+def _level(emit: Callable[[Batch, list], None], known: Batch):
+    @custom_vmap
+    def call(operands):
+        emit(known, operands)
+        return jnp.zeros((), jnp.bool_)
+
+    @call.def_vmap
+    def unrolled(axis_size, in_batched, operands):
+        (batched_operands,) = in_batched  # one flag per operand of the one argument
+        for i in range(axis_size):
+            one = [op[i] if batched else op for op, batched in zip(operands, batched_operands)]
+            # Levels still to be unrolled are outside this one: they go first.
+            _level(emit, ((i, axis_size),) + known)(one)
+        return jnp.zeros((axis_size,), jnp.bool_), True
+
+    return call
+
+
+def _staged(emit: Callable[[Batch, list], None], operands: list) -> None:
+    _level(emit, ())([jax.lax.stop_gradient(op) for op in operands])
+
+
+# -- the call ----------------------------------------------------------------------------
+
+_current: contextvars.ContextVar[CallSite | None] = contextvars.ContextVar("jaxdbg_call_site",
+                                                                          default=None)
+
+
+def current_call() -> CallSite | None:
+    """Inside a ``jaxdbg.callback`` function: where that call came from (else None)."""
+    return _current.get()
+
+
+@dataclasses.dataclass
+class _Origin:
+    filename: str
+    lineno: int
+    function: str
+    device_axes: tuple[tuple[str, int], ...]  # (name, size) of pmap / shard_map axes
+
+    @functools.cached_property
+    def plain(self) -> CallSite:
+        return CallSite(self.filename, self.lineno, self.function)
+
+    def site(self, batch: Batch, devices) -> CallSite:
+        if not batch and not self.device_axes:  # the common case, once per host call
+            return self.plain
+        batch_index = tuple(i for i, _ in batch)
+        batch_size = tuple(n for _, n in batch)
+        device, named = None, ()
+        if self.device_axes:
+            positions = [int(np.asarray(d)) for d in devices]
+            device = 0
+            for (_, size), position in zip(self.device_axes, positions):
+                device = device * size + position
+            named = tuple((name, p) for (name, _), p in zip(self.device_axes, positions))
+        return CallSite(self.filename, self.lineno, self.function, batch_index, batch_size,
+                        device, named)
+
+
+def _origin(skip: int) -> tuple[_Origin, list[Any]]:
+    """The first user frame above the caller, and the device axes in scope (trace time)."""
+    stack = frames_mod.python_stack(skip + 1, True, 1) or frames_mod.python_stack(skip + 1, False, 1)
+    frame = stack[0]
+    axes = jax_api.device_axis_indices() if jax_api.is_tracing() else []
+    return _Origin(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
+                   tuple((name, size) for name, size, _ in axes)), [index for _, _, index in axes]
+
+
+def _stage(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: dict,
+           ordered: bool) -> None:
+    origin, device_indices = origin_and_devices
+    flat, tree = jax.tree_util.tree_flatten((args, kwargs))
+    traced_at = [i for i, leaf in enumerate(flat) if isinstance(leaf, jax.core.Tracer)]
+    if not traced_at and not device_indices:
+        # Eager, or only constants: nothing can be batched or per device.
+        plain = origin.site((), ())
+        jax.debug.callback(lambda args, kwargs: host(plain, args, kwargs), args, kwargs,
+                           ordered=ordered)
+        return
+    # Each distinct tracer is shipped once, however often it is printed.
+    distinct: dict[int, int] = {}
+    for i in traced_at:
+        distinct.setdefault(id(flat[i]), len(distinct))
+    slot_of = [distinct[id(flat[i])] for i in traced_at]
+    n_traced = len(distinct)
+
+    def emit(batch: Batch, operands: list) -> None:
+        leaves = list(flat)
+        for i, slot in zip(traced_at, slot_of):
+            leaves[i] = operands[slot]
+        call_args, call_kwargs = jax.tree_util.tree_unflatten(tree, leaves)
+        devices = operands[n_traced:]
+
+        def on_host(devices, args, kwargs):
+            host(origin.site(batch, devices), args, kwargs)
+
+        jax.debug.callback(on_host, devices, call_args, call_kwargs, ordered=ordered)
+
+    firsts = {}
+    for i in traced_at:
+        firsts.setdefault(id(flat[i]), flat[i])
+    _staged(emit, list(firsts.values()) + list(device_indices))
+
+
+def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, skip: int, from_jax: bool) -> None:
+    _checker.format(fmt, *args, **kwargs)  # the same errors, at the same (trace) time
+    placeholders = _has_placeholders(fmt)
+    printoptions = np.get_printoptions()
+
+    def host(site: CallSite, args, kwargs) -> None:
+        deliver(PrintRow(_format(fmt, printoptions, placeholders, args, kwargs), site,
+                         ordered, from_jax))
+
+    _stage(host, _origin(skip + 1), args, kwargs, ordered)
+
+
+def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  # noqa: A001
+    """``jax.debug.print`` that also records the call's file:line, batch element and device.
+
+    In a script or terminal it writes exactly what ``jax.debug.print`` writes; with
+    ``%load_ext jaxdbg`` in a notebook each row goes to the cell's print log.
+    """
+    _print(fmt, args, kwargs, ordered, skip=1, from_jax=False)
+
+
+def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+    """``jax.debug.callback``; inside ``fn``, :func:`current_call` says where the call came from."""
+    if not callable(fn):
+        raise TypeError("first argument to jax.debug.callback must be callable, "
+                        f"but got an object of type {type(fn)}")
+
+    def host(site: CallSite, args, kwargs) -> None:
+        token = _current.set(site)
+        try:
+            fn(*args, **kwargs)
+        finally:
+            _current.reset(token)
+
+    _stage(host, _origin(1), args, kwargs, ordered)
+
+
+# -- jax.debug.print routed to the log while the extension is loaded -----------------------
+
+_original_jax_print: Callable[..., Any] | None = None
+
+
+def _routed_jax_print(fmt: str | None = None, *args: Any, ordered: bool = False,
+                      **kwargs: Any) -> Any:
+    """Stands in for ``jax.debug.print``; forms only JAX knows go to JAX unchanged."""
+    original = _original_jax_print or _jax_debug_print_now()
+    jax_only = {"partitioned", "skip_format_check", "_use_logging"}
+    if fmt is None or not _routing or jax_only & kwargs.keys():
+        return original(fmt, *args, ordered=ordered, **kwargs) if fmt is not None \
+            else original(ordered=ordered, **kwargs)
+    _print(fmt, args, kwargs, ordered, skip=1, from_jax=True)
+    return None
+
+
+def _jax_debug_print_now() -> Callable[..., Any]:
+    return jax.debug.print if jax.debug.print is not _routed_jax_print else _original_jax_print
+
+
+def route_jax_print() -> None:
+    """Make ``jax.debug.print`` calls traced from now on carry their location to the log."""
+    global _original_jax_print
+    if jax.debug.print is _routed_jax_print:
+        return
+    _original_jax_print = jax.debug.print
+    jax.debug.print = _routed_jax_print
+
+
+def unroute_jax_print() -> None:
+    global _original_jax_print
+    if jax.debug.print is _routed_jax_print and _original_jax_print is not None:
+        jax.debug.print = _original_jax_print
+    _original_jax_print = None
+
+
+@contextlib.contextmanager
+def sink_installed(sink: Callable[[PrintRow], None]) -> Iterator[None]:
+    """Route rows to ``sink`` inside the block (tests, scripts that collect prints)."""
+    previous = set_sink(sink)
+    try:
+        yield
+    finally:
+        set_sink(previous)
+
+
+# -- %jaxdbg print on|off ---------------------------------------------------------------------
+
+def _print_subcommand(args: str) -> None:
+    from jaxdbg.ipython import magics
+
+    set_routing(magics.parse_switch(args))
+    where = "the print log" if _routing else "stdout, as JAX prints them"
+    sys.stdout.write(f"jaxdbg: jax.debug.print calls go to {where}\n")  # print is jaxdbg.print here
+
+
+def _register_subcommand() -> None:
+    from jaxdbg.ipython import magics
+
+    magics.register_subcommand("print", "print on|off", _print_subcommand)
+
+
+_register_subcommand()

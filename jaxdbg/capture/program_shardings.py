@@ -1,0 +1,180 @@
+"""The sharding a value has in the program, and labels for shardings.
+
+Inside a sharded ``jit`` the host callback receives values gathered onto one
+device, so their runtime sharding says ``cpu:0``. What the user wants to see is
+how the program lays the value out. JAX knows that at trace time for meshes
+with explicit axes (``jax.typeof(x).sharding``: spec and mesh); with automatic
+axes it knows the mesh, and the compiler picks the layout. Under ``pmap`` and
+``shard_map`` (manual axes) a value is one device's shard, which the stop's
+device label names instead.
+
+Only public JAX names are used; anything missing on an older JAX reads as
+"unknown" rather than failing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgramSharding:
+    """How the program lays out one traced value: a spec (None when the compiler
+    chooses it, on automatic axes) over a mesh of named axes."""
+
+    spec: str | None
+    mesh: str  # "x=8" or "x=2, y=4"
+    sharding: Any  # the NamedSharding over an abstract mesh, for replication
+
+    def label(self) -> str:
+        layout = self.spec if self.spec is not None else "auto"
+        return f"{layout} on mesh {self.mesh}"
+
+
+def mesh_label(mesh: Any) -> str | None:
+    """``x=8`` / ``x=2, y=4`` for a (possibly abstract) mesh; None when empty or unknown."""
+    try:
+        shape = dict(mesh.shape)
+    except Exception:
+        return None
+    return ", ".join(f"{name}={size}" for name, size in shape.items()) or None
+
+
+def _axis_kinds(mesh: Any) -> set[str]:
+    try:
+        return {str(getattr(t, "name", t)).lower() for t in mesh.axis_types}
+    except Exception:
+        return set()
+
+
+def of_tracer(value: Any) -> ProgramSharding | None:
+    """The program's sharding of a traced value, or None (no mesh, a manual axis
+    such as under pmap / shard_map, or a JAX that does not say)."""
+    typeof = getattr(jax, "typeof", None)
+    try:
+        aval = typeof(value) if typeof is not None else value.aval
+        sharding = aval.sharding
+        mesh = sharding.mesh
+    except Exception:
+        return None
+    label = mesh_label(mesh)
+    kinds = _axis_kinds(mesh)
+    if label is None or "manual" in kinds:
+        return None
+    spec = spec_text(sharding.spec) if "explicit" in kinds else None
+    return ProgramSharding(spec, label, sharding)
+
+
+def spec_text(spec: Any) -> str:
+    """``P('x',)``: a PartitionSpec as JAX >= 0.8 writes it (older JAX spells the name out)."""
+    text = str(spec)
+    return "P(" + text[len("PartitionSpec("):] if text.startswith("PartitionSpec(") else text
+
+
+def replicated_for_host(value: Any, where: ProgramSharding) -> Any:
+    """``value`` replicated over its mesh before it goes to the host callback.
+
+    A callback runs on one device; from a sharded layout XLA then warns about an
+    "Involuntary full rematerialization" (plain ``jax.debug.callback`` does the
+    same). Asking for the replicated layout first is an ordinary all-gather and
+    keeps that warning out of the user's output. Returns ``value`` unchanged when
+    this JAX cannot express it.
+    """
+    try:
+        from jax.sharding import NamedSharding, PartitionSpec
+
+        target = NamedSharding(where.sharding.mesh, PartitionSpec())
+        if where.spec is not None and hasattr(jax.sharding, "reshard"):
+            return jax.sharding.reshard(value, target)  # explicit axes
+        # On automatic axes the barrier keeps the replicated copy from steering the
+        # compiler's choice for the value itself (which 'sharding' draws as compiled).
+        return jax.lax.with_sharding_constraint(_barrier(value), target)
+    except Exception:
+        return value
+
+
+def _barrier(value: Any) -> Any:
+    try:
+        return jax.lax.optimization_barrier(value)
+    except Exception:  # a transform without a rule for it: the copy as before
+        return value
+
+
+def for_host(value: Any) -> Any:
+    """:func:`replicated_for_host` for any value whose program sharding JAX knows."""
+    where = of_tracer(value) if isinstance(value, jax.core.Tracer) else None
+    return value if where is None else replicated_for_host(value, where)
+
+
+def like(value: Any, original: Any) -> Any:
+    """``value`` (replicated for the host) laid out again as ``original`` is in the program."""
+    where = of_tracer(original) if isinstance(original, jax.core.Tracer) else None
+    if where is None or value is original:
+        return value
+    try:
+        if where.spec is not None and hasattr(jax.sharding, "reshard"):
+            # From the callback's one device to every device first (a broadcast), then
+            # slice: going straight to the sharded layout is what XLA warns about.
+            return jax.sharding.reshard(replicated_for_host(value, where), where.sharding)
+        return value  # automatic axes: the compiler chooses the layout anyway
+    except Exception:
+        return value
+
+
+class CompiledShardings:
+    """The shardings XLA chose for a breakpoint's operands, learned at compile time.
+
+    A stop inside a sharded jit receives copies gathered onto one device; the
+    layout the compiler chose for each value is known only when the program is
+    partitioned. For each operand whose program sharding JAX knows, JAX's
+    ``inspect_array_sharding`` is staged next to the breakpoint; its callback
+    (run by the SPMD partitioner, once per compilation) records the sharding
+    here, by operand index. Under pmap and shard_map (manual axes) nothing is
+    staged: there a value is one device's shard.
+    """
+
+    def __init__(self) -> None:
+        self.by_operand: dict[int, Any] = {}
+
+    def stage(self, operands: list[Any], shardings: list[ProgramSharding | None]) -> None:
+        from jaxdbg.ipython import sharding_hooks  # JAX's own function, also while ours stands in
+
+        inspect = sharding_hooks.original("inspect_array_sharding")
+        for index, (value, where) in enumerate(zip(operands, shardings)):
+            if where is None:
+                continue
+            try:
+                inspect(value, callback=functools.partial(self._record, index))
+            except Exception:  # a JAX that cannot inspect here: the stop names the layout instead
+                pass
+
+    def _record(self, index: int, sharding: Any) -> None:
+        self.by_operand[index] = sharding
+
+    def get(self, index: int) -> Any:
+        return self.by_operand.get(index)
+
+
+def runtime_label(value: Any) -> str | None:
+    """A concrete value's sharding: ``host``, ``cpu:0`` or ``P('x',) on mesh x=8``."""
+    import numpy as np
+
+    if isinstance(value, (np.ndarray, np.generic)):
+        return "host"
+    sharding = getattr(value, "sharding", None)
+    if sharding is None:
+        return None
+    try:
+        devices = sharding.device_set
+    except Exception:
+        return type(sharding).__name__
+    if len(devices) == 1:
+        return str(next(iter(devices)))
+    spec, mesh = getattr(sharding, "spec", None), mesh_label(getattr(sharding, "mesh", None))
+    if spec is not None and mesh is not None:
+        return f"{spec_text(spec)} on mesh {mesh}"
+    return f"{len(devices)} devices"

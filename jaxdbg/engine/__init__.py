@@ -1,0 +1,1 @@
+"""The UI-agnostic debugger: Session, commands, evaluation, summaries, serving stops, registry."""

@@ -1,0 +1,142 @@
+"""Session commands for many stops: ``continue all``, ``disable``, ``enable``, ``ignore``, ``breakpoints``.
+
+They register into the Session's command table, so every view (terminal,
+panel, Colab) has them; the state they change lives in
+:mod:`jaxdbg.engine.breakpoint_state`.
+"""
+
+from __future__ import annotations
+
+from jaxdbg.engine import breakpoint_state
+from jaxdbg.engine.outputs import Output, OutputKind, Resume
+from jaxdbg.engine.session import _COMMANDS, Session, _command, _error
+
+_NO_NUMBER = "this stop does not come from a numbered breakpoint"
+
+
+def _current_number(s: Session) -> int | None:
+    number = s.info.breakpoint_id
+    return number if number is not None and breakpoint_state.exists(number) else None
+
+
+def _numbers(s: Session, arg: str, command: str) -> list[int] | Output:
+    """The breakpoint numbers in ``arg``, or the current stop's; an error Output otherwise."""
+    if not arg:
+        current = _current_number(s)
+        return _error(f"{_NO_NUMBER}; give a number ({command} N)") if current is None else [current]
+    try:
+        numbers = list(dict.fromkeys(int(word) for word in arg.split()))  # each once
+    except ValueError:
+        return _error(f"{command} takes breakpoint numbers, not {arg!r}")
+    for n in numbers:
+        if not breakpoint_state.exists(n):
+            return _error(_unknown(n))
+    return numbers
+
+
+def _unknown(number: int) -> str:
+    known = ", ".join(str(r.number) for r in breakpoint_state.rows()) or "none yet"
+    return f"no breakpoint {number} (known: {known}); 'breakpoints' lists them"
+
+
+def _row(number: int) -> breakpoint_state.BreakpointRow:
+    return next(r for r in breakpoint_state.rows() if r.number == number)
+
+
+def continue_all(s: Session, arg: str) -> Output:
+    number = _current_number(s)
+    if number is None:
+        return _error(f"{_NO_NUMBER}; use continue")
+    run = breakpoint_state.continue_all(number)
+    s.end(Resume.CONTINUE_ALL)
+    return Output(OutputKind.RESUME,
+                  f"Continuing past every remaining stop of breakpoint {number} in {run.description}.",
+                  resume=Resume.CONTINUE_ALL)
+
+
+def _wrap_continue() -> None:
+    """``continue all`` is ``continue`` with an argument: route it, keep plain continue as is."""
+    plain = _COMMANDS["continue"]
+
+    @_command(*plain.names, usage="continue [all]",
+              summary=plain.summary + " 'continue all' (ca): also past every remaining stop "
+                                      "of this breakpoint in this run (cell).")
+    def _continue(s: Session, arg: str) -> Output:
+        if arg == "all":
+            return continue_all(s, "")
+        if arg:
+            return _error(f"continue takes no argument but 'all', not {arg!r}")
+        return plain.run(s, arg)
+
+
+_wrap_continue()
+
+
+@_command("ca", usage="ca", summary="Same as 'continue all'.", takes_argument=False)
+def _ca(s: Session, arg: str) -> Output:
+    return continue_all(s, arg)
+
+
+@_command("disable", usage="disable [N ...]",
+          summary="Stop opening breakpoint N (default: this one) for the rest of the session.")
+def _disable(s: Session, arg: str) -> Output:
+    numbers = _numbers(s, arg, "disable")
+    if isinstance(numbers, Output):
+        return numbers
+    for n in numbers:
+        breakpoint_state.set_enabled(n, False)
+    return Output(OutputKind.TEXT, "\n".join(
+        f"Disabled breakpoint {n} at {_row(n).location}; 'enable {n}' turns it back on." for n in numbers))
+
+
+@_command("enable", usage="enable [N ...]", summary="Open breakpoint N (default: this one) again.")
+def _enable(s: Session, arg: str) -> Output:
+    numbers = _numbers(s, arg, "enable")
+    if isinstance(numbers, Output):
+        return numbers
+    for n in numbers:
+        breakpoint_state.set_enabled(n, True)
+    return Output(OutputKind.TEXT, "\n".join(
+        f"Enabled breakpoint {n} at {_row(n).location}." for n in numbers))
+
+
+@_command("ignore", usage="ignore [N] COUNT",
+          summary="Pass the next COUNT hits of breakpoint N (default: this one); 0 stops again.")
+def _ignore(s: Session, arg: str) -> Output:
+    words = arg.split()
+    usage = "ignore takes [N] COUNT: a breakpoint number (default: this one) and a count >= 0"
+    if len(words) not in (1, 2):
+        return _error(usage)
+    try:
+        values = [int(w) for w in words]
+    except ValueError:
+        return _error(f"{usage}, not {arg!r}")
+    count = values[-1]
+    if count < 0:
+        return _error(usage)
+    numbers = _numbers(s, words[0] if len(words) == 2 else "", "ignore")
+    if isinstance(numbers, Output):
+        return numbers
+    number = numbers[0]
+    breakpoint_state.set_ignore(number, count)
+    if count == 0:
+        return Output(OutputKind.TEXT, f"Will stop next time breakpoint {number} is reached.")
+    hits = "hit" if count == 1 else f"{count} hits"
+    return Output(OutputKind.TEXT, f"Will ignore the next {hits} of breakpoint {number}.")
+
+
+@_command("breakpoints", usage="breakpoints",
+          summary="List breakpoints: number, location, hits, enabled and ignore state.",
+          takes_argument=False)
+def _breakpoints(s: Session, arg: str) -> Output:
+    rows = breakpoint_state.rows()
+    if not rows:
+        return Output(OutputKind.BREAKPOINTS, "(no breakpoints yet)", rows)
+    current = _current_number(s)
+    lines = [f"  {'Num':<4} {'Enabled':<8} {'Hits':>6} {'Ignore':>6}  Where"]
+    for r in rows:
+        note = "  (continuing past its stops in this run)" if r.continuing else ""
+        lines.append(f"{'>' if r.number == current else ' '} {r.number:<4} "
+                     f"{'yes' if r.enabled else 'no':<8} {r.hits:>6} {r.ignore:>6}  "
+                     f"{r.location} in {r.function}{note}")
+    return Output(OutputKind.BREAKPOINTS, "\n".join(lines), rows)

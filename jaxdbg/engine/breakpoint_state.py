@@ -1,0 +1,258 @@
+"""Breakpoint numbers, hit counts, and which stops to open.
+
+Every breakpoint call site (the file and line of the ``jaxdbg.breakpoint`` /
+``breakpoint_if`` / ``breakpoint_on_nonfinite`` call) gets a pdb-style number
+the first time it is traced or run; a retraced function keeps its numbers. For
+the rest of the process (a kernel session) this module remembers, per number:
+
+- **hits**: how many stops reached it while it was enabled, as pdb counts them
+  (ignored stops and stops passed by ``continue all`` count; stops of a
+  disabled breakpoint do not);
+- **enabled**: ``disable`` / ``enable``;
+- **ignore**: the next N hits are passed without opening a debugger (pdb's
+  ``ignore``);
+- **continue all**: every further stop of it in the current run (the running
+  cell in IPython, the whole script otherwise; see :mod:`jaxdbg.engine.runs`) is
+  passed, counted, and reported once the run is over.
+
+A passed stop still runs its host callback (it is compiled in) but returns at
+once, before any frame is rebuilt or any UI opens. Two checks decide: a cheap
+one when the stop arrives (:func:`arrive`) and one when it gets its turn among
+concurrent stops (:func:`admit`), so that a ``continue all``, ``disable`` or
+``ignore`` typed at device 0 of a pmap applies to the devices already waiting.
+
+:func:`reset` (``%jaxdbg reset``) re-enables every breakpoint and clears ignore
+counts and ends every active ``continue all``; numbers and hit counts stay.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import sys
+import threading
+
+from jaxdbg.engine import runs
+from jaxdbg.capture.frames import display_filename
+from jaxdbg.internals import ipython_api
+
+
+@dataclasses.dataclass
+class _Breakpoint:
+    number: int
+    filename: str
+    lineno: int
+    function: str
+    hits: int = 0
+    enabled: bool = True
+    ignore: int = 0
+    continuing_in: runs.Run | None = None  # the run that a `continue all` covers
+    passed: int = 0  # stops passed by that `continue all` so far
+
+
+@dataclasses.dataclass(frozen=True)
+class BreakpointRow:
+    """One line of the ``breakpoints`` listing."""
+
+    number: int
+    filename: str
+    lineno: int
+    function: str
+    hits: int
+    enabled: bool
+    ignore: int
+    continuing: bool  # a `continue all` is passing its stops in the current run
+
+    @property
+    def location(self) -> str:
+        return f"{display_filename(self.filename)}:{self.lineno}"
+
+
+_lock = threading.Lock()
+_by_site: dict[tuple[str, int], _Breakpoint] = {}
+_by_number: dict[int, _Breakpoint] = {}
+_reports: list[str] = []  # finished `continue all` runs not yet reported
+_exit_report_registered = False
+
+
+def register(filename: str, lineno: int, function: str) -> int:
+    """The number of the breakpoint called at ``filename:lineno`` (new ones count up from 1)."""
+    with _lock:
+        bp = _by_site.get((filename, lineno))
+        if bp is None:
+            bp = _Breakpoint(len(_by_number) + 1, filename, lineno, function)
+            _by_site[(filename, lineno)] = bp
+            _by_number[bp.number] = bp
+        return bp.number
+
+
+def exists(number: int) -> bool:
+    with _lock:
+        return number in _by_number
+
+
+def _passes(bp: _Breakpoint) -> bool:
+    """Whether this hit (already counted) is passed; updates ignore and continue-all state."""
+    if bp.continuing_in is not None:
+        now = runs.current()
+        if now == bp.continuing_in:
+            bp.passed += 1
+            return True
+        _finish_continue_all(bp)
+    if bp.ignore > 0:
+        bp.ignore -= 1
+        return True
+    return False
+
+
+def arrive(number: int | None) -> bool:
+    """A stop of breakpoint ``number`` arrived: False when it is passed without opening.
+
+    Passed stops are counted here. A stop that may open is counted later, in
+    :func:`admit`, so that hit numbers follow the order stops are shown in.
+    """
+    if number is None:
+        return True
+    with _lock:
+        bp = _by_number.get(number)
+        if bp is None or (bp.enabled and bp.continuing_in is None and bp.ignore == 0):
+            return True
+        if not bp.enabled:
+            return False
+        bp.hits += 1
+        passed = _passes(bp)
+        if not passed:
+            bp.hits -= 1  # admit counts it
+    _print_reports()
+    return not passed
+
+
+def admit(number: int | None) -> tuple[bool, int | None]:
+    """The stop's turn has come: (open it?, its hit number). Applies state changed meanwhile.
+
+    Before a stop opens, ``continue all`` runs that are over are reported.
+    """
+    if number is None:
+        _end_stale_runs()
+        _print_reports()
+        return True, None
+    with _lock:
+        bp = _by_number.get(number)
+        if bp is None or not bp.enabled:
+            return bp is None, None
+        bp.hits += 1
+        passed = _passes(bp)
+        hit = bp.hits
+    if not passed:
+        _end_stale_runs()
+    _print_reports()
+    return not passed, hit
+
+
+# -- commands ----------------------------------------------------------------
+def _get(number: int) -> _Breakpoint:
+    bp = _by_number.get(number)
+    if bp is None:
+        known = ", ".join(map(str, sorted(_by_number))) or "none yet"
+        raise ValueError(f"no breakpoint {number} (known: {known})")
+    return bp
+
+
+def set_enabled(number: int, enabled: bool) -> None:
+    """``disable`` / ``enable`` for the rest of the session. Raises ValueError for unknown numbers."""
+    with _lock:
+        _get(number).enabled = enabled
+
+
+def set_ignore(number: int, count: int) -> None:
+    """Pass the next ``count`` hits of breakpoint ``number`` (0 clears)."""
+    if count < 0:
+        raise ValueError("the ignore count cannot be negative")
+    with _lock:
+        _get(number).ignore = count
+
+
+def continue_all(number: int) -> runs.Run:
+    """Pass every further stop of breakpoint ``number`` in the current run; returns that run."""
+    run = runs.current()
+    with _lock:
+        bp = _get(number)
+        if bp.continuing_in is not None and bp.continuing_in != run:
+            _finish_continue_all(bp)
+        if bp.continuing_in is None:
+            bp.continuing_in, bp.passed = run, 0
+    _schedule_report()
+    return run
+
+
+def rows() -> list[BreakpointRow]:
+    """Every known breakpoint, by number."""
+    with _lock:
+        return [BreakpointRow(bp.number, bp.filename, bp.lineno, bp.function, bp.hits,
+                              bp.enabled, bp.ignore, bp.continuing_in is not None)
+                for _, bp in sorted(_by_number.items())]
+
+
+def reset() -> None:
+    """Re-enable every breakpoint, clear ignore counts and end every ``continue all``."""
+    with _lock:
+        for bp in _by_number.values():
+            bp.enabled, bp.ignore = True, 0
+    end_run()
+
+
+# -- reporting the stops that `continue all` passed ----------------------------
+def _finish_continue_all(bp: _Breakpoint) -> None:
+    """End bp's continue-all (caller holds the lock) and queue its report."""
+    if bp.passed:
+        stops = "stop" if bp.passed == 1 else "stops"
+        _reports.append(f"jaxdbg: continued past {bp.passed} more {stops} of breakpoint {bp.number} "
+                        f"in {bp.continuing_in.description}")
+    bp.continuing_in, bp.passed = None, 0
+
+
+def end_run() -> list[str]:
+    """End the current run: every active ``continue all`` ends and its count is printed.
+
+    Called when a cell finishes (IPython), by :func:`reset` and at exit; a
+    script may call it where its own notion of a run ends, e.g. after each
+    training step. Returns the printed report lines.
+    """
+    with _lock:
+        for bp in _by_number.values():
+            if bp.continuing_in is not None:
+                _finish_continue_all(bp)
+    return _print_reports()
+
+
+def _schedule_report() -> None:
+    """Report when the run ends: after the cell in IPython, else at exit (or end_run)."""
+    global _exit_report_registered
+    if ipython_api.execution_count() is not None:
+        ipython_api.on_cell_finished(end_run)
+        return
+    with _lock:
+        if _exit_report_registered:
+            return
+        _exit_report_registered = True
+    atexit.register(end_run)
+
+
+def _end_stale_runs() -> None:
+    """End each ``continue all`` whose run is over because a stop of another run opens."""
+    with _lock:
+        active = [bp for bp in _by_number.values() if bp.continuing_in is not None]
+        if not active:
+            return
+        now = runs.current()
+        for bp in active:
+            if bp.continuing_in != now:
+                _finish_continue_all(bp)
+
+
+def _print_reports() -> list[str]:
+    with _lock:
+        reports, _reports[:] = list(_reports), []
+    for line in reports:
+        print(line, file=sys.stdout, flush=True)
+    return reports

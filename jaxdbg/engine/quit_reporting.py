@@ -1,0 +1,135 @@
+"""Show a quit (or an interrupt) from inside jit as one clear line.
+
+Inside a compiled computation XLA wraps an exception raised by a host callback
+in ``JaxRuntimeError: INTERNAL: CpuCallback error ...`` with a long trace.
+When that error was caused by the debugger's ``quit`` or by an interrupt while
+paused, IPython (custom exception handler) and plain Python (excepthook) show
+``DebuggerQuit: ...`` or ``KeyboardInterrupt`` instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from jaxdbg.engine import interrupts
+from jaxdbg.engine.errors import DebuggerQuit
+from jaxdbg.internals import ipython_api, jax_api
+
+QUIT_LINE = "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped"
+
+
+INTERRUPT_LINE = "KeyboardInterrupt: interrupted while paused in the debugger"
+
+
+def stop_cause(exc: BaseException) -> type[BaseException] | None:
+    """DebuggerQuit or KeyboardInterrupt when the debugger caused ``exc``, else None."""
+    if isinstance(exc, DebuggerQuit):
+        return DebuggerQuit
+    for cause in (DebuggerQuit, KeyboardInterrupt):
+        if jax_api.failed_callback_names(exc, cause.__name__):
+            return cause
+    return None
+
+
+def stop_reason(exc: BaseException) -> str | None:
+    """The one line to show for an error caused by the debugger, or None."""
+    cause = stop_cause(exc)
+    if cause is None:
+        return None
+    return QUIT_LINE if cause is DebuggerQuit else INTERRUPT_LINE
+
+
+def _interrupt_line(exc: BaseException) -> str | None:
+    """INTERRUPT_LINE for a plain KeyboardInterrupt that ends (or ended) a stop.
+
+    Should the interrupt reach the main thread too, wherever it waits for the
+    stopped computation (e.g. inside ``.tolist()``), that traceback says nothing useful.
+    """
+    if type(exc) is KeyboardInterrupt:
+        from jaxdbg.engine import stop_serving
+
+        if stop_serving.in_progress():
+            return INTERRUPT_LINE
+    return None
+
+
+def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None) -> bool:
+    """One line for an error the debugger caused; False passes anything else on."""
+    cause = stop_cause(value)
+    line = stop_reason(value) if cause is not None else _interrupt_line(value)
+    if line is None:
+        return False
+    ipython_api.show_short_error(shell, cause or KeyboardInterrupt, line.split(": ", 1)[1], line)
+    return True
+
+
+def _relay_interrupts(*_: Any) -> None:
+    interrupts.install()  # the kernel puts Python's default SIGINT handler back for each cell
+
+
+_installed = False
+_undo: list[Any] = []
+
+
+def _stopped_by_debugger(exc: BaseException) -> bool:
+    return stop_cause(exc) is not None
+
+
+def adapt_effect_waits() -> None:
+    """A stopped computation's error is shown once, where its results are used; later
+    ``jax.effects_barrier()`` calls and JAX's wait at exit do not raise it again.
+
+    Called when a breakpoint is traced too, before its computation is dispatched: a
+    program may reach its exit, and JAX's wait there, before an asynchronously
+    dispatched stop is served and quit. Idempotent; changes nothing a user sees.
+    """
+    jax_api.drop_stopped_effects_when_waiting(_stopped_by_debugger)
+
+
+def install() -> None:
+    """Idempotent; called when a stop ends with quit or an interrupt, and by the extension."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    jax_api.quiet_callback_failures((DebuggerQuit, KeyboardInterrupt))
+    adapt_effect_waits()
+    shell = ipython_api.shell()
+    if shell is not None and hasattr(shell, "set_custom_exc"):
+        import jax
+
+        _undo.append(ipython_api.add_custom_exc(
+            shell, (jax.errors.JaxRuntimeError, DebuggerQuit, KeyboardInterrupt), _ipython_handler))
+        # The cell's value is shown by display formatters, which catch its repr's error
+        # (a pmap result whose computation was quit) outside the custom-exception slot.
+        _undo.append(ipython_api.add_traceback_filter(shell, _ipython_handler))
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("pre_run_cell", _relay_interrupts)
+            _undo.append(lambda: events.unregister("pre_run_cell", _relay_interrupts))
+        return
+    previous = sys.excepthook
+
+    def excepthook(etype, value, tb):
+        line = stop_reason(value) or _interrupt_line(value)
+        if line is None:
+            previous(etype, value, tb)
+        else:
+            print(line, file=sys.stderr)
+
+    sys.excepthook = excepthook
+
+    def restore() -> None:
+        if sys.excepthook is excepthook:
+            sys.excepthook = previous
+    _undo.append(restore)
+
+
+def uninstall() -> None:
+    """Undo :func:`install` (``%unload_ext jaxdbg``); a later stop installs it again."""
+    global _installed
+    while _undo:
+        _undo.pop()()
+    jax_api.unquiet_callback_failures()
+    _installed = False

@@ -1,0 +1,505 @@
+"""The UI-agnostic debugger engine: frames, the current frame, and commands.
+
+Backends are views: they feed lines (or button presses, which are lines too)
+to :meth:`Session.execute` and render the :class:`Output` it returns. Command
+semantics live here once, as ``bdb`` is to ``pdb``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import pprint
+import re
+import types
+from typing import Any, Callable
+
+from jaxdbg.engine import command_output
+from jaxdbg.engine import evaluation
+from jaxdbg.engine import interrupts
+from jaxdbg.engine import summaries
+from jaxdbg.capture.frames import Frame, display_filename
+from jaxdbg.engine.outputs import (ENDED_OTHERWISE, INTERRUPTED, CommandHelp, FrameRow, LogEntry, Output, OutputKind, Resume,
+                            SourceView, StopSummary)
+from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.guarded_calls import format_exception, guarded
+
+MAX_RESULT_CHARS = 20_000
+DEFAULT_CONTEXT = 5  # source lines either side of the current line (backend option ``context``)
+_SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Command:
+    names: tuple[str, ...]
+    usage: str
+    summary: str
+    run: Callable[["Session", str], Output]
+    takes_argument: bool = True
+
+
+_COMMANDS: dict[str, _Command] = {}
+
+
+def _command(*names: str, usage: str, summary: str, takes_argument: bool = True):
+    def register(fn):
+        cmd = _Command(names, usage, summary, fn, takes_argument)
+        for n in names:
+            _COMMANDS[n] = cmd
+        return fn
+    return register
+
+
+def _error(message: str) -> Output:
+    return Output(OutputKind.ERROR, f"*** {message}")
+
+
+def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    return (f"{text[:limit]}\n... [output truncated: {len(text) - limit:,} more characters]", True)
+
+
+class Session:
+    """Debugger state for one stop: the frames, which one is selected, and scratch names."""
+
+    def __init__(self, frames: list[Frame], info: StopInfo | None = None,
+                 context: int = DEFAULT_CONTEXT) -> None:
+        if not frames:
+            raise ValueError("a debugger session needs at least one frame")
+        self.frames = frames
+        self.info = info or StopInfo()
+        self.context = context  # lines either side of the current line in source views
+        self.index = 0
+        self.scratch: dict[str, Any] = {}
+        self.resume: Resume | None = None  # set once the stop ends
+        self.last_line = ""
+        self._previous_line = ""
+        self._listed: tuple[int, int] | None = None  # (frame index, next line) after a list
+        #: A view's way to end itself when an interrupted command cannot be stopped at
+        #: once (see :func:`jaxdbg.engine.interrupts.running_command`); called on another thread.
+        self.on_stuck_command: Callable[[], None] | None = None
+        self.interrupted = False  # ended by an interrupt rather than a command
+        #: Where what a command prints also goes, as it is written (the terminal's
+        #: stream, so a long command is seen while it runs); None: only into its Output.
+        self.echo_printed: Any = None
+
+    # -- state ---------------------------------------------------------------
+    @property
+    def current(self) -> Frame:
+        return self.frames[self.index]
+
+    @property
+    def finished(self) -> bool:
+        return self.resume is not None
+
+    def banner(self, reason: bool = True) -> str:
+        """One line saying where we stopped and why (``reason=False``: without the
+        breakpoint's reason, for a view that shows the reason on a line of its own)."""
+        frame = self.frames[0]
+        parts = [f"Stopped at {frame.location} in {frame.function}"]
+        details = self.info.details(reason=reason)
+        if details:
+            parts.append(f"({details})")
+        return " ".join(parts)
+
+    # -- dispatch ------------------------------------------------------------
+    def execute(self, line: str, *, pretty: bool = False) -> Output:
+        """Run one command line; never raises for bad input (KeyboardInterrupt excepted).
+
+        pdb's rule: a line that starts with a command word is that command, even
+        where a local has the same name (``p l``, ``p(l)`` print ``l``); ``!``
+        makes the line Python (``!p = 3``, ``!c``). Any other line is evaluated
+        (``pp`` style when ``pretty``).
+        """
+        if self.finished:
+            return _error(f"the session has already ended ({self.resume})")
+        with interrupts.running_command(self.on_stuck_command):  # an interrupt ends it, on any thread
+            return self._execute(line, pretty=pretty)
+
+    def _execute(self, line: str, *, pretty: bool) -> Output:
+        stripped = line.strip()
+        if not stripped:
+            if not self.last_line:
+                return Output(OutputKind.TEXT, "")
+            stripped = self.last_line
+        self._previous_line, self.last_line = self.last_line, stripped
+        with command_output.captured(echo=self.echo_printed) as printed:  # print(x) belongs to this command
+            output = self._dispatch(stripped, pretty)
+        return _with_printed(output, printed.getvalue())
+
+    def _dispatch(self, stripped: str, pretty: bool) -> Output:
+        if stripped.startswith("!"):
+            return self.evaluate(stripped[1:], pretty=pretty)
+        name, arg = split_command(stripped)
+        command = _COMMANDS.get(name)
+        if command is None:
+            return self.evaluate(stripped, pretty=pretty)
+        if arg and not command.takes_argument:
+            output = _error(f"{name} takes no argument, not {arg!r}")
+        else:
+            # A bug in a command, or user code it calls, must not end the stop.
+            output = guarded(lambda: command.run(self, arg),
+                             lambda e: _error(f"{name} failed: {format_exception(e)}"))
+        if output.kind is OutputKind.ERROR and arg and self._meant_python(name, arg):
+            output = dataclasses.replace(output, text=f"{output.text}\n    ({_BANG_RULE} "
+                                                       f"Type !{stripped} to run it as Python.)")
+        return output
+
+    def _meant_python(self, name: str, arg: str) -> bool:
+        """Whether a failed command line was likely Python about a variable of its name."""
+        return self._is_bound(name) or bool(_PYTHON_AFTER_NAME.match(arg))
+
+    def _is_bound(self, name: str) -> bool:
+        frame = self.current
+        return name in frame.locals or name in frame.globals or name in self.scratch
+
+    def commands(self) -> list[_Command]:
+        seen, ordered = set(), []
+        for cmd in _COMMANDS.values():
+            if cmd.names not in seen:
+                seen.add(cmd.names)
+                ordered.append(cmd)
+        return ordered
+
+    # -- navigation ----------------------------------------------------------
+    def select(self, index: int) -> Output:
+        if not 0 <= index < len(self.frames):
+            return _error(f"no frame {index}; frames are 0 (innermost) to {len(self.frames) - 1}")
+        self.index = index
+        return self.source_around()
+
+    def up(self, count: int = 1) -> Output:
+        if self.index == len(self.frames) - 1:
+            return _error("Oldest frame")
+        return self.select(min(self.index + count, len(self.frames) - 1))
+
+    def down(self, count: int = 1) -> Output:
+        if self.index == 0:
+            return _error("Newest frame")
+        return self.select(max(self.index - count, 0))
+
+    def where(self) -> Output:
+        rows = [FrameRow(i, f.function, f.filename, f.lineno, f.line().strip(), i == self.index)
+                for i, f in enumerate(self.frames)]
+        text = "\n".join(
+            f"{'>' if r.current else ' '} {r.index:>2}  {r.function}  {display_filename(r.filename)}:{r.lineno}"
+            + (f"\n        {r.line}" if r.line else "")
+            for r in rows)
+        return Output(OutputKind.WHERE, text, rows)
+
+    # -- source --------------------------------------------------------------
+    def source_view(self, first: int, last: int) -> SourceView:
+        frame = self.current
+        first = max(first, 1)
+        last = min(last, len(frame.source))
+        lines = [frame.line(n) for n in range(first, last + 1)]
+        return SourceView(frame.filename, first, lines, frame.lineno)
+
+    def source_around(self, context: int | None = None) -> Output:
+        context = self.context if context is None else context
+        frame = self.current
+        view = self.source_view(frame.lineno - context, frame.lineno + context)
+        self._listed = (self.index, view.first_lineno + len(view.lines))
+        return Output(OutputKind.SOURCE, _render_source(view, self.heading()), view)
+
+    def list_source(self, context: int | None = None) -> Output:
+        """``list``: around the current line, then onwards when repeated (as in pdb)."""
+        listed = self._listed
+        if (self._previous_line not in ("l", "list") or listed is None or listed[0] != self.index
+                or not self.current.source):  # nothing to go on from: say so again
+            return self.source_around(context)
+        start = listed[1]
+        if start > len(self.current.source):
+            return _error("end of the source")
+        context = self.context if context is None else context
+        view = self.source_view(start, start + 2 * context)
+        self._listed = (self.index, view.first_lineno + len(view.lines))
+        return Output(OutputKind.SOURCE, _render_source(view, self.heading()), view)
+
+    def function_source(self) -> Output:
+        frame = self.current
+        if not frame.source:
+            return _error(f"no source available for {frame.location}")
+        start = frame.first_lineno
+        if frame.is_module_code:  # the whole module or cell is its "function"
+            start, block = 1, frame.source
+        else:  # a function's own lines, also one that starts a cell's line 1 (as pdb's ll)
+            try:
+                block = inspect.getblock(frame.source[start - 1:])
+            except Exception:
+                block = frame.source[start - 1:]
+        view = self.source_view(start, start + len(block) - 1)
+        return Output(OutputKind.SOURCE, _render_source(view, self.heading()), view)
+
+    def heading(self) -> str:
+        """The current frame as every source view titles it: ``> In[3]:4 in f``."""
+        f = self.current
+        return f"> {f.location} in {f.function}"
+
+    def frame_label(self, index: int | None = None) -> str:
+        """``frame 1: outer at In[3]:9``, as a view names a selected frame."""
+        i = self.index if index is None else index
+        f = self.frames[i]
+        return f"frame {i}: {f.function} at {f.location}"
+
+    # -- evaluation ----------------------------------------------------------
+    def _run(self, source: str, expression_only: bool) -> tuple[Any, Output | None]:
+        """Evaluate in the current frame: (value, None), or (None, the error to show)."""
+        try:
+            return evaluation.evaluate(source, self.current, self.scratch,
+                                       expression_only=expression_only), None
+        except SyntaxError as e:
+            return None, _error(f"SyntaxError: {e.msg}")
+        except evaluation.EvaluationError as e:
+            return None, _error(str(e))
+
+    def evaluate(self, source: str, *, pretty: bool = False, expression_only: bool = False) -> Output:
+        source = source.strip()
+        if not source:
+            return _error("nothing to evaluate")
+        value, error = self._run(source, expression_only)
+        if error is not None:
+            return error
+        if evaluation.is_nothing(value) or (value is None and not expression_only):
+            # A bare expression that gives None (print(x), a call for its effect) shows
+            # nothing, as at Python's and pdb's prompts; 'p' still shows None.
+            return Output(OutputKind.TEXT, "")
+        text = guarded(lambda: pprint.pformat(value) if pretty else repr(value), lambda e: e)
+        if isinstance(text, BaseException):
+            return _error(f"could not show the value: {format_exception(text)}")
+        text, cut = truncate(text)
+        return Output(OutputKind.VALUE, text, value, truncated=cut)
+
+    def whatis(self, source: str) -> Output:
+        value, error = self._run(source, expression_only=True)
+        if error is not None:
+            return error
+        summary = summaries.summarize(source, value, self.program_shardings().get(source))
+        text = summaries.container_type(value) or summary.type_name
+        if summary.is_array:
+            text += f" {summary.array_type}"
+            if summary.sharding:
+                text += f" sharding={summary.sharding}"
+        return Output(OutputKind.TEXT, text, summary)
+
+    def visible_locals(self) -> dict[str, Any]:
+        """The frame's locals worth a table row.
+
+        A module or notebook-cell frame's locals are all its globals; there the
+        imports, IPython's history variables and private names are left out.
+        """
+        frame = self.current
+        if not frame.is_module_code:  # a function's frame: every local is its own
+            return frame.locals
+        return {k: v for k, v in frame.locals.items()
+                if not k.startswith("_") and k not in _SHELL_NAMES
+                and not isinstance(v, types.ModuleType)}
+
+    def program_shardings(self) -> dict[str, str]:
+        """Layouts in the program of the current frame's traced locals.
+
+        Sharded jit: the spec and mesh JAX knew at trace time. pmap / shard_map:
+        each value is this device's shard, so the stop's device label.
+        """
+        frame = self.current
+        shardings = dict(frame.shardings)
+        device = self.info.device_label()
+        if device is not None:
+            for name in frame.traced:
+                shardings.setdefault(name, device)
+        return shardings
+
+    def locals_table(self) -> Output:
+        rows = summaries.summarize_locals(self.visible_locals(), self.program_shardings())
+        if not rows:
+            return Output(OutputKind.LOCALS, "(no locals)", rows)
+        width = max(len(r.name) for r in rows)
+        text = "\n".join(f"{r.name:<{width}}  {r.type_name:<12} {r.describe()}"
+                         + (f"  [{r.sharding}]" if r.sharding and r.is_array else "")
+                         for r in rows)
+        return Output(OutputKind.LOCALS, text, rows)
+
+    # -- completion ----------------------------------------------------------
+    def complete(self, text: str) -> list[str]:
+        """Completions of the line ``text`` (typed up to the cursor), as whole lines.
+
+        Names visible in the selected frame (locals, scratch names, module
+        globals, builtins), command words at the start of a line, attributes
+        after a dot and keys of a dict after ``[``. Each result starts with
+        ``text``'s unchanged part, so a view can replace its input with it.
+        """
+        from jaxdbg.engine import completion  # imports this module, so not at the top
+
+        return completion.complete_line(self, text)
+
+    # -- ending the stop -----------------------------------------------------
+    def end(self, how: Resume) -> Output:
+        self.resume = Resume(how)
+        return Output(OutputKind.RESUME, self.resume.message, resume=self.resume)
+
+    def mark_interrupted(self) -> None:
+        """A view saw the stop end with KeyboardInterrupt: its outcome says so."""
+        self.interrupted = True
+
+    def outcome(self) -> str:
+        """How the stop ended, for its summary, said once: ``Continued.``, ``Interrupted.``,
+        or ``Ended.`` when neither a command nor an interrupt ended it."""
+        if self.resume is not None:
+            return self.resume.outcome
+        return INTERRUPTED if self.interrupted else ENDED_OTHERWISE
+
+    def summary(self, log: list[LogEntry] | tuple[LogEntry, ...] = ()) -> StopSummary:
+        """The finished stop as data, for a view's static summary."""
+        frame = self.frames[0]
+        return StopSummary(self.banner(), frame.location, frame.line().strip(), tuple(log),
+                           self.outcome())
+
+
+# What follows a command word when the line was meant as Python about a variable
+# of that name: an assignment, a comparison, ".", "[" or "(" ("c = 1", "l[1]").
+_PYTHON_AFTER_NAME = re.compile(r"^(=(?!=)|[-+*/%&|^@]=|==|!=|<=|>=|[.\[(])")
+_COMMAND_WORD = re.compile(r"\?|\w+")
+_BANG_RULE = "A line that starts with a command word is that command; start it with ! for Python."
+
+
+def split_command(line: str) -> tuple[str, str]:
+    """``(command word, argument)`` as pdb splits a line: ``p(l)`` is ``("p", "(l)")``.
+
+    The word is the line's leading identifier characters (or ``?``); for a line
+    that is not a command the word is simply not in the table.
+    """
+    match = _COMMAND_WORD.match(line)
+    word = match.group() if match else ""
+    return word, line[len(word):].strip()
+
+
+def _with_printed(output: Output, printed: str) -> Output:
+    """``output`` with what its command wrote while it ran, first, as it came."""
+    if not printed:
+        return output
+    printed = printed.rstrip("\n")
+    text = printed + ("\n" + output.text if output.text else "")
+    return dataclasses.replace(output, text=text, printed=printed)
+
+
+def _render_source(view: SourceView, heading: str) -> str:
+    if not view.lines:
+        return f"{heading}\n(source not available)"
+    width = len(str(view.first_lineno + len(view.lines) - 1))
+    body = "\n".join(
+        f"{n:>{width}} {'->' if n == view.current_lineno else '  '} {text}"
+        for n, text in enumerate(view.lines, start=view.first_lineno))
+    return f"{heading}\n{body}"
+
+
+def _count(arg: str) -> int | None:
+    if not arg:
+        return 1
+    try:
+        n = int(arg)
+    except ValueError:
+        return None
+    return n if n > 0 else None
+
+
+# -- the command table -------------------------------------------------------
+@_command("where", "w", "bt", usage="where", summary="Show the stack, innermost frame first.", takes_argument=False)
+def _where(s: Session, arg: str) -> Output:
+    return s.where()
+
+
+@_command("up", "u", usage="up [count]", summary="Move to an older (calling) frame.")
+def _up(s: Session, arg: str) -> Output:
+    n = _count(arg)
+    return _error(f"up takes a positive count, not {arg!r}") if n is None else s.up(n)
+
+
+@_command("down", "d", usage="down [count]", summary="Move to a newer (called) frame.")
+def _down(s: Session, arg: str) -> Output:
+    n = _count(arg)
+    return _error(f"down takes a positive count, not {arg!r}") if n is None else s.down(n)
+
+
+@_command("frame", "f", usage="frame n", summary="Select frame n (0 is innermost, as in 'where').")
+def _frame(s: Session, arg: str) -> Output:
+    if not arg:
+        return _error(f"frame needs a frame number, 0 (innermost) to {len(s.frames) - 1}; "
+                      "'where' lists them")
+    try:
+        return s.select(int(arg))
+    except ValueError:
+        return _error(f"frame takes a frame number, not {arg!r}")
+
+
+@_command("list", "l", usage="list", summary="Show source around the current line; again: the next lines.", takes_argument=False)
+def _list(s: Session, arg: str) -> Output:
+    return s.list_source()
+
+
+@_command("ll", "longlist", usage="ll", summary="Show the whole current function.", takes_argument=False)
+def _longlist(s: Session, arg: str) -> Output:
+    return s.function_source()
+
+
+@_command("p", usage="p expr", summary="Evaluate expr and print its repr.")
+def _print(s: Session, arg: str) -> Output:
+    return s.evaluate(arg, expression_only=True)
+
+
+@_command("pp", usage="pp expr", summary="Evaluate expr and pretty-print it.")
+def _pretty(s: Session, arg: str) -> Output:
+    return s.evaluate(arg, pretty=True, expression_only=True)
+
+
+@_command("whatis", usage="whatis expr", summary="Show the type (and shape, dtype) of expr.")
+def _whatis(s: Session, arg: str) -> Output:
+    return s.whatis(arg) if arg else _error("whatis needs an expression")
+
+
+@_command("locals", "a", "args", usage="locals", summary="Table of the frame's locals with array summaries.", takes_argument=False)
+def _locals(s: Session, arg: str) -> Output:
+    return s.locals_table()
+
+
+@_command("sharding", usage="sharding expr",
+          summary="Show how an array (or a Mesh, or 'sharding, shape') is laid out over devices.")
+def _sharding(s: Session, arg: str) -> Output:
+    from jaxdbg.engine import sharding_command  # imports jax; only when asked
+
+    return sharding_command.run(s, arg)
+
+
+@_command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.")
+def _continue(s: Session, arg: str) -> Output:
+    return s.end(Resume.CONTINUE)
+
+
+@_command("skip", usage="skip", summary="Continue and skip the remaining elements of this vmap batch.", takes_argument=False)
+def _skip(s: Session, arg: str) -> Output:
+    if not s.info.batched:
+        return _error("skip works inside vmap; this stop is not batched (use continue)")
+    return s.end(Resume.SKIP)
+
+
+@_command("quit", "q", "exit", usage="quit", summary="Stop the computation with jaxdbg.DebuggerQuit.", takes_argument=False)
+def _quit(s: Session, arg: str) -> Output:
+    return s.end(Resume.QUIT)
+
+
+@_command("help", "h", "?", usage="help [command]", summary="List commands, or describe one.")
+def _help(s: Session, arg: str) -> Output:
+    if arg:
+        cmd = _COMMANDS.get(arg)
+        if cmd is None:
+            return _error(f"no command {arg!r}; type 'help' for the list")
+        aliases = ", ".join(cmd.names)
+        return Output(OutputKind.HELP, f"{cmd.usage}\n    {cmd.summary}\n    aliases: {aliases}",
+                      [CommandHelp(cmd.names, cmd.usage, cmd.summary)])
+    lines = [f"{cmd.usage:<16} {cmd.summary}" for cmd in s.commands()]
+    lines.append("A line that starts with a command word is that command, even where a local has "
+                 "its name (p l and p(l) print l).")
+    lines.append("Start a line with ! to run it as Python: !p = 3, !c. Any other line is evaluated "
+                 "as a Python expression or statement in the current frame.")
+    return Output(OutputKind.HELP, "\n".join(lines),
+                  [CommandHelp(cmd.names, cmd.usage, cmd.summary) for cmd in s.commands()])

@@ -1,0 +1,234 @@
+"""Serving stops on the host: one debugger session at a time, in order, none lost.
+
+Callbacks can arrive concurrently: pmap, shard_map and sharded jit run them on
+XLA threads, and user threads may run jitted functions side by side. Each stop
+waits for its turn. When the turn comes free, the waiting stop that goes next
+is the one of the oldest round, lowest device first (device 0, 1, 2, ... under
+pmap). The devices of a round arrive in any order, so the first stop of a round
+is held until every device of the round has arrived or ROUND_WINDOW_S has passed
+since the first one did, whichever comes first: the round then opens at its
+lowest device. The banner counts the stops still waiting.
+
+Which stops a quit ends, "the same computation" (an interrupt at a stop,
+Ctrl-C or a kernel interrupt, ends the same stops, with KeyboardInterrupt):
+
+- A stop without a device (eager code, single-device jit, the one callback of a
+  sharded jit, each call from a thread) is a computation of its own. XLA ends
+  that execution when the callback raises, so a quit ends that stop only; stops
+  of other calls, waiting or later, are served as usual.
+- A multi-device stop (pmap, shard_map: a device index out of N devices) joins
+  the current *round* of its breakpoint, which holds at most one stop per device.
+  A device already in the round, or a round that all N devices have reached,
+  starts a new round. A quit ends its round: the stops of the round already
+  waiting, and, for an unconditional ``breakpoint`` (which every device reaches), the
+  devices that reach it later. Each of those devices' programs then ends, since
+  its callback raised; the next execution's stops make a new round.
+
+No execution id reaches a host callback, so the devices are all there is to go
+by. Two consequences: a device that was continued before the quit and stops
+again in the same execution (a loop, a second breakpoint) starts a new round and
+is shown; and the same multi-device function run from several threads at once
+shares its rounds. A conditional breakpoint's round that quit takes no later
+arrivals, since its other devices may never stop there: a device stopping
+there next belongs to the next execution.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import itertools
+import threading
+import time
+import weakref
+from typing import Any
+
+from jaxdbg.engine import breakpoint_state
+from jaxdbg.engine import command_output
+from jaxdbg.engine import interrupts
+from jaxdbg.engine import quit_reporting
+from jaxdbg.engine import registry
+from jaxdbg.frontends import scripted
+from jaxdbg.engine.errors import DebuggerQuit
+from jaxdbg.capture.frames import Frame
+from jaxdbg.engine.outputs import Resume
+from jaxdbg.engine.session import Session
+from jaxdbg.capture.stop_info import StopInfo
+
+# How long the first stop of a multi-device round waits for the round's other devices
+# (it stops waiting as soon as all have arrived). Measured with pmap over forced host
+# devices on 2 shared, busy CPU cores, first -> last arrival of a round: 8 devices,
+# 110 rounds on jax 0.10.2 and 0.7.2, median 1.4-1.7 ms, all but one within 13 ms, the
+# worst 84 ms; 2 devices, 30 rounds, median 0.2 ms, worst 0.7 ms. 100 ms covers them
+# all and is not felt at a prompt; a conditional breakpoint some devices never reach
+# pays it once per round.
+ROUND_WINDOW_S = 0.1
+
+
+@dataclasses.dataclass(eq=False)
+class _Round:
+    """The stops of one breakpoint across the devices of one multi-device execution."""
+
+    order: int
+    size: int  # devices in the computation
+    every_device: bool  # an unconditional breakpoint: every device of the round will stop
+    devices: set[int] = dataclasses.field(default_factory=set)
+    ending: type[BaseException] | None = None  # DebuggerQuit or KeyboardInterrupt once ended
+    opened: float = dataclasses.field(default_factory=time.monotonic)  # first arrival
+    served: bool = False  # a stop of it was served: the rest go without waiting
+
+    def hold_s(self) -> float:
+        """How much longer the round's first stop waits for its other devices."""
+        if self.served or len(self.devices) >= self.size:
+            return 0.0
+        return self.opened + ROUND_WINDOW_S - time.monotonic()
+
+    def has_room_for(self, device: int) -> bool:
+        return device not in self.devices and len(self.devices) < self.size
+
+    def takes_late_arrivals(self) -> bool:
+        """After the round ended: a device not seen yet belongs to it (it will reach the
+        breakpoint in the ended execution) only when every device stops here."""
+        return self.ending is None or self.every_device
+
+
+@dataclasses.dataclass(eq=False)
+class _Ticket:
+    key: tuple[int, int, int]  # (round order, device, arrival): the serving order
+    round: _Round | None
+
+    def __lt__(self, other: "_Ticket") -> bool:
+        return self.key < other.key
+
+
+_counter = itertools.count()
+_cond = threading.Condition(threading.Lock())
+_queue: list[_Ticket] = []  # heap of waiting stops
+_holder: int | None = None  # thread ident of the stop being served
+_depth = 0  # nested stops on the holder's thread (a stop hit while evaluating in a stop)
+_rounds: "weakref.WeakKeyDictionary[object, _Round]" = weakref.WeakKeyDictionary()
+
+
+def waiting_count() -> int:
+    """Stops waiting for their turn (the one being served is not counted)."""
+    with _cond:
+        return len(_queue)
+
+
+def in_progress() -> bool:
+    """Whether a stop is being served or waiting."""
+    with _cond:
+        return _holder is not None or bool(_queue)
+
+
+def _join_round(site: object, device: int | None, devices: int | None,
+              every_device: bool) -> _Round | None:
+    if site is None or device is None or not devices:
+        return None
+    current = _rounds.get(site)
+    if current is None or not current.has_room_for(device) or not current.takes_late_arrivals():
+        current = _Round(next(_counter), devices, every_device)
+        _rounds[site] = current
+    current.devices.add(device)
+    return current
+
+
+def _ticket_for(site: object, info: StopInfo, devices: int | None, every_device: bool) -> _Ticket:
+    with _cond:
+        current = _join_round(site, info.device, devices, every_device)
+        arrival = next(_counter)
+        order = current.order if current is not None else arrival
+        return _Ticket((order, info.device if current is not None else 0, arrival), current)
+
+
+def _take_turn(ticket: _Ticket) -> bool:
+    """Wait until this stop may be served; False when its round ended meanwhile."""
+    global _holder, _depth
+    me = threading.get_ident()
+    with _cond:
+        if _holder == me:  # a stop inside a stop, on the same thread
+            _depth += 1
+            return True
+        heapq.heappush(_queue, ticket)
+        _cond.notify_all()  # a held first stop of this round looks again
+        try:
+            while True:
+                if ticket.round is not None and ticket.round.ending is not None:
+                    _queue.remove(ticket)
+                    heapq.heapify(_queue)
+                    _cond.notify_all()
+                    return False
+                if _holder is None and _queue[0] is ticket:
+                    hold = ticket.round.hold_s() if ticket.round is not None else 0.0
+                    if hold <= 0:
+                        heapq.heappop(_queue)
+                        _holder, _depth = me, 1
+                        if ticket.round is not None:
+                            ticket.round.served = True
+                        return True
+                    _cond.wait(hold)  # a lower device of the round may still come
+                    continue
+                _cond.wait()
+        except BaseException:  # interrupted while waiting (main thread)
+            if ticket in _queue:
+                _queue.remove(ticket)
+                heapq.heapify(_queue)
+            _cond.notify_all()
+            raise
+
+
+def _give_turn() -> None:
+    global _holder, _depth
+    with _cond:
+        _depth -= 1
+        if _depth == 0:
+            _holder = None
+        _cond.notify_all()
+
+
+def _end_round(ended: _Round | None, cause: type[BaseException]) -> None:
+    if ended is None:
+        return
+    with _cond:
+        if ended.ending is None:
+            ended.ending = cause
+        _cond.notify_all()  # waiting stops of this round leave at once
+
+
+def serve(frames: list[Frame], info: StopInfo, backend: str | None,
+          options: dict[str, Any], site: object = None, *,
+          devices: int | None = None, every_device: bool = False) -> Resume:
+    """Open a session on these frames and return how it ended: continue or skip.
+
+    ``site`` identifies the breakpoint, ``devices`` the number of devices of a
+    multi-device computation (``info.device`` is this stop's index among them)
+    and ``every_device`` whether each of them reaches this breakpoint (no
+    condition). Raises DebuggerQuit when the user quit, and KeyboardInterrupt when
+    interrupted, here or at an earlier stop of the same round (see the module doc).
+    """
+    quit_reporting.install()
+    interrupts.install()
+    ticket = _ticket_for(site, info, devices, every_device)
+    if not _take_turn(ticket):
+        raise ticket.round.ending()
+    try:
+        opens, info.hit = breakpoint_state.admit(info.breakpoint_id)
+        if not opens:  # disabled, ignored or continued past while it waited
+            return Resume.CONTINUE
+        info.waiting = waiting_count
+        session = Session(frames, info)
+        debugger = registry.get_debugger(backend)
+        try:
+            # A stop reached from a command's code (p f(x)) shows itself, not into that command.
+            with command_output.not_captured():
+                if not scripted.handled(session, options, site):  # JAXDBG_COMMANDS, commands=
+                    debugger(session, **scripted.backend_options(options))
+        except KeyboardInterrupt:
+            _end_round(ticket.round, KeyboardInterrupt)
+            raise
+        if session.resume is Resume.QUIT:
+            _end_round(ticket.round, DebuggerQuit)
+            raise DebuggerQuit()
+        return session.resume or Resume.CONTINUE
+    finally:
+        _give_turn()

@@ -1,0 +1,1 @@
+"""Debugger frontends in the core package: the terminal prompt, scripted sessions, Colab."""

@@ -1,0 +1,191 @@
+"""The ``colab`` debugger backend: a stop drawn as HTML in the paused Colab cell.
+
+Colab's kernel is ipykernel 6 with no widget comms reachable while a cell runs, but
+its stdin channel stays open. So the view is plain HTML (:mod:`jaxdbg.frontends.colab_view`),
+and each command comes back through ``google.colab.output.eval_js``: the script
+returns a promise that a button click (frame, Up, Down, Continue, Quit, Skip) or
+Enter in the view's command box resolves; Colab carries its value back over stdin.
+If that fails (an older Colab, another frontend), the typed ``(jaxdbg)`` prompt,
+read with ``input()``, works alone. When the HTML cannot be drawn (a rendering
+error, no markupsafe) the stop is shown as text; it is never skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import uuid
+from typing import Any
+
+from jaxdbg.frontends import scripted
+from jaxdbg.engine.session import Session
+
+PROMPT = "(jaxdbg) "
+OPTIONS = ("context",)  # run_colab's keyword options
+
+# Waits until this render of the view is in the page (the display update and this
+# request travel on different channels), then resolves with the first command.
+_WAIT_FOR_COMMAND_JS = """
+(() => new Promise((resolve) => {
+  const selector = '[data-jaxdbg-view="%(view)s"][data-jaxdbg-render="%(sequence)d"]';
+  const bind = (root) => {
+    let done = false;
+    const send = (command) => { if (!done) { done = true; resolve(command); } };
+    root.querySelectorAll('[data-jaxdbg-command]').forEach((button) => {
+      button.addEventListener('click', () => send(button.dataset.jaxdbgCommand));
+    });
+    const box = root.querySelector('input.jaxdbg-command');
+    if (box) {
+      box.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter') { event.preventDefault(); send(box.value); }
+      });
+      box.focus();
+    }
+  };
+  const found = document.querySelector(selector);
+  if (found) { bind(found); return; }
+  const observer = new MutationObserver(() => {
+    const root = document.querySelector(selector);
+    if (root) { observer.disconnect(); bind(root); }
+  });
+  observer.observe(document.documentElement, {childList: true, subtree: true});
+}))()
+"""
+
+
+def importable() -> bool:
+    """Whether ``google.colab`` can be imported (without importing it)."""
+    try:
+        return importlib.util.find_spec("google.colab") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def available() -> bool:
+    """True inside a Colab runtime (``google.colab`` importable, in a kernel)."""
+    if not importable():
+        return False
+    from jaxdbg.internals import ipykernel_api as api
+
+    return api.current_kernel() is not None
+
+
+def _notice(text: str) -> None:
+    print(f"jaxdbg: {text}", flush=True)
+
+
+class _View:
+    """The stop's display in the cell: HTML when it can be drawn, else text."""
+
+    def __init__(self, session: Session, context: int) -> None:
+        self.session = session
+        self.context = context
+        self.view_id = uuid.uuid4().hex
+        self.sequence = 0
+        self.log: list[Any] = []
+        self.handle: Any = None
+        self.html_ok = True
+        self.text_shown = 0  # log entries already printed in text mode
+
+    def show(self, *, live: bool, note: str = "", final: bool = False) -> None:
+        """Draw the stop: ``live`` with buttons and command box; ``final`` once it ended."""
+        self.sequence += 1
+        if self.html_ok:
+            try:
+                self._show_html(live, note, final)
+                return
+            except Exception as exc:  # never lose the stop over a drawing problem
+                self.html_ok = False
+                _notice(f"the HTML view failed ({type(exc).__name__}: {exc}); showing text instead.")
+                self.text_shown = 0
+        self._show_text(note)
+
+    def _show_html(self, live: bool, note: str, final: bool) -> None:
+        from IPython.display import HTML, display
+
+        from jaxdbg.frontends import colab_view
+
+        if final:
+            html = colab_view.render_finished(self.session, self.log, self.view_id,
+                                              self.sequence, note)
+        else:
+            html = HTML(colab_view.render_stop(self.session, self.log, self.view_id, self.sequence,
+                                               live=live, note=note, context=self.context))
+        if self.handle is None:
+            self.handle = display(html, display_id=True)
+        else:
+            self.handle.update(html)
+
+    def _show_text(self, note: str) -> None:
+        from jaxdbg.frontends import colab_view
+
+        if self.text_shown == 0:
+            print(colab_view.render_text(self.session, self.context), flush=True)
+        for entry in self.log[self.text_shown:]:
+            print(f"{PROMPT}{entry.command}\n{entry.text}", flush=True)
+        self.text_shown = len(self.log)
+        if note:
+            print(note, flush=True)
+
+    def record(self, line: str, output: Any) -> None:
+        from jaxdbg.frontends.colab_view import log_entry
+
+        self.log.append(log_entry(line, output))
+
+
+def _command_from_page(view: _View) -> str:
+    from google.colab import output  # the caller checked that it imports
+
+    reply = output.eval_js(_WAIT_FOR_COMMAND_JS % {"view": view.view_id, "sequence": view.sequence})
+    if not isinstance(reply, str):
+        reply = "" if reply is None else json.dumps(reply)
+    return reply
+
+
+def _is_stdin_unsupported(exc: BaseException) -> bool:
+    unsupported = getattr(sys.modules.get("IPython.core.error"), "StdinNotImplementedError", None)
+    return unsupported is not None and isinstance(exc, unsupported)
+
+
+def run_colab(session: Session, *, context: int = 5) -> None:
+    """Serve one stop in a Colab cell until the user continues, skips or quits."""
+    if not scripted.interactive_input_available():
+        scripted.continue_without_input(session, scripted.no_input_reason())
+        return
+    view = _View(session, context)
+    buttons = view.html_ok
+    view.show(live=True)
+    try:
+        while not session.finished:
+            line = None
+            if buttons and view.html_ok:
+                try:
+                    line = _command_from_page(view)
+                except KeyboardInterrupt:
+                    raise
+                except Exception as exc:
+                    buttons = False
+                    _notice(f"the view's buttons cannot reach the paused cell here "
+                            f"({type(exc).__name__}: {exc}); type debugger commands at the "
+                            "prompt below instead (help lists them).")
+                    view.show(live=False)  # no buttons that nothing would hear
+            if line is None:
+                try:
+                    line = input(PROMPT)
+                except EOFError:
+                    line = "quit"  # as in pdb: end of input quits
+                except Exception as exc:
+                    if not _is_stdin_unsupported(exc):
+                        raise
+                    scripted.continue_without_input(session, scripted.no_input_reason())
+                    break
+            output = session.execute(line)
+            view.record(line, output)
+            if not session.finished:
+                view.show(live=buttons)
+    except KeyboardInterrupt:
+        session.mark_interrupted()  # the summary's outcome says "Interrupted."
+        view.show(live=False, final=True)
+        raise
+    view.show(live=False, final=True)

@@ -1,0 +1,194 @@
+"""HTML for a stop in Colab: location, highlighted source, frames, locals, log.
+
+Every user string is escaped with markupsafe. Colours come from Colab's theme
+variables (with light fallbacks), so the view reads in light and dark mode. Buttons
+carry their debugger command in ``data-jaxdbg-command``; :mod:`jaxdbg.frontends.colab` binds
+them through ``google.colab.output.eval_js`` while the cell is paused. The log and
+the finished stop's summary (with its text/plain twin, for saved notebooks) are the
+shared notebook renderings of :mod:`jaxdbg.views.html`, recoloured here for Colab.
+"""
+
+from __future__ import annotations
+
+from markupsafe import Markup, escape
+
+from jaxdbg.capture.frames import display_filename
+from jaxdbg.engine.outputs import LogEntry, Output, SourceView
+from jaxdbg.engine.session import Session
+from jaxdbg.views import html as html_view
+from jaxdbg.views import text as text_view
+
+LOG_ENTRY_CHARS = 4_000  # per logged result; the full text stays available via `p`
+LOG_ENTRIES = 50
+
+_CSS = """
+.jaxdbg-colab { font-family: var(--colab-code-font-family, monospace); font-size: 13px;
+  color: var(--colab-primary-text-color, #202124);
+  background: var(--colab-primary-surface-color, #fff);
+  border: 1px solid var(--colab-border-color, #dadce0); border-radius: 4px; padding: 6px 8px; }
+.jaxdbg-colab .jaxdbg-banner { font-weight: bold; margin-bottom: 4px; }
+.jaxdbg-colab .jaxdbg-grid { display: flex; gap: 12px; flex-wrap: wrap; }
+.jaxdbg-colab .jaxdbg-box { flex: 1 1 320px; min-width: 0; }
+.jaxdbg-colab h4 { margin: 4px 0; font-size: 12px; color: var(--colab-secondary-text-color, #5f6368); }
+.jaxdbg-colab pre { margin: 0; white-space: pre; overflow-x: auto; }
+.jaxdbg-colab .highlight { background: transparent; }
+.jaxdbg-colab .highlight .hll, .jaxdbg-colab .jaxdbg-current {
+  background: var(--colab-highlighted-surface-color, rgba(255, 213, 79, 0.35)); display: block; }
+.jaxdbg-colab table { border-collapse: collapse; }
+.jaxdbg-colab td { padding: 0 8px 0 0; vertical-align: top; white-space: pre; }
+.jaxdbg-colab button { font: inherit; cursor: pointer; margin: 2px 4px 2px 0;
+  color: var(--colab-primary-text-color, #202124);
+  background: var(--colab-secondary-surface-color, #f1f3f4);
+  border: 1px solid var(--colab-border-color, #dadce0); border-radius: 3px; }
+.jaxdbg-colab button.jaxdbg-frame { display: block; text-align: left; width: 100%; border: none; }
+.jaxdbg-colab button.jaxdbg-frame.jaxdbg-current { font-weight: bold; }
+.jaxdbg-colab input.jaxdbg-command { font: inherit; width: 60%;
+  color: var(--colab-primary-text-color, #202124);
+  background: var(--colab-primary-surface-color, #fff);
+  border: 1px solid var(--colab-border-color, #dadce0); }
+.jaxdbg-colab .jaxdbg-error { color: var(--colab-error-text-color, #d93025) !important; }
+.jaxdbg-colab .jaxdbg-note, .jaxdbg-colab .jaxdbg-in, .jaxdbg-colab .jaxdbg-more,
+.jaxdbg-colab .jaxdbg-ended { color: var(--colab-secondary-text-color, #5f6368) !important; }
+.jaxdbg-colab .jaxdbg-static { border-color: var(--colab-border-color, #dadce0) !important; }
+"""
+
+
+def log_entry(line: str, output: Output) -> LogEntry:
+    """One command and its result, as the shared log renderer takes it."""
+    return LogEntry(line, output.text, error=output.is_error)
+
+
+def _pygments_css() -> str:
+    """Token colours for light mode and (under Colab's dark theme) dark mode."""
+    try:
+        from pygments.formatters import HtmlFormatter
+    except ImportError:
+        return ""
+    light = HtmlFormatter(style="default").get_style_defs(".jaxdbg-colab .highlight")
+    try:
+        dark = HtmlFormatter(style="github-dark").get_style_defs(
+            "html[theme=dark] .jaxdbg-colab .highlight")
+    except Exception:
+        dark = ""
+    # The styles' own backgrounds would hide Colab's surface colour.
+    lines = [line for line in (light + "\n" + dark).splitlines()
+             if "{ background" not in line and ".hll" not in line]
+    return "\n".join(lines)
+
+
+def highlighted_source(view: SourceView) -> Markup:
+    """The source lines with numbers and the current line marked; pygments if present."""
+    code = "\n".join(view.lines)
+    try:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import PythonLexer
+    except ImportError:
+        return _plain_source(view)
+    current = view.current_lineno - view.first_lineno + 1
+    formatter = HtmlFormatter(linenos="inline", linenostart=view.first_lineno,
+                              hl_lines=[current] if 0 < current <= len(view.lines) else [],
+                              wrapcode=True)
+    return Markup(highlight(code, PythonLexer(), formatter))
+
+
+def _plain_source(view: SourceView) -> Markup:
+    width = len(str(view.first_lineno + len(view.lines) - 1))
+    rows = []
+    for offset, line in enumerate(view.lines):
+        number = view.first_lineno + offset
+        marker = "->" if number == view.current_lineno else "  "
+        text = escape(f"{number:>{width}} {marker} {line}")
+        rows.append(Markup('<span class="jaxdbg-current">{}</span>').format(text)
+                    if number == view.current_lineno else text)
+    return Markup("<pre>") + Markup("\n").join(rows) + Markup("</pre>")
+
+
+def _button(label: str, command: str, css: str = "", title: str = "") -> Markup:
+    return Markup('<button type="button" class="{}" data-jaxdbg-command="{}" title="{}">{}</button>'
+                  ).format(css, command, title, label)
+
+
+def _frames(session: Session, live: bool) -> Markup:
+    """Innermost first; buttons while the stop waits for commands, text afterwards."""
+    rows = session.where().data or []
+    parts = []
+    for row in rows:
+        label = f"{row.index:>2} {row.function}  {display_filename(row.filename)}:{row.lineno}"
+        css = "jaxdbg-frame" + (" jaxdbg-current" if row.current else "")
+        if live:
+            parts.append(_button(label, f"frame {row.index}", css, row.line))
+        else:
+            parts.append(Markup('<div class="{}" title="{}">{}</div>').format(css, row.line, label))
+    return Markup("").join(parts)
+
+
+def _locals(session: Session) -> Markup:
+    output = session.locals_table()
+    rows = output.data or []
+    if not rows:
+        return Markup('<span class="jaxdbg-note">(no locals)</span>')
+    cells = [Markup("<tr><td>{}</td><td>{}</td><td>{}</td></tr>").format(
+        r.name, r.type_name, r.describe() + (f"  [{r.sharding}]" if r.sharding and r.is_array else ""))
+        for r in rows]
+    return Markup("<table>") + Markup("").join(cells) + Markup("</table>")
+
+
+def _log(entries: list[LogEntry]) -> Markup:
+    return html_view.log(entries[-LOG_ENTRIES:], LOG_ENTRY_CHARS)
+
+
+def _controls(session: Session) -> Markup:
+    buttons = [_button("Up", "up"), _button("Down", "down"), _button("Continue", "continue")]
+    if session.info.batched:
+        buttons.append(_button("Skip batch", "skip"))
+    buttons.append(_button("Quit", "quit"))
+    box = Markup('<input class="jaxdbg-command" type="text" '
+                 'placeholder="p expr, pp expr, up, where, help ... (Enter)" spellcheck="false">')
+    return Markup("<div>") + Markup("").join(buttons) + box + Markup("</div>")
+
+
+def render_stop(session: Session, log: list[LogEntry], view_id: str, sequence: int,
+                *, live: bool, note: str = "", context: int = 5) -> str:
+    """The whole stop as one HTML fragment (``live``: with buttons and the command box)."""
+    frame = session.current
+    view = session.source_view(frame.lineno - context, frame.lineno + context)
+    source = (highlighted_source(view) if view.lines else
+              Markup('<span class="jaxdbg-note">(source not available for {})</span>').format(
+                  frame.location))
+    parts = [
+        Markup('<style>{}</style>').format(Markup(_CSS + _pygments_css())),
+        Markup('<div class="jaxdbg-colab" data-jaxdbg-view="{}" data-jaxdbg-render="{}">').format(
+            view_id, sequence),
+        Markup('<div class="jaxdbg-banner">{}</div>').format(session.banner()),
+        Markup('<div class="jaxdbg-grid"><div class="jaxdbg-box"><h4>{}</h4>{}</div>').format(
+            f"{frame.location} in {frame.function}", source),
+        Markup('<div class="jaxdbg-box"><h4>frames</h4>{}<h4>locals</h4>{}</div></div>').format(
+            _frames(session, live), _locals(session)),
+        Markup('<h4>log</h4><div class="jaxdbg-log">{}</div>').format(_log(log)),
+    ]
+    if live:
+        parts.append(_controls(session))
+    if note:
+        parts.append(Markup('<div class="jaxdbg-note">{}</div>').format(note))
+    parts.append(Markup("</div>"))
+    return str(Markup("").join(parts))
+
+
+def render_finished(session: Session, log: list[LogEntry], view_id: str, sequence: int,
+                    note: str = "") -> html_view.Rendered:
+    """The ended stop: the shared static summary (banner, line, log, outcome) in Colab's
+    colours, with its text/plain twin for saved notebooks and text-only viewers."""
+    summary = session.summary(log)
+    body = html_view.stop_summary(summary, LOG_ENTRY_CHARS)
+    if note:
+        body += Markup('<div class="jaxdbg-note">{}</div>').format(note)
+    html = Markup('<style>{}</style><div class="jaxdbg-colab" data-jaxdbg-view="{}" '
+                  'data-jaxdbg-render="{}">{}</div>').format(Markup(_CSS), view_id, sequence, body)
+    text = text_view.stop_summary(summary, LOG_ENTRY_CHARS) + (f"\n{note}" if note else "")
+    return html_view.Rendered(html, text)
+
+
+def render_text(session: Session, context: int = 5) -> str:
+    """The stop's banner and source as plain text, for when HTML cannot be drawn."""
+    return "\n".join([session.banner(), session.source_around(context).text])

@@ -1,0 +1,1 @@
+"""The IPython extension: ``%load_ext jaxdbg``, ``%jaxdbg``, ``%%checkify``, display formatters."""

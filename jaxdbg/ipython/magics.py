@@ -1,0 +1,325 @@
+"""``%jaxdbg``: what jaxdbg is doing in this kernel, and switches for it.
+
+``%jaxdbg`` alone shows a status table (HTML in a notebook, rich in a terminal).
+``%jaxdbg NAME ARGS`` runs a subcommand from a table that other modules extend with
+:func:`register_subcommand`. An unknown subcommand, or bad arguments, prints the usage
+and changes nothing. ``%load_ext jaxdbg`` registers the magic; ``%unload_ext`` removes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import sys
+from typing import Any, Callable
+
+from markupsafe import Markup
+
+from jaxdbg.engine import breakpoint_state
+from jaxdbg.ipython.display import show
+from jaxdbg.views import theme
+
+MAGIC_NAME = "jaxdbg"
+
+
+class UsageError(ValueError):
+    """Raised by a subcommand handler for arguments it cannot take; nothing was changed."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Subcommand:
+    name: str
+    usage: str           # e.g. "nans on|off"
+    handler: Callable[[str], None]  # receives the rest of the line; prints its own result
+
+
+_SUBCOMMANDS: dict[str, Subcommand] = {}
+
+
+def register_subcommand(name: str, usage: str, handler: Callable[[str], None]) -> None:
+    """Add ``%jaxdbg NAME ARGS``; ``handler(args)`` raises :class:`UsageError` for bad args."""
+    _SUBCOMMANDS[name] = Subcommand(name, usage, handler)
+
+
+def unregister_subcommand(name: str) -> None:
+    _SUBCOMMANDS.pop(name, None)
+
+
+def subcommands() -> list[Subcommand]:
+    return list(_SUBCOMMANDS.values())
+
+
+def parse_switch(args: str) -> bool:
+    """``on`` / ``off`` (also true/false, 1/0, yes/no) as a bool; UsageError otherwise."""
+    word = args.strip().lower()
+    if word in ("on", "true", "1", "yes"):
+        return True
+    if word in ("off", "false", "0", "no"):
+        return False
+    raise UsageError(f"expected on or off, not {args.strip()!r}" if word else "expected on or off")
+
+
+def usage() -> str:
+    lines = ["Usage:", "  %jaxdbg                 show jaxdbg's status in this kernel"]
+    lines += [f"  %jaxdbg {sub.usage}" for sub in _SUBCOMMANDS.values()]
+    return "\n".join(lines)
+
+
+def jaxdbg_magic(line: str = "") -> None:
+    """The ``%jaxdbg`` line magic."""
+    name, _, args = line.strip().partition(" ")
+    if not name:
+        show(status_table())
+        return
+    sub = _SUBCOMMANDS.get(name)
+    if sub is None:
+        print(f"%jaxdbg: unknown subcommand {name!r}.\n{usage()}")
+        return
+    try:
+        sub.handler(args.strip())
+    except UsageError as e:
+        print(f"%jaxdbg {name}: {e}\nusage: %jaxdbg {sub.usage}")
+
+
+# -- the status table -----------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class StatusRow:
+    item: str
+    value: str
+    detail: str = ""
+
+
+class StatusTable:
+    """Rows of (item, value, detail) that draw as HTML, with rich, or as plain text."""
+
+    def __init__(self, rows: list[StatusRow]) -> None:
+        self.rows = rows
+
+    def __str__(self) -> str:
+        width = max(len(r.item) for r in self.rows)
+        vwidth = max(len(r.value) for r in self.rows)
+        return "jaxdbg status\n" + "\n".join(
+            f"  {r.item:<{width}}  {r.value:<{vwidth}}  {r.detail}".rstrip() for r in self.rows)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        row = Markup('<tr><th style="text-align:left;padding:1px 12px 1px 0">{}</th>'
+                     '<td style="text-align:left;padding:1px 12px 1px 0"><code>{}</code></td>'
+                     '<td style="text-align:left;padding:1px 0;{}">{}</td></tr>')
+        body = Markup("").join(row.format(r.item, r.value, theme.MUTED, r.detail) for r in self.rows)
+        return str(Markup('<div class="jaxdbg-status">'
+                          '<div style="font-weight:600">jaxdbg status</div>'
+                          '<table style="border-collapse:collapse">{}</table></div>').format(body))
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.table import Table
+
+        table = Table(title="jaxdbg status", title_justify="left", show_header=False,
+                      box=None, pad_edge=False)
+        table.add_column(style="bold")
+        table.add_column(style="cyan")
+        table.add_column(style="dim")
+        for r in self.rows:
+            table.add_row(r.item, r.value, r.detail)
+        yield table
+
+
+_backend_set_by_magic: str | None = None
+# $JAXDBG_BACKEND before %jaxdbg backend first changed it (a list: empty when unchanged),
+# put back by %unload_ext: the backend named may be one the extension registered.
+_backend_before_magic: list[str | None] = []
+
+
+def backend_status() -> tuple[str, str]:
+    """(selected backend, why it is the one)."""
+    from jaxdbg.engine import registry
+
+    chosen = os.environ.get(registry.ENV_VAR, "").strip()
+    if chosen:
+        why = ("set with %jaxdbg backend" if chosen == _backend_set_by_magic
+               else f"from ${registry.ENV_VAR}")
+        if chosen not in registry.registered_debuggers():
+            why += "; not a known backend, so stops will fail"
+        return chosen, why
+    available = registry.available_debuggers()
+    if not available:
+        return "none", "no backend can run here"
+    others = ", ".join(available[1:])
+    return available[0], ("the preferred backend that can run here"
+                          + (f" (also available: {others})" if others else ""))
+
+
+def panel_status() -> tuple[str, str]:
+    """How a paused cell's panel receives clicks here: (subshell | pump | typed prompt, why)."""
+    from jaxdbg.internals import ipykernel_api as api
+
+    kernel = api.current_kernel()
+    if kernel is None:
+        return "typed prompt", "not running in an IPython kernel"
+    if importlib.util.find_spec("ipywidgets") is None:
+        return "typed prompt", "ipywidgets is not installed"
+    version = ".".join(map(str, api.kernel_version() or ())) or "?"
+    if api.supports_subshells(kernel):
+        return "subshell", (f"ipykernel {version}: widget messages go to a private kernel "
+                            "subshell while the cell is paused")
+    if api.supports_pump(kernel):
+        return "pump", (f"ipykernel {version} has no subshells: a helper thread handles "
+                        "queued widget messages while the cell is paused")
+    return "typed prompt", (f"ipykernel {version} cannot handle widget messages while a "
+                            "cell is paused")
+
+
+def _hooks_status() -> tuple[str, str]:
+    from jaxdbg.capture import jax_routes
+    from jaxdbg.ipython import sharding_hooks
+
+    parts = [f"jax.debug.breakpoint: {'jaxdbg' if jax_routes.is_installed() else 'JAX'}",
+             f"sharding: {'jaxdbg' if sharding_hooks.is_installed() else 'JAX'}"]
+    printing = sys.modules.get("jaxdbg.capture.prints")
+    if printing is not None and hasattr(printing, "routing_enabled"):
+        parts.append(f"print: {'jaxdbg' if printing.routing_enabled() else 'JAX'}")
+    installed = jax_routes.is_installed() or sharding_hooks.is_installed()
+    return ("installed" if installed else "not installed"), "; ".join(parts)
+
+
+def _devices_status() -> tuple[str, str]:
+    import jax
+
+    counts: dict[str, int] = {}
+    for device in jax.devices():
+        counts[device.platform] = counts.get(device.platform, 0) + 1
+    value = ", ".join(f"{platform} ×{n}" for platform, n in counts.items())
+    detail = f"default backend {jax.default_backend()}"
+    if jax.process_count() > 1:
+        detail += f"; process {jax.process_index()} of {jax.process_count()}"
+    return value, detail
+
+
+FLAGS = ("jax_debug_nans", "jax_debug_infs", "jax_disable_jit", "jax_log_compiles")
+
+
+def status_table() -> StatusTable:
+    import jax
+
+    from jaxdbg.engine import backend_plugins
+
+    rows = [StatusRow("backend", *backend_status())]
+    rows += [StatusRow(f"{name} backend", "not loaded", why)
+             for name, why in sorted(backend_plugins.load_failures().items())]
+    rows += [StatusRow("JAX hooks", *_hooks_status()),
+             StatusRow("panel clicks", *panel_status()),
+             StatusRow("devices", *_devices_status())]
+    for flag in FLAGS:
+        rows.append(StatusRow(flag, "on" if getattr(jax.config, flag) else "off"))
+    return StatusTable(rows)
+
+
+# -- the built-in subcommands ---------------------------------------------------------
+
+def _backend(args: str) -> None:
+    global _backend_set_by_magic
+    from jaxdbg.engine import registry
+
+    name = args.strip()
+    if not name:
+        raise UsageError("name a backend: " + ", ".join(registry.registered_debuggers() + ["auto"]))
+    if name != "auto" and name not in registry.registered_debuggers():
+        raise UsageError(f"unknown backend {name!r}; known: "
+                         + ", ".join(registry.registered_debuggers() + ["auto"]))
+    if not _backend_before_magic:
+        _backend_before_magic.append(os.environ.get(registry.ENV_VAR))
+    if name == "auto":
+        os.environ.pop(registry.ENV_VAR, None)
+        _backend_set_by_magic = None
+        print(f"jaxdbg backend: automatic ({backend_status()[0]})")
+        return
+    os.environ[registry.ENV_VAR] = name
+    _backend_set_by_magic = name
+    print(f"jaxdbg backend: {name}")
+
+
+def _flag_switch(flag: str) -> Callable[[str], None]:
+    def handler(args: str) -> None:
+        import jax
+
+        value = parse_switch(args)
+        jax.config.update(flag, value)
+        print(f"{flag} = {value}")
+    return handler
+
+
+def _reset(args: str) -> None:
+    if args:
+        raise UsageError("reset takes no arguments")
+    breakpoint_state.reset()
+    print("jaxdbg: every breakpoint is enabled again and ignore counts are cleared")
+
+
+def _sharding(args: str) -> None:
+    from jaxdbg.ipython import sharding_hooks
+
+    if parse_switch(args):
+        sharding_hooks.install()
+        print("jaxdbg sharding views: on (jax.debug sharding functions and Sharding/Mesh results)")
+    else:
+        sharding_hooks.uninstall()
+        print("jaxdbg sharding views: off (JAX's own functions and reprs)")
+
+
+register_subcommand("backend", "backend NAME|auto", _backend)
+register_subcommand("nans", "nans on|off", _flag_switch("jax_debug_nans"))
+register_subcommand("infs", "infs on|off", _flag_switch("jax_debug_infs"))
+register_subcommand("disable_jit", "disable_jit on|off", _flag_switch("jax_disable_jit"))
+register_subcommand("reset", "reset", _reset)
+register_subcommand("sharding", "sharding on|off", _sharding)
+
+
+# -- the extension feature ------------------------------------------------------------
+
+_previous_magic: list[Any] = []
+
+
+def load(shell: Any) -> None:
+    """Register ``%jaxdbg`` (remembering any magic of that name it replaces)."""
+    if shell is None or _previous_magic:
+        return
+    line_magics = shell.magics_manager.magics["line"]
+    _previous_magic.append(line_magics.get(MAGIC_NAME))
+    shell.register_magic_function(jaxdbg_magic, magic_kind="line", magic_name=MAGIC_NAME)
+
+
+def unload(shell: Any) -> None:
+    """Remove ``%jaxdbg`` (or put back the magic it replaced) and undo its backend choice."""
+    if shell is None or not _previous_magic:
+        return
+    previous = _previous_magic.pop()
+    _restore_backend_choice()
+    manager = shell.magics_manager
+    if previous is None:
+        manager.magics["line"].pop(MAGIC_NAME, None)
+        if hasattr(manager.user_magics, MAGIC_NAME):
+            delattr(manager.user_magics, MAGIC_NAME)
+    else:
+        manager.magics["line"][MAGIC_NAME] = previous
+
+
+def _restore_backend_choice() -> None:
+    """Put $JAXDBG_BACKEND back as it was before ``%jaxdbg backend`` changed it."""
+    global _backend_set_by_magic
+    from jaxdbg.engine import registry
+
+    if not _backend_before_magic:
+        return
+    before = _backend_before_magic.pop()
+    if before is None:
+        os.environ.pop(registry.ENV_VAR, None)
+    else:
+        os.environ[registry.ENV_VAR] = before
+    _backend_set_by_magic = None

@@ -1,0 +1,125 @@
+"""The extension's sharding feature: JAX's sharding functions and cell results show layouts.
+
+While installed:
+
+- ``jax.debug.visualize_array_sharding`` draws with :func:`visualize_sharding` (every
+  rank, no matplotlib, inline HTML in a notebook);
+- ``jax.debug.inspect_array_sharding`` reports through :func:`inspect_sharding`, so its
+  callback runs at compile time and again on cached calls;
+- a ``Sharding`` or ``Mesh`` left as a cell's result displays as its layout (IPython
+  display formatters for those types).
+
+:func:`uninstall` puts back exactly what :func:`install` replaced; ``%jaxdbg sharding
+off`` calls it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+_lock = threading.Lock()
+_saved_functions: dict[str, Callable[..., Any]] = {}
+_saved_formatters: list[tuple[Any, type, Any]] = []  # (formatter, type, previous or None)
+_NO_PREVIOUS = object()
+
+
+def _visualize_array_sharding(arr: Any, **kwargs: Any) -> None:
+    """jaxdbg's layout (any rank, inline in notebooks) in place of JAX's drawing."""
+    from jaxdbg.capture.sharding_display import visualize_sharding
+
+    visualize_sharding(arr, **kwargs)
+
+
+def _inspect_array_sharding(value: Any, *, callback: Callable[[Any], Any]) -> None:
+    """JAX's signature; the callback also runs on cached calls, not only at compile time."""
+    from jaxdbg.capture.sharding_display import inspect_sharding
+
+    inspect_sharding(value, callback=callback)
+
+
+def _layout_html(obj: Any) -> str | None:
+    from jaxdbg.engine.sharding_layout import sharding_view
+
+    try:
+        return sharding_view(obj)._repr_html_()
+    except Exception:  # an abstract mesh or a sharding without a shape: keep the repr
+        return None
+
+
+def _layout_text(obj: Any, p: Any, cycle: bool) -> None:
+    """text/plain (terminal IPython, saved notebooks): the repr, then the layout."""
+    from jaxdbg.engine.sharding_layout import sharding_view
+
+    p.text(repr(obj))
+    try:
+        p.text("\n" + str(sharding_view(obj)))
+    except Exception:
+        pass
+
+
+def _formatters(shell: Any) -> list[tuple[Any, type, Callable[..., Any]]]:
+    import jax
+
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    if shell is None or not hasattr(shell, "display_formatter"):
+        return []
+    formatters = shell.display_formatter.formatters
+    out = []
+    for mime, fn in (("text/html", _layout_html), ("text/plain", _layout_text)):
+        if mime in formatters:
+            out += [(formatters[mime], cls, fn)
+                    for cls in (jax.sharding.Mesh, jax.sharding.NamedSharding)]
+    return out
+
+
+def install(shell: Any = None) -> None:
+    """Route JAX's sharding functions here and register the display formatters.
+
+    ``shell`` is the IPython shell whose formatters to extend (default: the running one).
+    """
+    import jax
+
+    with _lock:
+        if _saved_functions:
+            return
+        _saved_functions["visualize_array_sharding"] = jax.debug.visualize_array_sharding
+        _saved_functions["inspect_array_sharding"] = jax.debug.inspect_array_sharding
+        jax.debug.visualize_array_sharding = _visualize_array_sharding
+        jax.debug.inspect_array_sharding = _inspect_array_sharding
+        for formatter, cls, fn in _formatters(shell):
+            previous = formatter.type_printers.get(cls, _NO_PREVIOUS)
+            formatter.for_type(cls, fn)
+            _saved_formatters.append((formatter, cls, previous))
+
+
+def uninstall() -> None:
+    """Give JAX its functions back and remove (or restore) the display formatters."""
+    import jax
+
+    with _lock:
+        for name, fn in _saved_functions.items():
+            setattr(jax.debug, name, fn)
+        _saved_functions.clear()
+        for formatter, cls, previous in reversed(_saved_formatters):
+            if previous is _NO_PREVIOUS:
+                formatter.type_printers.pop(cls, None)
+            else:
+                formatter.type_printers[cls] = previous
+        _saved_formatters.clear()
+
+
+def original(name: str) -> Callable[..., Any]:
+    """JAX's own ``jax.debug.<name>``, also while the routed one is installed."""
+    import jax
+
+    with _lock:
+        saved = _saved_functions.get(name)
+    return saved if saved is not None else getattr(jax.debug, name)
+
+
+def is_installed() -> bool:
+    return bool(_saved_functions)

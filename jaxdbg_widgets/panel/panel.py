@@ -1,0 +1,395 @@
+"""The debugger panel: one widget, drawn by its own browser code, over a Session.
+
+The panel is a view only. The browser sends small JSON messages (a typed line, a
+button's command, a request for more locals rows, a completion); the widget's
+message handler only hands them to ``post`` (a
+:class:`~jaxdbg_widgets.pause.channel.PauseChannel` in a kernel). The thread that owns
+the stop takes each off the channel and calls :meth:`DebuggerPanel.handle`, which
+runs it through the Session and updates the widget's state in one message.
+Without ``post`` (unit tests, or a cell that already returned) messages run at once.
+
+Messages from the browser (``content["type"]``):
+
+``run``       ``{id, line, typed, pretty}``: a typed line or a button's command line
+``locals``    ``{frame, start, count}``: more rows of the locals table
+``expand``    ``{frame, path}``: the children of a pytree row (path: name, then positions)
+``stats``     ``{frame, path}``: the statistics of a big array's row, sent ``pending``
+              (the browser asks when it shows the row; see ``panel_model.local_row``)
+``complete``  ``{id, text}``: Tab completion of the input
+``more``      ``{entry}``: show a cut log entry in full
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from jaxdbg.engine import evaluation
+from jaxdbg.engine import outputs
+from jaxdbg.engine.outputs import Output, OutputKind
+from jaxdbg.engine.session import Session
+from jaxdbg.views import html as html_view
+from jaxdbg_widgets.panel import state as model
+from jaxdbg_widgets.panel.widget import PanelWidget
+
+Command = Any  # a message dict from the browser
+
+CONTEXT_LINES = 8  # source lines shown either side of the current line
+LOG_ENTRIES = 100  # entries kept in the live log (each one is cut to LOG_CHARS)
+FIRST_LOCALS = 20  # locals rows sent with a frame (the box shows ~12); the browser asks for the rest
+MAX_PAGE = 500  # rows sent for one request
+HISTORY_LENGTH = 500
+
+#: Lines typed in any panel of this kernel, oldest first (↑ / ↓ across stops).
+HISTORY: list[str] = []
+
+# Commands of the many-stops engine; their buttons show only where the engine has them.
+_MANY_STOPS = ("continue all", "disable", "ignore")
+
+
+class LogEntry:
+    """One command and what it printed, cut for display (full text kept for "more")."""
+
+    def __init__(self, number: int, command: str, text: str, *, error: bool = False,
+                 pretty: bool = False, typed: bool = False, html: str = "") -> None:
+        self.number = number
+        self.command, self.command_cut = model.clip(command, model.COMMAND_CHARS)
+        self.full_text = text
+        # A result the browser draws as HTML (a sharding layout), made by jaxdbg's own
+        # renderers with every user string escaped; ``text`` stays for the summary.
+        self.html = html
+        self.error = error
+        self.pretty = pretty
+        self.typed = typed
+        self.expanded = False
+
+    def echo(self) -> str:
+        """The command as the summary shows it: ``pp`` when pretty-printing was on, and
+        how much of a long line was left out."""
+        cut = f" ... [{self.command_cut:,} more characters]" if self.command_cut else ""
+        return ("pp " if self.pretty else "") + self.command + cut
+
+    def state(self) -> dict:
+        if self.html:
+            text, cut = "", 0
+        elif self.expanded:
+            text, cut = self.full_text, 0
+        else:
+            text, cut = model.clip(self.full_text, model.LOG_CHARS)
+        return {"n": self.number, "command": self.command, "command_cut": self.command_cut,
+                "text": text, "cut": cut, "error": self.error, "pretty": self.pretty,
+                "typed": self.typed, "html": self.html}
+
+
+def _html_of(output: Output) -> str:
+    """The HTML the panel draws for a result, or "" to draw its text: a sharding
+    layout is a grid (its text form is box drawing, which a browser font breaks)."""
+    if output.kind is not OutputKind.SHARDING or output.printed:
+        return ""
+    try:
+        return output.data._repr_html_()
+    except Exception:  # the text is still there
+        return ""
+
+
+class DebuggerPanel:
+    """Frames, source, locals, a console and buttons over one stop's Session.
+
+    ``panel.widget`` is the widget to display. ``before_open(widget)`` runs before the
+    frontend hears of the widget (the pause channel routes its comm there).
+    """
+
+    def __init__(self, session: Session, *, post: Callable[[Command], None] | None = None,
+                 context: int = CONTEXT_LINES,
+                 before_open: Callable[[Any], None] | None = None) -> None:
+        self.session = session
+        self.context = context
+        self._post = post
+        self.log: list[LogEntry] = []
+        self._entries = 0
+        self.finished_html: str | None = None
+        #: The static summary (jaxdbg.views.html: HTML with a text/plain twin), once finished.
+        self.finished_display: html_view.Rendered | None = None
+        self._names: dict[int, list[str]] = {}
+        self._rows: dict[int, dict[int, dict]] = {}
+        self._most: int | None = None
+        commands = {name for cmd in session.commands() for name in cmd.names}
+        self._many_stops = all(c.split()[0] in commands for c in _MANY_STOPS)
+        self.widget = PanelWidget(before_open=before_open, **self._initial_state())
+        self.widget.on_msg(self._on_message)
+
+    # -- state ------------------------------------------------------------------------
+
+    def _initial_state(self) -> dict:
+        return {"frames": model.frame_rows(self.session), "selected": self.session.index,
+                "source": model.source_state(self.session, self.context),
+                "locals_page": self._locals_page(), "log": [], "status": self._status(),
+                "history": HISTORY[-HISTORY_LENGTH:]}
+
+    def _status(self) -> dict:
+        s = self.session
+        # The reason has a line of its own under the banner: said once.
+        return {"banner": s.banner(reason=False), "reason": s.info.reason or "",
+                "finished": s.finished, "ended": "" if not s.finished else str(s.resume),
+                "batched": s.info.batched, "many_stops": self._many_stops,
+                "oldest": s.index >= len(s.frames) - 1, "newest": s.index == 0}
+
+    def refresh_header(self) -> bool:
+        """Redraw the banner if it changed (the count of waiting stops moves); cheap."""
+        status = self._status()
+        if status == self.widget.status:
+            return False
+        self.widget.status = status
+        return True
+
+    def refresh(self, done: str | None = None) -> None:
+        """Bring the widget up to date with the session (two update messages); ``done``
+        is the id of the command this answers (the browser's busy indicator)."""
+        if self.finished_html is not None:
+            return
+        w = self.widget
+        with w.hold_sync():  # what moved first: the selected frame and its source
+            w.selected = self.session.index
+            w.source = model.source_state(self.session, self.context)
+            w.status = self._status()
+        with w.hold_sync():  # then its locals (summarised now) and the log
+            w.locals_page = self._locals_page()
+            w.log = self._log_state()
+            if done is not None:
+                w.done = done
+
+    # -- locals -----------------------------------------------------------------------
+
+    def _names_of(self, frame: int) -> list[str]:
+        if frame not in self._names:
+            self._names[frame] = [n for n in self.session.visible_locals() if not n.startswith("__")]
+        return self._names[frame]
+
+    def locals_rows(self, start: int, count: int) -> list[dict]:
+        """Rows ``start`` .. ``start + count`` of the selected frame's table, summarised
+        once each and only when asked for (a frame may hold thousands)."""
+        frame = self.session.index
+        names = self._names_of(frame)
+        cache = self._rows.setdefault(frame, {})
+        values = self.session.visible_locals()
+        shardings = self.session.program_shardings()  # the column 'locals' shows too
+        rows = []
+        for i in range(max(start, 0), min(start + count, len(names))):
+            if i not in cache:
+                cache[i] = model.local_row(names[i], values.get(names[i]), shardings.get(names[i]),
+                                           lazy=True)
+            rows.append(cache[i])
+        return rows
+
+    def _most_locals(self) -> int:
+        """The longest table of any frame: the browser sizes the box for it, so moving
+        between frames never moves what is below."""
+        if self._most is None:
+            here = self.session.index
+            try:
+                most = 0
+                for i in range(len(self.session.frames)):
+                    self.session.index = i
+                    most = max(most, len(self._names_of(i)))
+            finally:
+                self.session.index = here
+            self._most = most
+        return self._most
+
+    def _locals_page(self) -> dict:
+        names = self._names_of(self.session.index)
+        return {"frame": self.session.index, "total": len(names), "most": self._most_locals(),
+                "rows": self.locals_rows(0, FIRST_LOCALS)}
+
+    # -- messages ---------------------------------------------------------------------
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any = None) -> None:
+        """The widget's message handler: only queue (it may run on another thread)."""
+        if not isinstance(content, dict) or content.get("type") not in _HANDLERS:
+            return  # not ours (malformed messages are ignored)
+        if self._post is None:
+            self.handle(content)
+        else:
+            self._post(content)
+
+    def send(self, content: dict) -> None:
+        """Post a message as if the browser had sent it (tests, benchmarks)."""
+        self._on_message(self.widget, content)
+
+    def handle(self, command: Command) -> Output | None:
+        """Run one browser message on the stop's thread and update the view."""
+        if self.finished_html is not None or not isinstance(command, dict):
+            return None
+        handler = _HANDLERS.get(command.get("type"))
+        if handler is None:
+            return None
+        try:
+            output = handler(self, command)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as e:  # a bad message must not end the stop
+            self._add("", f"*** panel message failed: {evaluation.format_exception(e)}", error=True)
+            self.widget.log = self._log_state()
+            output = None
+        if command.get("type") == "run":
+            if self.session.finished:
+                self.finish()
+            else:
+                self.refresh(done=str(command.get("id", "")))
+        return output
+
+    def _run(self, command: dict) -> Output | None:
+        line = command.get("line")
+        if not isinstance(line, str):
+            self._add("", "*** panel message without a command line", error=True)
+            return None
+        if command.get("typed"):
+            pretty = bool(command.get("pretty"))
+            remember(line)
+            output = self.session.execute(line, pretty=pretty)
+            self._add_output(line, output, pretty=pretty, typed=True)
+        else:
+            output = self.session.execute(line)
+            self._log_button(line, output)
+        return output
+
+    def _more_locals(self, command: dict) -> None:
+        frame = command.get("frame")
+        if frame != self.session.index:
+            return  # the user has moved on; the browser asks again for the new frame
+        start, count = int(command.get("start", 0)), min(int(command.get("count", 100)), MAX_PAGE)
+        self.widget.send({"type": "locals", "frame": frame, "start": start,
+                          "rows": self.locals_rows(start, count)})
+
+    def _expand(self, command: dict) -> None:
+        frame, path = command.get("frame"), command.get("path")
+        if frame != self.session.index or not isinstance(path, list) or not path:
+            return
+        value = model.resolve(self.session.visible_locals()[str(path[0])], path[1:])
+        rows, total = model.child_rows(value)
+        self.widget.send({"type": "children", "frame": frame, "path": path,
+                          "rows": rows, "total": total})
+
+    def _stats(self, command: dict) -> None:
+        """A shown row's big array: its statistics now (taken once, see
+        ``summaries.array_stats``), sent as the row in full."""
+        frame, path = command.get("frame"), command.get("path")
+        if frame != self.session.index or not isinstance(path, list) or not path:
+            return
+        root = self.session.visible_locals()[str(path[0])]
+        if len(path) == 1:
+            label = str(path[0])
+        else:
+            label = model.children(model.resolve(root, path[1:-1]))[int(path[-1])][0]
+        sharding = self.session.program_shardings().get(label) if len(path) == 1 else None
+        row = model.local_row(label, model.resolve(root, path[1:]), sharding)
+        if len(path) == 1:  # the table's own row: a redraw of this frame shows it too
+            names = self._names_of(frame)
+            if label in names:
+                self._rows.setdefault(frame, {})[names.index(label)] = row
+        self.widget.send({"type": "stats", "frame": frame, "path": path, "row": row})
+
+    def _complete(self, command: dict) -> None:
+        text = command.get("text")
+        if not isinstance(text, str):
+            return
+        self.widget.send({"type": "completions", "id": command.get("id"), "text": text,
+                          "matches": self.complete(text)[:200]})
+
+    def complete(self, text: str) -> list[str]:
+        """Completions of ``text`` as whole lines: the Session's, which the terminal's
+        readline completion uses too."""
+        try:
+            return list(self.session.complete(text))
+        except Exception:  # completion must never end the stop
+            return []
+
+    def _more(self, command: dict) -> None:
+        number = command.get("entry")
+        for entry in self.log:
+            if entry.number == number:
+                entry.expanded = True
+        self.widget.log = self._log_state()
+
+    # -- log ----------------------------------------------------------------------------
+
+    def _log_state(self) -> list[dict]:
+        return [e.state() for e in self.log[-LOG_ENTRIES:]]
+
+    def _add(self, command: str, text: str, **kw: Any) -> None:
+        self._entries += 1
+        self.log.append(LogEntry(self._entries, command, text, **kw))
+
+    def _add_output(self, command: str, output: Output, **kw: Any) -> None:
+        text = output.text
+        if output.kind is OutputKind.VALUE and not text:
+            text = "''"
+        self._add(command, text, error=output.is_error, html=_html_of(output), **kw)
+
+    def _log_button(self, line: str, output: Output) -> None:
+        if output.resume:  # the static summary's last line says how the stop ended
+            self._add(line, "")
+        elif output.kind is OutputKind.SOURCE and not output.is_error:
+            f = self.session.current
+            self._add(line, f"frame {self.session.index}: {f.function} at {f.location}")
+        else:
+            self._add_output(line, output)
+
+    # -- the end of the stop ------------------------------------------------------
+
+    def summary(self) -> outputs.StopSummary:
+        """The finished stop as the engine's data: this panel's log, the engine's phrases."""
+        log = [outputs.LogEntry(e.echo(), e.full_text, e.error) for e in self.log[-LOG_ENTRIES:]]
+        return self.session.summary(log)
+
+    def static_html(self) -> str:
+        return str(html_view.stop_summary(self.summary(), html_view.LOG_CHARS))
+
+    def finish(self, note: str | None = None) -> str:
+        """End the live view: the widget shows the stop has ended (and takes no more
+        commands); returns the static summary's HTML. :attr:`finished_display` is the
+        summary to put in the cell's output (with a readable ``text/plain``)."""
+        if self.finished_html is not None:
+            return self.finished_html
+        if note:
+            self._add("", note, error=True)
+        summary = self.summary()
+        self.finished_display = html_view.stop_summary_display(summary, html_view.LOG_CHARS)
+        self.finished_html = str(self.finished_display.html)
+        status = self._status()
+        status.update(finished=True, ended=summary.outcome)
+        with self.widget.hold_sync():
+            self.widget.log = self._log_state()
+            self.widget.status = status
+        return self.finished_html
+
+    def close(self) -> None:
+        """Close the widget's comms, its own and its Layout's (after the cell's output
+        shows the static summary)."""
+        for widget in (self.widget, getattr(self.widget, "layout", None)):
+            try:
+                if widget is not None:
+                    widget.close()
+            except Exception:
+                pass
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+_HANDLERS: dict[str, Callable[[DebuggerPanel, dict], Any]] = {
+    "run": DebuggerPanel._run,
+    "locals": DebuggerPanel._more_locals,
+    "expand": DebuggerPanel._expand,
+    "stats": DebuggerPanel._stats,
+    "complete": DebuggerPanel._complete,
+    "more": DebuggerPanel._more,
+}
+
+
+def remember(line: str) -> None:
+    """Add a typed line to the kernel-wide history (not repeats, not huge pastes)."""
+    line = line.strip()
+    if not line or len(line) > model.HISTORY_CHARS or (HISTORY and HISTORY[-1] == line):
+        return
+    HISTORY.append(line)
+    del HISTORY[:-HISTORY_LENGTH]

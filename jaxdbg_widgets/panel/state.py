@@ -1,0 +1,174 @@
+"""The panel's state as plain JSON data: what the browser code draws.
+
+Pure functions over a :class:`jaxdbg.Session` and its values; no widgets here, so
+the panel widget, its tests and the benchmarks share one description of a stop.
+Everything user-controlled travels as text and is put into the page with
+``textContent`` by the browser code, never as markup.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterable
+
+import numpy as np
+
+from pygments.lexers import PythonLexer
+from pygments.token import STANDARD_TYPES, Token
+
+from jaxdbg.engine import summaries
+from jaxdbg.capture.frames import display_filename
+from jaxdbg.engine.session import Session
+
+COMMAND_CHARS = 300  # an echoed command beyond this is cut (a 10 MB paste stays out)
+LOG_CHARS = 2_000  # a result beyond this is cut until "Show more"
+MAX_CHILDREN = 200  # pytree children listed per node
+HISTORY_CHARS = 10_000  # longer typed lines are not kept in the history
+# Arrays above this many elements get their statistics only when the browser shows
+# their row (a "stats" request), after the panel is up: a 400 MB local took 0.7 s of
+# host copy and reductions before the panel could be sent. 1M float32 take ~2 ms.
+LAZY_STATS_ELEMENTS = 1_000_000
+
+_LEXER = PythonLexer(stripnl=False, ensurenl=False)
+
+
+def clip(text: str, limit: int) -> tuple[str, int]:
+    """``text`` cut to ``limit`` characters, and how many were left out."""
+    if len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit
+
+
+# --------------------------------------------------------------------------- frames
+
+
+def frame_rows(session: Session) -> list[dict]:
+    """One row per frame, innermost first: function, short file:line, full path."""
+    return [{"function": f.function, "where": f"{display_filename(f.filename)}:{f.lineno}",
+             "path": f"{f.filename}:{f.lineno}"} for f in session.frames]
+
+
+# --------------------------------------------------------------------------- source
+
+
+def _token_class(kind: Any) -> str:
+    """The short pygments class of a token type (``k``, ``nf``, ``s2``...)."""
+    while kind is not Token and kind not in STANDARD_TYPES:
+        kind = kind.parent
+    return STANDARD_TYPES.get(kind, "")
+
+
+def highlight_lines(lines: list[str]) -> list[list[list[str]]]:
+    """Each line as ``[[css class, text], ...]`` runs of pygments tokens."""
+    out: list[list[list[str]]] = [[] for _ in lines]
+    row = 0
+    for kind, text in _LEXER.get_tokens("\n".join(lines)):
+        cls = _token_class(kind)
+        pieces = text.split("\n")
+        for i, piece in enumerate(pieces):
+            if i:
+                row += 1
+            if piece and row < len(out):
+                runs = out[row]
+                if runs and runs[-1][0] == cls:
+                    runs[-1][1] += piece
+                else:
+                    runs.append([cls, piece])
+    return out
+
+
+def source_state(session: Session, context: int) -> dict:
+    """The source window around the selected frame's line, highlighted."""
+    f = session.current
+    view = session.source_view(f.lineno - context, f.lineno + context)
+    return {"heading": f"{display_filename(f.filename)}:{f.lineno} in {f.function}",
+            "path": f.filename, "first": view.first_lineno, "current": view.current_lineno,
+            "lines": highlight_lines(view.lines), "context": context}
+
+
+# --------------------------------------------------------------------------- locals
+
+
+def _is_namedtuple(value: Any) -> bool:
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
+def children(value: Any) -> list[tuple[str, Any]]:
+    """The labelled children of a container a variable explorer would open."""
+    if isinstance(value, dict):
+        return [(repr(k), v) for k, v in value.items()]
+    if _is_namedtuple(value):
+        return [(name, getattr(value, name)) for name in type(value)._fields]
+    if isinstance(value, (list, tuple)):
+        return [(f"[{i}]", v) for i, v in enumerate(value)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [(fld.name, getattr(value, fld.name, None)) for fld in dataclasses.fields(value)]
+    return []
+
+
+def expandable(value: Any) -> bool:
+    try:
+        if summaries.is_array(value) or isinstance(value, (str, bytes)):
+            return False
+        return bool(children(value))
+    except Exception:
+        return False
+
+
+def _summary_text(row: summaries.ValueSummary) -> tuple[str, bool]:
+    """The summary column (the statistics text ``locals`` shows too), and whether
+    its statistics leave out NaN / Inf values."""
+    if not row.is_array:
+        return row.preview, False
+    if row.shape == ():  # a scalar: its value (the preview) says it all
+        return row.preview, False
+    s = row.stats
+    return row.details(), bool(s is not None and (s.nan_count or s.inf_count))
+
+
+def _big_array(value: Any) -> bool:
+    try:
+        return summaries.is_array(value) and int(np.prod(value.shape)) > LAZY_STATS_ELEMENTS
+    except Exception:
+        return False
+
+
+def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool = False) -> dict:
+    """One row of the locals table (or of an opened pytree node). ``sharding``: the
+    value's layout in the program, as ``locals`` names it (Session.program_shardings).
+    ``lazy``: a big array's statistics are left out and the row is marked ``pending``;
+    the browser asks for them when it shows the row."""
+    pending = lazy and _big_array(value)
+    try:
+        row = summaries.summarize(name, value, sharding, with_stats=not pending)
+    except BaseException as e:  # a value's own code must not end the stop
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        row = summaries.ValueSummary(name, type(value).__name__,
+                                     preview=f"<summary failed: {type(e).__name__}>")
+    summary, partial = _summary_text(row)
+    s = row.stats
+    return {
+        "name": name, "type": row.type_name, "array": row.array_type,
+        "sharding": (row.sharding or "") if row.is_array else "",
+        "summary": summary, "finite_only": partial,
+        "nonfinite": bool(s is not None and (s.nan_count or s.inf_count)),
+        "expandable": expandable(value), "pending": row.stats_pending,
+    }
+
+
+def resolve(root: Any, path: Iterable[int]) -> Any:
+    """The value at ``path`` (child positions) below ``root``."""
+    value = root
+    for index in path:
+        value = children(value)[int(index)][1]
+    return value
+
+
+def child_rows(value: Any) -> tuple[list[dict], int]:
+    """Rows for a node's children (at most MAX_CHILDREN), and how many there are; big
+    arrays among them are ``pending`` (see :func:`local_row`)."""
+    kids = children(value)
+    return [local_row(label, v, lazy=True) for label, v in kids[:MAX_CHILDREN]], len(kids)
+
+

@@ -1,0 +1,1 @@
+"""Keeping widget messages flowing while a breakpoint holds the cell."""

@@ -1,0 +1,542 @@
+"""Keep widget messages flowing while a breakpoint holds the cell.
+
+A breakpoint blocks its cell: on CPU the JAX host callback runs on the kernel's main
+thread, or, with several devices, on XLA pool threads while the main thread waits
+inside XLA. Either way ipykernel's main shell is stuck, so it handles no comm (widget)
+messages and a panel shown by the breakpoint would be dead.
+
+:class:`PauseChannel` fixes that without knowing anything about the panel. The
+breakpoint's thread parks in :meth:`PauseChannel.wait`; widget handlers only call
+:meth:`PauseChannel.post`. What makes those handlers run while the cell is blocked
+(``mechanism``):
+
+``"subshell"``  ipykernel >= 7.4: the attached widgets' comms are routed to a private
+                kernel subshell, whose own thread handles them. Inside ``with channel:``
+                a comm opened on that thread is routed before the frontend hears of it,
+                so a click sent the moment a widget appears is not lost. Meanwhile a
+                reloaded page's ``kernel_info_request`` / ``comm_info_request`` are
+                answered, so it can rebuild the paused widgets from the kernel, and
+                the notebook's Tab completion and Shift+Tab help in other cells
+                (``complete_request`` / ``inspect_request``) go to the subshell.
+``"pump"``      ipykernel 6.x (Colab): a helper thread pumps the main shell's queue
+                while someone waits; cells queued meanwhile run after the paused one
+                (interruptible; aborted, as the kernel would, when it failed).
+``"idle"``      the cell already returned (the callback ran late, e.g. async
+                dispatch): the kernel handles widgets normally, nothing to do.
+``"prompt"``    none of these is possible (no kernel, ipykernel 7.0 - 7.3, ...):
+                ``wait`` returns :data:`UNRESPONSIVE`; the caller should say so and
+                read a typed command with ``input()``, which works from any thread.
+
+Typical use, on the breakpoint's thread::
+
+    with PauseChannel() as channel:
+        channel.attach(panel)                       # before or after display(panel)
+        button.on_click(lambda _: channel.post("continue"))
+        display(panel)
+        while True:
+            command = channel.wait()
+            if command is CLOSED or command is UNRESPONSIVE:
+                command = input("(jaxdbg) ")          # and tell the user why
+            ...
+
+Interrupts: ``wait`` raises KeyboardInterrupt once the kernel was interrupted at any
+time since the channel was created (one stop), also while a command ran between waits.
+
+Clear Output sends the kernel nothing, so a widget whose frontend code counts its views
+reports them with a custom message ``{"type": VIEWS_MESSAGE, "count": n}``; when every
+attached widget reports none, ``wait`` returns :data:`HIDDEN`.
+
+All ipykernel internals live in :mod:`jaxdbg.internals.ipykernel_api`. This module
+does not import jax (nor ipywidgets: widgets are duck-typed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import socket
+import threading
+import time
+from typing import Any, Callable, Iterator
+
+from jaxdbg.internals import ipykernel_api as api
+
+__all__ = ["PauseChannel", "CLOSED", "HIDDEN", "QueuedCell", "UNRESPONSIVE", "VIEWS_MESSAGE", "install",
+           "interrupt_count"]
+
+
+class _Sentinel:
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+#: ``wait`` result: every attached widget was closed, so no click can come.
+CLOSED = _Sentinel("CLOSED")
+#: ``wait`` result: nothing can make widget handlers run here (mechanism "prompt").
+UNRESPONSIVE = _Sentinel("UNRESPONSIVE")
+#: ``wait`` result: the frontend removed every view of the attached widgets (Clear
+#: Output), though their models live on; show them again or ask at the prompt.
+HIDDEN = _Sentinel("HIDDEN")
+
+
+class QueuedCell:
+    """``wait`` result: a cell was run while this one is paused (it waits behind it).
+
+    A page reloaded without saving shows no sign of the stop; the panel is shown in
+    that cell's output too (``parent`` is its execute_request) so the stop can be
+    answered from there."""
+
+    def __init__(self, parent: dict) -> None:
+        self.parent = parent
+
+    def __repr__(self) -> str:
+        return f"QueuedCell({(self.parent.get('header') or {}).get('msg_id')!r})"
+
+#: ``content["type"]`` of the custom message a widget's frontend code sends with
+#: ``{"type": VIEWS_MESSAGE, "count": n}`` when the number of views of it that the page
+#: shows changes. The kernel cannot see views otherwise: Clear Output sends nothing.
+VIEWS_MESSAGE = "jaxdbg-views"
+
+_POLL_S = 0.05  # how often a waiter looks at the interrupt counter and closed panels
+
+
+# --------------------------------------------------------------------------- interrupts
+
+
+class _InterruptWatch:
+    """Counts SIGINTs as they arrive, even while the main thread is stuck in XLA.
+
+    A KeyboardInterrupt is raised on the main thread only when it next runs Python
+    bytecode. When the breakpoint waits on an XLA thread, the main thread is inside
+    XLA waiting for that very callback, so the interrupt would never be seen and the
+    cell would hang. ``signal.set_wakeup_fd`` makes the C-level handler write the
+    signal number to a socket at once; a small thread counts SIGINTs there, and
+    waiters on other threads raise KeyboardInterrupt when the count moves. A wakeup fd
+    someone else had set is kept fed with the same bytes.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.installed = False
+        self._lock = threading.Lock()
+
+    def install(self) -> bool:
+        if self.installed:
+            return True
+        if threading.current_thread() is not threading.main_thread():
+            return False  # set_wakeup_fd is main-thread only
+        with self._lock:
+            if self.installed:
+                return True
+            try:
+                reader, writer = socket.socketpair()
+                writer.setblocking(False)
+                previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+            except (ValueError, OSError):
+                return False
+            self._keep = (reader, writer)  # keep both ends alive
+            self._previous = previous
+            thread = threading.Thread(
+                target=self._watch, args=(reader, previous), name="jaxdbg-sigint", daemon=True
+            )
+            thread.start()
+            self.installed = True
+            return True
+
+    def uninstall(self) -> None:
+        """Give the wakeup fd back to whoever had it, and end the watch thread."""
+        if not self.installed or threading.current_thread() is not threading.main_thread():
+            return
+        with self._lock:
+            reader, writer = self._keep
+            try:
+                current = signal.set_wakeup_fd(self._previous, warn_on_full_buffer=False)
+                if current != writer.fileno():  # someone set theirs on top: keep it
+                    signal.set_wakeup_fd(current, warn_on_full_buffer=False)
+            except (ValueError, OSError):
+                pass
+            writer.close()  # the watch thread sees end-of-file and closes the reader
+            self.installed = False
+
+    def _watch(self, reader: socket.socket, previous: int) -> None:
+        while True:
+            try:
+                data = reader.recv(64)
+            except OSError:
+                return
+            if not data:
+                reader.close()
+                return
+            if int(signal.SIGINT) in data:
+                self.count += 1
+            if previous != -1:
+                try:
+                    os.write(previous, data)
+                except OSError:
+                    pass
+
+
+_interrupts = _InterruptWatch()
+
+
+def _interrupt_listener(on_main: bool) -> Any:
+    """Off the main thread, with interrupts counted: a SIGINT ends this wait (which
+    watches the count) instead of raising in the main thread (see jaxdbg.engine.interrupts)."""
+    from jaxdbg.engine import interrupts
+
+    return interrupts.listening(active=not on_main and _interrupts.installed)
+
+
+def interrupt_count() -> int:
+    """How many SIGINTs arrived since :func:`install` (for tests and diagnostics)."""
+    return _interrupts.count
+
+
+def install() -> bool:
+    """Prepare from the kernel's main thread (the extension calls this on load).
+
+    Starts the interrupt watch and the per-cell parent tracking; both need the main
+    thread. A PauseChannel created on the main thread does this itself. Without it,
+    a breakpoint on an XLA thread cannot be interrupted and, after a click, may print
+    into the wrong cell. Returns whether the interrupt watch is active.
+    """
+    if api.current_kernel() is not None:
+        api.track_cells()
+    return _interrupts.install()
+
+
+def uninstall() -> None:
+    """Undo :func:`install` from the main thread (``%unload_ext jaxdbg``)."""
+    api.untrack_cells()
+    _interrupts.uninstall()
+
+
+def installed() -> bool:
+    return _interrupts.installed
+
+
+# --------------------------------------------------------------------------- channel
+
+
+def _widget_tree(widget: Any) -> list[Any]:
+    """The widget and, recursively, the children of Box-like widgets."""
+    seen: dict[int, Any] = {}
+    stack = [widget]
+    while stack:
+        w = stack.pop()
+        if id(w) in seen:
+            continue
+        seen[id(w)] = w
+        children = getattr(w, "children", None)
+        if isinstance(children, (list, tuple)):
+            stack.extend(children)
+    return list(seen.values())
+
+
+def _comm_closed(widget: Any) -> bool:
+    return api.comm_closed(getattr(widget, "comm", None))
+
+
+class PauseChannel:
+    """One breakpoint stop: widget handlers ``post`` commands, the breakpoint ``wait``s.
+
+    Create it on the breakpoint's thread, or in the cell on the main thread before the
+    jitted call; ``wait`` may be called from any thread, repeatedly (one command per
+    call). Use it as a context manager, or call :meth:`close` when the stop ends, to
+    give the attached widgets back to the main shell.
+    """
+
+    CLOSED = CLOSED
+    HIDDEN = HIDDEN
+    UNRESPONSIVE = UNRESPONSIVE
+
+    def __init__(self, kernel: Any = None) -> None:
+        self._kernel = api.current_kernel() if kernel is None else kernel
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._roots: list[Any] = []
+        self._hidden: dict[int, bool] = {}  # id(root) -> its frontend reported no view
+        self._listeners: list[tuple[Any, Callable[..., None]]] = []
+        # id(comm) -> (comm, undo); holding the comm keeps its id from being reused.
+        self._routed: dict[int, tuple[Any, Callable[[], None]]] = {}
+        self._unwatch: Callable[[], None] | None = None
+        self._pins: dict[int, Callable[[], None]] = {}
+        self._lock = threading.Lock()
+        self._subshell_id: str | None = None
+        self._subshell_failed = False
+        self._closed = False
+        self.detail = ""
+        if threading.current_thread() is threading.main_thread():
+            install()
+        # Once per stop: an interrupt that arrives while a command runs (not only
+        # while waiting) must still end the stop.
+        self._interrupt_base = _interrupts.count
+        self._ident: Any = None
+        self._parent: dict = {}
+        if self._kernel is not None:
+            try:
+                self._ident, self._parent = api.cell_parent(self._kernel)
+            except Exception:
+                pass
+        # Frontends show the last status the kernel sent; the messages handled while
+        # paused each end with an idle, so say busy again for the paused cell.
+        self._release_busy: Callable[[], None] | None = None
+        self._unwatch_cells: Callable[[], None] | None = None
+        if self._kernel is not None:
+            try:
+                self._release_busy = api.keep_cell_busy(self._kernel, self._parent)
+            except Exception:
+                self._release_busy = None
+        self.mechanism = self._choose(threading.current_thread())
+        self._release_info: Callable[[], None] | None = None
+        if self.mechanism == "subshell":
+            try:
+                self._subshell_id = api.create_subshell(self._kernel)
+            except Exception as exc:
+                self._subshell_failed = True
+                self.mechanism = self._choose(threading.current_thread())
+                self.detail = f"could not create a kernel subshell: {exc}"
+            else:
+                # A page reloaded meanwhile must be able to find the paused panel.
+                try:
+                    self._release_info = api.answer_info_requests(self._kernel)
+                except Exception:
+                    self._release_info = None
+
+    # -- mechanism -----------------------------------------------------------------
+
+    def _choose(self, waiter: threading.Thread) -> str:
+        kernel = self._kernel
+        if kernel is None:
+            self.detail = "not running in an IPython kernel"
+            return "prompt"
+        if self._subshell_id is not None:
+            return "subshell"
+        if not self._subshell_failed and api.supports_subshells(kernel):
+            return "subshell"
+        on_main = waiter is threading.main_thread()
+        if not on_main and not api.main_shell_busy(kernel):
+            return "idle"
+        if api.supports_pump(kernel):
+            return "pump"
+        self.detail = f"ipykernel {api.kernel_version()} offers no way to handle widgets here"
+        return "prompt"
+
+    # -- widgets --------------------------------------------------------------------
+
+    def attach(self, widget: Any) -> None:
+        """Make the frontend's messages for ``widget`` (and its children) reachable.
+
+        Call again after adding children to an attached Box. Cheap and idempotent.
+        """
+        with self._lock:
+            if not any(root is widget for root in self._roots):
+                self._roots.append(widget)
+                on_msg = getattr(widget, "on_msg", None)
+                if callable(on_msg):
+                    def on_views(_w: Any, content: Any, _buffers: Any = None,
+                                 key: int = id(widget)) -> None:
+                        self._on_views(key, content)
+                    on_msg(on_views)
+                    self._listeners.append((widget, on_views))
+            if self._subshell_id is None or self._closed:
+                return
+            for w in _widget_tree(widget):
+                comm = getattr(w, "comm", None)
+                if comm is not None:
+                    self._route_locked(comm)
+
+    def _route_locked(self, comm: Any) -> None:
+        if id(comm) not in self._routed:
+            self._routed[id(comm)] = (comm, api.route_comm_to_subshell(comm, self._subshell_id))
+
+    def _route_opened(self, comm: Any) -> None:
+        """A comm was just opened on the stop's thread: route it before the frontend
+        can send anything for it (a click must not reach the blocked main shell)."""
+        with self._lock:
+            if self._subshell_id is not None and not self._closed:
+                self._route_locked(comm)
+
+    def _watch_opens(self) -> Callable[[], None] | None:
+        """Route comms opened on this thread from now on; returns an undo or None."""
+        if self._subshell_id is None or self._closed:
+            return None
+        return api.watch_comm_opens(self._kernel, self._route_opened)
+
+    def _on_views(self, key: int, content: Any) -> None:
+        """A widget's frontend said how many views of it remain (any other custom
+        message is the widget's own business)."""
+        if not isinstance(content, dict) or content.get("type") != VIEWS_MESSAGE:
+            return
+        count = content.get("count")
+        if not isinstance(count, int) or isinstance(count, bool):
+            return
+        with self._lock:
+            self._hidden[key] = count <= 0
+            gone = bool(self._roots) and all(self._hidden.get(id(r), False) for r in self._roots)
+        if gone:
+            self._queue.put(HIDDEN)
+
+    def report_queued_cells(self) -> None:
+        """From now on ``wait`` also returns a :class:`QueuedCell` for each cell run
+        while this stop is paused (for a caller that shows the stop there)."""
+        if self._kernel is None or self._unwatch_cells is not None:
+            return
+        try:
+            self._unwatch_cells = api.watch_queued_cells(
+                self._kernel, lambda request: self._queue.put(QueuedCell(request)))
+        except Exception:
+            self._unwatch_cells = None
+
+    def interrupted(self) -> bool:
+        """True once the kernel was interrupted since this stop began."""
+        return _interrupts.count != self._interrupt_base
+
+    def post(self, command: Any) -> None:
+        """Hand a command to the waiting breakpoint; call from widget handlers.
+
+        Only enqueues, so it is safe on any thread and never blocks a handler.
+        """
+        if command is None:
+            raise ValueError("None is reserved for a wait() that timed out")
+        self._queue.put(command)
+
+    def panel_closed(self) -> bool:
+        """True when widgets were attached and every one of them is closed."""
+        with self._lock:
+            roots = list(self._roots)
+        return bool(roots) and all(_comm_closed(w) for w in roots)
+
+    # -- waiting --------------------------------------------------------------------
+
+    def _pin(self) -> Callable[[], None] | None:
+        """Keep this thread's output in the paused cell; returns an undo or None."""
+        key = threading.get_ident()
+        if self._kernel is None or not self._parent or key in self._pins:
+            return None
+        undo = api.pin_thread_parent(self._kernel, self._ident, self._parent)
+        self._pins[key] = undo
+        return undo
+
+    def _unpin(self) -> None:
+        undo = self._pins.pop(threading.get_ident(), None)
+        if undo is not None:
+            undo()
+
+    def wait(self, timeout: float | None = None) -> Any:
+        """Block until a handler posts a command; return it.
+
+        Returns :data:`CLOSED` when every attached widget was closed, :data:`HIDDEN`
+        when the frontend reported that none of them is shown any more,
+        :data:`UNRESPONSIVE` when no mechanism can deliver clicks here (mechanism
+        "prompt"), and None when ``timeout`` seconds passed. Raises KeyboardInterrupt
+        when the kernel is interrupted, whichever thread waits (see :func:`install`).
+        """
+        waiter = threading.current_thread()
+        on_main = waiter is threading.main_thread()
+        self.mechanism = self._choose(waiter)
+        if self.interrupted():
+            raise KeyboardInterrupt
+        if self.mechanism == "prompt":
+            try:
+                return self._queue.get_nowait()
+            except queue.Empty:
+                return UNRESPONSIVE
+        pinned = self._pin()
+        pump = None
+        if self.mechanism == "pump":
+            pump = api.shell_pump(self._kernel)
+            pump.acquire(waiter_is_main=on_main)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        listener = _interrupt_listener(on_main)
+        listener.__enter__()
+        try:
+            while True:
+                try:
+                    # Interruptible on the main thread: SIGINT raises right here.
+                    command = self._queue.get(timeout=_POLL_S)
+                except queue.Empty:
+                    command = None
+                if self.interrupted():
+                    listener.interrupted()
+                    raise KeyboardInterrupt  # the stop ends; its commands with it
+                if command is not None:
+                    return command
+                if self.panel_closed():
+                    return CLOSED
+                if pump is not None and pump.error is not None:
+                    self.detail = f"shell pump failed: {pump.error!r}"
+                    self.mechanism = "prompt"
+                    return UNRESPONSIVE
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
+        finally:
+            listener.__exit__(None, None, None)
+            if pump is not None:
+                pump.release()
+            if pinned is not None:
+                self._unpin()
+
+    # -- lifetime -------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End the stop: give the widgets' comms back to the main shell."""
+        with self._lock:
+            routed, self._routed = self._routed, {}
+            self._closed = True
+            unwatch, self._unwatch = self._unwatch, None
+            release_info, self._release_info = self._release_info, None
+            release_busy, self._release_busy = self._release_busy, None
+            unwatch_cells, self._unwatch_cells = self._unwatch_cells, None
+            listeners, self._listeners = self._listeners, []
+        for widget, listener in listeners:
+            try:
+                widget.on_msg(listener, remove=True)
+            except Exception:
+                pass
+        if unwatch is not None:
+            unwatch()
+        if release_info is not None:
+            release_info()
+        if release_busy is not None:
+            release_busy()
+        if unwatch_cells is not None:
+            unwatch_cells()
+        for _comm, undo in routed.values():
+            undo()
+        self._unpin()
+
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator["PauseChannel"]:
+        """Keep this thread's prints, displays and prompts in the paused cell.
+
+        ``wait`` pins only while it waits. After a click was handled elsewhere,
+        ipykernel sends output from threads that never set a parent (XLA's) to the
+        last request it handled, i.e. that click, which the frontend drops. Wrap the
+        whole stop in this (``with channel:`` does it too) on the breakpoint's thread.
+        """
+        undo = self._pin()
+        unwatch = self._watch_opens()
+        try:
+            yield self
+        finally:
+            if unwatch is not None:
+                unwatch()
+            if undo is not None:
+                self._unpin()
+
+    def __enter__(self) -> "PauseChannel":
+        self._pin()
+        if self._unwatch is None:
+            self._unwatch = self._watch_opens()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PauseChannel(mechanism={self.mechanism!r})"

@@ -1,0 +1,248 @@
+"""Faults found by running the whole fault matrix in real kernels: what user code
+raises, interrupts of long commands, quits that surface later, descriptors per cell.
+
+One kernel per ipykernel line of the matrix, shared by the module, with 8 host CPU
+devices. The panel is driven with the messages its browser code sends.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from support.kernel_harness import kernel_pythons, kernel_set_up_with
+from support.panel_driver import live_panel, panels, press, submit, wait_log, wait_panel
+
+pytestmark = [pytest.mark.kernel, pytest.mark.multidevice]
+
+SETUP = textwrap.dedent("""
+    import io, os, time
+    import jax, jax.numpy as jnp
+    import jaxdbg, jaxdbg_widgets
+    print("devices", jax.device_count())
+""")
+
+
+@pytest.fixture(scope="module", params=kernel_pythons())
+def kernel(request):
+    with kernel_set_up_with(request.param, SETUP) as harness:
+        yield harness
+
+
+@pytest.fixture(params=kernel_pythons())
+def own_kernel(request):
+    """A kernel of its own, for a test that counts what a kernel holds or interrupts it."""
+    with kernel_set_up_with(request.param, SETUP) as harness:
+        yield harness
+
+
+def assert_alive(kernel) -> None:
+    after = kernel.run("print('alive', 6 * 7)", timeout=120)
+    assert after.status == "ok" and after.stdout == "alive 42\n", after
+
+
+def no_live_panel(kernel) -> bool:
+    return not any(not st.get("status", {}).get("finished") for st in panels(kernel).values())
+
+
+# ------------------------------------------ user code that raises KeyboardInterrupt
+
+RAISING_CELL = """
+def raises_keyboard_interrupt():
+    raise KeyboardInterrupt("raised by the program")
+
+def body(x):
+    g = raises_keyboard_interrupt
+    jaxdbg.breakpoint()
+    return x + 1
+
+print("result", {call}.tolist())
+"""
+CALLS = {"jit": "jax.jit(body)(jnp.ones(1))", "pmap": "jax.pmap(body)(jnp.ones(1))"}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("transform", sorted(CALLS))
+def test_typed_expression_raising_keyboard_interrupt_does_not_end_the_stop(kernel, transform):
+    mid = kernel.execute(RAISING_CELL.format(call=CALLS[transform]))
+    wait_panel(kernel, mid)
+    cid = submit(kernel, "g()")
+    wait_log(kernel, r"\(jaxdbg\) g\(\)\n\*\*\* KeyboardInterrupt: raised by the program", cid=cid)
+    submit(kernel, "p x + 1", cid=cid)
+    wait_log(kernel, r"\(jaxdbg\) p x \+ 1\nArray\(\[?2\.", cid=cid)
+    press(kernel, "continue", cid=cid)
+    done = kernel.wait_reply(mid, timeout=120)
+    assert done.status == "ok", done
+    assert "result [2.0]" in done.stdout, done
+    assert_alive(kernel)
+
+
+# ------------------------------------------------- a quit, wherever it surfaces
+
+QUIT_SETUP = """
+from jax.sharding import Mesh, PartitionSpec as P
+try:
+    from jax import shard_map
+except ImportError:
+    from jax.experimental.shard_map import shard_map
+quit_mesh = Mesh(jax.devices(), ("i",))
+
+def quit_body(x):
+    jaxdbg.breakpoint(commands="q")
+    return x * 2
+
+quit_calls = {
+    "jit": lambda: jax.jit(quit_body)(jnp.arange(8.0)),
+    "pmap": lambda: jax.pmap(quit_body)(jnp.arange(8.0)),
+    "shard_map": lambda: jax.jit(shard_map(quit_body, mesh=quit_mesh, in_specs=P("i"),
+                                           out_specs=P("i")))(jnp.arange(8.0)),
+    "vmap": lambda: jax.vmap(quit_body)(jnp.arange(8.0)),
+}
+"""
+# Each way the stopped computation's error can reach the user: cells run in turn.
+SURFACES = {
+    "cell value": ["quit_calls[{t!r}]()"],
+    "print": ["print(quit_calls[{t!r}]())"],
+    "block_until_ready": ["quit_calls[{t!r}]().block_until_ready()"],
+    "effects_barrier": ["r = quit_calls[{t!r}]()\njax.effects_barrier()\nprint('barrier returned')"],
+    "later cell": ["r = quit_calls[{t!r}]()", "print(r + 1)"],
+}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("surface", sorted(SURFACES))
+@pytest.mark.parametrize("transform", ["jit", "pmap", "shard_map", "vmap"])
+def test_a_quit_is_one_line_wherever_it_surfaces(kernel, transform, surface):
+    assert kernel.run(QUIT_SETUP, timeout=120).status == "ok"
+    results = []
+    for cell in SURFACES[surface]:
+        results.append(kernel.run(cell.format(t=transform), timeout=180))
+        if results[-1].errors:
+            break  # the quit surfaced (the later cells' names were never bound)
+    errors = [e for r in results for e in r.errors]
+    # A barrier does not raise a stopped computation's error again (its results still
+    # raise where they are used), so a result that is never used shows no error.
+    assert errors or surface == "effects_barrier", results
+    for error in errors:
+        shown = "\n".join(error["traceback"])
+        assert len(shown.splitlines()) == 1, shown
+        assert "DebuggerQuit" in shown and "JaxRuntimeError" not in shown, shown
+    for r in results:
+        assert "Traceback" not in r.stderr and "JaxRuntimeError" not in r.stderr, r.stderr
+    kernel.run("jax.effects_barrier()", timeout=120)
+    assert_alive(kernel)
+
+
+# ------------------------------------------------ descriptors over many paused cells
+
+FD_COUNT = "print('fds', len(os.listdir('/proc/self/fd')))"
+STOP_CELL = """
+@jax.jit
+def paused(x):
+    jaxdbg.breakpoint()
+    return x + 1
+print("result", paused(jnp.ones(1)).tolist())
+"""
+
+
+def fd_count(kernel) -> int:
+    out = kernel.run(FD_COUNT, timeout=60).stdout
+    return int(re.search(r"fds (\d+)", out).group(1))
+
+
+@pytest.mark.timeout(900)
+def test_cells_with_a_stop_leave_no_descriptors_open(own_kernel):
+    kernel = own_kernel
+    def paused_cell():
+        mid = kernel.execute(STOP_CELL)
+        wait_panel(kernel, mid)
+        press(kernel, "continue")
+        done = kernel.wait_reply(mid, timeout=120)
+        assert done.status == "ok" and "result [2.0]" in done.stdout, done
+
+    for _ in range(3):  # first stops open what lives for the whole kernel (threads, pipes)
+        paused_cell()
+    before = fd_count(kernel)
+    for _ in range(30):
+        paused_cell()
+    after = fd_count(kernel)
+    assert after - before <= 3, (before, after)
+
+
+# ------------------------------------------ an interrupted long command at a pmap stop
+
+# A command's prints belong to its own log entry, shown when it returns, so a command
+# says it started by writing a file the test waits for.
+LONG_COMMAND = ("open({flag!r}, 'w').close(); [time.sleep(0.1) for _ in range(70)]; "
+                "print('typed loop finished', flush=True)")
+
+
+def wait_started(kernel, flag: Path) -> None:
+    kernel.wait_for(lambda: flag.exists(), 120, f"the typed command to start ({flag.name})")
+
+
+@pytest.mark.timeout(400)
+def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(own_kernel, tmp_path):
+    kernel = own_kernel
+    mid = kernel.execute(textwrap.dedent("""
+        def body(x):
+            jaxdbg.breakpoint()
+            return x * 10
+        print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
+    """))
+    wait_panel(kernel, mid)
+    flag = tmp_path / "started"
+    cid = submit(kernel, LONG_COMMAND.format(flag=str(flag)))
+    wait_started(kernel, flag)
+    kernel.interrupt()
+    done = kernel.wait_reply(mid, timeout=120)
+    assert done.status == "error", done
+    assert all(len(e["traceback"]) <= 2 for e in done.errors), done.errors
+    assert "KeyboardInterrupt" in " ".join(e["ename"] for e in done.errors), done
+    # The stop ended with its cell: no live panel stays.
+    assert no_live_panel(kernel), [st.get("status") for st in panels(kernel).values()]
+    # Long enough for the loop to have finished, had it gone on.
+    after = kernel.run("time.sleep(9); print('next cell')", timeout=120)
+    assert after.stdout == "next cell\n", after
+    assert "typed loop finished" not in kernel.result(mid).stdout, kernel.result(mid)
+    assert no_live_panel(kernel)
+    kernel.run("jax.effects_barrier()", timeout=120)
+    assert_alive(kernel)
+
+
+STUCK_COMMAND = ("open({flag!r}, 'w').close(); time.sleep(12); "
+                 "print('typed loop finished', flush=True)")
+
+
+@pytest.mark.timeout(400)
+def test_an_interrupted_command_stuck_in_a_call_is_given_up_with_one_notice(own_kernel, tmp_path):
+    kernel = own_kernel
+    from support.panel_driver import static_texts
+
+    mid = kernel.execute(textwrap.dedent("""
+        def body(x):
+            jaxdbg.breakpoint()
+            return x * 10
+        print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
+    """))
+    wait_panel(kernel, mid)
+    flag = tmp_path / "started"
+    submit(kernel, STUCK_COMMAND.format(flag=str(flag)))
+    wait_started(kernel, flag)
+    kernel.interrupt()
+    done = kernel.wait_reply(mid, timeout=120)  # the cell does not wait for the call
+    assert done.status == "error", done
+    assert all(len(e["traceback"]) <= 2 for e in done.errors), done.errors
+    assert no_live_panel(kernel), [st.get("status") for st in panels(kernel).values()]
+    summary = static_texts(done)[-1]
+    assert summary.count("cannot be interrupted") == 1, summary
+    # Long enough for the call to have returned and the command to have gone on.
+    after = kernel.run("time.sleep(14); print('next cell')", timeout=120)
+    assert after.stdout == "next cell\n", after
+    assert "typed loop finished" not in kernel.result(mid).stdout + after.stdout
+    assert no_live_panel(kernel)
+    kernel.run("jax.effects_barrier()", timeout=120)
+    assert_alive(kernel)

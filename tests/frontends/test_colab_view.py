@@ -1,0 +1,70 @@
+"""The Colab stop view as HTML: escaped, themed, and readable without pygments or source."""
+
+from __future__ import annotations
+
+import sys
+
+import jax.numpy as jnp
+
+from jaxdbg.frontends import colab_view
+from jaxdbg.capture.frames import Frame
+from jaxdbg.engine.session import Session
+from jaxdbg.capture.stop_info import StopInfo
+
+
+def _session(source: list[str] | None = None, **local_values) -> Session:
+    src = source if source is not None else ["def f(x):\n", "    y = x + 1\n", "    stop()\n", "    return y\n"]
+    frame = Frame("<cell-1>", 3, "f<script>", dict(local_values), {}, src, 1)
+    outer = Frame("outer.py", 10, "outer", {}, {}, [], 1)
+    return Session([frame, outer], StopInfo(batch_index=(1,), batch_size=(3,)))
+
+
+def test_every_user_string_is_escaped():
+    s = _session(name="<img src=x onerror=alert(1)>", y=jnp.arange(3.0))
+    log = [colab_view.log_entry('p "<script>"', s.execute('p "<script>"'))]
+    html = colab_view.render_stop(s, log, "v1", 1, live=True)
+    assert "<img" not in html and "<script>" not in html.replace("<style>", "")
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "f&lt;script&gt;" in html  # a function name too
+    assert "&#39;&lt;script&gt;&#39;" in html or "&#34;&lt;script&gt;&#34;" in html
+
+
+def test_live_view_has_buttons_and_theme_variables():
+    html = colab_view.render_stop(_session(y=jnp.arange(3.0)), [], "abc", 4, live=True)
+    for command in ("frame 0", "frame 1", "up", "down", "continue", "skip", "quit"):
+        assert f'data-jaxdbg-command="{command}"' in html
+    assert 'data-jaxdbg-view="abc" data-jaxdbg-render="4"' in html
+    assert "var(--colab-primary-text-color" in html and "var(--colab-primary-surface-color" in html
+    assert "html[theme=dark] .jaxdbg-colab .highlight" in html  # dark token colours
+    assert 'class="hll"' in html and "float32[3]" in html
+    assert "batch 2/3" in html
+
+
+def test_finished_view_has_no_buttons_and_a_text_twin():
+    s = _session(y=jnp.arange(3.0))
+    log = [colab_view.log_entry("p y", s.execute("p y"))]
+    s.execute("c")
+    done = colab_view.render_finished(s, log, "abc", 2)
+    bundle = done._repr_mimebundle_()
+    assert "data-jaxdbg-command" not in bundle["text/html"] and "<input" not in bundle["text/html"]
+    assert "Continued." in bundle["text/html"] and "var(--colab-border-color" in bundle["text/html"]
+    assert "(jaxdbg) p y\nArray([0., 1., 2.], dtype=float32)" in bundle["text/plain"]
+
+
+def test_without_pygments_the_source_is_numbered_text(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pygments", None)
+    html = colab_view.render_stop(_session(), [], "abc", 1, live=True)
+    assert 'class="hll"' not in html
+    assert '<span class="jaxdbg-current">3 -&gt;     stop()</span>' in html
+
+
+def test_a_frame_without_source_says_so():
+    html = colab_view.render_stop(_session(source=[]), [], "abc", 1, live=True)
+    assert "(source not available for &lt;cell-1&gt;:3)" in html
+
+
+def test_long_results_are_truncated_in_the_log():
+    s = _session()
+    log = [colab_view.log_entry("p 'x' * 100000", s.execute("p 'x' * 100000"))]
+    html = colab_view.render_stop(s, log, "abc", 1, live=True)
+    assert "more characters" in html and len(html) < 60_000

@@ -1,0 +1,165 @@
+"""Fails loudly when a private JAX or IPython name that the adapters use moves."""
+
+import jax
+import pytest
+
+from jaxdbg.internals import jax_api
+
+
+@pytest.mark.parametrize("name", sorted(jax_api.names_in_use()))
+def test_private_jax_name_still_exists(name):
+    assert jax_api.names_in_use()[name], (
+        f"{name} is gone in jax {jax.__version__}; update jaxdbg/internals/jax_api.py")
+
+
+def test_jax_version_in_tested_range():
+    low, high = jax_api.SUPPORTED_JAX
+    assert low <= jax_api.jax_version()[:2] <= high, (
+        f"jax {jax.__version__} is outside the tested range {low}..{high}; "
+        "run the suite and widen SUPPORTED_JAX in jaxdbg/internals/jax_api.py")
+
+
+def test_jax_debugger_registry_shape():
+    """install_jax_hook writes (priority, debugger) into JAX's registry dict."""
+    from jax._src.debugger import core
+
+    assert isinstance(core._debugger_registry, dict)
+    priority, debugger = next(iter(core._debugger_registry.values()))
+    assert isinstance(priority, int) and callable(debugger)
+
+
+def test_widget_comm_exists_before_it_is_opened(monkeypatch):
+    """The panel's hook runs with the comm created and its handler set, before comm_open."""
+    pytest.importorskip("comm.base_comm", reason="no comm package before ipykernel 6.18 (Colab's 6.17)")
+    import comm.base_comm
+
+    from jaxdbg_widgets.panel.widget import PanelWidget
+
+    order = []
+    plain_open = comm.base_comm.BaseComm.open
+
+    def recording_open(self, *args, **kwargs):
+        order.append(("open", self))
+        return plain_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(comm.base_comm.BaseComm, "open", recording_open)
+    seen = {}
+
+    def hook(widget):
+        order.append(("hook", widget.comm))
+        seen["comm"] = widget.comm
+
+    w = PanelWidget(before_open=hook, frames=[{"function": "f", "where": "x:1", "path": "x:1"}])
+    mine = [what for what, c in order if c is w.comm]  # (the Layout opens its own comm first)
+    assert mine == ["hook", "open"] and seen["comm"] is w.comm
+    assert w.model_id == w.comm.comm_id
+    w.close()
+
+
+def test_checkify_traceback_frames_are_readable():
+    """checkify keeps a jaxlib Traceback with each error; jaxdbg reads its frames."""
+    import jax.numpy as jnp
+    from jax.experimental import checkify
+
+    def failing(x):
+        checkify.check(x > 0, "bad")
+        return x
+
+    err, _ = checkify.checkify(failing)(-1.0)
+    frames = jax_api.traceback_frames(err.get_exception().traceback_info)
+    mine = [f for f in frames if f[0] == __file__]
+    assert mine and mine[0][1] == failing.__code__.co_firstlineno + 1, frames
+    assert mine[0][2].endswith("failing"), frames
+
+
+@pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
+def test_jax_debugger_frames_and_call_convention():
+    """JAX calls a registered debugger as debugger(frames, thread_id, **kwargs) with
+    DebuggerFrames that jax_api.read_jax_frame understands."""
+    from jax._src.debugger import core
+
+    got = []
+    jax_api.register_with_jax_debugger("convention-test", lambda *a, **k: got.append((a, k)), 10**9)
+    try:
+        def f(x):
+            y = x + 1
+            core.breakpoint(flavour="mint")
+            return y
+        jax.jit(f)(1.0)
+    finally:
+        jax_api.unregister_from_jax_debugger("convention-test")
+    (frames, thread_id), kwargs = got[0]
+    assert kwargs == {"flavour": "mint"} and (thread_id is None or isinstance(thread_id, int))
+    first = jax_api.read_jax_frame(frames[0])
+    assert first.filename == __file__ and float(first.locals["y"]) == 2.0
+    assert first.source[first.offset].strip() == 'core.breakpoint(flavour="mint")'
+    assert first.lineno - first.offset == f.__code__.co_firstlineno
+
+
+def test_xla_names_the_exception_of_a_failed_callback():
+    class Marker(Exception):
+        pass
+
+    def fail(x):
+        raise Marker("stop")
+
+    with pytest.raises(Exception) as info:
+        jax.jit(lambda x: (jax.debug.callback(fail, x), x)[1])(1.0).block_until_ready()
+    assert jax_api.failed_callback_names(info.value, "Marker")
+    assert not jax_api.failed_callback_names(info.value, "DebuggerQuit")
+    assert not jax_api.failed_callback_names(ValueError("callback Marker"), "Marker")
+
+
+def test_private_ipython_ipywidgets_and_comm_names():
+    import inspect
+
+    pytest.importorskip("comm.base_comm", reason="no comm package before ipykernel 6.18 (Colab's 6.17)")
+    from comm.base_comm import BaseComm
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from jaxdbg.internals import ipywidgets_api
+
+    source = inspect.getsource(InteractiveShell.set_custom_exc)
+    assert "self.CustomTB" in source and "self.custom_exceptions" in source
+    assert "_closed" in inspect.getsource(BaseComm)  # ipykernel_api.comm_closed
+    assert all(ipywidgets_api.names_in_use().values()), ipywidgets_api.names_in_use()
+    assert ipywidgets_api.html_style() is not None or int(__import__("ipywidgets").__version__[0]) < 8
+
+
+def test_display_publisher_parent_header_on_ipykernel_6():
+    """ipykernel_api.display_parent_6x sets ZMQDisplayPublisher.parent_header (6.x)."""
+    import ipykernel
+    from ipykernel.zmqshell import ZMQDisplayPublisher
+
+    if int(ipykernel.__version__.split(".")[0]) >= 7:
+        assert hasattr(ZMQDisplayPublisher, "set_thread_parent")  # 7.x pins per thread instead
+    else:
+        assert "parent_header" in ZMQDisplayPublisher.class_traits() or \
+            hasattr(ZMQDisplayPublisher, "parent_header")
+
+
+def test_custom_vmap_keeps_the_effects_of_its_body():
+    """Breakpoints stage their host callback inside custom_vmap. JAX < 0.8 dropped the
+    body's effects there, so jit pruned a callback whose output nothing used;
+    jax_api.keep_custom_vmap_effects gives such a JAX the rule newer ones have."""
+    from jax.custom_batching import custom_vmap
+
+    seen = []
+
+    @custom_vmap
+    def record(x):
+        jax.debug.callback(lambda v: seen.append(float(v)), x)
+        return x
+
+    @record.def_vmap
+    def record_batched(axis_size, in_batched, x):
+        return record(x), in_batched[0]
+
+    def program(x):
+        record(x)  # output unused: only the effect keeps it
+        return x + 1
+
+    assert jax.make_jaxpr(program)(1.0).effects
+    jax.jit(program)(2.0)
+    jax.effects_barrier()
+    assert seen == [2.0]

@@ -1,0 +1,67 @@
+"""The %jaxdbg subcommand table, outside a kernel (the kernel tests drive the magic itself)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import jax
+import pytest
+
+from jaxdbg.ipython import magics
+
+
+@pytest.fixture
+def recorded():
+    calls = []
+
+    def handler(args: str) -> None:
+        if args == "bad":
+            raise magics.UsageError("bad is not a level")
+        calls.append(args)
+
+    magics.register_subcommand("level", "level N", handler)
+    yield calls
+    magics.unregister_subcommand("level")
+
+
+def test_registered_subcommand_gets_its_arguments_and_is_listed(recorded, capsys):
+    magics.jaxdbg_magic("level  3 ")
+    assert recorded == ["3"]
+    magics.jaxdbg_magic("nonsense")
+    assert "%jaxdbg level N" in capsys.readouterr().out
+
+
+def test_usage_error_prints_the_usage_and_the_handler_changed_nothing(recorded, capsys):
+    magics.jaxdbg_magic("level bad")
+    assert capsys.readouterr().out == "%jaxdbg level: bad is not a level\nusage: %jaxdbg level N\n"
+    assert recorded == []
+
+
+def test_unknown_subcommand_changes_no_flag(capsys):
+    before = {flag: getattr(jax.config, flag) for flag in magics.FLAGS}
+    magics.jaxdbg_magic("nans")  # no on/off
+    magics.jaxdbg_magic("frobnicate on")
+    out = capsys.readouterr().out
+    assert "usage: %jaxdbg nans on|off" in out and "unknown subcommand 'frobnicate'" in out
+    assert {flag: getattr(jax.config, flag) for flag in magics.FLAGS} == before
+
+
+def test_parse_switch():
+    assert magics.parse_switch(" ON ") is True and magics.parse_switch("off") is False
+    with pytest.raises(magics.UsageError):
+        magics.parse_switch("maybe")
+
+
+def test_status_table_outside_a_kernel_prints_with_rich():
+    from rich.console import Console
+
+    table = magics.status_table()
+    text = str(table)
+    assert re.search(r"panel clicks +typed prompt +not running in an IPython kernel", text)
+    assert "cpu ×" in text and re.search(r"jax_log_compiles +off", text)
+    buffer = io.StringIO()
+    Console(file=buffer, width=140).print(table)
+    assert "jaxdbg status" in buffer.getvalue() and "typed prompt" in buffer.getvalue()
+    html = table._repr_html_()
+    assert "<th" in html and "&lt;" not in html

@@ -1,0 +1,1 @@
+"""Harnesses shared by the tests: kernels, notebooks, transcripts, the lab."""

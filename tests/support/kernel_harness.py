@@ -1,0 +1,481 @@
+"""Drive a real ipykernel through jupyter_client the way a browser would.
+
+A :class:`KernelHarness` starts a kernel from a temporary kernelspec for a given Python
+executable, reads iopub on a background thread (messages grouped by parent msg_id),
+answers stdin prompts, and sends the comm messages ipywidgets 8's frontend sends
+(``update`` for value changes, ``custom`` ``{"event": "click"}`` for Button clicks) and
+the ``custom`` messages an anywidget's browser code sends with ``model.send``.
+
+Pythons: the running interpreter (``sys.executable``) always; besides, each one named
+by an environment variable of :data:`MATRIX_ENV` that is set (``dev.py test`` sets them
+all): ipykernel 6.29, Colab's exact pins, the newest JAX on the newest Python, and the
+oldest JAX the pins allow.
+
+Fixtures for conftest.py (or a test module)::
+
+    from support.kernel_harness import kernel_python, kernel   # noqa: F401
+
+``kernel_python`` is parametrized over the available Pythons; ``kernel`` is a
+function-scoped, started :class:`KernelHarness` (XLA with 8 host devices, the checkout
+on PYTHONPATH) that is always shut down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+IPYKERNEL6_ENV = "JAXDBG_IPYKERNEL6_PYTHON"
+COLAB_ENV = "JAXDBG_COLAB_PYTHON"
+# A venv with the built wheel installed (not the checkout): its kernels start outside the
+# checkout with nothing of it on PYTHONPATH, so they import only what users install.
+WHEEL_ENV = "JAXDBG_WHEEL_PYTHON"
+# environment variable -> test id of the kernels the matrix adds
+MATRIX_ENV = {
+    IPYKERNEL6_ENV: "ipykernel6",
+    COLAB_ENV: "colab-pins",
+    "JAXDBG_NEWEST_JAX_PYTHON": "newest-jax",
+    "JAXDBG_OLDEST_JAX_PYTHON": "oldest-jax",
+    WHEEL_ENV: "installed-wheel",
+}
+MULTI_DEVICE_XLA_FLAGS = "--xla_force_host_platform_device_count=8"
+# The kernel writes every thread's stack here on SIGUSR1 (see KernelHarness.thread_dump).
+# Run at kernel start without binding a name in the user's namespace.
+_THREAD_DUMPS_ON_SIGUSR1 = (
+    "__import__('faulthandler').register(__import__('signal').SIGUSR1, all_threads=True, "
+    "file=open(__import__('os').environ['JAXDBG_THREAD_DUMP'], 'w'))"
+)
+
+
+def kernel_pythons() -> list[pytest.param]:
+    """pytest params for each Python to run a kernel with, labelled by ipykernel line."""
+    params = [pytest.param(sys.executable, id="ipykernel-current")]
+    for env_var, label in MATRIX_ENV.items():
+        other = os.environ.get(env_var)
+        if other:
+            params.append(pytest.param(other, id=label))
+    return params
+
+
+def runs_installed_wheel(python: str) -> bool:
+    """Whether `python` is the matrix's installed-wheel interpreter."""
+    wheel = os.environ.get(WHEEL_ENV)
+    return bool(wheel) and os.path.abspath(wheel) == os.path.abspath(python)
+
+
+def ipykernel_version_of(python: str) -> tuple[int, ...]:
+    out = subprocess.run(
+        [python, "-c", "import ipykernel; print(ipykernel.__version__)"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()
+    return tuple(int(p) for p in out.split(".")[:3] if p.isdigit())
+
+
+def _inside_checkout(path: str) -> bool:
+    resolved = Path(path).resolve()
+    return resolved == ROOT or ROOT in resolved.parents
+
+
+class CellResult:
+    """Everything iopub said about one request, plus its execute_reply."""
+
+    def __init__(self, msg_id: str, messages: list[dict], reply: dict | None) -> None:
+        self.msg_id = msg_id
+        self.messages = messages
+        self.reply = reply
+
+    @property
+    def stdout(self) -> str:
+        return self.stream("stdout")
+
+    @property
+    def stderr(self) -> str:
+        return self.stream("stderr")
+
+    def stream(self, name: str) -> str:
+        return "".join(
+            m["content"]["text"]
+            for m in self.messages
+            if m["msg_type"] == "stream" and m["content"]["name"] == name
+        )
+
+    @property
+    def errors(self) -> list[dict]:
+        return [m["content"] for m in self.messages if m["msg_type"] == "error"]
+
+    @property
+    def status(self) -> str | None:
+        return None if self.reply is None else self.reply["content"]["status"]
+
+    def __repr__(self) -> str:
+        return (f"CellResult(status={self.status!r}, stdout={self.stdout!r}, "
+                f"stderr={self.stderr[-2000:]!r}, errors={[e.get('ename') for e in self.errors]})")
+
+
+class KernelHarness:
+    """A started kernel for one Python executable; use as a context manager."""
+
+    def __init__(self, python: str = sys.executable, env: dict[str, str] | None = None,
+                 name: str = "jaxdbg-test") -> None:
+        self.python = python
+        self.extra_env = dict(env or {})
+        self.name = name
+        self._tmp = tempfile.mkdtemp(prefix="jaxdbg-kernelspec-")
+        self.km = None
+        self.kc = None
+        self._lock = threading.Lock()
+        self._by_parent: dict[str, list[dict]] = {}
+        self._comms: dict[str, dict] = {}  # comm_id -> latest widget model state
+        self._custom: dict[str, list[dict]] = {}  # comm_id -> custom messages from the kernel
+        #: Called on the reader thread with (comm_id, state) the moment a widget opens,
+        #: to answer as fast as a frontend possibly could.
+        self.on_comm_open: Callable[[str, dict], None] | None = None
+        self._all: list[dict] = []
+        self._replies: dict[str, dict] = {}
+        self._stdin_answers: queue.Queue[str] = queue.Queue()
+        self.input_requests: list[dict] = []
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # -- lifetime -------------------------------------------------------------------
+
+    def start(self, timeout: float = 120) -> "KernelHarness":
+        from jupyter_client.kernelspec import KernelSpecManager
+        from jupyter_client.manager import KernelManager
+
+        spec_dir = Path(self._tmp) / "kernels" / self.name
+        spec_dir.mkdir(parents=True)
+        (spec_dir / "kernel.json").write_text(json.dumps({
+            "argv": [self.python, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                     f"--IPKernelApp.exec_lines={_THREAD_DUMPS_ON_SIGUSR1}"],
+            "display_name": f"jaxdbg test ({self.python})",
+            "language": "python",
+            "interrupt_mode": "signal",
+        }))
+        ksm = KernelSpecManager(kernel_dirs=[str(Path(self._tmp) / "kernels")],
+                                ensure_native_kernel=False)
+        env = dict(os.environ)
+        env.pop("JPY_PARENT_PID", None)
+        extra = dict(self.extra_env)
+        installed = runs_installed_wheel(self.python)
+        checkout = [] if installed else [str(ROOT)]
+        # What the test adds (a stand-in module) stays; what this process inherited from
+        # the checkout does not reach the installed wheel's kernel.
+        inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                     if p and not (installed and _inside_checkout(p))]
+        pythonpath = checkout + [p for p in extra.pop("PYTHONPATH", "").split(os.pathsep) if p] + inherited
+        env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+        # The installed wheel's kernel starts outside the checkout, where `import jaxdbg`
+        # can only find the installed package.
+        kernel_cwd = self._tmp if installed else str(ROOT)
+        env.setdefault("JAX_PLATFORMS", "cpu")
+        env.update(extra)
+        self.log_path = Path(self._tmp) / "kernel.log"
+        self.dump_path = Path(self._tmp) / "threads.txt"
+        env["JAXDBG_THREAD_DUMP"] = str(self.dump_path)
+        for attempt in (1, 2):  # a port race at launch is rare but real: retry once
+            self.km = KernelManager(kernel_name=self.name, kernel_spec_manager=ksm)
+            with open(self.log_path, "ab") as log:
+                self.km.start_kernel(env=env, cwd=kernel_cwd, stdout=log, stderr=log)
+            self.kc = self.km.client()
+            self.kc.allow_stdin = True
+            self.kc.start_channels()
+            try:
+                self.kc.wait_for_ready(timeout=timeout)
+                break
+            except RuntimeError as exc:
+                self.kc.stop_channels()
+                if self.km.is_alive():
+                    self.km.shutdown_kernel(now=True)
+                if attempt == 2:
+                    raise RuntimeError(f"{exc}; kernel log:\n{self.kernel_log()[-4000:]}") from exc
+        for target in (self._read_iopub, self._read_shell, self._read_stdin):
+            t = threading.Thread(target=target, daemon=True, name=f"harness-{target.__name__}")
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def kernel_log(self) -> str:
+        """The kernel process's own stdout/stderr so far."""
+        try:
+            return self.log_path.read_text(errors="replace")
+        except (AttributeError, OSError):
+            return ""
+
+    def thread_dump(self, timeout: float = 10) -> str:
+        """Every thread's Python stack in the kernel now (for hang reports)."""
+        import signal
+
+        try:
+            before = self.dump_path.stat().st_size
+            self.km.provisioner.process.send_signal(signal.SIGUSR1)
+        except Exception as exc:
+            return f"(no thread dump: {exc!r})"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            try:
+                if self.dump_path.stat().st_size > before:
+                    time.sleep(0.5)  # let the dump finish
+                    return self.dump_path.read_text(errors="replace")[before:]
+            except OSError:
+                pass
+        return "(the kernel wrote no thread dump)"
+
+    def shutdown(self) -> None:
+        self._stop.set()
+        # Readers poll with short timeouts; let them finish before their sockets close,
+        # or a poll on a closed socket raises inside the reader thread.
+        for t in self._threads:
+            t.join(timeout=2)
+        try:
+            if self.kc is not None:
+                self.kc.stop_channels()
+        except Exception:
+            pass
+        try:
+            if self.km is not None and self.km.is_alive():
+                self.km.shutdown_kernel(now=True)
+        except Exception:
+            pass
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __enter__(self) -> "KernelHarness":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.shutdown()
+
+    # -- readers --------------------------------------------------------------------
+
+    def _read_iopub(self) -> None:
+        while not self._stop.is_set():
+            try:
+                msg = self.kc.get_iopub_msg(timeout=0.1)
+            except queue.Empty:
+                continue
+            except Exception:
+                if self._stop.is_set():
+                    return
+                continue
+            parent = msg.get("parent_header", {}).get("msg_id", "")
+            with self._lock:
+                self._all.append(msg)
+                self._by_parent.setdefault(parent, []).append(msg)
+                content = msg.get("content", {})
+                opened = None
+                if msg["msg_type"] == "comm_open" and content.get("target_name") == "jupyter.widget":
+                    self._comms[content["comm_id"]] = dict(content["data"].get("state", {}))
+                    opened = content["comm_id"], dict(self._comms[content["comm_id"]])
+                elif msg["msg_type"] == "comm_msg":
+                    data = content.get("data", {})
+                    cid = content.get("comm_id")
+                    if cid in self._comms and data.get("method") in ("update", "echo_update"):
+                        self._comms[cid].update(data.get("state", {}))
+                    elif data.get("method") == "custom":
+                        self._custom.setdefault(cid, []).append(data.get("content"))
+                elif msg["msg_type"] == "comm_close":
+                    self._comms.pop(content.get("comm_id"), None)
+            hook = self.on_comm_open
+            if opened is not None and hook is not None:
+                hook(*opened)
+
+    def _read_shell(self) -> None:
+        while not self._stop.is_set():
+            try:
+                msg = self.kc.get_shell_msg(timeout=0.1)
+            except queue.Empty:
+                continue
+            except Exception:
+                if self._stop.is_set():
+                    return
+                continue
+            parent = msg.get("parent_header", {}).get("msg_id", "")
+            with self._lock:
+                self._replies[parent] = msg
+
+    def _read_stdin(self) -> None:
+        while not self._stop.is_set():
+            try:
+                msg = self.kc.get_stdin_msg(timeout=0.1)
+            except queue.Empty:
+                continue
+            except Exception:
+                if self._stop.is_set():
+                    return
+                continue
+            if msg["msg_type"] == "input_request":
+                with self._lock:
+                    self.input_requests.append(msg)
+                answer = self._next_answer(timeout=60)
+                if answer is None:  # shutting down
+                    return
+                self.kc.input(answer)
+
+    def _next_answer(self, timeout: float) -> str | None:
+        """The queued answer to a prompt ("" after ``timeout``), None once stopping."""
+        deadline = time.monotonic() + timeout
+        while not self._stop.is_set():
+            try:
+                return self._stdin_answers.get(timeout=0.1)
+            except queue.Empty:
+                if time.monotonic() > deadline:
+                    return ""
+        return None
+
+    # -- requests -------------------------------------------------------------------
+
+    def execute(self, code: str, allow_stdin: bool = True) -> str:
+        """Send an execute_request without waiting; its msg_id. ``allow_stdin=False``
+        is what clients without stdin (nbclient, papermill, Voila) send."""
+        return self.kc.execute(code, allow_stdin=allow_stdin, store_history=True)
+
+    def answer_input(self, text: str) -> None:
+        """Queue the answer to the next ``input()`` prompt."""
+        self._stdin_answers.put(text)
+
+    def wait_reply(self, msg_id: str, timeout: float = 60) -> CellResult:
+        """Wait for the execute_reply and for the kernel's idle status of ``msg_id``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                reply = self._replies.get(msg_id)
+                msgs = list(self._by_parent.get(msg_id, []))
+            idle = any(m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+                       for m in msgs)
+            if reply is not None and idle:
+                # outputs published just before idle have arrived; give stragglers a beat
+                time.sleep(0.05)
+                with self._lock:
+                    msgs = list(self._by_parent.get(msg_id, []))
+                return CellResult(msg_id, msgs, reply)
+            time.sleep(0.02)
+        raise TimeoutError(f"no execute_reply for {msg_id} within {timeout}s; "
+                           f"so far {self.result(msg_id)!r}")
+
+    def run(self, code: str, timeout: float = 60, allow_stdin: bool = True) -> CellResult:
+        """Execute and wait; the result."""
+        return self.wait_reply(self.execute(code, allow_stdin=allow_stdin), timeout=timeout)
+
+    def result(self, msg_id: str) -> CellResult:
+        """What arrived so far for ``msg_id`` (reply may be None)."""
+        with self._lock:
+            return CellResult(msg_id, list(self._by_parent.get(msg_id, [])),
+                              self._replies.get(msg_id))
+
+    def wait_for(self, predicate: Callable[[], Any], timeout: float = 30,
+                 what: str = "condition") -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.02)
+        raise TimeoutError(f"timed out waiting for {what}")
+
+    def wait_for_output(self, msg_id: str, text: str, timeout: float = 30) -> CellResult:
+        return self.wait_for(lambda: (r := self.result(msg_id)) and text in r.stdout and r,
+                             timeout, f"{text!r} in output of {msg_id}")
+
+    def interrupt(self) -> None:
+        self.km.interrupt_kernel()
+
+    # -- widgets --------------------------------------------------------------------
+
+    def widgets(self) -> dict[str, dict]:
+        """comm_id -> latest known model state, for open widget comms."""
+        with self._lock:
+            return {k: dict(v) for k, v in self._comms.items()}
+
+    def find_widget(self, model_name: str, timeout: float = 30, **state: Any) -> str:
+        """comm_id of a widget model (e.g. "ButtonModel", description="Go")."""
+        def look() -> str | None:
+            for cid, st in self.widgets().items():
+                if st.get("_model_name") == model_name and all(
+                        st.get(k) == v for k, v in state.items()):
+                    return cid
+            return None
+        return self.wait_for(look, timeout, f"{model_name} {state}")
+
+    def comm_msg(self, comm_id: str, data: dict, buffers: list[bytes] | None = None) -> str:
+        """Send a comm_msg on the shell channel, as a frontend does; its msg_id."""
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        if buffers:
+            msg["buffers"] = buffers
+        self.kc.shell_channel.send(msg)
+        return msg["header"]["msg_id"]
+
+    def click(self, comm_id: str) -> str:
+        """A Button click: ipywidgets 8 sends a custom message {"event": "click"}."""
+        return self.comm_msg(comm_id, {"method": "custom", "content": {"event": "click"}})
+
+    def send_custom(self, comm_id: str, content: Any) -> str:
+        """What an anywidget's ``model.send(content)`` sends from the browser."""
+        return self.comm_msg(comm_id, {"method": "custom", "content": content})
+
+    def custom_messages(self, comm_id: str) -> list[Any]:
+        """The custom messages the kernel sent to a widget so far (``model.on("msg:custom")``)."""
+        with self._lock:
+            return list(self._custom.get(comm_id, []))
+
+    def set_value(self, comm_id: str, **state: Any) -> str:
+        """A value change from the frontend: an ``update`` with the changed state."""
+        return self.comm_msg(comm_id, {"method": "update", "state": state, "buffer_paths": []})
+
+    def close_comm(self, comm_id: str) -> str:
+        """The frontend closing a widget model (comm_close)."""
+        msg = self.kc.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
+        self.kc.shell_channel.send(msg)
+        with self._lock:  # the frontend forgets the model; the kernel sends no close back
+            self._comms.pop(comm_id, None)
+        return msg["header"]["msg_id"]
+
+
+@contextlib.contextmanager
+def kernel_set_up_with(python: str, setup: str, expect: str = "devices 8") -> Iterator[KernelHarness]:
+    """A started kernel (8 host devices) that ran ``setup``, whose output shows ``expect``.
+
+    Test modules share one per ipykernel line (kernels are slow to start)::
+
+        @pytest.fixture(scope="module", params=kernel_pythons())
+        def shared_kernel(request):
+            with kernel_set_up_with(request.param, SETUP) as k:
+                yield k
+    """
+    harness = KernelHarness(python, env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS})
+    try:
+        harness.start()
+        result = harness.run(setup, timeout=180)
+        assert result.status == "ok", result
+        assert expect in result.stdout, result
+        yield harness
+    finally:
+        harness.shutdown()
+
+
+@pytest.fixture(params=kernel_pythons())
+def kernel_python(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def kernel(kernel_python: str) -> Iterator[KernelHarness]:
+    harness = KernelHarness(kernel_python, env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS})
+    try:
+        harness.start()
+        yield harness
+    finally:
+        harness.shutdown()
