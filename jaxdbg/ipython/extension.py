@@ -39,7 +39,7 @@ class _Widgets:
         was_registered = "widgets" in registered_debuggers()
         try:
             import jaxdbg_widgets  # registers on first import
-            from jaxdbg_widgets.pause import channel as pause
+            from jaxdbg_widgets import pause
         except ImportError:  # ipywidgets not installed: the terminal prompt serves stops
             return
         jaxdbg_widgets.register()  # again, after an unload
@@ -50,7 +50,7 @@ class _Widgets:
 
     def unload(self, shell: Any) -> None:
         if self.prepared:
-            from jaxdbg_widgets.pause import channel as pause
+            from jaxdbg_widgets import pause
 
             pause.uninstall()
             self.prepared = False

@@ -45,7 +45,7 @@ def prepare() -> None:
     if api.current_kernel() is None or threading.current_thread() is not threading.main_thread():
         return
     try:
-        from jaxdbg_widgets.pause import channel as pause
+        from jaxdbg_widgets import pause
 
         pause.install()
     except Exception:
@@ -94,7 +94,7 @@ def run_widget_debugger(session: Session, **options: Any) -> None:
     ``options`` are passed on to the terminal prompt when falling back to it
     (e.g. ``stdin=`` / ``stdout=`` in scripts). KeyboardInterrupt propagates.
     """
-    from jaxdbg_widgets.pause.channel import CLOSED, UNRESPONSIVE, PauseChannel
+    from jaxdbg_widgets.pause import CLOSED, UNRESPONSIVE, PauseChannel
 
     kernel = api.current_kernel()
     channel = PauseChannel()
@@ -118,7 +118,7 @@ def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | Non
     from IPython.display import display
 
     from jaxdbg_widgets.panel.panel import DebuggerPanel
-    from jaxdbg_widgets.pause.channel import HIDDEN, QueuedCell
+    from jaxdbg_widgets.pause import HIDDEN, QueuedCell
 
     options = {"context": PANEL_CONTEXT, **options}  # the caller's dict is not touched
     session.context = options["context"]

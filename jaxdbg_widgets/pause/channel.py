@@ -40,7 +40,10 @@ Typical use, on the breakpoint's thread::
             ...
 
 Interrupts: ``wait`` raises KeyboardInterrupt once the kernel was interrupted at any
-time since the channel was created (one stop), also while a command ran between waits.
+time since the channel was created (one stop), also while a command ran between waits
+(counted by :mod:`jaxdbg_widgets.pause.interrupt_watch`, which sees a SIGINT even while
+the main thread is inside XLA). The paused cell itself (its output, its busy status, the
+cells queued behind it) is :mod:`jaxdbg_widgets.pause.cells`.
 
 Clear Output sends the kernel nothing, so a widget whose frontend code counts its views
 reports them with a custom message ``{"type": VIEWS_MESSAGE, "count": n}``; when every
@@ -53,18 +56,17 @@ does not import jax (nor ipywidgets: widgets are duck-typed).
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
-import signal
-import socket
 import threading
 import time
 from typing import Any, Callable, Iterator
 
 from jaxdbg.internals import ipykernel_api as api
+from jaxdbg_widgets.pause import interrupt_watch
+from jaxdbg_widgets.pause.cells import PausedCell, QueuedCell
+from jaxdbg_widgets.pause.preparation import install
 
-__all__ = ["PauseChannel", "CLOSED", "HIDDEN", "QueuedCell", "UNRESPONSIVE", "VIEWS_MESSAGE", "install",
-           "interrupt_count"]
+__all__ = ["PauseChannel", "CLOSED", "HIDDEN", "QueuedCell", "UNRESPONSIVE", "VIEWS_MESSAGE"]
 
 
 class _Sentinel:
@@ -84,143 +86,12 @@ UNRESPONSIVE = _Sentinel("UNRESPONSIVE")
 HIDDEN = _Sentinel("HIDDEN")
 
 
-class QueuedCell:
-    """``wait`` result: a cell was run while this one is paused (it waits behind it).
-
-    A page reloaded without saving shows no sign of the stop; the panel is shown in
-    that cell's output too (``parent`` is its execute_request) so the stop can be
-    answered from there."""
-
-    def __init__(self, parent: dict) -> None:
-        self.parent = parent
-
-    def __repr__(self) -> str:
-        return f"QueuedCell({(self.parent.get('header') or {}).get('msg_id')!r})"
-
 #: ``content["type"]`` of the custom message a widget's frontend code sends with
 #: ``{"type": VIEWS_MESSAGE, "count": n}`` when the number of views of it that the page
 #: shows changes. The kernel cannot see views otherwise: Clear Output sends nothing.
 VIEWS_MESSAGE = "jaxdbg-views"
 
 _POLL_S = 0.05  # how often a waiter looks at the interrupt counter and closed panels
-
-
-# --------------------------------------------------------------------------- interrupts
-
-
-class _InterruptWatch:
-    """Counts SIGINTs as they arrive, even while the main thread is stuck in XLA.
-
-    A KeyboardInterrupt is raised on the main thread only when it next runs Python
-    bytecode. When the breakpoint waits on an XLA thread, the main thread is inside
-    XLA waiting for that very callback, so the interrupt would never be seen and the
-    cell would hang. ``signal.set_wakeup_fd`` makes the C-level handler write the
-    signal number to a socket at once; a small thread counts SIGINTs there, and
-    waiters on other threads raise KeyboardInterrupt when the count moves. A wakeup fd
-    someone else had set is kept fed with the same bytes.
-    """
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.installed = False
-        self._lock = threading.Lock()
-
-    def install(self) -> bool:
-        if self.installed:
-            return True
-        if threading.current_thread() is not threading.main_thread():
-            return False  # set_wakeup_fd is main-thread only
-        with self._lock:
-            if self.installed:
-                return True
-            try:
-                reader, writer = socket.socketpair()
-                writer.setblocking(False)
-                previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-            except (ValueError, OSError):
-                return False
-            self._keep = (reader, writer)  # keep both ends alive
-            self._previous = previous
-            thread = threading.Thread(
-                target=self._watch, args=(reader, previous), name="jaxdbg-sigint", daemon=True
-            )
-            thread.start()
-            self.installed = True
-            return True
-
-    def uninstall(self) -> None:
-        """Give the wakeup fd back to whoever had it, and end the watch thread."""
-        if not self.installed or threading.current_thread() is not threading.main_thread():
-            return
-        with self._lock:
-            reader, writer = self._keep
-            try:
-                current = signal.set_wakeup_fd(self._previous, warn_on_full_buffer=False)
-                if current != writer.fileno():  # someone set theirs on top: keep it
-                    signal.set_wakeup_fd(current, warn_on_full_buffer=False)
-            except (ValueError, OSError):
-                pass
-            writer.close()  # the watch thread sees end-of-file and closes the reader
-            self.installed = False
-
-    def _watch(self, reader: socket.socket, previous: int) -> None:
-        while True:
-            try:
-                data = reader.recv(64)
-            except OSError:
-                return
-            if not data:
-                reader.close()
-                return
-            if int(signal.SIGINT) in data:
-                self.count += 1
-            if previous != -1:
-                try:
-                    os.write(previous, data)
-                except OSError:
-                    pass
-
-
-_interrupts = _InterruptWatch()
-
-
-def _interrupt_listener(on_main: bool) -> Any:
-    """Off the main thread, with interrupts counted: a SIGINT ends this wait (which
-    watches the count) instead of raising in the main thread (see jaxdbg.engine.interrupts)."""
-    from jaxdbg.engine import interrupts
-
-    return interrupts.listening(active=not on_main and _interrupts.installed)
-
-
-def interrupt_count() -> int:
-    """How many SIGINTs arrived since :func:`install` (for tests and diagnostics)."""
-    return _interrupts.count
-
-
-def install() -> bool:
-    """Prepare from the kernel's main thread (the extension calls this on load).
-
-    Starts the interrupt watch and the per-cell parent tracking; both need the main
-    thread. A PauseChannel created on the main thread does this itself. Without it,
-    a breakpoint on an XLA thread cannot be interrupted and, after a click, may print
-    into the wrong cell. Returns whether the interrupt watch is active.
-    """
-    if api.current_kernel() is not None:
-        api.track_cells()
-    return _interrupts.install()
-
-
-def uninstall() -> None:
-    """Undo :func:`install` from the main thread (``%unload_ext jaxdbg``)."""
-    api.untrack_cells()
-    _interrupts.uninstall()
-
-
-def installed() -> bool:
-    return _interrupts.installed
-
-
-# --------------------------------------------------------------------------- channel
 
 
 def _widget_tree(widget: Any) -> list[Any]:
@@ -264,7 +135,6 @@ class PauseChannel:
         # id(comm) -> (comm, undo); holding the comm keeps its id from being reused.
         self._routed: dict[int, tuple[Any, Callable[[], None]]] = {}
         self._unwatch: Callable[[], None] | None = None
-        self._pins: dict[int, Callable[[], None]] = {}
         self._lock = threading.Lock()
         self._subshell_id: str | None = None
         self._subshell_failed = False
@@ -274,23 +144,10 @@ class PauseChannel:
             install()
         # Once per stop: an interrupt that arrives while a command runs (not only
         # while waiting) must still end the stop.
-        self._interrupt_base = _interrupts.count
-        self._ident: Any = None
-        self._parent: dict = {}
-        if self._kernel is not None:
-            try:
-                self._ident, self._parent = api.cell_parent(self._kernel)
-            except Exception:
-                pass
-        # Frontends show the last status the kernel sent; the messages handled while
-        # paused each end with an idle, so say busy again for the paused cell.
-        self._release_busy: Callable[[], None] | None = None
-        self._unwatch_cells: Callable[[], None] | None = None
-        if self._kernel is not None:
-            try:
-                self._release_busy = api.keep_cell_busy(self._kernel, self._parent)
-            except Exception:
-                self._release_busy = None
+        self._interrupt_base = interrupt_watch.WATCH.count
+        # Found now, while the paused cell's request is the kernel's current one; it
+        # says busy again for that cell after each request handled while paused.
+        self._cell = PausedCell(self._kernel)
         self.mechanism = self._choose(threading.current_thread())
         self._release_info: Callable[[], None] | None = None
         if self.mechanism == "subshell":
@@ -384,17 +241,11 @@ class PauseChannel:
     def report_queued_cells(self) -> None:
         """From now on ``wait`` also returns a :class:`QueuedCell` for each cell run
         while this stop is paused (for a caller that shows the stop there)."""
-        if self._kernel is None or self._unwatch_cells is not None:
-            return
-        try:
-            self._unwatch_cells = api.watch_queued_cells(
-                self._kernel, lambda request: self._queue.put(QueuedCell(request)))
-        except Exception:
-            self._unwatch_cells = None
+        self._cell.report_queued(self._queue.put)
 
     def interrupted(self) -> bool:
         """True once the kernel was interrupted since this stop began."""
-        return _interrupts.count != self._interrupt_base
+        return interrupt_watch.WATCH.count != self._interrupt_base
 
     def post(self, command: Any) -> None:
         """Hand a command to the waiting breakpoint; call from widget handlers.
@@ -412,20 +263,6 @@ class PauseChannel:
         return bool(roots) and all(_comm_closed(w) for w in roots)
 
     # -- waiting --------------------------------------------------------------------
-
-    def _pin(self) -> Callable[[], None] | None:
-        """Keep this thread's output in the paused cell; returns an undo or None."""
-        key = threading.get_ident()
-        if self._kernel is None or not self._parent or key in self._pins:
-            return None
-        undo = api.pin_thread_parent(self._kernel, self._ident, self._parent)
-        self._pins[key] = undo
-        return undo
-
-    def _unpin(self) -> None:
-        undo = self._pins.pop(threading.get_ident(), None)
-        if undo is not None:
-            undo()
 
     def wait(self, timeout: float | None = None) -> Any:
         """Block until a handler posts a command; return it.
@@ -446,13 +283,13 @@ class PauseChannel:
                 return self._queue.get_nowait()
             except queue.Empty:
                 return UNRESPONSIVE
-        pinned = self._pin()
+        pinned = self._cell.pin()
         pump = None
         if self.mechanism == "pump":
             pump = api.shell_pump(self._kernel)
             pump.acquire(waiter_is_main=on_main)
         deadline = None if timeout is None else time.monotonic() + timeout
-        listener = _interrupt_listener(on_main)
+        listener = interrupt_watch.listener(on_main)
         listener.__enter__()
         try:
             while True:
@@ -479,7 +316,7 @@ class PauseChannel:
             if pump is not None:
                 pump.release()
             if pinned is not None:
-                self._unpin()
+                self._cell.unpin()
 
     # -- lifetime -------------------------------------------------------------------
 
@@ -490,8 +327,6 @@ class PauseChannel:
             self._closed = True
             unwatch, self._unwatch = self._unwatch, None
             release_info, self._release_info = self._release_info, None
-            release_busy, self._release_busy = self._release_busy, None
-            unwatch_cells, self._unwatch_cells = self._unwatch_cells, None
             listeners, self._listeners = self._listeners, []
         for widget, listener in listeners:
             try:
@@ -502,13 +337,10 @@ class PauseChannel:
             unwatch()
         if release_info is not None:
             release_info()
-        if release_busy is not None:
-            release_busy()
-        if unwatch_cells is not None:
-            unwatch_cells()
+        self._cell.end()
         for _comm, undo in routed.values():
             undo()
-        self._unpin()
+        self._cell.unpin()
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator["PauseChannel"]:
@@ -519,7 +351,7 @@ class PauseChannel:
         last request it handled, i.e. that click, which the frontend drops. Wrap the
         whole stop in this (``with channel:`` does it too) on the breakpoint's thread.
         """
-        undo = self._pin()
+        undo = self._cell.pin()
         unwatch = self._watch_opens()
         try:
             yield self
@@ -527,10 +359,10 @@ class PauseChannel:
             if unwatch is not None:
                 unwatch()
             if undo is not None:
-                self._unpin()
+                self._cell.unpin()
 
     def __enter__(self) -> "PauseChannel":
-        self._pin()
+        self._cell.pin()
         if self._unwatch is None:
             self._unwatch = self._watch_opens()
         return self

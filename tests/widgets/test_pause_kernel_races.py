@@ -26,7 +26,7 @@ SETUP = textwrap.dedent("""
     import ipywidgets as widgets
     from IPython.display import display
     import jaxdbg, jaxdbg_widgets
-    from jaxdbg_widgets.pause.channel import PauseChannel, install, interrupt_count
+    from jaxdbg_widgets.pause import PauseChannel, install, interrupt_count
     install()
     stop_burning = threading.Event()
 

@@ -23,7 +23,7 @@ SETUP = textwrap.dedent("""
     import jax, jax.numpy as jnp
     import ipywidgets as widgets
     from IPython.display import display
-    from jaxdbg_widgets.pause.channel import PauseChannel, CLOSED, UNRESPONSIVE, install
+    from jaxdbg_widgets.pause import PauseChannel, CLOSED, UNRESPONSIVE, install
     from jaxdbg.internals import ipykernel_api
     install()
     print("devices", jax.device_count())
@@ -328,7 +328,7 @@ threading.Thread(target=later).start()
 
 def test_outside_a_kernel_the_channel_asks_for_a_prompt():
     """No kernel (plain Python, as in this pytest process): fall back to input()."""
-    from jaxdbg_widgets.pause.channel import UNRESPONSIVE, PauseChannel
+    from jaxdbg_widgets.pause import UNRESPONSIVE, PauseChannel
 
     channel = PauseChannel()
     assert channel.mechanism == "prompt"
