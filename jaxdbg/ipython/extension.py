@@ -88,7 +88,7 @@ def _print_log(action: str) -> Callable[[Any], None]:
     """The print log lives with the widgets; without them prints stay on stdout."""
     def run(shell: Any) -> None:
         try:
-            from jaxdbg_widgets.print_log import log as print_log
+            from jaxdbg_widgets.print_log import cells as print_log
         except ImportError:
             return
         getattr(print_log, action)(shell)

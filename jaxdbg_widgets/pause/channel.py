@@ -66,7 +66,7 @@ from jaxdbg_widgets.pause import interrupt_watch
 from jaxdbg_widgets.pause.cells import PausedCell, QueuedCell
 from jaxdbg_widgets.pause.preparation import install
 
-__all__ = ["PauseChannel", "CLOSED", "HIDDEN", "QueuedCell", "UNRESPONSIVE", "VIEWS_MESSAGE"]
+__all__ = ["CLOSED", "HIDDEN", "UNRESPONSIVE", "VIEWS_MESSAGE", "PauseChannel", "QueuedCell"]
 
 
 class _Sentinel:

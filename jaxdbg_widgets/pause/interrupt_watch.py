@@ -17,7 +17,7 @@ import socket
 import threading
 from typing import Any
 
-__all__ = ["InterruptWatch", "WATCH", "interrupt_count", "listener"]
+__all__ = ["WATCH", "InterruptWatch", "interrupt_count", "listener"]
 
 
 class InterruptWatch:

@@ -1,11 +1,14 @@
-"""The print log's routing of rows to cells, without a kernel."""
+"""The print log without a kernel: routing rows to cells, the flush policy, what stays."""
 
 from __future__ import annotations
 
+import base64
 from types import SimpleNamespace
 
 from jaxdbg.capture.prints import CallSite, PrintRow
-from jaxdbg_widgets.print_log import log as print_log
+from jaxdbg_widgets.print_log import cells as print_log
+from jaxdbg_widgets.print_log import static
+from jaxdbg_widgets.print_log.buffer import FLUSH_INTERVAL_S, ROWS_PER_MESSAGE, SHOWN_ROWS, RowBuffer
 
 
 def _row(text: str, device: int) -> PrintRow:
@@ -31,3 +34,51 @@ def test_a_row_arriving_while_the_cells_log_finishes_joins_that_log(monkeypatch)
     assert [row.text for row in log.rows] == ["first", "late"]
     assert log.title == "In[4] print log"
     assert "late" in log.plain_summary()
+
+
+def test_the_buffer_sends_each_row_once_and_the_head_until_the_page_has_it():
+    rows = RowBuffer()
+    for i in range(3):
+        assert rows.add(_row(f"r{i}", 0)) == i + 1  # rows waiting
+    first = rows.take()
+    assert (first.offset, first.total, [r.text for r in first.new]) == (0, 3, ["r0", "r1", "r2"])
+    assert first.head is not None and first.tail[-1][-1] == "r2"
+    for i in range(3, SHOWN_ROWS + 5):
+        rows.add(_row(f"r{i}", 0))
+    second = rows.take()
+    assert second.offset == 3 and len(second.new) == SHOWN_ROWS + 2 and second.head is not None
+    rows.add(_row("last", 0))
+    third = rows.take()
+    assert third.head is None and [r.text for r in third.new] == ["last"]
+    assert rows.take().new == []
+
+
+def test_a_flush_is_due_after_the_interval_or_at_once_when_many_rows_wait():
+    rows = RowBuffer()
+    start = rows.last_flush
+    assert not rows.due(start + 10)  # nothing waits
+    rows.add(_row("one", 0))
+    assert not rows.due(start + FLUSH_INTERVAL_S / 2)
+    assert rows.due(start + FLUSH_INTERVAL_S)
+    for _ in range(ROWS_PER_MESSAGE):
+        rows.add(_row("many", 0))
+    assert rows.due(start)
+    rows.take()
+    rows.finished = True
+    rows.add(_row("after the cell", 0))  # its static output must be redrawn
+    assert rows.due(start)
+
+
+def test_the_static_output_and_a_saved_file_carry_the_same_text(tmp_path):
+    log = print_log.PrintLog("In[2] print log")
+    for i in range(2 * SHOWN_ROWS + 3):
+        log.add(_row(f"value {i} <b>", i % 2))
+    text = log.text()
+    assert text.splitlines()[0].endswith("| value 0 <b>")
+    assert log.save(tmp_path / "log.txt").read_text(encoding="utf-8") == text
+    bundle = log._repr_mimebundle_()
+    assert base64.b64encode(text.encode()).decode() in bundle["text/html"]
+    assert "value 0 &lt;b&gt;" in bundle["text/html"] and "<b>" not in bundle["text/html"].split("Save log")[1]
+    assert "… 3 more rows …" in bundle["text/html"]
+    assert bundle["text/plain"] == "jaxdbg print log (In[2] print log, 43 rows)\n" + text
+    assert static.text([]) == ""
