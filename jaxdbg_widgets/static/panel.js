@@ -5,6 +5,13 @@
 // in with textContent only, never as markup. The input is cleared the moment Enter is
 // pressed and the line travels in the message, so commands typed while one runs queue
 // in order on the kernel side; none is joined with the next, lost or wiped.
+//
+// anywidget loads this file as one module (PanelWidget._esm is its text), so the areas
+// are functions here rather than files: commandQueue, toolbarArea, framesArea,
+// sourceArea, localsArea, consoleLog, consoleInput (with inputHistory and completer),
+// shortcutKeys and watchKernel. Each builds its nodes, takes what it needs (the model,
+// `run` to send a command) and returns its nodes and its draw / message handlers;
+// render() puts them together and connects them to the model.
 
 const SHORTCUTS = {
   continue: { label: "F8", test: (e) => e.key === "F8" && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey },
@@ -49,22 +56,40 @@ function wordStart(text) {
   return text.length - text.match(/\w*$/)[0].length;
 }
 
-function render({ model, el }) {
+// -- commands ---------------------------------------------------------------------
+// Each line sent carries an id "<view>:<n>"; it stays pending (drawn greyed in the log)
+// until the kernel's `done` trait names it or a later one of this view.
+function commandQueue(model) {
   const view = Math.random().toString(36).slice(2, 10);
   let seq = 0;
   const pending = new Map(); // command id -> line, sent and not yet handled
-  const history = [...(model.get("history") || [])];
-  let historyPos = history.length;
-  let draft = "";
-  let completionId = 0;
-  let loadedLocals = 0;
-  let requestedLocals = -1;
 
-  const root = h("div", "jaxdbg-panel");
-  root.tabIndex = -1;
-  el.appendChild(root);
+  // False when the comm is closed and the line could not be sent.
+  function send(line, typed, pretty) {
+    const id = `${view}:${++seq}`;
+    try {
+      model.send({ type: "run", id, line, typed, pretty });
+    } catch (e) {
+      return false;
+    }
+    pending.set(id, { line, typed, pretty });
+    return true;
+  }
 
-  // -- header and toolbar --------------------------------------------------------
+  // True when `done` is this view's, so the pending lines it covers are dropped.
+  function onDone() {
+    const done = model.get("done") || "";
+    const [v, n] = done.split(":");
+    if (v !== view) return false;
+    for (const id of [...pending.keys()]) if (Number(id.split(":")[1]) <= Number(n)) pending.delete(id);
+    return true;
+  }
+
+  return { pending, send, onDone };
+}
+
+// -- header and toolbar -----------------------------------------------------------
+function toolbarArea(run) {
   const header = h("div", "jaxdbg-header");
   const banner = h("div", "jaxdbg-banner");
   const reason = h("div", "jaxdbg-reason");
@@ -94,114 +119,6 @@ function render({ model, el }) {
   manyStops.append(bAll, staysPaused);
   toolbar.append(bContinue, bUp, bDown, bSkip, manyStops, bQuit, busy);
 
-  // -- frames and source ------------------------------------------------------
-  const body = h("div", "jaxdbg-body");
-  const framesBox = h("div", "jaxdbg-frames");
-  framesBox.setAttribute("role", "listbox");
-  framesBox.setAttribute("aria-label", "frames, innermost first");
-  const sourceBox = h("div", "jaxdbg-source-box");
-  const sourceHeading = h("div", "jaxdbg-source-heading");
-  const source = h("div", "jaxdbg-source");
-  sourceBox.append(sourceHeading, source);
-  body.append(framesBox, sourceBox);
-
-  // -- locals -----------------------------------------------------------------
-  const localsWrap = h("div", "jaxdbg-locals");
-  const table = h("table", "jaxdbg-locals-table");
-  const thead = h("thead");
-  const headRow = h("tr");
-  for (const c of ["name", "type", "array", "sharding", "summary"]) headRow.append(h("th", "jaxdbg-col-" + c, c));
-  thead.append(headRow);
-  const tbody = h("tbody");
-  table.append(thead, tbody);
-  const localsNote = h("div", "jaxdbg-locals-note");
-  localsWrap.append(table, localsNote);
-
-  // -- console ------------------------------------------------------------------
-  const logBox = h("div", "jaxdbg-log");
-  logBox.setAttribute("role", "log");
-  const inputRow = h("div", "jaxdbg-input-row");
-  const prompt = h("span", "jaxdbg-prompt", "(jaxdbg)");
-  const input = h("input", "jaxdbg-input");
-  input.type = "text";
-  input.spellcheck = false;
-  input.autocomplete = "off";
-  input.placeholder = "expression, statement or command; Enter runs it, Tab completes, ↑/↓ history";
-  const ppLabel = h("label", "jaxdbg-pp");
-  const pp = h("input");
-  pp.type = "checkbox";
-  ppLabel.title = "pretty-print results (pp)";
-  ppLabel.append(pp, document.createTextNode(" pp"));
-  const completions = h("div", "jaxdbg-completions");
-  completions.setAttribute("role", "listbox");
-  inputRow.append(prompt, input, ppLabel, completions);
-  const ended = h("div", "jaxdbg-ended");
-  const gone = h("div", "jaxdbg-gone");
-  gone.setAttribute("role", "alert");
-  gone.hidden = true;
-
-  root.append(header, gone, toolbar, body, localsWrap, logBox, inputRow, ended);
-
-  // -- sending ------------------------------------------------------------------
-  function finished() {
-    return !!(model.get("status") || {}).finished;
-  }
-
-  function run(line, { typed = false, pretty = false } = {}) {
-    if (finished() || kernelGone) return;
-    const id = `${view}:${++seq}`;
-    try {
-      model.send({ type: "run", id, line, typed, pretty });
-    } catch (e) {
-      onKernelGone(); // the comm is closed: say so rather than drop the line
-      return;
-    }
-    pending.set(id, { line, typed, pretty });
-    drawLog();
-  }
-
-  // -- kernel gone ----------------------------------------------------------------
-  // After a kernel restart or shutdown this panel's stop no longer exists: the widget
-  // manager marks its models' comms dead ("comm_live_update", ipywidgets 8), and the
-  // kernel connection reports its status. The panel says so and disables its controls.
-  let kernelGone = false;
-  const DEAD = new Set(["restarting", "autorestarting", "dead", "terminating"]);
-  const kernel = model.widget_manager && model.widget_manager.kernel;
-
-  function onKernelGone() {
-    if (kernelGone || finished()) return;
-    kernelGone = true;
-    pending.clear();
-    gone.textContent = "The kernel of this stop has restarted or shut down: this panel can no longer " +
-      "reach it, and what it shows is what the stop was. Run the cell again to debug it.";
-    gone.hidden = false;
-    root.classList.add("jaxdbg-kernel-gone");
-    for (const b of root.querySelectorAll("button, input")) b.disabled = true;
-    hideCompletions();
-    drawLog();
-  }
-
-  function onKernelStatus(_sender, status) {
-    if (DEAD.has(status)) onKernelGone();
-  }
-
-  // comm_live changes also when a reloaded page reconnects a restored model: only a
-  // kernel that is restarting, dead or disposed means this stop is gone.
-  const onCommLive = () => {
-    if (kernel && (kernel.isDisposed || DEAD.has(kernel.status))) onKernelGone();
-  };
-  model.on("comm_live_update", onCommLive);
-  if (kernel && kernel.statusChanged) kernel.statusChanged.connect(onKernelStatus);
-  if (kernel && kernel.disposed) kernel.disposed.connect(onKernelGone);
-
-  function onDone() {
-    const done = model.get("done") || "";
-    const [v, n] = done.split(":");
-    if (v !== view) return;
-    for (const id of [...pending.keys()]) if (Number(id.split(":")[1]) <= Number(n)) pending.delete(id);
-    drawLog();
-  }
-
   bContinue.onclick = () => run("continue");
   bUp.onclick = () => run("up");
   bDown.onclick = () => run("down");
@@ -214,163 +131,7 @@ function render({ model, el }) {
     run(`ignore ${n}`);
   };
 
-  // -- keys -------------------------------------------------------------------------
-  root.addEventListener("keydown", (e) => {
-    for (const [name, s] of Object.entries(SHORTCUTS)) {
-      if (s.test(e)) {
-        e.preventDefault();
-        e.stopPropagation();
-        ({ continue: bContinue, up: bUp, down: bDown, quit: bQuit })[name].click();
-        return;
-      }
-    }
-  });
-
-  input.addEventListener("keydown", (e) => {
-    if (Object.values(SHORTCUTS).some((s) => s.test(e))) return; // the panel handles them
-    if (reachesNotebook(e)) return;
-    // Keys typed here belong to the debugger, not to the notebook around it
-    // (Shift+Enter must not queue a cell run behind the paused one).
-    e.stopPropagation();
-    if (completionKey(e)) return;
-    if (e.key === "Enter") {
-      e.preventDefault();
-      const line = input.value;
-      input.value = "";
-      hideCompletions();
-      if (!line.trim()) return;
-      if (history[history.length - 1] !== line) history.push(line);
-      historyPos = history.length;
-      draft = "";
-      run(line, { typed: true, pretty: pp.checked });
-    } else if (e.key === "ArrowUp" && !e.altKey) {
-      e.preventDefault();
-      if (historyPos === history.length) draft = input.value;
-      if (historyPos > 0) input.value = history[--historyPos];
-    } else if (e.key === "ArrowDown" && !e.altKey) {
-      e.preventDefault();
-      if (historyPos < history.length) {
-        historyPos += 1;
-        input.value = historyPos === history.length ? draft : history[historyPos];
-      }
-    } else if (e.key === "Tab" && !e.shiftKey) {
-      e.preventDefault();
-      requestCompletions();
-    }
-  });
-  // Notebook shortcuts that run no code go on to the notebook: save (Ctrl/Cmd+S) and
-  // Esc (unless it closes the completion list).
-  function reachesNotebook(e) {
-    const save = (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "s";
-    return save || (e.key === "Escape" && !choices);
-  }
-
-  input.addEventListener("keyup", (e) => e.stopPropagation());
-  input.addEventListener("keypress", (e) => e.stopPropagation());
-  input.addEventListener("input", narrowCompletions);
-
-  // -- completion -------------------------------------------------------------------
-  // Tab asks the kernel; one match is put in at once, several open a list of the
-  // completed words. While the list is open it narrows as you type, ↓/↑ move in it,
-  // Enter or Tab puts the highlighted one in, Esc closes it.
-  let choices = null; // {head, rest, items: [full line], shown: [full line], active}
-
-  function requestCompletions() {
-    completionId += 1;
-    model.send({ type: "complete", id: completionId, text: input.value.slice(0, caret()) });
-  }
-
-  function caret() {
-    return input.selectionStart ?? input.value.length;
-  }
-
-  // The keys of an open list; true when the key was the list's.
-  function completionKey(e) {
-    if (!choices) return false;
-    const n = choices.shown.length;
-    if (e.key === "ArrowDown" && !e.altKey) choices.active = (choices.active + 1) % n;
-    else if (e.key === "ArrowUp" && !e.altKey) choices.active = (choices.active - 1 + n) % n;
-    else if ((e.key === "Enter" || (e.key === "Tab" && !e.shiftKey)) && !e.altKey) pick(choices.shown[choices.active]);
-    else if (e.key === "Escape") hideCompletions();
-    else return false;
-    e.preventDefault();
-    drawCompletions();
-    return true;
-  }
-
-  function pick(full) {
-    const rest = choices ? choices.rest : "";
-    hideCompletions();
-    setInput(full + rest, full.length);
-  }
-
-  function hideCompletions() {
-    choices = null;
-    completions.replaceChildren();
-    completions.classList.remove("jaxdbg-open");
-  }
-
-  function setInput(text, at = text.length) {
-    input.value = text;
-    input.setSelectionRange(at, at);
-    input.focus();
-  }
-
-  function onCompletions(msg) {
-    if (msg.id !== completionId) return;
-    const text = msg.text;
-    if (input.value.slice(0, caret()) !== text) return; // typed on meanwhile
-    const rest = input.value.slice(caret());
-    const matches = [...new Set((msg.matches || []).map((m) => applyCompletion(text, m)))];
-    hideCompletions();
-    if (!matches.length) return;
-    const prefix = commonPrefix(matches);
-    if (prefix.length > text.length) {
-      input.value = prefix + rest;
-      input.setSelectionRange(prefix.length, prefix.length);
-    }
-    if (matches.length === 1) return;
-    choices = { head: prefix.slice(0, wordStart(prefix)), rest, items: matches, shown: matches, active: 0 };
-    drawCompletions();
-  }
-
-  // Typing on (or deleting) while the list is open keeps the items that still fit.
-  function narrowCompletions() {
-    if (!choices) return;
-    const typed = input.value.slice(0, caret());
-    if (!typed.startsWith(choices.head) || /\W/.test(typed.slice(choices.head.length))) {
-      hideCompletions();
-      return;
-    }
-    choices.rest = input.value.slice(caret());
-    choices.shown = choices.items.filter((m) => m.startsWith(typed) && m !== typed);
-    choices.active = 0;
-    if (!choices.shown.length) hideCompletions();
-    else drawCompletions();
-  }
-
-  function drawCompletions() {
-    completions.replaceChildren();
-    if (!choices) return;
-    choices.shown.slice(0, 100).forEach((full, i) => {
-      const on = i === choices.active;
-      const item = h("div", "jaxdbg-completion" + (on ? " jaxdbg-active" : ""), full.slice(choices.head.length));
-      item.setAttribute("role", "option");
-      item.setAttribute("aria-selected", String(on));
-      item.title = full;
-      item.onmousedown = (e) => {
-        e.preventDefault();
-        pick(full);
-      };
-      completions.append(item);
-      if (on) requestAnimationFrame(() => item.scrollIntoView({ block: "nearest" }));
-    });
-    completions.classList.add("jaxdbg-open");
-  }
-
-  // -- drawing ------------------------------------------------------------------------
-  function drawStatus() {
-    const s = model.get("status") || {};
+  function draw(s, kernelGone) {
     banner.textContent = s.banner || "";
     reason.textContent = s.reason || "";
     reason.hidden = !s.reason;
@@ -379,26 +140,35 @@ function render({ model, el }) {
     bUp.disabled = !!s.oldest || !!s.finished || kernelGone;
     bDown.disabled = !!s.newest || !!s.finished || kernelGone;
     for (const b of [bContinue, bSkip, bQuit, bAll, bDisable, bIgnore]) b.disabled = !!s.finished || kernelGone;
-    input.disabled = !!s.finished || kernelGone;
-    root.classList.toggle("jaxdbg-finished", !!s.finished);
-    ended.textContent = s.finished ? s.ended || "The stop has ended." : "";
   }
 
-  // The frames and source boxes are as tall as the longer of the two needs (up to the
-  // source window's lines), and never shrink while this view shows: navigating does not
-  // move what is below. Lines they do not need go to the locals table.
-  let bodyLines = 0;
+  // The buttons the keyboard shortcuts press, by SHORTCUTS name.
+  const shortcutButtons = { continue: bContinue, up: bUp, down: bDown, quit: bQuit };
+  return { header, toolbar, busy, shortcutButtons, draw };
+}
 
-  function sizeBody() {
+// -- frames and source ------------------------------------------------------------
+// The frames and source boxes are as tall as the longer of the two needs (up to the
+// source window's lines), and never shrink while this view shows: navigating does not
+// move what is below. Lines they do not need go to the locals table.
+function bodySizer(model, root) {
+  let bodyLines = 0;
+  return function sizeBody() {
     const src = model.get("source") || {};
     const most = 2 * (src.context || 8) + 1;
     const need = Math.max((model.get("frames") || []).length, (src.lines || []).length, 4);
     bodyLines = Math.min(most, Math.max(bodyLines, need));
     root.style.setProperty("--jaxdbg-body-lines", String(bodyLines));
     root.style.setProperty("--jaxdbg-spare-lines", String(most - bodyLines));
-  }
+  };
+}
 
-  function drawFrames() {
+function framesArea(model, run, sizeBody) {
+  const framesBox = h("div", "jaxdbg-frames");
+  framesBox.setAttribute("role", "listbox");
+  framesBox.setAttribute("aria-label", "frames, innermost first");
+
+  function draw() {
     sizeBody();
     const selected = model.get("selected");
     framesBox.replaceChildren();
@@ -425,7 +195,16 @@ function render({ model, el }) {
     }
   }
 
-  function drawSource() {
+  return { node: framesBox, draw, drawSelected };
+}
+
+function sourceArea(model, sizeBody) {
+  const sourceBox = h("div", "jaxdbg-source-box");
+  const sourceHeading = h("div", "jaxdbg-source-heading");
+  const source = h("div", "jaxdbg-source");
+  sourceBox.append(sourceHeading, source);
+
+  function draw() {
     const src = model.get("source") || {};
     sourceHeading.textContent = src.heading || "";
     sourceHeading.title = src.path || "";
@@ -453,6 +232,28 @@ function render({ model, el }) {
     });
     if (current) source.scrollTop = current.offsetTop - source.clientHeight / 2 + current.offsetHeight / 2;
   }
+
+  return { node: sourceBox, draw };
+}
+
+// -- locals -------------------------------------------------------------------------
+// The first rows come with the state; more are asked for as the table scrolls to its
+// end, a big array's statistics once its row is shown, a container's children when
+// it is expanded. Replies are custom messages: onLocals, onStats, onChildren.
+function localsArea(model, run) {
+  let loadedLocals = 0;
+  let requestedLocals = -1;
+
+  const localsWrap = h("div", "jaxdbg-locals");
+  const table = h("table", "jaxdbg-locals-table");
+  const thead = h("thead");
+  const headRow = h("tr");
+  for (const c of ["name", "type", "array", "sharding", "summary"]) headRow.append(h("th", "jaxdbg-col-" + c, c));
+  thead.append(headRow);
+  const tbody = h("tbody");
+  table.append(thead, tbody);
+  const localsNote = h("div", "jaxdbg-locals-note");
+  localsWrap.append(table, localsNote);
 
   function pathKey(path) {
     return JSON.stringify(path);
@@ -571,7 +372,7 @@ function render({ model, el }) {
     localsNote.textContent = total === 0 ? "(no locals)" : "";
   }
 
-  function drawLocals() {
+  function draw() {
     const page = model.get("locals_page") || {};
     // Room for the longest frame's table (up to the box's maximum height), so that
     // selecting another frame never moves what is below.
@@ -594,11 +395,25 @@ function render({ model, el }) {
     requestedLocals = -1;
   }
 
+  function dispose() {
+    if (observer) observer.disconnect();
+  }
+
+  return { node: localsWrap, draw, onLocals, onStats, onChildren, dispose };
+}
+
+// -- console: the log -------------------------------------------------------------
+// The entries the kernel keeps (commands and their output), then the lines sent and
+// not yet handled; `busy` says "running…" while there are some.
+function consoleLog(model, pending, busy, root) {
+  const logBox = h("div", "jaxdbg-log");
+  logBox.setAttribute("role", "log");
+
   function echo(cmd, pretty) {
     return "(jaxdbg) " + (pretty ? "pp " : "") + cmd;
   }
 
-  function drawLog() {
+  function draw() {
     const follow = logBox.scrollHeight - logBox.scrollTop - logBox.clientHeight < 40;
     logBox.replaceChildren();
     for (const e of model.get("log") || []) {
@@ -631,52 +446,354 @@ function render({ model, el }) {
     if (follow || pending.size) logBox.scrollTop = logBox.scrollHeight;
   }
 
+  return { node: logBox, draw };
+}
+
+// -- console: the input, its history and completion -------------------------------
+// ↑/↓ walk the lines typed (those of earlier stops first); the line being typed is
+// kept as a draft and comes back below the newest.
+function inputHistory(lines) {
+  const history = [...lines];
+  let pos = history.length;
+  let draft = "";
+  return {
+    add(line) {
+      if (history[history.length - 1] !== line) history.push(line);
+      pos = history.length;
+      draft = "";
+    },
+    // The line before, or null at the oldest; `current` is kept when leaving the draft.
+    older(current) {
+      if (pos === history.length) draft = current;
+      return pos > 0 ? history[--pos] : null;
+    },
+    // The line after (the draft below the newest), or null when at the draft.
+    newer() {
+      if (pos >= history.length) return null;
+      pos += 1;
+      return pos === history.length ? draft : history[pos];
+    },
+  };
+}
+
+// Tab asks the kernel; one match is put in at once, several open a list of the
+// completed words. While the list is open it narrows as you type, ↓/↑ move in it,
+// Enter or Tab puts the highlighted one in, Esc closes it.
+function completer(model, input, completions) {
+  let completionId = 0;
+  let choices = null; // {head, rest, items: [full line], shown: [full line], active}
+
+  function request() {
+    completionId += 1;
+    model.send({ type: "complete", id: completionId, text: input.value.slice(0, caret()) });
+  }
+
+  function caret() {
+    return input.selectionStart ?? input.value.length;
+  }
+
+  // The keys of an open list; true when the key was the list's.
+  function key(e) {
+    if (!choices) return false;
+    const n = choices.shown.length;
+    if (e.key === "ArrowDown" && !e.altKey) choices.active = (choices.active + 1) % n;
+    else if (e.key === "ArrowUp" && !e.altKey) choices.active = (choices.active - 1 + n) % n;
+    else if ((e.key === "Enter" || (e.key === "Tab" && !e.shiftKey)) && !e.altKey) pick(choices.shown[choices.active]);
+    else if (e.key === "Escape") hide();
+    else return false;
+    e.preventDefault();
+    draw();
+    return true;
+  }
+
+  function pick(full) {
+    const rest = choices ? choices.rest : "";
+    hide();
+    setInput(full + rest, full.length);
+  }
+
+  function hide() {
+    choices = null;
+    completions.replaceChildren();
+    completions.classList.remove("jaxdbg-open");
+  }
+
+  function setInput(text, at = text.length) {
+    input.value = text;
+    input.setSelectionRange(at, at);
+    input.focus();
+  }
+
+  function onCompletions(msg) {
+    if (msg.id !== completionId) return;
+    const text = msg.text;
+    if (input.value.slice(0, caret()) !== text) return; // typed on meanwhile
+    const rest = input.value.slice(caret());
+    const matches = [...new Set((msg.matches || []).map((m) => applyCompletion(text, m)))];
+    hide();
+    if (!matches.length) return;
+    const prefix = commonPrefix(matches);
+    if (prefix.length > text.length) {
+      input.value = prefix + rest;
+      input.setSelectionRange(prefix.length, prefix.length);
+    }
+    if (matches.length === 1) return;
+    choices = { head: prefix.slice(0, wordStart(prefix)), rest, items: matches, shown: matches, active: 0 };
+    draw();
+  }
+
+  // Typing on (or deleting) while the list is open keeps the items that still fit.
+  function narrow() {
+    if (!choices) return;
+    const typed = input.value.slice(0, caret());
+    if (!typed.startsWith(choices.head) || /\W/.test(typed.slice(choices.head.length))) {
+      hide();
+      return;
+    }
+    choices.rest = input.value.slice(caret());
+    choices.shown = choices.items.filter((m) => m.startsWith(typed) && m !== typed);
+    choices.active = 0;
+    if (!choices.shown.length) hide();
+    else draw();
+  }
+
+  function draw() {
+    completions.replaceChildren();
+    if (!choices) return;
+    choices.shown.slice(0, 100).forEach((full, i) => {
+      const on = i === choices.active;
+      const item = h("div", "jaxdbg-completion" + (on ? " jaxdbg-active" : ""), full.slice(choices.head.length));
+      item.setAttribute("role", "option");
+      item.setAttribute("aria-selected", String(on));
+      item.title = full;
+      item.onmousedown = (e) => {
+        e.preventDefault();
+        pick(full);
+      };
+      completions.append(item);
+      if (on) requestAnimationFrame(() => item.scrollIntoView({ block: "nearest" }));
+    });
+    completions.classList.add("jaxdbg-open");
+  }
+
+  return { isOpen: () => !!choices, key, hide, request, onCompletions, narrow };
+}
+
+// Notebook shortcuts that run no code go on to the notebook: save (Ctrl/Cmd+S) and
+// Esc (unless it closes the completion list).
+function reachesNotebook(e, listOpen) {
+  const save = (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "s";
+  return save || (e.key === "Escape" && !listOpen);
+}
+
+function consoleInput(model, run) {
+  const inputRow = h("div", "jaxdbg-input-row");
+  const prompt = h("span", "jaxdbg-prompt", "(jaxdbg)");
+  const input = h("input", "jaxdbg-input");
+  input.type = "text";
+  input.spellcheck = false;
+  input.autocomplete = "off";
+  input.placeholder = "expression, statement or command; Enter runs it, Tab completes, ↑/↓ history";
+  const ppLabel = h("label", "jaxdbg-pp");
+  const pp = h("input");
+  pp.type = "checkbox";
+  ppLabel.title = "pretty-print results (pp)";
+  ppLabel.append(pp, document.createTextNode(" pp"));
+  const completions = h("div", "jaxdbg-completions");
+  completions.setAttribute("role", "listbox");
+  inputRow.append(prompt, input, ppLabel, completions);
+
+  const history = inputHistory(model.get("history") || []);
+  const completion = completer(model, input, completions);
+
+  input.addEventListener("keydown", (e) => {
+    if (Object.values(SHORTCUTS).some((s) => s.test(e))) return; // the panel handles them
+    if (reachesNotebook(e, completion.isOpen())) return;
+    // Keys typed here belong to the debugger, not to the notebook around it
+    // (Shift+Enter must not queue a cell run behind the paused one).
+    e.stopPropagation();
+    if (completion.key(e)) return;
+    if (e.key === "Enter") {
+      e.preventDefault();
+      const line = input.value;
+      input.value = "";
+      completion.hide();
+      if (!line.trim()) return;
+      history.add(line);
+      run(line, { typed: true, pretty: pp.checked });
+    } else if (e.key === "ArrowUp" && !e.altKey) {
+      e.preventDefault();
+      const older = history.older(input.value);
+      if (older !== null) input.value = older;
+    } else if (e.key === "ArrowDown" && !e.altKey) {
+      e.preventDefault();
+      const newer = history.newer();
+      if (newer !== null) input.value = newer;
+    } else if (e.key === "Tab" && !e.shiftKey) {
+      e.preventDefault();
+      completion.request();
+    }
+  });
+  input.addEventListener("keyup", (e) => e.stopPropagation());
+  input.addEventListener("keypress", (e) => e.stopPropagation());
+  input.addEventListener("input", completion.narrow);
+
+  return { node: inputRow, input, onCompletions: completion.onCompletions, hideCompletions: completion.hide };
+}
+
+// -- keys -------------------------------------------------------------------------
+// The panel's shortcuts press its buttons, wherever the focus is inside the panel.
+function shortcutKeys(root, buttons) {
+  root.addEventListener("keydown", (e) => {
+    for (const [name, s] of Object.entries(SHORTCUTS)) {
+      if (s.test(e)) {
+        e.preventDefault();
+        e.stopPropagation();
+        buttons[name].click();
+        return;
+      }
+    }
+  });
+}
+
+// -- kernel gone --------------------------------------------------------------------
+// After a kernel restart or shutdown this panel's stop no longer exists: the widget
+// manager marks its models' comms dead ("comm_live_update", ipywidgets 8), and the
+// kernel connection reports its status. Calls onGone then; returns the undo.
+function watchKernel(model, onGone) {
+  const DEAD = new Set(["restarting", "autorestarting", "dead", "terminating"]);
+  const kernel = model.widget_manager && model.widget_manager.kernel;
+
+  function onKernelStatus(_sender, status) {
+    if (DEAD.has(status)) onGone();
+  }
+
+  // comm_live changes also when a reloaded page reconnects a restored model: only a
+  // kernel that is restarting, dead or disposed means this stop is gone.
+  const onCommLive = () => {
+    if (kernel && (kernel.isDisposed || DEAD.has(kernel.status))) onGone();
+  };
+  model.on("comm_live_update", onCommLive);
+  if (kernel && kernel.statusChanged) kernel.statusChanged.connect(onKernelStatus);
+  if (kernel && kernel.disposed) kernel.disposed.connect(onGone);
+
+  return () => {
+    model.off("comm_live_update", onCommLive);
+    if (kernel && kernel.statusChanged) kernel.statusChanged.disconnect(onKernelStatus);
+    if (kernel && kernel.disposed) kernel.disposed.disconnect(onGone);
+  };
+}
+
+// -- scrolling into view ------------------------------------------------------------
+function scrollParent(node) {
+  for (let e = node.parentElement; e; e = e.parentElement) {
+    const y = getComputedStyle(e).overflowY;
+    if ((y === "auto" || y === "scroll") && e.scrollHeight > e.clientHeight) return e;
+  }
+  return document.scrollingElement;
+}
+
+function showTop(root) {
+  const scroller = scrollParent(root);
+  const view = scroller === document.scrollingElement
+    ? { top: 0, bottom: window.innerHeight } : scroller.getBoundingClientRect();
+  const top = root.getBoundingClientRect().top;
+  if (top >= view.top && top <= view.bottom - 80) return;
+  scroller.scrollTop += top - view.top - 8;
+}
+
+// -- the panel ------------------------------------------------------------------------
+function render({ model, el }) {
+  const root = h("div", "jaxdbg-panel");
+  root.tabIndex = -1;
+  el.appendChild(root);
+
+  const finished = () => !!(model.get("status") || {}).finished;
+  let kernelGone = false;
+  const commands = commandQueue(model);
+
+  // Every command goes through here: the buttons, a frame row, a local's name, the input.
+  function run(line, { typed = false, pretty = false } = {}) {
+    if (finished() || kernelGone) return;
+    if (!commands.send(line, typed, pretty)) {
+      onKernelGone(); // the comm is closed: say so rather than drop the line
+      return;
+    }
+    log.draw();
+  }
+
+  const bar = toolbarArea(run);
+  const sizeBody = bodySizer(model, root);
+  const frames = framesArea(model, run, sizeBody);
+  const source = sourceArea(model, sizeBody);
+  const body = h("div", "jaxdbg-body");
+  body.append(frames.node, source.node);
+  const locals = localsArea(model, run);
+  const log = consoleLog(model, commands.pending, bar.busy, root);
+  const commandLine = consoleInput(model, run);
+  const ended = h("div", "jaxdbg-ended");
+  const gone = h("div", "jaxdbg-gone");
+  gone.setAttribute("role", "alert");
+  gone.hidden = true;
+
+  root.append(bar.header, gone, bar.toolbar, body, locals.node, log.node, commandLine.node, ended);
+  shortcutKeys(root, bar.shortcutButtons);
+
+  function onKernelGone() {
+    if (kernelGone || finished()) return;
+    kernelGone = true;
+    commands.pending.clear();
+    gone.textContent = "The kernel of this stop has restarted or shut down: this panel can no longer " +
+      "reach it, and what it shows is what the stop was. Run the cell again to debug it.";
+    gone.hidden = false;
+    root.classList.add("jaxdbg-kernel-gone");
+    for (const b of root.querySelectorAll("button, input")) b.disabled = true;
+    commandLine.hideCompletions();
+    log.draw();
+  }
+  const unwatchKernel = watchKernel(model, onKernelGone);
+
+  function drawStatus() {
+    const s = model.get("status") || {};
+    bar.draw(s, kernelGone);
+    commandLine.input.disabled = !!s.finished || kernelGone;
+    root.classList.toggle("jaxdbg-finished", !!s.finished);
+    ended.textContent = s.finished ? s.ended || "The stop has ended." : "";
+  }
+
+  function onDone() {
+    if (commands.onDone()) log.draw();
+  }
+
   model.on("change:status", drawStatus);
-  model.on("change:frames", drawFrames);
-  model.on("change:selected", drawSelected);
-  model.on("change:source", drawSource);
-  model.on("change:locals_page", drawLocals);
-  model.on("change:log", drawLog);
+  model.on("change:frames", frames.draw);
+  model.on("change:selected", frames.drawSelected);
+  model.on("change:source", source.draw);
+  model.on("change:locals_page", locals.draw);
+  model.on("change:log", log.draw);
   model.on("change:done", onDone);
   const onMessage = (msg) => {
     if (!msg || typeof msg !== "object") return;
-    if (msg.type === "locals") onLocals(msg);
-    if (msg.type === "stats") onStats(msg);
-    else if (msg.type === "children") onChildren(msg);
-    else if (msg.type === "completions") onCompletions(msg);
+    if (msg.type === "locals") locals.onLocals(msg);
+    if (msg.type === "stats") locals.onStats(msg);
+    else if (msg.type === "children") locals.onChildren(msg);
+    else if (msg.type === "completions") commandLine.onCompletions(msg);
   };
   model.on("msg:custom", onMessage);
 
   drawStatus();
-  drawFrames();
-  drawSource();
-  drawLocals();
-  drawLog();
+  frames.draw();
+  source.draw();
+  locals.draw();
+  log.draw();
 
   // Focus the console, and bring a panel whose top is out of view (Run All: the notebook
   // follows the cells queued after it) into view from its top: banner and source first.
   requestAnimationFrame(() => {
     if (finished()) return;
-    input.focus({ preventScroll: true });
-    showTop();
+    commandLine.input.focus({ preventScroll: true });
+    showTop(root);
   });
-
-  function scrollParent(node) {
-    for (let e = node.parentElement; e; e = e.parentElement) {
-      const y = getComputedStyle(e).overflowY;
-      if ((y === "auto" || y === "scroll") && e.scrollHeight > e.clientHeight) return e;
-    }
-    return document.scrollingElement;
-  }
-
-  function showTop() {
-    const scroller = scrollParent(root);
-    const view = scroller === document.scrollingElement
-      ? { top: 0, bottom: window.innerHeight } : scroller.getBoundingClientRect();
-    const top = root.getBoundingClientRect().top;
-    if (top >= view.top && top <= view.bottom - 80) return;
-    scroller.scrollTop += top - view.top - 8;
-  }
 
   // Clear Output sends the kernel nothing; tell it when this page shows no view of a
   // live panel any more, so the paused stop can show the panel again.
@@ -692,18 +809,16 @@ function render({ model, el }) {
         } catch (e) {} // the model itself is gone (page or kernel closing)
       }, 300);
     }
-    if (observer) observer.disconnect();
+    locals.dispose();
     model.off("change:status", drawStatus);
-    model.off("change:frames", drawFrames);
-    model.off("change:selected", drawSelected);
-    model.off("change:source", drawSource);
-    model.off("change:locals_page", drawLocals);
-    model.off("change:log", drawLog);
+    model.off("change:frames", frames.draw);
+    model.off("change:selected", frames.drawSelected);
+    model.off("change:source", source.draw);
+    model.off("change:locals_page", locals.draw);
+    model.off("change:log", log.draw);
     model.off("change:done", onDone);
     model.off("msg:custom", onMessage);
-    model.off("comm_live_update", onCommLive);
-    if (kernel && kernel.statusChanged) kernel.statusChanged.disconnect(onKernelStatus);
-    if (kernel && kernel.disposed) kernel.disposed.disconnect(onKernelGone);
+    unwatchKernel();
   };
 }
 
