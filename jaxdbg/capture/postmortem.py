@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 import jax
 
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.engine import registry
 from jaxdbg.frontends import scripted
+from jaxdbg.internals import ipython_api
 from jaxdbg.capture.frames import Frame
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.stop_info import StopInfo
@@ -100,12 +101,13 @@ def _after_cell(result: Any = None) -> None:
         sys.stdout.write("jaxdbg: post-mortem interrupted\n")
 
 
+_unregister: list[Callable[[], None]] = []
+
+
 def load(shell: Any) -> None:
-    shell.events.register("post_run_cell", _after_cell)
+    _unregister.append(ipython_api.register_cell_events(shell, post_run_cell=_after_cell))
 
 
 def unload(shell: Any) -> None:
-    try:
-        shell.events.unregister("post_run_cell", _after_cell)
-    except ValueError:
-        pass
+    while _unregister:
+        _unregister.pop()()

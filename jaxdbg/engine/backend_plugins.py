@@ -101,8 +101,8 @@ def panel_hint() -> str | None:
     if "widgets" in registered_debuggers():
         return None
     try:
-        from jaxdbg.internals import ipykernel_api
-        in_kernel = ipykernel_api.current_kernel() is not None
+        from jaxdbg.internals import ipykernel_kernel
+        in_kernel = ipykernel_kernel.current_kernel() is not None
     except Exception:
         in_kernel = False
     if not in_kernel:

@@ -104,10 +104,7 @@ def install() -> None:
         # The cell's value is shown by display formatters, which catch its repr's error
         # (a pmap result whose computation was quit) outside the custom-exception slot.
         _undo.append(ipython_api.add_traceback_filter(shell, _ipython_handler))
-        events = getattr(shell, "events", None)
-        if events is not None:
-            events.register("pre_run_cell", _relay_interrupts)
-            _undo.append(lambda: events.unregister("pre_run_cell", _relay_interrupts))
+        _undo.append(ipython_api.register_cell_events(shell, pre_run_cell=_relay_interrupts))
         return
     previous = sys.excepthook
 

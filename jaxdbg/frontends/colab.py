@@ -66,9 +66,9 @@ def available() -> bool:
     """True inside a Colab runtime (``google.colab`` importable, in a kernel)."""
     if not importable():
         return False
-    from jaxdbg.internals import ipykernel_api as api
+    from jaxdbg.internals import ipykernel_kernel
 
-    return api.current_kernel() is not None
+    return ipykernel_kernel.current_kernel() is not None
 
 
 def _notice(text: str) -> None:

@@ -177,12 +177,12 @@ def interactive_input_available(options: dict[str, Any] | None = None) -> bool:
     """
     if options and options.get("stdin") is not None:
         return True
-    from jaxdbg.internals import ipykernel_api as api
+    from jaxdbg.internals import ipykernel_kernel, ipykernel_parents
 
-    kernel = api.current_kernel()
+    kernel = ipykernel_kernel.current_kernel()
     if kernel is not None:
         try:
-            parent = api.cell_parent(kernel)[1]
+            parent = ipykernel_parents.cell_parent(kernel)[1]
         except Exception:
             parent = None
         content = (parent or {}).get("content") or {}
@@ -222,9 +222,9 @@ def continue_without_input(session: Session, why: str, out: IO[str] | None = Non
 
 
 def no_input_reason() -> str:
-    from jaxdbg.internals import ipykernel_api as api
+    from jaxdbg.internals import ipykernel_kernel
 
-    if api.current_kernel() is not None:
+    if ipykernel_kernel.current_kernel() is not None:
         return "nothing can answer a prompt (the notebook client offers no stdin)"
     return "nothing can answer a prompt (stdin is closed)"
 

@@ -161,18 +161,41 @@ def execution_count() -> int | None:
     return running if isinstance(running, int) else count - 1
 
 
+CellCallback = Callable[[Any], None]
+
+
+def register_cell_events(shell: Any, *, pre_run_cell: CellCallback | None = None,
+                         post_run_cell: CellCallback | None = None) -> Callable[[], None]:
+    """Call ``pre_run_cell(info)`` before each cell and ``post_run_cell(result)`` after
+    it (IPython's ``shell.events``, with the signatures of IPython >= 7); returns the
+    unregister, safe to call more than once. A no-op where ``shell`` has no events.
+
+    Every jaxdbg module that follows cells registers here, so the events and their
+    undo are spelled once.
+    """
+    events = getattr(shell, "events", None)
+    if events is None:
+        return lambda: None
+    registered = [(name, fn) for name, fn in (("pre_run_cell", pre_run_cell),
+                                               ("post_run_cell", post_run_cell)) if fn is not None]
+    for name, fn in registered:
+        events.register(name, fn)
+
+    def unregister() -> None:
+        for name, fn in registered:
+            try:
+                events.unregister(name, fn)
+            except ValueError:  # already gone (unregistered once, or by someone else)
+                pass
+    return unregister
+
+
 def on_cell_finished(callback) -> None:
     """Call ``callback()`` once, after the running cell finishes (IPython's post_run_cell)."""
-    ip = shell()
-    events = getattr(ip, "events", None)
-    if events is None:
-        return
+    unregister: list[Callable[[], None]] = []
 
     def once(*_):
-        try:
-            events.unregister("post_run_cell", once)
-        except ValueError:
-            pass
+        unregister[0]()
         callback()
 
-    events.register("post_run_cell", once)
+    unregister.append(register_cell_events(shell(), post_run_cell=once))

@@ -158,18 +158,18 @@ def backend_status() -> tuple[str, str]:
 
 def panel_status() -> tuple[str, str]:
     """How a paused cell's panel receives clicks here: (subshell | pump | typed prompt, why)."""
-    from jaxdbg.internals import ipykernel_api as api
+    from jaxdbg.internals import ipykernel_kernel, ipykernel_pump, ipykernel_subshells
 
-    kernel = api.current_kernel()
+    kernel = ipykernel_kernel.current_kernel()
     if kernel is None:
         return "typed prompt", "not running in an IPython kernel"
     if importlib.util.find_spec("ipywidgets") is None:
         return "typed prompt", "ipywidgets is not installed"
-    version = ".".join(map(str, api.kernel_version() or ())) or "?"
-    if api.supports_subshells(kernel):
+    version = ".".join(map(str, ipykernel_kernel.kernel_version() or ())) or "?"
+    if ipykernel_subshells.supports_subshells(kernel):
         return "subshell", (f"ipykernel {version}: widget messages go to a private kernel "
                             "subshell while the cell is paused")
-    if api.supports_pump(kernel):
+    if ipykernel_pump.supports_pump(kernel):
         return "pump", (f"ipykernel {version} has no subshells: a helper thread handles "
                         "queued widget messages while the cell is paused")
     return "typed prompt", (f"ipykernel {version} cannot handle widget messages while a "

@@ -21,7 +21,7 @@ from typing import Any
 from jaxdbg.frontends import cli
 from jaxdbg.engine import interrupts
 from jaxdbg.frontends import scripted
-from jaxdbg.internals import ipykernel_api as api
+from jaxdbg.internals import ipykernel_kernel, ipykernel_parents
 from jaxdbg.engine.session import Session
 
 HEADER_REFRESH_S = 0.5  # how often a paused panel re-reads the count of waiting stops
@@ -34,7 +34,7 @@ def available() -> bool:
     """True inside an ipykernel with ipywidgets installed (the frontend can show widgets)."""
     if importlib.util.find_spec("ipywidgets") is None:
         return False
-    return api.current_kernel() is not None
+    return ipykernel_kernel.current_kernel() is not None
 
 
 def prepare() -> None:
@@ -42,7 +42,7 @@ def prepare() -> None:
     ``%load_ext``): interrupts and cell tracking for XLA-thread stops. Idempotent."""
     import threading
 
-    if api.current_kernel() is None or threading.current_thread() is not threading.main_thread():
+    if ipykernel_kernel.current_kernel() is None or threading.current_thread() is not threading.main_thread():
         return
     try:
         from jaxdbg_widgets.pause import channel as pause
@@ -55,7 +55,7 @@ def prepare() -> None:
 def _output_to_cell(kernel: Any, parent: dict | None):
     """Send this thread's displays to the paused cell (ipykernel 7 pins per thread,
     which PauseChannel does; ipykernel 6 needs the display publisher's parent set)."""
-    return api.display_parent_6x(kernel, parent)
+    return ipykernel_parents.display_parent_6x(kernel, parent)
 
 
 def _show_in_queued_cell(session: Session, panel: Any, handle: Any, kernel: Any, parent: dict) -> None:
@@ -65,7 +65,7 @@ def _show_in_queued_cell(session: Session, panel: Any, handle: Any, kernel: Any,
 
     line = (f"jaxdbg: this cell waits: the kernel is paused at {session.banner()}. "
             "Answer the stop in the panel below, or interrupt the kernel to end it.")
-    undo = api.pin_thread_parent(kernel, None, parent)
+    undo = ipykernel_parents.pin_thread_parent(kernel, None, parent)
     try:
         with _output_to_cell(kernel, parent):
             # a display, not a print: ipykernel 6.17's streams have one global parent
@@ -96,7 +96,7 @@ def run_widget_debugger(session: Session, **options: Any) -> None:
     """
     from jaxdbg_widgets.pause.channel import CLOSED, UNRESPONSIVE, PauseChannel
 
-    kernel = api.current_kernel()
+    kernel = ipykernel_kernel.current_kernel()
     channel = PauseChannel()
     with channel:  # pins this thread's prints and prompts to the paused cell
         channel.report_queued_cells()
@@ -107,7 +107,7 @@ def run_widget_debugger(session: Session, **options: Any) -> None:
         parent = None
         if kernel is not None:
             try:
-                parent = api.cell_parent(kernel)[1]
+                parent = ipykernel_parents.cell_parent(kernel)[1]
             except Exception:
                 parent = None
         _serve_panel(session, channel, kernel, parent, options, CLOSED, UNRESPONSIVE)

@@ -46,7 +46,7 @@ Clear Output sends the kernel nothing, so a widget whose frontend code counts it
 reports them with a custom message ``{"type": VIEWS_MESSAGE, "count": n}``; when every
 attached widget reports none, ``wait`` returns :data:`HIDDEN`.
 
-All ipykernel internals live in :mod:`jaxdbg.internals.ipykernel_api`. This module
+All ipykernel internals live in the ``jaxdbg.internals.ipykernel_*`` modules. This module
 does not import jax (nor ipywidgets: widgets are duck-typed).
 """
 
@@ -61,7 +61,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from jaxdbg.internals import ipykernel_api as api
+from jaxdbg.internals import ipykernel_busy, ipykernel_comms, ipykernel_kernel, ipykernel_parents, ipykernel_paused_requests, ipykernel_pump, ipykernel_queued_cells, ipykernel_subshells
 
 __all__ = ["PauseChannel", "CLOSED", "HIDDEN", "QueuedCell", "UNRESPONSIVE", "VIEWS_MESSAGE", "install",
            "interrupt_count"]
@@ -205,14 +205,14 @@ def install() -> bool:
     a breakpoint on an XLA thread cannot be interrupted and, after a click, may print
     into the wrong cell. Returns whether the interrupt watch is active.
     """
-    if api.current_kernel() is not None:
-        api.track_cells()
+    if ipykernel_kernel.current_kernel() is not None:
+        ipykernel_parents.track_cells()
     return _interrupts.install()
 
 
 def uninstall() -> None:
     """Undo :func:`install` from the main thread (``%unload_ext jaxdbg``)."""
-    api.untrack_cells()
+    ipykernel_parents.untrack_cells()
     _interrupts.uninstall()
 
 
@@ -239,7 +239,7 @@ def _widget_tree(widget: Any) -> list[Any]:
 
 
 def _comm_closed(widget: Any) -> bool:
-    return api.comm_closed(getattr(widget, "comm", None))
+    return ipykernel_comms.comm_closed(getattr(widget, "comm", None))
 
 
 class PauseChannel:
@@ -256,7 +256,7 @@ class PauseChannel:
     UNRESPONSIVE = UNRESPONSIVE
 
     def __init__(self, kernel: Any = None) -> None:
-        self._kernel = api.current_kernel() if kernel is None else kernel
+        self._kernel = ipykernel_kernel.current_kernel() if kernel is None else kernel
         self._queue: queue.Queue[Any] = queue.Queue()
         self._roots: list[Any] = []
         self._hidden: dict[int, bool] = {}  # id(root) -> its frontend reported no view
@@ -279,7 +279,7 @@ class PauseChannel:
         self._parent: dict = {}
         if self._kernel is not None:
             try:
-                self._ident, self._parent = api.cell_parent(self._kernel)
+                self._ident, self._parent = ipykernel_parents.cell_parent(self._kernel)
             except Exception:
                 pass
         # Frontends show the last status the kernel sent; the messages handled while
@@ -288,14 +288,14 @@ class PauseChannel:
         self._unwatch_cells: Callable[[], None] | None = None
         if self._kernel is not None:
             try:
-                self._release_busy = api.keep_cell_busy(self._kernel, self._parent)
+                self._release_busy = ipykernel_busy.keep_cell_busy(self._kernel, self._parent)
             except Exception:
                 self._release_busy = None
         self.mechanism = self._choose(threading.current_thread())
         self._release_info: Callable[[], None] | None = None
         if self.mechanism == "subshell":
             try:
-                self._subshell_id = api.create_subshell(self._kernel)
+                self._subshell_id = ipykernel_subshells.create_subshell(self._kernel)
             except Exception as exc:
                 self._subshell_failed = True
                 self.mechanism = self._choose(threading.current_thread())
@@ -303,7 +303,7 @@ class PauseChannel:
             else:
                 # A page reloaded meanwhile must be able to find the paused panel.
                 try:
-                    self._release_info = api.answer_info_requests(self._kernel)
+                    self._release_info = ipykernel_paused_requests.answer_info_requests(self._kernel)
                 except Exception:
                     self._release_info = None
 
@@ -316,14 +316,14 @@ class PauseChannel:
             return "prompt"
         if self._subshell_id is not None:
             return "subshell"
-        if not self._subshell_failed and api.supports_subshells(kernel):
+        if not self._subshell_failed and ipykernel_subshells.supports_subshells(kernel):
             return "subshell"
         on_main = waiter is threading.main_thread()
-        if not on_main and not api.main_shell_busy(kernel):
+        if not on_main and not ipykernel_busy.main_shell_busy(kernel):
             return "idle"
-        if api.supports_pump(kernel):
+        if ipykernel_pump.supports_pump(kernel):
             return "pump"
-        self.detail = f"ipykernel {api.kernel_version()} offers no way to handle widgets here"
+        self.detail = f"ipykernel {ipykernel_kernel.kernel_version()} offers no way to handle widgets here"
         return "prompt"
 
     # -- widgets --------------------------------------------------------------------
@@ -352,7 +352,7 @@ class PauseChannel:
 
     def _route_locked(self, comm: Any) -> None:
         if id(comm) not in self._routed:
-            self._routed[id(comm)] = (comm, api.route_comm_to_subshell(comm, self._subshell_id))
+            self._routed[id(comm)] = (comm, ipykernel_comms.route_comm_to_subshell(comm, self._subshell_id))
 
     def _route_opened(self, comm: Any) -> None:
         """A comm was just opened on the stop's thread: route it before the frontend
@@ -365,7 +365,7 @@ class PauseChannel:
         """Route comms opened on this thread from now on; returns an undo or None."""
         if self._subshell_id is None or self._closed:
             return None
-        return api.watch_comm_opens(self._kernel, self._route_opened)
+        return ipykernel_comms.watch_comm_opens(self._kernel, self._route_opened)
 
     def _on_views(self, key: int, content: Any) -> None:
         """A widget's frontend said how many views of it remain (any other custom
@@ -387,7 +387,7 @@ class PauseChannel:
         if self._kernel is None or self._unwatch_cells is not None:
             return
         try:
-            self._unwatch_cells = api.watch_queued_cells(
+            self._unwatch_cells = ipykernel_queued_cells.watch_queued_cells(
                 self._kernel, lambda request: self._queue.put(QueuedCell(request)))
         except Exception:
             self._unwatch_cells = None
@@ -418,7 +418,7 @@ class PauseChannel:
         key = threading.get_ident()
         if self._kernel is None or not self._parent or key in self._pins:
             return None
-        undo = api.pin_thread_parent(self._kernel, self._ident, self._parent)
+        undo = ipykernel_parents.pin_thread_parent(self._kernel, self._ident, self._parent)
         self._pins[key] = undo
         return undo
 
@@ -449,7 +449,7 @@ class PauseChannel:
         pinned = self._pin()
         pump = None
         if self.mechanism == "pump":
-            pump = api.shell_pump(self._kernel)
+            pump = ipykernel_pump.shell_pump(self._kernel)
             pump.acquire(waiter_is_main=on_main)
         deadline = None if timeout is None else time.monotonic() + timeout
         listener = _interrupt_listener(on_main)

@@ -23,7 +23,7 @@ import traitlets
 from markupsafe import Markup, escape
 
 from jaxdbg.capture import prints
-from jaxdbg.internals import ipykernel_api as api
+from jaxdbg.internals import ipykernel_busy, ipykernel_kernel, ipykernel_parents, ipython_api
 from jaxdbg.capture.prints import PrintRow
 from jaxdbg.views import theme
 
@@ -98,11 +98,11 @@ class PrintLog:
         """Requests handled while the cell runs (JupyterLab opens a subshell for the
         widget's comm on the control channel) each end with an idle, and the status bar
         shows the last status: say busy again for the running cell until it ends."""
-        kernel = api.current_kernel()
+        kernel = ipykernel_kernel.current_kernel()
         if kernel is None or self._parent is None:
             return
         try:
-            self._release_busy = api.keep_cell_busy(kernel, self._parent[1])
+            self._release_busy = ipykernel_busy.keep_cell_busy(kernel, self._parent[1])
         except Exception:
             self._release_busy = None
 
@@ -269,10 +269,10 @@ class _InCell:
         self.undo: Callable[[], None] | None = None
 
     def __enter__(self) -> None:
-        kernel = api.current_kernel()
+        kernel = ipykernel_kernel.current_kernel()
         if kernel is not None and self.parent is not None and \
                 threading.current_thread() is not threading.main_thread():
-            self.undo = api.pin_thread_parent(kernel, *self.parent)
+            self.undo = ipykernel_parents.pin_thread_parent(kernel, *self.parent)
 
     def __exit__(self, *exc: Any) -> None:
         if self.undo is not None:
@@ -292,22 +292,19 @@ class PrintLogs:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._previous_sink: Callable[[PrintRow], None] | None = None
+        self._unregister_cells: Callable[[], None] = lambda: None
 
     # -- lifetime --------------------------------------------------------------------
     def install(self) -> None:
-        self.shell.events.register("pre_run_cell", self.pre_run_cell)
-        self.shell.events.register("post_run_cell", self.post_run_cell)
+        self._unregister_cells = ipython_api.register_cell_events(
+            self.shell, pre_run_cell=self.pre_run_cell, post_run_cell=self.post_run_cell)
         self._previous_sink = prints.set_sink(self.add)
         prints.route_jax_print()
         self._thread = threading.Thread(target=self._flush_loop, name="jaxdbg-print-log", daemon=True)
         self._thread.start()
 
     def uninstall(self) -> None:
-        for name, fn in (("pre_run_cell", self.pre_run_cell), ("post_run_cell", self.post_run_cell)):
-            try:
-                self.shell.events.unregister(name, fn)
-            except ValueError:
-                pass
+        self._unregister_cells()
         prints.unroute_jax_print()
         prints.set_sink(self._previous_sink)
         self._stop.set()
@@ -345,11 +342,11 @@ class PrintLogs:
         return "print log"
 
     def _parent_now(self) -> tuple[Any, dict] | None:
-        kernel = api.current_kernel()
+        kernel = ipykernel_kernel.current_kernel()
         if kernel is None:
             return None
         try:
-            return api.cell_parent(kernel)
+            return ipykernel_parents.cell_parent(kernel)
         except Exception:
             return None
 

@@ -121,13 +121,13 @@ def test_private_ipython_ipywidgets_and_comm_names():
 
     source = inspect.getsource(InteractiveShell.set_custom_exc)
     assert "self.CustomTB" in source and "self.custom_exceptions" in source
-    assert "_closed" in inspect.getsource(BaseComm)  # ipykernel_api.comm_closed
+    assert "_closed" in inspect.getsource(BaseComm)  # ipykernel_comms.comm_closed
     assert all(ipywidgets_api.names_in_use().values()), ipywidgets_api.names_in_use()
     assert ipywidgets_api.html_style() is not None or int(__import__("ipywidgets").__version__[0]) < 8
 
 
 def test_display_publisher_parent_header_on_ipykernel_6():
-    """ipykernel_api.display_parent_6x sets ZMQDisplayPublisher.parent_header (6.x)."""
+    """ipykernel_parents.display_parent_6x sets ZMQDisplayPublisher.parent_header (6.x)."""
     import ipykernel
     from ipykernel.zmqshell import ZMQDisplayPublisher
 
