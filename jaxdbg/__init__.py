@@ -29,7 +29,8 @@ from jaxdbg.engine.registry import (available_debuggers, get_debugger, register_
                              unregister_debugger)
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.capture.postmortem import post_mortem
-from jaxdbg.capture.prints import callback, print  # noqa: A004 (jaxdbg.print, like jax.debug.print)
+from jaxdbg.capture.prints import callback
+from jaxdbg.capture.prints import debug_print as print  # noqa: A004 (jaxdbg.print, like jax.debug.print)
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.sharding_display import inspect_sharding, visualize_sharding
 from jaxdbg.engine.sharding_layout import sharding_view

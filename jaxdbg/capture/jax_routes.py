@@ -47,9 +47,9 @@ def jaxdbg_breakpoint_for_jax(*, backend: str | None = None, filter_frames: bool
                               num_frames: int | None = None, ordered: bool = False,
                               token: Any = None, **kwargs: Any) -> Any:
     """Stands in for ``jax.debug.breakpoint`` while the hook is installed."""
-    return breakpoints._enter(pred=None, skip=1, backend=backend, filter_frames=filter_frames,
-                              num_frames=num_frames, ordered=ordered, token=token, options=kwargs,
-                              handoff=_hand_back_to_jax)
+    return breakpoints.place_breakpoint(pred=None, skip=1, backend=backend, filter_frames=filter_frames,
+                                        num_frames=num_frames, ordered=ordered, token=token,
+                                        options=kwargs, handoff=_hand_back_to_jax)
 
 
 def _hand_back_to_jax(frames: list[Any], options: dict[str, Any]) -> bool:

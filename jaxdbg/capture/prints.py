@@ -167,10 +167,10 @@ def _format(fmt: str, printoptions: dict[str, Any], placeholders: bool, args, kw
 Batch = tuple  # ((index, size), ...) per vmap level, outermost first
 
 
-def _level(emit: Callable[[Batch, list], None], known: Batch):
+def _unrolled_batch_layer(call_host: Callable[[Batch, list], None], known: Batch):
     @custom_vmap
     def call(operands):
-        emit(known, operands)
+        call_host(known, operands)
         return jnp.zeros((), jnp.bool_)
 
     @call.def_vmap
@@ -179,14 +179,14 @@ def _level(emit: Callable[[Batch, list], None], known: Batch):
         for i in range(axis_size):
             one = [op[i] if batched else op for op, batched in zip(operands, batched_operands)]
             # Levels still to be unrolled are outside this one: they go first.
-            _level(emit, ((i, axis_size),) + known)(one)
+            _unrolled_batch_layer(call_host, ((i, axis_size),) + known)(one)
         return jnp.zeros((axis_size,), jnp.bool_), True
 
     return call
 
 
-def _staged(emit: Callable[[Batch, list], None], operands: list) -> None:
-    _level(emit, ())([jax.lax.stop_gradient(op) for op in operands])
+def _call_per_batch_element(call_host: Callable[[Batch, list], None], operands: list) -> None:
+    _unrolled_batch_layer(call_host, ())([jax.lax.stop_gradient(op) for op in operands])
 
 
 # -- the call ----------------------------------------------------------------------------
@@ -236,8 +236,8 @@ def _origin(skip: int) -> tuple[_Origin, list[Any]]:
                    tuple((name, size) for name, size, _ in axes)), [index for _, _, index in axes]
 
 
-def _stage(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: dict,
-           ordered: bool) -> None:
+def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: dict,
+                     ordered: bool) -> None:
     origin, device_indices = origin_and_devices
     flat, tree = jax.tree_util.tree_flatten((args, kwargs))
     traced_at = [i for i, leaf in enumerate(flat) if isinstance(leaf, jax.core.Tracer)]
@@ -254,7 +254,7 @@ def _stage(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: d
     slot_of = [distinct[id(flat[i])] for i in traced_at]
     n_traced = len(distinct)
 
-    def emit(batch: Batch, operands: list) -> None:
+    def call_host(batch: Batch, operands: list) -> None:
         leaves = list(flat)
         for i, slot in zip(traced_at, slot_of):
             leaves[i] = operands[slot]
@@ -269,7 +269,7 @@ def _stage(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: d
     firsts = {}
     for i in traced_at:
         firsts.setdefault(id(flat[i]), flat[i])
-    _staged(emit, list(firsts.values()) + list(device_indices))
+    _call_per_batch_element(call_host, list(firsts.values()) + list(device_indices))
 
 
 def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, skip: int, from_jax: bool) -> None:
@@ -281,10 +281,10 @@ def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, skip: int, from_j
         deliver(PrintRow(_format(fmt, printoptions, placeholders, args, kwargs), site,
                          ordered, from_jax))
 
-    _stage(host, _origin(skip + 1), args, kwargs, ordered)
+    _stage_host_call(host, _origin(skip + 1), args, kwargs, ordered)
 
 
-def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  # noqa: A001
+def debug_print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
     """``jax.debug.print`` that also records the call's file:line, batch element and device.
 
     In a script or terminal it writes exactly what ``jax.debug.print`` writes; with
@@ -306,7 +306,7 @@ def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs
         finally:
             _current.reset(token)
 
-    _stage(host, _origin(1), args, kwargs, ordered)
+    _stage_host_call(host, _origin(1), args, kwargs, ordered)
 
 
 # -- jax.debug.print routed to the log while the extension is loaded -----------------------

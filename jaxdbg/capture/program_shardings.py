@@ -110,7 +110,7 @@ def for_host(value: Any) -> Any:
     return value if where is None else replicated_for_host(value, where)
 
 
-def like(value: Any, original: Any) -> Any:
+def restore_program_layout(value: Any, original: Any) -> Any:
     """``value`` (replicated for the host) laid out again as ``original`` is in the program."""
     where = of_tracer(original) if isinstance(original, jax.core.Tracer) else None
     if where is None or value is original:

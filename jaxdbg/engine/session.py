@@ -244,7 +244,7 @@ class Session:
         return f"frame {i}: {f.function} at {f.location}"
 
     # -- evaluation ----------------------------------------------------------
-    def _run(self, source: str, expression_only: bool) -> tuple[Any, Output | None]:
+    def value_of(self, source: str, expression_only: bool) -> tuple[Any, Output | None]:
         """Evaluate in the current frame: (value, None), or (None, the error to show)."""
         try:
             return evaluation.evaluate(source, self.current, self.scratch,
@@ -258,7 +258,7 @@ class Session:
         source = source.strip()
         if not source:
             return _error("nothing to evaluate")
-        value, error = self._run(source, expression_only)
+        value, error = self.value_of(source, expression_only)
         if error is not None:
             return error
         if evaluation.is_nothing(value) or (value is None and not expression_only):
@@ -272,7 +272,7 @@ class Session:
         return Output(OutputKind.VALUE, text, value, truncated=cut)
 
     def whatis(self, source: str) -> Output:
-        value, error = self._run(source, expression_only=True)
+        value, error = self.value_of(source, expression_only=True)
         if error is not None:
             return error
         summary = summaries.summarize(source, value, self.program_shardings().get(source))

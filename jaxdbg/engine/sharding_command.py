@@ -49,7 +49,7 @@ def run(session: Any, arg: str) -> Output:
     source = arg.strip()
     if not source:
         return _error("sharding needs an expression, e.g. 'sharding x'")
-    value, error = session._run(source, expression_only=True)  # no repr: it may raise
+    value, error = session.value_of(source, expression_only=True)  # no repr: it may raise
     if error is not None:
         return error
     in_program = _program_label(session, source)

@@ -1,5 +1,7 @@
 """IPython internals: how a cell's compiled file name maps to ``In[n]``, showing a
-one-line error, and sharing IPython's single custom-exception slot."""
+one-line error, sharing IPython's single custom-exception slot, following cells
+(``shell.events``), display formatters' type printers, and compiling a cell's source
+under a name its frames show as ``In[n]``."""
 
 from __future__ import annotations
 
@@ -199,3 +201,31 @@ def on_cell_finished(callback) -> None:
         callback()
 
     unregister.append(register_cell_events(shell(), post_run_cell=once))
+
+
+_NO_PRINTER = object()
+
+
+def add_type_printer(formatter: Any, cls: type, printer: Callable[..., Any]) -> Callable[[], None]:
+    """Show values of ``cls`` with ``printer`` in ``formatter`` (``for_type``, public);
+    returns the undo, which puts back the printer ``cls`` had before, or none.
+
+    ``for_type`` returns the previous printer but offers no way to remove one: the
+    undo edits the formatter's ``type_printers`` dict (a trait of ``BaseFormatter``).
+    """
+    previous = formatter.type_printers.get(cls, _NO_PRINTER)
+    formatter.for_type(cls, printer)
+
+    def undo() -> None:
+        if previous is _NO_PRINTER:
+            formatter.type_printers.pop(cls, None)
+        else:
+            formatter.type_printers[cls] = previous
+    return undo
+
+
+def cache_cell_source(shell: Any, source: str) -> str:
+    """Store ``source`` in linecache as IPython stores a cell's code (``CachingCompiler.cache``,
+    IPython >= 7); the file name to compile it under, so tracebacks and jaxdbg's frames
+    show its lines and label it ``In[n]``."""
+    return shell.compile.cache(source)

@@ -20,6 +20,7 @@ import jax
 from jax.experimental import checkify as jax_checkify
 
 from jaxdbg.capture.checkify_errors import CheckifyView, LocatedError, parse_errors
+from jaxdbg.internals import ipython_api
 
 USAGE = "%%checkify [--errors user|index|float|nan|div|all]  (several joined with commas)"
 
@@ -114,7 +115,7 @@ def _run_source(shell: Any, cell: str) -> Any:
     source = shell.transform_cell(cell)  # line magics and shell escapes, as IPython does
     tree = ast.parse(source)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    filename = shell.compile.cache(source)
+    filename = ipython_api.cache_cell_source(shell, source)
     namespace = shell.user_ns
     if tree.body:
         exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - the user's own cell

@@ -18,10 +18,11 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+from jaxdbg.internals import ipython_api
+
 _lock = threading.Lock()
 _saved_functions: dict[str, Callable[..., Any]] = {}
-_saved_formatters: list[tuple[Any, type, Any]] = []  # (formatter, type, previous or None)
-_NO_PREVIOUS = object()
+_saved_formatters: list[Callable[[], None]] = []  # the undo of each display formatter added
 
 
 def _visualize_array_sharding(arr: Any, **kwargs: Any) -> None:
@@ -91,9 +92,7 @@ def install(shell: Any = None) -> None:
         jax.debug.visualize_array_sharding = _visualize_array_sharding
         jax.debug.inspect_array_sharding = _inspect_array_sharding
         for formatter, cls, fn in _formatters(shell):
-            previous = formatter.type_printers.get(cls, _NO_PREVIOUS)
-            formatter.for_type(cls, fn)
-            _saved_formatters.append((formatter, cls, previous))
+            _saved_formatters.append(ipython_api.add_type_printer(formatter, cls, fn))
 
 
 def uninstall() -> None:
@@ -104,11 +103,8 @@ def uninstall() -> None:
         for name, fn in _saved_functions.items():
             setattr(jax.debug, name, fn)
         _saved_functions.clear()
-        for formatter, cls, previous in reversed(_saved_formatters):
-            if previous is _NO_PREVIOUS:
-                formatter.type_printers.pop(cls, None)
-            else:
-                formatter.type_printers[cls] = previous
+        for undo in reversed(_saved_formatters):
+            undo()
         _saved_formatters.clear()
 
 
