@@ -2,8 +2,11 @@
 
 Completes command words at the start of a line, names visible in the frame
 (scratch names, locals, module globals, builtins), attributes after a dot and
-string keys of a dict after ``[``. Expressions after ``p``, ``pp``, ``whatis``
-and the other expression commands complete the same way.
+string keys of a dict after ``[``. After a command word, what completes is what
+its :class:`~jaxdbg.engine.commands.ArgumentKind` in the command table says: an
+expression as above, a command name, a sub-word (``continue all``), the frame
+numbers or the known breakpoint numbers. A number is offered only at an empty
+word: typed digits are left as they are.
 
 Completion must never run the program: the object before a dot is looked up
 only through plain names, attributes (``getattr``) and subscripts of built-in
@@ -16,14 +19,22 @@ from __future__ import annotations
 
 import builtins
 import re
-from typing import Any
+from typing import Any, Callable, Protocol
 
-from jaxdbg.engine.session import Session, split_command
+from jaxdbg.capture.frames import Frame
+from jaxdbg.engine import breakpoint_state
+from jaxdbg.engine.commands import TABLE, ArgumentKind, Command, split_command
 
-# Commands whose argument is a Python expression.
-EXPRESSION_COMMANDS = frozenset({"p", "pp", "whatis", "sharding"})
-# Commands whose argument is a command name.
-COMMAND_NAME_COMMANDS = frozenset({"help", "h", "?"})
+
+class Session(Protocol):
+    """What completion reads of a :class:`jaxdbg.engine.session.Session` (which calls
+    this module, so this module does not import it)."""
+
+    frames: list[Frame]
+    scratch: dict[str, Any]
+
+    @property
+    def current(self) -> Frame: ...
 
 _NAME = r"[A-Za-z_]\w*"
 _KEY = r"""\[\s*(?:'[^'\\]*'|"[^"\\]*"|-?\d+)\s*\]"""
@@ -56,25 +67,71 @@ def _complete(session: Session, text: str) -> list[str]:
     indent = text[:len(text) - len(stripped)]
     word = split_command(stripped)[0]
     rest = stripped[len(word):].lstrip()  # as typed, trailing spaces kept
-    command_words = _command_words(session)
     if word == stripped:
         # The first word: a command, or the start of an expression.
-        commands = [indent + w for w in command_words if w.startswith(word) and w.isidentifier()]
+        commands = [indent + w for w in TABLE.names() if w.startswith(word) and w.isidentifier()]
         return commands + [indent + c for c in _complete_expression(session, stripped)]
-    if word not in command_words:
+    command = TABLE.get(word)
+    if command is None:
         # A line that is Python throughout: "z = x.sh" (a command word makes the line
         # that command, as Session.execute reads it: "!c = x.sh" is Python).
         return [indent + c for c in _complete_expression(session, stripped)]
     head = text[:len(text) - len(rest)]
-    if word in COMMAND_NAME_COMMANDS:
-        return [head + w for w in command_words if w.startswith(rest) and " " not in rest]
-    if word in EXPRESSION_COMMANDS:
-        return [head + c for c in _complete_expression(session, rest)]
+    return [head + c for c in COMPLETERS[command.argument](session, command, rest)]
+
+
+# -- arguments, by kind: each gives completions of ``rest`` (the text after the command word)
+
+def _no_argument(session: Session, command: Command, rest: str) -> list[str]:
     return []
 
 
-def _command_words(session: Session) -> list[str]:
-    return [name for command in session.commands() for name in command.names]
+def _expression(session: Session, command: Command, rest: str) -> list[str]:
+    return _complete_expression(session, rest)
+
+
+def _command_name(session: Session, command: Command, rest: str) -> list[str]:
+    return [w for w in TABLE.names() if w.startswith(rest) and " " not in rest]
+
+
+def _sub_word(session: Session, command: Command, rest: str) -> list[str]:
+    return [s.word for s in command.sub_words if s.word.startswith(rest) and " " not in rest]
+
+
+def _numbers(choices: list[int], rest: str, *, first_only: bool = False) -> list[str]:
+    """``rest`` with each of ``choices`` not yet in it as its last word, when that word is
+    empty (``disable 1 `` -> ``disable 1 2``); ``first_only``: only as the first word."""
+    if rest and not rest[-1].isspace():
+        return []
+    typed = rest.split()
+    if first_only and typed:
+        return []
+    return [rest + str(n) for n in choices if str(n) not in typed]
+
+
+def _frame_number(session: Session, command: Command, rest: str) -> list[str]:
+    return _numbers(list(range(len(session.frames))), rest, first_only=True)
+
+
+def _breakpoint_numbers(session: Session, command: Command, rest: str) -> list[str]:
+    return _numbers([r.number for r in breakpoint_state.rows()], rest)
+
+
+def _breakpoint_and_count(session: Session, command: Command, rest: str) -> list[str]:
+    return _numbers([r.number for r in breakpoint_state.rows()], rest, first_only=True)
+
+
+#: How the argument of each kind completes: (session, command, text after the word) -> endings.
+COMPLETERS: dict[ArgumentKind, Callable[[Session, Command, str], list[str]]] = {
+    ArgumentKind.NONE: _no_argument,
+    ArgumentKind.COUNT: _no_argument,  # any positive number: nothing to choose from
+    ArgumentKind.EXPRESSION: _expression,
+    ArgumentKind.COMMAND_NAME: _command_name,
+    ArgumentKind.SUB_WORDS: _sub_word,
+    ArgumentKind.FRAME_NUMBER: _frame_number,
+    ArgumentKind.BREAKPOINT_NUMBERS: _breakpoint_numbers,
+    ArgumentKind.BREAKPOINT_AND_COUNT: _breakpoint_and_count,
+}
 
 
 def _complete_expression(session: Session, text: str) -> list[str]:
