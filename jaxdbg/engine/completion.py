@@ -26,15 +26,16 @@ from jaxdbg.engine import breakpoint_state
 from jaxdbg.engine.commands import TABLE, ArgumentKind, Command, split_command
 
 
-class Session(Protocol):
-    """What completion reads of a :class:`jaxdbg.engine.session.Session` (which calls
-    this module, so this module does not import it)."""
+class CompletionContext(Protocol):
+    """What completion reads of a :class:`jaxdbg.engine.session.Session` (the Session
+    calls this module, so this module does not import it)."""
 
     frames: list[Frame]
     scratch: dict[str, Any]
 
     @property
     def current(self) -> Frame: ...
+
 
 _NAME = r"[A-Za-z_]\w*"
 _KEY = r"""\[\s*(?:'[^'\\]*'|"[^"\\]*"|-?\d+)\s*\]"""
@@ -50,7 +51,7 @@ class _Unresolved(Exception):
     pass
 
 
-def complete_line(session: Session, text: str) -> list[str]:
+def complete_line(session: CompletionContext, text: str) -> list[str]:
     """Every completion of ``text`` as a whole line, sorted; [] when there is none."""
     try:
         return sorted(set(_complete(session, text)))
@@ -60,7 +61,7 @@ def complete_line(session: Session, text: str) -> list[str]:
         return []
 
 
-def _complete(session: Session, text: str) -> list[str]:
+def _complete(session: CompletionContext, text: str) -> list[str]:
     if text.startswith("!"):
         return ["!" + c for c in _complete_expression(session, text[1:])]
     stripped = text.lstrip()
@@ -82,19 +83,19 @@ def _complete(session: Session, text: str) -> list[str]:
 
 # -- arguments, by kind: each gives completions of ``rest`` (the text after the command word)
 
-def _no_argument(session: Session, command: Command, rest: str) -> list[str]:
+def _no_argument(session: CompletionContext, command: Command, rest: str) -> list[str]:
     return []
 
 
-def _expression(session: Session, command: Command, rest: str) -> list[str]:
+def _expression(session: CompletionContext, command: Command, rest: str) -> list[str]:
     return _complete_expression(session, rest)
 
 
-def _command_name(session: Session, command: Command, rest: str) -> list[str]:
+def _command_name(session: CompletionContext, command: Command, rest: str) -> list[str]:
     return [w for w in TABLE.names() if w.startswith(rest) and " " not in rest]
 
 
-def _sub_word(session: Session, command: Command, rest: str) -> list[str]:
+def _sub_word(session: CompletionContext, command: Command, rest: str) -> list[str]:
     return [s.word for s in command.sub_words if s.word.startswith(rest) and " " not in rest]
 
 
@@ -109,20 +110,20 @@ def _numbers(choices: list[int], rest: str, *, first_only: bool = False) -> list
     return [rest + str(n) for n in choices if str(n) not in typed]
 
 
-def _frame_number(session: Session, command: Command, rest: str) -> list[str]:
+def _frame_number(session: CompletionContext, command: Command, rest: str) -> list[str]:
     return _numbers(list(range(len(session.frames))), rest, first_only=True)
 
 
-def _breakpoint_numbers(session: Session, command: Command, rest: str) -> list[str]:
+def _breakpoint_numbers(session: CompletionContext, command: Command, rest: str) -> list[str]:
     return _numbers([r.number for r in breakpoint_state.rows()], rest)
 
 
-def _breakpoint_and_count(session: Session, command: Command, rest: str) -> list[str]:
+def _breakpoint_and_count(session: CompletionContext, command: Command, rest: str) -> list[str]:
     return _numbers([r.number for r in breakpoint_state.rows()], rest, first_only=True)
 
 
 #: How the argument of each kind completes: (session, command, text after the word) -> endings.
-COMPLETERS: dict[ArgumentKind, Callable[[Session, Command, str], list[str]]] = {
+COMPLETERS: dict[ArgumentKind, Callable[[CompletionContext, Command, str], list[str]]] = {
     ArgumentKind.NONE: _no_argument,
     ArgumentKind.COUNT: _no_argument,  # any positive number: nothing to choose from
     ArgumentKind.EXPRESSION: _expression,
@@ -134,7 +135,7 @@ COMPLETERS: dict[ArgumentKind, Callable[[Session, Command, str], list[str]]] = {
 }
 
 
-def _complete_expression(session: Session, text: str) -> list[str]:
+def _complete_expression(session: CompletionContext, text: str) -> list[str]:
     match = _KEY_AT_END.search(text)
     if match:
         return [text[:match.start(2)] + c for c in _keys(session, match.group(1), match.group(2),
@@ -157,7 +158,7 @@ def _inside_string(text: str) -> bool:
     return quotes.count("'") % 2 == 1 or quotes.count('"') % 2 == 1
 
 
-def _namespace(session: Session) -> dict[str, Any]:
+def _namespace(session: CompletionContext) -> dict[str, Any]:
     """What evaluation sees, lowest priority first: builtins, globals, locals, scratch."""
     frame = session.current
     ns: dict[str, Any] = dict(vars(builtins))
@@ -167,11 +168,11 @@ def _namespace(session: Session) -> dict[str, Any]:
     return ns
 
 
-def _names(session: Session) -> list[str]:
+def _names(session: CompletionContext) -> list[str]:
     return [n for n in _namespace(session) if n.isidentifier() and n != "__builtins__"]
 
 
-def _resolve(session: Session, chain: str) -> Any:
+def _resolve(session: CompletionContext, chain: str) -> Any:
     """The object a plain name chain refers to, without calling anything but getattr."""
     name = re.match(_NAME, chain).group(0)
     ns = _namespace(session)
@@ -201,7 +202,7 @@ def _public(names: list[str], prefix: str) -> list[str]:
     return names
 
 
-def _attributes(session: Session, chain: str, prefix: str) -> list[str]:
+def _attributes(session: CompletionContext, chain: str, prefix: str) -> list[str]:
     try:
         value = _resolve(session, chain)
         names = dir(value)
@@ -212,7 +213,7 @@ def _attributes(session: Session, chain: str, prefix: str) -> list[str]:
     return [n for n in _public(names, prefix) if isinstance(n, str) and n.startswith(prefix)]
 
 
-def _keys(session: Session, chain: str, quote: str, prefix: str) -> list[str]:
+def _keys(session: CompletionContext, chain: str, quote: str, prefix: str) -> list[str]:
     try:
         value = _resolve(session, chain)
     except KeyboardInterrupt:
