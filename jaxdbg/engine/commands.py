@@ -168,10 +168,10 @@ class CommandTable:
         command = self.get(word)
         if command is None:
             return None
-        sub = command.sub_word(arg) if arg and command.argument is ArgumentKind.SUB_WORDS else None
-        if arg and command.argument is ArgumentKind.SUB_WORDS and sub is None:
-            return None
-        return sub.summary if sub is not None else command.summary
+        if not arg or command.argument is not ArgumentKind.SUB_WORDS:
+            return command.summary
+        sub = command.sub_word(arg)
+        return sub.summary if sub is not None else None
 
 
 #: The debugger's commands, for every Session and every view.

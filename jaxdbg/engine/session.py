@@ -304,8 +304,10 @@ class Session:
 
         Names visible in the selected frame (locals, scratch names, module
         globals, builtins), command words at the start of a line, attributes
-        after a dot and keys of a dict after ``[``. Each result starts with
-        ``text``'s unchanged part, so a view can replace its input with it.
+        after a dot and keys of a dict after ``[``; after a command word, what
+        its argument kind in the command table offers (frame numbers, breakpoint
+        numbers, ``continue all`` ...). Each result starts with ``text``'s
+        unchanged part, so a view can replace its input with it.
         """
         return completion.complete_line(self, text)
 

@@ -43,7 +43,7 @@ def test_every_command_has_help_and_an_argument_kind():
         assert command.names and all(n == n.strip() and n for n in command.names), command
         assert isinstance(command.argument, ArgumentKind), command.name
         help_ = command.help()
-        assert help_.usage.split()[0] == command.name or help_.usage == command.name, command.name
+        assert help_.usage.split()[0] == command.name, command.name
         assert help_.summary and "\n" not in help_.summary, command.name
         assert callable(command.run), command.name
 
