@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxdbg.engine.commands import error as _error
 from jaxdbg.engine.outputs import Output, OutputKind
-
-
-def _error(message: str) -> Output:
-    return Output(OutputKind.ERROR, f"*** {message}")
 
 
 def sharding_output(value: Any, source: str = "") -> Output:

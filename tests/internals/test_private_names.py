@@ -36,12 +36,7 @@ PUBLIC_PRIVATE_LOOKING = {
     "_getframe", "_current_frames",  # CPython's documented debugging hooks (sys)
 }
 # Uses that another change removes; an entry here is a debt, not a permission.
-PENDING = {
-    # the public command table replaces session's private one
-    ("jaxdbg/engine/breakpoint_commands.py", "_COMMANDS"),
-    ("jaxdbg/engine/breakpoint_commands.py", "_command"),
-    ("jaxdbg/engine/breakpoint_commands.py", "_error"),
-}
+PENDING: set[tuple[str, str]] = set()  # debts: (file, name) pairs still to move
 
 
 def _is_dunder(name: str) -> bool:
