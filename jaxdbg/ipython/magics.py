@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
-import sys
 from typing import Any, Callable
 
 from markupsafe import Markup
 
+from jaxdbg.capture import prints
 from jaxdbg.engine import breakpoint_state
 from jaxdbg.ipython.display import show
 from jaxdbg.views import theme
@@ -182,9 +182,7 @@ def _hooks_status() -> tuple[str, str]:
 
     parts = [f"jax.debug.breakpoint: {'jaxdbg' if jax_routes.is_installed() else 'JAX'}",
              f"sharding: {'jaxdbg' if sharding_hooks.is_installed() else 'JAX'}"]
-    printing = sys.modules.get("jaxdbg.capture.prints")
-    if printing is not None and hasattr(printing, "routing_enabled"):
-        parts.append(f"print: {'jaxdbg' if printing.routing_enabled() else 'JAX'}")
+    parts.append(f"print: {'jaxdbg' if prints.routing_enabled() else 'JAX'}")
     installed = jax_routes.is_installed() or sharding_hooks.is_installed()
     return ("installed" if installed else "not installed"), "; ".join(parts)
 
@@ -273,12 +271,19 @@ def _sharding(args: str) -> None:
         print("jaxdbg sharding views: off (JAX's own functions and reprs)")
 
 
+def _print(args: str) -> None:
+    prints.set_routing(parse_switch(args))
+    where = "the print log" if prints.routing_enabled() else "stdout, as JAX prints them"
+    print(f"jaxdbg: jax.debug.print calls go to {where}")
+
+
 register_subcommand("backend", "backend NAME|auto", _backend)
 register_subcommand("nans", "nans on|off", _flag_switch("jax_debug_nans"))
 register_subcommand("infs", "infs on|off", _flag_switch("jax_debug_infs"))
 register_subcommand("disable_jit", "disable_jit on|off", _flag_switch("jax_disable_jit"))
 register_subcommand("reset", "reset", _reset)
 register_subcommand("sharding", "sharding on|off", _sharding)
+register_subcommand("print", "print on|off", _print)
 
 
 # -- the extension feature ------------------------------------------------------------
