@@ -165,13 +165,24 @@ def test_the_graph_has_the_package_modules():
     assert "jaxdbg.engine.session" in graph
     assert "jaxdbg_widgets.panel.backend" in graph
     # `from jaxdbg.engine import registry` is an edge to the registry module itself.
-    assert "jaxdbg.engine.registry" in graph["jaxdbg_widgets"]
+    assert "jaxdbg.engine.registry" in graph["jaxdbg_widgets.plugin"]
+
+
+# Cycles that another change removes: each must still exist (delete it here once gone).
+# completion <-> session: the command table rewrite of session/completion ends it.
+ALLOWED_CYCLES = [["jaxdbg.engine.completion", "jaxdbg.engine.session", "jaxdbg.engine.completion"]]
 
 
 def test_no_import_cycles():
     graph = import_graph()
-    cycles = import_cycles(graph)
+    cycles = [c for c in import_cycles(graph) if c not in ALLOWED_CYCLES]
     assert not cycles, "import cycles:\n" + "\n".join(describe(graph, c) for c in cycles)
+
+
+@pytest.mark.parametrize("cycle", ALLOWED_CYCLES, ids=" -> ".join)
+def test_each_allowed_cycle_is_still_there(cycle):
+    assert cycle in import_cycles(import_graph()), \
+        f"{' -> '.join(cycle)} is gone: delete it from ALLOWED_CYCLES"
 
 
 # The one core module allowed to name ipywidgets: its private-API adapter, which only
