@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
+from jaxdbg import config
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.capture import jax_routes
 from jaxdbg.capture.stop_info import StopInfo
@@ -78,7 +79,6 @@ class PrintRow:
 # -- where rows go -------------------------------------------------------------------
 
 _sink: Callable[[PrintRow], None] | None = None
-_routing = True
 _state_lock = threading.Lock()
 
 
@@ -96,18 +96,17 @@ def set_routing(enabled: bool) -> None:
     Off, they write to stdout exactly as JAX does, including functions traced
     while it was on. ``jaxdbg.print`` keeps using the log either way.
     """
-    global _routing
-    _routing = bool(enabled)
+    config.PRINT_ROUTING.set(enabled)
 
 
 def routing_enabled() -> bool:
-    return _routing
+    return config.PRINT_ROUTING.get()
 
 
 def deliver(row: PrintRow) -> None:
     """Hand a row to the installed sink, or write its text as jax.debug.print does."""
     sink = _sink
-    if sink is not None and (_routing or not row.from_jax):
+    if sink is not None and (routing_enabled() or not row.from_jax):
         try:
             sink(row)
             return
@@ -320,7 +319,7 @@ def _routed_jax_print(fmt: str | None = None, *args: Any, ordered: bool = False,
     ``original()`` is then JAX's own function again."""
     original = jax_routes.PRINT.original()
     jax_only = {"partitioned", "skip_format_check", "_use_logging"}
-    if fmt is None or not _routing or jax_only & kwargs.keys():
+    if fmt is None or not routing_enabled() or jax_only & kwargs.keys():
         return original(fmt, *args, ordered=ordered, **kwargs) if fmt is not None \
             else original(ordered=ordered, **kwargs)
     _print(fmt, args, kwargs, ordered, skip=1, from_jax=True)

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import os
 import sys
 import threading
 from typing import Any, Callable, Iterable, Protocol
 
+from jaxdbg import config
 from jaxdbg.engine.session import Session
 
-ENV_VAR = "JAXDBG_BACKEND"
+ENV_VAR = config.BACKEND.name
 
 
 class Debugger(Protocol):
@@ -139,8 +139,8 @@ def _say_selection_notices() -> None:
 def _select(name: str | None) -> _Entry:
     _say_selection_notices()
     origin = ""
-    if name is None and os.environ.get(ENV_VAR):
-        name, origin = os.environ[ENV_VAR].strip(), f" (from ${ENV_VAR})"
+    if name is None and config.BACKEND.get():
+        name, origin = config.BACKEND.get().strip(), f" (from ${ENV_VAR})"
     if name is not None:
         entry = _registry.get(name)
         if entry is None:
