@@ -10,6 +10,7 @@ that is a module, else to ``pkg``.
 from __future__ import annotations
 
 import ast
+import functools
 from collections import deque
 from pathlib import Path
 
@@ -53,6 +54,7 @@ def imported_names(module: str, path: Path) -> list[tuple[str, str | None, int]]
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def import_graph() -> dict[str, dict[str, int]]:
     """module -> {module it imports: first line}, within the two packages."""
     modules = module_files()
@@ -183,6 +185,53 @@ def test_no_import_cycles():
 def test_each_allowed_cycle_is_still_there(cycle):
     assert cycle in import_cycles(import_graph()), \
         f"{' -> '.join(cycle)} is gone: delete it from ALLOWED_CYCLES"
+
+
+# The layers, lowest first: a module imports from its own layer and those below it only.
+LAYERS = [
+    ("internals", ("jaxdbg.internals", "jaxdbg.config")),
+    ("capture data", ("jaxdbg.capture.frames", "jaxdbg.capture.stop_info",
+                      "jaxdbg.capture.program_shardings", "jaxdbg.capture.jax_routes")),
+    ("engine", ("jaxdbg.engine",)),
+    ("views", ("jaxdbg.views",)),
+    # what user code calls: breakpoint, print, checkify, post_mortem, visualize_sharding
+    ("capture", ("jaxdbg.capture",)),
+    ("frontends and ipython", ("jaxdbg.frontends", "jaxdbg.ipython")),
+    ("package", ("jaxdbg",)),  # jaxdbg/__init__.py, jaxdbg.demo
+    ("widgets", ("jaxdbg_widgets",)),
+]
+# Imports against the layers that other changes remove; each must still exist.
+ALLOWED_UPWARD = [
+    "jaxdbg.capture.frames -> jaxdbg.engine.guarded_calls",
+    "jaxdbg.engine.stop_serving -> jaxdbg.frontends.scripted",
+    "jaxdbg.capture.postmortem -> jaxdbg.frontends.scripted",
+    "jaxdbg.capture.sharding_display -> jaxdbg.ipython.display",
+]
+
+
+def layer_of(module: str) -> int:
+    matches = [(len(prefix), rank) for rank, (_, prefixes) in enumerate(LAYERS)
+               for prefix in prefixes if module == prefix or module.startswith(prefix + ".")]
+    return max(matches)[1]
+
+
+def upward_imports(graph) -> list[str]:
+    return sorted(f"{module} -> {target}" for module, targets in graph.items()
+                  for target in targets if layer_of(target) > layer_of(module))
+
+
+def test_imports_go_down_the_layers():
+    graph = import_graph()
+    wrong = [edge for edge in upward_imports(graph) if edge not in ALLOWED_UPWARD]
+    assert not wrong, "imports from a higher layer:\n" + "\n".join(
+        f"{edge} (line {graph[edge.split(' -> ')[0]][edge.split(' -> ')[1]]}): "
+        f"{LAYERS[layer_of(edge.split(' -> ')[0])][0]} imports {LAYERS[layer_of(edge.split(' -> ')[1])][0]}"
+        for edge in wrong)
+
+
+@pytest.mark.parametrize("edge", ALLOWED_UPWARD)
+def test_each_allowed_upward_import_is_still_there(edge):
+    assert edge in upward_imports(import_graph()), f"{edge} is gone: delete it from ALLOWED_UPWARD"
 
 
 # The one core module allowed to name ipywidgets: its private-API adapter, which only
