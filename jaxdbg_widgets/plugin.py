@@ -74,7 +74,9 @@ class PrintLogFeature:
     def _run(action: str, shell: Any) -> None:
         try:
             from jaxdbg_widgets.print_log import log
-        except ImportError:
+        except ImportError as exc:
+            if (exc.name or "").startswith("jaxdbg_widgets"):
+                raise  # a module of ours moved: say so, do not silently drop the log
             return
         getattr(log, action)(shell)
 
