@@ -4,7 +4,12 @@ the widgets package.
 Every import counts, including those inside functions and under ``if TYPE_CHECKING``:
 an import moved into a function still ties the two modules together, it only hides the
 cycle from the interpreter. ``from pkg import name`` is an edge to ``pkg.name`` when
-that is a module, else to ``pkg``.
+that is a module, else to ``pkg``; ``import a.b.c`` is an edge to ``a.b.c`` only (the
+parents' ``__init__`` files run too, but they hold re-exports, and ``jaxdbg/__init__.py``
+is itself a node: a module that imports from ``jaxdbg`` depends on all of it).
+
+It also checks that imports go down the layers, and that the core never names the
+widgets packages (jaxdbg finds jaxdbg_widgets through its entry point).
 """
 
 from __future__ import annotations
