@@ -30,9 +30,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
+from jaxdbg import config
 from jaxdbg.capture import frames as frames_mod
-from jaxdbg.internals import jax_api
+from jaxdbg.capture import jax_routes
 from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.internals import jax_api
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +79,6 @@ class PrintRow:
 # -- where rows go -------------------------------------------------------------------
 
 _sink: Callable[[PrintRow], None] | None = None
-_routing = True
 _state_lock = threading.Lock()
 
 
@@ -95,18 +96,17 @@ def set_routing(enabled: bool) -> None:
     Off, they write to stdout exactly as JAX does, including functions traced
     while it was on. ``jaxdbg.print`` keeps using the log either way.
     """
-    global _routing
-    _routing = bool(enabled)
+    config.PRINT_ROUTING.set(enabled)
 
 
 def routing_enabled() -> bool:
-    return _routing
+    return config.PRINT_ROUTING.get()
 
 
 def deliver(row: PrintRow) -> None:
     """Hand a row to the installed sink, or write its text as jax.debug.print does."""
     sink = _sink
-    if sink is not None and (_routing or not row.from_jax):
+    if sink is not None and (routing_enabled() or not row.from_jax):
         try:
             sink(row)
             return
@@ -311,39 +311,28 @@ def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs
 
 # -- jax.debug.print routed to the log while the extension is loaded -----------------------
 
-_original_jax_print: Callable[..., Any] | None = None
-
-
 def _routed_jax_print(fmt: str | None = None, *args: Any, ordered: bool = False,
                       **kwargs: Any) -> Any:
-    """Stands in for ``jax.debug.print``; forms only JAX knows go to JAX unchanged."""
-    original = _original_jax_print or _jax_debug_print_now()
+    """Stands in for ``jax.debug.print``; forms only JAX knows go to JAX unchanged.
+
+    A function traced while it stood in keeps calling it after :func:`unroute_jax_print`;
+    ``original()`` is then JAX's own function again."""
+    original = jax_routes.PRINT.original()
     jax_only = {"partitioned", "skip_format_check", "_use_logging"}
-    if fmt is None or not _routing or jax_only & kwargs.keys():
+    if fmt is None or not routing_enabled() or jax_only & kwargs.keys():
         return original(fmt, *args, ordered=ordered, **kwargs) if fmt is not None \
             else original(ordered=ordered, **kwargs)
     _print(fmt, args, kwargs, ordered, skip=1, from_jax=True)
     return None
 
 
-def _jax_debug_print_now() -> Callable[..., Any]:
-    return jax.debug.print if jax.debug.print is not _routed_jax_print else _original_jax_print
-
-
 def route_jax_print() -> None:
     """Make ``jax.debug.print`` calls traced from now on carry their location to the log."""
-    global _original_jax_print
-    if jax.debug.print is _routed_jax_print:
-        return
-    _original_jax_print = jax.debug.print
-    jax.debug.print = _routed_jax_print
+    jax_routes.PRINT.install(_routed_jax_print)
 
 
 def unroute_jax_print() -> None:
-    global _original_jax_print
-    if jax.debug.print is _routed_jax_print and _original_jax_print is not None:
-        jax.debug.print = _original_jax_print
-    _original_jax_print = None
+    jax_routes.PRINT.uninstall()
 
 
 @contextlib.contextmanager
@@ -354,22 +343,3 @@ def sink_installed(sink: Callable[[PrintRow], None]) -> Iterator[None]:
         yield
     finally:
         set_sink(previous)
-
-
-# -- %jaxdbg print on|off ---------------------------------------------------------------------
-
-def _print_subcommand(args: str) -> None:
-    from jaxdbg.ipython import magics
-
-    set_routing(magics.parse_switch(args))
-    where = "the print log" if _routing else "stdout, as JAX prints them"
-    sys.stdout.write(f"jaxdbg: jax.debug.print calls go to {where}\n")  # print is jaxdbg.print here
-
-
-def _register_subcommand() -> None:
-    from jaxdbg.ipython import magics
-
-    magics.register_subcommand("print", "print on|off", _print_subcommand)
-
-
-_register_subcommand()

@@ -16,15 +16,15 @@ notice, so the computation goes on instead of failing or hanging.
 from __future__ import annotations
 
 import collections
-import os
 import sys
 import threading
 from typing import IO, Any, Iterable
 
+from jaxdbg import config
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
 
-ENV_VAR = "JAXDBG_COMMANDS"
+ENV_VAR = config.COMMANDS.name
 OPTION = "commands"
 PROMPT = "(jaxdbg) "
 
@@ -78,7 +78,7 @@ def _as_lines(commands: str | Iterable[str]) -> list[str]:
 def _env_commands() -> collections.deque[str]:
     """The process-wide queue; parsed again when the variable's value changes."""
     global _env_text
-    text = os.environ.get(ENV_VAR, "")
+    text = config.COMMANDS.get()
     if text != _env_text:
         _env_text = text
         _env_queue.clear()
@@ -193,7 +193,7 @@ def interactive_input_available(options: dict[str, Any] | None = None) -> bool:
 
 def _ci_without_terminal(options: dict[str, Any]) -> bool:
     """Under CI (``$CI``) a script whose commands ran out has nobody to ask."""
-    if options.get("stdin") is not None or not os.environ.get("CI"):
+    if options.get("stdin") is not None or not config.CI.get():
         return False
     try:
         return not sys.stdin.isatty()
@@ -235,7 +235,7 @@ def configured(options: dict[str, Any]) -> bool:
 
 
 def configured_anywhere() -> bool:
-    return bool(os.environ.get(ENV_VAR, "").strip()) or bool(_option_queues)
+    return config.COMMANDS.is_set() or bool(_option_queues)
 
 
 def handled(session: Session, options: dict[str, Any], site: object = None) -> bool:

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import jax
 from jax.experimental import checkify as jax_checkify
 
+from jaxdbg.capture import jax_routes
 from jaxdbg.capture.checkify_errors import CheckifyView, LocatedError, parse_errors
 from jaxdbg.internals import ipython_api
 
@@ -54,7 +55,7 @@ class CheckedCalls:
 
     def __init__(self, errors: frozenset) -> None:
         self.errors = errors
-        self.original_jit = jax.jit  # taken before the cell's jax.jit is replaced
+        self.original_jit = jax_routes.JIT.original()  # JAX's own, also while the cell's stands in
         self.unchecked: list[str] = []  # functions that could not be checked, and why
 
     def wrap(self, jitted: Callable[..., Any], *, jit_options: dict | None = None,
@@ -146,19 +147,19 @@ def checkify_cell(shell: Any, line: str, cell: str) -> Any:
     namespace = shell.user_ns
     swapped = {name: value for name, value in list(namespace.items())
                if not name.startswith("_") and _is_jitted(value)}
-    original_jit = jax.jit
     stand_ins = {name: calls.wrap(value) for name, value in swapped.items()}
     for name, value in list(namespace.items()):
-        if value is original_jit:  # ``from jax import jit``
+        if value is calls.original_jit:  # ``from jax import jit``
             swapped[name], stand_ins[name] = value, calls.jit()
     namespace.update(stand_ins)
-    jax.jit = calls.jit()
+    routed_here = jax_routes.JIT.install(calls.jit())  # a nested %%checkify keeps the outer one
     try:
         result = _run_source(shell, cell)
     except CheckFailed as failed:
         return failed.error
     finally:
-        jax.jit = original_jit
+        if routed_here:
+            jax_routes.JIT.uninstall()
         for name, stand_in in stand_ins.items():
             if namespace.get(name) is stand_in:
                 namespace[name] = swapped[name]
