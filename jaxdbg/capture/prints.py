@@ -33,6 +33,7 @@ from jax.custom_batching import custom_vmap
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.internals import jax_api
 from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine import notices
 
 
 @dataclasses.dataclass(frozen=True)
@@ -363,7 +364,7 @@ def _print_subcommand(args: str) -> None:
 
     set_routing(magics.parse_switch(args))
     where = "the print log" if _routing else "stdout, as JAX prints them"
-    sys.stdout.write(f"jaxdbg: jax.debug.print calls go to {where}\n")  # print is jaxdbg.print here
+    notices.notice(f"jax.debug.print calls go to {where}")
 
 
 def _register_subcommand() -> None:

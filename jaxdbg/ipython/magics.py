@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from markupsafe import Markup
 
-from jaxdbg.engine import breakpoint_state
+from jaxdbg.engine import breakpoint_state, notices
 from jaxdbg.ipython.display import show
 from jaxdbg.views import theme
 
@@ -259,7 +259,7 @@ def _reset(args: str) -> None:
     if args:
         raise UsageError("reset takes no arguments")
     breakpoint_state.reset()
-    print("jaxdbg: every breakpoint is enabled again and ignore counts are cleared")
+    notices.notice("every breakpoint is enabled again and ignore counts are cleared")
 
 
 def _sharding(args: str) -> None:
