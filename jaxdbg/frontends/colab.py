@@ -95,7 +95,8 @@ class _View:
                 return
             except Exception as exc:  # never lose the stop over a drawing problem
                 self.html_ok = False
-                notices.notice(f"the HTML view failed ({type(exc).__name__}: {exc}); showing text instead.")
+                notices.notice(f"the HTML view failed ({type(exc).__name__}: {exc}); "
+                               "showing text instead.")
                 self.text_shown = 0
         self._show_text(note)
 

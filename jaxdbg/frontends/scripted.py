@@ -101,7 +101,7 @@ def handled(session: Session, options: dict[str, Any], site: object = None) -> b
         driver.continue_without_input(session, driver.no_input_reason(), _output_stream(options))
         return True
     if driver.ci_without_terminal(options):
-        driver.continue_without_input(session, "nothing can answer a prompt (CI without a terminal)",
-                                      _output_stream(options))
+        driver.continue_without_input(
+            session, "nothing can answer a prompt (CI without a terminal)", _output_stream(options))
         return True
     return False

@@ -3,9 +3,9 @@
 The breakpoint's thread owns the Session. It shows a :class:`DebuggerPanel`, then
 parks on a :class:`PauseChannel` whose widget handlers only post commands; the
 driver (:mod:`jaxdbg.frontends.driver`) takes each one to the panel, which runs it
-through the session and redraws. When the stop ends,
-the panel collapses to static HTML, also written into the cell's output as a plain
-``text/html`` bundle so a saved notebook or nbconvert shows it without a kernel.
+through the session and redraws. When the stop ends, the panel collapses to static
+HTML, also written into the cell's output as a plain ``text/html`` bundle so a saved
+notebook or nbconvert shows it without a kernel.
 
 When widget clicks cannot reach this thread (``mechanism == "prompt"``) or the panel
 was closed while paused, it says so and falls back to the typed prompt of
@@ -98,11 +98,11 @@ class PanelInCell(driver.Frontend):
     def __init__(self, channel: Any, options: dict[str, Any]) -> None:
         self.channel = channel
         self.options = {"context": PANEL_CONTEXT, **options}  # the caller's dict is not touched
-        self.prompt_options = options  # the typed prompt's, once the panel was shown: the panel's
+        self.prompt_options = options  # the typed prompt's; once the panel is shown, the panel's
         self.kernel = api.current_kernel()
         self.parent: dict | None = None
         self.panel: Any = None
-        self.handle_: Any = None
+        self.display_handle: Any = None
 
     def open(self, session: Session) -> None:
         from IPython.display import display
@@ -125,7 +125,7 @@ class PanelInCell(driver.Frontend):
         self.panel = DebuggerPanel(session, post=channel.post, context=self.options["context"],
                                    before_open=channel.attach)
         with _output_to_cell(self.kernel, self.parent):
-            self.handle_ = display(self.panel.widget, display_id=True)
+            self.display_handle = display(self.panel.widget, display_id=True)
 
         def end_stuck() -> None:
             """An interrupted command that cannot be ended at once: the panel ends now,
@@ -143,13 +143,14 @@ class PanelInCell(driver.Frontend):
             self.panel.refresh_header()
             return None
         if isinstance(command, QueuedCell):
-            _show_in_queued_cell(session, self.panel, self.handle_, self.kernel, command.parent)
+            _show_in_queued_cell(session, self.panel, self.display_handle, self.kernel,
+                                 command.parent)
             return None
         if command is HIDDEN:
             # Clear Output removed every view while the stop still needs an answer.
-            if self.handle_ is not None:
+            if self.display_handle is not None:
                 with _output_to_cell(self.kernel, self.parent):
-                    self.handle_.display(self.panel.widget)
+                    self.display_handle.display(self.panel.widget)
             return None
         if command is CLOSED:
             raise driver.FallBack("the debugger panel was closed")
@@ -157,7 +158,9 @@ class PanelInCell(driver.Frontend):
             detail = self.channel.detail
             raise driver.FallBack("the debugger panel stopped receiving clicks"
                                   + (f" ({detail})" if detail else ""))
-        return command  # a browser message: the panel runs it (handle)
+        if not isinstance(command, dict):
+            return None  # not a browser message (the panel ignores those, so a line never runs)
+        return command  # the panel runs it (handle)
 
     def handle(self, session: Session, command: Any) -> None:
         self.panel.handle(command)
@@ -166,7 +169,7 @@ class PanelInCell(driver.Frontend):
         self._finish(f"{fell_back}; continued at the text prompt." if fell_back else None)
 
     def _finish(self, note: str | None) -> None:
-        _finish(self.panel, self.handle_, self.kernel, self.parent, note)
+        _finish(self.panel, self.display_handle, self.kernel, self.parent, note)
 
 
 def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str | None) -> None:

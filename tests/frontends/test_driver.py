@@ -217,7 +217,8 @@ def test_scripted_commands_are_read_before_the_frontend_is_asked(stop, monkeypat
     scripted.reset()
     echoed = out.getvalue()
     assert echoed.startswith("Stopped at ")
-    assert "(jaxdbg) p y\nArray(6., dtype=float32)\n(jaxdbg) p x\nArray(3., dtype=float32)\n" in echoed
+    assert ("(jaxdbg) p y\nArray(6., dtype=float32)\n"
+            "(jaxdbg) p x\nArray(3., dtype=float32)\n") in echoed
     # the script ran out in the middle of the stop: the frontend takes it from there
     assert frontend.calls[1:3] == [("read",), ("show", "p y + 2", "Array(8., dtype=float32)")]
 
