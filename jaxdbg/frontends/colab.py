@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 import uuid
 from typing import Any
 
