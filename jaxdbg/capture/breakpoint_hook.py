@@ -17,7 +17,7 @@ from jaxdbg.capture import breakpoints
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.capture.jax_routes import BREAKPOINT, is_installed
 from jaxdbg.capture.stop_info import StopInfo
-from jaxdbg.engine import registry
+from jaxdbg.engine import notices, registry
 from jaxdbg.engine import stop_serving
 from jaxdbg.internals import jax_api
 
@@ -37,8 +37,8 @@ def _serve_jax_frames(jax_frames: list[Any], thread_id: int | None, *,
     # Traced by JAX, so nothing checked the options then; an unknown one must not lose the stop.
     options, unknown = registry.accepted_options(backend, options)
     if unknown:
-        print(f"jaxdbg: ignoring breakpoint option{'s' if len(unknown) > 1 else ''} "
-              f"{', '.join(unknown)}, which this backend does not accept", flush=True)
+        notices.notice(f"ignoring breakpoint option{'s' if len(unknown) > 1 else ''} "
+                       f"{', '.join(unknown)}, which this backend does not accept")
     stop_serving.serve(frames, StopInfo(), backend, options)
 
 

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import jax
 
 from jaxdbg.capture import frames as frames_mod
-from jaxdbg.engine import registry
+from jaxdbg.engine import notices, registry
 from jaxdbg.frontends import scripted
 from jaxdbg.internals import ipython_api
 from jaxdbg.capture.frames import Frame
@@ -71,7 +71,7 @@ def post_mortem(exc: BaseException | types.TracebackType | None = None, *,
         tb, reason = exc.__traceback__, _reason(exc)
     frames = frames_from_traceback(tb)
     if not frames:
-        sys.stdout.write("jaxdbg: the traceback has no frames of your code to show\n")
+        notices.notice("the traceback has no frames of your code to show")
         return
     registry.check_options(backend, backend_options)
     session = Session(frames, StopInfo(reason=reason))
@@ -98,7 +98,7 @@ def _after_cell(result: Any = None) -> None:
     try:
         post_mortem(exc)
     except KeyboardInterrupt:
-        sys.stdout.write("jaxdbg: post-mortem interrupted\n")
+        notices.notice("post-mortem interrupted")
 
 
 _unregister: list[Callable[[], None]] = []

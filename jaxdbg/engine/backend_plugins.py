@@ -16,7 +16,7 @@ import threading
 import types
 from importlib import metadata
 
-from jaxdbg.engine import registry
+from jaxdbg.engine import notices, registry
 from jaxdbg.internals import ipykernel_kernel
 
 GROUP = "jaxdbg.backends"
@@ -84,16 +84,17 @@ def take_failure_notice() -> str | None:
             return None
         _failure_notice_given = True
     parts = [f"the {name!r} backend could not be loaded ({why})" for name, why in sorted(_failures.items())]
-    return "jaxdbg: " + "; ".join(parts)
+    return notices.phrase("; ".join(parts))
 
 
 registry.add_selection_notice(take_failure_notice)
 
 
-INSTALL_HINT = ("jaxdbg: for the clickable debugger panel here, install anywidget and ipywidgets in "
-                "this kernel's environment (%pip install anywidget ipywidgets) and restart it.")
-LOAD_HINT = ("jaxdbg: for the clickable debugger panel here, run %load_ext jaxdbg "
-             "(it also opens the panel for jax.debug.breakpoint()).")
+INSTALL_HINT = notices.phrase("for the clickable debugger panel here, install anywidget and "
+                              "ipywidgets in this kernel's environment (%pip install anywidget "
+                              "ipywidgets) and restart it.")
+LOAD_HINT = notices.phrase("for the clickable debugger panel here, run %load_ext jaxdbg "
+                           "(it also opens the panel for jax.debug.breakpoint()).")
 
 
 def panel_hint() -> str | None:

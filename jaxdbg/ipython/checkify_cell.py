@@ -22,6 +22,7 @@ from jax.experimental import checkify as jax_checkify
 from jaxdbg.capture import jax_routes
 from jaxdbg.capture.checkify_errors import CheckifyView, LocatedError, parse_errors
 from jaxdbg.internals import ipython_api
+from jaxdbg.engine import notices
 
 USAGE = "%%checkify [--errors user|index|float|nan|div|all]  (several joined with commas)"
 
@@ -136,12 +137,12 @@ def checkify_cell(shell: Any, line: str, cell: str) -> Any:
         elif arg.startswith("--errors="):
             spec = arg.split("=", 1)[1]
         else:
-            print(f"jaxdbg: unexpected argument {arg!r}; usage: {USAGE}")
+            notices.notice(f"unexpected argument {arg!r}; usage: {USAGE}")
             return None
     try:
         errors = parse_errors(spec)
     except ValueError as exc:
-        print(f"jaxdbg: {exc}")
+        notices.notice(str(exc))
         return None
     calls = CheckedCalls(errors)
     namespace = shell.user_ns
@@ -164,7 +165,7 @@ def checkify_cell(shell: Any, line: str, cell: str) -> Any:
             if namespace.get(name) is stand_in:
                 namespace[name] = swapped[name]
     if calls.unchecked:
-        print("jaxdbg: not checked: " + ", ".join(sorted(set(calls.unchecked))))
+        notices.notice("not checked: " + ", ".join(sorted(set(calls.unchecked))))
     return result
 
 

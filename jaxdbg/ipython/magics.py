@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from jaxdbg import config
 from jaxdbg.capture import prints
-from jaxdbg.engine import breakpoint_state, registry
+from jaxdbg.engine import breakpoint_state, notices, registry
 from jaxdbg.ipython.display import show
 from jaxdbg.views import theme
 
@@ -249,7 +249,7 @@ def _reset(args: str) -> None:
     if args:
         raise UsageError("reset takes no arguments")
     breakpoint_state.reset()
-    print("jaxdbg: every breakpoint is enabled again and ignore counts are cleared")
+    notices.notice("every breakpoint is enabled again and ignore counts are cleared")
 
 
 def _sharding(args: str) -> None:
@@ -266,7 +266,7 @@ def _sharding(args: str) -> None:
 def _print(args: str) -> None:
     prints.set_routing(parse_switch(args))
     where = "the print log" if prints.routing_enabled() else "stdout, as JAX prints them"
-    print(f"jaxdbg: jax.debug.print calls go to {where}")
+    notices.notice(f"jax.debug.print calls go to {where}")
 
 
 register_subcommand("backend", "backend NAME|auto", _backend)
