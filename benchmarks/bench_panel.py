@@ -19,8 +19,8 @@ Stops:
 Measured:
 
 1. Pause -> panel fully sent. Start: the host callback starts serving the stop
-   (``jaxdbg.capture.breakpoints._Site.on_host`` is wrapped in the kernel to record
-   ``time.perf_counter()``). End: the client's iopub reader receives the cell's
+   (``jaxdbg.capture.breakpoints.observe_host_arrivals`` records ``time.perf_counter()``
+   in the kernel). End: the client's iopub reader receives the cell's
    ``display_data`` of the panel's widget view, which comes after the comm_open of
    every widget of the panel (with its whole state). Same machine, same clock.
 2. Frame-click round trip (20x50). Start: just before the client sends the message for a
@@ -102,11 +102,7 @@ SETUP = textwrap.dedent(f"""
     import legacy_composite_panel as _legacy
 
     BENCH = {{"callback": []}}
-    _b_on_host = _bb._Site.on_host
-    def _bench_on_host(self, *a, **k):
-        BENCH["callback"].append(time.perf_counter())
-        return _b_on_host(self, *a, **k)
-    _bb._Site.on_host = _bench_on_host  # before tracing: the callback binds it then
+    _bb.observe_host_arrivals(lambda: BENCH["callback"].append(time.perf_counter()))
 
     jaxdbg.register_debugger("bench_panel", _bwb.run_widget_debugger, priority=-1000)
     jaxdbg.register_debugger("bench_composite", _legacy.run_legacy_debugger, priority=-1000)

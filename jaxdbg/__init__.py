@@ -17,6 +17,8 @@ Public API::
 """
 
 from jaxdbg.engine import breakpoint_commands as _breakpoint_commands  # noqa: F401 (registers commands)
+from jaxdbg.views import sharding_html as _sharding_html  # noqa: F401 (registers ShardingView's HTML)
+from jaxdbg.views import sharding_text as _sharding_text  # noqa: F401 (registers its text and rich)
 from jaxdbg.frontends import cli as _cli
 from jaxdbg.frontends import colab as _colab
 from jaxdbg.capture.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
@@ -24,12 +26,13 @@ from jaxdbg.capture.checkify_errors import checkify
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.capture.frames import Frame
 from jaxdbg.ipython.extension import load_ipython_extension, unload_ipython_extension
-from jaxdbg.capture.jax_routes import install_jax_hook, uninstall_jax_hook
+from jaxdbg.capture.breakpoint_hook import install_jax_hook, uninstall_jax_hook
 from jaxdbg.engine.registry import (available_debuggers, get_debugger, register_debugger,
                              unregister_debugger)
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.capture.postmortem import post_mortem
-from jaxdbg.capture.prints import callback, print  # noqa: A004 (jaxdbg.print, like jax.debug.print)
+from jaxdbg.capture.prints import callback
+from jaxdbg.capture.prints import debug_print as print  # noqa: A004 (jaxdbg.print, like jax.debug.print)
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.sharding_display import inspect_sharding, visualize_sharding
 from jaxdbg.engine.sharding_layout import sharding_view

@@ -1,11 +1,12 @@
 """``breakpoint``, ``breakpoint_if`` and ``breakpoint_on_nonfinite``.
 
 At trace time the stack is captured (frames.py) and its tracer leaves become
-the operands of one host callback. Batching is handled by a ``custom_vmap``
+the operands of one host callback, staged by staging.py: a ``custom_vmap``
 layer per vmap level, so the host receives whole batches and can name the
 element it stops at (``batch 2/3``), stop only where a predicate holds, and
-skip the rest of a batch. A ``custom_jvp`` layer makes the breakpoint
-invisible to differentiation (it sees forward-pass values).
+skip the rest of a batch; a ``custom_jvp`` layer makes the breakpoint
+invisible to differentiation (it sees forward-pass values). On the host,
+``_Site.on_host`` serves one stop per selected batch element.
 
 Only the traced body's own tracers become operands: JAX caches a staged body
 and may reuse it in another program, so tracers of enclosing traces, found in
@@ -22,12 +23,12 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.custom_batching import custom_vmap
 
 from jaxdbg.engine import breakpoint_state
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.engine import interrupts
 from jaxdbg.capture import program_shardings
+from jaxdbg.capture import staging
 from jaxdbg.engine import quit_reporting
 from jaxdbg.engine import registry
 from jaxdbg.engine import stop_serving
@@ -35,8 +36,25 @@ from jaxdbg.internals import jax_api
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.capture.stop_info import StopInfo
 
-# How many frames sit between the user's call and _enter (the public function).
+# How many frames sit between the user's call and place_breakpoint (the public function).
 _CALLER = 1
+
+
+_host_arrival_observers: list[Callable[[], None]] = []
+
+
+def observe_host_arrivals(observer: Callable[[], None]) -> Callable[[], None]:
+    """Call ``observer()`` each time a breakpoint's values arrive on the host, before
+    any stop is served (benchmarks time the callback with it); returns the undo.
+
+    Observers run on the thread of the host callback and must not raise.
+    """
+    _host_arrival_observers.append(observer)
+
+    def undo() -> None:
+        if observer in _host_arrival_observers:
+            _host_arrival_observers.remove(observer)
+    return undo
 
 
 @dataclasses.dataclass(eq=False)  # compared by identity: stop_serving.py keys its rounds on the site
@@ -59,6 +77,8 @@ class _Site:
 
     def on_host(self, levels, sizes, pred, operands) -> None:
         """Serve one stop per selected batch element, in order."""
+        for observer in list(_host_arrival_observers):
+            observer()
         mask = np.asarray(pred, dtype=bool).reshape(sizes)
         host_ops = [None] * len(operands)
 
@@ -108,116 +128,21 @@ class _Site:
         return int(np.prod([size for _, size in self.device_axes]))
 
 
-def _emit(site: _Site, levels, sizes, pred, operands, token):
-    """The unbatched view: one host callback.
-
-    A conditional stop is already inside the outer ``lax.cond`` (see ``_enter``),
-    so an unbatched one needs no further test and ships no predicate: every
-    operand materialised for the callback costs XLA time on each loop step. A
-    batched one tests whether any element's predicate holds and ships the mask.
-    """
-    batched_condition = site.conditional and bool(sizes)
-    mask = pred if batched_condition else None
-
-    def host(mask, operands):
-        selected = np.ones(sizes, dtype=bool) if mask is None else mask
-        site.on_host(levels, sizes, selected, operands)
-
-    if token is None:
-        def call():
-            jax.debug.callback(host, mask, operands, ordered=site.ordered)
-        if batched_condition:
-            jax.lax.cond(jnp.any(pred), call, lambda: None)
-        else:
-            call()
-        return jnp.zeros((), jnp.float32)
-
-    shapes = jax.tree.map(lambda t: jax.ShapeDtypeStruct(jnp.shape(t), jnp.result_type(t)), token)
-
-    def call_with_token():
-        def host_with_token(tok, mask, operands):
-            host(mask, operands)
-            return tok
-        return jax.pure_callback(host_with_token, shapes, token, mask, operands)
-    if batched_condition:
-        return jax.lax.cond(jnp.any(pred), call_with_token, lambda: token)
-    return call_with_token()
-
-
-def _level(site: _Site, levels: tuple, sizes: tuple[int, ...]):
-    """A breakpoint that knows which operands carry which of ``sizes`` batch levels."""
-
-    @custom_vmap
-    def stop(pred, operands, token):
-        return _emit(site, levels, sizes, pred, operands, token)
-
-    @stop.def_vmap
-    def batched(axis_size, in_batched, pred, operands, token):
-        pred_batched, ops_batched, token_batched = in_batched
-        if not pred_batched:
-            pred = jnp.broadcast_to(pred, (axis_size,) + jnp.shape(pred))
-        # This level is outside all earlier ones, so it goes first.
-        new_levels = tuple((b,) + lv for b, lv in zip(ops_batched, levels))
-        out = _level(site, new_levels, (axis_size,) + sizes)(pred, operands, token)
-        out_batched = token_batched if token is not None else False
-        return out, out_batched
-
-    return stop
-
-
-def _zero_tangent(x):
-    x = jnp.asarray(x)
-    if jnp.issubdtype(x.dtype, jnp.inexact):
-        return jnp.zeros_like(x)
-    return np.zeros(x.shape, dtype=jax.dtypes.float0)
-
-
-def _stage(site: _Site, pred, operands: list, token):
-    @jax.custom_jvp
-    def stop(pred, operands, token):
-        return _level(site, tuple(() for _ in operands), ())(pred, operands, token)
-
-    @stop.defjvp
-    def forward_values_only(primals, tangents):
-        # The stop sees primal values; a token passes its tangent through unchanged,
-        # so threading a differentiable value as the token keeps its gradient.
-        out = stop(*primals)
-        token_tangent = tangents[2]
-        if primals[2] is None:
-            return out, jax.tree.map(_zero_tangent, out)
-        return out, jax.tree.map(_instantiate, token_tangent, primals[2])
-
-    out = stop(pred, operands, token)
-    return None if token is None else out
-
-
-def _instantiate(tangent, primal):
-    """A symbolic-zero tangent as an array of zeros (custom_jvp rules must return arrays)."""
-    if tangent is None or isinstance(tangent, jax.custom_derivatives.SymbolicZero):
-        return _zero_tangent(primal)
-    return tangent
-
-
-def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
-           num_frames: int | None, ordered: bool, token: Any, options: dict[str, Any],
-           reason: Callable[[list[Any]], str] | None = None,
-           reason_operands: list | None = None,
-           handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None) -> Any:
-    """Shared path of every breakpoint flavour.
+def place_breakpoint(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
+                     num_frames: int | None, ordered: bool, token: Any, options: dict[str, Any],
+                     reason: Callable[[list[Any]], str] | None = None,
+                     reason_operands: list | None = None,
+                     handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None) -> Any:
+    """Shared path of every breakpoint flavour, and of ``jax.debug.breakpoint`` while it
+    is routed to jaxdbg: capture the stack ``skip`` frames above this call, then stop
+    right away (eager values) or stage the stop into the program being traced.
 
     ``reason`` turns the runtime values of ``reason_operands`` into the
     banner's explanation (used by breakpoint_on_nonfinite).
     """
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
-    # Stops may run on XLA threads later; Ctrl-C reaches their prompt only through a
-    # SIGINT handler, which must be installed from the main thread (tracing usually is).
-    interrupts.install()
-    # Before the computation is dispatched: a program may reach its exit (JAX waits for
-    # pending effects there) before an asynchronously dispatched stop is served, and
-    # that wait must already know to drop the error of a computation that was quit.
-    quit_reporting.adapt_effect_waits()
-    registry.check_options(backend, options)
+    _prepare_for_stops(backend, options)
     call = sys._getframe(skip + 1)
     number = breakpoint_state.register(call.f_code.co_filename, call.f_lineno, call.f_code.co_name)
     stack = frames_mod.python_stack(skip + 1, filter_frames, num_frames)
@@ -233,10 +158,7 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
     first_reason = len(operands)
     reason_operands = [program_shardings.for_host(v) for v in reason_operands or []]
     operands += reason_operands
-    describe = None
-    if reason is not None:
-        def describe(operand):
-            return reason([operand(first_reason + k) for k in range(len(reason_operands))])
+    describe = _reason_from_operands(reason, first_reason, len(reason_operands))
 
     conditional = pred is not None
     if not jax_api.is_tracing() and not any(isinstance(o, jax.core.Tracer) for o in operands) \
@@ -255,25 +177,36 @@ def _enter(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
                  [(name, size) for name, size, _ in axes], describe, number, collector.mesh(), handoff,
                  compiled)
     if token is None:
-        _staged(site, pred, operands, None)
+        staging.stage_breakpoint(site, pred, operands, None)
         return None
     # The token goes through the host too: replicated on the way there (as the
     # operands are) and given back its program layout after.
     host_token = jax.tree.map(program_shardings.for_host, token)
-    out = _staged(site, pred, operands, host_token)
-    return jax.tree.map(program_shardings.like, out, token)
+    out = staging.stage_breakpoint(site, pred, operands, host_token)
+    return jax.tree.map(program_shardings.restore_program_layout, out, token)
 
 
-def _staged(site: _Site, pred: Any, operands: list, token: Any) -> Any:
-    if pred is None:
-        return _stage(site, jnp.asarray(True), operands, token)
-    pred_value = jnp.any(jnp.asarray(pred).astype(bool))
-    # The cond sits outside the batching and differentiation wrappers too:
-    # XLA then skips the whole breakpoint with one cheap branch when false.
-    if token is None:
-        jax.lax.cond(pred_value, lambda: _stage(site, pred_value, operands, None), lambda: None)
+def _prepare_for_stops(backend: str | None, options: dict[str, Any]) -> None:
+    """What must be in place at trace time, before any stop of this breakpoint runs."""
+    # Stops may run on XLA threads later; Ctrl-C reaches their prompt only through a
+    # SIGINT handler, which must be installed from the main thread (tracing usually is).
+    interrupts.install()
+    # Before the computation is dispatched: a program may reach its exit (JAX waits for
+    # pending effects there) before an asynchronously dispatched stop is served, and
+    # that wait must already know to drop the error of a computation that was quit.
+    quit_reporting.adapt_effect_waits()
+    registry.check_options(backend, options)
+
+
+def _reason_from_operands(reason: Callable[[list[Any]], str] | None, first: int,
+                          count: int) -> Callable[[Callable[[int], Any]], str | None] | None:
+    """The site's ``describe_reason``: ``reason`` of the operands ``first..first+count``."""
+    if reason is None:
         return None
-    return jax.lax.cond(pred_value, lambda: _stage(site, pred_value, operands, token), lambda: token)
+
+    def describe(operand: Callable[[int], Any]) -> str | None:
+        return reason([operand(first + k) for k in range(count)])
+    return describe
 
 
 def breakpoint(*, backend: str | None = None, filter_frames: bool = True,
@@ -284,8 +217,8 @@ def breakpoint(*, backend: str | None = None, filter_frames: bool = True,
     Returns ``token`` unchanged when given (thread it back into the computation
     so the breakpoint is ordered after the token's value and not pruned).
     """
-    return _enter(pred=None, skip=_CALLER, backend=backend, filter_frames=filter_frames,
-                  num_frames=num_frames, ordered=ordered, token=token, options=backend_options)
+    return place_breakpoint(pred=None, skip=_CALLER, backend=backend, filter_frames=filter_frames,
+                            num_frames=num_frames, ordered=ordered, token=token, options=backend_options)
 
 
 def breakpoint_if(pred: Any, *, backend: str | None = None, filter_frames: bool = True,
@@ -296,8 +229,8 @@ def breakpoint_if(pred: Any, *, backend: str | None = None, filter_frames: bool 
     When it is false nothing leaves the device: the callback sits inside
     ``lax.cond``. Under vmap only the elements where it holds stop.
     """
-    return _enter(pred=pred, skip=_CALLER, backend=backend, filter_frames=filter_frames,
-                  num_frames=num_frames, ordered=ordered, token=token, options=backend_options)
+    return place_breakpoint(pred=pred, skip=_CALLER, backend=backend, filter_frames=filter_frames,
+                            num_frames=num_frames, ordered=ordered, token=token, options=backend_options)
 
 
 def _is_float(leaf: Any) -> bool:
@@ -344,7 +277,7 @@ def breakpoint_on_nonfinite(*arrays: Any, backend: str | None = None,
         return token
     pred = functools.reduce(jnp.logical_or, [~jnp.all(jnp.isfinite(l)) for _, l in floats])
     float_names = [n for n, _ in floats]
-    return _enter(pred=pred, skip=_CALLER, backend=backend, filter_frames=filter_frames,
-                  num_frames=num_frames, ordered=ordered, token=token, options=backend_options,
-                  reason=functools.partial(_nonfinite_reason, float_names),
-                  reason_operands=[l for _, l in floats])
+    return place_breakpoint(pred=pred, skip=_CALLER, backend=backend, filter_frames=filter_frames,
+                            num_frames=num_frames, ordered=ordered, token=token, options=backend_options,
+                            reason=functools.partial(_nonfinite_reason, float_names),
+                            reason_operands=[l for _, l in floats])

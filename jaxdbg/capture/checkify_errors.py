@@ -79,7 +79,7 @@ class ErrorSite:
 
 def user_frames(traceback_info: Any) -> tuple[SourceFrame, ...]:
     """The user's frames of a checkify traceback, innermost first."""
-    hidden = frames_mod._hidden_file_test()  # the same machinery a breakpoint leaves out
+    hidden = frames_mod.hidden_file_test()  # the same machinery a breakpoint leaves out
     frames = []
     for filename, lineno, function in jax_api.traceback_frames(traceback_info):
         if hidden(filename):
@@ -104,7 +104,7 @@ def mapped_shape(err: Any) -> tuple[int, ...]:
     """The batch shape of a mapped error (``()`` when it is not mapped)."""
     import numpy as np
 
-    for pred in err._pred.values():
+    for pred in jax_api.checkify_error_predicates(err):
         return tuple(np.shape(pred))
     return ()
 
@@ -123,7 +123,7 @@ class LocatedError(jax_checkify.Error):
 
     @classmethod
     def of(cls, err: jax_checkify.Error) -> "LocatedError":
-        return cls(err._pred, err._code, err._metadata, err._payload)
+        return cls(*jax_api.checkify_error_fields(err))
 
     def get(self) -> str | None:
         sites = error_sites(self)

@@ -90,7 +90,7 @@ def is_hidden(frame: types.FrameType) -> bool:
     return _is_hidden(frame)
 
 
-def _hidden_file_test() -> Callable[[str], bool]:
+def hidden_file_test() -> Callable[[str], bool]:
     """Whether a file belongs to machinery (as :func:`_is_hidden` judges live frames),
     for frames known only by file name, such as JAX's DebuggerFrames."""
     roots, files = [], set()
@@ -146,7 +146,7 @@ def _function_name(lines: list[str], lineno: int, first: int, whole_file: bool) 
 def from_jax_frames(raw_frames: list[Any]) -> list[Frame]:
     """JAX's own DebuggerFrames (a function traced before jaxdbg was hooked in) as the
     same filtered, named frames a jaxdbg capture gives."""
-    hidden = _hidden_file_test()
+    hidden = hidden_file_test()
     frames = []
     for raw in raw_frames:
         f = jax_api.read_jax_frame(raw)

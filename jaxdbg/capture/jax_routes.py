@@ -1,102 +1,92 @@
-"""Make existing ``jax.debug.breakpoint(...)`` calls open jaxdbg.
+"""Every ``jax.*`` function jaxdbg stands in for, and the one way it is swapped.
 
-Two routes, so that every call reaches us: ``jax.debug.breakpoint`` itself is
-replaced by :func:`jaxdbg.breakpoint` (same signature; full frame capture with
-globals and batch indices), and jaxdbg is registered as the preferred backend
-of JAX's own debugger registry for code that holds a reference to JAX's
-function from before the hook.
+A :class:`Route` replaces one attribute of a JAX module and puts back exactly what it
+replaced. Each swapped function is declared once, below; its owner installs the
+replacement (the breakpoint hook, the sharding hooks, the print log, ``%%checkify``)
+and any module reaches JAX's own function through :meth:`Route.original`, also while
+jaxdbg's stands in for it. This module imports nothing of jaxdbg, so the lowest
+layers (frame capture, program shardings) may use it.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import jax
 
-from jaxdbg.capture import breakpoints
-from jaxdbg.engine import registry
-from jaxdbg.engine import stop_serving
-from jaxdbg.capture import frames as frames_mod
-from jaxdbg.internals import jax_api
-from jaxdbg.capture.stop_info import StopInfo
 
-_JAX_REGISTRY_NAME = "jaxdbg"
-_JAX_REGISTRY_PRIORITY = 1_000
-_original_breakpoint = None
-_lock = threading.Lock()
-_jax_debugger_turn = threading.Lock()
+class Route:
+    """``owner.name`` routed to a replacement while installed.
 
-
-def _serve_jax_frames(jax_frames: list[Any], thread_id: int | None, *,
-                      backend: str | None = None, **options: Any) -> None:
-    """JAX's debugger callback (``debugger(frames, thread_id, **kwargs)``), for
-    functions traced with JAX's own breakpoint before the hook was installed."""
-    frames = frames_mod.from_jax_frames(jax_frames)
-    if not frames:
-        return
-    # Traced by JAX, so nothing checked the options then; an unknown one must not lose the stop.
-    options, unknown = registry.accepted_options(backend, options)
-    if unknown:
-        print(f"jaxdbg: ignoring breakpoint option{'s' if len(unknown) > 1 else ''} "
-              f"{', '.join(unknown)}, which this backend does not accept", flush=True)
-    stop_serving.serve(frames, StopInfo(), backend, options)
-
-
-def jaxdbg_breakpoint_for_jax(*, backend: str | None = None, filter_frames: bool = True,
-                              num_frames: int | None = None, ordered: bool = False,
-                              token: Any = None, **kwargs: Any) -> Any:
-    """Stands in for ``jax.debug.breakpoint`` while the hook is installed."""
-    return breakpoints._enter(pred=None, skip=1, backend=backend, filter_frames=filter_frames,
-                              num_frames=num_frames, ordered=ordered, token=token, options=kwargs,
-                              handoff=_hand_back_to_jax)
-
-
-def _hand_back_to_jax(frames: list[Any], options: dict[str, Any]) -> bool:
-    """A function traced while the hook was installed still calls jaxdbg's callback;
-    once the hook is uninstalled its stops go back to JAX's own debugger."""
-    if is_installed():
-        return False
-    import threading
-
-    thread_id = None if threading.current_thread() is threading.main_thread() else threading.get_ident()
-    jax_frames = [jax_api.JaxFrame(f.filename, f.lineno, dict(f.locals),
-                                   [line.rstrip("\n") for line in f.source[f.first_lineno - 1:]],
-                                   f.lineno - f.first_lineno)
-                  for f in frames]
-    with _jax_debugger_turn:  # JAX's debugger serves one stop at a time too
-        return jax_api.call_jax_debugger(jax_frames, thread_id, None, options)
-
-
-jaxdbg_breakpoint_for_jax.__doc__ = (jaxdbg_breakpoint_for_jax.__doc__ or "") + \
-    "\n\n" + (breakpoints.breakpoint.__doc__ or "")
-
-
-def install_jax_hook() -> None:
-    """Route ``jax.debug.breakpoint`` to jaxdbg (its keyword options pass through)."""
-    global _original_breakpoint
-    with _lock:
-        if _original_breakpoint is None:
-            _original_breakpoint = jax.debug.breakpoint
-            jax.debug.breakpoint = jaxdbg_breakpoint_for_jax
-        jax_api.register_with_jax_debugger(_JAX_REGISTRY_NAME, _serve_jax_frames, _JAX_REGISTRY_PRIORITY)
-
-
-def uninstall_jax_hook() -> None:
-    """Give ``jax.debug.breakpoint`` back its own behaviour.
-
-    Functions already traced while the hook was installed keep jaxdbg's callback
-    in their compiled code; their stops are handed to JAX's own debugger from now
-    on, as if they had been traced with JAX's breakpoint.
+    Installing is idempotent (a second ``install`` keeps the first replacement and
+    returns False). ``uninstall`` puts back the object that was there before
+    ``install``, even when something else re-wrapped the attribute meanwhile: a
+    wrapper around jaxdbg's function must not outlive it.
     """
-    global _original_breakpoint
-    with _lock:
-        if _original_breakpoint is not None:
-            jax.debug.breakpoint = _original_breakpoint
-            _original_breakpoint = None
-        jax_api.unregister_from_jax_debugger(_JAX_REGISTRY_NAME)
+
+    def __init__(self, owner: Any, name: str) -> None:
+        self.owner = owner
+        self.name = name
+        self._lock = threading.Lock()
+        self._saved: Callable[..., Any] | None = None
+        self._replacement: Callable[..., Any] | None = None
+
+    @property
+    def installed(self) -> bool:
+        return self._replacement is not None
+
+    @property
+    def replacement(self) -> Callable[..., Any] | None:
+        """What stands in for JAX's function now (None when not installed)."""
+        return self._replacement
+
+    def install(self, replacement: Callable[..., Any]) -> bool:
+        """Stand ``replacement`` in for the function; False if already installed."""
+        with self._lock:
+            if self._replacement is not None:
+                return False
+            self._saved = getattr(self.owner, self.name)
+            self._replacement = replacement
+            setattr(self.owner, self.name, replacement)
+            return True
+
+    def uninstall(self) -> bool:
+        """Put back what ``install`` replaced; False if it was not installed."""
+        with self._lock:
+            if self._replacement is None:
+                return False
+            setattr(self.owner, self.name, self._saved)
+            self._saved = self._replacement = None
+            return True
+
+    def original(self) -> Callable[..., Any]:
+        """JAX's own function: the one replaced while installed, else the attribute now."""
+        with self._lock:
+            if self._replacement is not None:
+                return self._saved  # type: ignore[return-value]
+            return getattr(self.owner, self.name)
+
+    def __repr__(self) -> str:
+        state = "installed" if self.installed else "not installed"
+        return f"<Route {getattr(self.owner, '__name__', self.owner)}.{self.name}: {state}>"
+
+
+# -- the functions jaxdbg stands in for -------------------------------------------------
+
+# jaxdbg.capture.breakpoint_hook: existing jax.debug.breakpoint() calls open jaxdbg.
+BREAKPOINT = Route(jax.debug, "breakpoint")
+# jaxdbg.capture.prints: jax.debug.print rows carry their file:line to the print log.
+PRINT = Route(jax.debug, "print")
+# jaxdbg.ipython.sharding_hooks: jaxdbg's layouts for JAX's sharding functions.
+VISUALIZE_ARRAY_SHARDING = Route(jax.debug, "visualize_array_sharding")
+INSPECT_ARRAY_SHARDING = Route(jax.debug, "inspect_array_sharding")
+# jaxdbg.ipython.checkify_cell: jax.jit makes checked functions while a %%checkify cell runs.
+JIT = Route(jax, "jit")
+
+ROUTES = (BREAKPOINT, PRINT, VISUALIZE_ARRAY_SHARDING, INSPECT_ARRAY_SHARDING, JIT)
 
 
 def is_installed() -> bool:
     """Whether ``jax.debug.breakpoint`` currently opens jaxdbg."""
-    return _original_breakpoint is not None
+    return BREAKPOINT.installed

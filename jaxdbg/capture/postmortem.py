@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 import jax
 
 from jaxdbg.capture import frames as frames_mod
-from jaxdbg.engine import registry
+from jaxdbg.engine import notices, registry
 from jaxdbg.frontends import scripted
+from jaxdbg.internals import ipython_api
 from jaxdbg.capture.frames import Frame
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.stop_info import StopInfo
@@ -70,7 +71,7 @@ def post_mortem(exc: BaseException | types.TracebackType | None = None, *,
         tb, reason = exc.__traceback__, _reason(exc)
     frames = frames_from_traceback(tb)
     if not frames:
-        sys.stdout.write("jaxdbg: the traceback has no frames of your code to show\n")
+        notices.notice("the traceback has no frames of your code to show")
         return
     registry.check_options(backend, backend_options)
     session = Session(frames, StopInfo(reason=reason))
@@ -97,15 +98,16 @@ def _after_cell(result: Any = None) -> None:
     try:
         post_mortem(exc)
     except KeyboardInterrupt:
-        sys.stdout.write("jaxdbg: post-mortem interrupted\n")
+        notices.notice("post-mortem interrupted")
+
+
+_unregister: list[Callable[[], None]] = []
 
 
 def load(shell: Any) -> None:
-    shell.events.register("post_run_cell", _after_cell)
+    _unregister.append(ipython_api.register_cell_events(shell, post_run_cell=_after_cell))
 
 
 def unload(shell: Any) -> None:
-    try:
-        shell.events.unregister("post_run_cell", _after_cell)
-    except ValueError:
-        pass
+    while _unregister:
+        _unregister.pop()()

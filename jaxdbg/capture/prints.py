@@ -30,9 +30,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
+from jaxdbg import config
 from jaxdbg.capture import frames as frames_mod
-from jaxdbg.internals import jax_api
+from jaxdbg.capture import jax_routes
 from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.internals import jax_api
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +79,6 @@ class PrintRow:
 # -- where rows go -------------------------------------------------------------------
 
 _sink: Callable[[PrintRow], None] | None = None
-_routing = True
 _state_lock = threading.Lock()
 
 
@@ -95,18 +96,17 @@ def set_routing(enabled: bool) -> None:
     Off, they write to stdout exactly as JAX does, including functions traced
     while it was on. ``jaxdbg.print`` keeps using the log either way.
     """
-    global _routing
-    _routing = bool(enabled)
+    config.PRINT_ROUTING.set(enabled)
 
 
 def routing_enabled() -> bool:
-    return _routing
+    return config.PRINT_ROUTING.get()
 
 
 def deliver(row: PrintRow) -> None:
     """Hand a row to the installed sink, or write its text as jax.debug.print does."""
     sink = _sink
-    if sink is not None and (_routing or not row.from_jax):
+    if sink is not None and (routing_enabled() or not row.from_jax):
         try:
             sink(row)
             return
@@ -167,10 +167,10 @@ def _format(fmt: str, printoptions: dict[str, Any], placeholders: bool, args, kw
 Batch = tuple  # ((index, size), ...) per vmap level, outermost first
 
 
-def _level(emit: Callable[[Batch, list], None], known: Batch):
+def _unrolled_batch_layer(call_host: Callable[[Batch, list], None], known: Batch):
     @custom_vmap
     def call(operands):
-        emit(known, operands)
+        call_host(known, operands)
         return jnp.zeros((), jnp.bool_)
 
     @call.def_vmap
@@ -179,14 +179,14 @@ def _level(emit: Callable[[Batch, list], None], known: Batch):
         for i in range(axis_size):
             one = [op[i] if batched else op for op, batched in zip(operands, batched_operands)]
             # Levels still to be unrolled are outside this one: they go first.
-            _level(emit, ((i, axis_size),) + known)(one)
+            _unrolled_batch_layer(call_host, ((i, axis_size),) + known)(one)
         return jnp.zeros((axis_size,), jnp.bool_), True
 
     return call
 
 
-def _staged(emit: Callable[[Batch, list], None], operands: list) -> None:
-    _level(emit, ())([jax.lax.stop_gradient(op) for op in operands])
+def _call_per_batch_element(call_host: Callable[[Batch, list], None], operands: list) -> None:
+    _unrolled_batch_layer(call_host, ())([jax.lax.stop_gradient(op) for op in operands])
 
 
 # -- the call ----------------------------------------------------------------------------
@@ -236,8 +236,8 @@ def _origin(skip: int) -> tuple[_Origin, list[Any]]:
                    tuple((name, size) for name, size, _ in axes)), [index for _, _, index in axes]
 
 
-def _stage(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: dict,
-           ordered: bool) -> None:
+def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: dict,
+                     ordered: bool) -> None:
     origin, device_indices = origin_and_devices
     flat, tree = jax.tree_util.tree_flatten((args, kwargs))
     traced_at = [i for i, leaf in enumerate(flat) if isinstance(leaf, jax.core.Tracer)]
@@ -254,7 +254,7 @@ def _stage(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: d
     slot_of = [distinct[id(flat[i])] for i in traced_at]
     n_traced = len(distinct)
 
-    def emit(batch: Batch, operands: list) -> None:
+    def call_host(batch: Batch, operands: list) -> None:
         leaves = list(flat)
         for i, slot in zip(traced_at, slot_of):
             leaves[i] = operands[slot]
@@ -269,7 +269,7 @@ def _stage(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: d
     firsts = {}
     for i in traced_at:
         firsts.setdefault(id(flat[i]), flat[i])
-    _staged(emit, list(firsts.values()) + list(device_indices))
+    _call_per_batch_element(call_host, list(firsts.values()) + list(device_indices))
 
 
 def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, skip: int, from_jax: bool) -> None:
@@ -281,10 +281,10 @@ def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, skip: int, from_j
         deliver(PrintRow(_format(fmt, printoptions, placeholders, args, kwargs), site,
                          ordered, from_jax))
 
-    _stage(host, _origin(skip + 1), args, kwargs, ordered)
+    _stage_host_call(host, _origin(skip + 1), args, kwargs, ordered)
 
 
-def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  # noqa: A001
+def debug_print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
     """``jax.debug.print`` that also records the call's file:line, batch element and device.
 
     In a script or terminal it writes exactly what ``jax.debug.print`` writes; with
@@ -306,44 +306,33 @@ def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs
         finally:
             _current.reset(token)
 
-    _stage(host, _origin(1), args, kwargs, ordered)
+    _stage_host_call(host, _origin(1), args, kwargs, ordered)
 
 
 # -- jax.debug.print routed to the log while the extension is loaded -----------------------
 
-_original_jax_print: Callable[..., Any] | None = None
-
-
 def _routed_jax_print(fmt: str | None = None, *args: Any, ordered: bool = False,
                       **kwargs: Any) -> Any:
-    """Stands in for ``jax.debug.print``; forms only JAX knows go to JAX unchanged."""
-    original = _original_jax_print or _jax_debug_print_now()
+    """Stands in for ``jax.debug.print``; forms only JAX knows go to JAX unchanged.
+
+    A function traced while it stood in keeps calling it after :func:`unroute_jax_print`;
+    ``original()`` is then JAX's own function again."""
+    original = jax_routes.PRINT.original()
     jax_only = {"partitioned", "skip_format_check", "_use_logging"}
-    if fmt is None or not _routing or jax_only & kwargs.keys():
+    if fmt is None or not routing_enabled() or jax_only & kwargs.keys():
         return original(fmt, *args, ordered=ordered, **kwargs) if fmt is not None \
             else original(ordered=ordered, **kwargs)
     _print(fmt, args, kwargs, ordered, skip=1, from_jax=True)
     return None
 
 
-def _jax_debug_print_now() -> Callable[..., Any]:
-    return jax.debug.print if jax.debug.print is not _routed_jax_print else _original_jax_print
-
-
 def route_jax_print() -> None:
     """Make ``jax.debug.print`` calls traced from now on carry their location to the log."""
-    global _original_jax_print
-    if jax.debug.print is _routed_jax_print:
-        return
-    _original_jax_print = jax.debug.print
-    jax.debug.print = _routed_jax_print
+    jax_routes.PRINT.install(_routed_jax_print)
 
 
 def unroute_jax_print() -> None:
-    global _original_jax_print
-    if jax.debug.print is _routed_jax_print and _original_jax_print is not None:
-        jax.debug.print = _original_jax_print
-    _original_jax_print = None
+    jax_routes.PRINT.uninstall()
 
 
 @contextlib.contextmanager
@@ -354,22 +343,3 @@ def sink_installed(sink: Callable[[PrintRow], None]) -> Iterator[None]:
         yield
     finally:
         set_sink(previous)
-
-
-# -- %jaxdbg print on|off ---------------------------------------------------------------------
-
-def _print_subcommand(args: str) -> None:
-    from jaxdbg.ipython import magics
-
-    set_routing(magics.parse_switch(args))
-    where = "the print log" if _routing else "stdout, as JAX prints them"
-    sys.stdout.write(f"jaxdbg: jax.debug.print calls go to {where}\n")  # print is jaxdbg.print here
-
-
-def _register_subcommand() -> None:
-    from jaxdbg.ipython import magics
-
-    magics.register_subcommand("print", "print on|off", _print_subcommand)
-
-
-_register_subcommand()

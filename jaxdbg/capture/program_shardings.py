@@ -20,6 +20,8 @@ from typing import Any
 
 import jax
 
+from jaxdbg.capture import jax_routes
+
 
 @dataclasses.dataclass(frozen=True)
 class ProgramSharding:
@@ -110,7 +112,7 @@ def for_host(value: Any) -> Any:
     return value if where is None else replicated_for_host(value, where)
 
 
-def like(value: Any, original: Any) -> Any:
+def restore_program_layout(value: Any, original: Any) -> Any:
     """``value`` (replicated for the host) laid out again as ``original`` is in the program."""
     where = of_tracer(original) if isinstance(original, jax.core.Tracer) else None
     if where is None or value is original:
@@ -141,9 +143,7 @@ class CompiledShardings:
         self.by_operand: dict[int, Any] = {}
 
     def stage(self, operands: list[Any], shardings: list[ProgramSharding | None]) -> None:
-        from jaxdbg.ipython import sharding_hooks  # JAX's own function, also while ours stands in
-
-        inspect = sharding_hooks.original("inspect_array_sharding")
+        inspect = jax_routes.INSPECT_ARRAY_SHARDING.original()  # also while ours stands in
         for index, (value, where) in enumerate(zip(operands, shardings)):
             if where is None:
                 continue

@@ -14,8 +14,10 @@ from typing import Any, Callable, Sequence
 
 import jax
 
-from jaxdbg.ipython.display import show
+from jaxdbg.capture import jax_routes
 from jaxdbg.engine.sharding_layout import ShardingView, layout_of, sharding_view
+from jaxdbg.ipython.display import show
+
 
 def visualize_sharding(x: Any, *, shape: Sequence[int] | None = None, **_jax_options: Any) -> None:
     """Display how ``x`` is laid out over devices: inline in a notebook, rich in a terminal.
@@ -84,8 +86,7 @@ def inspect_sharding(x: Any, callback: Callable[[Any], Any] | None = None) -> An
         if sharding is not None:
             _report(sharding, shape, dtype, callback)
 
-    from jaxdbg.ipython import sharding_hooks  # JAX's own function, even while ours stands in for it
-
-    sharding_hooks.original("inspect_array_sharding")(x, callback=at_compile)
+    # JAX's own function, even while ours stands in for it
+    jax_routes.INSPECT_ARRAY_SHARDING.original()(x, callback=at_compile)
     jax.debug.callback(at_run)
     return x

@@ -11,9 +11,13 @@ jaxdbg: its failure is kept, said in one line the first time a backend is chosen
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 import types
 from importlib import metadata
+
+from jaxdbg.engine import notices, registry
+from jaxdbg.internals import ipykernel_kernel
 
 GROUP = "jaxdbg.backends"
 
@@ -80,13 +84,17 @@ def take_failure_notice() -> str | None:
             return None
         _failure_notice_given = True
     parts = [f"the {name!r} backend could not be loaded ({why})" for name, why in sorted(_failures.items())]
-    return "jaxdbg: " + "; ".join(parts)
+    return notices.phrase("; ".join(parts))
 
 
-INSTALL_HINT = ("jaxdbg: for the clickable debugger panel here, install anywidget and ipywidgets in "
-                "this kernel's environment (%pip install anywidget ipywidgets) and restart it.")
-LOAD_HINT = ("jaxdbg: for the clickable debugger panel here, run %load_ext jaxdbg "
-             "(it also opens the panel for jax.debug.breakpoint()).")
+registry.add_selection_notice(take_failure_notice)
+
+
+INSTALL_HINT = notices.phrase("for the clickable debugger panel here, install anywidget and "
+                              "ipywidgets in this kernel's environment (%pip install anywidget "
+                              "ipywidgets) and restart it.")
+LOAD_HINT = notices.phrase("for the clickable debugger panel here, run %load_ext jaxdbg "
+                           "(it also opens the panel for jax.debug.breakpoint()).")
 
 
 def panel_hint() -> str | None:
@@ -94,15 +102,10 @@ def panel_hint() -> str | None:
     because the panel backend is missing there; None otherwise (a terminal, or a kernel
     where the panel is registered and the prompt was chosen on purpose or as a fallback,
     which says why itself)."""
-    import importlib.util
-
-    from jaxdbg.engine.registry import registered_debuggers
-
-    if "widgets" in registered_debuggers():
+    if "widgets" in registry.registered_debuggers():
         return None
     try:
-        from jaxdbg.internals import ipykernel_api
-        in_kernel = ipykernel_api.current_kernel() is not None
+        in_kernel = ipykernel_kernel.current_kernel() is not None
     except Exception:
         in_kernel = False
     if not in_kernel:

@@ -1,7 +1,8 @@
 """Session commands for many stops: ``continue all``, ``disable``, ``enable``, ``ignore``, ``breakpoints``.
 
-They register into the Session's command table, so every view (terminal,
-panel, Colab) has them; the state they change lives in
+They register in the public command table (:mod:`jaxdbg.engine.commands`), as a
+plugin's would, so every view (terminal, panel, Colab) has them, and ``continue``
+gets its ``all`` sub-word there; the state they change lives in
 :mod:`jaxdbg.engine.breakpoint_state`.
 """
 
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 from jaxdbg.engine import breakpoint_state
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
-from jaxdbg.engine.session import _COMMANDS, Session, _command, _error
+from jaxdbg.engine.commands import ArgumentKind, add_sub_word, command, error
+from jaxdbg.engine.session import Session
 
 _NO_NUMBER = "this stop does not come from a numbered breakpoint"
 
@@ -23,14 +25,14 @@ def _numbers(s: Session, arg: str, command: str) -> list[int] | Output:
     """The breakpoint numbers in ``arg``, or the current stop's; an error Output otherwise."""
     if not arg:
         current = _current_number(s)
-        return _error(f"{_NO_NUMBER}; give a number ({command} N)") if current is None else [current]
+        return error(f"{_NO_NUMBER}; give a number ({command} N)") if current is None else [current]
     try:
         numbers = list(dict.fromkeys(int(word) for word in arg.split()))  # each once
     except ValueError:
-        return _error(f"{command} takes breakpoint numbers, not {arg!r}")
+        return error(f"{command} takes breakpoint numbers, not {arg!r}")
     for n in numbers:
         if not breakpoint_state.exists(n):
-            return _error(_unknown(n))
+            return error(_unknown(n))
     return numbers
 
 
@@ -46,7 +48,7 @@ def _row(number: int) -> breakpoint_state.BreakpointRow:
 def continue_all(s: Session, arg: str) -> Output:
     number = _current_number(s)
     if number is None:
-        return _error(f"{_NO_NUMBER}; use continue")
+        return error(f"{_NO_NUMBER}; use continue")
     run = breakpoint_state.continue_all(number)
     s.end(Resume.CONTINUE_ALL)
     return Output(OutputKind.RESUME,
@@ -54,31 +56,19 @@ def continue_all(s: Session, arg: str) -> Output:
                   resume=Resume.CONTINUE_ALL)
 
 
-def _wrap_continue() -> None:
-    """``continue all`` is ``continue`` with an argument: route it, keep plain continue as is."""
-    plain = _COMMANDS["continue"]
-
-    @_command(*plain.names, usage="continue [all]",
-              summary=plain.summary + " 'continue all' (ca): also past every remaining stop "
-                                      "of this breakpoint in this run (cell).")
-    def _continue(s: Session, arg: str) -> Output:
-        if arg == "all":
-            return continue_all(s, "")
-        if arg:
-            return _error(f"continue takes no argument but 'all', not {arg!r}")
-        return plain.run(s, arg)
+add_sub_word("continue", "all", run=continue_all,
+             summary="Continue past every remaining stop of this breakpoint in this run (cell); "
+                     "also 'ca'.")
 
 
-_wrap_continue()
-
-
-@_command("ca", usage="ca", summary="Same as 'continue all'.", takes_argument=False)
+@command("ca", usage="ca", summary="Same as 'continue all'.")
 def _ca(s: Session, arg: str) -> Output:
     return continue_all(s, arg)
 
 
-@_command("disable", usage="disable [N ...]",
-          summary="Stop opening breakpoint N (default: this one) for the rest of the session.")
+@command("disable", usage="disable [N ...]",
+         summary="Stop opening breakpoint N (default: this one) for the rest of the session.",
+         argument=ArgumentKind.BREAKPOINT_NUMBERS)
 def _disable(s: Session, arg: str) -> Output:
     numbers = _numbers(s, arg, "disable")
     if isinstance(numbers, Output):
@@ -89,7 +79,8 @@ def _disable(s: Session, arg: str) -> Output:
         f"Disabled breakpoint {n} at {_row(n).location}; 'enable {n}' turns it back on." for n in numbers))
 
 
-@_command("enable", usage="enable [N ...]", summary="Open breakpoint N (default: this one) again.")
+@command("enable", usage="enable [N ...]", summary="Open breakpoint N (default: this one) again.",
+         argument=ArgumentKind.BREAKPOINT_NUMBERS)
 def _enable(s: Session, arg: str) -> Output:
     numbers = _numbers(s, arg, "enable")
     if isinstance(numbers, Output):
@@ -100,20 +91,21 @@ def _enable(s: Session, arg: str) -> Output:
         f"Enabled breakpoint {n} at {_row(n).location}." for n in numbers))
 
 
-@_command("ignore", usage="ignore [N] COUNT",
-          summary="Pass the next COUNT hits of breakpoint N (default: this one); 0 stops again.")
+@command("ignore", usage="ignore [N] COUNT",
+         summary="Pass the next COUNT hits of breakpoint N (default: this one); 0 stops again.",
+         argument=ArgumentKind.BREAKPOINT_AND_COUNT)
 def _ignore(s: Session, arg: str) -> Output:
     words = arg.split()
     usage = "ignore takes [N] COUNT: a breakpoint number (default: this one) and a count >= 0"
     if len(words) not in (1, 2):
-        return _error(usage)
+        return error(usage)
     try:
         values = [int(w) for w in words]
     except ValueError:
-        return _error(f"{usage}, not {arg!r}")
+        return error(f"{usage}, not {arg!r}")
     count = values[-1]
     if count < 0:
-        return _error(usage)
+        return error(usage)
     numbers = _numbers(s, words[0] if len(words) == 2 else "", "ignore")
     if isinstance(numbers, Output):
         return numbers
@@ -125,9 +117,8 @@ def _ignore(s: Session, arg: str) -> Output:
     return Output(OutputKind.TEXT, f"Will ignore the next {hits} of breakpoint {number}.")
 
 
-@_command("breakpoints", usage="breakpoints",
-          summary="List breakpoints: number, location, hits, enabled and ignore state.",
-          takes_argument=False)
+@command("breakpoints", usage="breakpoints",
+         summary="List breakpoints: number, location, hits, enabled and ignore state.")
 def _breakpoints(s: Session, arg: str) -> Output:
     rows = breakpoint_state.rows()
     if not rows:

@@ -32,7 +32,7 @@ import dataclasses
 import sys
 import threading
 
-from jaxdbg.engine import runs
+from jaxdbg.engine import notices, runs
 from jaxdbg.capture.frames import display_filename
 from jaxdbg.internals import ipython_api
 
@@ -206,8 +206,8 @@ def _finish_continue_all(bp: _Breakpoint) -> None:
     """End bp's continue-all (caller holds the lock) and queue its report."""
     if bp.passed:
         stops = "stop" if bp.passed == 1 else "stops"
-        _reports.append(f"jaxdbg: continued past {bp.passed} more {stops} of breakpoint {bp.number} "
-                        f"in {bp.continuing_in.description}")
+        _reports.append(notices.phrase(f"continued past {bp.passed} more {stops} of breakpoint "
+                                       f"{bp.number} in {bp.continuing_in.description}"))
     bp.continuing_in, bp.passed = None, 0
 
 

@@ -2,8 +2,11 @@
 
 Completes command words at the start of a line, names visible in the frame
 (scratch names, locals, module globals, builtins), attributes after a dot and
-string keys of a dict after ``[``. Expressions after ``p``, ``pp``, ``whatis``
-and the other expression commands complete the same way.
+string keys of a dict after ``[``. After a command word, what completes is what
+its :class:`~jaxdbg.engine.commands.ArgumentKind` in the command table says: an
+expression as above, a command name, a sub-word (``continue all``), the frame
+numbers or the known breakpoint numbers. A number is offered only at an empty
+word: typed digits are left as they are.
 
 Completion must never run the program: the object before a dot is looked up
 only through plain names, attributes (``getattr``) and subscripts of built-in
@@ -16,14 +19,23 @@ from __future__ import annotations
 
 import builtins
 import re
-from typing import Any
+from typing import Any, Callable, Protocol
 
-from jaxdbg.engine.session import Session, split_command
+from jaxdbg.capture.frames import Frame
+from jaxdbg.engine import breakpoint_state
+from jaxdbg.engine.commands import TABLE, ArgumentKind, Command, split_command
 
-# Commands whose argument is a Python expression.
-EXPRESSION_COMMANDS = frozenset({"p", "pp", "whatis", "sharding"})
-# Commands whose argument is a command name.
-COMMAND_NAME_COMMANDS = frozenset({"help", "h", "?"})
+
+class CompletionContext(Protocol):
+    """What completion reads of a :class:`jaxdbg.engine.session.Session` (the Session
+    calls this module, so this module does not import it)."""
+
+    frames: list[Frame]
+    scratch: dict[str, Any]
+
+    @property
+    def current(self) -> Frame: ...
+
 
 _NAME = r"[A-Za-z_]\w*"
 _KEY = r"""\[\s*(?:'[^'\\]*'|"[^"\\]*"|-?\d+)\s*\]"""
@@ -39,7 +51,7 @@ class _Unresolved(Exception):
     pass
 
 
-def complete_line(session: Session, text: str) -> list[str]:
+def complete_line(session: CompletionContext, text: str) -> list[str]:
     """Every completion of ``text`` as a whole line, sorted; [] when there is none."""
     try:
         return sorted(set(_complete(session, text)))
@@ -49,35 +61,81 @@ def complete_line(session: Session, text: str) -> list[str]:
         return []
 
 
-def _complete(session: Session, text: str) -> list[str]:
+def _complete(session: CompletionContext, text: str) -> list[str]:
     if text.startswith("!"):
         return ["!" + c for c in _complete_expression(session, text[1:])]
     stripped = text.lstrip()
     indent = text[:len(text) - len(stripped)]
     word = split_command(stripped)[0]
     rest = stripped[len(word):].lstrip()  # as typed, trailing spaces kept
-    command_words = _command_words(session)
     if word == stripped:
         # The first word: a command, or the start of an expression.
-        commands = [indent + w for w in command_words if w.startswith(word) and w.isidentifier()]
+        commands = [indent + w for w in TABLE.names() if w.startswith(word) and w.isidentifier()]
         return commands + [indent + c for c in _complete_expression(session, stripped)]
-    if word not in command_words:
+    command = TABLE.get(word)
+    if command is None:
         # A line that is Python throughout: "z = x.sh" (a command word makes the line
         # that command, as Session.execute reads it: "!c = x.sh" is Python).
         return [indent + c for c in _complete_expression(session, stripped)]
     head = text[:len(text) - len(rest)]
-    if word in COMMAND_NAME_COMMANDS:
-        return [head + w for w in command_words if w.startswith(rest) and " " not in rest]
-    if word in EXPRESSION_COMMANDS:
-        return [head + c for c in _complete_expression(session, rest)]
+    return [head + c for c in COMPLETERS[command.argument](session, command, rest)]
+
+
+# -- arguments, by kind: each gives completions of ``rest`` (the text after the command word)
+
+def _no_argument(session: CompletionContext, command: Command, rest: str) -> list[str]:
     return []
 
 
-def _command_words(session: Session) -> list[str]:
-    return [name for command in session.commands() for name in command.names]
+def _expression(session: CompletionContext, command: Command, rest: str) -> list[str]:
+    return _complete_expression(session, rest)
 
 
-def _complete_expression(session: Session, text: str) -> list[str]:
+def _command_name(session: CompletionContext, command: Command, rest: str) -> list[str]:
+    return [w for w in TABLE.names() if w.startswith(rest) and " " not in rest]
+
+
+def _sub_word(session: CompletionContext, command: Command, rest: str) -> list[str]:
+    return [s.word for s in command.sub_words if s.word.startswith(rest) and " " not in rest]
+
+
+def _numbers(choices: list[int], rest: str, *, first_only: bool = False) -> list[str]:
+    """``rest`` with each of ``choices`` not yet in it as its last word, when that word is
+    empty (``disable 1 `` -> ``disable 1 2``); ``first_only``: only as the first word."""
+    if rest and not rest[-1].isspace():
+        return []
+    typed = rest.split()
+    if first_only and typed:
+        return []
+    return [rest + str(n) for n in choices if str(n) not in typed]
+
+
+def _frame_number(session: CompletionContext, command: Command, rest: str) -> list[str]:
+    return _numbers(list(range(len(session.frames))), rest, first_only=True)
+
+
+def _breakpoint_numbers(session: CompletionContext, command: Command, rest: str) -> list[str]:
+    return _numbers([r.number for r in breakpoint_state.rows()], rest)
+
+
+def _breakpoint_and_count(session: CompletionContext, command: Command, rest: str) -> list[str]:
+    return _numbers([r.number for r in breakpoint_state.rows()], rest, first_only=True)
+
+
+#: How the argument of each kind completes: (session, command, text after the word) -> endings.
+COMPLETERS: dict[ArgumentKind, Callable[[CompletionContext, Command, str], list[str]]] = {
+    ArgumentKind.NONE: _no_argument,
+    ArgumentKind.COUNT: _no_argument,  # any positive number: nothing to choose from
+    ArgumentKind.EXPRESSION: _expression,
+    ArgumentKind.COMMAND_NAME: _command_name,
+    ArgumentKind.SUB_WORDS: _sub_word,
+    ArgumentKind.FRAME_NUMBER: _frame_number,
+    ArgumentKind.BREAKPOINT_NUMBERS: _breakpoint_numbers,
+    ArgumentKind.BREAKPOINT_AND_COUNT: _breakpoint_and_count,
+}
+
+
+def _complete_expression(session: CompletionContext, text: str) -> list[str]:
     match = _KEY_AT_END.search(text)
     if match:
         return [text[:match.start(2)] + c for c in _keys(session, match.group(1), match.group(2),
@@ -100,7 +158,7 @@ def _inside_string(text: str) -> bool:
     return quotes.count("'") % 2 == 1 or quotes.count('"') % 2 == 1
 
 
-def _namespace(session: Session) -> dict[str, Any]:
+def _namespace(session: CompletionContext) -> dict[str, Any]:
     """What evaluation sees, lowest priority first: builtins, globals, locals, scratch."""
     frame = session.current
     ns: dict[str, Any] = dict(vars(builtins))
@@ -110,11 +168,11 @@ def _namespace(session: Session) -> dict[str, Any]:
     return ns
 
 
-def _names(session: Session) -> list[str]:
+def _names(session: CompletionContext) -> list[str]:
     return [n for n in _namespace(session) if n.isidentifier() and n != "__builtins__"]
 
 
-def _resolve(session: Session, chain: str) -> Any:
+def _resolve(session: CompletionContext, chain: str) -> Any:
     """The object a plain name chain refers to, without calling anything but getattr."""
     name = re.match(_NAME, chain).group(0)
     ns = _namespace(session)
@@ -144,7 +202,7 @@ def _public(names: list[str], prefix: str) -> list[str]:
     return names
 
 
-def _attributes(session: Session, chain: str, prefix: str) -> list[str]:
+def _attributes(session: CompletionContext, chain: str, prefix: str) -> list[str]:
     try:
         value = _resolve(session, chain)
         names = dir(value)
@@ -155,7 +213,7 @@ def _attributes(session: Session, chain: str, prefix: str) -> list[str]:
     return [n for n in _public(names, prefix) if isinstance(n, str) and n.startswith(prefix)]
 
 
-def _keys(session: Session, chain: str, quote: str, prefix: str) -> list[str]:
+def _keys(session: CompletionContext, chain: str, quote: str, prefix: str) -> list[str]:
     try:
         value = _resolve(session, chain)
     except KeyboardInterrupt:

@@ -12,6 +12,7 @@ import builtins
 from typing import Any
 
 from jaxdbg.engine import interrupts
+from jaxdbg.engine import quit_reporting
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.capture.frames import Frame
 from jaxdbg.engine.guarded_calls import format_exception, guarded  # noqa: F401  (re-exported)
@@ -36,8 +37,6 @@ def _failure(exc: BaseException) -> EvaluationError:
     """The error to show for what evaluated code raised. A stop reached from the
     prompt (a jitted call typed there) that was quit is one line, not XLA's
     traceback of the callback."""
-    from jaxdbg.engine import quit_reporting  # imports jax; only when something failed
-
     if quit_reporting.stop_cause(exc) is DebuggerQuit:
         return EvaluationError(exc, NESTED_QUIT)
     return EvaluationError(exc)

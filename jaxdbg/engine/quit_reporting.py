@@ -10,7 +10,7 @@ paused, IPython (custom exception handler) and plain Python (excepthook) show
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from jaxdbg.engine import interrupts
 from jaxdbg.engine.errors import DebuggerQuit
@@ -40,17 +40,25 @@ def stop_reason(exc: BaseException) -> str | None:
     return QUIT_LINE if cause is DebuggerQuit else INTERRUPT_LINE
 
 
+# Whether a stop is being served or waiting. Stop serving sits above this module (it
+# installs the reporting when a stop opens), so it hands its question down here.
+_stop_in_progress: Callable[[], bool] = lambda: False
+
+
+def ask_stops_in_progress(in_progress: Callable[[], bool]) -> None:
+    """Give :func:`_interrupt_line` the serving queue's ``in_progress`` (stop_serving does)."""
+    global _stop_in_progress
+    _stop_in_progress = in_progress
+
+
 def _interrupt_line(exc: BaseException) -> str | None:
     """INTERRUPT_LINE for a plain KeyboardInterrupt that ends (or ended) a stop.
 
     Should the interrupt reach the main thread too, wherever it waits for the
     stopped computation (e.g. inside ``.tolist()``), that traceback says nothing useful.
     """
-    if type(exc) is KeyboardInterrupt:
-        from jaxdbg.engine import stop_serving
-
-        if stop_serving.in_progress():
-            return INTERRUPT_LINE
+    if type(exc) is KeyboardInterrupt and _stop_in_progress():
+        return INTERRUPT_LINE
     return None
 
 
@@ -104,10 +112,7 @@ def install() -> None:
         # The cell's value is shown by display formatters, which catch its repr's error
         # (a pmap result whose computation was quit) outside the custom-exception slot.
         _undo.append(ipython_api.add_traceback_filter(shell, _ipython_handler))
-        events = getattr(shell, "events", None)
-        if events is not None:
-            events.register("pre_run_cell", _relay_interrupts)
-            _undo.append(lambda: events.unregister("pre_run_cell", _relay_interrupts))
+        _undo.append(ipython_api.register_cell_events(shell, pre_run_cell=_relay_interrupts))
         return
     previous = sys.excepthook
 

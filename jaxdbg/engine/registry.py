@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import os
 import sys
 import threading
 from typing import Any, Callable, Iterable, Protocol
 
+from jaxdbg import config
 from jaxdbg.engine.session import Session
 
-ENV_VAR = "JAXDBG_BACKEND"
+ENV_VAR = config.BACKEND.name
 
 
 class Debugger(Protocol):
@@ -116,21 +116,31 @@ def _unknown(name: str, origin: str) -> ValueError:
     return ValueError(f"Unknown jaxdbg debugger backend {name!r}{origin}; known backends: {known}")
 
 
-def _say_failed_plugins() -> None:
-    """Name, once per process, the installed backends whose import failed (a panel
-    missing a file would otherwise vanish from the choice without a word)."""
-    from jaxdbg.engine import backend_plugins
+# Lines said on stderr before a backend is chosen, each when it has something to say.
+# jaxdbg.engine.backend_plugins adds the one that names, once per process, the installed
+# backends whose import failed (a panel missing a file would otherwise vanish from the
+# choice without a word).
+_selection_notices: list[Callable[[], str | None]] = []
 
-    line = backend_plugins.take_failure_notice()
-    if line:
-        print(line, file=sys.stderr, flush=True)
+
+def add_selection_notice(notice: Callable[[], str | None]) -> None:
+    """Call ``notice()`` each time a backend is chosen; a line it returns goes to stderr."""
+    if notice not in _selection_notices:
+        _selection_notices.append(notice)
+
+
+def _say_selection_notices() -> None:
+    for notice in _selection_notices:
+        line = notice()
+        if line:
+            print(line, file=sys.stderr, flush=True)
 
 
 def _select(name: str | None) -> _Entry:
-    _say_failed_plugins()
+    _say_selection_notices()
     origin = ""
-    if name is None and os.environ.get(ENV_VAR):
-        name, origin = os.environ[ENV_VAR].strip(), f" (from ${ENV_VAR})"
+    if name is None and config.BACKEND.get():
+        name, origin = config.BACKEND.get().strip(), f" (from ${ENV_VAR})"
     if name is not None:
         entry = _registry.get(name)
         if entry is None:

@@ -2,7 +2,9 @@
 
 Backends are views: they feed lines (or button presses, which are lines too)
 to :meth:`Session.execute` and render the :class:`Output` it returns. Command
-semantics live here once, as ``bdb`` is to ``pdb``.
+semantics live here once, as ``bdb`` is to ``pdb``: the core commands at the end of
+this module, registered in the public table of :mod:`jaxdbg.engine.commands` that
+``execute`` dispatches through (other modules add theirs the same way).
 """
 
 from __future__ import annotations
@@ -15,43 +17,21 @@ import types
 from typing import Any, Callable
 
 from jaxdbg.engine import command_output
+from jaxdbg.engine import completion
 from jaxdbg.engine import evaluation
 from jaxdbg.engine import interrupts
 from jaxdbg.engine import summaries
 from jaxdbg.capture.frames import Frame, display_filename
-from jaxdbg.engine.outputs import (ENDED_OTHERWISE, INTERRUPTED, CommandHelp, FrameRow, LogEntry, Output, OutputKind, Resume,
+from jaxdbg.engine.outputs import (ENDED_OTHERWISE, INTERRUPTED, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
 from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.commands import ArgumentKind, Command, command, error, split_command
+from jaxdbg.engine.commands import TABLE as COMMANDS
 from jaxdbg.engine.guarded_calls import format_exception, guarded
 
 MAX_RESULT_CHARS = 20_000
 DEFAULT_CONTEXT = 5  # source lines either side of the current line (backend option ``context``)
 _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
-
-
-@dataclasses.dataclass(frozen=True)
-class _Command:
-    names: tuple[str, ...]
-    usage: str
-    summary: str
-    run: Callable[["Session", str], Output]
-    takes_argument: bool = True
-
-
-_COMMANDS: dict[str, _Command] = {}
-
-
-def _command(*names: str, usage: str, summary: str, takes_argument: bool = True):
-    def register(fn):
-        cmd = _Command(names, usage, summary, fn, takes_argument)
-        for n in names:
-            _COMMANDS[n] = cmd
-        return fn
-    return register
-
-
-def _error(message: str) -> Output:
-    return Output(OutputKind.ERROR, f"*** {message}")
 
 
 def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
@@ -113,7 +93,7 @@ class Session:
         (``pp`` style when ``pretty``).
         """
         if self.finished:
-            return _error(f"the session has already ended ({self.resume})")
+            return error(f"the session has already ended ({self.resume})")
         with interrupts.running_command(self.on_stuck_command):  # an interrupt ends it, on any thread
             return self._execute(line, pretty=pretty)
 
@@ -132,15 +112,17 @@ class Session:
         if stripped.startswith("!"):
             return self.evaluate(stripped[1:], pretty=pretty)
         name, arg = split_command(stripped)
-        command = _COMMANDS.get(name)
-        if command is None:
+        found = COMMANDS.get(name)
+        if found is None:
             return self.evaluate(stripped, pretty=pretty)
-        if arg and not command.takes_argument:
-            output = _error(f"{name} takes no argument, not {arg!r}")
+        refusal = found.argument_error(name, arg)
+        if refusal is not None:
+            output = error(refusal)
         else:
+            run = found.runner(arg)
             # A bug in a command, or user code it calls, must not end the stop.
-            output = guarded(lambda: command.run(self, arg),
-                             lambda e: _error(f"{name} failed: {format_exception(e)}"))
+            output = guarded(lambda: run(self, arg),
+                             lambda e: error(f"{name} failed: {format_exception(e)}"))
         if output.kind is OutputKind.ERROR and arg and self._meant_python(name, arg):
             output = dataclasses.replace(output, text=f"{output.text}\n    ({_BANG_RULE} "
                                                        f"Type !{stripped} to run it as Python.)")
@@ -154,29 +136,25 @@ class Session:
         frame = self.current
         return name in frame.locals or name in frame.globals or name in self.scratch
 
-    def commands(self) -> list[_Command]:
-        seen, ordered = set(), []
-        for cmd in _COMMANDS.values():
-            if cmd.names not in seen:
-                seen.add(cmd.names)
-                ordered.append(cmd)
-        return ordered
+    def commands(self) -> list[Command]:
+        """Every command of the table, once each, in the order ``help`` lists them."""
+        return COMMANDS.commands()
 
     # -- navigation ----------------------------------------------------------
     def select(self, index: int) -> Output:
         if not 0 <= index < len(self.frames):
-            return _error(f"no frame {index}; frames are 0 (innermost) to {len(self.frames) - 1}")
+            return error(f"no frame {index}; frames are 0 (innermost) to {len(self.frames) - 1}")
         self.index = index
         return self.source_around()
 
     def up(self, count: int = 1) -> Output:
         if self.index == len(self.frames) - 1:
-            return _error("Oldest frame")
+            return error("Oldest frame")
         return self.select(min(self.index + count, len(self.frames) - 1))
 
     def down(self, count: int = 1) -> Output:
         if self.index == 0:
-            return _error("Newest frame")
+            return error("Newest frame")
         return self.select(max(self.index - count, 0))
 
     def where(self) -> Output:
@@ -211,7 +189,7 @@ class Session:
             return self.source_around(context)
         start = listed[1]
         if start > len(self.current.source):
-            return _error("end of the source")
+            return error("end of the source")
         context = self.context if context is None else context
         view = self.source_view(start, start + 2 * context)
         self._listed = (self.index, view.first_lineno + len(view.lines))
@@ -220,7 +198,7 @@ class Session:
     def function_source(self) -> Output:
         frame = self.current
         if not frame.source:
-            return _error(f"no source available for {frame.location}")
+            return error(f"no source available for {frame.location}")
         start = frame.first_lineno
         if frame.is_module_code:  # the whole module or cell is its "function"
             start, block = 1, frame.source
@@ -244,37 +222,37 @@ class Session:
         return f"frame {i}: {f.function} at {f.location}"
 
     # -- evaluation ----------------------------------------------------------
-    def _run(self, source: str, expression_only: bool) -> tuple[Any, Output | None]:
+    def value_of(self, source: str, expression_only: bool = True) -> tuple[Any, Output | None]:
         """Evaluate in the current frame: (value, None), or (None, the error to show)."""
         try:
             return evaluation.evaluate(source, self.current, self.scratch,
                                        expression_only=expression_only), None
         except SyntaxError as e:
-            return None, _error(f"SyntaxError: {e.msg}")
+            return None, error(f"SyntaxError: {e.msg}")
         except evaluation.EvaluationError as e:
-            return None, _error(str(e))
+            return None, error(str(e))
 
     def evaluate(self, source: str, *, pretty: bool = False, expression_only: bool = False) -> Output:
         source = source.strip()
         if not source:
-            return _error("nothing to evaluate")
-        value, error = self._run(source, expression_only)
-        if error is not None:
-            return error
+            return error("nothing to evaluate")
+        value, failed = self.value_of(source, expression_only)
+        if failed is not None:
+            return failed
         if evaluation.is_nothing(value) or (value is None and not expression_only):
             # A bare expression that gives None (print(x), a call for its effect) shows
             # nothing, as at Python's and pdb's prompts; 'p' still shows None.
             return Output(OutputKind.TEXT, "")
         text = guarded(lambda: pprint.pformat(value) if pretty else repr(value), lambda e: e)
         if isinstance(text, BaseException):
-            return _error(f"could not show the value: {format_exception(text)}")
+            return error(f"could not show the value: {format_exception(text)}")
         text, cut = truncate(text)
         return Output(OutputKind.VALUE, text, value, truncated=cut)
 
     def whatis(self, source: str) -> Output:
-        value, error = self._run(source, expression_only=True)
-        if error is not None:
-            return error
+        value, failed = self.value_of(source, expression_only=True)
+        if failed is not None:
+            return failed
         summary = summaries.summarize(source, value, self.program_shardings().get(source))
         text = summaries.container_type(value) or summary.type_name
         if summary.is_array:
@@ -326,11 +304,11 @@ class Session:
 
         Names visible in the selected frame (locals, scratch names, module
         globals, builtins), command words at the start of a line, attributes
-        after a dot and keys of a dict after ``[``. Each result starts with
-        ``text``'s unchanged part, so a view can replace its input with it.
+        after a dot and keys of a dict after ``[``; after a command word, what
+        its argument kind in the command table offers (frame numbers, breakpoint
+        numbers, ``continue all`` ...). Each result starts with ``text``'s
+        unchanged part, so a view can replace its input with it.
         """
-        from jaxdbg.engine import completion  # imports this module, so not at the top
-
         return completion.complete_line(self, text)
 
     # -- ending the stop -----------------------------------------------------
@@ -359,19 +337,7 @@ class Session:
 # What follows a command word when the line was meant as Python about a variable
 # of that name: an assignment, a comparison, ".", "[" or "(" ("c = 1", "l[1]").
 _PYTHON_AFTER_NAME = re.compile(r"^(=(?!=)|[-+*/%&|^@]=|==|!=|<=|>=|[.\[(])")
-_COMMAND_WORD = re.compile(r"\?|\w+")
 _BANG_RULE = "A line that starts with a command word is that command; start it with ! for Python."
-
-
-def split_command(line: str) -> tuple[str, str]:
-    """``(command word, argument)`` as pdb splits a line: ``p(l)`` is ``("p", "(l)")``.
-
-    The word is the line's leading identifier characters (or ``?``); for a line
-    that is not a command the word is simply not in the table.
-    """
-    match = _COMMAND_WORD.match(line)
-    word = match.group() if match else ""
-    return word, line[len(word):].strip()
 
 
 def _with_printed(output: Output, printed: str) -> Output:
@@ -403,103 +369,114 @@ def _count(arg: str) -> int | None:
     return n if n > 0 else None
 
 
-# -- the command table -------------------------------------------------------
-@_command("where", "w", "bt", usage="where", summary="Show the stack, innermost frame first.", takes_argument=False)
+# -- the core commands (registered in the public table, as any other) -------------
+_EXPRESSION, _COUNT = ArgumentKind.EXPRESSION, ArgumentKind.COUNT
+
+
+@command("where", "w", "bt", usage="where", summary="Show the stack, innermost frame first.")
 def _where(s: Session, arg: str) -> Output:
     return s.where()
 
 
-@_command("up", "u", usage="up [count]", summary="Move to an older (calling) frame.")
+@command("up", "u", usage="up [count]", summary="Move to an older (calling) frame.", argument=_COUNT)
 def _up(s: Session, arg: str) -> Output:
     n = _count(arg)
-    return _error(f"up takes a positive count, not {arg!r}") if n is None else s.up(n)
+    return error(f"up takes a positive count, not {arg!r}") if n is None else s.up(n)
 
 
-@_command("down", "d", usage="down [count]", summary="Move to a newer (called) frame.")
+@command("down", "d", usage="down [count]", summary="Move to a newer (called) frame.", argument=_COUNT)
 def _down(s: Session, arg: str) -> Output:
     n = _count(arg)
-    return _error(f"down takes a positive count, not {arg!r}") if n is None else s.down(n)
+    return error(f"down takes a positive count, not {arg!r}") if n is None else s.down(n)
 
 
-@_command("frame", "f", usage="frame n", summary="Select frame n (0 is innermost, as in 'where').")
+@command("frame", "f", usage="frame n", summary="Select frame n (0 is innermost, as in 'where').",
+         argument=ArgumentKind.FRAME_NUMBER)
 def _frame(s: Session, arg: str) -> Output:
     if not arg:
-        return _error(f"frame needs a frame number, 0 (innermost) to {len(s.frames) - 1}; "
-                      "'where' lists them")
+        return error(f"frame needs a frame number, 0 (innermost) to {len(s.frames) - 1}; "
+                     "'where' lists them")
     try:
         return s.select(int(arg))
     except ValueError:
-        return _error(f"frame takes a frame number, not {arg!r}")
+        return error(f"frame takes a frame number, not {arg!r}")
 
 
-@_command("list", "l", usage="list", summary="Show source around the current line; again: the next lines.", takes_argument=False)
+@command("list", "l", usage="list", summary="Show source around the current line; again: the next lines.")
 def _list(s: Session, arg: str) -> Output:
     return s.list_source()
 
 
-@_command("ll", "longlist", usage="ll", summary="Show the whole current function.", takes_argument=False)
+@command("ll", "longlist", usage="ll", summary="Show the whole current function.")
 def _longlist(s: Session, arg: str) -> Output:
     return s.function_source()
 
 
-@_command("p", usage="p expr", summary="Evaluate expr and print its repr.")
+@command("p", usage="p expr", summary="Evaluate expr and print its repr.", argument=_EXPRESSION)
 def _print(s: Session, arg: str) -> Output:
     return s.evaluate(arg, expression_only=True)
 
 
-@_command("pp", usage="pp expr", summary="Evaluate expr and pretty-print it.")
+@command("pp", usage="pp expr", summary="Evaluate expr and pretty-print it.", argument=_EXPRESSION)
 def _pretty(s: Session, arg: str) -> Output:
     return s.evaluate(arg, pretty=True, expression_only=True)
 
 
-@_command("whatis", usage="whatis expr", summary="Show the type (and shape, dtype) of expr.")
+@command("whatis", usage="whatis expr", summary="Show the type (and shape, dtype) of expr.",
+         argument=_EXPRESSION)
 def _whatis(s: Session, arg: str) -> Output:
-    return s.whatis(arg) if arg else _error("whatis needs an expression")
+    return s.whatis(arg) if arg else error("whatis needs an expression")
 
 
-@_command("locals", "a", "args", usage="locals", summary="Table of the frame's locals with array summaries.", takes_argument=False)
+@command("locals", "a", "args", usage="locals", summary="Table of the frame's locals with array summaries.")
 def _locals(s: Session, arg: str) -> Output:
     return s.locals_table()
 
 
-@_command("sharding", usage="sharding expr",
-          summary="Show how an array (or a Mesh, or 'sharding, shape') is laid out over devices.")
+@command("sharding", usage="sharding expr",
+         summary="Show how an array (or a Mesh, or 'sharding, shape') is laid out over devices.",
+         argument=_EXPRESSION)
 def _sharding(s: Session, arg: str) -> Output:
     from jaxdbg.engine import sharding_command  # imports jax; only when asked
 
     return sharding_command.run(s, arg)
 
 
-@_command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.")
+# 'continue all' is declared as a sub-word where the many-stops state lives
+# (jaxdbg.engine.breakpoint_commands).
+@command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.",
+         argument=ArgumentKind.SUB_WORDS)
 def _continue(s: Session, arg: str) -> Output:
     return s.end(Resume.CONTINUE)
 
 
-@_command("skip", usage="skip", summary="Continue and skip the remaining elements of this vmap batch.", takes_argument=False)
+@command("skip", usage="skip", summary="Continue and skip the remaining elements of this vmap batch.")
 def _skip(s: Session, arg: str) -> Output:
     if not s.info.batched:
-        return _error("skip works inside vmap; this stop is not batched (use continue)")
+        return error("skip works inside vmap; this stop is not batched (use continue)")
     return s.end(Resume.SKIP)
 
 
-@_command("quit", "q", "exit", usage="quit", summary="Stop the computation with jaxdbg.DebuggerQuit.", takes_argument=False)
+@command("quit", "q", "exit", usage="quit", summary="Stop the computation with jaxdbg.DebuggerQuit.")
 def _quit(s: Session, arg: str) -> Output:
     return s.end(Resume.QUIT)
 
 
-@_command("help", "h", "?", usage="help [command]", summary="List commands, or describe one.")
+@command("help", "h", "?", usage="help [command]", summary="List commands, or describe one.",
+         argument=ArgumentKind.COMMAND_NAME)
 def _help(s: Session, arg: str) -> Output:
     if arg:
-        cmd = _COMMANDS.get(arg)
-        if cmd is None:
-            return _error(f"no command {arg!r}; type 'help' for the list")
-        aliases = ", ".join(cmd.names)
-        return Output(OutputKind.HELP, f"{cmd.usage}\n    {cmd.summary}\n    aliases: {aliases}",
-                      [CommandHelp(cmd.names, cmd.usage, cmd.summary)])
-    lines = [f"{cmd.usage:<16} {cmd.summary}" for cmd in s.commands()]
+        described = COMMANDS.get(arg)
+        if described is None:
+            return error(f"no command {arg!r}; type 'help' for the list")
+        entry = described.help()
+        aliases = ", ".join(entry.names)
+        return Output(OutputKind.HELP, f"{entry.usage}\n    {entry.summary}\n    aliases: {aliases}",
+                      [entry])
+    entries = [c.help() for c in COMMANDS.commands()]
+    lines = [f"{entry.usage:<16} {entry.summary}" for entry in entries]
     lines.append("A line that starts with a command word is that command, even where a local has "
                  "its name (p l and p(l) print l).")
     lines.append("Start a line with ! to run it as Python: !p = 3, !c. Any other line is evaluated "
                  "as a Python expression or statement in the current frame.")
-    return Output(OutputKind.HELP, "\n".join(lines),
-                  [CommandHelp(cmd.names, cmd.usage, cmd.summary) for cmd in s.commands()])
+    return Output(OutputKind.HELP, "\n".join(lines), entries)

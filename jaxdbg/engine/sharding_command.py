@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxdbg.engine.commands import error as _error
 from jaxdbg.engine.outputs import Output, OutputKind
-
-
-def _error(message: str) -> Output:
-    return Output(OutputKind.ERROR, f"*** {message}")
 
 
 def sharding_output(value: Any, source: str = "") -> Output:
@@ -49,7 +46,7 @@ def run(session: Any, arg: str) -> Output:
     source = arg.strip()
     if not source:
         return _error("sharding needs an expression, e.g. 'sharding x'")
-    value, error = session._run(source, expression_only=True)  # no repr: it may raise
+    value, error = session.value_of(source, expression_only=True)  # no repr: it may raise
     if error is not None:
         return error
     in_program = _program_label(session, source)

@@ -5,7 +5,8 @@ A :class:`ShardingLayout` is computed once from ``sharding.devices_indices_map(s
 processes) that hold it, the elementary blocks each dimension is cut into, and which
 dimensions form the grid. :class:`ShardingView` draws it as plain text (``str``), with
 rich (``__rich_console__``) and as HTML (``_repr_html_``); the drawing lives in
-:mod:`jaxdbg.views.sharding_text` and :mod:`jaxdbg.views.sharding_html`.
+:mod:`jaxdbg.views.sharding_text` and :mod:`jaxdbg.views.sharding_html`, which register
+it with :func:`register_drawing`.
 
 Only numpy and JAX's public API are used here.
 """
@@ -16,7 +17,7 @@ import bisect
 import dataclasses
 import functools
 import itertools
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -454,6 +455,29 @@ def _blocks_layout(sharding: Any) -> ShardingLayout:
                                mesh_axes=axes, kind="blocks")
 
 
+# How a layout is drawn. The views register their drawings here
+# (jaxdbg.views.sharding_text: plain and rich; jaxdbg.views.sharding_html: html), so
+# the model never imports its views; ``import jaxdbg`` imports both.
+_drawings: dict[str, Callable[[ShardingLayout], Any]] = {}
+
+
+def register_drawing(*, plain: Callable[[ShardingLayout], str] | None = None,
+                     rich: Callable[[ShardingLayout], Iterator[Any]] | None = None,
+                     html: Callable[[ShardingLayout], str] | None = None) -> None:
+    """Set how :class:`ShardingView` draws a layout as plain text, with rich, or as HTML."""
+    for form, draw in (("plain", plain), ("rich", rich), ("html", html)):
+        if draw is not None:
+            _drawings[form] = draw
+
+
+def _draw(form: str, layout: ShardingLayout) -> Any:
+    draw = _drawings.get(form)
+    if draw is None:
+        raise LookupError(f"no {form} drawing of sharding layouts is registered "
+                          "(import jaxdbg registers them)")
+    return draw(layout)
+
+
 class ShardingView:
     """A displayable sharding layout: HTML in a notebook, rich in a terminal, text in ``str``."""
 
@@ -464,9 +488,7 @@ class ShardingView:
 
     def __str__(self) -> str:
         if self._text is None:
-            from jaxdbg.views import sharding_text
-
-            self._text = sharding_text.render_plain(self.layout)
+            self._text = _draw("plain", self.layout)
         return self._text
 
     def __repr__(self) -> str:
@@ -477,15 +499,11 @@ class ShardingView:
 
     def _repr_html_(self) -> str:
         if self._html is None:
-            from jaxdbg.views import sharding_html
-
-            self._html = sharding_html.render_html(self.layout)
+            self._html = _draw("html", self.layout)
         return self._html
 
     def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
-        from jaxdbg.views import sharding_text
-
-        yield from sharding_text.render_rich(self.layout)
+        yield from _draw("rich", self.layout)
 
 
 def sharding_view(x: Any, *, shape: Sequence[int] | None = None) -> ShardingView:

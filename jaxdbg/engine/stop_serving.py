@@ -121,6 +121,9 @@ def in_progress() -> bool:
         return _holder is not None or bool(_queue)
 
 
+quit_reporting.ask_stops_in_progress(in_progress)
+
+
 def _join_round(site: object, device: int | None, devices: int | None,
               every_device: bool) -> _Round | None:
     if site is None or device is None or not devices:

@@ -15,23 +15,23 @@ import sys
 import weakref
 from typing import IO, TYPE_CHECKING
 
-from jaxdbg.engine import interrupts
-from jaxdbg.frontends import scripted
+from jaxdbg.engine import interrupts, notices
+from jaxdbg.frontends import driver
 from jaxdbg.frontends import terminal_input
 from jaxdbg.engine.backend_plugins import panel_hint
 from jaxdbg.engine.outputs import Output, OutputKind, SourceView
 from jaxdbg.engine.session import DEFAULT_CONTEXT, Session
+from jaxdbg.frontends.driver import PROMPT
 from jaxdbg.frontends.terminal_completion import tab_completion
 
 if TYPE_CHECKING:  # rich is imported when a terminal stop is drawn, not with jaxdbg
     from rich.console import Console
 
-PROMPT = "(jaxdbg) "
 OPTIONS = ("stdin", "stdout", "color", "context")  # run_cli's keyword options
 # A breakpoint's options are taken once, when its function is traced, so a ``stdin=``
 # stream serves every later call too; these streams were read by a stop already.
 _READ_STREAMS: "weakref.WeakSet[IO[str]]" = weakref.WeakSet()
-USED_UP_NOTICE = ("jaxdbg: the stdin= stream of this breakpoint is used up: earlier stops read "
+USED_UP_NOTICE = ("the stdin= stream of this breakpoint is used up: earlier stops read "
                   "it (a breakpoint's options are taken once, when the function is traced, so a "
                   "scripted stdin is consumed across calls). commands= is the per-breakpoint "
                   "queue of scripted commands; end of input quits, as in pdb.")
@@ -121,6 +121,61 @@ def _input_with_prompt(stdout: IO[str]) -> str:
     return input()
 
 
+class Prompt(driver.Frontend):
+    """The typed ``(jaxdbg)`` prompt: reads lines from ``stdin`` (or ``input()``), draws
+    each result with rich on ``stdout``; a command's prints are shown as they come."""
+
+    def __init__(self, stdin: IO[str] | None, stdout: IO[str] | None, color: bool | None,
+                 context: int) -> None:
+        self.stdin, self.stdout, self.color, self.context = stdin, stdout, color, context
+        self.notice_stream = stdout
+        self.console: "Console | None" = None
+        self.read_before = False
+
+    def open(self, session: Session) -> None:
+        from rich.text import Text
+
+        if self.stdin is None and not driver.interactive_input_available():
+            raise driver.NoInput(driver.no_input_reason())
+        session.context = self.context
+        console = self.console = _console(self.stdout, self.color)
+        if self.stdin is None:
+            _enable_line_editing()
+        console.print(Text(session.banner(), style="bold"))
+        hint = panel_hint() if self.stdin is None else None
+        if hint:
+            console.print(Text(hint, style="dim"))
+        render(console, session.source_around())
+        # What a command prints is shown as it is written, so it comes before the result,
+        # in order, and a long command's progress is seen while it runs.
+        session.echo_printed = console.file
+        session.on_stuck_command = lambda: notices.notice(interrupts.STUCK_NOTICE,
+                                                          stream=console.file)
+        self.read_before = _read_before(self.stdin)
+
+    def read(self, session: Session) -> str:
+        try:
+            with tab_completion(session) if self.stdin is None else contextlib.nullcontext():
+                return _read_line(self.stdin, self.stdout)
+        except EOFError:
+            raise
+        except Exception as exc:
+            if not driver.is_stdin_unsupported(exc):
+                raise
+            raise driver.NoInput(driver.no_input_reason()) from exc
+
+    def show(self, session: Session, line: str, output: Output) -> None:
+        assert self.console is not None
+        render(self.console, _result_only(output))
+
+    def end_of_input(self, session: Session) -> str:
+        assert self.console is not None
+        self.console.print("")
+        if self.read_before:
+            notices.notice(USED_UP_NOTICE, stream=self.console.file)
+        return "quit"  # as in pdb: end of input quits
+
+
 def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] | None = None,
             color: bool | None = None, context: int = DEFAULT_CONTEXT) -> None:
     """Serve one stop at the terminal until the user continues, skips or quits.
@@ -130,42 +185,7 @@ def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] |
     of the current line). With nothing to read from (a notebook client without
     stdin, a closed stdin) the stop continues with one line instead.
     """
-    from rich.text import Text
-
-    if stdin is None and not scripted.interactive_input_available():
-        scripted.continue_without_input(session, scripted.no_input_reason(), stdout)
-        return
-    session.context = context
-    console = _console(stdout, color)
-    if stdin is None:
-        _enable_line_editing()
-    console.print(Text(session.banner(), style="bold"))
-    hint = panel_hint() if stdin is None else None
-    if hint:
-        console.print(Text(hint, style="dim"))
-    render(console, session.source_around())
-    # What a command prints is shown as it is written, so it comes before the result,
-    # in order, and a long command's progress is seen while it runs.
-    session.echo_printed = console.file
-    session.on_stuck_command = lambda: console.print(interrupts.STUCK_NOTICE, markup=False,
-                                                     highlight=False)
-    read_before = _read_before(stdin)
-    while not session.finished:
-        try:
-            with tab_completion(session) if stdin is None else contextlib.nullcontext():
-                line = _read_line(stdin, stdout)
-        except EOFError:
-            console.print("")
-            if read_before:
-                console.print(USED_UP_NOTICE, markup=False, highlight=False)
-            render(console, _result_only(session.execute("quit")))  # as in pdb: end of input quits
-            break
-        except Exception as exc:
-            if not _is_stdin_unsupported(exc):
-                raise
-            scripted.continue_without_input(session, scripted.no_input_reason(), stdout)
-            break
-        render(console, _result_only(session.execute(line)))
+    driver.drive(session, Prompt(stdin, stdout, color, context))
 
 
 def _result_only(output: Output) -> Output:
@@ -185,13 +205,6 @@ def _read_before(stdin: IO[str] | None) -> bool:
     except TypeError:  # a stream that takes no weak reference: nothing to say
         return False
     return before
-
-
-def _is_stdin_unsupported(exc: BaseException) -> bool:
-    """IPython's error for ``input()`` in a kernel whose client has no stdin."""
-    error_module = sys.modules.get("IPython.core.error")
-    unsupported = getattr(error_module, "StdinNotImplementedError", None)
-    return unsupported is not None and isinstance(exc, unsupported)
 
 
 def available() -> bool:

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 import uuid
 from typing import Any
 
-from jaxdbg.frontends import scripted
+from jaxdbg.engine import notices
+from jaxdbg.engine.outputs import Output
 from jaxdbg.engine.session import Session
+from jaxdbg.frontends import driver
+from jaxdbg.frontends.driver import PROMPT
 
-PROMPT = "(jaxdbg) "
 OPTIONS = ("context",)  # run_colab's keyword options
 
 # Waits until this render of the view is in the page (the display update and this
@@ -66,13 +67,9 @@ def available() -> bool:
     """True inside a Colab runtime (``google.colab`` importable, in a kernel)."""
     if not importable():
         return False
-    from jaxdbg.internals import ipykernel_api as api
+    from jaxdbg.internals import ipykernel_kernel
 
-    return api.current_kernel() is not None
-
-
-def _notice(text: str) -> None:
-    print(f"jaxdbg: {text}", flush=True)
+    return ipykernel_kernel.current_kernel() is not None
 
 
 class _View:
@@ -97,7 +94,8 @@ class _View:
                 return
             except Exception as exc:  # never lose the stop over a drawing problem
                 self.html_ok = False
-                _notice(f"the HTML view failed ({type(exc).__name__}: {exc}); showing text instead.")
+                notices.notice(f"the HTML view failed ({type(exc).__name__}: {exc}); "
+                               "showing text instead.")
                 self.text_shown = 0
         self._show_text(note)
 
@@ -143,49 +141,56 @@ def _command_from_page(view: _View) -> str:
     return reply
 
 
-def _is_stdin_unsupported(exc: BaseException) -> bool:
-    unsupported = getattr(sys.modules.get("IPython.core.error"), "StdinNotImplementedError", None)
-    return unsupported is not None and isinstance(exc, unsupported)
+class ColabPage(driver.Frontend):
+    """The stop as HTML in the cell; commands from its buttons and box, through
+    ``eval_js``, or, when those cannot reach the paused cell, from ``input()``."""
+
+    def __init__(self, context: int) -> None:
+        self.context = context
+        self.view: _View | None = None
+        self.buttons = False  # whether commands come from the page
+
+    def open(self, session: Session) -> None:
+        if not driver.interactive_input_available():
+            raise driver.NoInput(driver.no_input_reason())
+        self.view = view = _View(session, self.context)
+        self.buttons = view.html_ok
+        view.show(live=True)
+
+    def read(self, session: Session) -> str:
+        view = self.view
+        assert view is not None
+        if self.buttons and view.html_ok:
+            try:
+                return _command_from_page(view)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:
+                self.buttons = False
+                notices.notice(f"the view's buttons cannot reach the paused cell here "
+                               f"({type(exc).__name__}: {exc}); type debugger commands at the "
+                               "prompt below instead (help lists them).")
+                view.show(live=False)  # no buttons that nothing would hear
+        try:
+            return input(PROMPT)
+        except EOFError:
+            raise  # the driver runs quit, as pdb does at end of input
+        except Exception as exc:
+            if not driver.is_stdin_unsupported(exc):
+                raise
+            raise driver.NoInput(driver.no_input_reason()) from exc
+
+    def show(self, session: Session, line: str, output: Output) -> None:
+        assert self.view is not None
+        self.view.record(line, output)
+        if not session.finished:
+            self.view.show(live=self.buttons)
+
+    def close(self, session: Session, fell_back: str | None = None) -> None:
+        assert self.view is not None
+        self.view.show(live=False, final=True)
 
 
 def run_colab(session: Session, *, context: int = 5) -> None:
     """Serve one stop in a Colab cell until the user continues, skips or quits."""
-    if not scripted.interactive_input_available():
-        scripted.continue_without_input(session, scripted.no_input_reason())
-        return
-    view = _View(session, context)
-    buttons = view.html_ok
-    view.show(live=True)
-    try:
-        while not session.finished:
-            line = None
-            if buttons and view.html_ok:
-                try:
-                    line = _command_from_page(view)
-                except KeyboardInterrupt:
-                    raise
-                except Exception as exc:
-                    buttons = False
-                    _notice(f"the view's buttons cannot reach the paused cell here "
-                            f"({type(exc).__name__}: {exc}); type debugger commands at the "
-                            "prompt below instead (help lists them).")
-                    view.show(live=False)  # no buttons that nothing would hear
-            if line is None:
-                try:
-                    line = input(PROMPT)
-                except EOFError:
-                    line = "quit"  # as in pdb: end of input quits
-                except Exception as exc:
-                    if not _is_stdin_unsupported(exc):
-                        raise
-                    scripted.continue_without_input(session, scripted.no_input_reason())
-                    break
-            output = session.execute(line)
-            view.record(line, output)
-            if not session.finished:
-                view.show(live=buttons)
-    except KeyboardInterrupt:
-        session.mark_interrupted()  # the summary's outcome says "Interrupted."
-        view.show(live=False, final=True)
-        raise
-    view.show(live=False, final=True)
+    driver.drive(session, ColabPage(context))

@@ -28,7 +28,7 @@ def _readline() -> Any:
     return readline
 
 
-class _Completer:
+class ReadlineCompleter:
     """readline's ``completer(text, state)`` over :meth:`Session.complete`."""
 
     def __init__(self, session: Session, readline: Any) -> None:
@@ -60,7 +60,7 @@ def tab_completion(session: Session) -> Iterator[None]:
         yield
         return
     old_completer, old_delimiters = readline.get_completer(), readline.get_completer_delims()
-    readline.set_completer(_Completer(session, readline))
+    readline.set_completer(ReadlineCompleter(session, readline))
     readline.set_completer_delims(DELIMITERS)
     if "libedit" in (readline.__doc__ or ""):  # macOS's readline stand-in
         readline.parse_and_bind("bind ^I rl_complete")

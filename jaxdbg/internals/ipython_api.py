@@ -1,5 +1,7 @@
 """IPython internals: how a cell's compiled file name maps to ``In[n]``, showing a
-one-line error, and sharing IPython's single custom-exception slot."""
+one-line error, sharing IPython's single custom-exception slot, following cells
+(``shell.events``), display formatters' type printers, and compiling a cell's source
+under a name its frames show as ``In[n]``."""
 
 from __future__ import annotations
 
@@ -161,18 +163,69 @@ def execution_count() -> int | None:
     return running if isinstance(running, int) else count - 1
 
 
+CellCallback = Callable[[Any], None]
+
+
+def register_cell_events(shell: Any, *, pre_run_cell: CellCallback | None = None,
+                         post_run_cell: CellCallback | None = None) -> Callable[[], None]:
+    """Call ``pre_run_cell(info)`` before each cell and ``post_run_cell(result)`` after
+    it (IPython's ``shell.events``, with the signatures of IPython >= 7); returns the
+    unregister, safe to call more than once. A no-op where ``shell`` has no events.
+
+    Every jaxdbg module that follows cells registers here, so the events and their
+    undo are spelled once.
+    """
+    events = getattr(shell, "events", None)
+    if events is None:
+        return lambda: None
+    registered = [(name, fn) for name, fn in (("pre_run_cell", pre_run_cell),
+                                               ("post_run_cell", post_run_cell)) if fn is not None]
+    for name, fn in registered:
+        events.register(name, fn)
+
+    def unregister() -> None:
+        for name, fn in registered:
+            try:
+                events.unregister(name, fn)
+            except ValueError:  # already gone (unregistered once, or by someone else)
+                pass
+    return unregister
+
+
 def on_cell_finished(callback) -> None:
     """Call ``callback()`` once, after the running cell finishes (IPython's post_run_cell)."""
-    ip = shell()
-    events = getattr(ip, "events", None)
-    if events is None:
-        return
+    unregister: list[Callable[[], None]] = []
 
     def once(*_):
-        try:
-            events.unregister("post_run_cell", once)
-        except ValueError:
-            pass
+        unregister[0]()
         callback()
 
-    events.register("post_run_cell", once)
+    unregister.append(register_cell_events(shell(), post_run_cell=once))
+
+
+_NO_PRINTER = object()
+
+
+def add_type_printer(formatter: Any, cls: type, printer: Callable[..., Any]) -> Callable[[], None]:
+    """Show values of ``cls`` with ``printer`` in ``formatter`` (``for_type``, public);
+    returns the undo, which puts back the printer ``cls`` had before, or none.
+
+    ``for_type`` returns the previous printer but offers no way to remove one: the
+    undo edits the formatter's ``type_printers`` dict (a trait of ``BaseFormatter``).
+    """
+    previous = formatter.type_printers.get(cls, _NO_PRINTER)
+    formatter.for_type(cls, printer)
+
+    def undo() -> None:
+        if previous is _NO_PRINTER:
+            formatter.type_printers.pop(cls, None)
+        else:
+            formatter.type_printers[cls] = previous
+    return undo
+
+
+def cache_cell_source(shell: Any, source: str) -> str:
+    """Store ``source`` in linecache as IPython stores a cell's code (``CachingCompiler.cache``,
+    IPython >= 7); the file name to compile it under, so tracebacks and jaxdbg's frames
+    show its lines and label it ``In[n]``."""
+    return shell.compile.cache(source)

@@ -64,7 +64,7 @@ def device_axis_indices() -> list[tuple[str, int, Any]]:
 
 
 # -- custom_vmap that keeps the effects of its body (JAX < 0.8 dropped them) --
-# jaxdbg stages its host callback inside custom_vmap (see breakpoints.py). Before
+# jaxdbg stages its host callback inside custom_vmap (see capture/staging.py). Before
 # JAX 0.8 custom_vmap's abstract evaluation declared no effects, so a jitted
 # program pruned a breakpoint whose (unused) output nothing read, and an ordered
 # one found no effect token when lowered. From 0.8 on JAX declares the body's
@@ -322,7 +322,34 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.interpreters.partial_eval.DynamicJaxprTrace": _DynamicJaxprTrace is not None,
         "jax._src.custom_batching.custom_vmap_p": _custom_vmap_p is not None
         or not _CUSTOM_VMAP_DROPS_EFFECTS,
+        "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
+            _checkify_error_fields_present(),
     }
+
+
+# -- checkify's Error: its dataclass fields (all private) --
+# LocatedError subclasses jax.experimental.checkify.Error and is built from one; the
+# batch shape of a mapped error is the shape of its predicates.
+_CHECKIFY_ERROR_FIELDS = ("_pred", "_code", "_metadata", "_payload")
+
+
+def checkify_error_fields(err: Any) -> tuple[Any, ...]:
+    """The constructor arguments of a checkify ``Error``, in order."""
+    return tuple(getattr(err, name) for name in _CHECKIFY_ERROR_FIELDS)
+
+
+def checkify_error_predicates(err: Any) -> list[Any]:
+    """The failure predicates of a checkify ``Error``, one per error kind it checks."""
+    return list(err._pred.values())
+
+
+def _checkify_error_fields_present() -> bool:
+    import dataclasses
+
+    from jax.experimental import checkify
+
+    fields = tuple(f.name for f in dataclasses.fields(checkify.Error))
+    return fields == _CHECKIFY_ERROR_FIELDS
 
 
 # -- are we staging a computation, or running eagerly? --

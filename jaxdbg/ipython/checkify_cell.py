@@ -19,7 +19,10 @@ from typing import Any, Callable
 import jax
 from jax.experimental import checkify as jax_checkify
 
+from jaxdbg.capture import jax_routes
 from jaxdbg.capture.checkify_errors import CheckifyView, LocatedError, parse_errors
+from jaxdbg.internals import ipython_api
+from jaxdbg.engine import notices
 
 USAGE = "%%checkify [--errors user|index|float|nan|div|all]  (several joined with commas)"
 
@@ -53,7 +56,7 @@ class CheckedCalls:
 
     def __init__(self, errors: frozenset) -> None:
         self.errors = errors
-        self.original_jit = jax.jit  # taken before the cell's jax.jit is replaced
+        self.original_jit = jax_routes.JIT.original()  # JAX's own, also while the cell's stands in
         self.unchecked: list[str] = []  # functions that could not be checked, and why
 
     def wrap(self, jitted: Callable[..., Any], *, jit_options: dict | None = None,
@@ -114,7 +117,7 @@ def _run_source(shell: Any, cell: str) -> Any:
     source = shell.transform_cell(cell)  # line magics and shell escapes, as IPython does
     tree = ast.parse(source)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    filename = shell.compile.cache(source)
+    filename = ipython_api.cache_cell_source(shell, source)
     namespace = shell.user_ns
     if tree.body:
         exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - the user's own cell
@@ -134,35 +137,35 @@ def checkify_cell(shell: Any, line: str, cell: str) -> Any:
         elif arg.startswith("--errors="):
             spec = arg.split("=", 1)[1]
         else:
-            print(f"jaxdbg: unexpected argument {arg!r}; usage: {USAGE}")
+            notices.notice(f"unexpected argument {arg!r}; usage: {USAGE}")
             return None
     try:
         errors = parse_errors(spec)
     except ValueError as exc:
-        print(f"jaxdbg: {exc}")
+        notices.notice(str(exc))
         return None
     calls = CheckedCalls(errors)
     namespace = shell.user_ns
     swapped = {name: value for name, value in list(namespace.items())
                if not name.startswith("_") and _is_jitted(value)}
-    original_jit = jax.jit
     stand_ins = {name: calls.wrap(value) for name, value in swapped.items()}
     for name, value in list(namespace.items()):
-        if value is original_jit:  # ``from jax import jit``
+        if value is calls.original_jit:  # ``from jax import jit``
             swapped[name], stand_ins[name] = value, calls.jit()
     namespace.update(stand_ins)
-    jax.jit = calls.jit()
+    routed_here = jax_routes.JIT.install(calls.jit())  # a nested %%checkify keeps the outer one
     try:
         result = _run_source(shell, cell)
     except CheckFailed as failed:
         return failed.error
     finally:
-        jax.jit = original_jit
+        if routed_here:
+            jax_routes.JIT.uninstall()
         for name, stand_in in stand_ins.items():
             if namespace.get(name) is stand_in:
                 namespace[name] = swapped[name]
     if calls.unchecked:
-        print("jaxdbg: not checked: " + ", ".join(sorted(set(calls.unchecked))))
+        notices.notice("not checked: " + ", ".join(sorted(set(calls.unchecked))))
     return result
 
 

@@ -17,12 +17,12 @@ def show(obj: Any) -> Any:
     drawn a second time as the cell's result when ``show`` ends the cell.
     """
     from jaxdbg.capture import checkify_errors
-    from jaxdbg.internals import ipykernel_api
+    from jaxdbg.internals import ipykernel_kernel
 
     view = checkify_errors.view_of(obj)
     if view is not None:
         obj = view
-    if ipykernel_api.current_kernel() is not None:
+    if ipykernel_kernel.current_kernel() is not None:
         from IPython.display import display
 
         display(obj)

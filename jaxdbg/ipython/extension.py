@@ -4,20 +4,35 @@ Each feature of the extension is one entry of :data:`FEATURES`: a name, a
 ``load(shell)`` and an ``unload(shell)``. Loading runs them in order, unloading
 in reverse, so ``%unload_ext jaxdbg`` undoes exactly what ``%load_ext`` did.
 A feature module adds itself here with one line.
+
+Installed packages add their features with :func:`add_feature`, from the module their
+``jaxdbg.backends`` entry point names (``import jaxdbg`` loads it): that is how the
+widgets package makes the panel the default backend and routes prints to its log,
+without this module knowing it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
-from jaxdbg.ipython import checkify_cell
-from jaxdbg.capture import jax_routes
-from jaxdbg.ipython import magics
+from jaxdbg.capture import breakpoint_hook
 from jaxdbg.capture import postmortem
 from jaxdbg.engine import quit_reporting
+from jaxdbg.ipython import checkify_cell
+from jaxdbg.ipython import magics
 from jaxdbg.ipython import sharding_hooks
-from jaxdbg.engine.registry import registered_debuggers, unregister_debugger
+
+
+class ExtensionFeature(Protocol):
+    """One thing ``%load_ext jaxdbg`` does, and ``%unload_ext jaxdbg`` undoes."""
+
+    @property
+    def name(self) -> str: ...
+
+    def load(self, shell: Any) -> None: ...
+
+    def unload(self, shell: Any) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,43 +42,6 @@ class Feature:
     unload: Callable[[Any], None]
 
 
-class _Widgets:
-    """The panel becomes the default backend in a kernel; unloading unregisters it
-    and stops the interrupt watch and cell tracking, if loading started them."""
-
-    def __init__(self) -> None:
-        self.registered = False
-        self.prepared = False
-
-    def load(self, shell: Any) -> None:
-        was_registered = "widgets" in registered_debuggers()
-        try:
-            import jaxdbg_widgets  # registers on first import
-            from jaxdbg_widgets import pause
-        except ImportError:  # ipywidgets not installed: the terminal prompt serves stops
-            return
-        jaxdbg_widgets.register()  # again, after an unload
-        self.registered = not was_registered
-        if not pause.installed():
-            jaxdbg_widgets.prepare()
-            self.prepared = pause.installed()
-
-    def unload(self, shell: Any) -> None:
-        if self.prepared:
-            from jaxdbg_widgets import pause
-
-            pause.uninstall()
-            self.prepared = False
-        if self.registered:
-            from jaxdbg_widgets import NAME
-
-            unregister_debugger(NAME)
-            self.registered = False
-
-
-_widgets = _Widgets()
-
-
 class _JaxHook:
     """Installs the jax.debug.breakpoint hook; unloading removes it only if loading
     installed it (not when the program had called install_jax_hook() itself)."""
@@ -71,50 +49,57 @@ class _JaxHook:
     installed_here = False
 
     def load(self) -> None:
-        if not jax_routes.is_installed():
-            jax_routes.install_jax_hook()
+        if not breakpoint_hook.is_installed():
+            breakpoint_hook.install_jax_hook()
             self.installed_here = True
 
     def unload(self) -> None:
         if self.installed_here:
-            jax_routes.uninstall_jax_hook()
+            breakpoint_hook.uninstall_jax_hook()
             self.installed_here = False
 
 
 _hook = _JaxHook()
 
 
-def _print_log(action: str) -> Callable[[Any], None]:
-    """The print log lives with the widgets; without them prints stay on stdout."""
-    def run(shell: Any) -> None:
-        try:
-            from jaxdbg_widgets.print_log import cells as print_log
-        except ImportError:
-            return
-        getattr(print_log, action)(shell)
-    return run
-
-
-FEATURES: list[Feature] = [
+FEATURES: list[ExtensionFeature] = [
     # Existing jax.debug.breakpoint() calls open jaxdbg.
     Feature("jax-breakpoint-hook", lambda shell: _hook.load(), lambda shell: _hook.unload()),
     # A quit or interrupt inside jit reads as one line (chained to any other
     # custom exception handler).
     Feature("quit-reporting", lambda shell: quit_reporting.install(),
             lambda shell: quit_reporting.uninstall()),
-    # The panel becomes the default backend in a kernel.
-    Feature("widgets", _widgets.load, _widgets.unload),
+    # (jaxdbg_widgets adds "widgets" here: the panel becomes the default backend in a kernel.)
     # jax.debug's sharding functions and Sharding/Mesh results draw jaxdbg's layouts.
     Feature("sharding", sharding_hooks.install, lambda shell: sharding_hooks.uninstall()),
     # The %jaxdbg magic: status and switches.
     Feature("magics", magics.load, magics.unload),
-    # jaxdbg.print and jax.debug.print rows go to one log widget per cell.
-    Feature("print-log", _print_log("load"), _print_log("unload")),
+    # (jaxdbg_widgets adds "print-log" here: jaxdbg.print and jax.debug.print rows go to
+    # one log widget per cell.)
     # checkify errors render with their location; %%checkify checks a cell's jitted calls.
     Feature("checkify", checkify_cell.load, checkify_cell.unload),
     # A NaN in a jitted call (jax_debug_nans) opens the debugger on JAX's eager re-run.
     Feature("nan-post-mortem", postmortem.load, postmortem.unload),
 ]
+
+
+def add_feature(feature: ExtensionFeature, *, before: str | None = None) -> None:
+    """Add a plugin's feature to ``%load_ext jaxdbg``, loaded just before the feature
+    named ``before`` (else last) and unloaded just after it. A feature of the same name
+    is replaced where it stands, so importing a plugin again changes nothing.
+
+    A feature added while the extension is loaded runs from the next ``%load_ext``."""
+    for index, present in enumerate(FEATURES):
+        if present.name == feature.name:
+            FEATURES[index] = feature
+            return
+    names = [present.name for present in FEATURES]
+    FEATURES.insert(names.index(before) if before in names else len(FEATURES), feature)
+
+
+def remove_feature(name: str) -> None:
+    """Take a plugin's feature out of ``%load_ext jaxdbg`` (it is not unloaded here)."""
+    FEATURES[:] = [feature for feature in FEATURES if feature.name != name]
 
 
 def load_ipython_extension(shell: Any) -> None:

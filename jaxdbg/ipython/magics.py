@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import os
-import sys
 from typing import Any, Callable
 
 from markupsafe import Markup
 
-from jaxdbg.engine import breakpoint_state
+from jaxdbg import config
+from jaxdbg.capture import prints
+from jaxdbg.engine import breakpoint_state, notices, registry
 from jaxdbg.ipython.display import show
 from jaxdbg.views import theme
 
@@ -139,9 +139,7 @@ _backend_before_magic: list[str | None] = []
 
 def backend_status() -> tuple[str, str]:
     """(selected backend, why it is the one)."""
-    from jaxdbg.engine import registry
-
-    chosen = os.environ.get(registry.ENV_VAR, "").strip()
+    chosen = config.BACKEND.get().strip()
     if chosen:
         why = ("set with %jaxdbg backend" if chosen == _backend_set_by_magic
                else f"from ${registry.ENV_VAR}")
@@ -158,18 +156,18 @@ def backend_status() -> tuple[str, str]:
 
 def panel_status() -> tuple[str, str]:
     """How a paused cell's panel receives clicks here: (subshell | pump | typed prompt, why)."""
-    from jaxdbg.internals import ipykernel_api as api
+    from jaxdbg.internals import ipykernel_kernel, ipykernel_pump, ipykernel_subshells
 
-    kernel = api.current_kernel()
+    kernel = ipykernel_kernel.current_kernel()
     if kernel is None:
         return "typed prompt", "not running in an IPython kernel"
     if importlib.util.find_spec("ipywidgets") is None:
         return "typed prompt", "ipywidgets is not installed"
-    version = ".".join(map(str, api.kernel_version() or ())) or "?"
-    if api.supports_subshells(kernel):
+    version = ".".join(map(str, ipykernel_kernel.kernel_version() or ())) or "?"
+    if ipykernel_subshells.supports_subshells(kernel):
         return "subshell", (f"ipykernel {version}: widget messages go to a private kernel "
                             "subshell while the cell is paused")
-    if api.supports_pump(kernel):
+    if ipykernel_pump.supports_pump(kernel):
         return "pump", (f"ipykernel {version} has no subshells: a helper thread handles "
                         "queued widget messages while the cell is paused")
     return "typed prompt", (f"ipykernel {version} cannot handle widget messages while a "
@@ -182,9 +180,7 @@ def _hooks_status() -> tuple[str, str]:
 
     parts = [f"jax.debug.breakpoint: {'jaxdbg' if jax_routes.is_installed() else 'JAX'}",
              f"sharding: {'jaxdbg' if sharding_hooks.is_installed() else 'JAX'}"]
-    printing = sys.modules.get("jaxdbg.capture.prints")
-    if printing is not None and hasattr(printing, "routing_enabled"):
-        parts.append(f"print: {'jaxdbg' if printing.routing_enabled() else 'JAX'}")
+    parts.append(f"print: {'jaxdbg' if prints.routing_enabled() else 'JAX'}")
     installed = jax_routes.is_installed() or sharding_hooks.is_installed()
     return ("installed" if installed else "not installed"), "; ".join(parts)
 
@@ -202,12 +198,10 @@ def _devices_status() -> tuple[str, str]:
     return value, detail
 
 
-FLAGS = ("jax_debug_nans", "jax_debug_infs", "jax_disable_jit", "jax_log_compiles")
+FLAGS = tuple(flag.name for flag in config.JAX_FLAGS)
 
 
 def status_table() -> StatusTable:
-    import jax
-
     from jaxdbg.engine import backend_plugins
 
     rows = [StatusRow("backend", *backend_status())]
@@ -216,8 +210,8 @@ def status_table() -> StatusTable:
     rows += [StatusRow("JAX hooks", *_hooks_status()),
              StatusRow("panel clicks", *panel_status()),
              StatusRow("devices", *_devices_status())]
-    for flag in FLAGS:
-        rows.append(StatusRow(flag, "on" if getattr(jax.config, flag) else "off"))
+    for flag in config.JAX_FLAGS:
+        rows.append(StatusRow(flag.name, "on" if flag.get() else "off"))
     return StatusTable(rows)
 
 
@@ -225,8 +219,6 @@ def status_table() -> StatusTable:
 
 def _backend(args: str) -> None:
     global _backend_set_by_magic
-    from jaxdbg.engine import registry
-
     name = args.strip()
     if not name:
         raise UsageError("name a backend: " + ", ".join(registry.registered_debuggers() + ["auto"]))
@@ -234,24 +226,22 @@ def _backend(args: str) -> None:
         raise UsageError(f"unknown backend {name!r}; known: "
                          + ", ".join(registry.registered_debuggers() + ["auto"]))
     if not _backend_before_magic:
-        _backend_before_magic.append(os.environ.get(registry.ENV_VAR))
+        _backend_before_magic.append(config.BACKEND.raw())
     if name == "auto":
-        os.environ.pop(registry.ENV_VAR, None)
+        config.BACKEND.set(None)
         _backend_set_by_magic = None
         print(f"jaxdbg backend: automatic ({backend_status()[0]})")
         return
-    os.environ[registry.ENV_VAR] = name
+    config.BACKEND.set(name)
     _backend_set_by_magic = name
     print(f"jaxdbg backend: {name}")
 
 
-def _flag_switch(flag: str) -> Callable[[str], None]:
+def _flag_switch(flag: config.JaxFlag) -> Callable[[str], None]:
     def handler(args: str) -> None:
-        import jax
-
         value = parse_switch(args)
-        jax.config.update(flag, value)
-        print(f"{flag} = {value}")
+        flag.set(value)
+        print(f"{flag.name} = {value}")
     return handler
 
 
@@ -259,7 +249,7 @@ def _reset(args: str) -> None:
     if args:
         raise UsageError("reset takes no arguments")
     breakpoint_state.reset()
-    print("jaxdbg: every breakpoint is enabled again and ignore counts are cleared")
+    notices.notice("every breakpoint is enabled again and ignore counts are cleared")
 
 
 def _sharding(args: str) -> None:
@@ -273,12 +263,20 @@ def _sharding(args: str) -> None:
         print("jaxdbg sharding views: off (JAX's own functions and reprs)")
 
 
+def _print(args: str) -> None:
+    prints.set_routing(parse_switch(args))
+    where = "the print log" if prints.routing_enabled() else "stdout, as JAX prints them"
+    notices.notice(f"jax.debug.print calls go to {where}")
+
+
 register_subcommand("backend", "backend NAME|auto", _backend)
-register_subcommand("nans", "nans on|off", _flag_switch("jax_debug_nans"))
-register_subcommand("infs", "infs on|off", _flag_switch("jax_debug_infs"))
-register_subcommand("disable_jit", "disable_jit on|off", _flag_switch("jax_disable_jit"))
+for _flag in config.JAX_FLAGS:
+    if _flag.switch is not None:
+        register_subcommand(_flag.switch, f"{_flag.switch} on|off", _flag_switch(_flag))
+del _flag
 register_subcommand("reset", "reset", _reset)
 register_subcommand("sharding", "sharding on|off", _sharding)
+register_subcommand(config.PRINT_ROUTING.name, f"{config.PRINT_ROUTING.name} on|off", _print)
 
 
 # -- the extension feature ------------------------------------------------------------
@@ -313,13 +311,7 @@ def unload(shell: Any) -> None:
 def _restore_backend_choice() -> None:
     """Put $JAXDBG_BACKEND back as it was before ``%jaxdbg backend`` changed it."""
     global _backend_set_by_magic
-    from jaxdbg.engine import registry
-
     if not _backend_before_magic:
         return
-    before = _backend_before_magic.pop()
-    if before is None:
-        os.environ.pop(registry.ENV_VAR, None)
-    else:
-        os.environ[registry.ENV_VAR] = before
+    config.BACKEND.set(_backend_before_magic.pop())
     _backend_set_by_magic = None

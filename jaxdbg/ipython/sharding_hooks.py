@@ -18,29 +18,28 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+from jaxdbg.capture import jax_routes
+from jaxdbg.capture.sharding_display import inspect_sharding, visualize_sharding
+from jaxdbg.engine.sharding_layout import sharding_view
+from jaxdbg.internals import ipython_api
+
 _lock = threading.Lock()
-_saved_functions: dict[str, Callable[..., Any]] = {}
-_saved_formatters: list[tuple[Any, type, Any]] = []  # (formatter, type, previous or None)
-_NO_PREVIOUS = object()
+_ROUTES = {"visualize_array_sharding": jax_routes.VISUALIZE_ARRAY_SHARDING,
+           "inspect_array_sharding": jax_routes.INSPECT_ARRAY_SHARDING}
+_saved_formatters: list[Callable[[], None]] = []  # the undo of each display formatter added
 
 
 def _visualize_array_sharding(arr: Any, **kwargs: Any) -> None:
     """jaxdbg's layout (any rank, inline in notebooks) in place of JAX's drawing."""
-    from jaxdbg.capture.sharding_display import visualize_sharding
-
     visualize_sharding(arr, **kwargs)
 
 
 def _inspect_array_sharding(value: Any, *, callback: Callable[[Any], Any]) -> None:
     """JAX's signature; the callback also runs on cached calls, not only at compile time."""
-    from jaxdbg.capture.sharding_display import inspect_sharding
-
     inspect_sharding(value, callback=callback)
 
 
 def _layout_html(obj: Any) -> str | None:
-    from jaxdbg.engine.sharding_layout import sharding_view
-
     try:
         return sharding_view(obj)._repr_html_()
     except Exception:  # an abstract mesh or a sharding without a shape: keep the repr
@@ -49,8 +48,6 @@ def _layout_html(obj: Any) -> str | None:
 
 def _layout_text(obj: Any, p: Any, cycle: bool) -> None:
     """text/plain (terminal IPython, saved notebooks): the repr, then the layout."""
-    from jaxdbg.engine.sharding_layout import sharding_view
-
     p.text(repr(obj))
     try:
         p.text("\n" + str(sharding_view(obj)))
@@ -81,45 +78,29 @@ def install(shell: Any = None) -> None:
 
     ``shell`` is the IPython shell whose formatters to extend (default: the running one).
     """
-    import jax
-
     with _lock:
-        if _saved_functions:
+        if is_installed():
             return
-        _saved_functions["visualize_array_sharding"] = jax.debug.visualize_array_sharding
-        _saved_functions["inspect_array_sharding"] = jax.debug.inspect_array_sharding
-        jax.debug.visualize_array_sharding = _visualize_array_sharding
-        jax.debug.inspect_array_sharding = _inspect_array_sharding
+        jax_routes.VISUALIZE_ARRAY_SHARDING.install(_visualize_array_sharding)
+        jax_routes.INSPECT_ARRAY_SHARDING.install(_inspect_array_sharding)
         for formatter, cls, fn in _formatters(shell):
-            previous = formatter.type_printers.get(cls, _NO_PREVIOUS)
-            formatter.for_type(cls, fn)
-            _saved_formatters.append((formatter, cls, previous))
+            _saved_formatters.append(ipython_api.add_type_printer(formatter, cls, fn))
 
 
 def uninstall() -> None:
     """Give JAX its functions back and remove (or restore) the display formatters."""
-    import jax
-
     with _lock:
-        for name, fn in _saved_functions.items():
-            setattr(jax.debug, name, fn)
-        _saved_functions.clear()
-        for formatter, cls, previous in reversed(_saved_formatters):
-            if previous is _NO_PREVIOUS:
-                formatter.type_printers.pop(cls, None)
-            else:
-                formatter.type_printers[cls] = previous
+        for route in _ROUTES.values():
+            route.uninstall()
+        for undo in reversed(_saved_formatters):
+            undo()
         _saved_formatters.clear()
 
 
 def original(name: str) -> Callable[..., Any]:
     """JAX's own ``jax.debug.<name>``, also while the routed one is installed."""
-    import jax
-
-    with _lock:
-        saved = _saved_functions.get(name)
-    return saved if saved is not None else getattr(jax.debug, name)
+    return _ROUTES[name].original()
 
 
 def is_installed() -> bool:
-    return bool(_saved_functions)
+    return any(route.installed for route in _ROUTES.values())

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
-from jaxdbg.engine.sharding_layout import Fold, ShardingLayout, Shard, compress_ids, fold
+from jaxdbg.engine.sharding_layout import (Fold, ShardingLayout, Shard, compress_ids, fold,
+                                           register_drawing)
 from jaxdbg.views.sharding_text import hue
 
 MAX_ROWS = 32
@@ -136,3 +137,6 @@ def _legend(layout: ShardingLayout, parts: list[str]) -> None:
         parts.append(f'<li><span class="jxs-sw" style="background:{tint(shard.number)}"></span>'
                      f'{_e(shard.slice_text)} {_e(shard.holders())}</li>')
     parts.append("</ul>")
+
+
+register_drawing(html=render_html)

@@ -12,7 +12,7 @@ import colorsys
 import functools
 from typing import Any, Iterator, Union
 
-from jaxdbg.engine.sharding_layout import Fold, ShardingLayout, compress_ids, fold
+from jaxdbg.engine.sharding_layout import Fold, ShardingLayout, compress_ids, fold, register_drawing
 
 MAX_ROWS = 16
 MAX_COLS = 8
@@ -170,3 +170,6 @@ def _legend(layout: ShardingLayout) -> list[Line]:
         out.append([(" ", None), ("  ", shard.number),
                     (f" {shard.slice_text.ljust(width)}  {shard.holders()}", None)])
     return out
+
+
+register_drawing(plain=render_plain, rich=render_rich)

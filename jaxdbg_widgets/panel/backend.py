@@ -1,10 +1,11 @@
 """The ``widgets`` debugger backend: the panel in the cell that hit the breakpoint.
 
 The breakpoint's thread owns the Session. It shows a :class:`DebuggerPanel`, then
-parks on a :class:`PauseChannel` whose widget handlers only post commands; each
-command runs through the session here and the panel is redrawn. When the stop ends,
-the panel collapses to static HTML, also written into the cell's output as a plain
-``text/html`` bundle so a saved notebook or nbconvert shows it without a kernel.
+parks on a :class:`PauseChannel` whose widget handlers only post commands; the
+driver (:mod:`jaxdbg.frontends.driver`) takes each one to the panel, which runs it
+through the session and redraws. When the stop ends, the panel collapses to static
+HTML, also written into the cell's output as a plain ``text/html`` bundle so a saved
+notebook or nbconvert shows it without a kernel.
 
 When widget clicks cannot reach this thread (``mechanism == "prompt"``) or the panel
 was closed while paused, it says so and falls back to the typed prompt of
@@ -18,10 +19,9 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from jaxdbg.frontends import cli
-from jaxdbg.engine import interrupts
-from jaxdbg.frontends import scripted
-from jaxdbg.internals import ipykernel_api as api
+from jaxdbg.frontends import cli, driver
+from jaxdbg.engine import interrupts, notices
+from jaxdbg.internals import ipykernel_kernel, ipykernel_parents
 from jaxdbg.engine.session import Session
 
 HEADER_REFRESH_S = 0.5  # how often a paused panel re-reads the count of waiting stops
@@ -34,7 +34,7 @@ def available() -> bool:
     """True inside an ipykernel with ipywidgets installed (the frontend can show widgets)."""
     if importlib.util.find_spec("ipywidgets") is None:
         return False
-    return api.current_kernel() is not None
+    return ipykernel_kernel.current_kernel() is not None
 
 
 def prepare() -> None:
@@ -42,7 +42,7 @@ def prepare() -> None:
     ``%load_ext``): interrupts and cell tracking for XLA-thread stops. Idempotent."""
     import threading
 
-    if api.current_kernel() is None or threading.current_thread() is not threading.main_thread():
+    if ipykernel_kernel.current_kernel() is None or threading.current_thread() is not threading.main_thread():
         return
     try:
         from jaxdbg_widgets import pause
@@ -55,7 +55,7 @@ def prepare() -> None:
 def _output_to_cell(kernel: Any, parent: dict | None):
     """Send this thread's displays to the paused cell (ipykernel 7 pins per thread,
     which PauseChannel does; ipykernel 6 needs the display publisher's parent set)."""
-    return api.display_parent_6x(kernel, parent)
+    return ipykernel_parents.display_parent_6x(kernel, parent)
 
 
 def _show_in_queued_cell(session: Session, panel: Any, handle: Any, kernel: Any, parent: dict) -> None:
@@ -63,9 +63,9 @@ def _show_in_queued_cell(session: Session, panel: Any, handle: Any, kernel: Any,
     shows no stop) gets a line saying why it waits, and the live panel itself."""
     from IPython.display import display
 
-    line = (f"jaxdbg: this cell waits: the kernel is paused at {session.banner()}. "
-            "Answer the stop in the panel below, or interrupt the kernel to end it.")
-    undo = api.pin_thread_parent(kernel, None, parent)
+    line = notices.phrase(f"this cell waits: the kernel is paused at {session.banner()}. "
+                          "Answer the stop in the panel below, or interrupt the kernel to end it.")
+    undo = ipykernel_parents.pin_thread_parent(kernel, None, parent)
     try:
         with _output_to_cell(kernel, parent):
             # a display, not a print: ipykernel 6.17's streams have one global parent
@@ -76,96 +76,100 @@ def _show_in_queued_cell(session: Session, panel: Any, handle: Any, kernel: Any,
         undo()
 
 
-def _notice(text: str) -> None:
-    print(f"jaxdbg: {text}", flush=True)
-
-
-def _fallback(session: Session, why: str, options: dict[str, Any]) -> None:
-    if not scripted.interactive_input_available(options):  # nbclient, papermill, Voila
-        scripted.continue_without_input(session, f"{why}, and {scripted.no_input_reason()}")
-        return
-    _notice(f"{why}; type debugger commands at the prompt below instead (help lists them).")
-    cli.run_cli(session, **options)
-
-
 def run_widget_debugger(session: Session, **options: Any) -> None:
     """Serve one stop with the debugger panel; returns when the session has ended.
 
     ``options`` are passed on to the terminal prompt when falling back to it
     (e.g. ``stdin=`` / ``stdout=`` in scripts). KeyboardInterrupt propagates.
     """
-    from jaxdbg_widgets.pause import CLOSED, UNRESPONSIVE, PauseChannel
+    from jaxdbg_widgets.pause import PauseChannel
 
-    kernel = api.current_kernel()
     channel = PauseChannel()
     with channel:  # pins this thread's prints and prompts to the paused cell
         channel.report_queued_cells()
+        panel = PanelInCell(channel, options)
+        driver.drive(session, panel, options=options,
+                     fallback=lambda session: cli.run_cli(session, **panel.prompt_options))
+
+
+class PanelInCell(driver.Frontend):
+    """The panel in the paused cell; its commands come through the PauseChannel."""
+
+    def __init__(self, channel: Any, options: dict[str, Any]) -> None:
+        self.channel = channel
+        self.options = {"context": PANEL_CONTEXT, **options}  # the caller's dict is not touched
+        self.prompt_options = options  # the typed prompt's; once the panel is shown, the panel's
+        self.kernel = ipykernel_kernel.current_kernel()
+        self.parent: dict | None = None
+        self.panel: Any = None
+        self.display_handle: Any = None
+
+    def open(self, session: Session) -> None:
+        from IPython.display import display
+
+        from jaxdbg_widgets.panel.panel import DebuggerPanel
+
+        channel = self.channel
         if channel.mechanism == "prompt":
-            _fallback(session, "the debugger panel cannot receive clicks here"
-                      + (f" ({channel.detail})" if channel.detail else ""), options)
-            return
-        parent = None
-        if kernel is not None:
+            raise driver.FallBack("the debugger panel cannot receive clicks here"
+                                  + (f" ({channel.detail})" if channel.detail else ""))
+        if self.kernel is not None:
             try:
-                parent = api.cell_parent(kernel)[1]
+                self.parent = ipykernel_parents.cell_parent(self.kernel)[1]
             except Exception:
-                parent = None
-        _serve_panel(session, channel, kernel, parent, options, CLOSED, UNRESPONSIVE)
+                self.parent = None
+        session.context = self.options["context"]
+        self.prompt_options = self.options
+        # The comm is routed before the frontend hears of it, so even a command sent the
+        # moment the panel appears reaches this stop.
+        self.panel = DebuggerPanel(session, post=channel.post, context=self.options["context"],
+                                   before_open=channel.attach)
+        with _output_to_cell(self.kernel, self.parent):
+            self.display_handle = display(self.panel.widget, display_id=True)
 
+        def end_stuck() -> None:
+            """An interrupted command that cannot be ended at once: the panel ends now,
+            saying so (called on another thread, whose output is pinned to the cell too)."""
+            with channel.pinned():
+                self._finish(notices.phrase(interrupts.STUCK_NOTICE))
 
-def _serve_panel(session: Session, channel: Any, kernel: Any, parent: dict | None,
-                 options: dict[str, Any], closed: Any, unresponsive: Any) -> None:
-    from IPython.display import display
+        session.on_stuck_command = end_stuck
 
-    from jaxdbg_widgets.panel.panel import DebuggerPanel
-    from jaxdbg_widgets.pause import HIDDEN, QueuedCell
+    def read(self, session: Session) -> Any:
+        from jaxdbg_widgets.pause import CLOSED, HIDDEN, UNRESPONSIVE, QueuedCell
 
-    options = {"context": PANEL_CONTEXT, **options}  # the caller's dict is not touched
-    session.context = options["context"]
-    # The comm is routed before the frontend hears of it, so even a command sent the
-    # moment the panel appears reaches this stop.
-    panel = DebuggerPanel(session, post=channel.post, context=options["context"],
-                          before_open=channel.attach)
-    with _output_to_cell(kernel, parent):
-        handle = display(panel.widget, display_id=True)
-    def end_stuck() -> None:
-        """An interrupted command that cannot be ended at once: the panel ends now,
-        saying so (called on another thread, whose output is pinned to the cell too)."""
-        with channel.pinned():
-            _finish(panel, handle, kernel, parent, interrupts.STUCK_NOTICE)
+        command = self.channel.wait(timeout=HEADER_REFRESH_S)
+        if command is None:  # timed out: only the waiting count may have moved
+            self.panel.refresh_header()
+            return None
+        if isinstance(command, QueuedCell):
+            _show_in_queued_cell(session, self.panel, self.display_handle, self.kernel,
+                                 command.parent)
+            return None
+        if command is HIDDEN:
+            # Clear Output removed every view while the stop still needs an answer.
+            if self.display_handle is not None:
+                with _output_to_cell(self.kernel, self.parent):
+                    self.display_handle.display(self.panel.widget)
+            return None
+        if command is CLOSED:
+            raise driver.FallBack("the debugger panel was closed")
+        if command is UNRESPONSIVE:
+            detail = self.channel.detail
+            raise driver.FallBack("the debugger panel stopped receiving clicks"
+                                  + (f" ({detail})" if detail else ""))
+        if not isinstance(command, dict):
+            return None  # not a browser message (the panel ignores those, so a line never runs)
+        return command  # the panel runs it (handle)
 
-    session.on_stuck_command = end_stuck
-    shown = False
-    try:
-        while not session.finished:
-            command = channel.wait(timeout=HEADER_REFRESH_S)
-            if command is None:  # timed out: only the waiting count may have moved
-                panel.refresh_header()
-                continue
-            if isinstance(command, QueuedCell):
-                _show_in_queued_cell(session, panel, handle, kernel, command.parent)
-                continue
-            if command is HIDDEN:
-                # Clear Output removed every view while the stop still needs an answer.
-                if handle is not None:
-                    with _output_to_cell(kernel, parent):
-                        handle.display(panel.widget)
-                continue
-            if command is closed or command is unresponsive:
-                why = ("the debugger panel was closed" if command is closed else
-                       "the debugger panel stopped receiving clicks"
-                       + (f" ({channel.detail})" if channel.detail else ""))
-                _finish(panel, handle, kernel, parent, f"{why}; continued at the text prompt.")
-                shown = True
-                _fallback(session, why, options)
-                return
-            panel.handle(command)
-    except KeyboardInterrupt:
-        session.mark_interrupted()  # the summary's outcome says "Interrupted."
-        raise
-    finally:
-        if not shown:
-            _finish(panel, handle, kernel, parent, None)
+    def handle(self, session: Session, command: Any) -> None:
+        self.panel.handle(command)
+
+    def close(self, session: Session, fell_back: str | None = None) -> None:
+        self._finish(f"{fell_back}; continued at the text prompt." if fell_back else None)
+
+    def _finish(self, note: str | None) -> None:
+        _finish(self.panel, self.display_handle, self.kernel, self.parent, note)
 
 
 def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str | None) -> None:

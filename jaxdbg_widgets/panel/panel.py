@@ -112,8 +112,8 @@ class DebuggerPanel:
         self._names: dict[int, list[str]] = {}
         self._rows: dict[int, dict[int, dict]] = {}
         self._most: int | None = None
-        commands = {name for cmd in session.commands() for name in cmd.names}
-        self._many_stops = all(c.split()[0] in commands for c in _MANY_STOPS)
+        self._tooltips = model.button_tooltips()
+        self._many_stops = all(line in self._tooltips for line in _MANY_STOPS)
         self.widget = PanelWidget(before_open=before_open, **self._initial_state())
         self.widget.on_msg(self._on_message)
 
@@ -123,7 +123,7 @@ class DebuggerPanel:
         return {"frames": model.frame_rows(self.session), "selected": self.session.index,
                 "source": model.source_state(self.session, self.context),
                 "locals_page": self._locals_page(), "log": [], "status": self._status(),
-                "history": HISTORY[-HISTORY_LENGTH:]}
+                "history": HISTORY[-HISTORY_LENGTH:], "tooltips": self._tooltips}
 
     def _status(self) -> dict:
         s = self.session

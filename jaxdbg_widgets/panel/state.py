@@ -18,6 +18,7 @@ from pygments.token import STANDARD_TYPES, Token
 
 from jaxdbg.engine import summaries
 from jaxdbg.capture.frames import display_filename
+from jaxdbg.engine.commands import TABLE as COMMANDS
 from jaxdbg.engine.session import Session
 
 COMMAND_CHARS = 300  # an echoed command beyond this is cut (a 10 MB paste stays out)
@@ -37,6 +38,19 @@ def clip(text: str, limit: int) -> tuple[str, int]:
     if len(text) <= limit:
         return text, 0
     return text[:limit], len(text) - limit
+
+
+# --------------------------------------------------------------------------- buttons
+
+#: The command line each toolbar button of panel.js runs ("ignore" takes its count there).
+BUTTON_COMMANDS = ("continue", "up", "down", "skip", "quit", "continue all", "disable", "ignore")
+
+
+def button_tooltips() -> dict[str, str]:
+    """The buttons' tooltips: for each button's command line, its help in the command
+    table. A button whose command the table lacks is left out (the panel hides it)."""
+    tips = {line: COMMANDS.summary_of(line) for line in BUTTON_COMMANDS}
+    return {line: tip for line, tip in tips.items() if tip}
 
 
 # --------------------------------------------------------------------------- frames

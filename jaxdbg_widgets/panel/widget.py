@@ -35,6 +35,7 @@ class PanelWidget(anywidget.AnyWidget):
     status = t.Dict().tag(sync=True)  # banner, reason, finished, buttons to show
     history = t.List().tag(sync=True)  # typed lines of earlier stops in this kernel
     done = t.Unicode("").tag(sync=True)  # id of the newest command handled
+    tooltips = t.Dict().tag(sync=True)  # button's command line -> its help (state.button_tooltips)
 
     def __init__(self, *, before_open: Callable[["PanelWidget"], None] | None = None,
                  **kwargs: Any) -> None:

@@ -14,19 +14,24 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from jaxdbg.internals import ipykernel_api as api
+from jaxdbg.internals import (
+    ipykernel_busy,
+    ipykernel_kernel,
+    ipykernel_parents,
+    ipykernel_queued_cells,
+)
 
 __all__ = ["PausedCell", "QueuedCell", "track", "untrack"]
 
 
 def track() -> None:
     """Start following which request each cell runs for (from the main thread)."""
-    if api.current_kernel() is not None:
-        api.track_cells()
+    if ipykernel_kernel.current_kernel() is not None:
+        ipykernel_parents.track_cells()
 
 
 def untrack() -> None:
-    api.untrack_cells()
+    ipykernel_parents.untrack_cells()
 
 
 class QueuedCell:
@@ -57,11 +62,11 @@ class PausedCell:
         if kernel is None:
             return
         try:
-            self.ident, self.parent = api.cell_parent(kernel)
+            self.ident, self.parent = ipykernel_parents.cell_parent(kernel)
         except Exception:
             pass
         try:
-            self._release_busy = api.keep_cell_busy(kernel, self.parent)
+            self._release_busy = ipykernel_busy.keep_cell_busy(kernel, self.parent)
         except Exception:
             self._release_busy = None
 
@@ -71,7 +76,7 @@ class PausedCell:
         key = threading.get_ident()
         if self._kernel is None or not self.parent or key in self._pins:
             return None
-        undo = api.pin_thread_parent(self._kernel, self.ident, self.parent)
+        undo = ipykernel_parents.pin_thread_parent(self._kernel, self.ident, self.parent)
         self._pins[key] = undo
         return undo
 
@@ -87,7 +92,7 @@ class PausedCell:
         if self._kernel is None or self._unwatch_queued is not None:
             return
         try:
-            self._unwatch_queued = api.watch_queued_cells(
+            self._unwatch_queued = ipykernel_queued_cells.watch_queued_cells(
                 self._kernel, lambda request: report(QueuedCell(request)))
         except Exception:
             self._unwatch_queued = None

@@ -49,7 +49,7 @@ Clear Output sends the kernel nothing, so a widget whose frontend code counts it
 reports them with a custom message ``{"type": VIEWS_MESSAGE, "count": n}``; when every
 attached widget reports none, ``wait`` returns :data:`HIDDEN`.
 
-All ipykernel internals live in :mod:`jaxdbg.internals.ipykernel_api`. This module
+All ipykernel internals live in the ``jaxdbg.internals.ipykernel_*`` modules. This module
 does not import jax (nor ipywidgets: widgets are duck-typed).
 """
 
@@ -61,7 +61,14 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from jaxdbg.internals import ipykernel_api as api
+from jaxdbg.internals import (
+    ipykernel_busy,
+    ipykernel_comms,
+    ipykernel_kernel,
+    ipykernel_paused_requests,
+    ipykernel_pump,
+    ipykernel_subshells,
+)
 from jaxdbg_widgets.pause import interrupt_watch
 from jaxdbg_widgets.pause.cells import PausedCell, QueuedCell
 from jaxdbg_widgets.pause.preparation import install
@@ -110,7 +117,7 @@ def _widget_tree(widget: Any) -> list[Any]:
 
 
 def _comm_closed(widget: Any) -> bool:
-    return api.comm_closed(getattr(widget, "comm", None))
+    return ipykernel_comms.comm_closed(getattr(widget, "comm", None))
 
 
 class PauseChannel:
@@ -127,7 +134,7 @@ class PauseChannel:
     UNRESPONSIVE = UNRESPONSIVE
 
     def __init__(self, kernel: Any = None) -> None:
-        self._kernel = api.current_kernel() if kernel is None else kernel
+        self._kernel = ipykernel_kernel.current_kernel() if kernel is None else kernel
         self._queue: queue.Queue[Any] = queue.Queue()
         self._roots: list[Any] = []
         self._hidden: dict[int, bool] = {}  # id(root) -> its frontend reported no view
@@ -152,7 +159,7 @@ class PauseChannel:
         self._release_info: Callable[[], None] | None = None
         if self.mechanism == "subshell":
             try:
-                self._subshell_id = api.create_subshell(self._kernel)
+                self._subshell_id = ipykernel_subshells.create_subshell(self._kernel)
             except Exception as exc:
                 self._subshell_failed = True
                 self.mechanism = self._choose(threading.current_thread())
@@ -160,7 +167,7 @@ class PauseChannel:
             else:
                 # A page reloaded meanwhile must be able to find the paused panel.
                 try:
-                    self._release_info = api.answer_info_requests(self._kernel)
+                    self._release_info = ipykernel_paused_requests.answer_info_requests(self._kernel)
                 except Exception:
                     self._release_info = None
 
@@ -173,14 +180,14 @@ class PauseChannel:
             return "prompt"
         if self._subshell_id is not None:
             return "subshell"
-        if not self._subshell_failed and api.supports_subshells(kernel):
+        if not self._subshell_failed and ipykernel_subshells.supports_subshells(kernel):
             return "subshell"
         on_main = waiter is threading.main_thread()
-        if not on_main and not api.main_shell_busy(kernel):
+        if not on_main and not ipykernel_busy.main_shell_busy(kernel):
             return "idle"
-        if api.supports_pump(kernel):
+        if ipykernel_pump.supports_pump(kernel):
             return "pump"
-        self.detail = f"ipykernel {api.kernel_version()} offers no way to handle widgets here"
+        self.detail = f"ipykernel {ipykernel_kernel.kernel_version()} offers no way to handle widgets here"
         return "prompt"
 
     # -- widgets --------------------------------------------------------------------
@@ -209,7 +216,7 @@ class PauseChannel:
 
     def _route_locked(self, comm: Any) -> None:
         if id(comm) not in self._routed:
-            self._routed[id(comm)] = (comm, api.route_comm_to_subshell(comm, self._subshell_id))
+            self._routed[id(comm)] = (comm, ipykernel_comms.route_comm_to_subshell(comm, self._subshell_id))
 
     def _route_opened(self, comm: Any) -> None:
         """A comm was just opened on the stop's thread: route it before the frontend
@@ -222,7 +229,7 @@ class PauseChannel:
         """Route comms opened on this thread from now on; returns an undo or None."""
         if self._subshell_id is None or self._closed:
             return None
-        return api.watch_comm_opens(self._kernel, self._route_opened)
+        return ipykernel_comms.watch_comm_opens(self._kernel, self._route_opened)
 
     def _on_views(self, key: int, content: Any) -> None:
         """A widget's frontend said how many views of it remain (any other custom
@@ -286,7 +293,7 @@ class PauseChannel:
         pinned = self._cell.pin()
         pump = None
         if self.mechanism == "pump":
-            pump = api.shell_pump(self._kernel)
+            pump = ipykernel_pump.shell_pump(self._kernel)
             pump.acquire(waiter_is_main=on_main)
         deadline = None if timeout is None else time.monotonic() + timeout
         listener = interrupt_watch.listener(on_main)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from jaxdbg.capture import prints
 from jaxdbg.capture.prints import PrintRow
-from jaxdbg.internals import ipykernel_api as api
+from jaxdbg.internals import ipykernel_kernel, ipykernel_parents, ipython_api
 from jaxdbg_widgets.print_log import static
 from jaxdbg_widgets.print_log.buffer import (
     FLUSH_INTERVAL_S,
@@ -119,22 +119,19 @@ class PrintLogs:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._previous_sink: Callable[[PrintRow], None] | None = None
+        self._unregister_cells: Callable[[], None] = lambda: None
 
     # -- lifetime --------------------------------------------------------------------
     def install(self) -> None:
-        self.shell.events.register("pre_run_cell", self.pre_run_cell)
-        self.shell.events.register("post_run_cell", self.post_run_cell)
+        self._unregister_cells = ipython_api.register_cell_events(
+            self.shell, pre_run_cell=self.pre_run_cell, post_run_cell=self.post_run_cell)
         self._previous_sink = prints.set_sink(self.add)
         prints.route_jax_print()
         self._thread = threading.Thread(target=self._flush_loop, name="jaxdbg-print-log", daemon=True)
         self._thread.start()
 
     def uninstall(self) -> None:
-        for name, fn in (("pre_run_cell", self.pre_run_cell), ("post_run_cell", self.post_run_cell)):
-            try:
-                self.shell.events.unregister(name, fn)
-            except ValueError:
-                pass
+        self._unregister_cells()
         prints.unroute_jax_print()
         prints.set_sink(self._previous_sink)
         self._stop.set()
@@ -172,11 +169,11 @@ class PrintLogs:
         return "print log"
 
     def _parent_now(self) -> tuple[Any, dict] | None:
-        kernel = api.current_kernel()
+        kernel = ipykernel_kernel.current_kernel()
         if kernel is None:
             return None
         try:
-            return api.cell_parent(kernel)
+            return ipykernel_parents.cell_parent(kernel)
         except Exception:
             return None
 

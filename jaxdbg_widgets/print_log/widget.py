@@ -16,7 +16,7 @@ from typing import Any, Callable
 import anywidget
 import traitlets
 
-from jaxdbg.internals import ipykernel_api as api
+from jaxdbg.internals import ipykernel_busy, ipykernel_kernel, ipykernel_parents
 from jaxdbg_widgets.print_log.buffer import Batch, row_cells
 
 __all__ = ["LiveLog", "PrintLogWidget"]
@@ -62,11 +62,11 @@ class LiveLog:
         """Requests handled while the cell runs (JupyterLab opens a subshell for the
         widget's comm on the control channel) each end with an idle, and the status bar
         shows the last status: say busy again for the running cell until it ends."""
-        kernel = api.current_kernel()
+        kernel = ipykernel_kernel.current_kernel()
         if kernel is None or self._parent is None:
             return
         try:
-            self._release_busy = api.keep_cell_busy(kernel, self._parent[1])
+            self._release_busy = ipykernel_busy.keep_cell_busy(kernel, self._parent[1])
         except Exception:
             self._release_busy = None
 
@@ -110,10 +110,10 @@ class _InCell:
         self.undo: Callable[[], None] | None = None
 
     def __enter__(self) -> None:
-        kernel = api.current_kernel()
+        kernel = ipykernel_kernel.current_kernel()
         if kernel is not None and self.parent is not None and \
                 threading.current_thread() is not threading.main_thread():
-            self.undo = api.pin_thread_parent(kernel, *self.parent)
+            self.undo = ipykernel_parents.pin_thread_parent(kernel, *self.parent)
 
     def __exit__(self, *exc: Any) -> None:
         if self.undo is not None:

@@ -89,26 +89,30 @@ function commandQueue(model) {
 }
 
 // -- header and toolbar -----------------------------------------------------------
-function toolbarArea(run) {
+function toolbarArea(model, run) {
   const header = h("div", "jaxdbg-header");
   const banner = h("div", "jaxdbg-banner");
   const reason = h("div", "jaxdbg-reason");
   header.append(banner, reason);
 
   const toolbar = h("div", "jaxdbg-toolbar");
-  const bContinue = button("Continue", `leave the debugger (${SHORTCUTS.continue.label})`, "jaxdbg-primary");
-  const bUp = button("Up", `older (calling) frame (${SHORTCUTS.up.label})`);
-  const bDown = button("Down", `newer (called) frame (${SHORTCUTS.down.label})`);
-  const bSkip = button("Skip batch", "continue and skip the rest of this vmap batch");
-  const bAll = button("Continue all", "continue past every remaining stop of this breakpoint in this run (continue all)");
-  const bDisable = button("Disable", "disable this breakpoint for the rest of the kernel session (disable); stays paused here: Continue goes on");
+  // Each button's tooltip is its command's help in the command table (tooltips: line -> help).
+  const tips = model.get("tooltips") || {};
+  const tip = (line) => tips[line] || line;
+  const staysNote = " (stays paused here: Continue goes on)";
+  const bContinue = button("Continue", `${tip("continue")} (${SHORTCUTS.continue.label})`, "jaxdbg-primary");
+  const bUp = button("Up", `${tip("up")} (${SHORTCUTS.up.label})`);
+  const bDown = button("Down", `${tip("down")} (${SHORTCUTS.down.label})`);
+  const bSkip = button("Skip batch", tip("skip"));
+  const bAll = button("Continue all", tip("continue all"));
+  const bDisable = button("Disable", tip("disable") + staysNote);
   const ignoreCount = h("input", "jaxdbg-ignore-count");
   ignoreCount.type = "number";
   ignoreCount.min = "1";
   ignoreCount.value = "10";
   ignoreCount.title = "how many hits to ignore";
-  const bIgnore = button("Ignore", "ignore the next N hits of this breakpoint (ignore N); stays paused here: Continue goes on");
-  const bQuit = button("Quit", `stop the computation (${SHORTCUTS.quit.label})`, "jaxdbg-danger");
+  const bIgnore = button("Ignore", tip("ignore") + staysNote);
+  const bQuit = button("Quit", `${tip("quit")} (${SHORTCUTS.quit.label})`, "jaxdbg-danger");
   const busy = h("span", "jaxdbg-busy");
   busy.setAttribute("role", "status");
   // Disable and Ignore change later hits and do not resume (as in pdb): grouped apart
@@ -722,7 +726,7 @@ function render({ model, el }) {
     log.draw();
   }
 
-  const bar = toolbarArea(run);
+  const bar = toolbarArea(model, run);
   const sizeBody = bodySizer(model, root);
   const frames = framesArea(model, run, sizeBody);
   const source = sourceArea(model, sizeBody);

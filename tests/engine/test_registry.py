@@ -167,12 +167,12 @@ def test_typed_prompt_in_a_kernel_says_how_to_get_the_panel(monkeypatch):
     from jaxdbg.engine import backend_plugins
     from jaxdbg.frontends import cli
     from jaxdbg.capture.frames import live_frame
-    from jaxdbg.internals import ipykernel_api
+    from jaxdbg.internals import ipykernel_kernel
     from jaxdbg.engine.registry import _registry
 
     import sys
     session = jaxdbg.Session([live_frame(sys._getframe())])
-    monkeypatch.setattr(ipykernel_api, "current_kernel", lambda: object())
+    monkeypatch.setattr(ipykernel_kernel, "current_kernel", lambda: object())
     monkeypatch.delitem(_registry, "widgets", raising=False)
     assert backend_plugins.panel_hint() == backend_plugins.LOAD_HINT  # everything is installed here
     out = io.StringIO()
@@ -185,7 +185,7 @@ def test_typed_prompt_in_a_kernel_says_how_to_get_the_panel(monkeypatch):
         assert backend_plugins.panel_hint() is None
     finally:
         jaxdbg.unregister_debugger("widgets")
-    monkeypatch.setattr(ipykernel_api, "current_kernel", lambda: None)
+    monkeypatch.setattr(ipykernel_kernel, "current_kernel", lambda: None)
     assert backend_plugins.panel_hint() is None
 
 def _inner(x, bp):

@@ -121,13 +121,13 @@ def test_private_ipython_ipywidgets_and_comm_names():
 
     source = inspect.getsource(InteractiveShell.set_custom_exc)
     assert "self.CustomTB" in source and "self.custom_exceptions" in source
-    assert "_closed" in inspect.getsource(BaseComm)  # ipykernel_api.comm_closed
+    assert "_closed" in inspect.getsource(BaseComm)  # ipykernel_comms.comm_closed
     assert all(ipywidgets_api.names_in_use().values()), ipywidgets_api.names_in_use()
     assert ipywidgets_api.html_style() is not None or int(__import__("ipywidgets").__version__[0]) < 8
 
 
 def test_display_publisher_parent_header_on_ipykernel_6():
-    """ipykernel_api.display_parent_6x sets ZMQDisplayPublisher.parent_header (6.x)."""
+    """ipykernel_parents.display_parent_6x sets ZMQDisplayPublisher.parent_header (6.x)."""
     import ipykernel
     from ipykernel.zmqshell import ZMQDisplayPublisher
 
@@ -163,3 +163,110 @@ def test_custom_vmap_keeps_the_effects_of_its_body():
     jax.jit(program)(2.0)
     jax.effects_barrier()
     assert seen == [2.0]
+
+
+def test_checkify_error_fields_rebuild_the_error():
+    """LocatedError.of copies a checkify Error through jax_api.checkify_error_fields;
+    mapped_shape reads the shape of its predicates."""
+    from jax.experimental import checkify
+
+    from jaxdbg.capture.checkify_errors import LocatedError, mapped_shape
+
+    def failing(x):
+        checkify.check(x > 0, "x must be positive, got {x}", x=x)
+        return x
+
+    err, _ = checkify.checkify(failing)(jax.numpy.float32(-1.0))
+    copy = checkify.Error(*jax_api.checkify_error_fields(err))
+    assert copy.get() == err.get() and "x must be positive, got -1.0" in copy.get()
+    assert "x must be positive" in LocatedError.of(err).get()
+    batched, _ = jax.vmap(checkify.checkify(failing))(jax.numpy.array([1.0, -2.0, 3.0]))
+    assert [tuple(jax.numpy.shape(p)) for p in jax_api.checkify_error_predicates(batched)] == [(3,)]
+    assert mapped_shape(batched) == (3,)
+
+
+def test_type_printer_added_and_put_back():
+    """ipython_api.add_type_printer registers through for_type and undoes through the
+    formatter's type_printers dict, restoring an earlier printer."""
+    from IPython.core.formatters import HTMLFormatter
+
+    from jaxdbg.internals import ipython_api
+
+    class Thing:
+        pass
+
+    formatter = HTMLFormatter()
+    undo = ipython_api.add_type_printer(formatter, Thing, lambda obj: "<b>mine</b>")
+    assert formatter(Thing()) == "<b>mine</b>"
+    undo()
+    assert formatter(Thing()) is None and Thing not in formatter.type_printers
+    formatter.for_type(Thing, lambda obj: "<i>theirs</i>")
+    undo = ipython_api.add_type_printer(formatter, Thing, lambda obj: "<b>mine</b>")
+    undo()
+    assert formatter(Thing()) == "<i>theirs</i>"
+
+
+def test_cell_source_is_cached_under_its_file_name():
+    """ipython_api.cache_cell_source: IPython's CachingCompiler.cache puts the cell in
+    linecache, so frames compiled under the name show its lines."""
+    import linecache
+    import types
+
+    from IPython.core.compilerop import CachingCompiler
+
+    from jaxdbg.internals import ipython_api
+
+    shell = types.SimpleNamespace(compile=CachingCompiler())
+    filename = ipython_api.cache_cell_source(shell, "y = 41\ny + 1\n")
+    assert linecache.getlines(filename) == ["y = 41\n", "y + 1\n"]
+    namespace = {}
+    exec(compile("y = 41\n", filename, "exec"), namespace)
+    assert namespace["y"] == 41
+
+
+def test_cell_events_register_and_unregister():
+    """ipython_api.register_cell_events: IPython's pre/post_run_cell with their
+    arguments; the unregister is safe to call twice."""
+    from IPython.core.events import EventManager, available_events
+
+    from jaxdbg.internals import ipython_api
+
+    events = EventManager(shell=None, available_events=available_events)
+    shell = type("Shell", (), {"events": events})()
+    seen = []
+    unregister = ipython_api.register_cell_events(
+        shell, pre_run_cell=lambda info: seen.append(("pre", info)),
+        post_run_cell=lambda result: seen.append(("post", result)))
+    events.trigger("pre_run_cell", "info")
+    events.trigger("post_run_cell", "result")
+    assert seen == [("pre", "info"), ("post", "result")]
+    unregister()
+    unregister()
+    events.trigger("pre_run_cell", "again")
+    assert len(seen) == 2
+    assert ipython_api.register_cell_events(object(), pre_run_cell=print)() is None  # no events: no-op
+
+
+def test_main_shell_busy_counts_cells_run_outside_dispatch():
+    """ipykernel_busy.main_shell_busy reads the main thread's stack: ipykernel's
+    dispatch_shell, or a function marked runs_cells_outside_dispatch (the 6.x pump's
+    replay of held cells)."""
+    import threading
+
+    from jaxdbg.internals import ipykernel_busy, ipykernel_pump
+
+    assert ipykernel_pump._replay.__code__ in ipykernel_busy._cell_runners
+    fake_kernel = object()
+    seen = []
+
+    @ipykernel_busy.runs_cells_outside_dispatch
+    def running_a_cell():
+        helper = threading.Thread(target=lambda: seen.append(ipykernel_busy.main_shell_busy(fake_kernel)))
+        helper.start()
+        helper.join()
+
+    running_a_cell()
+    outside = threading.Thread(target=lambda: seen.append(ipykernel_busy.main_shell_busy(fake_kernel)))
+    outside.start()
+    outside.join()
+    assert seen == [True, False]

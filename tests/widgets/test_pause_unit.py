@@ -56,11 +56,11 @@ def test_the_interrupt_watch_counts_a_sigint_and_gives_the_wakeup_fd_back():
 
 def test_a_paused_cell_pins_each_thread_once_and_ends_once(monkeypatch):
     calls = []
-    monkeypatch.setattr(cells.api, "cell_parent", lambda kernel: ("ident", {"header": {"msg_id": "m"}}))
-    monkeypatch.setattr(cells.api, "keep_cell_busy", lambda kernel, parent: lambda: calls.append("idle again"))
-    monkeypatch.setattr(cells.api, "pin_thread_parent",
+    monkeypatch.setattr(cells.ipykernel_parents, "cell_parent", lambda kernel: ("ident", {"header": {"msg_id": "m"}}))
+    monkeypatch.setattr(cells.ipykernel_busy, "keep_cell_busy", lambda kernel, parent: lambda: calls.append("idle again"))
+    monkeypatch.setattr(cells.ipykernel_parents, "pin_thread_parent",
                         lambda kernel, ident, parent: (calls.append(("pin", ident)), lambda: calls.append("unpin"))[1])
-    monkeypatch.setattr(cells.api, "watch_queued_cells",
+    monkeypatch.setattr(cells.ipykernel_queued_cells, "watch_queued_cells",
                         lambda kernel, on_cell: (on_cell({"header": {"msg_id": "q"}}), lambda: calls.append("unwatch"))[1])
     cell = cells.PausedCell(kernel=object())
     assert cell.pin() is not None

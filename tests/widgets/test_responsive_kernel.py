@@ -24,7 +24,7 @@ SETUP = textwrap.dedent("""
     import ipywidgets as widgets
     from IPython.display import display
     from jaxdbg_widgets.pause import PauseChannel, CLOSED, UNRESPONSIVE, install
-    from jaxdbg.internals import ipykernel_api
+    from jaxdbg.internals import ipykernel_busy, ipykernel_status
     install()
     print("devices", jax.device_count())
 """)
@@ -277,7 +277,7 @@ cht.close()
 @pytest.mark.timeout(120)
 def test_private_ipykernel_names_still_exist(kernel):
     """Fails loudly when ipykernel moves a private name the adapter relies on."""
-    result = kernel.run("st = ipykernel_api.adapter_status(); print('MISSING', st['missing']); "
+    result = kernel.run("st = ipykernel_status.adapter_status(); print('MISSING', st['missing']); "
                         "print('VERSION', st['ipykernel']); print('SUB', st['subshells'], 'PUMP', st['pump'])")
     assert "MISSING []" in result.stdout, result
     if kernel_major(kernel) >= 7:
@@ -304,7 +304,7 @@ def later():
     assert cell_ended.wait(60)
     get_ipython().events.unregister("post_run_cell", _cell_ended)
     deadline = _time.monotonic() + 60
-    while ipykernel_api.main_shell_busy(get_ipython().kernel) and _time.monotonic() < deadline:
+    while ipykernel_busy.main_shell_busy(get_ipython().kernel) and _time.monotonic() < deadline:
         _time.sleep(0.01)
     with chl.pinned():
         print("late waiting", flush=True)

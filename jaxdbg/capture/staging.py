@@ -1,0 +1,142 @@
+"""How a traced breakpoint is staged into the program: the layers around its host callback.
+
+From the outside in:
+
+1. a ``lax.cond`` on the predicate (conditional breakpoints), so XLA skips the whole
+   breakpoint with one cheap branch when it is false;
+2. a ``custom_jvp`` layer that hides the breakpoint from differentiation (the stop sees
+   forward-pass values; a token passes its tangent through);
+3. one ``custom_vmap`` layer per vmap level, so the host receives whole batches and can
+   name the element it stops at, stop only where the predicate holds, and skip the rest;
+4. the host callback itself (``jax.debug.callback``, or ``jax.pure_callback`` when a
+   token is threaded through), which hands the batch to ``site.on_host``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.custom_batching import custom_vmap
+
+
+class StagedSite(Protocol):
+    """What staging needs of a breakpoint site (breakpoints._Site)."""
+
+    ordered: bool
+    conditional: bool
+
+    def on_host(self, levels: tuple, sizes: tuple[int, ...], pred: Any, operands: list) -> None:
+        """Serve the stops of one host arrival; ``levels[i]`` says which batch levels
+        operand ``i`` carries, ``sizes`` the size of each level, outermost first."""
+
+
+def stage_breakpoint(site: StagedSite, pred: Any, operands: list, token: Any) -> Any:
+    """Stage the breakpoint into the program being traced; the token's output (or None).
+
+    ``pred`` is None for an unconditional breakpoint.
+    """
+    if pred is None:
+        return _hidden_from_differentiation(site, jnp.asarray(True), operands, token)
+    pred_value = jnp.any(jnp.asarray(pred).astype(bool))
+    # The cond sits outside the batching and differentiation wrappers too:
+    # XLA then skips the whole breakpoint with one cheap branch when false.
+    if token is None:
+        jax.lax.cond(pred_value, lambda: _hidden_from_differentiation(site, pred_value, operands, None),
+                     lambda: None)
+        return None
+    return jax.lax.cond(pred_value, lambda: _hidden_from_differentiation(site, pred_value, operands, token),
+                        lambda: token)
+
+
+def _hidden_from_differentiation(site: StagedSite, pred: Any, operands: list, token: Any) -> Any:
+    @jax.custom_jvp
+    def stop(pred, operands, token):
+        return _batching_layer(site, tuple(() for _ in operands), ())(pred, operands, token)
+
+    @stop.defjvp
+    def forward_values_only(primals, tangents):
+        # The stop sees primal values; a token passes its tangent through unchanged,
+        # so threading a differentiable value as the token keeps its gradient.
+        out = stop(*primals)
+        token_tangent = tangents[2]
+        if primals[2] is None:
+            return out, jax.tree.map(_zero_tangent, out)
+        return out, jax.tree.map(_instantiate, token_tangent, primals[2])
+
+    out = stop(pred, operands, token)
+    return None if token is None else out
+
+
+def _batching_layer(site: StagedSite, levels: tuple, sizes: tuple[int, ...]):
+    """A breakpoint that knows which operands carry which of ``sizes`` batch levels;
+    vmapping it adds one level outside the others."""
+
+    @custom_vmap
+    def stop(pred, operands, token):
+        return _host_callback(site, levels, sizes, pred, operands, token)
+
+    @stop.def_vmap
+    def batched(axis_size, in_batched, pred, operands, token):
+        pred_batched, ops_batched, token_batched = in_batched
+        if not pred_batched:
+            pred = jnp.broadcast_to(pred, (axis_size,) + jnp.shape(pred))
+        # This level is outside all earlier ones, so it goes first.
+        new_levels = tuple((b,) + lv for b, lv in zip(ops_batched, levels))
+        out = _batching_layer(site, new_levels, (axis_size,) + sizes)(pred, operands, token)
+        out_batched = token_batched if token is not None else False
+        return out, out_batched
+
+    return stop
+
+
+def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
+    """The unbatched view: one host callback.
+
+    A conditional stop is already inside the outer ``lax.cond`` (see
+    :func:`stage_breakpoint`), so an unbatched one needs no further test and ships no
+    predicate: every operand materialised for the callback costs XLA time on each loop
+    step. A batched one tests whether any element's predicate holds and ships the mask.
+    """
+    batched_condition = site.conditional and bool(sizes)
+    mask = pred if batched_condition else None
+
+    def host(mask, operands):
+        selected = np.ones(sizes, dtype=bool) if mask is None else mask
+        site.on_host(levels, sizes, selected, operands)
+
+    if token is None:
+        def call():
+            jax.debug.callback(host, mask, operands, ordered=site.ordered)
+        if batched_condition:
+            jax.lax.cond(jnp.any(pred), call, lambda: None)
+        else:
+            call()
+        return jnp.zeros((), jnp.float32)
+
+    shapes = jax.tree.map(lambda t: jax.ShapeDtypeStruct(jnp.shape(t), jnp.result_type(t)), token)
+
+    def call_with_token():
+        def host_with_token(tok, mask, operands):
+            host(mask, operands)
+            return tok
+        return jax.pure_callback(host_with_token, shapes, token, mask, operands)
+    if batched_condition:
+        return jax.lax.cond(jnp.any(pred), call_with_token, lambda: token)
+    return call_with_token()
+
+
+def _zero_tangent(x):
+    x = jnp.asarray(x)
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        return jnp.zeros_like(x)
+    return np.zeros(x.shape, dtype=jax.dtypes.float0)
+
+
+def _instantiate(tangent, primal):
+    """A symbolic-zero tangent as an array of zeros (custom_jvp rules must return arrays)."""
+    if tangent is None or isinstance(tangent, jax.custom_derivatives.SymbolicZero):
+        return _zero_tangent(primal)
+    return tangent

@@ -1,0 +1,110 @@
+"""What jaxdbg reads from its environment, and the process-wide switches ``%jaxdbg``
+reports, sets and resets: each declared once here, with its default and meaning.
+
+Every module reads them through this table, and ``%jaxdbg`` (and ``docs/magic.md``)
+lists them from it. This module imports nothing of jaxdbg, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvironmentVariable:
+    """One environment variable jaxdbg reads (read each time: a program may change it)."""
+
+    name: str
+    meaning: str
+    default: str = ""
+
+    def get(self) -> str:
+        return os.environ.get(self.name, self.default)
+
+    def is_set(self) -> bool:
+        """Set to something other than blanks."""
+        return bool(self.get().strip())
+
+    def raw(self) -> str | None:
+        """The value as it stands in the environment, None when absent."""
+        return os.environ.get(self.name)
+
+    def set(self, value: str | None) -> None:
+        """Set the variable (None removes it), for this process and its children."""
+        if value is None:
+            os.environ.pop(self.name, None)
+        else:
+            os.environ[self.name] = value
+
+
+BACKEND = EnvironmentVariable(
+    "JAXDBG_BACKEND",
+    "the debugger backend that serves stops, by name (unset: the best one that can run here)")
+COMMANDS = EnvironmentVariable(
+    "JAXDBG_COMMANDS",
+    "debugger commands that answer stops without a prompt, separated by ';' (\"p x; c\")")
+CI = EnvironmentVariable(
+    "CI",
+    "set by CI services: a stop whose scripted commands ran out continues instead of waiting")
+
+ENVIRONMENT = (BACKEND, COMMANDS, CI)
+
+
+@dataclasses.dataclass(frozen=True)
+class JaxFlag:
+    """A JAX configuration flag that ``%jaxdbg`` shows (and sets, when it has a switch)."""
+
+    name: str            # jax.config name
+    meaning: str
+    switch: str | None = None  # ``%jaxdbg SWITCH on|off``; None: shown only
+
+    def get(self) -> bool:
+        import jax
+
+        return bool(getattr(jax.config, self.name))
+
+    def set(self, value: bool) -> None:
+        import jax
+
+        jax.config.update(self.name, value)
+
+
+JAX_FLAGS = (
+    JaxFlag("jax_debug_nans", "a NaN in a jitted call raises (and opens the post-mortem)", "nans"),
+    JaxFlag("jax_debug_infs", "an Inf in a jitted call raises", "infs"),
+    JaxFlag("jax_disable_jit", "functions run eagerly, op by op", "disable_jit"),
+    JaxFlag("jax_log_compiles", "each compilation is logged"),
+)
+
+
+class Switch:
+    """A process-wide on/off setting of jaxdbg itself."""
+
+    def __init__(self, name: str, meaning: str, default: bool) -> None:
+        self.name = name
+        self.meaning = meaning
+        self.default = default
+        self._value = default
+        self._lock = threading.Lock()
+
+    def get(self) -> bool:
+        return self._value
+
+    def set(self, value: bool) -> None:
+        with self._lock:
+            self._value = bool(value)
+
+    def reset(self) -> None:
+        self.set(self.default)
+
+    def __repr__(self) -> str:
+        return f"<Switch {self.name}={'on' if self._value else 'off'}>"
+
+
+PRINT_ROUTING = Switch(
+    "print", "jax.debug.print rows go to the print log (off: to stdout, as JAX prints them)",
+    default=True)
+
+SWITCHES = (PRINT_ROUTING,)
