@@ -12,7 +12,7 @@ import colorsys
 import functools
 from typing import Any, Iterator, Union
 
-from jaxdbg.engine.sharding_layout import Fold, ShardingLayout, compress_ids, fold
+from jaxdbg.engine.sharding_layout import Fold, LayoutKind, ShardingLayout, compress_ids, fold
 
 MAX_ROWS = 16
 MAX_COLS = 8
@@ -87,7 +87,7 @@ def build_lines(layout: ShardingLayout) -> list[Line]:
 
 def _span(layout: ShardingLayout, dim: int, fold_: Fold) -> str:
     blocks = layout.intervals[dim]
-    if layout.kind == "mesh":
+    if layout.kind is LayoutKind.MESH:
         return f"{layout.dim_names[dim]} {fold_.first}–{fold_.last}"
     return f"{layout.dim_names[dim]} {blocks[fold_.first].start}:{blocks[fold_.last].stop}"
 
@@ -160,7 +160,7 @@ def _grid(layout: ShardingLayout, page: tuple[int, ...]) -> list[Line]:
 
 
 def _legend(layout: ShardingLayout) -> list[Line]:
-    if layout.kind == "mesh":
+    if layout.kind is LayoutKind.MESH:
         return [[(layout.replication_summary(), "label")]]
     if len(layout.shards) > MAX_LEGEND:
         return [[(layout.replication_summary() + " (too many to list)", "label")]]

@@ -6,7 +6,7 @@ command runs through the session here and the panel is redrawn. When the stop en
 the panel collapses to static HTML, also written into the cell's output as a plain
 ``text/html`` bundle so a saved notebook or nbconvert shows it without a kernel.
 
-When widget clicks cannot reach this thread (``mechanism == "prompt"``) or the panel
+When widget clicks cannot reach this thread (``Mechanism.PROMPT``) or the panel
 was closed while paused, it says so and falls back to the typed prompt of
 :func:`jaxdbg.frontends.cli.run_cli`, which reads with ``input()`` from any thread. When the
 frontend reports that the panel's last view was removed (Clear Output), the panel is
@@ -94,13 +94,13 @@ def run_widget_debugger(session: Session, **options: Any) -> None:
     ``options`` are passed on to the terminal prompt when falling back to it
     (e.g. ``stdin=`` / ``stdout=`` in scripts). KeyboardInterrupt propagates.
     """
-    from jaxdbg_widgets.pause.channel import CLOSED, UNRESPONSIVE, PauseChannel
+    from jaxdbg_widgets.pause.channel import CLOSED, UNRESPONSIVE, Mechanism, PauseChannel
 
     kernel = api.current_kernel()
     channel = PauseChannel()
     with channel:  # pins this thread's prints and prompts to the paused cell
         channel.report_queued_cells()
-        if channel.mechanism == "prompt":
+        if channel.mechanism is Mechanism.PROMPT:
             _fallback(session, "the debugger panel cannot receive clicks here"
                       + (f" ({channel.detail})" if channel.detail else ""), options)
             return
