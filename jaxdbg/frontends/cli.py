@@ -22,11 +22,13 @@ from jaxdbg.engine.backend_plugins import panel_hint
 from jaxdbg.engine.outputs import Output, OutputKind, SourceView
 from jaxdbg.engine.session import DEFAULT_CONTEXT, Session
 from jaxdbg.frontends.terminal_completion import tab_completion
+from jaxdbg.views import phrases
+from jaxdbg.views.source import window_lines
 
 if TYPE_CHECKING:  # rich is imported when a terminal stop is drawn, not with jaxdbg
     from rich.console import Console
 
-PROMPT = "(jaxdbg) "
+PROMPT = phrases.PROMPT
 OPTIONS = ("stdin", "stdout", "color", "context")  # run_cli's keyword options
 # A breakpoint's options are taken once, when its function is traced, so a ``stdin=``
 # stream serves every later call too; these streams were read by a stop already.
@@ -67,8 +69,10 @@ def render(console: "Console", output: Output) -> None:
     if output.kind is OutputKind.SOURCE and isinstance(output.data, SourceView) and output.data.lines:
         view: SourceView = output.data
         console.print(Text(output.text.splitlines()[0], style="bold"))  # the engine's heading
-        console.print(Syntax("\n".join(view.lines), "python", line_numbers=True,
-                             start_line=view.first_lineno, highlight_lines={view.current_lineno},
+        lines = window_lines(view)  # numbered and marked as every source view
+        console.print(Syntax("\n".join(line.code for line in lines), "python", line_numbers=True,
+                             start_line=lines[0].number,
+                             highlight_lines={line.number for line in lines if line.current},
                              word_wrap=False, theme="ansi_dark"))
     elif output.kind is OutputKind.LOCALS and output.data:
         table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")

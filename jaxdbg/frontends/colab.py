@@ -20,8 +20,9 @@ from typing import Any
 
 from jaxdbg.frontends import scripted
 from jaxdbg.engine.session import Session
+from jaxdbg.views import phrases
 
-PROMPT = "(jaxdbg) "
+PROMPT = phrases.PROMPT
 OPTIONS = ("context",)  # run_colab's keyword options
 
 # Waits until this render of the view is in the page (the display update and this
@@ -148,7 +149,7 @@ def _is_stdin_unsupported(exc: BaseException) -> bool:
     return unsupported is not None and isinstance(exc, unsupported)
 
 
-def run_colab(session: Session, *, context: int = 5) -> None:
+def run_colab(session: Session, *, context: int = phrases.DEFAULT_CONTEXT) -> None:
     """Serve one stop in a Colab cell until the user continues, skips or quits."""
     if not scripted.interactive_input_available():
         scripted.continue_without_input(session, scripted.no_input_reason())

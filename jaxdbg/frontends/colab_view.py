@@ -16,7 +16,9 @@ from jaxdbg.capture.frames import display_filename
 from jaxdbg.engine.outputs import LogEntry, Output, SourceView
 from jaxdbg.engine.session import Session
 from jaxdbg.views import html as html_view
+from jaxdbg.views import phrases
 from jaxdbg.views import text as text_view
+from jaxdbg.views.source import window_lines
 
 LOG_ENTRY_CHARS = 4_000  # per logged result; the full text stays available via `p`
 LOG_ENTRIES = 50
@@ -85,22 +87,18 @@ def highlighted_source(view: SourceView) -> Markup:
         from pygments.lexers import PythonLexer
     except ImportError:
         return _plain_source(view)
-    current = view.current_lineno - view.first_lineno + 1
+    lines = window_lines(view)  # pygments numbers them as the other views do
     formatter = HtmlFormatter(linenos="inline", linenostart=view.first_lineno,
-                              hl_lines=[current] if 0 < current <= len(view.lines) else [],
+                              hl_lines=[i for i, line in enumerate(lines, start=1) if line.current],
                               wrapcode=True)
     return Markup(highlight(code, PythonLexer(), formatter))
 
 
 def _plain_source(view: SourceView) -> Markup:
-    width = len(str(view.first_lineno + len(view.lines) - 1))
     rows = []
-    for offset, line in enumerate(view.lines):
-        number = view.first_lineno + offset
-        marker = "->" if number == view.current_lineno else "  "
-        text = escape(f"{number:>{width}} {marker} {line}")
-        rows.append(Markup('<span class="jaxdbg-current">{}</span>').format(text)
-                    if number == view.current_lineno else text)
+    for line in window_lines(view):
+        text = escape(line.plain)
+        rows.append(Markup('<span class="jaxdbg-current">{}</span>').format(text) if line.current else text)
     return Markup("<pre>") + Markup("\n").join(rows) + Markup("</pre>")
 
 
@@ -127,7 +125,7 @@ def _locals(session: Session) -> Markup:
     output = session.locals_table()
     rows = output.data or []
     if not rows:
-        return Markup('<span class="jaxdbg-note">(no locals)</span>')
+        return Markup('<span class="jaxdbg-note">{}</span>').format(phrases.NO_LOCALS)
     cells = [Markup("<tr><td>{}</td><td>{}</td><td>{}</td></tr>").format(
         r.name, r.type_name, r.describe() + (f"  [{r.sharding}]" if r.sharding and r.is_array else ""))
         for r in rows]
@@ -149,13 +147,12 @@ def _controls(session: Session) -> Markup:
 
 
 def render_stop(session: Session, log: list[LogEntry], view_id: str, sequence: int,
-                *, live: bool, note: str = "", context: int = 5) -> str:
+                *, live: bool, note: str = "", context: int = phrases.DEFAULT_CONTEXT) -> str:
     """The whole stop as one HTML fragment (``live``: with buttons and the command box)."""
     frame = session.current
     view = session.source_view(frame.lineno - context, frame.lineno + context)
     source = (highlighted_source(view) if view.lines else
-              Markup('<span class="jaxdbg-note">(source not available for {})</span>').format(
-                  frame.location))
+              Markup('<span class="jaxdbg-note">{}</span>').format(phrases.no_source(frame.location)))
     parts = [
         Markup('<style>{}</style>').format(Markup(_CSS + _pygments_css())),
         Markup('<div class="jaxdbg-colab" data-jaxdbg-view="{}" data-jaxdbg-render="{}">').format(
@@ -189,6 +186,6 @@ def render_finished(session: Session, log: list[LogEntry], view_id: str, sequenc
     return html_view.Rendered(html, text)
 
 
-def render_text(session: Session, context: int = 5) -> str:
+def render_text(session: Session, context: int = phrases.DEFAULT_CONTEXT) -> str:
     """The stop's banner and source as plain text, for when HTML cannot be drawn."""
     return "\n".join([session.banner(), session.source_around(context).text])

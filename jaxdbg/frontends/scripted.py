@@ -23,10 +23,11 @@ from typing import IO, Any, Iterable
 
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
+from jaxdbg.views import phrases
 
 ENV_VAR = "JAXDBG_COMMANDS"
 OPTION = "commands"
-PROMPT = "(jaxdbg) "
+PROMPT = phrases.PROMPT
 
 _lock = threading.Lock()
 _env_text: str | None = None  # the value the env queue was parsed from

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
+from jaxdbg.views.source import numbered_lines
+
 MONO = ("font-family:var(--jp-code-font-family, monospace);font-size:12px;"
         "line-height:1.45;")
 MUTED = "color:var(--jp-content-font-color2, color-mix(in srgb, currentColor 72%, transparent));"
@@ -69,17 +71,15 @@ def highlighted_lines(lines: list[str], first_lineno: int, current_lineno: int |
             if piece and row < len(rows):
                 rows[row].append(Markup('<span style="{}">{}</span>').format(style, piece)
                                  if style else Markup("{}").format(piece))
-    width = len(str(first_lineno + len(lines) - 1))
     out = []
-    for offset, runs in enumerate(rows):
-        number = first_lineno + offset
-        current = number == current_lineno
+    for line, runs in zip(numbered_lines(lines, first_lineno, current_lineno), rows):
+        current = line.current
         out.append(Markup('<span class="{cls}" style="{bg}">'
                           '<span style="{muted}">{n} </span>{marker} {code}</span>\n').format(
             cls="jaxdbg-line jaxdbg-current-line" if current else "jaxdbg-line",
             # the current line's number in the text colour: muted on the tint falls short
             bg=CURRENT_LINE + "display:inline-block;min-width:100%;" if current else "",
-            muted="" if current else MUTED, n=str(number).rjust(width),
+            muted="" if current else MUTED, n=line.number_text,
             marker="→" if current else " ", code=Markup("").join(runs)))
     # <pre>: the indentation survives an untrusted notebook, where styles are stripped
     return Markup('<pre class="jaxdbg-code-lines" style="{}overflow-x:auto;margin:2px 0;padding:0;'

@@ -36,7 +36,7 @@ Typical use, on the breakpoint's thread::
         while True:
             command = channel.wait()
             if command is CLOSED or command is UNRESPONSIVE:
-                command = input("(jaxdbg) ")          # and tell the user why
+                command = input(phrases.PROMPT)       # and tell the user why
             ...
 
 Interrupts: ``wait`` raises KeyboardInterrupt once the kernel was interrupted at any
