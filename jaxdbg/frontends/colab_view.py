@@ -16,6 +16,7 @@ from jaxdbg.capture.frames import display_filename
 from jaxdbg.engine.outputs import LogEntry, Output, SourceView
 from jaxdbg.engine.session import Session
 from jaxdbg.views import html as html_view
+from jaxdbg.views import palette
 from jaxdbg.views import phrases
 from jaxdbg.views import text as text_view
 from jaxdbg.views.source import window_lines
@@ -66,9 +67,9 @@ def _pygments_css() -> str:
         from pygments.formatters import HtmlFormatter
     except ImportError:
         return ""
-    light = HtmlFormatter(style="default").get_style_defs(".jaxdbg-colab .highlight")
+    light = HtmlFormatter(style=palette.PYGMENTS_STYLES["light"]).get_style_defs(".jaxdbg-colab .highlight")
     try:
-        dark = HtmlFormatter(style="github-dark").get_style_defs(
+        dark = HtmlFormatter(style=palette.PYGMENTS_STYLES["dark"]).get_style_defs(
             "html[theme=dark] .jaxdbg-colab .highlight")
     except Exception:
         dark = ""

@@ -14,13 +14,14 @@ from __future__ import annotations
 from markupsafe import Markup
 
 from jaxdbg.engine.sharding_layout import Fold, LayoutKind, ShardingLayout, Shard, compress_ids, fold
-from jaxdbg.views.sharding_text import hue
+from jaxdbg.views import palette
 
 MAX_ROWS = 32
 MAX_COLS = 32
 MAX_GRIDS = 16
 MAX_LEGEND = 32
 
+# The hover outline is the palette's accent (written without spaces, as the rest).
 _CSS = Markup("""<style>
 .jaxdbg-sharding{font-family:var(--jp-code-font-family,ui-monospace,SFMono-Regular,Menlo,monospace);
  font-size:var(--jp-code-font-size,12px);color:var(--jp-content-font-color1,inherit);line-height:1.35;
@@ -36,19 +37,17 @@ _CSS = Markup("""<style>
 .jaxdbg-sharding .jxs-lab{color:var(--jp-content-font-color2,inherit);font-size:.92em}
 .jaxdbg-sharding .jxs-cell{border:1px solid var(--jp-border-color1,rgba(128,128,128,.55));
  border-radius:2px;min-width:2.6em;cursor:default}
-.jaxdbg-sharding .jxs-cell:hover{outline:2px solid var(--jp-brand-color1,#1976d2);outline-offset:-1px}
+.jaxdbg-sharding .jxs-cell:hover{outline:2px solid {accent};outline-offset:-1px}
 .jaxdbg-sharding .jxs-fold{border:1px dashed var(--jp-border-color1,rgba(128,128,128,.55));
  font-style:italic;color:var(--jp-content-font-color2,inherit)}
 .jaxdbg-sharding .jxs-legend{list-style:none;padding:0;margin:4px 0 0 0;columns:2 22em;max-width:52em}
 .jaxdbg-sharding .jxs-legend li{margin:1px 0;break-inside:avoid}
 .jaxdbg-sharding .jxs-sw{display:inline-block;width:1.6em;height:.95em;vertical-align:-.1em;
  margin-right:.5em;border:1px solid var(--jp-border-color1,rgba(128,128,128,.55));border-radius:2px}
-</style>""")
+</style>""".replace("{accent}", palette.themed("accent").replace(" ", "")))
 
 
-def tint(number: int) -> str:
-    """A translucent hue: pastel over a light theme, deep over a dark one."""
-    return f"hsla({hue(number):.0f},78%,55%,0.38)"
+tint = palette.shard_tint
 
 
 def render_html(layout: ShardingLayout) -> Markup:

@@ -8,11 +8,11 @@ of rows, columns and grids into one marked line with a count.
 
 from __future__ import annotations
 
-import colorsys
 import functools
 from typing import Any, Iterator, Union
 
 from jaxdbg.engine.sharding_layout import Fold, LayoutKind, ShardingLayout, compress_ids, fold
+from jaxdbg.views import palette
 
 MAX_ROWS = 16
 MAX_COLS = 8
@@ -47,21 +47,10 @@ def _rich_style(style: Style) -> Any:
     if style is None:
         return None
     if isinstance(style, int):
-        r, g, b = terminal_rgb(style)
+        r, g, b = palette.shard_terminal_rgb(style)
         return RichStyle(color="black", bgcolor=f"rgb({r},{g},{b})")
     return {"head": RichStyle(bold=True), "title": RichStyle(bold=True, underline=True),
             "label": RichStyle(dim=True), "fold": RichStyle(italic=True, dim=True)}[style]
-
-
-def hue(number: int) -> float:
-    """A deterministic, well spread hue in degrees for shard ``number`` (golden angle)."""
-    return (number * 137.508 + 200.0) % 360.0
-
-
-def terminal_rgb(number: int) -> tuple[int, int, int]:
-    """Mid-light background with black text: readable on dark and light terminals."""
-    r, g, b = colorsys.hls_to_rgb(hue(number) / 360.0, 0.72, 0.55)
-    return int(r * 255), int(g * 255), int(b * 255)
 
 
 # -- the drawing -----------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
+from jaxdbg.views import palette
 from jaxdbg.views.source import numbered_lines
 
 MONO = ("font-family:var(--jp-code-font-family, monospace);font-size:12px;"
@@ -27,11 +28,11 @@ MONO = ("font-family:var(--jp-code-font-family, monospace);font-size:12px;"
 MUTED = "color:var(--jp-content-font-color2, color-mix(in srgb, currentColor 72%, transparent));"
 # The theme's error colour drawn a quarter towards the text colour, so it keeps AA
 # contrast on Dark (whose red alone falls short of 4.5:1 on its background).
-ERROR = ("color:color-mix(in srgb, var(--jp-error-color1, #c62828) 75%,"
+ERROR = (f"color:color-mix(in srgb, {palette.themed('error')} 75%,"
          " var(--jp-content-font-color1, currentColor));")
 BORDER = "border:1px solid var(--jp-border-color2, color-mix(in srgb, currentColor 30%, transparent));"
 BOX = MONO + BORDER + "border-radius:3px;padding:4px 6px;"
-CURRENT_LINE = ("background:color-mix(in srgb, var(--jp-brand-color1, #1976d2) 14%, transparent);"
+CURRENT_LINE = (f"background:color-mix(in srgb, {palette.themed('accent')} 14%, transparent);"
                 "font-weight:bold;")
 
 # pygments token families -> the editor's theme variable for them (as the live panel).

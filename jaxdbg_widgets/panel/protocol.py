@@ -46,8 +46,9 @@ class ToBrowser(str, enum.Enum):
         return self.value
 
 
-#: The fields each message carries besides ``type``.
-FIELDS: dict[ToKernel | ToBrowser, tuple[str, ...]] = {
+# The fields each message carries besides ``type``: one table per direction, since the
+# two directions share names ("locals", "stats") with fields of their own.
+KERNEL_FIELDS: dict[ToKernel, tuple[str, ...]] = {
     ToKernel.RUN: ("id", "line", "typed", "pretty"),
     ToKernel.LOCALS: ("frame", "start", "count"),
     ToKernel.EXPAND: ("frame", "path"),
@@ -55,6 +56,8 @@ FIELDS: dict[ToKernel | ToBrowser, tuple[str, ...]] = {
     ToKernel.COMPLETE: ("id", "text"),
     ToKernel.MORE: ("entry",),
     ToKernel.VIEWS: ("count",),
+}
+BROWSER_FIELDS: dict[ToBrowser, tuple[str, ...]] = {
     ToBrowser.LOCALS: ("frame", "start", "rows"),
     ToBrowser.STATS: ("frame", "path", "row"),
     ToBrowser.CHILDREN: ("frame", "path", "rows", "total"),
@@ -62,13 +65,18 @@ FIELDS: dict[ToKernel | ToBrowser, tuple[str, ...]] = {
 }
 
 
-def message(kind: ToKernel | ToBrowser, **fields: object) -> dict:
+def fields(kind: ToKernel | ToBrowser) -> tuple[str, ...]:
+    """The fields of a message of ``kind`` besides ``type``."""
+    return KERNEL_FIELDS[kind] if isinstance(kind, ToKernel) else BROWSER_FIELDS[kind]
+
+
+def message(kind: ToKernel | ToBrowser, **values: object) -> dict:
     """A message of ``kind`` as JSON data; a field the protocol does not declare is a
     programming error, caught here rather than ignored by the browser."""
-    unknown = set(fields) - set(FIELDS[kind])
+    unknown = set(values) - set(fields(kind))
     if unknown:
         raise ValueError(f"{kind.value!r} messages have no field {sorted(unknown)}")
-    return {TYPE: kind.value, **fields}
+    return {TYPE: kind.value, **values}
 
 
 def browser_names() -> dict[str, dict[str, str]]:

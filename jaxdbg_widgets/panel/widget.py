@@ -38,8 +38,8 @@ class PanelWidget(anywidget.AnyWidget):
     history = t.List().tag(sync=True)  # typed lines of earlier stops in this kernel
     done = t.Unicode("").tag(sync=True)  # id of the newest command handled
     # Declared once in Python, read by panel.js: the message names and the shared phrases.
-    protocol = t.Dict(_protocol.browser_names()).tag(sync=True)
-    phrases = t.Dict(_phrases.browser_phrases()).tag(sync=True)
+    protocol = t.Dict(default_value=_protocol.browser_names()).tag(sync=True)
+    phrases = t.Dict(default_value=_phrases.browser_phrases()).tag(sync=True)
 
     def __init__(self, *, before_open: Callable[["PanelWidget"], None] | None = None,
                  **kwargs: Any) -> None:
