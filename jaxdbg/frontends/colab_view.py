@@ -110,7 +110,7 @@ def _button(label: str, command: str, css: str = "", title: str = "") -> Markup:
 
 def _frames(session: Session, live: bool) -> Markup:
     """Innermost first; buttons while the stop waits for commands, text afterwards."""
-    rows = session.where().data or []
+    rows = session.where().frames
     parts = []
     for row in rows:
         label = f"{row.index:>2} {row.function}  {display_filename(row.filename)}:{row.lineno}"
@@ -123,8 +123,7 @@ def _frames(session: Session, live: bool) -> Markup:
 
 
 def _locals(session: Session) -> Markup:
-    output = session.locals_table()
-    rows = output.data or []
+    rows = session.locals_table().locals
     if not rows:
         return Markup('<span class="jaxdbg-note">{}</span>').format(phrases.NO_LOCALS)
     cells = [Markup("<tr><td>{}</td><td>{}</td><td>{}</td></tr>").format(

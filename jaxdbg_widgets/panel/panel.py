@@ -86,10 +86,10 @@ class LogEntry:
 def _html_of(output: Output) -> str:
     """The HTML the panel draws for a result, or "" to draw its text: a sharding
     layout is a grid (its text form is box drawing, which a browser font breaks)."""
-    if output.kind is not OutputKind.SHARDING or output.printed:
+    if output.sharding is None or output.printed:
         return ""
     try:
-        return output.data._repr_html_()
+        return output.sharding._repr_html_()
     except Exception:  # the text is still there
         return ""
 
