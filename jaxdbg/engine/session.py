@@ -317,8 +317,7 @@ class Session:
         if not rows:
             return Output(OutputKind.LOCALS, phrases.NO_LOCALS, rows)
         width = max(len(r.name) for r in rows)
-        text = "\n".join(f"{r.name:<{width}}  {r.type_name:<12} {r.describe()}"
-                         + (f"  [{r.sharding}]" if r.sharding and r.is_array else "")
+        text = "\n".join(f"{r.name:<{width}}  {r.type_name:<12} {r.describe_with_sharding()}"
                          for r in rows)
         return Output(OutputKind.LOCALS, text, rows)
 

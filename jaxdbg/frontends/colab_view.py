@@ -127,7 +127,7 @@ def _locals(session: Session) -> Markup:
     if not rows:
         return Markup('<span class="jaxdbg-note">{}</span>').format(phrases.NO_LOCALS)
     cells = [Markup("<tr><td>{}</td><td>{}</td><td>{}</td></tr>").format(
-        r.name, r.type_name, r.describe() + (f"  [{r.sharding}]" if r.sharding and r.is_array else ""))
+        r.name, r.type_name, r.describe_with_sharding())
         for r in rows]
     return Markup("<table>") + Markup("").join(cells) + Markup("</table>")
 

@@ -122,8 +122,7 @@ def _summary_text(row: summaries.ValueSummary) -> tuple[str, bool]:
         return row.preview, False
     if row.shape == ():  # a scalar: its value (the preview) says it all
         return row.preview, False
-    s = row.stats
-    return row.details(), bool(s is not None and (s.nan_count or s.inf_count))
+    return row.details(), row.nonfinite
 
 
 def _big_array(value: Any) -> bool:
@@ -147,12 +146,11 @@ def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool 
         row = summaries.ValueSummary(name, type(value).__name__,
                                      preview=f"<summary failed: {type(e).__name__}>")
     summary, partial = _summary_text(row)
-    s = row.stats
     return {
         "name": name, "type": row.type_name, "array": row.array_type,
         "sharding": (row.sharding or "") if row.is_array else "",
         "summary": summary, "finite_only": partial,
-        "nonfinite": bool(s is not None and (s.nan_count or s.inf_count)),
+        "nonfinite": row.nonfinite,
         "expandable": expandable(value), "pending": row.stats_pending,
     }
 

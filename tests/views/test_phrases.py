@@ -46,3 +46,24 @@ def test_phrases_read_as_before():
     assert phrases.echo("p x") == "(jaxdbg) p x"
     browser = phrases.browser_phrases()
     assert browser["moreCharacters"].replace("{count}", "1,234") == phrases.more_characters(1234)
+
+
+def test_array_statistics_read_the_same_in_every_view():
+    import sys
+
+    import numpy as np
+
+    from jaxdbg.capture.frames import live_frame
+    from jaxdbg.engine.session import Session
+    from jaxdbg.frontends import colab_view
+    from jaxdbg_widgets.panel import state
+
+    many_nans = np.full(2000, np.nan, dtype=np.float32)  # noqa: F841  (the local shown)
+    many_nans[:500] = 1.0
+    session = Session([live_frame(sys._getframe())])
+    row = next(r for r in session.locals_table().locals if r.name == "many_nans")
+    expected = "min=1 max=1 mean=1 of finite values nan=1,500"
+    assert row.details() == expected
+    assert expected in session.locals_table().text
+    assert state.local_row("many_nans", many_nans)["summary"] == expected
+    assert expected in colab_view.render_stop(session, [], "v", 1, live=False)
