@@ -109,9 +109,13 @@ def _page(layout: ShardingLayout, page: tuple[int, ...], parts: list[Markup]) ->
     parts.append(Markup("</div></figure>"))
 
 
+_CELL = Markup('<div class="jxs-cell" style="background:%s" title="%s">%s</div>')
+
+
 def _cell(layout: ShardingLayout, shard: Shard) -> Markup:
-    return Markup('<div class="jxs-cell" style="background:{}" title="{}">{}</div>').format(
-        tint(shard.number), layout.shard_details(shard), layout.cell_text(shard))
+    # ``%`` escapes its arguments as ``format`` does, at under half the cost: a layout
+    # draws up to MAX_ROWS * MAX_COLS cells per grid.
+    return _CELL % (tint(shard.number), layout.shard_details(shard), layout.cell_text(shard))
 
 
 def _fold_title(layout: ShardingLayout, what: str, dim: int, item: Fold) -> str:
