@@ -10,6 +10,8 @@ shared notebook renderings of :mod:`jaxdbg.views.html`, recoloured here for Cola
 
 from __future__ import annotations
 
+import string
+
 from markupsafe import Markup, escape
 
 from jaxdbg.capture.frames import display_filename
@@ -24,36 +26,37 @@ from jaxdbg.views.source import window_lines
 LOG_ENTRY_CHARS = 4_000  # per logged result; the full text stays available via `p`
 LOG_ENTRIES = 50
 
-_CSS = """
+# Colours are Colab's own theme variables, from the palette ($name below).
+_CSS = string.Template("""
 .jaxdbg-colab { font-family: var(--colab-code-font-family, monospace); font-size: 13px;
-  color: var(--colab-primary-text-color, #202124);
-  background: var(--colab-primary-surface-color, #fff);
-  border: 1px solid var(--colab-border-color, #dadce0); border-radius: 4px; padding: 6px 8px; }
+  color: $fg;
+  background: $surface;
+  border: 1px solid $border; border-radius: 4px; padding: 6px 8px; }
 .jaxdbg-colab .jaxdbg-banner { font-weight: bold; margin-bottom: 4px; }
 .jaxdbg-colab .jaxdbg-grid { display: flex; gap: 12px; flex-wrap: wrap; }
 .jaxdbg-colab .jaxdbg-box { flex: 1 1 320px; min-width: 0; }
-.jaxdbg-colab h4 { margin: 4px 0; font-size: 12px; color: var(--colab-secondary-text-color, #5f6368); }
+.jaxdbg-colab h4 { margin: 4px 0; font-size: 12px; color: $fg_muted; }
 .jaxdbg-colab pre { margin: 0; white-space: pre; overflow-x: auto; }
 .jaxdbg-colab .highlight { background: transparent; }
 .jaxdbg-colab .highlight .hll, .jaxdbg-colab .jaxdbg-current {
-  background: var(--colab-highlighted-surface-color, rgba(255, 213, 79, 0.35)); display: block; }
+  background: $current; display: block; }
 .jaxdbg-colab table { border-collapse: collapse; }
 .jaxdbg-colab td { padding: 0 8px 0 0; vertical-align: top; white-space: pre; }
 .jaxdbg-colab button { font: inherit; cursor: pointer; margin: 2px 4px 2px 0;
-  color: var(--colab-primary-text-color, #202124);
-  background: var(--colab-secondary-surface-color, #f1f3f4);
-  border: 1px solid var(--colab-border-color, #dadce0); border-radius: 3px; }
+  color: $fg;
+  background: $surface_alt;
+  border: 1px solid $border; border-radius: 3px; }
 .jaxdbg-colab button.jaxdbg-frame { display: block; text-align: left; width: 100%; border: none; }
 .jaxdbg-colab button.jaxdbg-frame.jaxdbg-current { font-weight: bold; }
 .jaxdbg-colab input.jaxdbg-command { font: inherit; width: 60%;
-  color: var(--colab-primary-text-color, #202124);
-  background: var(--colab-primary-surface-color, #fff);
-  border: 1px solid var(--colab-border-color, #dadce0); }
-.jaxdbg-colab .jaxdbg-error { color: var(--colab-error-text-color, #d93025) !important; }
+  color: $fg;
+  background: $surface;
+  border: 1px solid $border; }
+.jaxdbg-colab .jaxdbg-error { color: $error !important; }
 .jaxdbg-colab .jaxdbg-note, .jaxdbg-colab .jaxdbg-in, .jaxdbg-colab .jaxdbg-more,
-.jaxdbg-colab .jaxdbg-ended { color: var(--colab-secondary-text-color, #5f6368) !important; }
-.jaxdbg-colab .jaxdbg-static { border-color: var(--colab-border-color, #dadce0) !important; }
-"""
+.jaxdbg-colab .jaxdbg-ended { color: $fg_muted !important; }
+.jaxdbg-colab .jaxdbg-static { border-color: $border !important; }
+""").substitute({name: palette.colab(name) for name in palette.COLAB_VARIABLES})
 
 
 def log_entry(line: str, output: Output) -> LogEntry:

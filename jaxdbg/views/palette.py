@@ -35,6 +35,9 @@ class Palette:
 LIGHT = Palette(fg="#1f1f1f", fg_muted="#555", bg="#fff", code_bg="#fff", border="#ccc",
                 accent="#1976d2", error="#c62828")
 
+#: A grey border that reads on light and dark pages alike (the sharding grids' fallback).
+NEUTRAL_BORDER = "rgba(128,128,128,.55)"
+
 #: The JupyterLab theme variable each colour comes from on a themed page.
 THEME_VARIABLES = {
     "fg": "--jp-content-font-color1", "fg_muted": "--jp-content-font-color2",
@@ -51,6 +54,25 @@ def themed(name: str, fallback: Palette = LIGHT) -> str:
 def panel_variables() -> dict[str, str]:
     """The ``--jaxdbg-*`` custom properties the panel's stylesheet declares."""
     return {"--jaxdbg-" + name.replace("_", "-"): themed(name) for name in THEME_VARIABLES}
+
+
+#: Colab's theme variables for the same colours, with Colab's light colours as fallbacks
+#: (its dark theme defines the variables). ``current`` tints the current source line.
+COLAB_VARIABLES = {
+    "fg": ("--colab-primary-text-color", "#202124"),
+    "fg_muted": ("--colab-secondary-text-color", "#5f6368"),
+    "surface": ("--colab-primary-surface-color", "#fff"),
+    "surface_alt": ("--colab-secondary-surface-color", "#f1f3f4"),  # buttons
+    "border": ("--colab-border-color", "#dadce0"),
+    "error": ("--colab-error-text-color", "#d93025"),
+    "current": ("--colab-highlighted-surface-color", "rgba(255, 213, 79, 0.35)"),
+}
+
+
+def colab(name: str) -> str:
+    """``var(--colab-border-color, #dadce0)``: Colab's colour for ``name``."""
+    variable, fallback = COLAB_VARIABLES[name]
+    return f"var({variable}, {fallback})"
 
 
 #: pygments styles for source drawn with literal token colours (Colab's view).

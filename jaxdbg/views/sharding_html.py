@@ -21,7 +21,8 @@ MAX_COLS = 32
 MAX_GRIDS = 16
 MAX_LEGEND = 32
 
-# The hover outline is the palette's accent (written without spaces, as the rest).
+# Colours from the palette: the hover outline is its accent (written without spaces, as
+# the rest), borders its neutral grey.
 _CSS = Markup("""<style>
 .jaxdbg-sharding{font-family:var(--jp-code-font-family,ui-monospace,SFMono-Regular,Menlo,monospace);
  font-size:var(--jp-code-font-size,12px);color:var(--jp-content-font-color1,inherit);line-height:1.35;
@@ -35,16 +36,16 @@ _CSS = Markup("""<style>
 .jaxdbg-sharding .jxs-grid{display:grid;gap:2px;align-items:stretch}
 .jaxdbg-sharding .jxs-grid>div{padding:2px 6px;text-align:center;white-space:nowrap}
 .jaxdbg-sharding .jxs-lab{color:var(--jp-content-font-color2,inherit);font-size:.92em}
-.jaxdbg-sharding .jxs-cell{border:1px solid var(--jp-border-color1,rgba(128,128,128,.55));
+.jaxdbg-sharding .jxs-cell{border:1px solid var(--jp-border-color1,{border});
  border-radius:2px;min-width:2.6em;cursor:default}
 .jaxdbg-sharding .jxs-cell:hover{outline:2px solid {accent};outline-offset:-1px}
-.jaxdbg-sharding .jxs-fold{border:1px dashed var(--jp-border-color1,rgba(128,128,128,.55));
+.jaxdbg-sharding .jxs-fold{border:1px dashed var(--jp-border-color1,{border});
  font-style:italic;color:var(--jp-content-font-color2,inherit)}
 .jaxdbg-sharding .jxs-legend{list-style:none;padding:0;margin:4px 0 0 0;columns:2 22em;max-width:52em}
 .jaxdbg-sharding .jxs-legend li{margin:1px 0;break-inside:avoid}
 .jaxdbg-sharding .jxs-sw{display:inline-block;width:1.6em;height:.95em;vertical-align:-.1em;
- margin-right:.5em;border:1px solid var(--jp-border-color1,rgba(128,128,128,.55));border-radius:2px}
-</style>""".replace("{accent}", palette.themed("accent").replace(" ", "")))
+ margin-right:.5em;border:1px solid var(--jp-border-color1,{border});border-radius:2px}
+</style>""".replace("{accent}", palette.themed("accent").replace(" ", "")).replace("{border}", palette.NEUTRAL_BORDER))
 
 
 tint = palette.shard_tint

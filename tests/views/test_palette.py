@@ -27,12 +27,19 @@ def test_the_python_views_use_the_palette_colours():
     assert palette.LIGHT.accent in str(sharding_html._CSS)
 
 
-def test_no_view_module_writes_a_hex_colour_of_its_own():
-    views = ROOT / "jaxdbg" / "views"
-    literal = re.compile(r"#[0-9a-fA-F]{6}\b")
-    own = [p.name for p in views.glob("*.py") if p.name != "palette.py"
+def test_no_python_module_writes_a_colour_of_its_own():
+    literal = re.compile(r"#(?:[0-9a-fA-F]{3}){1,2}\b|(?:rgba?|hsla?)\(\d")
+    sources = [p for package in ("jaxdbg", "jaxdbg_widgets") for p in (ROOT / package).rglob("*.py")]
+    own = [str(p.relative_to(ROOT)) for p in sources if p.name != "palette.py"
            and literal.search(p.read_text(encoding="utf-8"))]
-    assert not own, f"hex colours outside jaxdbg.views.palette: {own}"
+    assert not own, f"colours outside jaxdbg.views.palette: {own}"
+
+
+def test_colab_colours_come_from_the_palette():
+    from jaxdbg.frontends import colab_view
+
+    for name in palette.COLAB_VARIABLES:
+        assert palette.colab(name) in colab_view._CSS
 
 
 def test_shard_colours_are_stable_and_spread():
