@@ -35,6 +35,24 @@ class Palette:
 LIGHT = Palette(fg="#1f1f1f", fg_muted="#555", bg="#fff", code_bg="#fff", border="#ccc",
                 accent="#1976d2", error="#c62828")
 
+#: Source token colours: the editor's theme variable ``--jp-mirror-editor-<name>-color``
+#: for each, with JupyterLab's light editor colour as the panel stylesheet's fallback.
+#: (Static HTML falls back to the text colour instead: see :mod:`jaxdbg.views.theme`.)
+EDITOR_TOKENS = {
+    "keyword": "#008000", "builtin": "#008000", "def": "#0000ff", "meta": "#aa22ff",
+    "property": "#05a", "variable": "#1f1f1f", "string": "#ba2121", "number": "#080",
+    "comment": "#408080", "operator": "#aa22ff", "punctuation": "#05a", "error": "#f00",
+}
+#: How much of a token's colour is kept, mixed towards the text colour, so that every
+#: token keeps WCAG AA contrast in Light, Dark and High Contrast (the panel and static HTML).
+TOKEN_MIX = "62%"
+
+
+def editor_token(name: str, fallback: str | None = None) -> str:
+    """``var(--jp-mirror-editor-keyword-color, #008000)``, or with another fallback."""
+    return f"var(--jp-mirror-editor-{name}-color, {fallback or EDITOR_TOKENS[name]})"
+
+
 #: A grey border that reads on light and dark pages alike (the sharding grids' fallback).
 NEUTRAL_BORDER = "rgba(128,128,128,.55)"
 

@@ -53,8 +53,8 @@ def token_style(kind) -> str:
         name = ".".join(kind) if kind else ""
         variable = _TOKEN_VARIABLES.get(name)
         if variable:
-            colour = f"var(--jp-mirror-editor-{variable}-color, currentColor)"
-            return f"color:color-mix(in srgb, {colour} 62%, currentColor);"
+            colour = palette.editor_token(variable, "currentColor")
+            return f"color:color-mix(in srgb, {colour} {palette.TOKEN_MIX}, currentColor);"
         kind = kind.parent
     return ""
 

@@ -22,6 +22,14 @@ def test_panel_css_declares_the_palette():
     assert declared == palette.panel_variables()
 
 
+def test_panel_css_token_colours_are_the_palette_editor_tokens():
+    css = PANEL_CSS.read_text(encoding="utf-8")
+    declared = dict(re.findall(r"var\(--jp-mirror-editor-([\w-]+)-color, ([^)]+)\)", css))
+    assert declared == palette.EDITOR_TOKENS
+    assert f"var(--jaxdbg-fg)) {palette.TOKEN_MIX}, var(--jaxdbg-fg))" in css
+    assert set(theme._TOKEN_VARIABLES.values()) <= set(palette.EDITOR_TOKENS)
+
+
 def test_the_python_views_use_the_palette_colours():
     assert palette.LIGHT.accent in theme.CURRENT_LINE and palette.LIGHT.error in theme.ERROR
     assert palette.LIGHT.accent in str(sharding_html._CSS)
