@@ -19,6 +19,7 @@ from pygments.token import STANDARD_TYPES, Token
 from jaxdbg.engine import summaries
 from jaxdbg.capture.frames import display_filename
 from jaxdbg.engine.session import Session
+from jaxdbg.views import text as text_view
 
 COMMAND_CHARS = 300  # an echoed command beyond this is cut (a 10 MB paste stays out)
 LOG_CHARS = 2_000  # a result beyond this is cut until "Show more"
@@ -32,11 +33,8 @@ LAZY_STATS_ELEMENTS = 1_000_000
 _LEXER = PythonLexer(stripnl=False, ensurenl=False)
 
 
-def clip(text: str, limit: int) -> tuple[str, int]:
-    """``text`` cut to ``limit`` characters, and how many were left out."""
-    if len(text) <= limit:
-        return text, 0
-    return text[:limit], len(text) - limit
+#: ``(text cut to limit characters, how many were left out)``: as every log cuts it.
+clip = text_view.clip
 
 
 # --------------------------------------------------------------------------- frames
