@@ -50,6 +50,12 @@ function wordStart(text) {
 }
 
 function render({ model, el }) {
+  // Message names and shared phrases come from Python (jaxdbg_widgets.panel.protocol,
+  // jaxdbg.views.phrases) through the widget's state, so they are written once.
+  const TO_KERNEL = model.get("protocol").toKernel;
+  const TO_BROWSER = model.get("protocol").toBrowser;
+  const PHRASES = model.get("phrases");
+  const moreCharacters = (n) => PHRASES.moreCharacters.replace("{count}", n.toLocaleString());
   const view = Math.random().toString(36).slice(2, 10);
   let seq = 0;
   const pending = new Map(); // command id -> line, sent and not yet handled
@@ -155,7 +161,7 @@ function render({ model, el }) {
     if (finished() || kernelGone) return;
     const id = `${view}:${++seq}`;
     try {
-      model.send({ type: "run", id, line, typed, pretty });
+      model.send({ type: TO_KERNEL.RUN, id, line, typed, pretty });
     } catch (e) {
       onKernelGone(); // the comm is closed: say so rather than drop the line
       return;
@@ -281,7 +287,7 @@ function render({ model, el }) {
 
   function requestCompletions() {
     completionId += 1;
-    model.send({ type: "complete", id: completionId, text: input.value.slice(0, caret()) });
+    model.send({ type: TO_KERNEL.COMPLETE, id: completionId, text: input.value.slice(0, caret()) });
   }
 
   function caret() {
@@ -437,7 +443,7 @@ function render({ model, el }) {
     source.replaceChildren();
     const lines = src.lines || [];
     if (!lines.length) {
-      source.append(h("div", "jaxdbg-no-source", "(source not available)"));
+      source.append(h("div", "jaxdbg-no-source", PHRASES.noSource));
       return;
     }
     const width = String(src.first + lines.length - 1).length;
@@ -495,7 +501,7 @@ function render({ model, el }) {
       // A big array: the kernel takes its statistics once the row is shown.
       summary.classList.add("jaxdbg-stats-pending");
       summary.title = "computing statistics…";
-      model.send({ type: "stats", frame: (model.get("locals_page") || {}).frame, path });
+      model.send({ type: TO_KERNEL.STATS, frame: (model.get("locals_page") || {}).frame, path });
     }
     tr.append(summary);
     return tr;
@@ -520,7 +526,7 @@ function render({ model, el }) {
     t.setAttribute("aria-expanded", "true");
     t.textContent = "▾";
     tr.dataset.depth = String(depth);
-    model.send({ type: "expand", frame: model.get("selected"), path });
+    model.send({ type: TO_KERNEL.EXPAND, frame: model.get("selected"), path });
   }
 
   function onChildren(msg) {
@@ -558,7 +564,7 @@ function render({ model, el }) {
     const page = model.get("locals_page") || {};
     if (loadedLocals >= (page.total || 0) || requestedLocals === loadedLocals) return;
     requestedLocals = loadedLocals;
-    model.send({ type: "locals", frame: page.frame, start: loadedLocals, count: LOCALS_PAGE });
+    model.send({ type: TO_KERNEL.LOCALS, frame: page.frame, start: loadedLocals, count: LOCALS_PAGE });
   }
 
   function appendLocals(rows, start) {
@@ -572,7 +578,7 @@ function render({ model, el }) {
     const left = total - loadedLocals;
     sentinel.hidden = left <= 0;
     sentinelCell.textContent = left > 0 ? `… ${left} more (scroll to load)` : "";
-    localsNote.textContent = total === 0 ? "(no locals)" : "";
+    localsNote.textContent = total === 0 ? PHRASES.noLocals : "";
   }
 
   function drawLocals() {
@@ -599,7 +605,7 @@ function render({ model, el }) {
   }
 
   function echo(cmd, pretty) {
-    return "(jaxdbg) " + (pretty ? "pp " : "") + cmd;
+    return PHRASES.prompt + (pretty ? "pp " : "") + cmd;
   }
 
   function drawLog() {
@@ -609,7 +615,7 @@ function render({ model, el }) {
       const entry = h("div", "jaxdbg-entry" + (e.error ? " jaxdbg-error" : ""));
       if (e.command) {
         const c = h("div", "jaxdbg-in", echo(e.command, e.pretty));
-        if (e.command_cut) c.append(h("span", "jaxdbg-cut", ` … [${e.command_cut.toLocaleString()} more characters]`));
+        if (e.command_cut) c.append(h("span", "jaxdbg-cut", ` … [${moreCharacters(e.command_cut)}]`));
         entry.append(c);
       }
       if (e.html) {
@@ -619,8 +625,8 @@ function render({ model, el }) {
         entry.append(layout);
       } else if (e.text) entry.append(h("pre", "jaxdbg-out", e.text));
       if (e.cut) {
-        const more = button(`Show more (${e.cut.toLocaleString()} more characters)`, "show this result in full", "jaxdbg-more");
-        more.onclick = () => model.send({ type: "more", entry: e.n });
+        const more = button(`Show more (${moreCharacters(e.cut)})`, "show this result in full", "jaxdbg-more");
+        more.onclick = () => model.send({ type: TO_KERNEL.MORE, entry: e.n });
         entry.append(more);
       }
       logBox.append(entry);
@@ -644,10 +650,10 @@ function render({ model, el }) {
   model.on("change:done", onDone);
   const onMessage = (msg) => {
     if (!msg || typeof msg !== "object") return;
-    if (msg.type === "locals") onLocals(msg);
-    if (msg.type === "stats") onStats(msg);
-    else if (msg.type === "children") onChildren(msg);
-    else if (msg.type === "completions") onCompletions(msg);
+    if (msg.type === TO_BROWSER.LOCALS) onLocals(msg);
+    if (msg.type === TO_BROWSER.STATS) onStats(msg);
+    else if (msg.type === TO_BROWSER.CHILDREN) onChildren(msg);
+    else if (msg.type === TO_BROWSER.COMPLETIONS) onCompletions(msg);
   };
   model.on("msg:custom", onMessage);
 
@@ -692,7 +698,7 @@ function render({ model, el }) {
       setTimeout(() => {
         if (model.jaxdbgViews !== 0 || finished()) return; // shown again meanwhile
         try {
-          model.send({ type: "jaxdbg-views", count: 0 });
+          model.send({ type: TO_KERNEL.VIEWS, count: 0 });
         } catch (e) {} // the model itself is gone (page or kernel closing)
       }, 300);
     }
