@@ -2,7 +2,9 @@
 
 A command returns an :class:`Output`: its :class:`OutputKind`, a complete plain
 ``text`` rendering, and ``data`` in the structured form of that kind, which richer
-views (rich, HTML, widgets) draw instead of re-spelling the text. A command that
+views (rich, HTML, widgets) draw instead of re-spelling the text. Views read ``data``
+through the typed property of its kind (``output.source``, ``output.locals`` ...), so
+what a kind carries is declared here and checked by the type checker. A command that
 ends the stop carries a :class:`Resume` outcome.
 
 Both enums are ``str`` subclasses so that they serialise into widget state and
@@ -13,7 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the data types of the kinds; their modules import this one's users
+    from jaxdbg.engine.breakpoint_state import BreakpointRow
+    from jaxdbg.engine.sharding_layout import ShardingView
+    from jaxdbg.engine.summaries import ValueSummary
 
 
 class OutputKind(str, enum.Enum):
@@ -153,3 +160,46 @@ class Output:
     @property
     def is_error(self) -> bool:
         return self.kind is OutputKind.ERROR
+
+    # -- ``data``, typed by kind: what the kind carries, or nothing for another kind --
+
+    def _of(self, kind: OutputKind) -> Any:
+        return self.data if self.kind is kind else None
+
+    @property
+    def source(self) -> SourceView | None:
+        """``SOURCE``: the window of lines shown."""
+        return self._of(OutputKind.SOURCE)
+
+    @property
+    def frames(self) -> list[FrameRow]:
+        """``WHERE``: the stack, innermost first."""
+        return self._of(OutputKind.WHERE) or []
+
+    @property
+    def locals(self) -> list[ValueSummary]:
+        """``LOCALS``: one summary per visible name."""
+        return self._of(OutputKind.LOCALS) or []
+
+    @property
+    def value_summary(self) -> ValueSummary | None:
+        """``TEXT`` from ``whatis``: the value it describes."""
+        return self._of(OutputKind.TEXT)
+
+    @property
+    def value(self) -> Any:
+        """``VALUE``: the evaluated value itself."""
+        return self._of(OutputKind.VALUE)
+
+    @property
+    def help(self) -> list[CommandHelp]:
+        return self._of(OutputKind.HELP) or []
+
+    @property
+    def sharding(self) -> ShardingView | None:
+        """``SHARDING``: the layout, which draws itself as text, rich and HTML."""
+        return self._of(OutputKind.SHARDING)
+
+    @property
+    def breakpoints(self) -> list[BreakpointRow]:
+        return self._of(OutputKind.BREAKPOINTS) or []

@@ -28,16 +28,18 @@ from jaxdbg.capture.stop_info import StopInfo
 from jaxdbg.engine.commands import ArgumentKind, Command, command, error, split_command
 from jaxdbg.engine.commands import TABLE as COMMANDS
 from jaxdbg.engine.guarded_calls import format_exception, guarded
+from jaxdbg.views import phrases
+from jaxdbg.engine import source_window as source_lines
 
 MAX_RESULT_CHARS = 20_000
-DEFAULT_CONTEXT = 5  # source lines either side of the current line (backend option ``context``)
+DEFAULT_CONTEXT = phrases.DEFAULT_CONTEXT  # source lines either side of the current line
 _SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 
 
 def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
     if len(text) <= limit:
         return text, False
-    return (f"{text[:limit]}\n... [output truncated: {len(text) - limit:,} more characters]", True)
+    return (f"{text[:limit]}\n... [output truncated: {phrases.more_characters(len(text) - limit)}]", True)
 
 
 class Session:
@@ -291,10 +293,9 @@ class Session:
     def locals_table(self) -> Output:
         rows = summaries.summarize_locals(self.visible_locals(), self.program_shardings())
         if not rows:
-            return Output(OutputKind.LOCALS, "(no locals)", rows)
+            return Output(OutputKind.LOCALS, phrases.NO_LOCALS, rows)
         width = max(len(r.name) for r in rows)
-        text = "\n".join(f"{r.name:<{width}}  {r.type_name:<12} {r.describe()}"
-                         + (f"  [{r.sharding}]" if r.sharding and r.is_array else "")
+        text = "\n".join(f"{r.name:<{width}}  {r.type_name:<12} {r.describe_with_sharding()}"
                          for r in rows)
         return Output(OutputKind.LOCALS, text, rows)
 
@@ -350,13 +351,7 @@ def _with_printed(output: Output, printed: str) -> Output:
 
 
 def _render_source(view: SourceView, heading: str) -> str:
-    if not view.lines:
-        return f"{heading}\n(source not available)"
-    width = len(str(view.first_lineno + len(view.lines) - 1))
-    body = "\n".join(
-        f"{n:>{width}} {'->' if n == view.current_lineno else '  '} {text}"
-        for n, text in enumerate(view.lines, start=view.first_lineno))
-    return f"{heading}\n{body}"
+    return source_lines.plain_text(view, heading)
 
 
 def _count(arg: str) -> int | None:

@@ -15,11 +15,24 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import enum
 import functools
 import itertools
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
+
+
+class LayoutKind(str, enum.Enum):
+    """What a layout draws: an array's shards, a mesh's device grid, or the blocks of a
+    sharding known without an array shape."""
+
+    ARRAY = "array"
+    MESH = "mesh"
+    BLOCKS = "blocks"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +81,7 @@ class Fold:
 class ShardingLayout:
     """Everything the views draw. Build it with :func:`layout_of`."""
 
-    kind: str                                  # "array", "mesh", or "blocks" (a shape-less sharding)
+    kind: LayoutKind
     title: str                                 # "float32[8,8]", "shape [8,8]", "Mesh"
     sharding_name: str                         # "NamedSharding", "Mesh", ...
     shape: tuple[int, ...]
@@ -119,7 +132,7 @@ class ShardingLayout:
 
     def page_title(self, page: tuple[int, ...]) -> str:
         chosen = dict(zip(self.page_dims, page))
-        if self.kind == "mesh":
+        if self.kind is LayoutKind.MESH:
             return ", ".join(f"{self.dim_names[d]}={self.intervals[d][i].label}"
                              for d, i in chosen.items())
         parts = [self.intervals[d][chosen[d]].label if d in chosen else ":"
@@ -166,9 +179,9 @@ class ShardingLayout:
     def header_text(self) -> str:
         """One line: what is laid out, over which mesh, with which spec."""
         axes = " × ".join(f"{n}={s}" for n, s in self.mesh_axes)
-        if self.kind == "mesh":
+        if self.kind is LayoutKind.MESH:
             parts = [f"Mesh {axes}"]
-        elif self.kind == "blocks":
+        elif self.kind is LayoutKind.BLOCKS:
             parts = [self.title]
             if axes:
                 parts.append(f"mesh {axes}")
@@ -194,9 +207,9 @@ class ShardingLayout:
 
     def shard_details(self, shard: Shard) -> str:
         """Everything about one shard, for a hover or a legend line."""
-        if self.kind == "mesh":
+        if self.kind is LayoutKind.MESH:
             lines = [shard.slice_text, f"device {compress_ids(shard.devices)}"]
-        elif self.kind == "blocks":
+        elif self.kind is LayoutKind.BLOCKS:
             lines = [f"block {shard.slice_text}", shard.holders()]
         else:
             shape = tuple(stop - start for start, stop in shard.bounds)
@@ -213,7 +226,7 @@ class ShardingLayout:
             each = "one device each" if n > 1 else "on one device"
         else:
             each = "replicated ×" + "/".join(map(str, counts))
-        noun = "position" if self.kind == "mesh" else "shard"
+        noun = "position" if self.kind is LayoutKind.MESH else "shard"
         return f"{n} {noun}{'s' if n != 1 else ''}, {each}"
 
 
@@ -298,7 +311,7 @@ def _spec_axes(spec: Any, ndim: int) -> list[str]:
 def layout_from_indices(indices: dict[Any, tuple[Any, ...]], shape: Sequence[int], *,
                         title: str, sharding_name: str, spec: Any = None,
                         mesh_axes: Sequence[tuple[str, int]] = (),
-                        kind: str = "array") -> ShardingLayout:
+                        kind: LayoutKind = LayoutKind.ARRAY) -> ShardingLayout:
     """The layout of a device → index map (what ``devices_indices_map`` returns)."""
     shape = tuple(int(n) for n in shape)
     holders: dict[tuple[tuple[int, int], ...], list[tuple[int, int]]] = {}
@@ -314,8 +327,8 @@ def layout_from_indices(indices: dict[Any, tuple[Any, ...]], shape: Sequence[int
         held = holders[bounds]
         shards.append(Shard(
             number=number, bounds=bounds,
-            slice_text=_mesh_position_text(bounds, mesh_axes) if kind == "mesh"
-            else _slice_text(bounds, shape, blocks=kind == "blocks"),
+            slice_text=_mesh_position_text(bounds, mesh_axes) if kind is LayoutKind.MESH
+            else _slice_text(bounds, shape, blocks=kind is LayoutKind.BLOCKS),
             devices=tuple(sorted(d for d, _ in held)),
             processes=tuple(sorted({p for _, p in held}))))
 
@@ -327,7 +340,7 @@ def layout_from_indices(indices: dict[Any, tuple[Any, ...]], shape: Sequence[int
         points = cuts[d] if n > 0 else [0, 0]
         blocks = []
         for a, b in zip(points, points[1:] or [0]):
-            if kind in ("mesh", "blocks"):
+            if kind in (LayoutKind.MESH, LayoutKind.BLOCKS):
                 label = str(a)
             else:
                 label = ":" if (a, b) == (0, n) else f"{a}:{b}"
@@ -344,8 +357,8 @@ def layout_from_indices(indices: dict[Any, tuple[Any, ...]], shape: Sequence[int
         for position in itertools.product(*ranges):
             block_shard[position] = shard.number
 
-    axes = _spec_axes(spec, len(shape)) if kind != "mesh" else []
-    if kind == "mesh":
+    axes = _spec_axes(spec, len(shape)) if kind is not LayoutKind.MESH else []
+    if kind is LayoutKind.MESH:
         dim_names = tuple(name for name, _ in mesh_axes)
     else:
         dim_names = tuple(f"dim {d}" + (f" ({axes[d]})" if axes[d] else "") for d in range(len(shape)))
@@ -410,7 +423,7 @@ def layout_of(x: Any, *, shape: Sequence[int] | None = None, dtype: Any = None) 
         indices = {dev: tuple(slice(i, i + 1) for i in pos) for pos, dev in np.ndenumerate(devices)}
         axes = tuple((str(n), int(s)) for n, s in x.shape.items())
         return layout_from_indices(indices, devices.shape, title="Mesh", sharding_name="Mesh",
-                                   mesh_axes=axes, kind="mesh")
+                                   mesh_axes=axes, kind=LayoutKind.MESH)
     abstract_mesh = getattr(jax.sharding, "AbstractMesh", None)
     if abstract_mesh is not None and isinstance(x, abstract_mesh):
         raise TypeError("an AbstractMesh has axis sizes but no devices; pass a concrete Mesh")
@@ -452,7 +465,7 @@ def _blocks_layout(sharding: Any) -> ShardingLayout:
     indices = sharding.devices_indices_map(tuple(shape))
     return layout_from_indices(indices, shape, title=type(sharding).__name__,
                                sharding_name=type(sharding).__name__, spec=spec,
-                               mesh_axes=axes, kind="blocks")
+                               mesh_axes=axes, kind=LayoutKind.BLOCKS)
 
 
 # How a layout is drawn. The views register their drawings here
@@ -499,7 +512,7 @@ class ShardingView:
 
     def _repr_html_(self) -> str:
         if self._html is None:
-            self._html = _draw("html", self.layout)
+            self._html = str(_draw("html", self.layout))
         return self._html
 
     def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:

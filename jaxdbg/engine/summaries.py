@@ -18,6 +18,7 @@ import numpy as np
 from jaxdbg.capture import program_shardings
 from jaxdbg.capture.frames import Unavailable
 from jaxdbg.engine.guarded_calls import format_exception, guarded
+from jaxdbg.views import phrases
 
 _SHORT_REPR = reprlib.Repr()
 _SHORT_REPR.maxstring = 60
@@ -84,9 +85,9 @@ class ValueSummary:
         elif partial:
             parts.append(("no finite values", False))
         if s.nan_count:
-            parts.append((f"nan={s.nan_count:,}", True))
+            parts.append((f"nan={phrases.count(s.nan_count)}", True))
         if s.inf_count:
-            parts.append((f"inf={s.inf_count:,}", True))
+            parts.append((f"inf={phrases.count(s.inf_count)}", True))
         return parts
 
     def details(self) -> str:
@@ -100,6 +101,17 @@ class ValueSummary:
         if not self.is_array:
             return self.preview
         return " ".join(p for p in (self.array_type, self.details()) if p)
+
+    def describe_with_sharding(self) -> str:
+        """:meth:`describe`, then an array's layout: ``float32[8] min=… [P('x',) on mesh x=8]``
+        (the summary column of every plain locals table)."""
+        return self.describe() + (f"  [{self.sharding}]" if self.sharding and self.is_array else "")
+
+    @property
+    def nonfinite(self) -> bool:
+        """The statistics counted NaN or Inf values (so min / max / mean leave them out)."""
+        s = self.stats
+        return bool(s is not None and (s.nan_count or s.inf_count))
 
 
 def _num(x: float | complex | None) -> str:

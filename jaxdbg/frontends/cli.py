@@ -19,10 +19,12 @@ from jaxdbg.engine import interrupts, notices
 from jaxdbg.frontends import driver
 from jaxdbg.frontends import terminal_input
 from jaxdbg.engine.backend_plugins import panel_hint
-from jaxdbg.engine.outputs import Output, OutputKind, SourceView
+from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import DEFAULT_CONTEXT, Session
 from jaxdbg.frontends.driver import PROMPT
 from jaxdbg.frontends.terminal_completion import tab_completion
+from jaxdbg.views import phrases
+from jaxdbg.engine.source_window import window_lines
 
 if TYPE_CHECKING:  # rich is imported when a terminal stop is drawn, not with jaxdbg
     from rich.console import Console
@@ -64,25 +66,27 @@ def render(console: "Console", output: Output) -> None:
         output = dataclasses.replace(output, text=output.result_text, printed="")
         if not output.text and output.kind is OutputKind.TEXT:
             return
-    if output.kind is OutputKind.SOURCE and isinstance(output.data, SourceView) and output.data.lines:
-        view: SourceView = output.data
+    view = output.source
+    if view is not None and view.lines:
         console.print(Text(output.text.splitlines()[0], style="bold"))  # the engine's heading
-        console.print(Syntax("\n".join(view.lines), "python", line_numbers=True,
-                             start_line=view.first_lineno, highlight_lines={view.current_lineno},
+        lines = window_lines(view)  # numbered and marked as every source view
+        console.print(Syntax("\n".join(line.code for line in lines), "python", line_numbers=True,
+                             start_line=lines[0].number,
+                             highlight_lines={line.number for line in lines if line.current},
                              word_wrap=False, theme="ansi_dark"))
-    elif output.kind is OutputKind.LOCALS and output.data:
+    elif output.locals:
         table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
         for column in ("name", "type", "array", "sharding", "summary"):
             table.add_column(column)
-        for row in output.data:
+        for row in output.locals:
             summary = Text()
             for text, alarming in row.stat_parts():
                 summary.append(text + " ", style="bold red" if alarming else "")
             summary.append(row.preview if row.is_array else row.details())
             table.add_row(row.name, row.type_name, row.array_type, row.sharding or "", summary)
         console.print(table)
-    elif output.kind is OutputKind.SHARDING and output.data is not None:
-        console.print(output.data)  # the layout draws itself in colour
+    elif output.sharding is not None:
+        console.print(output.sharding)  # the layout draws itself in colour
     elif output.is_error:
         console.print(Text(output.text, style="bold red"))
     else:

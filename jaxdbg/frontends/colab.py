@@ -22,6 +22,7 @@ from jaxdbg.engine.outputs import Output
 from jaxdbg.engine.session import Session
 from jaxdbg.frontends import driver
 from jaxdbg.frontends.driver import PROMPT
+from jaxdbg.views import phrases
 
 OPTIONS = ("context",)  # run_colab's keyword options
 
@@ -191,6 +192,6 @@ class ColabPage(driver.Frontend):
         self.view.show(live=False, final=True)
 
 
-def run_colab(session: Session, *, context: int = 5) -> None:
+def run_colab(session: Session, *, context: int = phrases.DEFAULT_CONTEXT) -> None:
     """Serve one stop in a Colab cell until the user continues, skips or quits."""
     driver.drive(session, ColabPage(context))

@@ -10,47 +10,53 @@ shared notebook renderings of :mod:`jaxdbg.views.html`, recoloured here for Cola
 
 from __future__ import annotations
 
+import string
+
 from markupsafe import Markup, escape
 
 from jaxdbg.capture.frames import display_filename
 from jaxdbg.engine.outputs import LogEntry, Output, SourceView
 from jaxdbg.engine.session import Session
 from jaxdbg.views import html as html_view
+from jaxdbg.views import palette
+from jaxdbg.views import phrases
 from jaxdbg.views import text as text_view
+from jaxdbg.engine.source_window import window_lines
 
 LOG_ENTRY_CHARS = 4_000  # per logged result; the full text stays available via `p`
 LOG_ENTRIES = 50
 
-_CSS = """
+# Colours are Colab's own theme variables, from the palette ($name below).
+_CSS = string.Template("""
 .jaxdbg-colab { font-family: var(--colab-code-font-family, monospace); font-size: 13px;
-  color: var(--colab-primary-text-color, #202124);
-  background: var(--colab-primary-surface-color, #fff);
-  border: 1px solid var(--colab-border-color, #dadce0); border-radius: 4px; padding: 6px 8px; }
+  color: $fg;
+  background: $surface;
+  border: 1px solid $border; border-radius: 4px; padding: 6px 8px; }
 .jaxdbg-colab .jaxdbg-banner { font-weight: bold; margin-bottom: 4px; }
 .jaxdbg-colab .jaxdbg-grid { display: flex; gap: 12px; flex-wrap: wrap; }
 .jaxdbg-colab .jaxdbg-box { flex: 1 1 320px; min-width: 0; }
-.jaxdbg-colab h4 { margin: 4px 0; font-size: 12px; color: var(--colab-secondary-text-color, #5f6368); }
+.jaxdbg-colab h4 { margin: 4px 0; font-size: 12px; color: $fg_muted; }
 .jaxdbg-colab pre { margin: 0; white-space: pre; overflow-x: auto; }
 .jaxdbg-colab .highlight { background: transparent; }
 .jaxdbg-colab .highlight .hll, .jaxdbg-colab .jaxdbg-current {
-  background: var(--colab-highlighted-surface-color, rgba(255, 213, 79, 0.35)); display: block; }
+  background: $current; display: block; }
 .jaxdbg-colab table { border-collapse: collapse; }
 .jaxdbg-colab td { padding: 0 8px 0 0; vertical-align: top; white-space: pre; }
 .jaxdbg-colab button { font: inherit; cursor: pointer; margin: 2px 4px 2px 0;
-  color: var(--colab-primary-text-color, #202124);
-  background: var(--colab-secondary-surface-color, #f1f3f4);
-  border: 1px solid var(--colab-border-color, #dadce0); border-radius: 3px; }
+  color: $fg;
+  background: $surface_alt;
+  border: 1px solid $border; border-radius: 3px; }
 .jaxdbg-colab button.jaxdbg-frame { display: block; text-align: left; width: 100%; border: none; }
 .jaxdbg-colab button.jaxdbg-frame.jaxdbg-current { font-weight: bold; }
 .jaxdbg-colab input.jaxdbg-command { font: inherit; width: 60%;
-  color: var(--colab-primary-text-color, #202124);
-  background: var(--colab-primary-surface-color, #fff);
-  border: 1px solid var(--colab-border-color, #dadce0); }
-.jaxdbg-colab .jaxdbg-error { color: var(--colab-error-text-color, #d93025) !important; }
+  color: $fg;
+  background: $surface;
+  border: 1px solid $border; }
+.jaxdbg-colab .jaxdbg-error { color: $error !important; }
 .jaxdbg-colab .jaxdbg-note, .jaxdbg-colab .jaxdbg-in, .jaxdbg-colab .jaxdbg-more,
-.jaxdbg-colab .jaxdbg-ended { color: var(--colab-secondary-text-color, #5f6368) !important; }
-.jaxdbg-colab .jaxdbg-static { border-color: var(--colab-border-color, #dadce0) !important; }
-"""
+.jaxdbg-colab .jaxdbg-ended { color: $fg_muted !important; }
+.jaxdbg-colab .jaxdbg-static { border-color: $border !important; }
+""").substitute({name: palette.colab(name) for name in palette.COLAB_VARIABLES})
 
 
 def log_entry(line: str, output: Output) -> LogEntry:
@@ -64,9 +70,9 @@ def _pygments_css() -> str:
         from pygments.formatters import HtmlFormatter
     except ImportError:
         return ""
-    light = HtmlFormatter(style="default").get_style_defs(".jaxdbg-colab .highlight")
+    light = HtmlFormatter(style=palette.PYGMENTS_STYLES["light"]).get_style_defs(".jaxdbg-colab .highlight")
     try:
-        dark = HtmlFormatter(style="github-dark").get_style_defs(
+        dark = HtmlFormatter(style=palette.PYGMENTS_STYLES["dark"]).get_style_defs(
             "html[theme=dark] .jaxdbg-colab .highlight")
     except Exception:
         dark = ""
@@ -85,22 +91,18 @@ def highlighted_source(view: SourceView) -> Markup:
         from pygments.lexers import PythonLexer
     except ImportError:
         return _plain_source(view)
-    current = view.current_lineno - view.first_lineno + 1
+    lines = window_lines(view)  # pygments numbers them as the other views do
     formatter = HtmlFormatter(linenos="inline", linenostart=view.first_lineno,
-                              hl_lines=[current] if 0 < current <= len(view.lines) else [],
+                              hl_lines=[i for i, line in enumerate(lines, start=1) if line.current],
                               wrapcode=True)
     return Markup(highlight(code, PythonLexer(), formatter))
 
 
 def _plain_source(view: SourceView) -> Markup:
-    width = len(str(view.first_lineno + len(view.lines) - 1))
     rows = []
-    for offset, line in enumerate(view.lines):
-        number = view.first_lineno + offset
-        marker = "->" if number == view.current_lineno else "  "
-        text = escape(f"{number:>{width}} {marker} {line}")
-        rows.append(Markup('<span class="jaxdbg-current">{}</span>').format(text)
-                    if number == view.current_lineno else text)
+    for line in window_lines(view):
+        text = escape(line.plain)
+        rows.append(Markup('<span class="jaxdbg-current">{}</span>').format(text) if line.current else text)
     return Markup("<pre>") + Markup("\n").join(rows) + Markup("</pre>")
 
 
@@ -111,7 +113,7 @@ def _button(label: str, command: str, css: str = "", title: str = "") -> Markup:
 
 def _frames(session: Session, live: bool) -> Markup:
     """Innermost first; buttons while the stop waits for commands, text afterwards."""
-    rows = session.where().data or []
+    rows = session.where().frames
     parts = []
     for row in rows:
         label = f"{row.index:>2} {row.function}  {display_filename(row.filename)}:{row.lineno}"
@@ -124,12 +126,11 @@ def _frames(session: Session, live: bool) -> Markup:
 
 
 def _locals(session: Session) -> Markup:
-    output = session.locals_table()
-    rows = output.data or []
+    rows = session.locals_table().locals
     if not rows:
-        return Markup('<span class="jaxdbg-note">(no locals)</span>')
+        return Markup('<span class="jaxdbg-note">{}</span>').format(phrases.NO_LOCALS)
     cells = [Markup("<tr><td>{}</td><td>{}</td><td>{}</td></tr>").format(
-        r.name, r.type_name, r.describe() + (f"  [{r.sharding}]" if r.sharding and r.is_array else ""))
+        r.name, r.type_name, r.describe_with_sharding())
         for r in rows]
     return Markup("<table>") + Markup("").join(cells) + Markup("</table>")
 
@@ -149,13 +150,12 @@ def _controls(session: Session) -> Markup:
 
 
 def render_stop(session: Session, log: list[LogEntry], view_id: str, sequence: int,
-                *, live: bool, note: str = "", context: int = 5) -> str:
+                *, live: bool, note: str = "", context: int = phrases.DEFAULT_CONTEXT) -> str:
     """The whole stop as one HTML fragment (``live``: with buttons and the command box)."""
     frame = session.current
     view = session.source_view(frame.lineno - context, frame.lineno + context)
     source = (highlighted_source(view) if view.lines else
-              Markup('<span class="jaxdbg-note">(source not available for {})</span>').format(
-                  frame.location))
+              Markup('<span class="jaxdbg-note">{}</span>').format(phrases.no_source(frame.location)))
     parts = [
         Markup('<style>{}</style>').format(Markup(_CSS + _pygments_css())),
         Markup('<div class="jaxdbg-colab" data-jaxdbg-view="{}" data-jaxdbg-render="{}">').format(
@@ -189,6 +189,6 @@ def render_finished(session: Session, log: list[LogEntry], view_id: str, sequenc
     return html_view.Rendered(html, text)
 
 
-def render_text(session: Session, context: int = 5) -> str:
+def render_text(session: Session, context: int = phrases.DEFAULT_CONTEXT) -> str:
     """The stop's banner and source as plain text, for when HTML cannot be drawn."""
     return "\n".join([session.banner(), session.source_around(context).text])

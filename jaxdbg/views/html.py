@@ -19,6 +19,7 @@ from typing import Any, Iterable
 from markupsafe import Markup, escape
 
 from jaxdbg.engine.outputs import LogEntry, SourceView, StopSummary
+from jaxdbg.views import phrases
 from jaxdbg.views import text as text_view
 from jaxdbg.views import theme
 
@@ -33,8 +34,8 @@ def source(view: SourceView | None, heading: str) -> Markup:
     line marked (:func:`jaxdbg.views.theme.highlighted_lines`)."""
     head = Markup('<div class="jaxdbg-source-heading" style="font-weight:bold;">{}</div>').format(heading)
     if view is None or not view.lines:
-        return head + Markup('<div class="jaxdbg-no-source" style="{}">(source not available)</div>'
-                             ).format(MUTED_STYLE)
+        return head + Markup('<div class="jaxdbg-no-source" style="{}">{}</div>'
+                             ).format(MUTED_STYLE, phrases.NO_SOURCE)
     return head + theme.highlighted_lines(view.lines, view.first_lineno, view.current_lineno)
 
 
@@ -42,8 +43,8 @@ def log_entry(entry: LogEntry, limit: int | None = LOG_CHARS) -> Markup:
     """One command of the log: the echoed command, then its output (or its own markup)."""
     parts = []
     if entry.command:
-        parts.append(Markup('<div class="jaxdbg-in" style="{}">(jaxdbg) {}</div>')
-                     .format(MUTED_STYLE, entry.command))
+        parts.append(Markup('<div class="jaxdbg-in" style="{}">{}</div>')
+                     .format(MUTED_STYLE, phrases.echo(entry.command)))
     if entry.html is not None:
         parts.append(entry.html if isinstance(entry.html, Markup) else escape(entry.html))
     elif entry.text:

@@ -8,11 +8,11 @@ of rows, columns and grids into one marked line with a count.
 
 from __future__ import annotations
 
-import colorsys
 import functools
 from typing import Any, Iterator, Union
 
-from jaxdbg.engine.sharding_layout import Fold, ShardingLayout, compress_ids, fold, register_drawing
+from jaxdbg.engine.sharding_layout import Fold, LayoutKind, ShardingLayout, compress_ids, fold, register_drawing
+from jaxdbg.views import palette
 
 MAX_ROWS = 16
 MAX_COLS = 8
@@ -47,21 +47,10 @@ def _rich_style(style: Style) -> Any:
     if style is None:
         return None
     if isinstance(style, int):
-        r, g, b = terminal_rgb(style)
+        r, g, b = palette.shard_terminal_rgb(style)
         return RichStyle(color="black", bgcolor=f"rgb({r},{g},{b})")
     return {"head": RichStyle(bold=True), "title": RichStyle(bold=True, underline=True),
             "label": RichStyle(dim=True), "fold": RichStyle(italic=True, dim=True)}[style]
-
-
-def hue(number: int) -> float:
-    """A deterministic, well spread hue in degrees for shard ``number`` (golden angle)."""
-    return (number * 137.508 + 200.0) % 360.0
-
-
-def terminal_rgb(number: int) -> tuple[int, int, int]:
-    """Mid-light background with black text: readable on dark and light terminals."""
-    r, g, b = colorsys.hls_to_rgb(hue(number) / 360.0, 0.72, 0.55)
-    return int(r * 255), int(g * 255), int(b * 255)
 
 
 # -- the drawing -----------------------------------------------------------------------
@@ -87,7 +76,7 @@ def build_lines(layout: ShardingLayout) -> list[Line]:
 
 def _span(layout: ShardingLayout, dim: int, fold_: Fold) -> str:
     blocks = layout.intervals[dim]
-    if layout.kind == "mesh":
+    if layout.kind is LayoutKind.MESH:
         return f"{layout.dim_names[dim]} {fold_.first}–{fold_.last}"
     return f"{layout.dim_names[dim]} {blocks[fold_.first].start}:{blocks[fold_.last].stop}"
 
@@ -160,7 +149,7 @@ def _grid(layout: ShardingLayout, page: tuple[int, ...]) -> list[Line]:
 
 
 def _legend(layout: ShardingLayout) -> list[Line]:
-    if layout.kind == "mesh":
+    if layout.kind is LayoutKind.MESH:
         return [[(layout.replication_summary(), "label")]]
     if len(layout.shards) > MAX_LEGEND:
         return [[(layout.replication_summary() + " (too many to list)", "label")]]

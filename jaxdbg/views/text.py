@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jaxdbg.engine.outputs import StopSummary
+from jaxdbg.views import phrases
 
 
 def clip(text: str, limit: int | None) -> tuple[str, int]:
@@ -13,7 +14,7 @@ def clip(text: str, limit: int | None) -> tuple[str, int]:
 
 
 def clipped_note(hidden: int) -> str:
-    return f"... {hidden:,} more characters"
+    return f"... {phrases.more_characters(hidden)}"
 
 
 def stop_summary(summary: StopSummary, limit: int | None = None) -> str:
@@ -23,7 +24,7 @@ def stop_summary(summary: StopSummary, limit: int | None = None) -> str:
         lines.append(f"{summary.location}: {summary.line}")
     for entry in summary.log:
         if entry.command:
-            lines.append(f"(jaxdbg) {entry.command}")
+            lines.append(phrases.echo(entry.command))
         shown, hidden = clip(entry.text, limit)
         if shown:
             lines.append(shown)

@@ -20,16 +20,19 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
+from jaxdbg.views import palette
+from jaxdbg.engine.source_window import numbered_lines
+
 MONO = ("font-family:var(--jp-code-font-family, monospace);font-size:12px;"
         "line-height:1.45;")
 MUTED = "color:var(--jp-content-font-color2, color-mix(in srgb, currentColor 72%, transparent));"
 # The theme's error colour drawn a quarter towards the text colour, so it keeps AA
 # contrast on Dark (whose red alone falls short of 4.5:1 on its background).
-ERROR = ("color:color-mix(in srgb, var(--jp-error-color1, #c62828) 75%,"
+ERROR = (f"color:color-mix(in srgb, {palette.themed('error')} 75%,"
          " var(--jp-content-font-color1, currentColor));")
 BORDER = "border:1px solid var(--jp-border-color2, color-mix(in srgb, currentColor 30%, transparent));"
 BOX = MONO + BORDER + "border-radius:3px;padding:4px 6px;"
-CURRENT_LINE = ("background:color-mix(in srgb, var(--jp-brand-color1, #1976d2) 14%, transparent);"
+CURRENT_LINE = (f"background:color-mix(in srgb, {palette.themed('accent')} 14%, transparent);"
                 "font-weight:bold;")
 
 # pygments token families -> the editor's theme variable for them (as the live panel).
@@ -50,8 +53,8 @@ def token_style(kind) -> str:
         name = ".".join(kind) if kind else ""
         variable = _TOKEN_VARIABLES.get(name)
         if variable:
-            colour = f"var(--jp-mirror-editor-{variable}-color, currentColor)"
-            return f"color:color-mix(in srgb, {colour} 62%, currentColor);"
+            colour = palette.editor_token(variable, "currentColor")
+            return f"color:color-mix(in srgb, {colour} {palette.TOKEN_MIX}, currentColor);"
         kind = kind.parent
     return ""
 
@@ -69,17 +72,15 @@ def highlighted_lines(lines: list[str], first_lineno: int, current_lineno: int |
             if piece and row < len(rows):
                 rows[row].append(Markup('<span style="{}">{}</span>').format(style, piece)
                                  if style else Markup("{}").format(piece))
-    width = len(str(first_lineno + len(lines) - 1))
     out = []
-    for offset, runs in enumerate(rows):
-        number = first_lineno + offset
-        current = number == current_lineno
+    for line, runs in zip(numbered_lines(lines, first_lineno, current_lineno), rows):
+        current = line.current
         out.append(Markup('<span class="{cls}" style="{bg}">'
                           '<span style="{muted}">{n} </span>{marker} {code}</span>\n').format(
             cls="jaxdbg-line jaxdbg-current-line" if current else "jaxdbg-line",
             # the current line's number in the text colour: muted on the tint falls short
             bg=CURRENT_LINE + "display:inline-block;min-width:100%;" if current else "",
-            muted="" if current else MUTED, n=str(number).rjust(width),
+            muted="" if current else MUTED, n=line.number_text,
             marker="→" if current else " ", code=Markup("").join(runs)))
     # <pre>: the indentation survives an untrusted notebook, where styles are stripped
     return Markup('<pre class="jaxdbg-code-lines" style="{}overflow-x:auto;margin:2px 0;padding:0;'

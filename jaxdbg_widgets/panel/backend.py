@@ -7,7 +7,7 @@ through the session and redraws. When the stop ends, the panel collapses to stat
 HTML, also written into the cell's output as a plain ``text/html`` bundle so a saved
 notebook or nbconvert shows it without a kernel.
 
-When widget clicks cannot reach this thread (``mechanism == "prompt"``) or the panel
+When widget clicks cannot reach this thread (``Mechanism.PROMPT``) or the panel
 was closed while paused, it says so and falls back to the typed prompt of
 :func:`jaxdbg.frontends.cli.run_cli`, which reads with ``input()`` from any thread. When the
 frontend reports that the panel's last view was removed (Clear Output), the panel is
@@ -23,9 +23,10 @@ from jaxdbg.frontends import cli, driver
 from jaxdbg.engine import interrupts, notices
 from jaxdbg.internals import ipykernel_kernel, ipykernel_parents
 from jaxdbg.engine.session import Session
+from jaxdbg.views import phrases
 
 HEADER_REFRESH_S = 0.5  # how often a paused panel re-reads the count of waiting stops
-PANEL_CONTEXT = 8  # default ``context``: source lines either side of the current line
+PANEL_CONTEXT = phrases.PANEL_CONTEXT  # default ``context``: source lines either side of the current line
 # The panel's own option, plus the typed prompt's (used when falling back to it).
 OPTIONS = tuple(dict.fromkeys(("context", *cli.OPTIONS)))
 
@@ -108,9 +109,10 @@ class PanelInCell(driver.Frontend):
         from IPython.display import display
 
         from jaxdbg_widgets.panel.panel import DebuggerPanel
+        from jaxdbg_widgets.pause import Mechanism
 
         channel = self.channel
-        if channel.mechanism == "prompt":
+        if channel.mechanism is Mechanism.PROMPT:
             raise driver.FallBack("the debugger panel cannot receive clicks here"
                                   + (f" ({channel.detail})" if channel.detail else ""))
         if self.kernel is not None:

@@ -8,7 +8,8 @@ the stop takes each off the channel and calls :meth:`DebuggerPanel.handle`, whic
 runs it through the Session and updates the widget's state in one message.
 Without ``post`` (unit tests, or a cell that already returned) messages run at once.
 
-Messages from the browser (``content["type"]``):
+Messages from the browser (``content["type"]``; declared in
+:mod:`jaxdbg_widgets.panel.protocol`, which ``panel.js`` reads its names from):
 
 ``run``       ``{id, line, typed, pretty}``: a typed line or a button's command line
 ``locals``    ``{frame, start, count}``: more rows of the locals table
@@ -28,12 +29,14 @@ from jaxdbg.engine import outputs
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
 from jaxdbg.views import html as html_view
+from jaxdbg.views import phrases
 from jaxdbg_widgets.panel import state as model
+from jaxdbg_widgets.panel.protocol import TYPE, ToBrowser, ToKernel, message
 from jaxdbg_widgets.panel.widget import PanelWidget
 
 Command = Any  # a message dict from the browser
 
-CONTEXT_LINES = 8  # source lines shown either side of the current line
+CONTEXT_LINES = phrases.PANEL_CONTEXT  # source lines shown either side of the current line
 LOG_ENTRIES = 100  # entries kept in the live log (each one is cut to LOG_CHARS)
 FIRST_LOCALS = 20  # locals rows sent with a frame (the box shows ~12); the browser asks for the rest
 MAX_PAGE = 500  # rows sent for one request
@@ -65,7 +68,7 @@ class LogEntry:
     def echo(self) -> str:
         """The command as the summary shows it: ``pp`` when pretty-printing was on, and
         how much of a long line was left out."""
-        cut = f" ... [{self.command_cut:,} more characters]" if self.command_cut else ""
+        cut = f" ... [{phrases.more_characters(self.command_cut)}]" if self.command_cut else ""
         return ("pp " if self.pretty else "") + self.command + cut
 
     def state(self) -> dict:
@@ -83,10 +86,10 @@ class LogEntry:
 def _html_of(output: Output) -> str:
     """The HTML the panel draws for a result, or "" to draw its text: a sharding
     layout is a grid (its text form is box drawing, which a browser font breaks)."""
-    if output.kind is not OutputKind.SHARDING or output.printed:
+    if output.sharding is None or output.printed:
         return ""
     try:
-        return output.data._repr_html_()
+        return output.sharding._repr_html_()
     except Exception:  # the text is still there
         return ""
 
@@ -204,7 +207,7 @@ class DebuggerPanel:
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any = None) -> None:
         """The widget's message handler: only queue (it may run on another thread)."""
-        if not isinstance(content, dict) or content.get("type") not in _HANDLERS:
+        if not isinstance(content, dict) or content.get(TYPE) not in _HANDLERS:
             return  # not ours (malformed messages are ignored)
         if self._post is None:
             self.handle(content)
@@ -219,7 +222,7 @@ class DebuggerPanel:
         """Run one browser message on the stop's thread and update the view."""
         if self.finished_html is not None or not isinstance(command, dict):
             return None
-        handler = _HANDLERS.get(command.get("type"))
+        handler = _HANDLERS.get(command.get(TYPE))
         if handler is None:
             return None
         try:
@@ -230,7 +233,7 @@ class DebuggerPanel:
             self._add("", f"*** panel message failed: {evaluation.format_exception(e)}", error=True)
             self.widget.log = self._log_state()
             output = None
-        if command.get("type") == "run":
+        if command.get(TYPE) == ToKernel.RUN:
             if self.session.finished:
                 self.finish()
             else:
@@ -257,8 +260,8 @@ class DebuggerPanel:
         if frame != self.session.index:
             return  # the user has moved on; the browser asks again for the new frame
         start, count = int(command.get("start", 0)), min(int(command.get("count", 100)), MAX_PAGE)
-        self.widget.send({"type": "locals", "frame": frame, "start": start,
-                          "rows": self.locals_rows(start, count)})
+        self.widget.send(message(ToBrowser.LOCALS, frame=frame, start=start,
+                                 rows=self.locals_rows(start, count)))
 
     def _expand(self, command: dict) -> None:
         frame, path = command.get("frame"), command.get("path")
@@ -266,8 +269,7 @@ class DebuggerPanel:
             return
         value = model.resolve(self.session.visible_locals()[str(path[0])], path[1:])
         rows, total = model.child_rows(value)
-        self.widget.send({"type": "children", "frame": frame, "path": path,
-                          "rows": rows, "total": total})
+        self.widget.send(message(ToBrowser.CHILDREN, frame=frame, path=path, rows=rows, total=total))
 
     def _stats(self, command: dict) -> None:
         """A shown row's big array: its statistics now (taken once, see
@@ -286,14 +288,14 @@ class DebuggerPanel:
             names = self._names_of(frame)
             if label in names:
                 self._rows.setdefault(frame, {})[names.index(label)] = row
-        self.widget.send({"type": "stats", "frame": frame, "path": path, "row": row})
+        self.widget.send(message(ToBrowser.STATS, frame=frame, path=path, row=row))
 
     def _complete(self, command: dict) -> None:
         text = command.get("text")
         if not isinstance(text, str):
             return
-        self.widget.send({"type": "completions", "id": command.get("id"), "text": text,
-                          "matches": self.complete(text)[:200]})
+        self.widget.send(message(ToBrowser.COMPLETIONS, id=command.get("id"), text=text,
+                                 matches=self.complete(text)[:200]))
 
     def complete(self, text: str) -> list[str]:
         """Completions of ``text`` as whole lines: the Session's, which the terminal's
@@ -377,12 +379,12 @@ class DebuggerPanel:
 
 
 _HANDLERS: dict[str, Callable[[DebuggerPanel, dict], Any]] = {
-    "run": DebuggerPanel._run,
-    "locals": DebuggerPanel._more_locals,
-    "expand": DebuggerPanel._expand,
-    "stats": DebuggerPanel._stats,
-    "complete": DebuggerPanel._complete,
-    "more": DebuggerPanel._more,
+    ToKernel.RUN: DebuggerPanel._run,
+    ToKernel.LOCALS: DebuggerPanel._more_locals,
+    ToKernel.EXPAND: DebuggerPanel._expand,
+    ToKernel.STATS: DebuggerPanel._stats,
+    ToKernel.COMPLETE: DebuggerPanel._complete,
+    ToKernel.MORE: DebuggerPanel._more,
 }
 
 

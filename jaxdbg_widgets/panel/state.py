@@ -20,6 +20,7 @@ from jaxdbg.engine import summaries
 from jaxdbg.capture.frames import display_filename
 from jaxdbg.engine.commands import TABLE as COMMANDS
 from jaxdbg.engine.session import Session
+from jaxdbg.views import text as text_view
 
 COMMAND_CHARS = 300  # an echoed command beyond this is cut (a 10 MB paste stays out)
 LOG_CHARS = 2_000  # a result beyond this is cut until "Show more"
@@ -33,11 +34,8 @@ LAZY_STATS_ELEMENTS = 1_000_000
 _LEXER = PythonLexer(stripnl=False, ensurenl=False)
 
 
-def clip(text: str, limit: int) -> tuple[str, int]:
-    """``text`` cut to ``limit`` characters, and how many were left out."""
-    if len(text) <= limit:
-        return text, 0
-    return text[:limit], len(text) - limit
+#: ``(text cut to limit characters, how many were left out)``: as every log cuts it.
+clip = text_view.clip
 
 
 # --------------------------------------------------------------------------- buttons
@@ -136,8 +134,7 @@ def _summary_text(row: summaries.ValueSummary) -> tuple[str, bool]:
         return row.preview, False
     if row.shape == ():  # a scalar: its value (the preview) says it all
         return row.preview, False
-    s = row.stats
-    return row.details(), bool(s is not None and (s.nan_count or s.inf_count))
+    return row.details(), row.nonfinite
 
 
 def _big_array(value: Any) -> bool:
@@ -161,12 +158,11 @@ def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool 
         row = summaries.ValueSummary(name, type(value).__name__,
                                      preview=f"<summary failed: {type(e).__name__}>")
     summary, partial = _summary_text(row)
-    s = row.stats
     return {
         "name": name, "type": row.type_name, "array": row.array_type,
         "sharding": (row.sharding or "") if row.is_array else "",
         "summary": summary, "finite_only": partial,
-        "nonfinite": bool(s is not None and (s.nan_count or s.inf_count)),
+        "nonfinite": row.nonfinite,
         "expandable": expandable(value), "pending": row.stats_pending,
     }
 

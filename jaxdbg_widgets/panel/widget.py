@@ -15,6 +15,8 @@ import anywidget
 import traitlets as t
 
 from jaxdbg.internals import ipywidgets_api
+from jaxdbg.views import phrases as _phrases
+from jaxdbg_widgets.panel import protocol as _protocol
 
 _STATIC = Path(__file__).resolve().parents[1] / "static"
 
@@ -36,6 +38,9 @@ class PanelWidget(anywidget.AnyWidget):
     history = t.List().tag(sync=True)  # typed lines of earlier stops in this kernel
     done = t.Unicode("").tag(sync=True)  # id of the newest command handled
     tooltips = t.Dict().tag(sync=True)  # button's command line -> its help (state.button_tooltips)
+    # Declared once in Python, read by panel.js: the message names and the shared phrases.
+    protocol = t.Dict(default_value=_protocol.browser_names()).tag(sync=True)
+    phrases = t.Dict(default_value=_phrases.browser_phrases()).tag(sync=True)
 
     def __init__(self, *, before_open: Callable[["PanelWidget"], None] | None = None,
                  **kwargs: Any) -> None:

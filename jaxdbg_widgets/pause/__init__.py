@@ -8,9 +8,9 @@ thread can.
 """
 
 from jaxdbg_widgets.pause.cells import QueuedCell
-from jaxdbg_widgets.pause.channel import CLOSED, HIDDEN, UNRESPONSIVE, VIEWS_MESSAGE, PauseChannel
+from jaxdbg_widgets.pause.channel import CLOSED, HIDDEN, UNRESPONSIVE, VIEWS_MESSAGE, Mechanism, PauseChannel
 from jaxdbg_widgets.pause.interrupt_watch import interrupt_count
 from jaxdbg_widgets.pause.preparation import install, installed, uninstall
 
-__all__ = ["CLOSED", "HIDDEN", "UNRESPONSIVE", "VIEWS_MESSAGE", "PauseChannel", "QueuedCell",
+__all__ = ["CLOSED", "HIDDEN", "UNRESPONSIVE", "VIEWS_MESSAGE", "Mechanism", "PauseChannel", "QueuedCell",
            "install", "installed", "interrupt_count", "uninstall"]

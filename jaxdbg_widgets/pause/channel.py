@@ -8,7 +8,7 @@ messages and a panel shown by the breakpoint would be dead.
 :class:`PauseChannel` fixes that without knowing anything about the panel. The
 breakpoint's thread parks in :meth:`PauseChannel.wait`; widget handlers only call
 :meth:`PauseChannel.post`. What makes those handlers run while the cell is blocked
-(``mechanism``):
+(``mechanism``, a :class:`Mechanism`):
 
 ``"subshell"``  ipykernel >= 7.4: the attached widgets' comms are routed to a private
                 kernel subshell, whose own thread handles them. Inside ``with channel:``
@@ -36,7 +36,7 @@ Typical use, on the breakpoint's thread::
         while True:
             command = channel.wait()
             if command is CLOSED or command is UNRESPONSIVE:
-                command = input("(jaxdbg) ")          # and tell the user why
+                command = input(phrases.PROMPT)       # and tell the user why
             ...
 
 Interrupts: ``wait`` raises KeyboardInterrupt once the kernel was interrupted at any
@@ -56,6 +56,7 @@ does not import jax (nor ipywidgets: widgets are duck-typed).
 from __future__ import annotations
 
 import contextlib
+import enum
 import queue
 import threading
 import time
@@ -73,24 +74,44 @@ from jaxdbg_widgets.pause import interrupt_watch
 from jaxdbg_widgets.pause.cells import PausedCell, QueuedCell
 from jaxdbg_widgets.pause.preparation import install
 
-__all__ = ["CLOSED", "HIDDEN", "UNRESPONSIVE", "VIEWS_MESSAGE", "PauseChannel", "QueuedCell"]
+__all__ = ["CLOSED", "HIDDEN", "UNRESPONSIVE", "VIEWS_MESSAGE", "Mechanism", "PauseChannel", "QueuedCell",
+           "WaitResult"]
 
 
-class _Sentinel:
-    def __init__(self, name: str) -> None:
-        self._name = name
+class Mechanism(str, enum.Enum):
+    """What makes widget handlers run while the cell is blocked (see the module's docstring).
+
+    A ``str`` enum whose ``str()`` is its value, so it reads the same in status lines."""
+
+    SUBSHELL = "subshell"
+    PUMP = "pump"
+    IDLE = "idle"
+    PROMPT = "prompt"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class WaitResult(enum.Enum):
+    """What :meth:`PauseChannel.wait` returns when no command came (printed by name)."""
+
+    #: every attached widget was closed, so no click can come.
+    CLOSED = "CLOSED"
+    #: nothing can make widget handlers run here (mechanism :attr:`Mechanism.PROMPT`).
+    UNRESPONSIVE = "UNRESPONSIVE"
+    #: the frontend removed every view of the attached widgets (Clear Output), though
+    #: their models live on; show them again or ask at the prompt.
+    HIDDEN = "HIDDEN"
 
     def __repr__(self) -> str:
-        return self._name
+        return self.value
+
+    __str__ = __repr__
 
 
-#: ``wait`` result: every attached widget was closed, so no click can come.
-CLOSED = _Sentinel("CLOSED")
-#: ``wait`` result: nothing can make widget handlers run here (mechanism "prompt").
-UNRESPONSIVE = _Sentinel("UNRESPONSIVE")
-#: ``wait`` result: the frontend removed every view of the attached widgets (Clear
-#: Output), though their models live on; show them again or ask at the prompt.
-HIDDEN = _Sentinel("HIDDEN")
+CLOSED = WaitResult.CLOSED
+UNRESPONSIVE = WaitResult.UNRESPONSIVE
+HIDDEN = WaitResult.HIDDEN
 
 
 #: ``content["type"]`` of the custom message a widget's frontend code sends with
@@ -157,7 +178,7 @@ class PauseChannel:
         self._cell = PausedCell(self._kernel)
         self.mechanism = self._choose(threading.current_thread())
         self._release_info: Callable[[], None] | None = None
-        if self.mechanism == "subshell":
+        if self.mechanism is Mechanism.SUBSHELL:
             try:
                 self._subshell_id = ipykernel_subshells.create_subshell(self._kernel)
             except Exception as exc:
@@ -173,22 +194,22 @@ class PauseChannel:
 
     # -- mechanism -----------------------------------------------------------------
 
-    def _choose(self, waiter: threading.Thread) -> str:
+    def _choose(self, waiter: threading.Thread) -> Mechanism:
         kernel = self._kernel
         if kernel is None:
             self.detail = "not running in an IPython kernel"
-            return "prompt"
+            return Mechanism.PROMPT
         if self._subshell_id is not None:
-            return "subshell"
+            return Mechanism.SUBSHELL
         if not self._subshell_failed and ipykernel_subshells.supports_subshells(kernel):
-            return "subshell"
+            return Mechanism.SUBSHELL
         on_main = waiter is threading.main_thread()
         if not on_main and not ipykernel_busy.main_shell_busy(kernel):
-            return "idle"
+            return Mechanism.IDLE
         if ipykernel_pump.supports_pump(kernel):
-            return "pump"
+            return Mechanism.PUMP
         self.detail = f"ipykernel {ipykernel_kernel.kernel_version()} offers no way to handle widgets here"
-        return "prompt"
+        return Mechanism.PROMPT
 
     # -- widgets --------------------------------------------------------------------
 
@@ -285,14 +306,14 @@ class PauseChannel:
         self.mechanism = self._choose(waiter)
         if self.interrupted():
             raise KeyboardInterrupt
-        if self.mechanism == "prompt":
+        if self.mechanism is Mechanism.PROMPT:
             try:
                 return self._queue.get_nowait()
             except queue.Empty:
                 return UNRESPONSIVE
         pinned = self._cell.pin()
         pump = None
-        if self.mechanism == "pump":
+        if self.mechanism is Mechanism.PUMP:
             pump = ipykernel_pump.shell_pump(self._kernel)
             pump.acquire(waiter_is_main=on_main)
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -314,7 +335,7 @@ class PauseChannel:
                     return CLOSED
                 if pump is not None and pump.error is not None:
                     self.detail = f"shell pump failed: {pump.error!r}"
-                    self.mechanism = "prompt"
+                    self.mechanism = Mechanism.PROMPT
                     return UNRESPONSIVE
                 if deadline is not None and time.monotonic() >= deadline:
                     return None
@@ -378,4 +399,4 @@ class PauseChannel:
         self.close()
 
     def __repr__(self) -> str:
-        return f"PauseChannel(mechanism={self.mechanism!r})"
+        return f"PauseChannel(mechanism={str(self.mechanism)!r})"

@@ -56,10 +56,24 @@ function wordStart(text) {
   return text.length - text.match(/\w*$/)[0].length;
 }
 
+// Message names and shared phrases come from Python (jaxdbg_widgets.panel.protocol,
+// jaxdbg.views.phrases) through the widget's state, so they are written once.
+function shared(model) {
+  const protocol = model.get("protocol");
+  const PHRASES = model.get("phrases");
+  return {
+    TO_KERNEL: protocol.toKernel,
+    TO_BROWSER: protocol.toBrowser,
+    PHRASES,
+    moreCharacters: (n) => PHRASES.moreCharacters.replace("{count}", n.toLocaleString()),
+  };
+}
+
 // -- commands ---------------------------------------------------------------------
 // Each line sent carries an id "<view>:<n>"; it stays pending (drawn greyed in the log)
 // until the kernel's `done` trait names it or a later one of this view.
 function commandQueue(model) {
+  const { TO_KERNEL } = shared(model);
   const view = Math.random().toString(36).slice(2, 10);
   let seq = 0;
   const pending = new Map(); // command id -> line, sent and not yet handled
@@ -68,7 +82,7 @@ function commandQueue(model) {
   function send(line, typed, pretty) {
     const id = `${view}:${++seq}`;
     try {
-      model.send({ type: "run", id, line, typed, pretty });
+      model.send({ type: TO_KERNEL.RUN, id, line, typed, pretty });
     } catch (e) {
       return false;
     }
@@ -203,6 +217,7 @@ function framesArea(model, run, sizeBody) {
 }
 
 function sourceArea(model, sizeBody) {
+  const { PHRASES } = shared(model);
   const sourceBox = h("div", "jaxdbg-source-box");
   const sourceHeading = h("div", "jaxdbg-source-heading");
   const source = h("div", "jaxdbg-source");
@@ -216,7 +231,7 @@ function sourceArea(model, sizeBody) {
     source.replaceChildren();
     const lines = src.lines || [];
     if (!lines.length) {
-      source.append(h("div", "jaxdbg-no-source", "(source not available)"));
+      source.append(h("div", "jaxdbg-no-source", PHRASES.noSource));
       return;
     }
     const width = String(src.first + lines.length - 1).length;
@@ -245,6 +260,7 @@ function sourceArea(model, sizeBody) {
 // end, a big array's statistics once its row is shown, a container's children when
 // it is expanded. Replies are custom messages: onLocals, onStats, onChildren.
 function localsArea(model, run) {
+  const { TO_KERNEL, PHRASES } = shared(model);
   let loadedLocals = 0;
   let requestedLocals = -1;
 
@@ -296,7 +312,7 @@ function localsArea(model, run) {
       // A big array: the kernel takes its statistics once the row is shown.
       summary.classList.add("jaxdbg-stats-pending");
       summary.title = "computing statistics…";
-      model.send({ type: "stats", frame: (model.get("locals_page") || {}).frame, path });
+      model.send({ type: TO_KERNEL.STATS, frame: (model.get("locals_page") || {}).frame, path });
     }
     tr.append(summary);
     return tr;
@@ -321,7 +337,7 @@ function localsArea(model, run) {
     t.setAttribute("aria-expanded", "true");
     t.textContent = "▾";
     tr.dataset.depth = String(depth);
-    model.send({ type: "expand", frame: model.get("selected"), path });
+    model.send({ type: TO_KERNEL.EXPAND, frame: model.get("selected"), path });
   }
 
   function onChildren(msg) {
@@ -359,7 +375,7 @@ function localsArea(model, run) {
     const page = model.get("locals_page") || {};
     if (loadedLocals >= (page.total || 0) || requestedLocals === loadedLocals) return;
     requestedLocals = loadedLocals;
-    model.send({ type: "locals", frame: page.frame, start: loadedLocals, count: LOCALS_PAGE });
+    model.send({ type: TO_KERNEL.LOCALS, frame: page.frame, start: loadedLocals, count: LOCALS_PAGE });
   }
 
   function appendLocals(rows, start) {
@@ -373,7 +389,7 @@ function localsArea(model, run) {
     const left = total - loadedLocals;
     sentinel.hidden = left <= 0;
     sentinelCell.textContent = left > 0 ? `… ${left} more (scroll to load)` : "";
-    localsNote.textContent = total === 0 ? "(no locals)" : "";
+    localsNote.textContent = total === 0 ? PHRASES.noLocals : "";
   }
 
   function draw() {
@@ -410,11 +426,12 @@ function localsArea(model, run) {
 // The entries the kernel keeps (commands and their output), then the lines sent and
 // not yet handled; `busy` says "running…" while there are some.
 function consoleLog(model, pending, busy, root) {
+  const { TO_KERNEL, PHRASES, moreCharacters } = shared(model);
   const logBox = h("div", "jaxdbg-log");
   logBox.setAttribute("role", "log");
 
   function echo(cmd, pretty) {
-    return "(jaxdbg) " + (pretty ? "pp " : "") + cmd;
+    return PHRASES.prompt + (pretty ? "pp " : "") + cmd;
   }
 
   function draw() {
@@ -424,7 +441,7 @@ function consoleLog(model, pending, busy, root) {
       const entry = h("div", "jaxdbg-entry" + (e.error ? " jaxdbg-error" : ""));
       if (e.command) {
         const c = h("div", "jaxdbg-in", echo(e.command, e.pretty));
-        if (e.command_cut) c.append(h("span", "jaxdbg-cut", ` … [${e.command_cut.toLocaleString()} more characters]`));
+        if (e.command_cut) c.append(h("span", "jaxdbg-cut", ` … [${moreCharacters(e.command_cut)}]`));
         entry.append(c);
       }
       if (e.html) {
@@ -434,8 +451,8 @@ function consoleLog(model, pending, busy, root) {
         entry.append(layout);
       } else if (e.text) entry.append(h("pre", "jaxdbg-out", e.text));
       if (e.cut) {
-        const more = button(`Show more (${e.cut.toLocaleString()} more characters)`, "show this result in full", "jaxdbg-more");
-        more.onclick = () => model.send({ type: "more", entry: e.n });
+        const more = button(`Show more (${moreCharacters(e.cut)})`, "show this result in full", "jaxdbg-more");
+        more.onclick = () => model.send({ type: TO_KERNEL.MORE, entry: e.n });
         entry.append(more);
       }
       logBox.append(entry);
@@ -484,12 +501,13 @@ function inputHistory(lines) {
 // completed words. While the list is open it narrows as you type, ↓/↑ move in it,
 // Enter or Tab puts the highlighted one in, Esc closes it.
 function completer(model, input, completions) {
+  const { TO_KERNEL } = shared(model);
   let completionId = 0;
   let choices = null; // {head, rest, items: [full line], shown: [full line], active}
 
   function request() {
     completionId += 1;
-    model.send({ type: "complete", id: completionId, text: input.value.slice(0, caret()) });
+    model.send({ type: TO_KERNEL.COMPLETE, id: completionId, text: input.value.slice(0, caret()) });
   }
 
   function caret() {
@@ -708,6 +726,7 @@ function showTop(root) {
 
 // -- the panel ------------------------------------------------------------------------
 function render({ model, el }) {
+  const { TO_KERNEL, TO_BROWSER } = shared(model);
   const root = h("div", "jaxdbg-panel");
   root.tabIndex = -1;
   el.appendChild(root);
@@ -778,10 +797,10 @@ function render({ model, el }) {
   model.on("change:done", onDone);
   const onMessage = (msg) => {
     if (!msg || typeof msg !== "object") return;
-    if (msg.type === "locals") locals.onLocals(msg);
-    if (msg.type === "stats") locals.onStats(msg);
-    else if (msg.type === "children") locals.onChildren(msg);
-    else if (msg.type === "completions") commandLine.onCompletions(msg);
+    if (msg.type === TO_BROWSER.LOCALS) locals.onLocals(msg);
+    if (msg.type === TO_BROWSER.STATS) locals.onStats(msg);
+    else if (msg.type === TO_BROWSER.CHILDREN) locals.onChildren(msg);
+    else if (msg.type === TO_BROWSER.COMPLETIONS) commandLine.onCompletions(msg);
   };
   model.on("msg:custom", onMessage);
 
@@ -809,7 +828,7 @@ function render({ model, el }) {
       setTimeout(() => {
         if (model.jaxdbgViews !== 0 || finished()) return; // shown again meanwhile
         try {
-          model.send({ type: "jaxdbg-views", count: 0 });
+          model.send({ type: TO_KERNEL.VIEWS, count: 0 });
         } catch (e) {} // the model itself is gone (page or kernel closing)
       }, 300);
     }
