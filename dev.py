@@ -516,7 +516,7 @@ def cmd_test(args: list[str]) -> None:
         log("core tests under the matrix interpreters and the docs build run only without pytest arguments")
 
     print("\n[dev] test matrix:", flush=True)
-    for label, versions, code, got in results:
+    for label, versions, code, _ in results:
         state = "ok" if code == 0 else f"FAILED (exit {code})"
         print(f"[dev]   {label}: {state}; {versions}", flush=True)
     if py6 is not None:

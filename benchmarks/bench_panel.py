@@ -289,7 +289,7 @@ def main() -> None:
                 raise SystemExit(f"{step} failed: {ready}")
         stop = "run(x0).block_until_ready(); None"
         wide_stop = "run_wide(x0).block_until_ready(); None"
-        for name, kind in kinds.items():  # warm-ups: trace, compile, imports
+        for kind in kinds.values():  # warm-ups: trace, compile, imports
             one_stop(k, kind, stop, click_plan[:2], {key: [] for key in keys})
             one_stop(k, kind, wide_stop, [], {key: [] for key in keys})
         for _ in range(stops):  # interleaved, so both see the same machine load

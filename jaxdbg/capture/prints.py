@@ -284,7 +284,7 @@ def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, skip: int, from_j
     _stage(host, _origin(skip + 1), args, kwargs, ordered)
 
 
-def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  # noqa: A001
+def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
     """``jax.debug.print`` that also records the call's file:line, batch element and device.
 
     In a script or terminal it writes exactly what ``jax.debug.print`` writes; with

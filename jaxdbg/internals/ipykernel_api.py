@@ -85,7 +85,7 @@ def kernel_version() -> tuple[int, ...] | None:
     ipk = sys.modules.get("ipykernel")
     if ipk is None:
         try:
-            import ipykernel as ipk  # noqa: PLC0415
+            import ipykernel as ipk
         except Exception:
             return None
     text = getattr(ipk, "__version__", "") or ""
@@ -113,7 +113,7 @@ def _comm_routing_available() -> bool:
     (7.0 - 7.3) the frontend alone picks the subshell, and we cannot rely on that.
     """
     try:
-        from ipykernel.comm.comm import BaseComm  # noqa: PLC0415
+        from ipykernel.comm.comm import BaseComm
     except Exception:
         return False
     return callable(getattr(BaseComm, "_reply_subshell_for", None))
@@ -566,7 +566,7 @@ def pin_thread_parent(kernel: Any, ident: Any, parent: dict) -> Callable[[], Non
 
 
 def _pin_streams_6x(parent: dict) -> list[Callable[[], None]]:
-    from jupyter_client.session import extract_header  # noqa: PLC0415
+    from jupyter_client.session import extract_header
 
     header = extract_header(parent)
     undo: list[Callable[[], None]] = []
@@ -598,7 +598,7 @@ def display_parent_6x(kernel: Any, parent: dict | None) -> Iterator[None]:
             or not hasattr(pub, "parent_header"):
         yield
         return
-    from jupyter_client.session import extract_header  # noqa: PLC0415
+    from jupyter_client.session import extract_header
 
     previous = pub.parent_header
     pub.parent_header = extract_header(parent)
@@ -966,7 +966,7 @@ class _KeepCellBusy:
                 parent = self.kernel.get_parent(channel)
             except Exception:
                 parent = None
-        msg_id = lambda m: ((m or {}).get("header") or {}).get("msg_id")  # noqa: E731
+        msg_id = lambda m: ((m or {}).get("header") or {}).get("msg_id")
         if msg_id(parent) == msg_id(running):
             return  # the cell's own idle: it has ended
         try:
@@ -1016,9 +1016,9 @@ def adapter_status(kernel: Any | None = None) -> dict[str, Any]:
             found[path] = False
 
     try:
-        from ipykernel.comm.comm import BaseComm  # noqa: PLC0415
+        from ipykernel.comm.comm import BaseComm
     except Exception:
-        BaseComm = None  # noqa: N806
+        BaseComm = None
     stdout = sys.stdout
     shell = getattr(kernel, "shell", None)
     if version is not None and version >= (7,):

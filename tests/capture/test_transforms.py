@@ -15,7 +15,7 @@ from support.transcript import Transcript
 
 def test_eager():
     t = Transcript("p x", "c")
-    x = jnp.arange(3)
+    x = jnp.arange(3)  # noqa: F841
     jaxdbg.breakpoint(**t.options)
     assert t.answers("p x") == ["Array([0, 1, 2], dtype=int32)"]
 

@@ -13,8 +13,7 @@ import textwrap
 
 import pytest
 
-from support.kernel_harness import (kernel, kernel_set_up_with,  # noqa: F401
-                            kernel_python, kernel_pythons)
+from support.kernel_harness import kernel_fixture
 from support.panel_driver import (SETUP, closed, live_panel, press, static_outputs, static_texts, submit,
                                wait_banner, wait_log, wait_panel)
 
@@ -22,12 +21,7 @@ pytestmark = [pytest.mark.kernel]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
-
-@pytest.fixture(scope="module", params=kernel_pythons())
-def shared_kernel(request):
-    """One kernel per ipykernel line for the module (kernels are slow to start)."""
-    with kernel_set_up_with(request.param, SETUP) as harness:
-        yield harness
+shared_kernel = kernel_fixture(SETUP)
 
 
 def panel_displays(kernel) -> list[dict]:

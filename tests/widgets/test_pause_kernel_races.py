@@ -16,7 +16,7 @@ from typing import Iterator
 
 import pytest
 
-from support.kernel_harness import KernelHarness, kernel_pythons, kernel_set_up_with
+from support.kernel_harness import KernelHarness, kernel_fixture
 
 pytestmark = [pytest.mark.kernel, pytest.mark.multidevice]
 
@@ -42,13 +42,7 @@ SETUP = textwrap.dedent("""
     print("devices", jax.device_count())
 """)
 
-
-@pytest.fixture(scope="module", params=kernel_pythons())
-def kernel(request) -> Iterator[KernelHarness]:
-    with kernel_set_up_with(request.param, SETUP) as harness:
-        version = harness.run("import ipykernel; print('V', ipykernel.__version__)").stdout
-        harness.ipykernel_major = int(re.search(r"V (\d+)", version).group(1))
-        yield harness
+kernel = kernel_fixture(SETUP)
 
 
 @contextlib.contextmanager
