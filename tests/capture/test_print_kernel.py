@@ -25,7 +25,7 @@ def log_comm_messages(kernel, result) -> tuple[str, list[dict]]:
     """The print log widget's comm id and the state updates it sent."""
     opens = [m for m in kernel._all if m["msg_type"] == "comm_open"
              and m["content"]["data"].get("state", {}).get("_model_name") == "AnyModel"
-             and "jaxdbg-print-log" in m["content"]["data"]["state"].get("_css", "") + "jaxdbg-print-log"
+             and "jaxdbg-print-log" in m["content"]["data"]["state"].get("_css", "")
              and m["parent_header"].get("msg_id") == result.msg_id]
     assert opens, result
     comm_id = opens[-1]["content"]["comm_id"]

@@ -650,4 +650,5 @@ def test_token_keeps_the_gradient_of_the_value_it_threads():
 
     np.testing.assert_allclose(jax.grad(loss)(jnp.ones(2)), [18.0, 18.0])
     np.testing.assert_allclose(jax.jit(jax.grad(loss))(jnp.ones(2)), [18.0, 18.0])
+    assert len(t.stops()) == 2, t.text  # the breakpoint stopped under grad and under jit(grad)
 

@@ -246,16 +246,6 @@ def test_plain_import_finds_the_panel_through_its_entry_point(kernel_python, tmp
 
 # --------------------------------------------------------------------------- many stops
 
-def _engine_has_many_stops() -> bool:
-    from jaxdbg.engine.outputs import Resume
-    return hasattr(Resume, "CONTINUE_ALL")
-
-
-many_stops = pytest.mark.skipif(not _engine_has_many_stops(),
-                                reason="the engine's continue all / ignore / disable commands are not here yet")
-
-
-@many_stops
 @pytest.mark.timeout(400)
 @pytest.mark.multidevice
 def test_continue_all_over_pmap_devices(shared_kernel):
@@ -276,7 +266,6 @@ def test_continue_all_over_pmap_devices(shared_kernel):
     assert displays_in(done) == 1
 
 
-@many_stops
 @pytest.mark.timeout(400)
 def test_ignore_and_disable_inside_a_scan(shared_kernel):
     """``ignore 3`` skips the next three hits of the breakpoint; ``disable`` the rest."""
