@@ -2,7 +2,7 @@
 without stdin), in the running venv's kernel and in Colab's pins. The other notebooks
 have their own tests (tests/test_*_notebook.py).
 
-The kernels: the running venv's, and Colab's exact pins (``.venv-colab``) when
+The kernels: the running venv's, and Colab's exact pins (``.nox/colab_pins``) when
 ``dev.py test`` built it (JAXDBG_COLAB_PYTHON).
 """
 
