@@ -2,6 +2,7 @@
 
 import re
 import sys
+import threading  # noqa: F401  (a typed command reads it from the module globals)
 
 import jax
 import jax.numpy as jnp
