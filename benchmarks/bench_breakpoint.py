@@ -65,7 +65,7 @@ def _deep_function(breakpoint_fn, depth: int = 10, n_locals: int = 30):
     def level(x, d):
         names = {f"v{i}": x + i for i in range(n_locals)}
         locals().update(names)  # keep them visible as frame locals
-        frame_locals = names  # noqa: F841  (captured by the breakpoint's frame walk)
+        frame_locals = names
         if d == 0:
             breakpoint_fn()
             return sum(names.values())

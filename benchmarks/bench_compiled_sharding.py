@@ -18,12 +18,12 @@ import time
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: E402
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
 
-import jaxdbg  # noqa: E402
-from jaxdbg.capture import program_shardings  # noqa: E402
+import jaxdbg
+from jaxdbg.capture import program_shardings
 
 
 def _program(n_locals: int, with_breakpoint: bool):

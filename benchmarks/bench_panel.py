@@ -2,12 +2,11 @@
 
 Everything runs in one real ipykernel started through jupyter_client
 (``tests/support/kernel_harness.py``), so widget traffic is real comm traffic on real sockets.
-Two panels serve the same stops in the same kernel, one after the other:
-
-``panel``      the current one: one anywidget (``jaxdbg_widgets.panel.panel``), the browser
-               code draws it from synced state and sends commands with ``model.send``;
-``composite``  the ipywidgets composite it replaced (``benchmarks/legacy_composite_panel.py``,
-               kept only for this comparison), driven with Button clicks.
+The panel (one anywidget, ``jaxdbg_widgets.panel.panel``: the browser code draws it from
+synced state and sends commands with ``model.send``) serves the stops below; the numbers
+are printed beside those of the ipywidgets composite it replaced (Buttons and HTML
+widgets), measured the same way at commit bed483f (``--quick``, the shared 2-core
+machine) and recorded in :data:`COMPOSITE_AT_BED483F`.
 
 Stops:
 
@@ -24,14 +23,15 @@ Measured:
    ``display_data`` of the panel's widget view, which comes after the comm_open of
    every widget of the panel (with its whole state). Same machine, same clock.
 2. Frame-click round trip (20x50). Start: just before the client sends the message for a
-   frame row (the panel: a ``run`` custom message; the composite: a Button click). End:
+   frame row (a ``run`` custom message; the composite's was a Button click). End:
    the client receives the update that shows the clicked frame's source ("source") and
    the update that closes the redraw ("redraw"; the panel sends both in one message).
 3. Comm messages per stop: comm_open and comm_msg the kernel sent from the cell's start
    to its reply (one frame click and Continue included), and comms left open after it.
 
 Targets (issue 8): pause 50 ms, click 15 ms, 200x1000 300 ms. Medians: other work may
-share the 2 CPUs, so single runs vary.
+share the 2 CPUs, so single runs vary. At bed483f the same run gave the panel 51.7 ms,
+7.6 ms, 8.2 ms and 28.5 ms; 2 comm_open and 15 comm messages per 20x50 stop, none left open.
 
 Run: ``.venv/bin/python benchmarks/bench_panel.py [--quick]``.
 """
@@ -57,6 +57,12 @@ WIDE_DEPTH, WIDE_LOCALS = 200, 1000
 TARGETS_MS = {"pause": 50.0, "click": 15.0, "wide": 300.0}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 PANEL_WIDGET = "jaxdbg_widgets.panel.widget.PanelWidget"
+# The composite panel at commit bed483f (its last), medians of `--quick` on the shared
+# 2-core machine: seconds for the timings, counts for the comm traffic.
+COMPOSITE_AT_BED483F = {
+    "pause": 0.2914, "click_source": 0.0164, "click_redraw": 0.0172, "wide_pause": 0.5315,
+    "comm_opens": 162, "messages": 218, "left_open": 18, "wide_comm_opens": 441,
+}
 
 
 def stop_cell_code() -> tuple[str, int, int]:
@@ -92,20 +98,17 @@ def wide_cell_code() -> str:
     return "\n".join(lines) + "\n"
 
 
-SETUP = textwrap.dedent(f"""
+SETUP = textwrap.dedent("""
     import io, os, sys, time
-    sys.path.insert(0, {str(ROOT / "benchmarks")!r})
     import jax, jax.numpy as jnp
     import jaxdbg, jaxdbg_widgets
     from jaxdbg.capture import breakpoints as _bb
     from jaxdbg_widgets.panel import backend as _bwb
-    import legacy_composite_panel as _legacy
 
-    BENCH = {{"callback": []}}
+    BENCH = {"callback": []}
     _bb.observe_host_arrivals(lambda: BENCH["callback"].append(time.perf_counter()))
 
     jaxdbg.register_debugger("bench_panel", _bwb.run_widget_debugger, priority=-1000)
-    jaxdbg.register_debugger("bench_composite", _legacy.run_legacy_debugger, priority=-1000)
     x0 = jnp.arange(4, dtype=jnp.float32) + 1.0
     print("ready", jax.__version__)
 """)
@@ -199,38 +202,6 @@ class Panel:
         self.send("continue")
 
 
-class Composite:
-    """The ipywidgets composite: Button clicks, HTML widget updates."""
-
-    backend = "bench_composite"
-
-    def __init__(self, k: StampedHarness) -> None:
-        import re
-        self.k = k
-        self.frames = k.wait_for(lambda: (b := {int(m.group(1)): cid for cid, st in k.widgets().items()
-                                                if st.get("_model_name") == "ButtonModel"
-                                                and (m := re.match(r"(\d+)  ", str(st.get("description", ""))))})
-                                 and len(b) >= 3 and b, 30, "frame buttons")
-
-    def click_frame(self, frame: int, line: int):
-        import re
-        self.k.click(self.frames[frame])
-
-        def source(msg):
-            value = (_update_state(msg) or {}).get("value")
-            return isinstance(value, str) and "jaxdbg-source-heading" in value and \
-                re.findall(r'jaxdbg-current" data-lineno="(\d+)"', value) == [str(line)]
-
-        def redraw(msg):
-            value = (_update_state(msg) or {}).get("value")
-            return isinstance(value, str) and "jaxdbg-entry" in value and \
-                f"(jaxdbg) frame {frame}<" in value.split("jaxdbg-entry", 2)[1]
-        return source, redraw
-
-    def resume(self) -> None:
-        self.k.click(self.k.find_widget("ButtonModel", description="Continue"))
-
-
 def one_stop(k: StampedHarness, kind: type, cell: str, clicks: list[tuple[int, int]], results: dict) -> None:
     """Run a stop with one panel kind: pause latency, the clicks, Continue; message counts."""
     k.run(f'os.environ["JAXDBG_BACKEND"] = "{kind.backend}"')
@@ -274,10 +245,9 @@ def main() -> None:
     code, bp_line, call_line = stop_cell_code()
     click_plan = [(0 if i % 2 else (i // 2) % (DEPTH - 1) + 1, bp_line if i % 2 else call_line)
                   for i in range(clicks)]
-    kinds = {"panel": Panel, "composite": Composite}
     keys = ("pause", "click_source", "click_redraw", "comm_opens", "messages", "left_open")
-    narrow = {name: {key: [] for key in keys} for name in kinds}
-    wide = {name: {key: [] for key in keys} for name in kinds}
+    p: dict[str, list] = {key: [] for key in keys}
+    pw: dict[str, list] = {key: [] for key in keys}
     with StampedHarness(name="jaxdbg-bench") as k:
         for step, code_cell in (("setup", SETUP), ("20x50", code), ("200x1000", wide_cell_code())):
             ready = k.run(code_cell, timeout=300)
@@ -285,19 +255,16 @@ def main() -> None:
                 raise SystemExit(f"{step} failed: {ready}")
         stop = "run(x0).block_until_ready(); None"
         wide_stop = "run_wide(x0).block_until_ready(); None"
-        for name, kind in kinds.items():  # warm-ups: trace, compile, imports
-            one_stop(k, kind, stop, click_plan[:2], {key: [] for key in keys})
-            one_stop(k, kind, wide_stop, [], {key: [] for key in keys})
-        for _ in range(stops):  # interleaved, so both see the same machine load
-            for name, kind in kinds.items():
-                one_stop(k, kind, stop, click_plan, narrow[name])
+        # warm-ups: trace, compile, imports
+        one_stop(k, Panel, stop, click_plan[:2], {key: [] for key in keys})
+        one_stop(k, Panel, wide_stop, [], {key: [] for key in keys})
+        for _ in range(stops):
+            one_stop(k, Panel, stop, click_plan, p)
         for _ in range(wide_stops):
-            for name, kind in kinds.items():
-                one_stop(k, kind, wide_stop, [], wide[name])
+            one_stop(k, Panel, wide_stop, [], pw)
 
     med = statistics.median
-    p, c = narrow["panel"], narrow["composite"]
-    pw, cw = wide["panel"], wide["composite"]
+    c = COMPOSITE_AT_BED483F
 
     def row(label: str, new: float, old: float, target: float | None) -> None:
         goal = f"   target <= {target:.0f} ms" if target else ""
@@ -305,17 +272,18 @@ def main() -> None:
 
     print(f"20x50 stop: {DEPTH} frames x 50 locals (+2 shallow frames), one {BIG:,}-element float32 local;"
           f" {WIDE_DEPTH}x{WIDE_LOCALS} stop: {WIDE_DEPTH} frames, {WIDE_LOCALS:,} locals in the innermost")
-    print(f"medians of {stops} (20x50) and {wide_stops} (200x1000) stops per panel, {clicks} clicks each:")
-    row("pause -> panel fully sent, 20x50", med(p["pause"]), med(c["pause"]), TARGETS_MS["pause"])
-    row("frame click -> source shown", med(p["click_source"]), med(c["click_source"]), TARGETS_MS["click"])
-    row("frame click -> whole redraw", med(p["click_redraw"]), med(c["click_redraw"]), TARGETS_MS["click"])
-    row("pause -> panel fully sent, 200x1000", med(pw["pause"]), med(cw["pause"]), TARGETS_MS["wide"])
+    print(f"medians of {stops} (20x50) and {wide_stops} (200x1000) stops, {clicks} clicks each;"
+          " the composite's from bed483f:")
+    row("pause -> panel fully sent, 20x50", med(p["pause"]), c["pause"], TARGETS_MS["pause"])
+    row("frame click -> source shown", med(p["click_source"]), c["click_source"], TARGETS_MS["click"])
+    row("frame click -> whole redraw", med(p["click_redraw"]), c["click_redraw"], TARGETS_MS["click"])
+    row("pause -> panel fully sent, 200x1000", med(pw["pause"]), c["wide_pause"], TARGETS_MS["wide"])
     print("comm traffic per 20x50 stop (cell start to reply, with the clicks and Continue):")
-    print(f"  comm_open   panel {med(p['comm_opens']):6.0f}   composite {med(c['comm_opens']):6.0f}")
+    print(f"  comm_open   panel {med(p['comm_opens']):6.0f}   composite {c['comm_opens']:6.0f}")
     print(f"  comm messages (open + msg), per stop with {clicks} clicks:"
-          f" panel {med(p['messages']):.0f}, composite {med(c['messages']):.0f}")
-    print(f"  comms left open after the stop: panel {max(p['left_open'])}, composite {max(c['left_open'])}")
-    print(f"  200x1000 stop: comm_open panel {med(pw['comm_opens']):.0f}, composite {med(cw['comm_opens']):.0f}")
+          f" panel {med(p['messages']):.0f}, composite (6 clicks) {c['messages']:.0f}")
+    print(f"  comms left open after the stop: panel {max(p['left_open'])}, composite {c['left_open']}")
+    print(f"  200x1000 stop: comm_open panel {med(pw['comm_opens']):.0f}, composite {c['wide_comm_opens']:.0f}")
     print("(the composite showed 100 locals at most; the panel sends 20 and the rest on demand)")
 
 

@@ -32,12 +32,12 @@ from jaxdbg.engine.registry import (available_debuggers, get_debugger, register_
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.capture.postmortem import post_mortem
 from jaxdbg.capture.prints import callback
-from jaxdbg.capture.prints import debug_print as print  # noqa: A004 (jaxdbg.print, like jax.debug.print)
+from jaxdbg.capture.prints import debug_print as print  # jaxdbg.print, like jax.debug.print
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.sharding_display import inspect_sharding, visualize_sharding
 from jaxdbg.engine.sharding_layout import sharding_view
 from jaxdbg.capture.stop_info import StopInfo
-from jaxdbg.ipython.display import show  # noqa: E402 (the function, not the module of that name)
+from jaxdbg.ipython.display import show  # the function, not the module of that name
 
 __version__ = "0.1.0"
 

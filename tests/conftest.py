@@ -16,6 +16,10 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import pytest
 
+# Every test may ask for a started kernel (`kernel`) on each Python of the matrix
+# (`kernel_python`); a module that shares one binds `kernel = kernel_fixture(SETUP)`.
+from support.kernel_harness import kernel, kernel_python  # noqa: F401
+
 
 @pytest.fixture(autouse=True)
 def _forget_stopped_computations():

@@ -19,7 +19,7 @@ def format_exception(exc: BaseException) -> str:
         message = str(exc)
     except KeyboardInterrupt:
         raise
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         message = ""
     name = type(exc).__name__
     return f"{name}: {message}" if message else name
@@ -38,5 +38,5 @@ def guarded(call: Callable[[], T], fallback: Callable[[BaseException], T]) -> T:
         if interrupts.interrupted_since(mark):
             raise
         return fallback(e)
-    except BaseException as e:  # noqa: BLE001  (user code may raise anything)
+    except BaseException as e:  # user code may raise anything
         return fallback(e)

@@ -120,9 +120,9 @@ def _run_source(shell: Any, cell: str) -> Any:
     filename = ipython_api.cache_cell_source(shell, source)
     namespace = shell.user_ns
     if tree.body:
-        exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - the user's own cell
+        exec(compile(tree, filename, "exec"), namespace)  # the user's own cell
     if last is not None:
-        return eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
+        return eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
     return None
 
 

@@ -298,11 +298,6 @@ def test_saved_reloaded_and_untrusted(page, lab_server):
 
 # --------------------------------------------------------------------------- many stops
 
-def _engine_has_many_stops() -> bool:
-    from jaxdbg.engine.outputs import Resume
-    return hasattr(Resume, "CONTINUE_ALL")
-
-
 MANY_STOPS_CELL = """\
 def per_device(x):
     jaxdbg.breakpoint()
@@ -322,8 +317,6 @@ print("scan result", jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])(jnp.aran
 
 
 @pytest.mark.multidevice
-@pytest.mark.skipif(not _engine_has_many_stops(),
-                    reason="the engine's continue all / ignore / disable commands are not here yet")
 def test_continue_all_ignore_and_disable_buttons(page, lab_server):
     import os
     if "device_count=8" not in os.environ.get("XLA_FLAGS", ""):

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from support.kernel_harness import kernel_pythons, kernel_set_up_with
+from support.kernel_harness import kernel_fixture
 
 pytestmark = [pytest.mark.kernel]
 
@@ -26,11 +26,7 @@ SETUP = textwrap.dedent("""
     print("devices", jax.device_count())
 """)
 
-
-@pytest.fixture(scope="module", params=kernel_pythons())
-def kernel(request):
-    with kernel_set_up_with(request.param, SETUP) as harness:
-        yield harness
+kernel = kernel_fixture(SETUP)
 
 
 def test_nan_opens_the_debugger_at_the_line_with_real_values(kernel):

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from support.kernel_harness import ipykernel_version_of, kernel_pythons, kernel_set_up_with
+from support.kernel_harness import ipykernel_version_of, kernel_fixture
 
 pytestmark = [pytest.mark.kernel]
 
@@ -18,18 +18,14 @@ SETUP = textwrap.dedent("""
     print("devices", jax.device_count())
 """)
 
-
-@pytest.fixture(scope="module", params=kernel_pythons())
-def kernel(request):
-    with kernel_set_up_with(request.param, SETUP) as harness:
-        yield harness
+kernel = kernel_fixture(SETUP)
 
 
 def log_comm_messages(kernel, result) -> tuple[str, list[dict]]:
     """The print log widget's comm id and the state updates it sent."""
     opens = [m for m in kernel._all if m["msg_type"] == "comm_open"
              and m["content"]["data"].get("state", {}).get("_model_name") == "AnyModel"
-             and "jaxdbg-print-log" in m["content"]["data"]["state"].get("_css", "") + "jaxdbg-print-log"
+             and "jaxdbg-print-log" in m["content"]["data"]["state"].get("_css", "")
              and m["parent_header"].get("msg_id") == result.msg_id]
     assert opens, result
     comm_id = opens[-1]["content"]["comm_id"]

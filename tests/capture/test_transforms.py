@@ -15,7 +15,7 @@ from support.transcript import Transcript
 
 def test_eager():
     t = Transcript("p x", "c")
-    x = jnp.arange(3)
+    x = jnp.arange(3)  # noqa: F841
     jaxdbg.breakpoint(**t.options)
     assert t.answers("p x") == ["Array([0, 1, 2], dtype=int32)"]
 
@@ -650,4 +650,5 @@ def test_token_keeps_the_gradient_of_the_value_it_threads():
 
     np.testing.assert_allclose(jax.grad(loss)(jnp.ones(2)), [18.0, 18.0])
     np.testing.assert_allclose(jax.jit(jax.grad(loss))(jnp.ones(2)), [18.0, 18.0])
+    assert len(t.stops()) == 2, t.text  # the breakpoint stopped under grad and under jit(grad)
 

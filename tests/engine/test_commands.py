@@ -2,7 +2,7 @@
 
 import re
 import sys
-import threading
+import threading  # noqa: F401  (a typed command reads it from the module globals)
 
 import jax
 import jax.numpy as jnp
@@ -16,8 +16,8 @@ GLOBAL_SCALE = 10.0
 
 def inner(x, t):
     y = jnp.tanh(x) * GLOBAL_SCALE
-    z = {"w": y + 1, "n": 3}
-    label = "layer"
+    z = {"w": y + 1, "n": 3}  # noqa: F841
+    label = "layer"  # noqa: F841
     jaxdbg.breakpoint(**t.options)
     return y.sum()
 
@@ -177,7 +177,7 @@ def test_locals_in_a_module_frame_with_modules_and_odd_values():
             raise RuntimeError("no repr")
 
     t = Transcript("locals", "c")
-    mod = types.ModuleType("jnp_like")
+    mod = types.ModuleType("jnp_like")  # noqa: F841
     broken = Broken()  # noqa: F841
     jaxdbg.breakpoint(**t.options)
     table = t.answers("locals")[0]
@@ -253,7 +253,7 @@ def test_debugger_quit_is_an_exception_as_bdbquit_is():
     caught = []
     try:
         jaxdbg.breakpoint(**t.options)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         caught.append(type(e))
     assert caught == [jaxdbg.DebuggerQuit]
 
@@ -346,7 +346,7 @@ def _scan_step(t):
     """A training step in ``lax.scan`` whose locals are named like commands: p, l, c, n, u, d, w, q."""
 
     def step(p, x):
-        l = jnp.sum(p["w"] * x)  # noqa: E741
+        l = jnp.sum(p["w"] * x)
         c, n, u, d, w, q = 1, 2, 3, 4, 5, 6  # noqa: F841
         jaxdbg.breakpoint(**t.options)
         return {"w": p["w"] - 0.1 * l}, l

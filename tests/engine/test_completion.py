@@ -56,9 +56,9 @@ def _capture(run) -> jaxdbg.Session:
 
 def inner(x):
     y = jnp.tanh(x) * GLOBAL_SCALE
-    z = {"w": y + 1, "n": 3, "with space": 0}
-    label = "layer"
-    touchy, nodir = Touchy(), NoDir()
+    z = {"w": y + 1, "n": 3, "with space": 0}  # noqa: F841
+    label = "layer"  # noqa: F841
+    touchy, nodir = Touchy(), NoDir()  # noqa: F841
     jaxdbg.breakpoint(backend="capture")
     return y.sum()
 

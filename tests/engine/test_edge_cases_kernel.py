@@ -4,7 +4,6 @@ import re
 
 import pytest
 
-from support.kernel_harness import kernel, kernel_python  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -42,11 +41,12 @@ def test_continue_all_names_the_cell_that_stopped(kernel_python):
 
 
 def test_unload_ext_undoes_a_backend_chosen_with_the_magic(kernel):
-    chosen = kernel.run("import os, jaxdbg\n%load_ext jaxdbg\n%jaxdbg backend widgets", timeout=120)
+    chosen = kernel.run("import os, jaxdbg\nbefore = jaxdbg.get_debugger()\n"
+                        "%load_ext jaxdbg\n%jaxdbg backend widgets", timeout=120)
     assert "jaxdbg backend: widgets" in chosen.stdout, chosen
     # The choice was the extension's: after unloading, the backend is chosen as before
     # loading (the one it named may be unregistered by the unload).
     after = kernel.run("%unload_ext jaxdbg\nprint(repr(os.environ.get('JAXDBG_BACKEND')))\n"
-                       "print(callable(jaxdbg.get_debugger()))")
+                       "print(jaxdbg.get_debugger() is before)")
     assert after.status == "ok", after
     assert after.stdout.splitlines() == ["None", "True"], after

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from support.kernel_harness import kernel_pythons, kernel_set_up_with
-from support.panel_driver import live_panel, panels, press, submit, wait_log, wait_panel
+from support.kernel_harness import kernel_fixture
+from support.panel_driver import panels, press, submit, wait_log, wait_panel
 
 pytestmark = [pytest.mark.kernel, pytest.mark.multidevice]
 
@@ -26,17 +26,9 @@ SETUP = textwrap.dedent("""
 """)
 
 
-@pytest.fixture(scope="module", params=kernel_pythons())
-def kernel(request):
-    with kernel_set_up_with(request.param, SETUP) as harness:
-        yield harness
-
-
-@pytest.fixture(params=kernel_pythons())
-def own_kernel(request):
-    """A kernel of its own, for a test that counts what a kernel holds or interrupts it."""
-    with kernel_set_up_with(request.param, SETUP) as harness:
-        yield harness
+kernel = kernel_fixture(SETUP)
+# A kernel of its own, for a test that counts what a kernel holds or interrupts it.
+own_kernel = kernel_fixture(SETUP, scope="function")
 
 
 def assert_alive(kernel) -> None:
@@ -195,7 +187,7 @@ def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(own_kernel,
     """))
     wait_panel(kernel, mid)
     flag = tmp_path / "started"
-    cid = submit(kernel, LONG_COMMAND.format(flag=str(flag)))
+    cid = submit(kernel, LONG_COMMAND.format(flag=str(flag)))  # noqa: F841
     wait_started(kernel, flag)
     kernel.interrupt()
     done = kernel.wait_reply(mid, timeout=120)

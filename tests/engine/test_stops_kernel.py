@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from support.kernel_harness import kernel, kernel_python  # noqa: F401  (fixtures)
 from support.panel_driver import SETUP, live_panel, wait_panel
 
 from jaxdbg.engine.quit_reporting import INTERRUPT_LINE

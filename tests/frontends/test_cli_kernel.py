@@ -2,7 +2,6 @@
 
 import pytest
 
-from support.kernel_harness import kernel, kernel_python  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(240)]
 

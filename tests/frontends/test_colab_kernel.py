@@ -3,7 +3,7 @@
 Colab itself cannot run here. ``tests/support/colab_standin`` provides ``google.colab.output``
 whose ``eval_js`` records the script and reads its reply over the kernel's stdin
 channel, as Colab's frontend sends it. The kernels include the one built from Colab's
-exact pins (``.venv-colab``, via JAXDBG_COLAB_PYTHON) when ``dev.py test`` made it.
+exact pins (``.nox/colab_pins``, via JAXDBG_COLAB_PYTHON) when ``dev.py test`` made it.
 """
 
 from __future__ import annotations

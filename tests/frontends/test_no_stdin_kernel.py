@@ -11,7 +11,6 @@ import textwrap
 
 import pytest
 
-from support.kernel_harness import kernel, kernel_python  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 

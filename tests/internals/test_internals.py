@@ -58,7 +58,6 @@ def test_widget_comm_exists_before_it_is_opened(monkeypatch):
 
 def test_checkify_traceback_frames_are_readable():
     """checkify keeps a jaxlib Traceback with each error; jaxdbg reads its frames."""
-    import jax.numpy as jnp
     from jax.experimental import checkify
 
     def failing(x):

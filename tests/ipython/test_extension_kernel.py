@@ -4,7 +4,6 @@ exception slot with a handler installed before it."""
 
 import pytest
 
-from support.kernel_harness import kernel, kernel_python  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from support.kernel_harness import kernel_pythons, kernel_set_up_with
+from support.kernel_harness import kernel_fixture
 
 pytestmark = [pytest.mark.kernel, pytest.mark.multidevice]
 
@@ -30,11 +30,7 @@ print("SNAP", sorted(getattr(t, "__name__", str(t)) for t in _html),
       jax.debug.breakpoint.__module__)
 """
 
-
-@pytest.fixture(scope="module", params=kernel_pythons())
-def kernel(request):
-    with kernel_set_up_with(request.param, SETUP) as harness:
-        yield harness
+kernel = kernel_fixture(SETUP)
 
 
 def _ok(kernel, code):

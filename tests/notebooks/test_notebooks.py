@@ -2,7 +2,7 @@
 without stdin), in the running venv's kernel and in Colab's pins. The other notebooks
 have their own tests (tests/test_*_notebook.py).
 
-The kernels: the running venv's, and Colab's exact pins (``.venv-colab``) when
+The kernels: the running venv's, and Colab's exact pins (``.nox/colab_pins``) when
 ``dev.py test`` built it (JAXDBG_COLAB_PYTHON).
 """
 
@@ -14,7 +14,7 @@ import sys
 import pytest
 
 pytest.importorskip("nbformat")  # the core-only matrix venvs collect this file too
-from support.notebook_runner import run_notebook  # noqa: E402
+from support.notebook_run import run_with_nbclient  # noqa: E402
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(600)]
 
@@ -32,7 +32,7 @@ def test_quickstart(python):
                 "p scaled; c; skip;"                              # vmap: 2 of 3, then skip
                 "p logits; c;"                                    # non-finite
                 "p y")                                            # legacy: then the script runs out
-    cells = run_notebook("quickstart.ipynb", commands, python)
+    cells = run_with_nbclient("quickstart.ipynb", commands, python)
     jit, vmap, nonfinite, legacy = cells[1], cells[2], cells[3], cells[4]
     assert "Stopped at In[" in jit and "in mlp" in jit
     assert "(jaxdbg) p hidden.shape\n(16, 8)" in jit

@@ -2,7 +2,7 @@
 
 Colab warns that upgrading ipykernel, IPython, tornado or pyzmq inside a live runtime
 "can cause your runtime to repeatedly crash". ``.ci/colab-pins.txt`` holds Colab's
-published pins; ``dev.py test`` builds ``.venv-colab`` from them (JAXDBG_COLAB_PYTHON).
+published pins; ``dev.py test`` builds ``.nox/colab_pins`` from them (JAXDBG_COLAB_PYTHON).
 pip's ``--dry-run --report`` says what an install of this checkout would change there.
 """
 
@@ -54,7 +54,7 @@ def test_every_floor_admits_colabs_version():
 def test_installing_into_colabs_pins_changes_none_of_them(tmp_path):
     python = os.environ.get("JAXDBG_COLAB_PYTHON")
     if not python:
-        pytest.skip("JAXDBG_COLAB_PYTHON is not set (dev.py test builds .venv-colab and sets it)")
+        pytest.skip("JAXDBG_COLAB_PYTHON is not set (dev.py test builds .nox/colab_pins and sets it)")
     report = tmp_path / "report.json"
     done = subprocess.run(
         [python, "-m", "pip", "install", "--dry-run", "--report", str(report), "--quiet",

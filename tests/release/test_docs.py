@@ -64,3 +64,13 @@ def test_the_api_reference_names_the_documented_modules():
     text = API_PAGE.read_text()
     assert re.search(r"^::: jaxdbg\.engine\.breakpoint_state\s*$", text, flags=re.M)
     assert re.search(r"^::: jaxdbg\.ipython\.magics\.register_subcommand\s*$", text, flags=re.M)
+
+
+def test_every_module_is_named_where_things_live():
+    """CONTRIBUTING.md's module map names every module of both packages."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    section = text[text.index("## Where things live"):]
+    modules = sorted(p for package in ("jaxdbg", "jaxdbg_widgets") for p in (ROOT / package).rglob("*.py")
+                     if p.name != "__init__.py" or p.parent.name == "jaxdbg")
+    missing = [str(p.relative_to(ROOT)) for p in modules if f"`{p.name}`" not in section]
+    assert not missing, f"not in CONTRIBUTING.md's 'Where things live': {missing}"

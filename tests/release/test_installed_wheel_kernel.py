@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from support.kernel_harness import ROOT, WHEEL_ENV, kernel, kernel_python, runs_installed_wheel  # noqa: F401
+from support.kernel_harness import ROOT, WHEEL_ENV, runs_installed_wheel
 
 pytestmark = pytest.mark.kernel
 

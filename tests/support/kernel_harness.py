@@ -11,18 +11,20 @@ by an environment variable of :data:`MATRIX_ENV` that is set (``dev.py test`` se
 all): ipykernel 6.29, Colab's exact pins, the newest JAX on the newest Python, and the
 oldest JAX the pins allow.
 
-Fixtures for conftest.py (or a test module)::
+Fixtures (tests/conftest.py provides the first two to every test):
 
-    from support.kernel_harness import kernel_python, kernel   # noqa: F401
+- ``kernel_python`` is parametrized over the available Pythons;
+- ``kernel`` is a function-scoped, started :class:`KernelHarness` (XLA with 8 host
+  devices, the checkout on PYTHONPATH) that is always shut down;
+- :func:`kernel_fixture` makes the kernel a module shares, in one line::
 
-``kernel_python`` is parametrized over the available Pythons; ``kernel`` is a
-function-scoped, started :class:`KernelHarness` (XLA with 8 host devices, the checkout
-on PYTHONPATH) that is always shut down.
+      kernel = kernel_fixture(SETUP)
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import queue
@@ -149,6 +151,11 @@ class KernelHarness:
         self.input_requests: list[dict] = []
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+
+    @functools.cached_property
+    def ipykernel_major(self) -> int:
+        """The major version of ipykernel that this kernel's Python has."""
+        return ipykernel_version_of(self.python)[0]
 
     # -- lifetime -------------------------------------------------------------------
 
@@ -446,15 +453,7 @@ class KernelHarness:
 
 @contextlib.contextmanager
 def kernel_set_up_with(python: str, setup: str, expect: str = "devices 8") -> Iterator[KernelHarness]:
-    """A started kernel (8 host devices) that ran ``setup``, whose output shows ``expect``.
-
-    Test modules share one per ipykernel line (kernels are slow to start)::
-
-        @pytest.fixture(scope="module", params=kernel_pythons())
-        def shared_kernel(request):
-            with kernel_set_up_with(request.param, SETUP) as k:
-                yield k
-    """
+    """A started kernel (8 host devices) that ran ``setup``, whose output shows ``expect``."""
     harness = KernelHarness(python, env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS})
     try:
         harness.start()
@@ -464,6 +463,23 @@ def kernel_set_up_with(python: str, setup: str, expect: str = "devices 8") -> It
         yield harness
     finally:
         harness.shutdown()
+
+
+def kernel_fixture(setup: str, expect: str = "devices 8", scope: str = "module") -> Any:
+    """A fixture: one kernel per Python of the matrix that ran ``setup`` and showed
+    ``expect``, shared by the tests of a module (kernels are slow to start) unless
+    ``scope="function"``. The module names it by the name it binds::
+
+        kernel = kernel_fixture(SETUP)
+        own_kernel = kernel_fixture(SETUP, scope="function")
+    """
+
+    @pytest.fixture(scope=scope, params=kernel_pythons())
+    def set_up_kernel(request: pytest.FixtureRequest) -> Iterator[KernelHarness]:
+        with kernel_set_up_with(request.param, setup, expect) as harness:
+            yield harness
+
+    return set_up_kernel
 
 
 @pytest.fixture(params=kernel_pythons())

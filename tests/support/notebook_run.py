@@ -1,20 +1,31 @@
-"""Run a notebook's code cells top to bottom in a real kernel (:mod:`kernel_harness`) and
-keep each cell's outputs as a saved notebook would hold them.
+"""Run a notebook's code cells top to bottom in a real kernel, two ways.
 
-Stops are answered at the typed prompt: run the kernel with ``JAXDBG_BACKEND=cli`` and
-give the answers for a cell by a fragment of its source. Every answer given for a cell
-must be asked for by that cell, so a stop that never came fails the run.
+:func:`run_notebook` drives the cells through :mod:`kernel_harness` and keeps each cell's
+outputs as a saved notebook would hold them. Stops are answered at the typed prompt: run
+the kernel with ``JAXDBG_BACKEND=cli`` and give the answers for a cell by a fragment of
+its source. Every answer given for a cell must be asked for by that cell, so a stop that
+never came fails the run.
+
+:func:`run_with_nbclient` executes the notebook with nbclient, a client without stdin
+like papermill: stops are answered by a ``JAXDBG_COMMANDS`` script, and a stop the
+script does not answer continues with a one-line notice instead of waiting. Its kernel
+starts from a temporary kernelspec for the given Python (the checkout first on its
+PYTHONPATH), so a notebook can run in any venv of the test matrix.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
-from support.kernel_harness import KernelHarness
+from support.kernel_harness import MULTI_DEVICE_XLA_FLAGS, ROOT, KernelHarness
 
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS = ROOT / "notebooks"
 
 
 @dataclasses.dataclass
@@ -121,3 +132,53 @@ def cell_with(runs: list[CellRun], fragment: str) -> CellRun:
     matches = [run for run in runs if fragment in run.source]
     assert len(matches) == 1, (fragment, [m.source for m in matches])
     return matches[0]
+
+
+def run_with_nbclient(name: str, commands: str, python: str = sys.executable,
+                      timeout: int = 240, env: dict[str, str] | None = None) -> list[str]:
+    """Execute ``notebooks/<name>`` with nbclient, stops answered by ``commands``; the
+    text of each code cell's outputs, in order (:func:`cell_text`).
+
+    Raises nbclient's CellExecutionError when a cell fails.
+    """
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    with tempfile.TemporaryDirectory(prefix="jaxdbg-nb-") as tmp:
+        spec_dir = Path(tmp) / "kernels" / "jaxdbg-nb"
+        spec_dir.mkdir(parents=True)
+        (spec_dir / "kernel.json").write_text(json.dumps({
+            "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "jaxdbg notebook test", "language": "python"}))
+        km = KernelManager(kernel_name="jaxdbg-nb", kernel_spec_manager=KernelSpecManager(
+            kernel_dirs=[str(Path(tmp) / "kernels")], ensure_native_kernel=False))
+        kernel_env = dict(os.environ)
+        kernel_env.pop("JPY_PARENT_PID", None)
+        kernel_env.update({
+            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+            "XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS,
+            "JAX_PLATFORMS": "cpu",
+            "JAXDBG_COMMANDS": commands,
+            **(env or {}),
+        })
+        client = NotebookClient(nb, km=km, timeout=timeout, allow_errors=False,
+                                resources={"metadata": {"path": str(NOTEBOOKS)}})
+        client.execute(env=kernel_env, cwd=str(NOTEBOOKS))
+    return [cell_text(cell) for cell in nb.cells if cell.cell_type == "code"]
+
+
+def cell_text(cell: Any) -> str:
+    """Streams, plain-text results and the text/plain or text/html of displays."""
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type in ("execute_result", "display_data"):
+            data = out.get("data", {})
+            parts.append(data.get("text/plain", "") + "\n" + data.get("text/html", ""))
+        elif out.output_type == "error":
+            parts.append(f"{out.ename}: {out.evalue}\n")
+    return "".join(parts)

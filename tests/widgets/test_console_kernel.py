@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from support.kernel_harness import kernel_pythons, kernel_set_up_with
+from support.kernel_harness import kernel_fixture
 from support.panel_driver import SETUP, live_panel, press, state, submit, wait_log, wait_panel
 
 pytestmark = [pytest.mark.kernel]
 
-
-@pytest.fixture(scope="module", params=kernel_pythons())
-def kernel(request):
-    with kernel_set_up_with(request.param, SETUP, expect="backends ['widgets', 'cli'] devices 8") as harness:
-        yield harness
+kernel = kernel_fixture(SETUP, expect="backends ['widgets', 'cli'] devices 8")
 
 
 SCAN_CELL = """

@@ -10,25 +10,18 @@ checks the widget state the kernel sent back and the cell's own result.
 from __future__ import annotations
 
 import re
-import textwrap
-import time
 
 import pytest
 
-from support.kernel_harness import kernel_pythons, kernel_set_up_with
-
-pytestmark = [pytest.mark.kernel]
+from support.kernel_harness import kernel_fixture
 
 from support.panel_driver import (MODULE_HEADING, PANEL_WIDGET, SETUP, closed, comms_opened_by, live_panel,  # noqa: F401
                                    log_text, panels, press, state, static_outputs, static_texts, submit,
                                    wait_banner, wait_log, wait_panel, wait_source)
 
+pytestmark = [pytest.mark.kernel]
 
-@pytest.fixture(scope="module", params=kernel_pythons())
-def kernel(request):
-    """One kernel per ipykernel line for the module (kernels are slow to start)."""
-    with kernel_set_up_with(request.param, SETUP, expect="backends ['widgets', 'cli'] devices 8") as harness:
-        yield harness
+kernel = kernel_fixture(SETUP, expect="backends ['widgets', 'cli'] devices 8")
 
 
 # --------------------------------------------------------------------------- tests

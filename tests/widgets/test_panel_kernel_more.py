@@ -13,8 +13,7 @@ import textwrap
 
 import pytest
 
-from support.kernel_harness import (kernel, kernel_set_up_with,  # noqa: F401
-                            kernel_python, kernel_pythons)
+from support.kernel_harness import kernel_fixture
 from support.panel_driver import (SETUP, closed, live_panel, press, static_outputs, static_texts, submit,
                                wait_banner, wait_log, wait_panel)
 
@@ -22,12 +21,7 @@ pytestmark = [pytest.mark.kernel]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
-
-@pytest.fixture(scope="module", params=kernel_pythons())
-def shared_kernel(request):
-    """One kernel per ipykernel line for the module (kernels are slow to start)."""
-    with kernel_set_up_with(request.param, SETUP) as harness:
-        yield harness
+shared_kernel = kernel_fixture(SETUP)
 
 
 def panel_displays(kernel) -> list[dict]:
@@ -252,16 +246,6 @@ def test_plain_import_finds_the_panel_through_its_entry_point(kernel_python, tmp
 
 # --------------------------------------------------------------------------- many stops
 
-def _engine_has_many_stops() -> bool:
-    from jaxdbg.engine.outputs import Resume
-    return hasattr(Resume, "CONTINUE_ALL")
-
-
-many_stops = pytest.mark.skipif(not _engine_has_many_stops(),
-                                reason="the engine's continue all / ignore / disable commands are not here yet")
-
-
-@many_stops
 @pytest.mark.timeout(400)
 @pytest.mark.multidevice
 def test_continue_all_over_pmap_devices(shared_kernel):
@@ -282,7 +266,6 @@ def test_continue_all_over_pmap_devices(shared_kernel):
     assert displays_in(done) == 1
 
 
-@many_stops
 @pytest.mark.timeout(400)
 def test_ignore_and_disable_inside_a_scan(shared_kernel):
     """``ignore 3`` skips the next three hits of the breakpoint; ``disable`` the rest."""

@@ -64,7 +64,7 @@ def sent(p: DebuggerPanel) -> list[dict]:
 
 def g(x):
     y = x * 2
-    z = {"sum": jnp.sum(y), "first": y[0], "label": "<b>not markup</b>"}
+    z = {"sum": jnp.sum(y), "first": y[0], "label": "<b>not markup</b>"}  # noqa: F841
     jaxdbg.breakpoint(backend="panel-test")
     return y + 1
 
@@ -179,11 +179,11 @@ class Pair(NamedTuple):
 
 
 def _frame_with_values():
-    scalar = jnp.float32(6.0)
-    with_nan = np.array([1.0, np.nan, 3.0, np.inf], dtype=np.float32)
-    tree = {"params": Params(jnp.ones((2, 3)), jnp.zeros(3)), "pair": Pair(1, [jnp.arange(4)])}
-    big = jnp.ones(10_000_000, dtype=jnp.float32)  # immutable: its statistics are kept
-    label = "<b>not markup</b>"
+    scalar = jnp.float32(6.0)  # noqa: F841
+    with_nan = np.array([1.0, np.nan, 3.0, np.inf], dtype=np.float32)  # noqa: F841
+    tree = {"params": Params(jnp.ones((2, 3)), jnp.zeros(3)), "pair": Pair(1, [jnp.arange(4)])}  # noqa: F841
+    big = jnp.ones(10_000_000, dtype=jnp.float32)  # immutable: its statistics are kept  # noqa: F841
+    label = "<b>not markup</b>"  # noqa: F841
     return Session([live_frame(sys._getframe())])
 
 
@@ -250,7 +250,7 @@ def test_sharded_values_show_spec_and_mesh():
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
     mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("x", "y"))
-    a = jax.device_put(jnp.zeros((8, 4)), NamedSharding(mesh, P("x", "y")))
+    a = jax.device_put(jnp.zeros((8, 4)), NamedSharding(mesh, P("x", "y")))  # noqa: F841
     p = DebuggerPanel(Session([live_frame(sys._getframe())]))
     label = rows_by_name(p)["a"]["sharding"]
     assert "mesh x=4, y=2" in label and "'x'" in label and "cpu" not in label.lower(), label

@@ -12,11 +12,11 @@ import contextlib
 import re
 import textwrap
 import time
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
-from support.kernel_harness import KernelHarness, kernel_pythons, kernel_set_up_with
+from support.kernel_harness import KernelHarness, kernel_fixture
 
 pytestmark = [pytest.mark.kernel, pytest.mark.multidevice]
 
@@ -42,13 +42,7 @@ SETUP = textwrap.dedent("""
     print("devices", jax.device_count())
 """)
 
-
-@pytest.fixture(scope="module", params=kernel_pythons())
-def kernel(request) -> Iterator[KernelHarness]:
-    with kernel_set_up_with(request.param, SETUP) as harness:
-        version = harness.run("import ipykernel; print('V', ipykernel.__version__)").stdout
-        harness.ipykernel_major = int(re.search(r"V (\d+)", version).group(1))
-        yield harness
+kernel = kernel_fixture(SETUP)
 
 
 @contextlib.contextmanager
@@ -321,7 +315,7 @@ def test_queued_pmap_cell_that_pauses_gets_working_buttons(kernel):
     assert_alive(kernel)
 
 
-# ---------------------------------------- 8: queued cells abort when the pause fails
+# -------------------- 8: queued cells abort when the pause fails, and run when it ends well
 
 
 def _queue_two(kernel: KernelHarness) -> list[str]:
@@ -330,37 +324,16 @@ def _queue_two(kernel: KernelHarness) -> list[str]:
     return ids
 
 
-def _assert_aborted(kernel: KernelHarness, ids: list[str]) -> None:
-    for msg_id in ids:
-        result = kernel.wait_reply(msg_id, timeout=120)
-        assert result.status == "aborted", result
-        assert "ran" not in result.stdout, result
-
-
-@pytest.mark.timeout(300)
-def test_queued_cells_abort_after_the_paused_cell_raises(kernel):
+def _pause_that_raises(kernel: KernelHarness) -> tuple[str, Callable[[], None]]:
     paused = paused_cell(kernel, "Go-a1", then="raise ValueError('after the pause')")
-    queued = _queue_two(kernel)
-    with no_hang(kernel):
-        click(kernel, "Go-a1")
-        assert reply_status(kernel, paused) == "error"
-        _assert_aborted(kernel, queued)
-    assert_alive(kernel)
+    return paused, lambda: click(kernel, "Go-a1")
 
 
-@pytest.mark.timeout(300)
-def test_queued_cells_abort_after_the_paused_cell_is_interrupted(kernel):
-    paused = paused_cell(kernel, "Go-a2")
-    queued = _queue_two(kernel)
-    with no_hang(kernel):
-        kernel.interrupt()
-        assert reply_status(kernel, paused) == "error"
-        _assert_aborted(kernel, queued)
-    assert_alive(kernel)
+def _pause_interrupted(kernel: KernelHarness) -> tuple[str, Callable[[], None]]:
+    return paused_cell(kernel, "Go-a2"), kernel.interrupt
 
 
-@pytest.mark.timeout(300)
-def test_queued_cells_abort_after_quit_in_the_panel(kernel):
+def _stop_quit_in_the_panel(kernel: KernelHarness) -> tuple[str, Callable[[], None]]:
     paused = kernel.execute(textwrap.dedent("""
         @jax.jit
         def abort_q(x):
@@ -368,25 +341,36 @@ def test_queued_cells_abort_after_quit_in_the_panel(kernel):
             return x + 1
         abort_q(jnp.ones(2))
     """))
-    with no_hang(kernel):
-        quit_target = panel_target(kernel, "quit")
-        queued = _queue_two(kernel)
-        kernel.comm_msg(*quit_target)
-        assert reply_status(kernel, paused) == "error"
-        _assert_aborted(kernel, queued)
-    assert_alive(kernel)
+    quit_target = panel_target(kernel, "quit")
+    return paused, lambda: kernel.comm_msg(*quit_target)
+
+
+def _pause_continued(kernel: KernelHarness) -> tuple[str, Callable[[], None]]:
+    return paused_cell(kernel, "Go-a3"), lambda: click(kernel, "Go-a3")
 
 
 @pytest.mark.timeout(300)
-def test_queued_cells_still_run_after_a_clean_continue(kernel):
-    paused = paused_cell(kernel, "Go-a3")
-    queued = _queue_two(kernel)
+@pytest.mark.parametrize("pause, ends, queued_run", [
+    pytest.param(_pause_that_raises, "error", False, id="abort-after-the-paused-cell-raises"),
+    pytest.param(_pause_interrupted, "error", False, id="abort-after-the-paused-cell-is-interrupted"),
+    pytest.param(_stop_quit_in_the_panel, "error", False, id="abort-after-quit-in-the-panel"),
+    pytest.param(_pause_continued, "ok", True, id="still-run-after-a-clean-continue"),
+])
+def test_queued_cells_after_the_pause_ends(kernel, pause, ends, queued_run):
+    """Cells queued behind a paused one are aborted when it fails, and run when it ends well."""
     with no_hang(kernel):
-        click(kernel, "Go-a3")
-        assert reply_status(kernel, paused) == "ok"
+        paused, end_the_pause = pause(kernel)
+        queued = _queue_two(kernel)
+        end_the_pause()
+        assert reply_status(kernel, paused) == ends
         for i, msg_id in enumerate(queued):
             result = kernel.wait_reply(msg_id, timeout=120)
-            assert result.status == "ok" and result.stdout == f"queued {i} ran\n", result
+            if queued_run:
+                assert result.status == "ok" and result.stdout == f"queued {i} ran\n", result
+            else:
+                assert result.status == "aborted", result
+                assert "ran" not in result.stdout, result
+    assert_alive(kernel)
 
 
 # --------------------------------------------- 11: a page that reconnects while paused

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from support.kernel_harness import ipykernel_version_of, kernel_pythons, kernel_set_up_with
+from support.kernel_harness import ipykernel_version_of, kernel_fixture
 
 pytestmark = [pytest.mark.kernel, pytest.mark.multidevice]
 
@@ -29,14 +29,7 @@ SETUP = textwrap.dedent("""
     print("devices", jax.device_count())
 """)
 
-
-@pytest.fixture(scope="module", params=kernel_pythons())
-def kernel(request):
-    """One kernel per ipykernel line for the whole module (kernels are slow to start)."""
-    with kernel_set_up_with(request.param, SETUP) as harness:
-        version = harness.run("import ipykernel; print('V', ipykernel.__version__)").stdout
-        harness.ipykernel_major = int(re.search(r"V (\d+)", version).group(1))
-        yield harness
+kernel = kernel_fixture(SETUP)
 
 
 def kernel_major(kernel) -> int:

@@ -1,0 +1,386 @@
+"""The development environments and the test matrix, as nox sessions.
+
+``python3 dev.py test`` runs the default sessions below in order (``nox`` from a tools
+venv); ``nox -s NAME`` runs one. Each session's venv lives in ``.nox/NAME`` and is reused:
+its packages are reinstalled only when what it installs, pyproject.toml, Colab's pins or
+the set of packages in the checkout changed (a stamp in the venv records that).
+
+- ``lint``: ruff (the rules in pyproject.toml); ``types`` (last): mypy over jaxdbg/ and
+  jaxdbg_widgets/, reading the dependencies from the main venv;
+- ``dist``: the sdist and the wheel (``python -m build``) into dist/, from a copy of the
+  files a clone has (dev.py's ``build_dist``); ``installed_wheel``: a venv with that wheel installed as users get it;
+- ``ipykernel6``: a kernel with ipykernel 6.29;
+- ``colab_pins``, ``newest_jax``, ``oldest_jax``: the matrix venvs (Colab's exact pins on
+  Colab's Python, the newest JAX on the newest Python found, the oldest JAX the pins
+  allow); each runs the core tests (no kernel, no browser) under its own Python;
+- ``tests``: the whole suite in the main venv (browser tests only there), the kernel tests
+  also against the kernel of every venv above; then the strict docs build.
+
+Pytest arguments after ``--`` go to ``tests``; with them, the matrix venvs are only built
+and the docs are not built. Every pytest run and check writes its result under
+``.nox/results/`` (JUnit XML and the versions it ran), which ``dev.py`` sums up.
+
+Not in the matrix: ``lab`` (JupyterLab on notebooks/quickstart.ipynb) and ``docs`` (build
+the site strictly, then serve it; ``-- --no-serve`` only builds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+DIST = ROOT / "dist"
+RESULTS = ROOT / ".nox" / "results"
+DOCS_SITE = ROOT / "site"
+QUICKSTART = Path("notebooks") / "quickstart.ipynb"
+COLAB_PINS = ".ci/colab-pins.txt"
+COLAB_PYTHON = (3, 13)  # Colab's runtime
+# jax 0.7.0 (the floor) needs Python >= 3.11; pair the oldest JAX with the oldest Python it takes.
+OLDEST_JAX_MIN_PYTHON = (3, 11)
+CHROMIUM = Path("/usr/bin/chromium")
+# The import packages pyproject.toml's finder looks for: an editable install made before
+# one of them existed does not see it, so their presence is part of the stamp.
+PACKAGES = ("jaxdbg", "jaxdbg_widgets")
+MAIN_EXTRAS = ".[notebook,test,docs]"
+CORE_TEST_TOOLS = ["pytest", "pytest-timeout"]
+# The tests that run under every matrix interpreter (the kernel tests already run each
+# matrix kernel from the main venv).
+CORE_TEST_ARGS = ["-m", "not kernel and not browser", "--ignore=tests/browser", "-q", "-p", "no:cacheprovider"]
+# What the main run's kernel tests read to start the kernels of the other venvs
+# (tests/support/kernel_harness.py), by the session that builds each venv.
+KERNEL_ENV = {
+    "installed_wheel": "JAXDBG_WHEEL_PYTHON",
+    "ipykernel6": "JAXDBG_IPYKERNEL6_PYTHON",
+    "colab_pins": "JAXDBG_COLAB_PYTHON",
+    "newest_jax": "JAXDBG_NEWEST_JAX_PYTHON",
+    "oldest_jax": "JAXDBG_OLDEST_JAX_PYTHON",
+}
+
+nox.options.sessions = ["lint", "dist", "installed_wheel", "ipykernel6",
+                        "colab_pins", "newest_jax", "oldest_jax", "tests", "types"]
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_venv = "yes"
+# A Python this machine lacks skips its session (the summary says so), on CI too.
+nox.options.error_on_missing_interpreters = False
+
+
+# ------------------------------------------------------------------ the Pythons
+
+
+def _version_of(exe: str) -> tuple[int, int] | None:
+    """(major, minor) of a Python with a working venv module, else None."""
+    try:
+        out = subprocess.run([exe, "-c", "import sys, venv, ensurepip; print(*sys.version_info[:2])"],
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    parts = out.stdout.split()
+    return (int(parts[0]), int(parts[1])) if out.returncode == 0 and len(parts) == 2 else None
+
+
+def _pythons() -> dict[tuple[int, int], str]:
+    """(major, minor) -> an executable, for every CPython >= 3.10 on PATH or under pyenv
+    (pyenv's shims on PATH run only the versions pyenv has selected)."""
+    candidates = [shutil.which(f"python3.{minor}") for minor in range(10, 20)]
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    if pyenv.is_dir():
+        candidates += [str(p) for p in sorted(pyenv.glob("3.*/bin/python3.*"))
+                       if re.fullmatch(r"python3\.\d+", p.name)]
+    found: dict[tuple[int, int], str] = {}
+    for exe in filter(None, candidates):
+        version = _version_of(exe)
+        if version and version >= (3, 10):
+            found.setdefault(version, exe)
+    return dict(sorted(found.items()))
+
+
+def _matrix_pythons() -> dict[str, str]:
+    """The interpreter of each matrix venv (a version nox reports as missing when none fits)."""
+    pythons = _pythons()
+    if not pythons:
+        return {"colab_pins": "3.13", "newest_jax": "3.13", "oldest_jax": "3.11"}
+    colab = COLAB_PYTHON if COLAB_PYTHON in pythons else min(
+        pythons, key=lambda v: (abs(v[1] - COLAB_PYTHON[1]) if v[0] == 3 else 99, -v[1]))
+    oldest = [v for v in pythons if v >= OLDEST_JAX_MIN_PYTHON]
+    return {"colab_pins": pythons[colab], "newest_jax": pythons[max(pythons)],
+            "oldest_jax": pythons[min(oldest)] if oldest else "3.11"}
+
+
+MATRIX_PYTHONS = _matrix_pythons()
+
+
+# ------------------------------------------------------------------ installing once
+
+
+def _stamp(steps: list[list[str]]) -> str:
+    h = hashlib.sha256(repr(steps).encode())
+    h.update((ROOT / "pyproject.toml").read_bytes())
+    if (ROOT / COLAB_PINS).is_file():
+        h.update((ROOT / COLAB_PINS).read_bytes())
+    for pkg in PACKAGES:
+        h.update(f"{pkg}:{(ROOT / pkg / '__init__.py').is_file()}".encode())
+    return h.hexdigest()
+
+
+def install_once(session: nox.Session, *steps: list[str]) -> None:
+    """``pip install`` each step in order, unless this venv has them already (its stamp)."""
+    stamp_file = Path(session.virtualenv.location) / ".jaxdbg-stamp"
+    want = _stamp(list(steps))
+    if stamp_file.is_file() and stamp_file.read_text().strip() == want:
+        return
+    stamp_file.unlink(missing_ok=True)
+    for step in steps:
+        session.install(*step, env={"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"})
+    stamp_file.write_text(want + "\n")
+
+
+def venv_python(name: str) -> Path:
+    """The Python of session ``name``'s venv (built by an earlier session or run)."""
+    return ROOT / ".nox" / name / "bin" / "python"
+
+
+def _extra(name: str) -> str:
+    """The requirement for ``name`` in pyproject.toml's `test` extra, e.g. "ruff==0.17.6"."""
+    match = re.search(rf'"({re.escape(name)}\b[^"]*)"', (ROOT / "pyproject.toml").read_text())
+    return match.group(1) if match else name
+
+
+def _jax_floor() -> str:
+    match = re.search(r'"jax>=([0-9.]+)', (ROOT / "pyproject.toml").read_text())
+    if not match:
+        raise RuntimeError("pyproject.toml has no jax floor (jax>=X) to build the oldest-JAX venv from")
+    return match.group(1)
+
+
+# ------------------------------------------------------------------ results
+
+
+def describe(python: str | Path) -> str:
+    code = ("import sys, jax, ipykernel, IPython, ipywidgets, jupyter_client; "
+            "print(f'Python {sys.version.split()[0]}, jax {jax.__version__}, ipykernel {ipykernel.__version__}, "
+            "IPython {IPython.__version__}, ipywidgets {ipywidgets.__version__}, "
+            "jupyter_client {jupyter_client.__version__}')")
+    out = subprocess.run([str(python), "-c", code], stdin=subprocess.DEVNULL, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    return out.stdout.strip() or f"(could not import: {out.stderr.strip().splitlines()[-1:]})"
+
+
+def record(label: str, versions: str, counts: dict[str, int] | None = None) -> Path:
+    """Note a run for the summary: its counts, or (None) the JUnit XML its pytest writes,
+    whose path this returns."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    slug = re.sub(r"\W+", "-", label).strip("-")
+    (RESULTS / f"{slug}.json").write_text(json.dumps({"label": label, "versions": versions,
+                                                      "counts": counts, "junit": f"{slug}.xml"}))
+    return RESULTS / f"{slug}.xml"
+
+
+def check(session: nox.Session, label: str, versions: str, *args: str, **kwargs) -> None:
+    """Run a check that counts as one test in the summary: passed, or failed."""
+    record(label, versions, {"failed": 1})
+    session.run(*args, **kwargs)
+    record(label, versions, {"passed": 1})
+
+
+def pytest(session: nox.Session, label: str, args: list[str], env: dict[str, str] | None = None) -> None:
+    """pytest in the session's venv; its counts go to the summary through JUnit XML."""
+    junit = record(label, describe(Path(session.virtualenv.location) / "bin" / "python"))
+    junit.unlink(missing_ok=True)
+    session.run("python", "-m", "pytest", *args, f"--junitxml={junit}",
+                env={"PYTHONUNBUFFERED": "1", **(env or {})},
+                success_codes=[0, 5])  # 5: nothing collected, not a failure of the matrix
+
+
+# ------------------------------------------------------------------ checks
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff (the rules in pyproject.toml): bugs, not style."""
+    install_once(session, [_extra("ruff")])
+    check(session, "lint (ruff)", _extra("ruff"), "ruff", "check", ".")
+
+
+# ------------------------------------------------------------------ the package as users get it
+
+
+def _dev_module():
+    """dev.py (standard library only) as a module: its build_dist is the one build recipe."""
+    spec = importlib.util.spec_from_file_location("jaxdbg_dev", ROOT / "dev.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@nox.session
+def dist(session: nox.Session) -> None:
+    """The sdist and the wheel into dist/ (dev.py's build_dist: from a copy of the files a
+    clone has, since an editable install's egg-info would hide one missing from package-data)."""
+    install_once(session, ["build"])
+    _dev_module().build_dist(Path(session.virtualenv.location) / "bin" / "python", DIST)
+
+
+@nox.session
+def installed_wheel(session: nox.Session) -> None:
+    """A venv with dist/'s wheel installed as a user would (dependencies from its metadata);
+    the wheel itself is reinstalled every time, since its contents follow the checkout."""
+    wheels = sorted(DIST.glob("jaxdbg-*.whl"))
+    if len(wheels) != 1:
+        session.error("dist/ holds no single wheel: run the dist session first")
+    install_once(session, [str(wheels[0])])
+    session.install("--no-deps", "--force-reinstall", str(wheels[0]))
+
+
+# ------------------------------------------------------------------ the matrix venvs
+
+
+@nox.session
+def ipykernel6(session: nox.Session) -> None:
+    """A kernel with ipykernel 6.29 (the main run's kernel tests start it)."""
+    install_once(session, ["-e", ".", "ipykernel==6.29.*", "jupyter_client", "ipywidgets"])
+
+
+def _core_tests(session: nox.Session, label: str) -> None:
+    if session.posargs:
+        session.log("pytest arguments given: the core tests under this interpreter do not run")
+        return
+    pytest(session, f"{label} (core)", CORE_TEST_ARGS)
+
+
+@nox.session(python=MATRIX_PYTHONS["colab_pins"])
+def colab_pins(session: nox.Session) -> None:
+    """Colab's exact pins, on Colab's Python (or the nearest found)."""
+    install_once(session, ["-r", COLAB_PINS], ["-c", COLAB_PINS, "-e", ".", *CORE_TEST_TOOLS])
+    _core_tests(session, "colab pins")
+
+
+@nox.session(python=MATRIX_PYTHONS["newest_jax"])
+def newest_jax(session: nox.Session) -> None:
+    """The newest JAX the pins allow, on the newest Python found."""
+    install_once(session, ["--upgrade", "--upgrade-strategy", "eager", "-e", ".", *CORE_TEST_TOOLS])
+    _core_tests(session, "newest jax")
+
+
+@nox.session(python=MATRIX_PYTHONS["oldest_jax"])
+def oldest_jax(session: nox.Session) -> None:
+    """The oldest JAX the pins allow, on the oldest Python it takes."""
+    floor = _jax_floor()
+    install_once(session, ["-e", ".", f"jax=={floor}", f"jaxlib=={floor}", *CORE_TEST_TOOLS])
+    _core_tests(session, "oldest jax")
+
+
+# ------------------------------------------------------------------ the main run
+
+
+def _chromium_works(path: Path) -> bool:
+    try:
+        out = subprocess.run([str(path), "--version"], stdin=subprocess.DEVNULL,
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "chrom" in out.stdout.lower()
+
+
+def ensure_chromium(session: nox.Session) -> Path | None:
+    """A Chromium for the browser tests, installing Debian's package when root; else None."""
+    override = os.environ.get("JAXDBG_CHROMIUM")
+    if override and Path(override).is_file():
+        return Path(override)
+    if CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK):
+        return CHROMIUM
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
+        session.warn(f"browser tests will be SKIPPED: {CHROMIUM} is missing and we cannot "
+                     "apt-get install chromium (not root, or no apt-get)")
+        return None
+    session.log("installing chromium with apt-get (needed by the browser tests) ...")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (["apt-get", "update", "-q"],
+                ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]):
+        if subprocess.run(cmd, stdin=subprocess.DEVNULL, env=env).returncode != 0:
+            session.warn(f"browser tests will be SKIPPED: `{' '.join(cmd)}` failed")
+            return None
+    if not _chromium_works(CHROMIUM):
+        session.warn(f"browser tests will be SKIPPED: {CHROMIUM} does not run after "
+                     "`apt-get install chromium` (a snap stub?)")
+        return None
+    return CHROMIUM
+
+
+def docs_env() -> dict[str, str]:
+    """The docs build executes the notebooks in kernels that inherit this environment: the
+    notebooks' python3 kernel is the venv's, not one in the user's home."""
+    return {"JAX_PLATFORMS": "cpu", "NO_MKDOCS_2_WARNING": "1", "JUPYTER_PREFER_ENV_PATH": "1"}
+
+
+def build_docs(session: nox.Session) -> None:
+    check(session, "docs (mkdocs build --strict)", f"site/ from {session.virtualenv.location}",
+          "python", "-m", "mkdocs", "build", "--strict", "--site-dir", str(DOCS_SITE), env=docs_env())
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The whole suite in the main venv, the kernel tests on every matrix kernel; then the docs."""
+    install_once(session, ["-e", MAIN_EXTRAS])
+    env = {"JAXDBG_DIST_DIR": str(DIST), "JUPYTER_PREFER_ENV_PATH": "1"}
+    for name, var in KERNEL_ENV.items():
+        if venv_python(name).exists():
+            env[var] = str(venv_python(name))
+        else:
+            session.warn(f"{name}: its venv is not built, so its kernel is not in the kernel tests")
+    chromium = ensure_chromium(session)
+    if chromium is not None:
+        env["JAXDBG_CHROMIUM"] = str(chromium)
+    for name in ("ipykernel6", "installed_wheel"):  # kernels only: the summary names their versions
+        if venv_python(name).exists():
+            record(f"{name} kernel", describe(venv_python(name)), {})
+    try:
+        pytest(session, "main (+ kernel tests on every matrix kernel)", session.posargs, env)
+    finally:
+        if not session.posargs:
+            build_docs(session)
+
+
+@nox.session
+def types(session: nox.Session) -> None:
+    """mypy over jaxdbg/ and jaxdbg_widgets/. It reads the dependencies' types from the main
+    venv when `tests` built it (it runs after `tests`), else from its own install."""
+    target = venv_python("tests")
+    if target.exists():
+        install_once(session, [_extra("mypy")])
+    else:
+        install_once(session, ["-e", ".", _extra("mypy")])
+        target = Path(session.virtualenv.location) / "bin" / "python"
+    check(session, "types (mypy)", _extra("mypy"), "mypy", "--python-executable", str(target))
+
+
+# ------------------------------------------------------------------ by hand
+
+
+@nox.session(default=False)
+def lab(session: nox.Session) -> None:
+    """JupyterLab on notebooks/quickstart.ipynb; arguments after -- go to jupyter lab."""
+    install_once(session, ["-e", ".[notebook]"])
+    args = ["lab", str(QUICKSTART), *session.posargs]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in args:
+        args.append("--allow-root")
+    session.run("jupyter", *args, env={"JUPYTER_PREFER_ENV_PATH": "1"})
+
+
+@nox.session(default=False)
+def docs(session: nox.Session) -> None:
+    """Build the site strictly into site/, then serve it with live reload (``-- --no-serve``:
+    only build); other arguments go to mkdocs serve."""
+    install_once(session, ["-e", ".[notebook,docs]"])
+    build_docs(session)
+    if "--no-serve" not in session.posargs:
+        serve_args = [a for a in session.posargs if a not in ("--serve", "--no-serve")]
+        session.run("python", "-m", "mkdocs", "serve", *serve_args, env=docs_env())
