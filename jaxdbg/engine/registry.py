@@ -182,7 +182,9 @@ def check_options(name: str | None, options: dict[str, Any]) -> None:
         except Exception:  # preparing is best effort; the stop still works without it
             pass
     # `commands=` is answered before any backend runs (jaxdbg.frontends.scripted)
-    unknown = sorted(set(options) - entry.options - {"commands"}) if entry.options is not None else []
+    if entry.options is None:  # the backend takes any option
+        return
+    unknown = sorted(set(options) - entry.options - {"commands"})
     if unknown:
         accepted = ", ".join(sorted(entry.options)) or "none"
         raise TypeError(
