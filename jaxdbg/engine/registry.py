@@ -17,16 +17,16 @@ import dataclasses
 import inspect
 import sys
 import threading
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable
 
 from jaxdbg import config
-from jaxdbg.engine.session import Session
 
 ENV_VAR = config.BACKEND.name
 
 
-class Debugger(Protocol):
-    def __call__(self, session: Session, **backend_options: Any) -> None: ...
+# ``debugger(session, **backend_options)``: each backend names its own keyword options,
+# so no one signature fits them all.
+Debugger = Callable[..., None]
 
 
 @dataclasses.dataclass(frozen=True)
