@@ -337,10 +337,11 @@ def capture(frame: types.FrameType, collector: OperandCollector, own: bool = Fal
                        for l in leaves]
             traced[name] = (treedef, slotted)
             only = slotted[0] if len(slotted) == 1 else None
-            where = collector.sharding_of(only) if isinstance(only, OperandSlot) else None
-            if isinstance(only, OperandSlot) and where is not None:
-                shardings[name] = where.label()
-                sharded[name] = only.index
+            if isinstance(only, OperandSlot):
+                where = collector.sharding_of(only)
+                if where is not None:
+                    shardings[name] = where.label()
+                    sharded[name] = only.index
         else:
             static[name] = value
     return FrameTemplate(code.co_filename, frame.f_lineno, code.co_name, frame.f_globals,

@@ -245,6 +245,7 @@ class Session:
             # A bare expression that gives None (print(x), a call for its effect) shows
             # nothing, as at Python's and pdb's prompts; 'p' still shows None.
             return Output(OutputKind.TEXT, "")
+
         def show() -> str | BaseException:
             return pprint.pformat(value) if pretty else repr(value)
 
