@@ -131,7 +131,7 @@ class LocatedError(jax_checkify.Error):
             return None
         if sites[0].index is None:
             return sites[0].describe()
-        return "\n".join(f"at mapped index {', '.join(map(str, s.index))}: {s.describe()}"
+        return "\n".join(f"at mapped index {_index_label(s.index)}: {s.describe()}"
                          for s in sites)
 
     def __str__(self) -> str:
@@ -176,8 +176,8 @@ def _source(frame: SourceFrame, context: int = CONTEXT_LINES) -> tuple[int, list
     return first, [line.rstrip("\n") for line in lines[first - 1:last]]
 
 
-def _index_label(index: tuple[int, ...]) -> str:
-    return ", ".join(map(str, index))
+def _index_label(index: tuple[int, ...] | None) -> str:
+    return "" if index is None else ", ".join(map(str, index))  # None: an unmapped error
 
 
 @dataclasses.dataclass

@@ -336,10 +336,12 @@ def capture(frame: types.FrameType, collector: OperandCollector, own: bool = Fal
             slotted = [collector.slot(l, own) if isinstance(l, jax.core.Tracer) else l
                        for l in leaves]
             traced[name] = (treedef, slotted)
-            where = collector.sharding_of(slotted[0]) if len(slotted) == 1 else None
-            if where is not None:
-                shardings[name] = where.label()
-                sharded[name] = slotted[0].index
+            only = slotted[0] if len(slotted) == 1 else None
+            if isinstance(only, OperandSlot):
+                where = collector.sharding_of(only)
+                if where is not None:
+                    shardings[name] = where.label()
+                    sharded[name] = only.index
         else:
             static[name] = value
     return FrameTemplate(code.co_filename, frame.f_lineno, code.co_name, frame.f_globals,

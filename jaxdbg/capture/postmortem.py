@@ -65,6 +65,7 @@ def post_mortem(exc: BaseException | types.TracebackType | None = None, *,
         exc = _last_exception()
     if exc is None:
         raise ValueError("jaxdbg.post_mortem: there is no exception to debug")
+    tb: types.TracebackType | None
     if isinstance(exc, types.TracebackType):
         tb, reason = exc, "post-mortem"
     else:
@@ -88,7 +89,8 @@ def set_nan_debugging(enabled: bool) -> None:
 
 
 def nan_debugging_enabled() -> bool:
-    return bool(jax.config.jax_debug_nans) or bool(jax.config.jax_debug_infs)
+    flags: Any = jax.config  # each flag is an attribute JAX adds at run time
+    return bool(flags.jax_debug_nans) or bool(flags.jax_debug_infs)
 
 
 def _after_cell(result: Any = None) -> None:

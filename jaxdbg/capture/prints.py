@@ -23,7 +23,7 @@ import functools
 import string
 import sys
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import jax
 import jax.numpy as jnp
@@ -145,7 +145,7 @@ def _has_placeholders(fmt: str) -> bool:
     return field_name is not None
 
 
-def _format(fmt: str, printoptions: dict[str, Any], placeholders: bool, args, kwargs) -> str:
+def _format(fmt: str, printoptions: Mapping[str, Any], placeholders: bool, args, kwargs) -> str:
     if placeholders:
         with np.printoptions(**printoptions):
             return fmt.format(*args, **kwargs)
@@ -216,7 +216,8 @@ class _Origin:
             return self.plain
         batch_index = tuple(i for i, _ in batch)
         batch_size = tuple(n for _, n in batch)
-        device, named = None, ()
+        device: int | None = None
+        named: tuple[tuple[str, int], ...] = ()
         if self.device_axes:
             positions = [int(np.asarray(d)) for d in devices]
             device = 0
@@ -266,7 +267,7 @@ def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple,
 
         jax.debug.callback(on_host, devices, call_args, call_kwargs, ordered=ordered)
 
-    firsts = {}
+    firsts: dict[int, Any] = {}  # one operand per traced value, by identity
     for i in traced_at:
         firsts.setdefault(id(flat[i]), flat[i])
     _call_per_batch_element(call_host, list(firsts.values()) + list(device_indices))

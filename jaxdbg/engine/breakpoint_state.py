@@ -203,11 +203,13 @@ def reset() -> None:
 
 # -- reporting the stops that `continue all` passed ----------------------------
 def _finish_continue_all(bp: _Breakpoint) -> None:
-    """End bp's continue-all (caller holds the lock) and queue its report."""
+    """End bp's continue-all (caller holds the lock and saw it active) and queue its report."""
+    run = bp.continuing_in
+    assert run is not None
     if bp.passed:
         stops = "stop" if bp.passed == 1 else "stops"
         _reports.append(notices.phrase(f"continued past {bp.passed} more {stops} of breakpoint "
-                                       f"{bp.number} in {bp.continuing_in.description}"))
+                                       f"{bp.number} in {run.description}"))
     bp.continuing_in, bp.passed = None, 0
 
 

@@ -145,6 +145,7 @@ def _complete_expression(session: CompletionContext, text: str) -> list[str]:
         before = text[:match.end(1) + 1]
         return [before + a for a in _attributes(session, match.group(1), match.group(2))]
     match = _NAME_AT_END.search(text)
+    assert match is not None  # its empty alternative matches at the end of any text
     start = match.start()
     if _inside_string(text[:start]) or (start > 0 and (text[start - 1].isdigit() or text[start - 1] == ".")):
         return []
@@ -174,7 +175,9 @@ def _names(session: CompletionContext) -> list[str]:
 
 def _resolve(session: CompletionContext, chain: str) -> Any:
     """The object a plain name chain refers to, without calling anything but getattr."""
-    name = re.match(_NAME, chain).group(0)
+    match = re.match(_NAME, chain)
+    assert match is not None  # a chain starts with a name (see _CHAIN)
+    name = match.group(0)
     ns = _namespace(session)
     if name not in ns:
         raise _Unresolved(name)

@@ -17,16 +17,16 @@ import dataclasses
 import inspect
 import sys
 import threading
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable
 
 from jaxdbg import config
-from jaxdbg.engine.session import Session
 
 ENV_VAR = config.BACKEND.name
 
 
-class Debugger(Protocol):
-    def __call__(self, session: Session, **backend_options: Any) -> None: ...
+# ``debugger(session, **backend_options)``: each backend names its own keyword options,
+# so no one signature fits them all.
+Debugger = Callable[..., None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,7 +182,9 @@ def check_options(name: str | None, options: dict[str, Any]) -> None:
         except Exception:  # preparing is best effort; the stop still works without it
             pass
     # `commands=` is answered before any backend runs (jaxdbg.frontends.scripted)
-    unknown = sorted(set(options) - entry.options - {"commands"}) if entry.options is not None else []
+    if entry.options is None:  # the backend takes any option
+        return
+    unknown = sorted(set(options) - entry.options - {"commands"})
     if unknown:
         accepted = ", ".join(sorted(entry.options)) or "none"
         raise TypeError(

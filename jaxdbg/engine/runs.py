@@ -28,7 +28,7 @@ from jaxdbg.internals import ipython_api
 class Run:
     """Identifies one run; equal runs compare equal."""
 
-    def __init__(self, key: Hashable) -> None:
+    def __init__(self, key: tuple[Hashable, ...]) -> None:
         self._key = key
 
     @property

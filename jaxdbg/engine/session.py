@@ -245,10 +245,14 @@ class Session:
             # A bare expression that gives None (print(x), a call for its effect) shows
             # nothing, as at Python's and pdb's prompts; 'p' still shows None.
             return Output(OutputKind.TEXT, "")
-        text = guarded(lambda: pprint.pformat(value) if pretty else repr(value), lambda e: e)
-        if isinstance(text, BaseException):
-            return error(f"could not show the value: {format_exception(text)}")
-        text, cut = truncate(text)
+
+        def show() -> str | BaseException:
+            return pprint.pformat(value) if pretty else repr(value)
+
+        shown = guarded(show, lambda e: e)
+        if isinstance(shown, BaseException):
+            return error(f"could not show the value: {format_exception(shown)}")
+        text, cut = truncate(shown)
         return Output(OutputKind.VALUE, text, value, truncated=cut)
 
     def whatis(self, source: str) -> Output:

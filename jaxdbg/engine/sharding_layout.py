@@ -18,7 +18,7 @@ import dataclasses
 import enum
 import functools
 import itertools
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -308,7 +308,7 @@ def _spec_axes(spec: Any, ndim: int) -> list[str]:
     return names
 
 
-def layout_from_indices(indices: dict[Any, tuple[Any, ...]], shape: Sequence[int], *,
+def layout_from_indices(indices: Mapping[Any, tuple[Any, ...]], shape: Sequence[int], *,
                         title: str, sharding_name: str, spec: Any = None,
                         mesh_axes: Sequence[tuple[str, int]] = (),
                         kind: LayoutKind = LayoutKind.ARRAY) -> ShardingLayout:
@@ -420,7 +420,8 @@ def layout_of(x: Any, *, shape: Sequence[int] | None = None, dtype: Any = None) 
 
     if isinstance(x, jax.sharding.Mesh):
         devices = np.asarray(x.devices)
-        indices = {dev: tuple(slice(i, i + 1) for i in pos) for pos, dev in np.ndenumerate(devices)}
+        indices: Mapping[Any, tuple[slice, ...]] = {
+            dev: tuple(slice(i, i + 1) for i in pos) for pos, dev in np.ndenumerate(devices)}
         axes = tuple((str(n), int(s)) for n, s in x.shape.items())
         return layout_from_indices(indices, devices.shape, title="Mesh", sharding_name="Mesh",
                                    mesh_axes=axes, kind=LayoutKind.MESH)

@@ -140,8 +140,10 @@ def _ticket_for(site: object, info: StopInfo, devices: int | None, every_device:
     with _cond:
         current = _join_round(site, info.device, devices, every_device)
         arrival = next(_counter)
-        order = current.order if current is not None else arrival
-        return _Ticket((order, info.device if current is not None else 0, arrival), current)
+        if current is None:
+            return _Ticket((arrival, 0, arrival), None)
+        assert info.device is not None  # only a stop of a known device joins a round
+        return _Ticket((current.order, info.device, arrival), current)
 
 
 def _take_turn(ticket: _Ticket) -> bool:
@@ -213,7 +215,9 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
     interrupts.install()
     ticket = _ticket_for(site, info, devices, every_device)
     if not _take_turn(ticket):
-        raise ticket.round.ending()
+        ended = ticket.round
+        assert ended is not None and ended.ending is not None  # only an ended round refuses
+        raise ended.ending()
     try:
         opens, info.hit = breakpoint_state.admit(info.breakpoint_id)
         if not opens:  # disabled, ignored or continued past while it waited

@@ -7,6 +7,7 @@ Used by the ``locals`` command and by every backend's locals table, so a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import reprlib
 import types
 import weakref
@@ -65,7 +66,7 @@ class ValueSummary:
     @property
     def array_type(self) -> str:
         """The one shape notation of every view: ``float32[3,4]`` (``float32[]`` for a scalar)."""
-        return array_type(self.shape, self.dtype) if self.is_array else ""
+        return array_type(self.shape, self.dtype) if self.shape is not None else ""
 
     def stat_parts(self) -> list[tuple[str, bool]]:
         """``(text, alarming)`` pieces: min/max/mean (over the finite values, and said so
@@ -168,7 +169,7 @@ def array_stats(value: Any) -> ArrayStats | None:
     if not _immutable(value):
         return stats
     try:
-        ref = weakref.ref(value, lambda _ref, key=key: _forget_stats(key, _ref))
+        ref = weakref.ref(value, functools.partial(_forget_stats, key))
     except TypeError:  # not weakly referenceable: not cached
         return stats
     _stats_cache[key] = (ref, stats)

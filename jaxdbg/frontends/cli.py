@@ -23,7 +23,6 @@ from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import DEFAULT_CONTEXT, Session
 from jaxdbg.frontends.driver import PROMPT
 from jaxdbg.frontends.terminal_completion import tab_completion
-from jaxdbg.views import phrases
 from jaxdbg.engine.source_window import window_lines
 
 if TYPE_CHECKING:  # rich is imported when a terminal stop is drawn, not with jaxdbg

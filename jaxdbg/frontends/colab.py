@@ -105,6 +105,7 @@ class _View:
 
         from jaxdbg.frontends import colab_view
 
+        html: object  # what display() shows: a Rendered (HTML and text) or an HTML
         if final:
             html = colab_view.render_finished(self.session, self.log, self.view_id,
                                               self.sequence, note)

@@ -58,6 +58,8 @@ def read_line(prompt: str, stdout: IO[str] | None = None) -> str:
     KeyboardInterrupt on Ctrl-C (see :mod:`jaxdbg.engine.interrupts`)."""
     out = stdout if stdout is not None else sys.stdout
     fd = _stdin_fd()
+    if fd is None:  # callers ask should_read_descriptor() first
+        raise ValueError("read_line needs a stdin with a file descriptor")
     wake_read, wake_write = os.pipe()
 
     def wake() -> None:

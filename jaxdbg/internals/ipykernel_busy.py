@@ -32,8 +32,10 @@ def main_shell_busy(kernel: Any) -> bool:
     ``dispatch_shell`` (both 6.x and 7.x) is on it exactly while a request is handled
     synchronously. ``sys._current_frames`` is CPython's documented debugging hook.
     """
-    main = threading.main_thread()
-    frame = sys._current_frames().get(main.ident)
+    ident = threading.main_thread().ident
+    if ident is None:  # not started: never the case for the main thread
+        return False
+    frame = sys._current_frames().get(ident)
     while frame is not None:
         code = frame.f_code
         if code.co_name == "dispatch_shell" and "ipykernel" in code.co_filename:
@@ -105,7 +107,7 @@ class _KeepCellBusy:
                 parent = self.kernel.get_parent(channel)
             except Exception:
                 parent = None
-        msg_id = lambda m: ((m or {}).get("header") or {}).get("msg_id")  # noqa: E731
+        msg_id = lambda m: ((m or {}).get("header") or {}).get("msg_id")
         if msg_id(parent) == msg_id(running):
             return  # the cell's own idle: it has ended
         try:

@@ -24,7 +24,7 @@ def comm_routing_available() -> bool:
     (7.0 - 7.3) the frontend alone picks the subshell, and we cannot rely on that.
     """
     try:
-        from ipykernel.comm.comm import BaseComm  # noqa: PLC0415
+        from ipykernel.comm.comm import BaseComm
     except Exception:
         return False
     return callable(getattr(BaseComm, "_reply_subshell_for", None))

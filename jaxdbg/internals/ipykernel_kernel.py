@@ -39,7 +39,7 @@ def kernel_version() -> tuple[int, ...] | None:
     ipk = sys.modules.get("ipykernel")
     if ipk is None:
         try:
-            import ipykernel as ipk  # noqa: PLC0415
+            import ipykernel as ipk
         except Exception:
             return None
     text = getattr(ipk, "__version__", "") or ""

@@ -8,6 +8,7 @@ the wrong parent, and frontends drop output parented to a click.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import threading
 from typing import Any, Callable, Iterator
@@ -124,7 +125,7 @@ def pin_thread_parent(kernel: Any, ident: Any, parent: dict) -> Callable[[], Non
             var = getattr(kernel, name, None)
             if var is not None and hasattr(var, "reset"):
                 token = var.set(value)
-                undo.append(lambda var=var, token=token: var.reset(token))
+                undo.append(functools.partial(var.reset, token))
     except Exception:
         pass
 
@@ -139,7 +140,7 @@ def pin_thread_parent(kernel: Any, ident: Any, parent: dict) -> Callable[[], Non
 
 
 def _pin_streams_6x(parent: dict) -> list[Callable[[], None]]:
-    from jupyter_client.session import extract_header  # noqa: PLC0415
+    from jupyter_client.session import extract_header
 
     header = extract_header(parent)
     undo: list[Callable[[], None]] = []
@@ -147,7 +148,7 @@ def _pin_streams_6x(parent: dict) -> list[Callable[[], None]]:
         var = getattr(stream, "_parent_header", None)
         if var is not None and hasattr(var, "reset"):
             token = var.set(header)
-            undo.append(lambda var=var, token=token: var.reset(token))
+            undo.append(functools.partial(var.reset, token))
     return undo
 
 
@@ -165,7 +166,7 @@ def display_parent_6x(kernel: Any, parent: dict | None) -> Iterator[None]:
             or not hasattr(pub, "parent_header"):
         yield
         return
-    from jupyter_client.session import extract_header  # noqa: PLC0415
+    from jupyter_client.session import extract_header
 
     previous = pub.parent_header
     pub.parent_header = extract_header(parent)

@@ -37,9 +37,10 @@ def adapter_status(kernel: Any | None = None) -> dict[str, Any]:
             found[path] = False
 
     try:
-        from ipykernel.comm.comm import BaseComm  # noqa: PLC0415
+        from ipykernel.comm.comm import BaseComm
+        base_comm: Any = BaseComm
     except Exception:
-        BaseComm = None  # noqa: N806
+        base_comm = None
     stdout = sys.stdout
     shell = getattr(kernel, "shell", None)
     if version is not None and version >= (7,):
@@ -79,9 +80,10 @@ def adapter_status(kernel: Any | None = None) -> dict[str, Any]:
             "kernel.comm_manager.register_comm",
             # per-thread stream parents came in 6.29; before, one global parent
             # (OutStream.set_parent) that the pump keeps on the paused cell
-            "stdout._parent_header" if version >= (6, 29) else "stdout.set_parent",
+            "stdout._parent_header" if version is not None and version >= (6, 29)
+            else "stdout.set_parent",
         ]
-    objects = {"kernel": kernel, "shell": shell, "stdout": stdout, "BaseComm": BaseComm}
+    objects = {"kernel": kernel, "shell": shell, "stdout": stdout, "BaseComm": base_comm}
     for path in required:
         has(path, objects[path.split(".")[0]])
     return {

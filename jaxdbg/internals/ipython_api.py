@@ -118,7 +118,8 @@ def add_traceback_filter(shell: Any, handler: CustomExcHandler) -> Callable[[], 
 
     def showtraceback(exc_tuple: Any = None, *args: Any, **kwargs: Any) -> Any:
         etype, value, tb = exc_tuple if exc_tuple is not None else sys.exc_info()
-        if value is not None and handler(shell, etype, value, tb, None):
+        if value is not None and handler(shell, etype if etype is not None else type(value),
+                                         value, tb, None):
             return None
         return original(exc_tuple, *args, **kwargs)
 

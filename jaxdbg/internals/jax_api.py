@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import types
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import jax
 
@@ -254,7 +254,7 @@ def drop_stopped_effects_when_waiting(is_stopped: Callable[[BaseException], bool
                     tokens.pop(key, None)
         self.clear()
 
-    block_until_ready._jaxdbg_drops_stopped = True
+    cast(Any, block_until_ready)._jaxdbg_drops_stopped = True  # marks the patch as ours
     cls.block_until_ready = block_until_ready
     return True
 

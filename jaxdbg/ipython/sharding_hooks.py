@@ -65,7 +65,7 @@ def _formatters(shell: Any) -> list[tuple[Any, type, Callable[..., Any]]]:
     if shell is None or not hasattr(shell, "display_formatter"):
         return []
     formatters = shell.display_formatter.formatters
-    out = []
+    out: list[tuple[Any, type, Callable[..., Any]]] = []
     for mime, fn in (("text/html", _layout_html), ("text/plain", _layout_text)):
         if mime in formatters:
             out += [(formatters[mime], cls, fn)

@@ -102,7 +102,7 @@ def _page(layout: ShardingLayout, page: tuple[int, ...], parts: list[Markup]) ->
             if isinstance(r, Fold) or isinstance(c, Fold):
                 rows = range(r.first, r.last + 1) if isinstance(r, Fold) else range(r, r + 1)
                 cols = range(c.first, c.last + 1) if isinstance(c, Fold) else range(c, c + 1)
-                count = r.count if isinstance(r, Fold) else c.count
+                count = len(rows) if isinstance(r, Fold) else len(cols)  # what is folded
                 what = "rows" if isinstance(r, Fold) else "columns"
                 title = f"{count} {what} folded; devices {compress_ids(layout.devices_in([page], rows, cols))}"
                 parts.append(Markup('<div class="jxs-fold" title="{}">×{}</div>').format(title, count))

@@ -108,9 +108,10 @@ def _grid(layout: ShardingLayout, page: tuple[int, ...]) -> list[Line]:
         return layout.intervals[cdim][item].label if cdim is not None else ""
 
     def cell(r: int | Fold, c: int | Fold) -> tuple[str, Style]:
-        if isinstance(r, Fold) or isinstance(c, Fold):
-            count = r.count if isinstance(r, Fold) else c.count
-            return (f"×{count}", "fold")
+        if isinstance(r, Fold):
+            return (f"×{r.count}", "fold")
+        if isinstance(c, Fold):
+            return (f"×{c.count}", "fold")
         shard = layout.shard_at(page, r, c)
         return layout.cell_text(shard), shard.number
 

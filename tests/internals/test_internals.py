@@ -269,3 +269,14 @@ def test_main_shell_busy_counts_cells_run_outside_dispatch():
     outside.start()
     outside.join()
     assert seen == [True, False]
+
+
+def test_adapter_status_without_ipykernel(monkeypatch):
+    """Without ipykernel (no version) the report still comes back, every name missing."""
+    from jaxdbg.internals import ipykernel_status
+
+    monkeypatch.setattr(ipykernel_status, "kernel_version", lambda: None)
+    status = ipykernel_status.adapter_status()
+    assert status["ipykernel"] is None and not status["in_kernel"]
+    assert "stdout.set_parent" in status["required"]
+    assert "kernel.do_one_iteration" in status["missing"]

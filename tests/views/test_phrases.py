@@ -58,7 +58,7 @@ def test_array_statistics_read_the_same_in_every_view():
     from jaxdbg.frontends import colab_view
     from jaxdbg_widgets.panel import state
 
-    many_nans = np.full(2000, np.nan, dtype=np.float32)  # noqa: F841  (the local shown)
+    many_nans = np.full(2000, np.nan, dtype=np.float32)  # the local shown
     many_nans[:500] = 1.0
     session = Session([live_frame(sys._getframe())])
     row = next(r for r in session.locals_table().locals if r.name == "many_nans")
