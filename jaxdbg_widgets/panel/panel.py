@@ -222,7 +222,8 @@ class DebuggerPanel:
         """Run one browser message on the stop's thread and update the view."""
         if self.finished_html is not None or not isinstance(command, dict):
             return None
-        handler = _HANDLERS.get(command.get(TYPE))
+        kind = command.get(TYPE)
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is None:
             return None
         try:

@@ -29,13 +29,13 @@ class PanelWidget(anywidget.AnyWidget):
     _esm = (_STATIC / "panel.js").read_text(encoding="utf-8")
     _css = (_STATIC / "panel.css").read_text(encoding="utf-8")
 
-    frames = t.List().tag(sync=True)  # [{function, where, path}], innermost first
+    frames: t.List[Any] = t.List().tag(sync=True)  # [{function, where, path}], innermost first
     selected = t.Int(0).tag(sync=True)
     source = t.Dict().tag(sync=True)  # panel_model.source_state
     locals_page = t.Dict().tag(sync=True)  # {frame, total, rows}: the first rows only
-    log = t.List().tag(sync=True)  # recent entries, oldest first
+    log: t.List[Any] = t.List().tag(sync=True)  # recent entries, oldest first
     status = t.Dict().tag(sync=True)  # banner, reason, finished, buttons to show
-    history = t.List().tag(sync=True)  # typed lines of earlier stops in this kernel
+    history: t.List[Any] = t.List().tag(sync=True)  # typed lines of earlier stops in this kernel
     done = t.Unicode("").tag(sync=True)  # id of the newest command handled
     tooltips = t.Dict().tag(sync=True)  # button's command line -> its help (state.button_tooltips)
     # Declared once in Python, read by panel.js: the message names and the shared phrases.

@@ -236,6 +236,7 @@ class PauseChannel:
                     self._route_locked(comm)
 
     def _route_locked(self, comm: Any) -> None:
+        assert self._subshell_id is not None  # callers route only while the subshell exists
         if id(comm) not in self._routed:
             self._routed[id(comm)] = (comm, ipykernel_comms.route_comm_to_subshell(comm, self._subshell_id))
 

@@ -32,8 +32,8 @@ class PrintLogWidget(anywidget.AnyWidget):
     log_id = traitlets.Unicode().tag(sync=True)  # names this log's rows in the page
     title = traitlets.Unicode("print log").tag(sync=True)
     total = traitlets.Int(0).tag(sync=True)
-    head = traitlets.List().tag(sync=True)
-    tail = traitlets.List().tag(sync=True)
+    head: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    tail: traitlets.List[Any] = traitlets.List().tag(sync=True)
     chunk = traitlets.Dict().tag(sync=True)  # {"offset": first row's index, "rows": [...]}
 
 
