@@ -21,6 +21,7 @@ from jaxdbg.views import sharding_html as _sharding_html  # noqa: F401 (register
 from jaxdbg.views import sharding_text as _sharding_text  # noqa: F401 (registers its text and rich)
 from jaxdbg.frontends import cli as _cli
 from jaxdbg.frontends import colab as _colab
+from jaxdbg.frontends import scripted as _scripted  # noqa: F401 (answers stops before backends)
 from jaxdbg.capture.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
 from jaxdbg.capture.checkify_errors import checkify
 from jaxdbg.engine.errors import DebuggerQuit

@@ -23,7 +23,6 @@ import jax
 
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.engine import notices, registry
-from jaxdbg.frontends import scripted
 from jaxdbg.internals import ipython_api
 from jaxdbg.capture.frames import Frame
 from jaxdbg.engine.session import Session
@@ -76,8 +75,7 @@ def post_mortem(exc: BaseException | types.TracebackType | None = None, *,
         return
     registry.check_options(backend, backend_options)
     session = Session(frames, StopInfo(reason=reason))
-    if not scripted.handled(session, backend_options):  # JAXDBG_COMMANDS, commands=
-        registry.get_debugger(backend)(session, **scripted.backend_options(backend_options))
+    registry.serve_with_backend(session, backend, backend_options)
 
 
 # -- NaN post-mortem -------------------------------------------------------------------------

@@ -152,6 +152,30 @@ def _select(name: str | None) -> _Entry:
     raise RuntimeError("no jaxdbg debugger backend is available here")
 
 
+# What answers a stop before its backend: the scripted commands (JAXDBG_COMMANDS,
+# commands=). jaxdbg.frontends.scripted hands itself down when imported, since this
+# module sits below the frontends.
+StopAnswer = Callable[[Any, dict, object], bool]
+_answer_first: StopAnswer | None = None
+_backend_options: Callable[[dict], dict] = dict
+
+
+def answer_stops_first(answer: StopAnswer, backend_options: Callable[[dict], dict]) -> None:
+    """``answer(session, options, site)`` is offered every stop first (True: it ended the
+    stop); ``backend_options(options)`` is what the backend then receives."""
+    global _answer_first, _backend_options
+    _answer_first, _backend_options = answer, backend_options
+
+
+def serve_with_backend(session: Any, backend: str | None, options: dict[str, Any],
+                       site: object = None) -> None:
+    """Serve ``session``: the scripted commands first, then the chosen backend."""
+    debugger = get_debugger(backend)
+    if _answer_first is not None and _answer_first(session, options, site):
+        return
+    debugger(session, **_backend_options(options))
+
+
 def get_debugger(name: str | None = None) -> Debugger:
     """The backend to use: by name, else $JAXDBG_BACKEND, else the best available."""
     return _select(name).debugger

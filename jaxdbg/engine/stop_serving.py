@@ -48,7 +48,6 @@ from jaxdbg.engine import command_output
 from jaxdbg.engine import interrupts
 from jaxdbg.engine import quit_reporting
 from jaxdbg.engine import registry
-from jaxdbg.frontends import scripted
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.capture.frames import Frame
 from jaxdbg.engine.outputs import Resume
@@ -224,12 +223,10 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
             return Resume.CONTINUE
         info.waiting = waiting_count
         session = Session(frames, info)
-        debugger = registry.get_debugger(backend)
         try:
             # A stop reached from a command's code (p f(x)) shows itself, not into that command.
             with command_output.not_captured():
-                if not scripted.handled(session, options, site):  # JAXDBG_COMMANDS, commands=
-                    debugger(session, **scripted.backend_options(options))
+                registry.serve_with_backend(session, backend, options, site)
         except KeyboardInterrupt:
             _end_round(ticket.round, KeyboardInterrupt)
             raise

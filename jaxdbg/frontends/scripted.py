@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
+from jaxdbg.engine import registry
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
 from jaxdbg.frontends import command_queue, driver
@@ -105,3 +106,7 @@ def handled(session: Session, options: dict[str, Any], site: object = None) -> b
             session, "nothing can answer a prompt (CI without a terminal)", _output_stream(options))
         return True
     return False
+
+
+# Every stop is offered to the scripted commands before its backend.
+registry.answer_stops_first(handled, backend_options)
