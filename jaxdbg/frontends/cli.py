@@ -21,7 +21,7 @@ from jaxdbg.frontends import terminal_input
 from jaxdbg.engine.backend_plugins import panel_hint
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import DEFAULT_CONTEXT, Session
-from jaxdbg.frontends.driver import PROMPT
+from jaxdbg.views.phrases import PROMPT
 from jaxdbg.frontends.terminal_completion import tab_completion
 from jaxdbg.engine.source_window import window_lines
 

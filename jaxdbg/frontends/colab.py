@@ -21,7 +21,7 @@ from jaxdbg.engine import notices
 from jaxdbg.engine.outputs import Output
 from jaxdbg.engine.session import Session
 from jaxdbg.frontends import driver
-from jaxdbg.frontends.driver import PROMPT
+from jaxdbg.views.phrases import PROMPT
 from jaxdbg.views import phrases
 
 OPTIONS = ("context",)  # run_colab's keyword options

@@ -28,10 +28,6 @@ from jaxdbg.engine import notices
 from jaxdbg.engine.outputs import Output
 from jaxdbg.engine.session import Session
 from jaxdbg.frontends import command_queue
-from jaxdbg.views import phrases
-
-#: The typed prompt of every frontend that reads command lines (and of their echoes).
-PROMPT = phrases.PROMPT
 
 
 class NoInput(Exception):
