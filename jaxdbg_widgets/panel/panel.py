@@ -117,8 +117,16 @@ class DebuggerPanel:
         self._most: int | None = None
         self._tooltips = model.button_tooltips()
         self._many_stops = all(line in self._tooltips for line in _MANY_STOPS)
-        self.widget = PanelWidget(before_open=before_open, **self._initial_state())
-        self.widget.on_msg(self._on_message)
+
+        def prepare(widget: PanelWidget) -> None:
+            # The handler is in place before the frontend hears of the comm: a click sent
+            # the moment the panel appears may be handled on the subshell's thread while
+            # this constructor has not even returned.
+            widget.on_msg(self._on_message)
+            if before_open is not None:
+                before_open(widget)
+
+        self.widget = PanelWidget(before_open=prepare, **self._initial_state())
 
     # -- state ------------------------------------------------------------------------
 

@@ -448,3 +448,24 @@ def test_a_sharding_command_in_the_console_carries_the_html_layout():
     assert plain["html"] == "" and plain["text"] == "1"
     # The static summary keeps the plain rendering (readable without the widget).
     assert "NamedSharding" in p.summary().log[-2].text
+
+
+def test_a_message_sent_the_moment_the_comm_opens_reaches_the_panel():
+    """The frontend may answer as soon as it hears of the comm: on the pause channel's
+    subshell that message is handled while the panel's constructor has not returned, so
+    the panel must be listening before the comm opens."""
+    session = Session([live_frame(sys._getframe())], None)
+    posted: list[dict] = []
+    early = {"type": "run", "id": "early:1", "line": "p 1", "typed": True}
+
+    def frontend_answers_at_once(widget):
+        opened = widget.comm.open
+
+        def open_then_answer(*args, **kwargs):
+            opened(*args, **kwargs)
+            widget.comm.handle_msg({"content": {"data": {"method": "custom", "content": early}},
+                                    "buffers": []})
+        widget.comm.open = open_then_answer
+
+    DebuggerPanel(session, post=posted.append, before_open=frontend_answers_at_once)
+    assert posted == [early]
