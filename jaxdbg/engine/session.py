@@ -441,6 +441,15 @@ def _sharding(s: Session, arg: str) -> Output:
     return sharding_command.run(s, arg)
 
 
+@command("show", usage="show expr",
+         summary="Draw an array (or each array of a pytree) as a heatmap: NaN, Inf and zero marked.",
+         argument=_EXPRESSION)
+def _show(s: Session, arg: str) -> Output:
+    from jaxdbg.engine import show_command  # imports numpy pictures; only when asked
+
+    return show_command.run(s, arg)
+
+
 # 'continue all' is declared as a sub-word where the many-stops state lives
 # (jaxdbg.engine.breakpoint_commands).
 @command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.",

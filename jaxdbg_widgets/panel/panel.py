@@ -86,10 +86,11 @@ class LogEntry:
 def _html_of(output: Output) -> str:
     """The HTML the panel draws for a result, or "" to draw its text: a sharding
     layout is a grid (its text form is box drawing, which a browser font breaks)."""
-    if output.sharding is None or output.printed:
+    drawn = output.sharding if output.sharding is not None else output.pictures
+    if drawn is None or output.printed:
         return ""
     try:
-        return output.sharding._repr_html_()
+        return drawn._repr_html_()
     except Exception:  # the text is still there
         return ""
 
