@@ -46,6 +46,7 @@ def browser_colours() -> dict[str, Any]:
     length and each class's code and colour (synced once into the widget)."""
     return {"table": [palette.hex_colour(tuple(int(v) for v in c)) for c in _TABLE],  # type: ignore[arg-type]
             "levels": model.LEVELS,
+            "shard_line": [palette.hex_colour(c) for c in palette.PICTURE_SHARD_LINE],
             "classes": {name: {"code": int(cls), "colour": palette.hex_colour(palette.PICTURE_CLASSES[name])}
                         for cls, name in _CLASS_NAMES.items()}}
 

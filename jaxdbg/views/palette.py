@@ -131,6 +131,9 @@ _VIRIDIS_ANCHORS = (
 PICTURE_CLASSES = {"nan": (213, 94, 0), "+inf": (255, 255, 255), "-inf": (0, 0, 0),
                    "zero": (150, 150, 150)}
 
+#: Shard boundaries over a heatmap: a dark line under a light one, which reads on every cell.
+PICTURE_SHARD_LINE = ((0, 0, 0), (255, 255, 255))
+
 
 def ramp(levels: int) -> list[tuple[int, int, int]]:
     """``levels`` colours from the ramp's low end to its high end."""
