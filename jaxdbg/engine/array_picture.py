@@ -348,6 +348,28 @@ def _block(host: np.ndarray, shown: tuple[int | None, int], index: tuple[int | N
     return block if row_axis < col_axis else block.T
 
 
+SUMMARY_PICTURES = 12  # arrays the static stop summary draws
+
+
+def small_pictures(values: dict[str, Any], limit: int = SUMMARY_PICTURES
+                   ) -> tuple[tuple[str, ArrayPicture], ...]:
+    """Small pictures of the arrays among ``values`` (a frame's locals), at most ``limit``;
+    values that cannot be drawn (scalars, empty, object arrays) are left out."""
+    found = []
+    for name, value in values.items():
+        if len(found) >= limit:
+            break
+        if name.startswith("__") or isinstance(value, type):
+            continue
+        try:
+            if not (hasattr(value, "shape") and hasattr(value, "dtype")) or not tuple(value.shape):
+                continue
+            found.append((name, picture(value, max_side=THUMBNAIL_SIDE)))
+        except (PictureError, TypeError, ValueError):
+            continue
+    return tuple(found)
+
+
 # ---------------------------------------------------------------------- pytrees
 
 

@@ -108,6 +108,8 @@ class StopSummary:
     line: str       # the stopped-at source line, stripped ("" when unknown)
     log: tuple[LogEntry, ...]
     outcome: str    # Resume.outcome, or ENDED_OTHERWISE
+    #: The stopped-at frame's arrays as (name, array_picture.ArrayPicture), small.
+    pictures: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

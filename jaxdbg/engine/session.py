@@ -20,7 +20,7 @@ from jaxdbg.engine import command_output
 from jaxdbg.engine import completion
 from jaxdbg.engine import evaluation
 from jaxdbg.engine import interrupts
-from jaxdbg.engine import summaries
+from jaxdbg.engine import array_picture, summaries
 from jaxdbg.capture.frames import Frame, display_filename
 from jaxdbg.engine.outputs import (ENDED_OTHERWISE, INTERRUPTED, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
@@ -335,8 +335,13 @@ class Session:
     def summary(self, log: list[LogEntry] | tuple[LogEntry, ...] = ()) -> StopSummary:
         """The finished stop as data, for a view's static summary."""
         frame = self.frames[0]
+        here, self.index = self.index, 0
+        try:  # the stopped-at frame's arrays, as small pictures a saved notebook keeps
+            pictures = array_picture.small_pictures(self.visible_locals())
+        finally:
+            self.index = here
         return StopSummary(self.banner(), frame.location, frame.line().strip(), tuple(log),
-                           self.outcome())
+                           self.outcome(), pictures)
 
 
 # What follows a command word when the line was meant as Python about a variable

@@ -116,9 +116,9 @@ def render_html(pic: ArrayPicture) -> Markup:
     scale = max(1, THUMBNAIL_PIXELS // max(rows, cols))
     width, height = cols * scale, max(rows * scale, 4)
     return Markup(
-        '<div class="jaxdbg-picture"><img src="{}" alt="{}" width="{}" height="{}" '
+        '<span class="jaxdbg-picture"><img src="{}" alt="{}" width="{}" height="{}" '
         'style="image-rendering:pixelated;vertical-align:middle;{}">'
-        ' <span style="{}">{}</span></div>').format(
+        ' <span style="{}">{}</span></span>').format(
             image_uri(pic), header_text(pic), width, height, theme.BORDER, theme.MUTED,
             header_text(pic) + "  " + legend_text(pic))
 

@@ -108,3 +108,14 @@ def test_describe_is_json_sized_and_says_the_sampling():
     pic = array_picture.picture(np.zeros((4096, 4096), np.float32))
     d = array_view.describe(pic)
     assert d["sampled"] and "512 of 4096 rows" in d["note"] and d["rows"] == 512
+
+
+def test_the_static_summary_keeps_the_pictures_as_inline_images_with_a_text_twin():
+    panels: list = []
+    stop_with(lambda p: panels.append(p))
+    display = panels[0].finished_display
+    bundle = display._repr_mimebundle_()
+    assert bundle["text/html"].count('src="data:image/png;base64,') == 3  # grid, cube and x
+    text = bundle["text/plain"]
+    assert "grid: float32[2,3]" in text and "nan=1" in text and "-inf=1" in text, text
+    assert "cube: int32[2,3,4]  slice [0, :, :]" in text, text
