@@ -355,7 +355,7 @@ def small_pictures(values: dict[str, Any], limit: int = SUMMARY_PICTURES
                    ) -> tuple[tuple[str, ArrayPicture], ...]:
     """Small pictures of the arrays among ``values`` (a frame's locals), at most ``limit``;
     values that cannot be drawn (scalars, empty, object arrays) are left out."""
-    found = []
+    found: list[tuple[str, ArrayPicture]] = []
     for name, value in values.items():
         if len(found) >= limit:
             break
@@ -380,9 +380,9 @@ def array_leaves(value: Any, limit: int = 16) -> list[tuple[str, Any]]:
         return [("", value)]
     import jax
 
-    found = []
+    found: list[tuple[str, Any]] = []
     for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
-        if hasattr(leaf, "shape") and hasattr(leaf, "dtype") and getattr(leaf, "size", 0):
+        if hasattr(leaf, "shape") and hasattr(leaf, "dtype") and int(getattr(leaf, "size", 0)):
             found.append((jax.tree_util.keystr(path), leaf))
             if len(found) >= limit:
                 break

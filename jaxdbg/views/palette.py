@@ -137,13 +137,14 @@ PICTURE_SHARD_LINE = ((0, 0, 0), (255, 255, 255))
 
 def ramp(levels: int) -> list[tuple[int, int, int]]:
     """``levels`` colours from the ramp's low end to its high end."""
-    out = []
+    out: list[tuple[int, int, int]] = []
     for i in range(levels):
         t = i / max(levels - 1, 1)
         for (t0, c0), (t1, c1) in zip(_VIRIDIS_ANCHORS, _VIRIDIS_ANCHORS[1:]):
             if t <= t1:
                 f = (t - t0) / (t1 - t0)
-                out.append(tuple(round(a + (b - a) * f) for a, b in zip(c0, c1)))  # type: ignore[misc]
+                r, g, b = (round(lo + (hi - lo) * f) for lo, hi in zip(c0, c1))
+                out.append((r, g, b))
                 break
     return out
 
