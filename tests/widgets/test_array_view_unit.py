@@ -44,8 +44,14 @@ def capture(p):
     return box
 
 
-def test_a_shown_rows_picture_comes_as_codes_in_a_buffer():
+def test_a_shown_rows_picture_comes_as_codes_in_a_buffer(monkeypatch):
+    from jaxdbg.engine import array_picture
+    made: list = []
+    drawn = array_picture.picture
+    monkeypatch.setattr(array_picture, "picture", lambda *a, **k: made.append(1) or drawn(*a, **k))
+
     def script(p):
+        assert made == []  # no picture is made before the browser asks for one
         rows = {r["name"]: r for r in p.widget.locals_page["rows"]}
         assert rows["grid"]["picture"] and rows["cube"]["picture"] and not rows["tree"]["picture"]
         box = capture(p)
