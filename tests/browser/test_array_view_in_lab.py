@@ -1,9 +1,9 @@
-"""The array view in a real JupyterLab page (light and dark themes): each array row's
+"""The array view in real JupyterLab 4 and Notebook 7 pages (light, dark and high-contrast themes): each array row's
 small picture is drawn, a click opens the large heatmap, whose canvas pixels show the
 palette's NaN colour at the NaN cell and the ramp's colour at a normal one; hovering
 shows the index and the value; the N-D slider changes the slice.
 
-Screenshots go to test-artifacts/array_view_<theme>.png.
+Screenshots go to test-artifacts/array_view_<lab|notebook>_<theme>.png.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 
 from jaxdbg.engine import array_picture
 from jaxdbg.views import array_picture_view
-from support.lab_helpers import (THEMES, live_panel, open_notebook, run_cell, save_screenshot, set_theme,
-                                 wait_for_output_text)
+from support.lab_helpers import (THEMES, WCAG_AA, live_panel, open_notebook, run_cell, save_screenshot,
+                                 set_theme, text_contrast, wait_for_output_text)
 
 pytestmark = [pytest.mark.browser]
 
@@ -57,12 +57,12 @@ def open_view(panel, name: str) -> None:
     panel.locator(f".jaxdbg-array-view[data-drawn='{before + 1}']").wait_for(timeout=60_000)
 
 
-@pytest.mark.parametrize("theme", ["light", "dark"])
-def test_the_heatmap_is_drawn_hovered_and_sliced(page, lab_server, theme):
-    set_theme(lab_server, THEMES[theme])
+@pytest.mark.parametrize("theme", list(THEMES))
+def test_the_heatmap_is_drawn_hovered_and_sliced(page, server, theme):
+    set_theme(server, THEMES[theme])
     try:
         page.set_viewport_size({"width": 1280, "height": 1800})
-        open_notebook(page, lab_server, f"array_view_{theme}.ipynb", [SETUP_CELL, STOP_CELL])
+        open_notebook(page, server, f"array_view_{server.app}_{theme}.ipynb", [SETUP_CELL, STOP_CELL])
         run_cell(page, 0)
         run_cell(page, 1, wait=False)
         panel = live_panel(page, 1)
@@ -97,8 +97,11 @@ def test_the_heatmap_is_drawn_hovered_and_sliced(page, lab_server, theme):
         heat.hover(position=cell_centre(heat, 1, 2, 4, 5))
         page.wait_for_function("(el) => el.textContent.includes('cube[2, 1, 2] = 47')", arg=hover.element_handle())
         view.scroll_into_view_if_needed()
-        save_screenshot(page, f"array_view_{theme}")
+        save_screenshot(page, f"array_view_{server.app}_{theme}")
+        # The text around the picture (title, note, legend, hover, statistics) reads in the theme.
+        found = text_contrast(page, ".jaxdbg-array-view")
+        assert found and not [(r["text"], r["ratio"]) for r in found if r["ratio"] < WCAG_AA]
         page.keyboard.press("F8")
         wait_for_output_text(page, 1, "result", timeout_s=60)
     finally:
-        set_theme(lab_server, THEMES["light"])
+        set_theme(server, THEMES["light"])
