@@ -125,3 +125,26 @@ def test_the_static_summary_keeps_the_pictures_as_inline_images_with_a_text_twin
     text = bundle["text/plain"]
     assert "grid: float32[2,3]" in text and "nan=1" in text and "-inf=1" in text, text
     assert "cube: int32[2,3,4]  slice [0, :, :]" in text, text
+
+
+def test_the_large_view_of_a_traced_local_in_a_sharded_jit_draws_the_compiled_shards():
+    mesh = jax.make_mesh((2, 4), ("x", "y"), devices=jax.devices()[:8])
+    spec = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x", "y"))
+    answers: list = []
+
+    def script(p):
+        box = capture(p)
+        p.send({"type": "view", "frame": 0, "path": ["hidden"], "axes": None, "indices": None})
+        answers.append(box[-1][0])
+
+    _script["fn"] = script
+
+    @jax.jit
+    def step(x):
+        hidden = jnp.tanh(x)
+        jaxdbg.breakpoint(backend="array-view-test")
+        return hidden.sum()
+
+    step(jax.device_put(jnp.ones((8, 16)), spec))
+    pic = answers[0]["picture"]
+    assert pic["row_cuts"] == [4] and pic["col_cuts"] == [4, 8, 12], pic
