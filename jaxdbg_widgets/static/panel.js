@@ -330,10 +330,15 @@ function localsArea(model, run, openView) {
     canvas.dataset.path = pathKey(path);
     canvas.title = "open the array view";
     canvas.width = canvas.height = 1;
-    canvas.onclick = (e) => {
+    canvas.tabIndex = 0;
+    canvas.setAttribute("role", "button");
+    canvas.setAttribute("aria-label", "open the array view");
+    const open = (e) => {
       e.stopPropagation();
       openView((model.get("locals_page") || {}).frame, path);
     };
+    canvas.onclick = open;
+    canvas.onkeydown = (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(e); } };
     const known = thumbnails.get(canvas.dataset.path);
     if (known) drawThumbnail(canvas, colours, known.pic, known.codes);
     else if (thumbObserver) thumbObserver.observe(canvas);
@@ -554,9 +559,10 @@ function arrayViewArea(model) {
   stage.append(heat);
   const legend = h("div", "jaxdbg-array-legend");
   const hist = h("canvas", "jaxdbg-array-histogram");
+  const histNote = h("div", "jaxdbg-array-hist-note");
   const stats = h("div", "jaxdbg-array-stats");
   const error = h("div", "jaxdbg-array-error");
-  box.append(head, note, controls, stage, tip, legend, hist, stats, error);
+  box.append(head, note, controls, stage, tip, legend, hist, histNote, stats, error);
 
   let current = null; // {frame, path, axes, indices, ...the last drawn picture}
 
@@ -693,7 +699,8 @@ function arrayViewArea(model) {
       const bar = n ? Math.max(1, Math.round((n / most) * hist.height)) : 0;
       ctx.fillRect(b * w, hist.height - bar, Math.max(1, w - 1), bar);
     });
-    hist.title = "histogram of the finite values shown" + (pic.sampled ? " (sampled)" : "");
+    histNote.textContent = `histogram of the finite values shown${pic.sampled ? " (sampled)" : ""}, ` +
+      `${formatValue(pic.low ?? NaN, pic.integer)} .. ${formatValue(pic.high ?? NaN, pic.integer)}; statistics of the whole array:`;
   }
 
   function onView(msg, buffers) {

@@ -46,14 +46,18 @@ def cell_centre(canvas, r: int, c: int, rows: int, cols: int) -> dict:
     return {"x": (c + 0.5) * box["width"] / cols, "y": (r + 0.5) * box["height"] / rows}
 
 
-def open_view(panel, name: str) -> None:
+def open_view(panel, name: str, by_key: bool = False) -> None:
     row = panel.locator(".jaxdbg-local", has_text=name).first
     thumb = row.locator("canvas.jaxdbg-thumb")
     thumb.wait_for(timeout=60_000)
     row.locator("canvas.jaxdbg-thumb[data-drawn='1']").wait_for(timeout=60_000)  # asked for when shown
     view = panel.locator(".jaxdbg-array-view")
     before = int(view.get_attribute("data-drawn") or 0)
-    thumb.click()
+    if by_key:  # the picture is a button for the keyboard too
+        thumb.focus()
+        thumb.press("Enter")
+    else:
+        thumb.click()
     panel.locator(f".jaxdbg-array-view[data-drawn='{before + 1}']").wait_for(timeout=60_000)
 
 
@@ -86,7 +90,7 @@ def test_the_heatmap_is_drawn_hovered_and_sliced(page, server, theme):
         assert "nan 1" in panel.locator(".jaxdbg-array-legend").inner_text()
         assert "nan=1" in panel.locator(".jaxdbg-array-stats").inner_text()
 
-        open_view(panel, "cube")
+        open_view(panel, "cube", by_key=True)
         slider = panel.locator(".jaxdbg-array-slider input[data-axis='0']")
         assert slider.get_attribute("max") == "2"
         view = panel.locator(".jaxdbg-array-view")
