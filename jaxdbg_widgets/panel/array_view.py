@@ -35,7 +35,8 @@ def describe(pic: ArrayPicture) -> dict:
             "histogram": [int(n) for n in pic.histogram],
             "edges": [float(e) for e in pic.histogram_edges],
             "classes": pic.class_counts, "row_cuts": list(pic.row_cuts),
-            "col_cuts": list(pic.col_cuts), "integer": _integer(pic.dtype)}
+            "col_cuts": list(pic.col_cuts), "integer": _integer(pic.dtype),
+            "sampling": str(pic.sampling) if pic.sampling is not None else None}
 
 
 def _integer(dtype: str) -> bool:
@@ -57,7 +58,8 @@ def thumbnail(frame: int, path: list, value: Any) -> tuple[dict, list[bytes]]:
 
 
 def large_view(frame: int, path: list, label: str, value: Any, *, axes: Any = None,
-               indices: Any = None, sharding: Any = None) -> tuple[dict, list[bytes]]:
+               indices: Any = None, sharding: Any = None, sampling: Any = None
+               ) -> tuple[dict, list[bytes]]:
     """The ``view`` message: the chosen slice, its histogram, the exact statistics
     (the row's summary text) and the shard boundaries."""
     stats = summaries.array_stats(value) if summaries.is_array(value) else None
@@ -65,7 +67,8 @@ def large_view(frame: int, path: list, label: str, value: Any, *, axes: Any = No
     try:
         pic = array_picture.picture(
             value, axes=_axes(axes), indices=_indices(indices),
-            max_side=array_picture.VIEW_SIDE, value_range=value_range, sharding=sharding)
+            max_side=array_picture.VIEW_SIDE, value_range=value_range, sharding=sharding,
+            sampling=_sampling(sampling))
     except array_picture.PictureError as e:
         return message(ToBrowser.VIEW, frame=frame, path=path, name=label, picture=None,
                        stats="", error=str(e)), []
@@ -75,6 +78,16 @@ def large_view(frame: int, path: list, label: str, value: Any, *, axes: Any = No
     buffers = [pic.codes.tobytes(), np.ascontiguousarray(pic.values, np.float64).tobytes(),
                pic.rows.astype(np.int32).tobytes(), pic.cols.astype(np.int32).tobytes()]
     return content, buffers
+
+
+def _sampling(sampling: Any) -> array_picture.Sampling:
+    if sampling is None:
+        return array_picture.Sampling.STRIDED
+    try:
+        return array_picture.Sampling(sampling)
+    except ValueError:
+        raise array_picture.PictureError(
+            f"sampling is one of {[s.value for s in array_picture.Sampling]}, not {sampling!r}") from None
 
 
 def _axes(axes: Any) -> tuple[int, int] | None:

@@ -17,8 +17,9 @@ Messages from the browser (``content["type"]``; declared in
 ``stats``     ``{frame, path}``: the statistics of a big array's row, sent ``pending``
               (the browser asks when it shows the row; see ``panel_model.local_row``)
 ``picture``   ``{frame, path}``: the small picture of an array row now shown
-``view``      ``{frame, path, axes, indices}``: the large view of an array (the slice:
-              the two axes shown, the index of each other axis; see ``array_view``)
+``view``      ``{frame, path, axes, indices, sampling}``: the large view of an array (the
+              slice: the two axes shown, the index of each other axis; how a big slice is
+              sampled, "strided" or "edges"; see ``array_view``)
 ``complete``  ``{id, text}``: Tab completion of the input
 ``more``      ``{entry}``: show a cut log entry in full
 """
@@ -322,7 +323,8 @@ class DebuggerPanel:
         # Shard boundaries: of the value itself, or as compiled for a traced local.
         compiled = self.session.current.compiled_shardings.get(label) if len(path) == 1 else None
         content, buffers = array_view.large_view(frame, path, label, value, axes=command.get("axes"),
-                                                 indices=command.get("indices"), sharding=compiled)
+                                                 indices=command.get("indices"), sharding=compiled,
+                                                 sampling=command.get("sampling"))
         self.widget.send(content, buffers=buffers)
 
     def _complete(self, command: dict) -> None:

@@ -59,7 +59,7 @@ KERNEL_FIELDS: dict[ToKernel, tuple[str, ...]] = {
     ToKernel.STATS: ("frame", "path"),
     ToKernel.COMPLETE: ("id", "text"),
     ToKernel.PICTURE: ("frame", "path"),
-    ToKernel.VIEW: ("frame", "path", "axes", "indices"),
+    ToKernel.VIEW: ("frame", "path", "axes", "indices", "sampling"),
     ToKernel.MORE: ("entry",),
     ToKernel.VIEWS: ("count",),
 }

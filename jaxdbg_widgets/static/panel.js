@@ -567,7 +567,7 @@ function arrayViewArea(model) {
   let current = null; // {frame, path, axes, indices, ...the last drawn picture}
 
   function open(frame, path) {
-    current = { frame, path, axes: null, indices: {} };
+    current = { frame, path, axes: null, indices: {}, sampling: "strided" };
     box.hidden = false;
     request();
   }
@@ -575,7 +575,7 @@ function arrayViewArea(model) {
   function request() {
     if (!current) return;
     model.send({ type: TO_KERNEL.VIEW, frame: current.frame, path: current.path,
-                 axes: current.axes, indices: current.indices });
+                 axes: current.axes, indices: current.indices, sampling: current.sampling });
   }
 
   function close_if_frame_changed(frame) {
@@ -584,6 +584,20 @@ function arrayViewArea(model) {
 
   function drawControls(pic) {
     controls.replaceChildren();
+    if (pic.sampled || current.sampling !== "strided") {
+      // A big slice: every k-th row and column, or its first and last ones.
+      const label = h("label", "jaxdbg-array-sampling", "sample: ");
+      const select = h("select");
+      for (const [value, text] of [["strided", "evenly spaced"], ["edges", "first and last"]]) {
+        const o = h("option", "", text);
+        o.value = value;
+        select.append(o);
+      }
+      select.value = current.sampling;
+      select.onchange = () => { current.sampling = select.value; request(); };
+      label.append(select);
+      controls.append(label);
+    }
     const ndim = pic.shape.length;
     if (ndim <= 2) return;
     for (const [which, position] of [["rows", 0], ["columns", 1]]) {

@@ -35,7 +35,7 @@ def stop_with(script):
         jaxdbg.breakpoint(backend="array-view-test")
         return grid, cube, tree
 
-    f(jnp.array([[-1.0, 0.0, 1.0], [2.0, 3.0, 4.0]]))
+    jax.block_until_ready(f(jnp.array([[-1.0, 0.0, 1.0], [2.0, 3.0, 4.0]])))
 
 
 def capture(p):
@@ -85,6 +85,9 @@ def test_the_large_view_sends_values_and_indices_and_follows_the_slider():
         # A bad slice is said in the view, and the stop goes on.
         p.send({"type": "view", "frame": 0, "path": ["cube"], "axes": [0, 0], "indices": None})
         assert "two different axes" in box[-1][0]["error"]
+        p.send({"type": "view", "frame": 0, "path": ["cube"], "axes": None, "indices": None,
+                "sampling": "sideways"})
+        assert "sampling is one of ['strided', 'edges']" in box[-1][0]["error"]
         seen.append(True)
     seen: list = []
     stop_with(script)
@@ -145,6 +148,17 @@ def test_the_large_view_of_a_traced_local_in_a_sharded_jit_draws_the_compiled_sh
         jaxdbg.breakpoint(backend="array-view-test")
         return hidden.sum()
 
-    step(jax.device_put(jnp.ones((8, 16)), spec))
+    float(step(jax.device_put(jnp.ones((8, 16)), spec)))  # waits for the stop (dispatch is asynchronous)
     pic = answers[0]["picture"]
     assert pic["row_cuts"] == [4] and pic["col_cuts"] == [4, 8, 12], pic
+
+
+def test_a_big_slice_in_the_large_view_is_sampled_as_the_browser_asks():
+    from jaxdbg.engine import array_picture
+    big = np.arange(2000.0)
+    strided, _ = array_view.large_view(0, ["v"], "v", big)
+    edges, buffers = array_view.large_view(0, ["v"], "v", big, sampling="edges")
+    assert strided["picture"]["sampling"] == "strided" and edges["picture"]["sampling"] == "edges"
+    kept = np.frombuffer(buffers[3], np.int32)
+    half = array_picture.VIEW_SIDE // 2
+    assert kept[:3].tolist() == [0, 1, 2] and kept[-1] == 1999 and kept[half] == 2000 - half
