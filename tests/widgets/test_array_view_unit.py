@@ -162,3 +162,14 @@ def test_a_big_slice_in_the_large_view_is_sampled_as_the_browser_asks():
     kept = np.frombuffer(buffers[3], np.int32)
     half = array_picture.VIEW_SIDE // 2
     assert kept[:3].tolist() == [0, 1, 2] and kept[-1] == 1999 and kept[half] == 2000 - half
+
+
+def test_show_typed_in_the_panel_logs_the_pictures_as_images():
+    logged: list = []
+
+    def script(p):
+        p.send({"type": "run", "id": "t:2", "line": "show tree", "typed": True})
+        logged.extend(p.widget.log)
+    stop_with(script)
+    entry = logged[-1]
+    assert entry["html"].count("data:image/png;base64,") == 2 and not entry["error"], entry
