@@ -216,14 +216,18 @@ def _kept(n: int, side: int, sampling: Sampling) -> np.ndarray:
 def colour_codes(values: np.ndarray, low: float | None, high: float | None) -> np.ndarray:
     """The colour code of each value: its place on the ramp from ``low`` to ``high``
     (clipped), or its :class:`CellClass`."""
-    codes = np.zeros(values.shape, np.uint8)
-    finite = np.isfinite(values)
-    if low is not None and high is not None:
-        if high > low:
-            scaled = (values[finite] - low) / (high - low) * (LEVELS - 1)
-            codes[finite] = np.clip(np.rint(scaled), 0, LEVELS - 1).astype(np.uint8)
-        else:
-            codes[finite] = LEVELS // 2
+    # Whole-array arithmetic (no boolean gathers): NaN / Inf cells get a code here that
+    # the class marks below overwrite.
+    if low is None or high is None:
+        codes = np.zeros(values.shape, np.uint8)
+    elif high > low:
+        with np.errstate(invalid="ignore", over="ignore"):
+            scaled = (values - low) * ((LEVELS - 1) / (high - low))
+            np.clip(scaled, 0, LEVELS - 1, out=scaled)
+            scaled[np.isnan(scaled)] = 0
+            codes = np.rint(scaled).astype(np.uint8)
+    else:
+        codes = np.full(values.shape, LEVELS // 2, np.uint8)
     codes[np.isnan(values)] = CellClass.NAN
     codes[values == np.inf] = CellClass.POS_INF
     codes[values == -np.inf] = CellClass.NEG_INF
@@ -325,8 +329,8 @@ def _histogram(values: np.ndarray, low: float | None, high: float | None
     if low is None or high is None:
         return counts, np.zeros(HISTOGRAM_BINS + 1)
     edges = np.linspace(low, high, HISTOGRAM_BINS + 1)
-    if high > low:
-        counts += np.histogram(np.clip(finite, low, high), bins=edges)[0]
+    if high > low:  # equal bins over a range: numpy's fast path (no sort)
+        counts += np.histogram(np.clip(finite, low, high), bins=HISTOGRAM_BINS, range=(low, high))[0]
     else:
         counts[HISTOGRAM_BINS // 2] = finite.size
     return counts, edges

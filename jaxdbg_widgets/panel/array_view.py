@@ -6,8 +6,9 @@ picture's description) plus binary buffers (anywidget delivers them to ``panel.j
 ``DataView`` s), never as JSON lists:
 
 - ``picture`` (the row's small picture): buffer 0 is the colour codes, uint8, row-major;
-- ``view`` (the large view): buffers 0 .. 3 are the codes (uint8), the values (float64,
-  for hover), and the array indices of the kept rows and columns (int32).
+- ``view`` (the large view): buffers 0 .. 3 are the codes (uint8), the values (for
+  hover: float32 where that is exact, else float64, named by ``picture["values"]``), and
+  the array indices of the kept rows and columns (int32).
 
 The browser draws the codes with :func:`jaxdbg.views.array_picture_view.browser_colours`,
 synced once into the widget. The large view's colour scale spans the whole array's
@@ -36,7 +37,17 @@ def describe(pic: ArrayPicture) -> dict:
             "edges": [float(e) for e in pic.histogram_edges],
             "classes": pic.class_counts, "row_cuts": list(pic.row_cuts),
             "col_cuts": list(pic.col_cuts), "integer": _integer(pic.dtype),
-            "sampling": str(pic.sampling) if pic.sampling is not None else None}
+            "sampling": str(pic.sampling) if pic.sampling is not None else None,
+            "values": np.dtype(_value_type(pic.dtype)).name}
+
+
+# Dtypes whose every value float32 holds exactly: their hover values travel at half size.
+_EXACT_IN_FLOAT32 = {"float32", "float16", "bfloat16", "bool", "int8", "uint8", "int16", "uint16",
+                     "float8_e4m3fn", "float8_e5m2"}
+
+
+def _value_type(dtype: str) -> type:
+    return np.float32 if dtype in _EXACT_IN_FLOAT32 else np.float64
 
 
 def _integer(dtype: str) -> bool:
@@ -75,7 +86,7 @@ def large_view(frame: int, path: list, label: str, value: Any, *, axes: Any = No
     summary = summaries.summarize(label, value)
     content = message(ToBrowser.VIEW, frame=frame, path=path, name=label, picture=describe(pic),
                       stats=summary.describe(), error="")
-    buffers = [pic.codes.tobytes(), np.ascontiguousarray(pic.values, np.float64).tobytes(),
+    buffers = [pic.codes.tobytes(), np.ascontiguousarray(pic.values, _value_type(pic.dtype)).tobytes(),
                pic.rows.astype(np.int32).tobytes(), pic.cols.astype(np.int32).tobytes()]
     return content, buffers
 

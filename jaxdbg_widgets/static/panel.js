@@ -488,7 +488,8 @@ function localsArea(model, run, openView) {
 // -- array pictures -------------------------------------------------------------------
 // Pictures arrive as a JSON description plus binary buffers (DataViews): the colour code
 // of each kept cell (uint8), and for the large view the values (float64) and the array
-// indices of the kept rows and columns (int32). Codes are drawn with the colour table
+// indices of the kept rows and columns (int32); the values are float32 or float64, as
+// the picture's `values` names. Codes are drawn with the colour table
 // synced once in `picture_colours` (jaxdbg.views.palette).
 function pictureColours(model) {
   const colours = model.get("picture_colours") || { table: [], classes: {} };
@@ -724,7 +725,8 @@ function arrayViewArea(model) {
     const pic = msg.picture;
     const codes = new Uint8Array(bufferBytes(buffers[0]));
     Object.assign(current, {
-      pic, name: msg.name, values: new Float64Array(bufferBytes(buffers[1])),
+      pic, name: msg.name,
+      values: new (pic.values === "float32" ? Float32Array : Float64Array)(bufferBytes(buffers[1])),
       rowIndex: Array.from(new Int32Array(bufferBytes(buffers[2]))),
       colIndex: Array.from(new Int32Array(bufferBytes(buffers[3]))),
       axes: pic.shape.length > 1 ? [pic.axes[0], pic.axes[1]] : null,

@@ -60,7 +60,7 @@ def test_array_pictures_travel_as_buffers_while_paused(shared_kernel):
                              "axes": None, "indices": {"0": 1}})
     msg, buffers = answer(kernel, cid, "view", 0)
     assert msg["picture"]["index"] == [1, None, None] and "min=0 max=23" in msg["stats"]
-    values = np.frombuffer(buffers[1], np.float64).reshape(3, 4)
+    values = np.frombuffer(buffers[1], msg["picture"]["values"]).reshape(3, 4)
     assert values.tolist() == (np.arange(24.0).reshape(2, 3, 4)[1]).tolist()
 
     kernel.send_custom(cid, {"type": "expand", "frame": page["frame"], "path": ["params"]})

@@ -76,10 +76,10 @@ def test_the_large_view_sends_values_and_indices_and_follows_the_slider():
         (first, b1), (second, b2) = box
         assert first["picture"]["index"] == [0, None, None] and first["error"] == ""
         assert "min=0 max=23" in first["stats"]  # exact, over the whole array
-        values = np.frombuffer(b1[1], np.float64).reshape(3, 4)
+        values = np.frombuffer(b1[1], first["picture"]["values"]).reshape(3, 4)
         assert values.tolist() == np.arange(12).reshape(3, 4).tolist()
         assert second["picture"]["index"] == [None, 2, None]
-        values = np.frombuffer(b2[1], np.float64).reshape(2, 4)
+        values = np.frombuffer(b2[1], second["picture"]["values"]).reshape(2, 4)
         assert values.tolist() == np.arange(24).reshape(2, 3, 4)[:, 2, :].tolist()
         assert np.frombuffer(b2[2], np.int32).tolist() == [0, 1]
         # A bad slice is said in the view, and the stop goes on.
@@ -105,7 +105,8 @@ def test_arrays_inside_pytrees_get_pictures_by_path():
                 "axes": None, "indices": None})
         content, buffers = box[-1]
         assert content["picture"]["dtype"] == "bfloat16" and content["name"] == "'w'"
-        assert np.frombuffer(buffers[1], np.float64)[:3].tolist() == [-1.0, 0.0, 1.0]
+        assert content["picture"]["values"] == "float32"  # exact for bfloat16, half the bytes
+        assert np.frombuffer(buffers[1], np.float32)[:3].tolist() == [-1.0, 0.0, 1.0]
         seen.append(True)
     seen: list = []
     stop_with(script)
