@@ -353,12 +353,16 @@ def _block(host: np.ndarray, shown: tuple[int | None, int], index: tuple[int | N
 
 
 SUMMARY_PICTURES = 12  # arrays the static stop summary draws
+# Bigger arrays are left out of the summary: drawing one reads its host copy, which for a
+# value still on an accelerator (a notebook global) is a transfer the user never asked for.
+SUMMARY_MAX_ELEMENTS = 1 << 24
 
 
 def small_pictures(values: dict[str, Any], limit: int = SUMMARY_PICTURES
                    ) -> tuple[tuple[str, ArrayPicture], ...]:
     """Small pictures of the arrays among ``values`` (a frame's locals), at most ``limit``;
-    values that cannot be drawn (scalars, empty, object arrays) are left out."""
+    values that cannot be drawn (scalars, empty, object arrays) or hold more than
+    SUMMARY_MAX_ELEMENTS elements are left out."""
     found: list[tuple[str, ArrayPicture]] = []
     for name, value in values.items():
         if len(found) >= limit:
@@ -367,6 +371,8 @@ def small_pictures(values: dict[str, Any], limit: int = SUMMARY_PICTURES
             continue
         try:
             if not (hasattr(value, "shape") and hasattr(value, "dtype")) or not tuple(value.shape):
+                continue
+            if int(np.prod(value.shape)) > SUMMARY_MAX_ELEMENTS:
                 continue
             found.append((name, picture(value, max_side=THUMBNAIL_SIDE)))
         except (PictureError, TypeError, ValueError):

@@ -132,3 +132,5 @@ def test_pytree_leaves_and_small_pictures_of_locals():
     assert [path for path, _ in ap.array_leaves(tree)] == ["['a']", "['b'][0]"]
     pics = ap.small_pictures({"x": np.zeros((50, 50)), "s": np.float32(1), "t": "no", "e": np.zeros(0)})
     assert [name for name, _ in pics] == ["x"] and pics[0][1].codes.shape == (32, 32)
+    huge = np.broadcast_to(np.float32(0), (ap.SUMMARY_MAX_ELEMENTS + 1,))  # no memory of its own
+    assert ap.small_pictures({"huge": huge, "x": np.zeros(3)})[0][0] == "x"
