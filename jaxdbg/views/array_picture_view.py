@@ -114,7 +114,7 @@ def render_html(pic: ArrayPicture) -> Markup:
     """An inline image (drawn crisp at a few pixels per cell), its header and legend."""
     rows, cols = pic.codes.shape
     scale = max(1, THUMBNAIL_PIXELS // max(rows, cols))
-    width, height = cols * scale, max(rows * scale, 4)
+    width, height = cols * scale, max(rows * scale, 8)  # a 1-D row stays visible
     return Markup(
         '<span class="jaxdbg-picture"><img src="{}" alt="{}" width="{}" height="{}" '
         'style="image-rendering:pixelated;vertical-align:middle;{}">'
