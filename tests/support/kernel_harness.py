@@ -142,6 +142,7 @@ class KernelHarness:
         self._by_parent: dict[str, list[dict]] = {}
         self._comms: dict[str, dict] = {}  # comm_id -> latest widget model state
         self._custom: dict[str, list[dict]] = {}  # comm_id -> custom messages from the kernel
+        self._custom_buffers: dict[str, list[list[bytes]]] = {}  # the binary buffers of each
         #: Called on the reader thread with (comm_id, state) the moment a widget opens,
         #: to answer as fast as a frontend possibly could.
         self.on_comm_open: Callable[[str, dict], None] | None = None
@@ -294,6 +295,8 @@ class KernelHarness:
                         self._comms[cid].update(data.get("state", {}))
                     elif data.get("method") == "custom":
                         self._custom.setdefault(cid, []).append(data.get("content"))
+                        self._custom_buffers.setdefault(cid, []).append(
+                            [bytes(b) for b in msg.get("buffers") or []])
                 elif msg["msg_type"] == "comm_close":
                     self._comms.pop(content.get("comm_id"), None)
             hook = self.on_comm_open
@@ -437,6 +440,11 @@ class KernelHarness:
         """The custom messages the kernel sent to a widget so far (``model.on("msg:custom")``)."""
         with self._lock:
             return list(self._custom.get(comm_id, []))
+
+    def custom_with_buffers(self, comm_id: str) -> list[tuple[Any, list[bytes]]]:
+        """The custom messages the kernel sent to a widget, each with its binary buffers."""
+        with self._lock:
+            return list(zip(self._custom.get(comm_id, []), self._custom_buffers.get(comm_id, [])))
 
     def set_value(self, comm_id: str, **state: Any) -> str:
         """A value change from the frontend: an ``update`` with the changed state."""
