@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import sys
+import threading
 from typing import Any, Callable
 
 import jax
@@ -32,7 +34,7 @@ from jaxdbg.capture import staging
 from jaxdbg.engine import quit_reporting
 from jaxdbg.engine import registry
 from jaxdbg.engine import stop_serving
-from jaxdbg.internals import jax_api
+from jaxdbg.internals import ipython_api, jax_api
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.capture.stop_info import StopInfo
 
@@ -55,6 +57,30 @@ def observe_host_arrivals(observer: Callable[[], None]) -> Callable[[], None]:
         if observer in _host_arrival_observers:
             _host_arrival_observers.remove(observer)
     return undo
+
+
+# JAX frees a host callback's operands (and the host copies a stop made of them, 400 MB
+# for a 400 MB local) only after the computation has let go of them, through a queue
+# that its garbage-collector callback empties (gc.callbacks); in an idle kernel that
+# is the next dispatch or collection, possibly never. So when a cell in which a stop
+# opened finishes, one collection lets them go. (Outside IPython the program's next
+# dispatch does it.)
+_release_pending = threading.Lock()
+RELEASE_AGAIN_S = 0.3
+
+
+def _release_operands_after_the_cell() -> None:
+    if ipython_api.execution_count() is None or not _release_pending.acquire(blocking=False):
+        return  # not in IPython, or this cell already has one
+
+    def release() -> None:
+        _release_pending.release()
+        gc.collect()
+        # The computation may let go of the operands just after the cell's end.
+        later = threading.Timer(RELEASE_AGAIN_S, gc.collect, args=(0,))
+        later.daemon = True
+        later.start()
+    ipython_api.on_cell_finished(release)
 
 
 @dataclasses.dataclass(eq=False)  # compared by identity: stop_serving.py keys its rounds on the site
@@ -85,17 +111,26 @@ class _Site:
                 observer()
         if not sizes:  # unbatched, the common case: a passed stop returns after one check
             if breakpoint_state.arrive(self.breakpoint_id):
-                self._serve((), sizes, levels, operands, {})
+                try:
+                    self._serve((), sizes, levels, operands, {})
+                finally:
+                    _release_operands_after_the_cell()
             return
         selected = np.asarray(pred, dtype=bool)  # True (every element) or one per element
         mask = np.broadcast_to(selected, sizes) if selected.ndim == 0 else selected.reshape(sizes)
         host_ops: dict[int, Any] = {}  # each batched operand on the host, read once
-        for index in np.ndindex(*sizes):
-            if not mask[index] or not breakpoint_state.arrive(self.breakpoint_id):
-                continue  # a disabled, ignored or continued-past stop opens nothing
-            if self._serve(index, sizes, levels, operands, host_ops) is Resume.SKIP:
-                break
-        host_ops.clear()
+        opened = False
+        try:
+            for index in np.ndindex(*sizes):
+                if not mask[index] or not breakpoint_state.arrive(self.breakpoint_id):
+                    continue  # a disabled, ignored or continued-past stop opens nothing
+                opened = True
+                if self._serve(index, sizes, levels, operands, host_ops) is Resume.SKIP:
+                    break
+        finally:
+            host_ops.clear()
+            if opened:
+                _release_operands_after_the_cell()
 
     def _serve(self, index: tuple, sizes: tuple, levels, operands, host_ops: dict[int, Any]) -> Resume | None:
         """Build the frames of batch element ``index`` and serve its stop."""
