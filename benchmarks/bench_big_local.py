@@ -46,8 +46,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kernel_driver import Kernel  # noqa: E402
-from measure import arguments, delta_row, finish, ratio_row  # noqa: E402
+from kernel_driver import Kernel
+from measure import arguments, delta_row, finish, ratio_row
 
 N = 100_000_000  # float32: 400 MB
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

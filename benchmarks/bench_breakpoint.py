@@ -25,9 +25,9 @@ import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import jaxdbg  # noqa: E402
-from jaxdbg.engine import breakpoint_state  # noqa: E402
-from measure import arguments, finish, interleave, ratio_row, timed  # noqa: E402
+import jaxdbg
+from jaxdbg.engine import breakpoint_state
+from measure import arguments, finish, interleave, ratio_row, timed
 
 
 # -- 1. untriggered breakpoint_if ------------------------------------------------------
@@ -126,7 +126,7 @@ def _deep_function(breakpoint_fn, depth: int, n_locals: int):
     def level(x, d):
         names = {f"v{i}": x + i for i in range(n_locals)}
         locals().update(names)  # keep them visible as frame locals
-        frame_locals = names  # noqa: F841  (captured by the breakpoint)
+        frame_locals = names
         if d == 0:
             breakpoint_fn()
             return sum(names.values())

@@ -27,7 +27,7 @@ from jaxdbg.capture import program_shardings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import arguments, finish, interleave, ratio_row, timed  # noqa: E402
+from measure import arguments, finish, interleave, ratio_row, timed
 
 
 def _program(n_locals: int, with_breakpoint: bool):

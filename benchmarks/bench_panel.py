@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kernel_driver import Kernel  # noqa: E402
-from measure import arguments, finish, interleave, ratio_row  # noqa: E402
+from kernel_driver import Kernel
+from measure import arguments, finish, interleave, ratio_row
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 PANEL_WIDGET = "jaxdbg_widgets.panel.widget.PanelWidget"

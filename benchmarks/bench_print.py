@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kernel_driver import Kernel  # noqa: E402
-from measure import arguments, finish, interleave, ratio_row  # noqa: E402
+from kernel_driver import Kernel
+from measure import arguments, finish, interleave, ratio_row
 
 CELL = "scan_prints(jnp.arange({steps})); None"
 
