@@ -109,7 +109,8 @@ class _Site:
         if _host_arrival_observers:
             for observer in list(_host_arrival_observers):
                 observer()
-        if not sizes:  # unbatched, the common case: a passed stop returns after one check
+        if not sizes:  # unbatched, the common case (always selected: a conditional one sits
+            # inside its lax.cond); a passed stop returns after this one check
             if breakpoint_state.arrive(self.breakpoint_id):
                 try:
                     self._serve((), sizes, levels, operands, {})

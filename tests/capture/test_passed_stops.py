@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import jaxdbg
 from jaxdbg.capture import breakpoints
 from jaxdbg.engine import breakpoint_state
+from support.hang_guard import Script
 from support.transcript import Transcript
 
 
@@ -65,3 +66,37 @@ def test_ignored_and_continued_past_stops_still_arrive_and_count():
     finally:
         undo()
         breakpoint_state.reset()
+
+
+RELEASE_SCRIPT = """
+import gc, io
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+gc.disable()  # only explicit collections from here on
+shell.run_cell('''
+import io, jax, jax.numpy as jnp, jaxdbg
+@jax.jit
+def f(x):
+    big = x * 2
+    jaxdbg.breakpoint(backend="cli", stdin=io.StringIO("c\\\\n"), stdout=io.StringIO())
+    return big
+''')
+shell.run_cell("jax.jit(lambda x: x + 1)(1.0)")
+print("without a stop", len(collections), flush=True)
+shell.run_cell("f(jnp.ones(3)).block_until_ready()")
+print("after a stop", len(collections), flush=True)
+"""
+
+
+def test_a_cell_in_which_a_stop_opened_collects_when_it_ends():
+    # JAX frees a callback's operands (a stop's host copies of a big local) from a queue
+    # its gc callback empties; an idle kernel would otherwise keep them.
+    with Script(RELEASE_SCRIPT) as run:
+        code = run.wait(120)
+        out = run.output
+    assert code == 0, out
+    assert "without a stop 0" in out, out
+    after = int(out.split("after a stop ")[1].split()[0])
+    assert after >= 1, out
