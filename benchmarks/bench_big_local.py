@@ -26,7 +26,10 @@ Measured per run, on the client's clock:
 - for the panel, execute -> statistics shown: until the last pending row's statistics
   arrive;
 - resident memory of the kernel process (``/proc/<pid>/status`` VmRSS, sampled every
-  2 ms): before the cell, the peak during it, and 1 s after its reply.
+  2 ms): before the cell (after a collection, so not what the previous run left), the
+  peak during it, and 1 s after its reply. The reading callback's row shows what JAX
+  itself keeps: a callback's operands are freed from a queue that only a collection or
+  the next dispatch empties.
 
 Rows: the terminal's and the panel's execute -> shown against the plain callback's (goal
 1.1x), and the resident memory 1 s after the stop ended against before the cell (goal
@@ -152,7 +155,9 @@ def _show_pending_rows(k: Kernel, opened: dict) -> float | None:
 
 def one_run(k: Kernel, mode: str) -> dict:
     backend, function = MODES[mode]
-    k.run(f"os.environ['JAXDBG_BACKEND'] = {backend or 'cli'!r}")
+    # A collection first: JAX frees the previous run's callback operands only then (its gc
+    # callback), so "before" is the kernel's own memory, not what the last run left.
+    k.run(f"os.environ['JAXDBG_BACKEND'] = {backend or 'cli'!r}; import gc; gc.collect()")
     time.sleep(0.3)  # let the previous run's memory settle
     before = k.rss_mb()
     start = k.mark()
@@ -204,10 +209,11 @@ def main() -> None:
         runs = results[mode]
         rows.append(ratio_row(f"{size}: {shown} ({mode})", [r["shown"] for r in runs], callback, 1.1,
                               baseline_name="(plain jax.debug.callback)", note=bound))
-    for mode in ("terminal", "panel"):
+    for mode in ("reading cb", "terminal", "panel"):
         runs = results[mode]
         peak = statistics.median(r["peak"] for r in runs)
-        rows.append(delta_row(f"{size}: resident memory 1 s after the stop ({mode})",
+        what = "the stop" if mode != "reading cb" else "a reading jax.debug.callback"
+        rows.append(delta_row(f"{size}: resident memory 1 s after {what} ({mode})",
                               [r["after_1s"] for r in runs], [r["before"] for r in runs], 50,
                               baseline_name="(before the cell)",
                               note=f"peak during the stop {peak:,.0f} MB"))

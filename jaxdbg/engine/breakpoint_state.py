@@ -273,6 +273,8 @@ def _end_stale_runs() -> None:
 
 
 def _print_reports() -> list[str]:
+    if not _reports:  # on every passed stop: no lock when there is nothing to print
+        return []
     with _lock:
         reports, _reports[:] = list(_reports), []
     for line in reports:
