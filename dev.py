@@ -5,6 +5,9 @@
     python3 dev.py test [pytest args]       the lint and type checks, every test venv and
                                             Chromium, the whole suite, the docs build
     python3 dev.py setup                    only build the venvs `test` uses
+    python3 dev.py bench [--quick] [--only NAME ...] [--compare OLD.json]
+                                            run every benchmark in benchmarks/ and print one
+                                            table (it is also written under test-artifacts/)
     python3 dev.py docs [--no-serve] [mkdocs serve args]
                                             build the docs site strictly into site/, then
                                             serve it locally (mkdocs serve)
@@ -227,6 +230,10 @@ def cmd_lab(args: list[str]) -> None:
     exec_nox(["-s", "lab", "--", *args])
 
 
+def cmd_bench(args: list[str]) -> None:
+    exec_nox(["-s", "bench", "--", *args])
+
+
 def cmd_docs(args: list[str]) -> None:
     exec_nox(["-s", "docs", "--", *args])
 
@@ -236,7 +243,8 @@ def cmd_nox(args: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    commands = {"lab": cmd_lab, "test": cmd_test, "setup": cmd_setup, "docs": cmd_docs, "nox": cmd_nox}
+    commands = {"lab": cmd_lab, "test": cmd_test, "setup": cmd_setup, "bench": cmd_bench,
+                "docs": cmd_docs, "nox": cmd_nox}
     if not argv or argv[0] not in commands:
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)

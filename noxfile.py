@@ -20,8 +20,9 @@ Pytest arguments after ``--`` go to ``tests``; with them, the matrix venvs are o
 and the docs are not built. Every pytest run and check writes its result under
 ``.nox/results/`` (JUnit XML and the versions it ran), which ``dev.py`` sums up.
 
-Not in the matrix: ``lab`` (JupyterLab on notebooks/quickstart.ipynb) and ``docs`` (build
-the site strictly, then serve it; ``-- --no-serve`` only builds).
+Not in the matrix: ``lab`` (JupyterLab on notebooks/quickstart.ipynb), ``bench`` (every
+benchmark, one table; on the packages ``lab`` installs, without the test suite's) and
+``docs`` (build the site strictly, then serve it; ``-- --no-serve`` only builds).
 """
 
 from __future__ import annotations
@@ -373,6 +374,14 @@ def lab(session: nox.Session) -> None:
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in args:
         args.append("--allow-root")
     session.run("jupyter", *args, env={"JUPYTER_PREFER_ENV_PATH": "1"})
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Every benchmark in benchmarks/, one table (benchmarks/run_all.py; its arguments
+    after --). The packages are lab's: benchmarks need no test tools."""
+    install_once(session, ["-e", ".[notebook]"])
+    session.run("python", "benchmarks/run_all.py", *session.posargs)
 
 
 @nox.session(default=False)

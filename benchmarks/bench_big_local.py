@@ -26,14 +26,20 @@ Measured per run, on the client's clock:
 - for the panel, execute -> statistics shown: until the last pending row's statistics
   arrive;
 - resident memory of the kernel process (``/proc/<pid>/status`` VmRSS, sampled every
-  2 ms): before the cell, the peak during it, and 1 s after its reply.
+  2 ms): before the cell (after a collection, so not what the previous run left), the
+  peak during it, and 1 s after its reply. The reading callback's row shows what JAX
+  itself keeps: a callback's operands are freed from a queue that only a collection or
+  the next dispatch empties.
 
-Run: ``.venv/bin/python benchmarks/bench_big_local.py [--python PY] [--repeats N]``.
+Rows: the terminal's and the panel's execute -> shown against the plain callback's (goal
+1.1x), and the resident memory 1 s after the stop ended against before the cell (goal
++50 MB).
+
+Run: ``python benchmarks/bench_big_local.py [--python PY] [--repeats N] [--quick] [--json PATH]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import textwrap
@@ -44,18 +50,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kernel_driver import Kernel
+from measure import arguments, delta_row, finish, ratio_row
 
 N = 100_000_000  # float32: 400 MB
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 PANEL_WIDGET = "jaxdbg_widgets.panel.widget.PanelWidget"
 
-SETUP = textwrap.dedent(f"""
+SETUP = textwrap.dedent("""
     import os, time
     import jax, jax.numpy as jnp, numpy as np
     import jaxdbg, jaxdbg_widgets
 
     def _big(s):
-        return jnp.arange({N}, dtype=jnp.float32) * s  # not foldable: really 400 MB
+        return jnp.arange({n}, dtype=jnp.float32) * s  # not foldable: really 400 MB
 
     @jax.jit
     def no_stop(s):
@@ -148,7 +155,9 @@ def _show_pending_rows(k: Kernel, opened: dict) -> float | None:
 
 def one_run(k: Kernel, mode: str) -> dict:
     backend, function = MODES[mode]
-    k.run(f"os.environ['JAXDBG_BACKEND'] = {backend or 'cli'!r}")
+    # A collection first: JAX frees the previous run's callback operands only then (its gc
+    # callback), so "before" is the kernel's own memory, not what the last run left.
+    k.run(f"os.environ['JAXDBG_BACKEND'] = {backend or 'cli'!r}; import gc; gc.collect()")
     time.sleep(0.3)  # let the previous run's memory settle
     before = k.rss_mb()
     start = k.mark()
@@ -176,36 +185,42 @@ def one_run(k: Kernel, mode: str) -> dict:
             "before": before, "peak": memory.peak, "after_1s": k.rss_mb()}
 
 
-def spread(values: list[float]) -> str:
-    return f"{statistics.median(values):6.3f} s  [{min(values):.3f} .. {max(values):.3f}]"
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = arguments(__doc__.splitlines()[0])
     parser.add_argument("--python", default=sys.executable, help="the kernel's interpreter")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    n, repeats = (1_000_000, 1) if args.quick else (N, args.repeats)
     results: dict[str, list[dict]] = {mode: [] for mode in MODES}
     with Kernel(args.python) as k:
-        ready = k.run(SETUP)
-        version = k.stdout(ready["parent_header"]["msg_id"]).split()[-1]
+        k.run(SETUP.format(n=n))
         for mode in MODES:  # warm-up: compile, import the backends
             one_run(k, mode)
-        for _ in range(args.repeats):  # interleaved, so all see the same machine load
+        for _ in range(repeats):  # interleaved, so all see the same machine load
             for mode in MODES:
                 results[mode].append(one_run(k, mode))
-    base = statistics.median(r["shown"] for r in results["callback"])
-    print(f"{N:,}-element float32 local (400 MB); kernel {args.python} (jax {version});"
-          f" medians of {args.repeats} interleaved runs [min .. max]")
-    print(f"  {'':<10} {'execute -> shown':<30} {'vs callback':>11}   {'RSS before':>10} {'peak':>8} {'after 1 s':>9}")
-    for mode, runs in results.items():
-        shown = [r["shown"] for r in runs]
-        med = {key: statistics.median(r[key] for r in runs) for key in ("before", "peak", "after_1s")}
-        print(f"  {mode:<10} {spread(shown):<30} {statistics.median(shown) / base:10.2f}x"
-              f"   {med['before']:7.0f} MB {med['peak']:5.0f} MB {med['after_1s']:6.0f} MB")
+    size = f"{n * 4 / 1e6:,.0f} MB local"
+    callback = [r["shown"] for r in results["callback"]]
+    reading = [r["shown"] for r in results["reading cb"]]
+    bound = (f"a callback that reads the value (as a stop's statistics do) takes "
+             f"{statistics.median(reading) / statistics.median(callback):.2f}x the plain one")
+    rows = []
+    for mode, shown in (("terminal", "pause -> prompt"), ("panel", "pause -> panel shown")):
+        runs = results[mode]
+        rows.append(ratio_row(f"{size}: {shown} ({mode})", [r["shown"] for r in runs], callback, 1.1,
+                              baseline_name="(plain jax.debug.callback)", note=bound))
+    for mode in ("reading cb", "terminal", "panel"):
+        runs = results[mode]
+        peak = statistics.median(r["peak"] for r in runs)
+        what = "the stop" if mode != "reading cb" else "a reading jax.debug.callback"
+        rows.append(delta_row(f"{size}: resident memory 1 s after {what} ({mode})",
+                              [r["after_1s"] for r in runs], [r["before"] for r in runs], 50,
+                              baseline_name="(before the cell)",
+                              note=f"peak during the stop {peak:,.0f} MB"))
     stats = [r["stats"] for r in results["panel"] if r["stats"] is not None]
     if stats:
-        print(f"  panel: execute -> statistics of the big row shown {spread(stats)}")
+        print(f"panel: execute -> statistics of the big row shown, median {statistics.median(stats):.3f} s")
+    finish(rows, args.json)
 
 
 if __name__ == "__main__":

@@ -6,15 +6,15 @@ locals (8 x 512 arrays sharded over both axes). ``jaxdbg.breakpoint`` stages JAX
 layout XLA chose; this prints trace + compile time with that recording against the
 same breakpoint without it (and against no breakpoint), as ratios from one run.
 
-Run: ``.venv/bin/python benchmarks/bench_compiled_sharding.py [--quick]``.
+Goal: within 5%. Run: ``python benchmarks/bench_compiled_sharding.py [--quick] [--json PATH]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
-import time
+import sys
+from pathlib import Path
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
@@ -24,6 +24,10 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 import jaxdbg
 from jaxdbg.capture import program_shardings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from measure import arguments, finish, interleave, ratio_row, timed
 
 
 def _program(n_locals: int, with_breakpoint: bool):
@@ -36,38 +40,37 @@ def _program(n_locals: int, with_breakpoint: bool):
     return f
 
 
-def _median_compile(n_locals: int, with_breakpoint: bool, x, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        fn = jax.jit(_program(n_locals, with_breakpoint))  # a fresh function: no cache
-        start = time.perf_counter()
-        fn.lower(x).compile()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def _compile_time(n_locals: int, with_breakpoint: bool, x) -> float:
+    fn = jax.jit(_program(n_locals, with_breakpoint))  # a fresh function: no cache
+    return timed(lambda: fn.lower(x).compile())
+
+
+def _without_recording(n_locals: int, x) -> float:
+    stage = program_shardings.CompiledShardings.stage
+    program_shardings.CompiledShardings.stage = lambda self, operands, shardings: None
+    try:
+        return _compile_time(n_locals, True, x)
+    finally:
+        program_shardings.CompiledShardings.stage = stage
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="fewer repeats (CI smoke run)")
-    args = parser.parse_args()
-    repeats = 3 if args.quick else 9
+    args = arguments(__doc__.splitlines()[0]).parse_args()
+    repeats = 2 if args.quick else 9
     axis_type = getattr(jax.sharding, "AxisType", None)
     mesh = jax.make_mesh((2, 4), ("data", "model"),
                          **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2}))
     x = jax.device_put(jnp.ones((8, 512)), NamedSharding(mesh, P("data", "model")))
-    stage = program_shardings.CompiledShardings.stage
-    print(f"trace + compile of a sharded jit on a 2x4 mesh (median of {repeats}):")
+    rows = []
     for n_locals in (4, 32):
-        none = _median_compile(n_locals, False, x, repeats)
-        recorded = _median_compile(n_locals, True, x, repeats)
-        program_shardings.CompiledShardings.stage = lambda self, operands, shardings: None
-        try:
-            unrecorded = _median_compile(n_locals, True, x, repeats)
-        finally:
-            program_shardings.CompiledShardings.stage = stage
-        print(f"  {n_locals:>2} traced locals: no breakpoint {none * 1e3:7.1f} ms; "
-              f"breakpoint without recording {unrecorded * 1e3:7.1f} ms; "
-              f"with recording {recorded * 1e3:7.1f} ms = {recorded / unrecorded:.3f}x")
+        samples = interleave({"none": lambda: _compile_time(n_locals, False, x),
+                              "unrecorded": lambda: _without_recording(n_locals, x),
+                              "recorded": lambda: _compile_time(n_locals, True, x)}, repeats)
+        print(f"{n_locals:>2} traced locals: no breakpoint {statistics.median(samples['none']) * 1e3:.1f} ms")
+        rows.append(ratio_row(f"trace + compile, compiled-sharding recording, {n_locals} locals",
+                              samples["recorded"], samples["unrecorded"], 1.05, unit="ms",
+                              baseline_name="(the breakpoint without it)"))
+    finish(rows, args.json)
 
 
 if __name__ == "__main__":

@@ -1,44 +1,34 @@
-"""Speed and message counts of jaxdbg's prints, against jax.debug.print.
+"""Speed of jaxdbg's prints, against jax.debug.print to stdout.
 
-1. Notebook. One real ipykernel (``tests/support/kernel_harness.py``). A jitted ``lax.scan``
+1. Notebook. A real ipykernel (``benchmarks/kernel_driver.py``). A jitted ``lax.scan``
    of N steps (default 10,000) prints once per step with ``jax.debug.print``.
    Baseline: the extension is not loaded, so the rows go to stdout as stream
    messages. jaxdbg: after ``%load_ext jaxdbg`` the same calls go to the cell's
    print log. Time: from sending the ``execute_request`` to the kernel's ``idle``
-   status for it, as the client sees them (the function is traced and compiled in
-   a warm-up run of each flavour first). Messages: every iopub message the
-   frontend receives for the cell's output (stream messages for stdout; comm_open,
-   widget updates, display and comm_close for the log). Target: ratio <= 1.5.
+   status for it, as the client sees them (each flavour is traced and compiled in a
+   warm-up run first). The two flavours run in two kernels started side by side,
+   their cells interleaved. Messages: every iopub message the frontend receives for
+   the cell's output. Goal: ratio <= 1.0.
 2. Terminal. In this process, the same scan with ``jaxdbg.print`` and with
-   ``jax.debug.print``, stdout pointed at /dev/null; best of several runs after a
-   warm-up. Target: ratio <= 1.05.
+   ``jax.debug.print``, stdout pointed at /dev/null, interleaved. Goal: ratio <= 1.05.
 
-Numbers are medians / minima over repeats: other work may share the CPUs.
-Run: ``.venv/bin/python benchmarks/bench_print.py [--steps N] [--repeats R]``.
+Run: ``python benchmarks/bench_print.py [--quick] [--json PATH]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import statistics
 import sys
 import textwrap
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from support.kernel_harness import KernelHarness  # noqa: E402
+from kernel_driver import Kernel
+from measure import arguments, finish, interleave, ratio_row
 
-NOTEBOOK_TARGET = 1.5
-TERMINAL_TARGET = 1.05
-
-CELL = textwrap.dedent("""
-    scan_prints(jnp.arange({steps}))
-    None
-""")
+CELL = "scan_prints(jnp.arange({steps})); None"
 
 SETUP = textwrap.dedent("""
     import jax, jax.numpy as jnp
@@ -51,53 +41,41 @@ SETUP = textwrap.dedent("""
 """)
 
 
-def _cell_output_messages(kernel: KernelHarness, msg_id: str) -> list[dict]:
+def _cell_output_messages(kernel: Kernel, start: int, msg_id: str) -> int:
     """iopub messages a frontend renders for the cell: its streams, displays, and comms."""
-    result = kernel.result(msg_id)
-    own = [m for m in result.messages if m["msg_type"] not in ("status", "execute_input")]
-    comm_ids = {m["content"]["comm_id"] for m in own if m["msg_type"] == "comm_open"}
     with kernel._lock:
-        others = [m for m in kernel._all if m["msg_type"] in ("comm_msg", "comm_close")
-                  and m["content"].get("comm_id") in comm_ids
-                  and m["parent_header"].get("msg_id") != msg_id]
-    return own + others
+        new = kernel.messages[start:]
+    own = [m for m in new if m["_channel"] == "iopub" and m["parent_header"].get("msg_id") == msg_id
+           and m["msg_type"] not in ("status", "execute_input")]
+    comm_ids = {m["content"]["comm_id"] for m in own if m["msg_type"] == "comm_open"}
+    others = [m for m in new if m["_channel"] == "iopub" and m["msg_type"] in ("comm_msg", "comm_close")
+              and m["content"].get("comm_id") in comm_ids and m["parent_header"].get("msg_id") != msg_id]
+    return len(own) + len(others)
 
 
-def notebook(steps: int, repeats: int) -> tuple[float, float, int, int]:
-    timings: dict[str, list[float]] = {"stdout": [], "jaxdbg": []}
+def notebook(steps: int, repeats: int) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """Execute -> idle of the scan's cell, per flavour, and its output messages."""
     counts: dict[str, int] = {}
-    for flavour, load in (("stdout", ""), ("jaxdbg", "%load_ext jaxdbg")):
-        with KernelHarness(env={"XLA_FLAGS": ""}) as kernel:
-            ready = kernel.run(SETUP.format(load=load), timeout=180)
-            assert "ready" in ready.stdout, ready
+    with Kernel(env={"XLA_FLAGS": ""}) as stdout_kernel, Kernel(env={"XLA_FLAGS": ""}) as log_kernel:
+        kernels = {"stdout": stdout_kernel, "jaxdbg": log_kernel}
+        for flavour, kernel in kernels.items():
+            kernel.run(SETUP.format(load="%load_ext jaxdbg" if flavour == "jaxdbg" else ""), timeout=300)
             kernel.run(CELL.format(steps=steps), timeout=600)  # warm-up: trace and compile
-            for _ in range(repeats):
-                start = time.perf_counter()
-                msg_id = kernel.execute(CELL.format(steps=steps))
-                _wait_idle(kernel, msg_id)
-                timings[flavour].append(time.perf_counter() - start)
-                result = kernel.wait_reply(msg_id, timeout=600)
-                counts[flavour] = len(_cell_output_messages(kernel, msg_id))
-                if flavour == "stdout":
-                    assert result.stdout.count("\n") == steps, result
-    base, ours = statistics.median(timings["stdout"]), statistics.median(timings["jaxdbg"])
-    return base, ours, counts["stdout"], counts["jaxdbg"]
+
+        def one(flavour: str) -> float:
+            kernel = kernels[flavour]
+            start = kernel.mark()
+            t0 = time.perf_counter()
+            reply = kernel.run(CELL.format(steps=steps), timeout=600)  # returns on the idle status
+            elapsed = time.perf_counter() - t0
+            counts[flavour] = _cell_output_messages(kernel, start, reply["parent_header"]["msg_id"])
+            return elapsed
+
+        samples = interleave({flavour: (lambda f=flavour: one(f)) for flavour in kernels}, repeats, warmup=0)
+    return samples, counts
 
 
-def _wait_idle(kernel: KernelHarness, msg_id: str, timeout: float = 600) -> None:
-    """Return as soon as the client has the kernel's idle status for ``msg_id``."""
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        with kernel._lock:
-            msgs = kernel._by_parent.get(msg_id, [])
-            if any(m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
-                   for m in msgs[-3:]):
-                return
-        time.sleep(0.002)
-    raise TimeoutError(f"no idle status for {msg_id}")
-
-
-def terminal(steps: int, repeats: int) -> tuple[float, float]:
+def terminal(steps: int, repeats: int) -> dict[str, list[float]]:
     import jax
     import jax.numpy as jnp
 
@@ -111,41 +89,34 @@ def terminal(steps: int, repeats: int) -> tuple[float, float]:
 
     runs = {"jax": program(jax.debug.print), "jaxdbg": program(jaxdbg.print)}
     xs = jnp.arange(steps)
-    best = {name: float("inf") for name in runs}
+
+    def one(fn) -> float:
+        start = time.perf_counter()
+        fn(xs).block_until_ready()
+        jax.effects_barrier()
+        return time.perf_counter() - start
+
     saved = sys.stdout
     with open(os.devnull, "w") as devnull:
         sys.stdout = devnull
         try:
-            for fn in runs.values():
-                fn(xs).block_until_ready()  # trace and compile
-            for _ in range(repeats):
-                for name, fn in runs.items():
-                    start = time.perf_counter()
-                    fn(xs).block_until_ready()
-                    jax.effects_barrier()
-                    best[name] = min(best[name], time.perf_counter() - start)
+            return interleave({name: (lambda fn=fn: one(fn)) for name, fn in runs.items()}, repeats)
         finally:
             sys.stdout = saved
-    return best["jax"], best["jaxdbg"]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=10_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--skip-notebook", action="store_true")
-    args = parser.parse_args()
-
-    base, ours = terminal(args.steps, max(args.repeats, 5))
-    print(f"terminal, {args.steps:,} prints from a scan: jax.debug.print {base * 1e3:.0f} ms, "
-          f"jaxdbg.print {ours * 1e3:.0f} ms, ratio {ours / base:.3f} (target <= {TERMINAL_TARGET})")
-    if args.skip_notebook:
-        return
-    base, ours, base_msgs, our_msgs = notebook(args.steps, args.repeats)
-    print(f"notebook, {args.steps:,} prints from a scan, execute to idle: "
-          f"stdout {base:.2f} s in {base_msgs:,} messages, "
-          f"print log {ours:.2f} s in {our_msgs:,} messages, "
-          f"ratio {ours / base:.2f} (target <= {NOTEBOOK_TARGET})")
+    args = arguments(__doc__.splitlines()[0]).parse_args()
+    steps, repeats = (200, 2) if args.quick else (10_000, 5)
+    rows = []
+    samples, counts = notebook(steps, repeats)
+    rows.append(ratio_row(f"{steps:,} prints from a scan in a kernel, execute -> idle", samples["jaxdbg"],
+                          samples["stdout"], 1.0, baseline_name="(jax.debug.print to stdout)",
+                          note=f"output messages: print log {counts['jaxdbg']:,}, stdout {counts['stdout']:,}"))
+    samples = terminal(steps, repeats)
+    rows.append(ratio_row(f"{steps:,} prints from a scan, terminal", samples["jaxdbg"], samples["jax"], 1.05,
+                          baseline_name="(jax.debug.print)"))
+    finish(rows, args.json)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """How fast jaxdbg draws a sharding layout, side by side with its peers, in one run.
 
-    python benchmarks/bench_sharding.py [--repeat N] [--show]
+    python benchmarks/bench_sharding.py [--repeat N] [--show] [--quick] [--json PATH]
 
 Part 1 (this process, 8 forced host devices): an (8, 8) array over a 2×4 mesh,
 ``P('x', 'y')``. Peers: ``jax.debug.visualize_array_sharding`` (rich, printed to a
@@ -13,7 +13,7 @@ Part 2 (a subprocess with ``--xla_force_host_platform_device_count=512``): an
 is printed to show it stays legible (``--show`` prints it).
 
 Every layout is built from scratch on each call (no caching across calls). Times are
-the median of ``--repeat`` runs after two warm-up calls; ratios are to the fastest
+the median of ``--repeat`` interleaved runs after two warm-up rounds; ratios are to the fastest
 peer in the same case (below 1.0 means faster than every peer). treescope is
 measured when installed (it is not a jaxdbg dependency).
 """
@@ -28,23 +28,15 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from measure import arguments, finish, interleave, ratio_row, timed  # noqa: E402
+
 PEERS = ("jax.debug.visualize_array_sharding", "treescope.render_array_sharding (HTML)")
-
-
-def _time(fn: Callable[[], Any], repeat: int) -> float:
-    for _ in range(2):
-        fn()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e3
 
 
 def _rich_to_buffer(renderable: Any) -> str:
@@ -73,23 +65,26 @@ def _cases(mesh_shape: tuple[int, ...], arrays: list[tuple[str, tuple[int, ...],
     results: dict[str, Any] = {}
     for label, shape, spec in arrays:
         x = jax.device_put(np.zeros(shape, np.float32), NamedSharding(mesh, spec))
-        timings: dict[str, float | str] = {}
+        candidates: dict[str, Callable[[], float]] = {}
+        failures: dict[str, str] = {}
 
         def jax_visualize() -> None:
             with contextlib.redirect_stdout(io.StringIO()):
                 jax.debug.visualize_array_sharding(x)
 
         try:
-            timings[PEERS[0]] = _time(jax_visualize, repeat)
+            jax_visualize()
+            candidates[PEERS[0]] = lambda: timed(jax_visualize)
         except Exception as e:  # 3-D is not supported by JAX's function
-            timings[PEERS[0]] = f"fails: {type(e).__name__}"
+            failures[PEERS[0]] = f"fails: {type(e).__name__}"
         if treescope is not None:
-            timings[PEERS[1]] = _time(lambda: treescope.render_array_sharding(x)._repr_html_(), repeat)
+            candidates[PEERS[1]] = lambda: timed(lambda: treescope.render_array_sharding(x)._repr_html_())
         else:
-            timings[PEERS[1]] = "not installed"
-        timings["jaxdbg HTML"] = _time(lambda: sharding_view(x)._repr_html_(), repeat)
-        timings["jaxdbg rich"] = _time(lambda: _rich_to_buffer(sharding_view(x)), repeat)
-        timings["jaxdbg text"] = _time(lambda: str(sharding_view(x)), repeat)
+            failures[PEERS[1]] = "not installed"
+        candidates["jaxdbg HTML"] = lambda: timed(lambda: sharding_view(x)._repr_html_())
+        candidates["jaxdbg rich"] = lambda: timed(lambda: _rich_to_buffer(sharding_view(x)))
+        candidates["jaxdbg text"] = lambda: timed(lambda: str(sharding_view(x)))
+        timings: dict[str, list[float] | str] = {**interleave(candidates, repeat, warmup=2), **failures}
         text = str(sharding_view(x))
         lines = text.splitlines()
         results[label] = {"timings": timings, "text_lines": len(lines),
@@ -101,11 +96,12 @@ def _report(title: str, results: dict[str, Any], show: bool) -> None:
     print(f"\n== {title}")
     for label, result in results.items():
         timings = result["timings"]
-        peers = [v for k, v in timings.items() if k in PEERS and isinstance(v, float)]
+        peers = [statistics.median(v) * 1e3 for k, v in timings.items() if k in PEERS and isinstance(v, list)]
         fastest = min(peers) if peers else None
         print(f"-- {label}")
         for name, value in timings.items():
-            if isinstance(value, float):
+            if isinstance(value, list):
+                value = statistics.median(value) * 1e3
                 ratio = f"{value / fastest:5.2f}x fastest peer" if fastest else ""
                 print(f"   {name:<42} {value:8.2f} ms   {ratio}")
             else:
@@ -126,8 +122,22 @@ def _part(which: str, repeat: int) -> dict[str, Any]:
     ], repeat)
 
 
+def _rows(part: str, results: dict[str, Any]) -> list:
+    """The goals: in the 8-device case jaxdbg's HTML and rich no slower than JAX's function;
+    in the 512-device cases its HTML no slower than treescope (when installed)."""
+    rows = []
+    wanted = (("jaxdbg HTML", PEERS[0]), ("jaxdbg rich", PEERS[0])) if part == "8" else (("jaxdbg HTML", PEERS[1]),)
+    for label, result in results.items():
+        timings = result["timings"]
+        for ours, peer in wanted:
+            if isinstance(timings.get(peer), list):
+                rows.append(ratio_row(f"sharding layout {label}: {ours.split()[1]}", timings[ours], timings[peer],
+                                      1.0, unit="ms", baseline_name=f"({peer.split()[0]})"))
+    return rows
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--show", action="store_true", help="print the terminal renderings")
     parser.add_argument("--part", choices=("8", "512"), help=argparse.SUPPRESS)
@@ -137,15 +147,17 @@ def main() -> None:
         return
 
     results = {}
+    repeat = 3 if args.quick else args.repeat
     for part, devices in (("8", 8), ("512", 512)):
         env = dict(os.environ, JAX_PLATFORMS="cpu",
                    XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
                    PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-        out = subprocess.run([sys.executable, __file__, "--part", part, "--repeat", str(args.repeat)],
+        out = subprocess.run([sys.executable, __file__, "--part", part, "--repeat", str(repeat)],
                              env=env, capture_output=True, text=True, check=True)
         results[part] = json.loads(out.stdout.strip().splitlines()[-1])
     _report("8 forced host devices", results["8"], args.show)
     _report("512 forced host devices", results["512"], args.show)
+    finish(_rows("8", results["8"]) + _rows("512", results["512"]), args.json)
 
 
 if __name__ == "__main__":

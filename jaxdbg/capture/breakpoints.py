@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import sys
+import threading
 from typing import Any, Callable
 
 import jax
@@ -32,7 +34,7 @@ from jaxdbg.capture import staging
 from jaxdbg.engine import quit_reporting
 from jaxdbg.engine import registry
 from jaxdbg.engine import stop_serving
-from jaxdbg.internals import jax_api
+from jaxdbg.internals import ipython_api, jax_api
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.capture.stop_info import StopInfo
 
@@ -57,6 +59,30 @@ def observe_host_arrivals(observer: Callable[[], None]) -> Callable[[], None]:
     return undo
 
 
+# JAX frees a host callback's operands (and the host copies a stop made of them, 400 MB
+# for a 400 MB local) only after the computation has let go of them, through a queue
+# that its garbage-collector callback empties (gc.callbacks); in an idle kernel that
+# is the next dispatch or collection, possibly never. So when a cell in which a stop
+# opened finishes, one collection lets them go. (Outside IPython the program's next
+# dispatch does it.)
+_release_pending = threading.Lock()
+RELEASE_AGAIN_S = 0.3
+
+
+def _release_operands_after_the_cell() -> None:
+    if ipython_api.execution_count() is None or not _release_pending.acquire(blocking=False):
+        return  # not in IPython, or this cell already has one
+
+    def release() -> None:
+        _release_pending.release()
+        gc.collect()
+        # The computation may let go of the operands just after the cell's end.
+        later = threading.Timer(RELEASE_AGAIN_S, gc.collect, args=(0,))
+        later.daemon = True
+        later.start()
+    ipython_api.on_cell_finished(release)
+
+
 @dataclasses.dataclass(eq=False)  # compared by identity: stop_serving.py keys its rounds on the site
 class _Site:
     """Everything one traced breakpoint needs on the host."""
@@ -75,50 +101,78 @@ class _Site:
     # The operands' shardings as compiled (sharded jit), filled in at compile time.
     compiled: program_shardings.CompiledShardings | None = None
 
+    def may_stop(self) -> bool:
+        return breakpoint_state.is_enabled(self.breakpoint_id)
+
     def on_host(self, levels, sizes, pred, operands) -> None:
         """Serve one stop per selected batch element, in order."""
-        for observer in list(_host_arrival_observers):
-            observer()
-        mask = np.asarray(pred, dtype=bool).reshape(sizes)
-        host_ops = [None] * len(operands)
+        if _host_arrival_observers:
+            for observer in list(_host_arrival_observers):
+                observer()
+        if not sizes:  # unbatched, the common case (always selected: a conditional one sits
+            # inside its lax.cond); a passed stop returns after this one check
+            if breakpoint_state.arrive(self.breakpoint_id):
+                try:
+                    self._serve((), sizes, levels, operands, {})
+                finally:
+                    _release_operands_after_the_cell()
+            return
+        selected = np.asarray(pred, dtype=bool)  # True (every element) or one per element
+        mask = np.broadcast_to(selected, sizes) if selected.ndim == 0 else selected.reshape(sizes)
+        host_ops: dict[int, Any] = {}  # each batched operand on the host, read once
+        opened = False
+        try:
+            for index in np.ndindex(*sizes):
+                if not mask[index] or not breakpoint_state.arrive(self.breakpoint_id):
+                    continue  # a disabled, ignored or continued-past stop opens nothing
+                opened = True
+                if self._serve(index, sizes, levels, operands, host_ops) is Resume.SKIP:
+                    break
+        finally:
+            host_ops.clear()
+            if opened:
+                _release_operands_after_the_cell()
 
-        def raw(i):
-            if host_ops[i] is None:
-                host_ops[i] = np.asarray(operands[i])
-            return host_ops[i]
+    def _serve(self, index: tuple, sizes: tuple, levels, operands, host_ops: dict[int, Any]) -> Resume | None:
+        """Build the frames of batch element ``index`` and serve its stop."""
+        cache: dict[int, Any] = {}
 
-        for index in (np.ndindex(*sizes) if sizes else [()]):
-            if not mask[index] or not breakpoint_state.arrive(self.breakpoint_id):
-                continue  # a disabled, ignored or continued-past stop opens nothing
-            cache: dict[int, Any] = {}
+        def operand(i):
+            if i not in cache:
+                picked = tuple(ix for ix, batched in zip(index, levels[i]) if batched)
+                if not picked:
+                    value = operands[i]
+                else:
+                    if i not in host_ops:
+                        host_ops[i] = np.asarray(operands[i])
+                    value = host_ops[i][picked]
+                cache[i] = value if isinstance(value, jax.Array) else jnp.asarray(value)
+            return cache[i]
 
-            def operand(i, index=index, cache=cache):
-                if i not in cache:
-                    picked = tuple(ix for ix, batched in zip(index, levels[i]) if batched)
-                    value = operands[i] if not picked else raw(i)[picked]
-                    cache[i] = value if isinstance(value, jax.Array) else jnp.asarray(value)
-                return cache[i]
-
-            info = StopInfo(batch_index=tuple(int(i) for i in index), batch_size=tuple(sizes),
-                            breakpoint_id=self.breakpoint_id, mesh=self.mesh)
-            if self.device_axes:
-                first = len(operands) - len(self.device_axes)
-                positions = [int(operand(first + k)) for k in range(len(self.device_axes))]
-                device = 0
-                for (_, size), position in zip(self.device_axes, positions):
-                    device = device * size + position
-                info.device = device
-                info.device_axes = tuple((name, p) for (name, _), p in zip(self.device_axes, positions))
-            if self.describe_reason is not None:
-                info.reason = self.describe_reason(operand)
-            compiled = self.compiled.get if self.compiled is not None else None
-            built = [t.build(operand, compiled) for t in self.templates]
+        info = StopInfo(batch_index=tuple(int(i) for i in index), batch_size=tuple(sizes),
+                        breakpoint_id=self.breakpoint_id, mesh=self.mesh)
+        if self.device_axes:
+            first = len(operands) - len(self.device_axes)
+            positions = [int(operand(first + k)) for k in range(len(self.device_axes))]
+            device = 0
+            for (_, size), position in zip(self.device_axes, positions):
+                device = device * size + position
+            info.device = device
+            info.device_axes = tuple((name, p) for (name, _), p in zip(self.device_axes, positions))
+        if self.describe_reason is not None:
+            info.reason = self.describe_reason(operand)
+        compiled = self.compiled.get if self.compiled is not None else None
+        built = [t.build(operand, compiled) for t in self.templates]
+        try:
             if self.handoff is not None and self.handoff(built, self.options):
-                continue
-            resume = stop_serving.serve(built, info, self.backend, self.options, site=self,
-                                 devices=self.device_count, every_device=not self.conditional)
-            if resume is Resume.SKIP:
-                break
+                return None
+            return stop_serving.serve(built, info, self.backend, self.options, site=self,
+                                      devices=self.device_count, every_device=not self.conditional)
+        finally:
+            # The stop's session and views may outlive it in reference cycles until the
+            # garbage collector runs; its values (a local's host copy can be hundreds of
+            # MB) must not: they are released here, when the stop ends.
+            cache.clear()
 
     @property
     def device_count(self) -> int | None:

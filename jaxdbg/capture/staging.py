@@ -8,7 +8,11 @@ From the outside in:
    forward-pass values; a token passes its tangent through);
 3. one ``custom_vmap`` layer per vmap level, so the host receives whole batches and can
    name the element it stops at, stop only where the predicate holds, and skip the rest;
-4. the host callback itself (``jax.debug.callback``, or ``jax.pure_callback`` when a
+4. a ``lax.cond`` on the host's answer to "is this breakpoint enabled?" (a
+   ``jax.pure_callback`` without operands), so a disabled breakpoint sends no value to
+   the host: a callback's cost grows with its operands, each one put on a device
+   before the callback runs;
+5. the host callback itself (``jax.debug.callback``, or ``jax.pure_callback`` when a
    token is threaded through), which hands the batch to ``site.on_host``.
 """
 
@@ -27,6 +31,9 @@ class StagedSite(Protocol):
 
     ordered: bool
     conditional: bool
+
+    def may_stop(self) -> bool:
+        """Whether the breakpoint is enabled (asked on the host before any operand is sent)."""
 
     def on_host(self, levels: tuple, sizes: tuple[int, ...], pred: Any, operands: list) -> None:
         """Serve the stops of one host arrival; ``levels[i]`` says which batch levels
@@ -104,16 +111,17 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
     mask = pred if batched_condition else None
 
     def host(mask, operands):
-        selected = np.ones(sizes, dtype=bool) if mask is None else mask
-        site.on_host(levels, sizes, selected, operands)
+        site.on_host(levels, sizes, True if mask is None else mask, operands)
+
+    # Pure and without operands, so XLA may ask once per call rather than once per
+    # step; breakpoint_state.is_enabled says why that is the same answer.
+    enabled = jax.pure_callback(lambda: np.bool_(site.may_stop()), jax.ShapeDtypeStruct((), jnp.bool_))
+    opens = jnp.logical_and(jnp.any(pred), enabled) if batched_condition else enabled
 
     if token is None:
         def call():
             jax.debug.callback(host, mask, operands, ordered=site.ordered)
-        if batched_condition:
-            jax.lax.cond(jnp.any(pred), call, lambda: None)
-        else:
-            call()
+        jax.lax.cond(opens, call, lambda: None)
         return jnp.zeros((), jnp.float32)
 
     shapes = jax.tree.map(lambda t: jax.ShapeDtypeStruct(jnp.shape(t), jnp.result_type(t)), token)
@@ -123,9 +131,7 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
             host(mask, operands)
             return tok
         return jax.pure_callback(host_with_token, shapes, token, mask, operands)
-    if batched_condition:
-        return jax.lax.cond(jnp.any(pred), call_with_token, lambda: token)
-    return call_with_token()
+    return jax.lax.cond(opens, call_with_token, lambda: token)
 
 
 def _zero_tangent(x):

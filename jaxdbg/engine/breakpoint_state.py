@@ -15,11 +15,14 @@ the rest of the process (a kernel session) this module remembers, per number:
   cell in IPython, the whole script otherwise; see :mod:`jaxdbg.engine.runs`) is
   passed, counted, and reported once the run is over.
 
-A passed stop still runs its host callback (it is compiled in) but returns at
-once, before any frame is rebuilt or any UI opens. Two checks decide: a cheap
-one when the stop arrives (:func:`arrive`) and one when it gets its turn among
-concurrent stops (:func:`admit`), so that a ``continue all``, ``disable`` or
-``ignore`` typed at device 0 of a pmap applies to the devices already waiting.
+A stop of a disabled breakpoint transfers nothing: the program first asks the host
+:func:`is_enabled` (one set lookup, no operands) and calls the breakpoint's host
+callback only when it is. A stop passed by ``ignore`` or ``continue all`` still runs
+that callback (it is counted there) but returns at once, before any frame is rebuilt or
+any UI opens. Two checks decide: a cheap one when the stop arrives (:func:`arrive`) and
+one when it gets its turn among concurrent stops (:func:`admit`), so that a ``continue
+all``, ``disable`` or ``ignore`` typed at device 0 of a pmap applies to the devices
+already waiting.
 
 :func:`reset` (``%jaxdbg reset``) re-enables every breakpoint and clears ignore
 counts and ends every active ``continue all``; numbers and hit counts stay.
@@ -71,6 +74,7 @@ class BreakpointRow:
 _lock = threading.Lock()
 _by_site: dict[tuple[str, int], _Breakpoint] = {}
 _by_number: dict[int, _Breakpoint] = {}
+_disabled: set[int] = set()  # read without the lock by is_enabled, on every step of a program
 _reports: list[str] = []  # finished `continue all` runs not yet reported
 _exit_report_registered = False
 
@@ -84,6 +88,17 @@ def register(filename: str, lineno: int, function: str) -> int:
             _by_site[(filename, lineno)] = bp
             _by_number[bp.number] = bp
         return bp.number
+
+
+def is_enabled(number: int | None) -> bool:
+    """Whether breakpoint ``number`` is enabled: asked by its program before it sends any
+    value to the host, so a disabled one costs one host round trip without operands.
+
+    The program may ask once per call rather than once per stop (XLA may hoist the
+    question out of a loop), so an ``enable`` typed at a stop of another breakpoint in
+    the same call takes effect from the program's next call.
+    """
+    return number not in _disabled
 
 
 def exists(number: int) -> bool:
@@ -162,6 +177,10 @@ def set_enabled(number: int, enabled: bool) -> None:
     """``disable`` / ``enable`` for the rest of the session. Raises ValueError for unknown numbers."""
     with _lock:
         _get(number).enabled = enabled
+        if enabled:
+            _disabled.discard(number)
+        else:
+            _disabled.add(number)
 
 
 def set_ignore(number: int, count: int) -> None:
@@ -198,6 +217,7 @@ def reset() -> None:
     with _lock:
         for bp in _by_number.values():
             bp.enabled, bp.ignore = True, 0
+        _disabled.clear()
     end_run()
 
 
@@ -253,6 +273,8 @@ def _end_stale_runs() -> None:
 
 
 def _print_reports() -> list[str]:
+    if not _reports:  # on every passed stop: no lock when there is nothing to print
+        return []
     with _lock:
         reports, _reports[:] = list(_reports), []
     for line in reports:

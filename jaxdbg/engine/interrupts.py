@@ -163,6 +163,9 @@ class _CommandRun:
         with self._lock:
             self._running = False
         self._listener.__exit__(*exc)
+        # The listener's wake is this run's bound method: a cycle that would keep the
+        # stop's session (and its values) alive until a full garbage collection.
+        self._listener._wake = self._on_stuck = None
 
 
 def _raise_in_thread(ident: int | None, exc_type: type[BaseException]) -> None:

@@ -1,0 +1,102 @@
+"""What a passed stop costs on the host: a disabled breakpoint sends nothing there (its
+program asks first), an ignored or continued-past one arrives and is counted."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+import jaxdbg
+from jaxdbg.capture import breakpoints
+from jaxdbg.engine import breakpoint_state
+from support.hang_guard import Script
+from support.transcript import Transcript
+
+
+def _scan(t: Transcript):
+    def step(c, x):
+        c = c + x
+        jaxdbg.breakpoint(**t.options)
+        return c, None
+    return jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+
+
+def _row():
+    return next(row for row in breakpoint_state.rows() if row.filename == __file__ and row.function == "step")
+
+
+def _arrivals():
+    seen: list[int] = []
+    return seen, breakpoints.observe_host_arrivals(lambda: seen.append(1))
+
+
+def test_a_disabled_breakpoint_sends_nothing_to_the_host_and_stops_again_once_enabled():
+    t = Transcript("disable", "c", "p c", "c")
+    f = _scan(t)
+    f(jnp.arange(3.0))  # the first stop disables it; the next two steps are passed
+    number = _row().number
+    hits = _row().hits
+    seen, undo = _arrivals()
+    try:
+        assert float(f(jnp.arange(100.0))) == sum(range(100))
+        assert seen == []  # no host callback with the values ran at all
+        assert _row().hits == hits  # disabled stops are not hits
+        breakpoint_state.set_enabled(number, True)
+        f(jnp.arange(1.0) + 7)  # enabled again: it stops, with its values
+    finally:
+        undo()
+        breakpoint_state.reset()
+    assert len(t.stops()) == 2 and seen == [1]
+    assert t.answers("p c") == ["Array(7., dtype=float32)"]
+
+
+def test_ignored_and_continued_past_stops_still_arrive_and_count():
+    t = Transcript("ignore 50", "c")
+    f = _scan(t)
+    seen, undo = _arrivals()
+    before = _row().hits if any(r.filename == __file__ for r in breakpoint_state.rows()) else 0  # hits last the process
+    try:
+        f(jnp.arange(51.0))  # the first stop, then 50 ignored hits
+        assert len(seen) == 51 and len(t.stops()) == 1
+        number = _row().number
+        breakpoint_state.continue_all(number)
+        f(jnp.arange(20.0))
+        assert len(seen) == 71 and len(t.stops()) == 1
+        assert _row().hits - before == 71
+    finally:
+        undo()
+        breakpoint_state.reset()
+
+
+RELEASE_SCRIPT = """
+import gc, io
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+gc.disable()  # only explicit collections from here on
+shell.run_cell('''
+import io, jax, jax.numpy as jnp, jaxdbg
+@jax.jit
+def f(x):
+    big = x * 2
+    jaxdbg.breakpoint(backend="cli", stdin=io.StringIO("c\\\\n"), stdout=io.StringIO())
+    return big
+''')
+shell.run_cell("jax.jit(lambda x: x + 1)(1.0)")
+print("without a stop", len(collections), flush=True)
+shell.run_cell("f(jnp.ones(3)).block_until_ready()")
+print("after a stop", len(collections), flush=True)
+"""
+
+
+def test_a_cell_in_which_a_stop_opened_collects_when_it_ends():
+    # JAX frees a callback's operands (a stop's host copies of a big local) from a queue
+    # its gc callback empties; an idle kernel would otherwise keep them.
+    with Script(RELEASE_SCRIPT) as run:
+        code = run.wait(120)
+        out = run.output
+    assert code == 0, out
+    assert "without a stop 0" in out, out
+    after = int(out.split("after a stop ")[1].split()[0])
+    assert after >= 1, out

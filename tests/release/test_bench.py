@@ -1,0 +1,87 @@
+"""The benchmark tool (``python3 dev.py bench`` = benchmarks/run_all.py): one table of every
+benchmark, written as JSON, comparable across runs. No timing is asserted: the quick run
+only has to produce every measure of the goals table, without the test suite."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import measure  # noqa: E402
+import run_all  # noqa: E402
+
+# The goals of the benchmark table: each a measure some benchmark prints.
+GOAL_MEASURES = (
+    "passed stop (continue all)", "passed stop (disabled)", "passed stop (ignored)",
+    "untriggered breakpoint_if", "trace + compile, 10 frames x 30 locals",
+    "pause -> panel shown", ": pause -> prompt (terminal)", "resident memory 1 s after the stop",
+    "prints from a scan in a kernel",
+)
+
+
+def _rows(ratio: float, low: float, high: float) -> dict:
+    return {"commit": "abc", "date": "then", "rows": [
+        {"measure": "m", "kind": "ratio", "unit": "s", "ours": ratio, "baseline": 1.0, "baseline_name": "",
+         "ratio": ratio, "spread": [low, high], "goal": 1.0, "verdict": "", "note": ""}]}
+
+
+def test_a_result_inside_the_spread_is_within_noise():
+    ours, base = [1.05, 0.97, 1.01], [1.0, 1.0, 1.0]
+    row = measure.ratio_row("m", ours, base, 1.02)
+    assert row["spread"] == [0.97, 1.05] and row["verdict"] == "within noise"
+    assert measure.ratio_row("m", ours, base, 1.1)["verdict"] == "meets"
+    assert measure.ratio_row("m", ours, base, 0.9)["verdict"] == "misses"
+    assert measure.delta_row("mem", [130, 120], [100, 100], 50)["verdict"] == "meets"
+
+
+def test_compare_names_the_change_and_the_noise():
+    old = _rows(1.5, 1.4, 1.6)
+    assert run_all.compare(old, {**_rows(1.45, 1.3, 1.5), "commit": "new"}).endswith("within noise")
+    assert run_all.compare(old, {**_rows(1.1, 1.0, 1.2), "commit": "new"}).endswith("better")
+    assert run_all.compare(old, {**_rows(1.9, 1.8, 2.0), "commit": "new"}).endswith("worse")
+
+
+def test_an_unknown_benchmark_is_named_with_the_known_ones():
+    with pytest.raises(SystemExit, match="no such benchmark: bench_nope.py .*breakpoint"):
+        run_all.benchmarks(["nope"])
+
+
+@pytest.mark.kernel
+@pytest.mark.timeout(1800)
+def test_the_quick_run_writes_every_measure_without_the_test_suite(tmp_path):
+    # The test tools and harnesses cannot be imported: benchmarks must not need them.
+    blocked = tmp_path / "blocked"
+    (blocked / "support").mkdir(parents=True)
+    for module in (blocked / "pytest.py", blocked / "support" / "__init__.py"):
+        module.write_text("raise ImportError('benchmarks must not import the test suite')\n")
+    out = tmp_path / "table.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), str(ROOT)]), "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick", "--out", str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1700,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    table = json.loads(out.read_text())
+    assert table["quick"] and not table["failures"]
+    names = [row["measure"] for row in table["rows"]]
+    for wanted in GOAL_MEASURES:
+        assert any(wanted in name for name in names), (wanted, names)
+    assert {row["benchmark"] for row in table["rows"]} == {p.stem for p in run_all.benchmarks([])}
+    for row in table["rows"]:
+        assert row["verdict"] in ("meets", "misses", "within noise"), row
+        assert row["ours"] > 0 and row["baseline"] > 0 and row["repeats"] >= 1, row
+    assert "measure" in proc.stdout and "verdict" in proc.stdout  # the one table is printed
+
+    again = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick", "--only",
+                            "compiled_sharding", "--out", str(tmp_path / "again.json"), "--compare", str(out)],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+                           stdin=subprocess.DEVNULL)
+    assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-4000:]
+    assert "change from " in again.stdout and "not measured now" in again.stdout
