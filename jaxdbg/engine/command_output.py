@@ -119,3 +119,25 @@ def not_captured() -> Iterator[None]:
         yield
     finally:
         _this_thread.buffer = previous
+
+
+def current_buffer() -> Any:
+    """Where this thread's writes go now (a command's buffer), or None."""
+    return getattr(_this_thread, "buffer", None)
+
+
+def route_this_thread(buffer: Any) -> None:
+    """From now on this thread writes into ``buffer`` (None: where it would)."""
+    _this_thread.buffer = buffer
+
+
+@contextlib.contextmanager
+def writing_to(buffer: Any) -> Iterator[None]:
+    """This thread writes into ``buffer`` (another thread's command's, from
+    :func:`current_buffer`): a replay's prints belong to the command that ran it on."""
+    previous = getattr(_this_thread, "buffer", None)
+    _this_thread.buffer = buffer
+    try:
+        yield
+    finally:
+        _this_thread.buffer = previous

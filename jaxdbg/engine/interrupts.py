@@ -176,6 +176,11 @@ def _raise_in_thread(ident: int | None, exc_type: type[BaseException]) -> None:
         pass
 
 
+def raise_in_thread(ident: int | None, exc_type: type[BaseException]) -> None:
+    """Raise ``exc_type`` in thread ``ident`` at its next bytecode (a replay's thread)."""
+    _raise_in_thread(ident, exc_type)
+
+
 def running_command(on_stuck: Callable[[], None] | None = None) -> contextlib.AbstractContextManager:
     """Around a debugger command: off the main thread (a pmap or shard_map stop), an
     interrupt meanwhile raises KeyboardInterrupt in the command; on the main thread

@@ -125,6 +125,7 @@ class FrameRow:
     lineno: int
     line: str
     current: bool
+    replay: bool = False  # a frame of a replay run from the stop
 
 
 @dataclasses.dataclass(frozen=True)

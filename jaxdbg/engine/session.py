@@ -65,6 +65,9 @@ class Session:
         #: Where what a command prints also goes, as it is written (the terminal's
         #: stream, so a long command is seen while it runs); None: only into its Output.
         self.echo_printed: Any = None
+        #: The replay running from this stop (jaxdbg.engine.replay.ReplayRun), whose frames
+        #: are shown above the stop's; continue and quit go to it while it runs.
+        self.replay: Any = None
 
     # -- state ---------------------------------------------------------------
     @property
@@ -160,10 +163,12 @@ class Session:
         return self.select(max(self.index - count, 0))
 
     def where(self) -> Output:
-        rows = [FrameRow(i, f.function, f.filename, f.lineno, f.line().strip(), i == self.index)
+        rows = [FrameRow(i, f.function, f.filename, f.lineno, f.line().strip(), i == self.index,
+                         f.replay)
                 for i, f in enumerate(self.frames)]
         text = "\n".join(
             f"{'>' if r.current else ' '} {r.index:>2}  {r.function}  {display_filename(r.filename)}:{r.lineno}"
+            + (f"  {phrases.REPLAY_MARK}" if r.replay else "")
             + (f"\n        {r.line}" if r.line else "")
             for r in rows)
         return Output(OutputKind.WHERE, text, rows)
@@ -215,7 +220,7 @@ class Session:
     def heading(self) -> str:
         """The current frame as every source view titles it: ``> In[3]:4 in f``."""
         f = self.current
-        return f"> {f.location} in {f.function}"
+        return f"> {f.location} in {f.function}" + (f"  {phrases.REPLAY_MARK}" if f.replay else "")
 
     def frame_label(self, index: int | None = None) -> str:
         """``frame 1: outer at In[3]:9``, as a view names a selected frame."""
@@ -318,12 +323,16 @@ class Session:
 
     # -- ending the stop -----------------------------------------------------
     def end(self, how: Resume) -> Output:
+        if self.replay is not None:  # the stop ends under a waiting replay: it ends too
+            self.replay.abandon()
         self.resume = Resume(how)
         return Output(OutputKind.RESUME, self.resume.message, resume=self.resume)
 
     def mark_interrupted(self) -> None:
         """A view saw the stop end with KeyboardInterrupt: its outcome says so."""
         self.interrupted = True
+        if self.replay is not None:
+            self.replay.abandon()
 
     def outcome(self) -> str:
         """How the stop ended, for its summary, said once: ``Continued.``, ``Interrupted.``,
@@ -446,6 +455,8 @@ def _sharding(s: Session, arg: str) -> Output:
 @command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.",
          argument=ArgumentKind.SUB_WORDS)
 def _continue(s: Session, arg: str) -> Output:
+    if s.replay is not None and not arg:  # in a replay: run it on (to the stop's line or its end)
+        return s.replay.go("continue")
     return s.end(Resume.CONTINUE)
 
 
@@ -458,6 +469,8 @@ def _skip(s: Session, arg: str) -> Output:
 
 @command("quit", "q", "exit", usage="quit", summary="Stop the computation with jaxdbg.DebuggerQuit.")
 def _quit(s: Session, arg: str) -> Output:
+    if s.replay is not None:  # as in pdb's recursive debugger: quit leaves the replay
+        return s.replay.go("quit")
     return s.end(Resume.QUIT)
 
 

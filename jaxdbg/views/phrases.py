@@ -14,6 +14,8 @@ NO_LOCALS = "(no locals)"
 DEFAULT_CONTEXT = 5
 #: The panel has room for more: the lines either side of the current one it shows.
 PANEL_CONTEXT = 8
+#: How a frame of a replay run from the stop is marked (where, headings, the panel).
+REPLAY_MARK = "[replay]"
 _MORE_CHARACTERS = "{count} more characters"
 
 
