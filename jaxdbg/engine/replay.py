@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import bdb
 import dataclasses
+import functools
+import linecache
+import os
 import queue
 import sys
+import sysconfig
 import threading
 import types
 from typing import TYPE_CHECKING, Any
@@ -76,8 +80,8 @@ class _Debugger(bdb.Bdb):
         super().__init__()
         self._run = run
 
-    def stop_here(self, frame: types.FrameType) -> bool:  # never inside JAX or jaxdbg
-        return not frames_mod.is_hidden(frame) and super().stop_here(frame)
+    def stop_here(self, frame: types.FrameType) -> bool:  # only in the user's own code
+        return _is_users(frame) and super().stop_here(frame)
 
     def user_call(self, frame: types.FrameType, argument_list: Any) -> None:
         pass  # pdb's rule: a call is shown at its first line, not before it
@@ -259,12 +263,32 @@ class ReplayRun:
             self.session.replay = None
 
 
+@functools.lru_cache(maxsize=1)
+def _library_roots() -> tuple[str, ...]:
+    """Where installed packages and the standard library live: ``step`` does not go
+    into numpy's dispatchers or ``contextlib`` (JAX and jaxdbg are hidden anyway)."""
+    paths = sysconfig.get_paths()
+    roots = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")
+             if paths.get(k)}
+    return tuple(root + os.sep for root in roots)
+
+
+def _is_users(frame: types.FrameType) -> bool:
+    if frames_mod.is_hidden(frame):
+        return False
+    filename = frame.f_code.co_filename
+    if os.path.isabs(filename) and os.path.realpath(filename).startswith(_library_roots()):
+        return False
+    # Generated code (namedtuple's, numpy's dispatch, <string>) has no lines to show.
+    return bool(linecache.getlines(filename, frame.f_globals))
+
+
 def _live_stack(frame: types.FrameType, root: types.FrameType) -> list[types.FrameType]:
     """The replay's user frames, innermost first, down to the replayed function's."""
     stack: list[types.FrameType] = []
     current: types.FrameType | None = frame
     while current is not None:
-        if not frames_mod.is_hidden(current):
+        if _is_users(current):
             stack.append(current)
         if current is root:
             break
@@ -297,9 +321,9 @@ def _start(s: "Session", arg: str) -> Output:
         try:
             return evaluation.evaluate(source, frame, s.scratch, expression_only=True)
         except SyntaxError as e:
-            raise ReplayRefused(f"SyntaxError in {source!r}: {e.msg}")
+            raise ReplayRefused(f"SyntaxError in {source!r}: {e.msg}") from None
         except evaluation.EvaluationError as e:
-            raise ReplayRefused(str(e))
+            raise ReplayRefused(str(e)) from None
 
     try:
         call = replay_call(frame, parse_given(arg, evaluate))

@@ -19,6 +19,8 @@ import inspect
 import types
 from typing import Any, Callable
 
+import jax
+
 from jaxdbg.capture.frames import Frame, Unavailable
 
 _STORES = frozenset({"STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF",
@@ -94,6 +96,14 @@ def _backward_target(instruction: dis.Instruction) -> int | None:
     return target if isinstance(target, int) and target <= instruction.offset else None
 
 
+def _unavailable_in(value: Any) -> Unavailable | None:
+    """The first value in ``value`` (a pytree) that did not reach the host, if any."""
+    if isinstance(value, Unavailable):
+        return value
+    leaves = jax.tree_util.tree_leaves(value, is_leaf=lambda v: isinstance(v, Unavailable))
+    return next((leaf for leaf in leaves if isinstance(leaf, Unavailable)), None)
+
+
 def _function_of(frame: Frame) -> Callable[..., Any]:
     code = frame.code
     assert code is not None
@@ -102,8 +112,9 @@ def _function_of(frame: Frame) -> Callable[..., Any]:
         if name not in frame.locals:
             raise ReplayRefused(f"the closure variable {name!r} of {frame.function} was not captured")
         value = frame.locals[name]
-        if isinstance(value, Unavailable):
-            raise ReplayRefused(f"the closure variable {name!r} of {frame.function} is {value!r}")
+        missing = _unavailable_in(value)
+        if missing is not None:
+            raise ReplayRefused(f"the closure variable {name!r} of {frame.function} is {missing!r}")
         cells.append(types.CellType(value))
     return types.FunctionType(code, frame.globals, code.co_name, None, tuple(cells))
 
@@ -117,7 +128,7 @@ def parse_given(text: str, evaluate: Callable[[str], Any]) -> dict[str, Any]:
     try:
         call = ast.parse(f"_({text})", mode="eval").body
     except SyntaxError:
-        raise ReplayRefused(f"replay takes name=value arguments (replay x=x * 2, key=k), not {text!r}")
+        raise ReplayRefused(f"replay takes name=value arguments (replay x=x * 2, key=k), not {text!r}") from None
     assert isinstance(call, ast.Call)
     if call.args or any(k.arg is None for k in call.keywords):
         raise ReplayRefused("replay takes only name=value arguments (replay x=x * 2, key=k)")
@@ -157,8 +168,9 @@ def replay_call(frame: Frame, given: dict[str, Any] | None = None) -> ReplayCall
             raise ReplayRefused(f"the argument {name!r} of {frame.function} is gone from the frame "
                                 f"(deleted before the stop); pass it: replay {name}=...")
         value = frame.locals[name]
-        if isinstance(value, Unavailable):
-            raise ReplayRefused(f"the argument {name!r} of {frame.function} is {value!r}; "
+        missing = _unavailable_in(value)
+        if missing is not None:
+            raise ReplayRefused(f"the argument {name!r} of {frame.function} is {missing!r}; "
                                 f"pass it: replay {name}=...")
         values[name] = value
     args = [values[n] for n in positional] + list(values[varargs] if varargs else ())
