@@ -203,7 +203,8 @@ class ReplayRun:
             if event.note:
                 lead.append(event.note)
             if lead:
-                shown = dataclasses.replace(shown, text="\n".join(lead + [shown.text]))
+                note = "\n".join(lead)
+                shown = dataclasses.replace(shown, text=f"{note}\n{shown.text}", note=note)
             return shown
         return self._finished(event)
 

@@ -41,7 +41,8 @@ clip = text_view.clip
 # --------------------------------------------------------------------------- buttons
 
 #: The command line each toolbar button of panel.js runs ("ignore" takes its count there).
-BUTTON_COMMANDS = ("continue", "up", "down", "skip", "quit", "continue all", "disable", "ignore")
+BUTTON_COMMANDS = ("continue", "up", "down", "skip", "quit", "continue all", "disable", "ignore",
+                   "replay", "step", "next", "return")
 
 
 def button_tooltips() -> dict[str, str]:
@@ -57,7 +58,7 @@ def button_tooltips() -> dict[str, str]:
 def frame_rows(session: Session) -> list[dict]:
     """One row per frame, innermost first: function, short file:line, full path."""
     return [{"function": f.function, "where": f"{display_filename(f.filename)}:{f.lineno}",
-             "path": f"{f.filename}:{f.lineno}"} for f in session.frames]
+             "path": f"{f.filename}:{f.lineno}", "replay": f.replay} for f in session.frames]
 
 
 # --------------------------------------------------------------------------- source
