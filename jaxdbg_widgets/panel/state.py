@@ -18,6 +18,7 @@ from pygments.token import STANDARD_TYPES, Token
 
 from jaxdbg.engine import summaries
 from jaxdbg.capture.frames import display_filename
+from jaxdbg.views import phrases
 from jaxdbg.engine.commands import TABLE as COMMANDS
 from jaxdbg.engine.session import Session
 from jaxdbg.views import text as text_view
@@ -94,7 +95,8 @@ def source_state(session: Session, context: int) -> dict:
     """The source window around the selected frame's line, highlighted."""
     f = session.current
     view = session.source_view(f.lineno - context, f.lineno + context)
-    return {"heading": f"{display_filename(f.filename)}:{f.lineno} in {f.function}",
+    mark = f"  {phrases.REPLAY_MARK}" if f.replay else ""
+    return {"heading": f"{display_filename(f.filename)}:{f.lineno} in {f.function}{mark}",
             "path": f.filename, "first": view.first_lineno, "current": view.current_lineno,
             "lines": highlight_lines(view.lines), "context": context}
 

@@ -1,0 +1,68 @@
+"""replay in a real ipykernel: the panel's Replay, Next and Continue buttons on a stop in
+the 437th iteration of a jitted scan, driven with the comm messages a browser sends."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.kernel_harness import kernel_fixture
+from support.panel_driver import SETUP, live_panel, log_text, press, state, submit, wait_log, wait_panel, wait_source
+
+pytestmark = [pytest.mark.kernel]
+
+kernel = kernel_fixture(SETUP, expect="backends ['widgets', 'cli'] devices 8")
+
+SCAN_CELL = """
+def body(carry, x):
+    total, i = carry
+    print("body runs", i)
+    total = total + x * i
+    jaxdbg.breakpoint_if(i == 437)
+    return (total, i + 1), total
+
+@jax.jit
+def run(xs):
+    return jax.lax.scan(body, (jnp.float32(0), jnp.int32(0)), xs)
+
+(final, _), _ = run(jnp.ones(1000))
+print("final", float(final))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_replay_of_a_scan_iteration_from_the_panel(kernel):
+    mid = kernel.execute(SCAN_CELL)
+    wait_panel(kernel, mid)
+    cid = live_panel(kernel)
+    wait_source(kernel, r"in body$")
+    press(kernel, "replay")
+    src = wait_source(kernel, r"in body  \[replay\]$")
+    assert src["current"] == 2  # the body's first line, run again eagerly
+    frames = state(kernel, cid)["frames"]
+    assert frames[0]["replay"] and frames[0]["function"] == "body"
+    assert frames[1]["function"] == "body" and not frames[1]["replay"]
+    assert state(kernel, cid)["status"]["replaying"]
+    wait_log(kernel, r"This runs your Python again")
+
+    press(kernel, "next")
+    press(kernel, "next")  # the print runs again: its text is the command's
+    wait_log(kernel, r"body runs 437")
+    submit(kernel, "p i")
+    wait_log(kernel, r"\(jaxdbg\) p i\nArray\(437, dtype=int32\)")
+    press(kernel, "continue")  # on to the stop's own line, in the replay
+    src = wait_source(kernel, r"in body  \[replay\]$")
+    submit(kernel, "p total")
+    wait_log(kernel, r"\(jaxdbg\) p total\nArray\(95703\., dtype=float32\)")
+    press(kernel, "continue")  # to the end of the body: back at the stop
+    wait_log(kernel, r"The replay of body returned .*Back at the stop")
+    wait_source(kernel, r"in body$")
+    assert not state(kernel, cid)["status"]["replaying"]
+    submit(kernel, "p total")
+    kernel.wait_for(lambda: log_text(state(kernel, cid)).count(
+        "(jaxdbg) p total\nArray(95703., dtype=float32)") == 2, 60, "the stop's own total")
+
+    press(kernel, "continue")
+    done = kernel.wait_reply(mid, timeout=120)
+    assert done.status == "ok", done
+    assert "final 499500.0" in done.stdout, done
+    assert done.stdout.count("body runs") == 1  # traced once; the replay's print went to its log entry
