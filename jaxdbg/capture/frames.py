@@ -126,6 +126,11 @@ def _module_globals(filename: str) -> dict[str, Any]:
     return vars(main) if main is not None else {}
 
 
+def module_globals(filename: str) -> dict[str, Any]:
+    """The globals of the module defined in ``filename`` (``__main__`` for notebook cells)."""
+    return _module_globals(filename)
+
+
 def _function_name(lines: list[str], lineno: int, first: int, whole_file: bool) -> str:
     """Name the function whose frame starts at ``first`` and is at ``lineno``:
     JAX's frames carry no code object, so read it from the source."""

@@ -46,14 +46,15 @@ class NanOrigin:
         return self.frames[0] if self.frames else None
 
     def describe(self) -> str:
-        """``NaN made by sqrt in the backward pass of this line; on device 0 (also 5)``."""
-        parts = [f"NaN made by {self.primitive}"]
+        """``NaN made by mul in the backward pass (the gradient) of this line; also on
+        device 5`` (the stop's banner names the first device itself)."""
+        text = f"NaN made by {self.primitive}"
         if self.backward:
-            parts.append("in the backward pass (the gradient) of this line")
-        if self.devices:
+            text += " in the backward pass (the gradient) of this line"
+        if len(self.devices) > 1:
             others = ", ".join(str(d) for d in self.devices[1:])
-            parts.append(f"on device {self.devices[0]}" + (f" (also {others})" if others else ""))
-        return "; ".join([" ".join(parts[:2])] + parts[2:]) if self.backward else "; ".join(parts)
+            text += f"; also on device{'s' if len(self.devices) > 2 else ''} {others}"
+        return text
 
 
 def _primitive_of(message: str) -> str:

@@ -140,7 +140,10 @@ def replay_call(frame: Frame, given: dict[str, Any] | None = None) -> ReplayCall
     """The call that replays ``frame``'s function; raises ReplayRefused saying why not."""
     given = dict(given or {})
     code = frame.code
-    if code is None or frame.is_module_code:
+    if code is None:
+        raise ReplayRefused(f"jaxdbg holds only the line of {frame.function} at {frame.location}, "
+                            "not its function and arguments")
+    if frame.is_module_code:
         raise ReplayRefused(f"{frame.function} at {frame.location} is not a function's frame "
                             "(replay runs a function again; 'up' / 'down' select another frame)")
     if code.co_flags & _NOT_REPLAYABLE:

@@ -302,7 +302,11 @@ def test_quit_leaves_the_replay():
     assert "Quitting" not in text
 
 
-def test_module_code_is_not_replayed():
-    frame = Frame("<cell>", 3, "<module>", {}, {}, ["x = 1\n"] * 3, 1)
+def test_module_code_and_a_frame_without_its_function_are_not_replayed():
+    source = ["x = 1\n"] * 3
+    module = Frame("<cell>", 3, "<module>", {}, {}, source, 1, code=compile("".join(source), "<cell>", "exec"))
     with pytest.raises(replay_inputs.ReplayRefused, match="not a function's frame"):
-        replay_inputs.replay_call(frame)
+        replay_inputs.replay_call(module)
+    line_only = Frame("<cell>", 3, "f", {}, {}, source, 1)  # a NaN's line as JAX traced it
+    with pytest.raises(replay_inputs.ReplayRefused, match="holds only the line of f"):
+        replay_inputs.replay_call(line_only)
