@@ -29,7 +29,6 @@ from jaxdbg.capture.stop_info import StopInfo
 from jaxdbg.engine import notices, registry
 from jaxdbg.engine.guarded_calls import format_exception, guarded
 from jaxdbg.engine.session import Session
-from jaxdbg.internals import jax_api
 
 #: Set on a FloatingPointError whose NaN a stop was opened for (its NanOrigin), so the
 #: post-mortem after the cell does not open another.
@@ -50,8 +49,7 @@ class WatchedFunction:
         functools.update_wrapper(self, compiled)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if jax_api.is_tracing():  # called inside another trace: the outer call watches
-            return self._compiled(*args, **kwargs)
+        # Inside another trace nothing runs, so nothing raises: the outer call watches.
         try:
             return self._compiled(*args, **kwargs)
         except FloatingPointError as error:
