@@ -310,3 +310,41 @@ def test_module_code_and_a_frame_without_its_function_are_not_replayed():
     line_only = Frame("<cell>", 3, "f", {}, {}, source, 1)  # a NaN's line as JAX traced it
     with pytest.raises(replay_inputs.ReplayRefused, match="holds only the line of f"):
         replay_inputs.replay_call(line_only)
+
+
+def test_replay_inside_fori_loop_while_loop_and_cond_runs_the_body_or_branch_once():
+    out = io.StringIO()
+
+    def fori_body(i, acc):
+        acc = acc + i
+        jaxdbg.breakpoint_if(i == 7, **_opts(out, "replay; p i; p acc; until; p acc; c; c"))
+        return acc
+
+    assert int(jax.jit(lambda: jax.lax.fori_loop(0, 10, fori_body, 0))()) == 45
+    text = _transcript(out)
+    # acc is rebound before the stop: refused by name, the rest goes on
+    assert "*** cannot replay: fori_body assigns its argument 'acc' before line" in text
+
+    out = io.StringIO()
+
+    def while_body(state):
+        i, total = state
+        jaxdbg.breakpoint_if(i == 3, **_opts(out, "replay; n; p i, total; c; c"))
+        return i + 1, total + i
+
+    jax.jit(lambda: jax.lax.while_loop(lambda s: s[0] < 5, while_body, (0, 0)))()
+    text = _transcript(out)
+    assert "(jaxdbg) p i, total\n(Array(3, dtype=int32), Array(3, dtype=int32))" in text
+    assert "The replay of while_body returned (Array(4, dtype=int32" in text
+
+    out = io.StringIO()
+
+    def negative(v):
+        flipped = -v
+        jaxdbg.breakpoint(**_opts(out, "replay; n; p flipped; c; c; c"))
+        return flipped
+
+    jax.jit(lambda v: jax.lax.cond(v > 0, lambda u: u, negative, v))(jnp.float32(-2))
+    text = _transcript(out)
+    assert "(jaxdbg) p flipped\nArray(2., dtype=float32)" in text
+    assert "The replay of negative returned Array(2., dtype=float32)" in text
