@@ -8,6 +8,8 @@ NaN came from (checkify's NaN checks on the same inputs) and opens a stop there:
 its reason names the primitive, the devices and the pass; its frames are those of
 JAX's op-by-op re-run when that reached the line (with their values), else the
 line itself and the caller's frames. The error is raised after the stop, as before.
+Where JAX's re-run already found the line on one device in the forward pass (a
+plain jit), the post-mortem after the cell shows it as before, and no stop opens here.
 
 Functions made by ``jax.jit`` / ``jax.pmap`` before the watch was turned on keep
 JAX's behaviour (the post-mortem on JAX's own re-run). A call that succeeds costs one
@@ -55,7 +57,7 @@ class WatchedFunction:
         except FloatingPointError as error:
             if enabled():
                 located = self._locate(args, kwargs)
-                if located is not None:
+                if located is not None and not jax_found_it(located, error):
                     setattr(error, SERVED, located)
                     _serve(located, error)
             raise
@@ -134,13 +136,27 @@ def _origin_frames(origin: nan_location.NanOrigin) -> list[Frame]:
     return frames
 
 
+def _reached(origin: nan_location.NanOrigin, frames: list[Frame]) -> bool:
+    where = origin.where
+    return where is not None and any((f.filename, f.lineno) == (where.filename, where.lineno)
+                                     for f in frames)
+
+
+def jax_found_it(origin: nan_location.NanOrigin, error: BaseException) -> bool:
+    """Whether JAX's own op-by-op re-run already stopped at the line, on one device and
+    in the forward pass: then the post-mortem after the cell shows it, with its values,
+    and a stop here would add nothing."""
+    if origin.devices or origin.backward:
+        return False
+    return _reached(origin, postmortem.frames_from_traceback(error.__traceback__))
+
+
 def stop_frames(origin: nan_location.NanOrigin, error: BaseException) -> list[Frame]:
     """JAX's op-by-op re-run's frames when it reached the NaN's line (they hold values);
     else the line's frames as traced."""
     rerun = postmortem.frames_from_traceback(error.__traceback__)
     where = origin.where
-    if where is not None and any(f.filename == where.filename and f.lineno == where.lineno
-                                 for f in rerun):
+    if where is not None and _reached(origin, rerun):
         while rerun and (rerun[0].filename, rerun[0].lineno) != (where.filename, where.lineno):
             rerun.pop(0)
         return rerun
