@@ -59,3 +59,17 @@ def test_the_nan_stops_at_its_line_on_its_device(runs):
     line = run.line_of("jnp.sqrt(shifted)")
     assert f"Stopped at {run.name}:{line} in root (device 5; NaN made by sqrt)" in run.text
     assert run.errors == ["FloatingPointError"]
+
+
+def test_the_notebook_runs_under_nbclient_with_scripted_commands():
+    """As CI's docs build runs it: no stdin, JAXDBG_COMMANDS answering every stop."""
+    pytest.importorskip("nbclient")
+    from support.notebook_run import run_with_nbclient
+
+    commands = "; ".join(SCAN + SHARD + NAN)
+    cells = run_with_nbclient("replay.ipynb", commands)
+    scan, shard, nan = cells[1], cells[2], cells[4]
+    assert "(jaxdbg) p i\nArray(437, dtype=int32)" in scan and "final 499500.0" in scan
+    assert "(jaxdbg) p mid\nArray([-0.5,  0.5], dtype=float32)" in shard
+    assert "(device 5; NaN made by sqrt)" in nan and "FloatingPointError" in nan
+    assert "ran out" not in "".join(cells)  # every stop was answered by the script
