@@ -109,16 +109,10 @@ def captured(echo: TextIO | None = None) -> Iterator[io.StringIO]:
         _unwrap_streams()
 
 
-@contextlib.contextmanager
-def not_captured() -> Iterator[None]:
+def not_captured() -> contextlib.AbstractContextManager[None]:
     """This thread writes where it would with no command running (a stop opened by
     code that a command calls prints its own prompt and views)."""
-    previous = getattr(_this_thread, "buffer", None)
-    _this_thread.buffer = None
-    try:
-        yield
-    finally:
-        _this_thread.buffer = previous
+    return writing_to(None)
 
 
 def current_buffer() -> Any:
