@@ -52,7 +52,7 @@ def test_replay_step_next_return_buttons(page, server):
     assert _button(panel, "Replay").is_visible() and not _button(panel, "Step").is_visible()
 
     _button(panel, "Replay").click()
-    wait_heading(page, panel, r":7 in f  \[replay\]$")
+    wait_heading(page, panel, r":7 in f\s+\[replay\]$")
     wait_log(page, panel, r"This runs your Python again")
     assert _button(panel, "Step").is_visible() and not _button(panel, "Replay").is_visible()
     marks = panel.locator(".jaxdbg-frame-replay")
@@ -60,9 +60,9 @@ def test_replay_step_next_return_buttons(page, server):
     save_screenshot(page, f"replay_{server.app}_started")
 
     _button(panel, "Step").click()  # into centre
-    wait_heading(page, panel, r":2 in centre  \[replay\]$")
+    wait_heading(page, panel, r":2 in centre\s+\[replay\]$")
     _button(panel, "Next").click()
-    wait_heading(page, panel, r":3 in centre  \[replay\]$")
+    wait_heading(page, panel, r":3 in centre\s+\[replay\]$")
     type_command(panel, "p mid")
     wait_log(page, panel, r"\(jaxdbg\) p mid\s*Array\(\[-1\.5, -0\.5,  0\.5,  1\.5\], dtype=float32\)")
     assert panel.locator(".jaxdbg-frame-replay").count() == 2
@@ -71,7 +71,7 @@ def test_replay_step_next_return_buttons(page, server):
     save_screenshot(page, f"replay_{server.app}_stepped")
 
     _button(panel, "Continue").click()  # on to the stop's line, in the replay
-    wait_heading(page, panel, r":8 in f  \[replay\]$")
+    wait_heading(page, panel, r":8 in f\s+\[replay\]$")
     _button(panel, "Continue").click()  # the replay's end: back at the stop
     wait_log(page, panel, r"The replay of f returned Array\(1\., dtype=float32\)")
     wait_heading(page, panel, r":8 in f$")
