@@ -261,6 +261,7 @@ class ReplayRun:
         if self._paused is not None and self._thread.is_alive():
             self._commands.put(("quit", (None, None)))
         if self.session.replay is self:
+            self.session.frames, self.session.index = self.stop_frames, self.stop_index
             self.session.replay = None
 
 

@@ -81,12 +81,21 @@ class Session:
     def banner(self, reason: bool = True) -> str:
         """One line saying where we stopped and why (``reason=False``: without the
         breakpoint's reason, for a view that shows the reason on a line of its own)."""
-        frame = self.frames[0]
+        frame = self.stop_frames[0]
         parts = [f"Stopped at {frame.location} in {frame.function}"]
         details = self.info.details(reason=reason)
         if details:
             parts.append(f"({details})")
-        return " ".join(parts)
+        text = " ".join(parts)
+        if self.replay is not None:  # the replay's own place, after the stop's
+            now = self.frames[0]
+            text += f"; replaying {self.replay.frame.function}, now at {now.location} in {now.function}"
+        return text
+
+    @property
+    def stop_frames(self) -> list[Frame]:
+        """The stop's own frames (without those of a replay shown above them)."""
+        return self.replay.stop_frames if self.replay is not None else self.frames
 
     # -- dispatch ------------------------------------------------------------
     def execute(self, line: str, *, pretty: bool = False) -> Output:
@@ -343,7 +352,7 @@ class Session:
 
     def summary(self, log: list[LogEntry] | tuple[LogEntry, ...] = ()) -> StopSummary:
         """The finished stop as data, for a view's static summary."""
-        frame = self.frames[0]
+        frame = self.stop_frames[0]
         return StopSummary(self.banner(), frame.location, frame.line().strip(), tuple(log),
                            self.outcome())
 

@@ -213,9 +213,10 @@ function framesArea(model, run, sizeBody) {
       row.setAttribute("aria-selected", String(i === selected));
       row.title = f.path;
       row.dataset.index = String(i);
-      row.append(h("span", "jaxdbg-frame-index", i), h("span", "jaxdbg-frame-function", f.function),
-                 h("span", "jaxdbg-frame-where", f.where));
-      if (f.replay) row.append(h("span", "jaxdbg-frame-mark", shared(model).PHRASES.replayMark));
+      const name = h("span", "jaxdbg-frame-function", f.function);
+      // A frame of a replay run from the stop: marked after its name (the stop's are below).
+      if (f.replay) name.append(h("span", "jaxdbg-frame-mark", shared(model).PHRASES.replayMark));
+      row.append(h("span", "jaxdbg-frame-index", i), name, h("span", "jaxdbg-frame-where", f.where));
       row.onclick = () => run(`frame ${i}`);
       framesBox.append(row);
     });

@@ -348,3 +348,38 @@ def test_replay_inside_fori_loop_while_loop_and_cond_runs_the_body_or_branch_onc
     text = _transcript(out)
     assert "(jaxdbg) p flipped\nArray(2., dtype=float32)" in text
     assert "The replay of negative returned Array(2., dtype=float32)" in text
+
+
+def test_the_banner_says_where_the_replay_is_and_ending_the_stop_ends_the_replay():
+    from jaxdbg.engine import commands
+    from jaxdbg.engine.outputs import Output, OutputKind
+
+    out = io.StringIO()
+    seen = {}
+
+    def note_banner(session, arg):  # what every view's header shows, read mid-replay
+        seen["banner"] = session.banner()
+        seen["summary"] = session.summary().location
+        return Output(OutputKind.TEXT, "")
+
+    commands.command("notebanner", usage="notebanner", summary="test only")(note_banner)
+    try:
+        @jax.jit
+        def g(x):
+            y = _double(x)
+            jaxdbg.breakpoint(**_opts(out, "replay; s; notebanner; continue all"))
+            return y
+
+        assert float(g(jnp.float32(3))) == 6  # 'continue all' ended the stop and its replay
+    finally:
+        commands.TABLE.remove("notebanner")
+    line = g.__wrapped__.__code__.co_firstlineno + 3
+    assert seen["banner"].startswith(f"Stopped at {__file__}:{line} in g (breakpoint")
+    assert seen["banner"].endswith(f"; replaying g, now at {__file__}:"
+                                   f"{_double.__code__.co_firstlineno + 1} in _double")
+    assert seen["summary"] == f"{__file__}:{line}"  # the stop's own line, not the replay's
+    assert "Continuing past every remaining stop of this breakpoint." in out.getvalue()
+
+
+def _double(v):
+    return v * 2
