@@ -383,3 +383,23 @@ def test_the_banner_says_where_the_replay_is_and_ending_the_stop_ends_the_replay
 
 def _double(v):
     return v * 2
+
+
+def test_until_leaves_a_python_loop_of_the_replay():
+    out = io.StringIO()
+
+    @jax.jit
+    def f(x):
+        jaxdbg.breakpoint(**_opts(out, "replay; n; n; n; until; until; p k, total; c; c"))
+        total = x
+        for k in range(3):
+            total = total + k
+        return total
+
+    assert float(f(jnp.float32(1))) == 4
+    text = _transcript(out)
+    first = f.__wrapped__.__code__.co_firstlineno
+    # n, n, n: the loop's body; until, until: back at the 'for' line, then past the loop
+    assert f"> {__file__}:{first + 5} in f  [replay]" in text
+    assert "(jaxdbg) p k, total\n(2, Array(4., dtype=float32))" in text
+    assert "The replay of f returned Array(4., dtype=float32)" in text
