@@ -44,8 +44,9 @@ BANNER = ("Replaying {function} eagerly (jax.disable_jit()) on the values of thi
           "This runs your Python again: prints print and host callbacks run again. "
           "step, next, return, until, continue go on; quit leaves the replay; "
           "the stop itself is unchanged.")
-#: How long an interrupted replay may take to end before it is left behind.
-INTERRUPT_GRACE_S = 2.0
+#: How long an interrupted replay may take to end before it is left behind (under the
+#: time after which an interrupted command is given up: interrupts.STUCK_GRACE_S).
+INTERRUPT_GRACE_S = 0.5
 _POLL_S = 0.05  # how often a wait looks up, so that an interrupt reaches it
 
 _replaying = threading.local()
@@ -242,6 +243,7 @@ class ReplayRun:
 
     def _interrupted(self) -> Output:
         """Ctrl-C while the replay ran: end it there, and keep the stop."""
+        interrupts.interrupt_handled()
         self._debugger.set_quit()
         interrupts.raise_in_thread(self._thread.ident, KeyboardInterrupt)
         self._thread.join(INTERRUPT_GRACE_S)

@@ -66,3 +66,41 @@ def test_replay_of_a_scan_iteration_from_the_panel(kernel):
     assert done.status == "ok", done
     assert "final 499500.0" in done.stdout, done
     assert done.stdout.count("body runs") == 1  # traced once; the replay's print went to its log entry
+
+
+HANG_CELL = """
+import pathlib, time
+
+@jax.jit
+def f(x):
+    jaxdbg.breakpoint()
+    if not isinstance(x, jax.core.Tracer):  # only in the replay: never ends by itself
+        pathlib.Path(MARKER).touch()
+        while True:
+            time.sleep(0.01)
+    return x * 2
+
+print("result", float(f(jnp.float32(21))))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_the_kernels_interrupt_ends_a_hanging_replay_and_the_stop_goes_on(kernel, tmp_path):
+    marker = tmp_path / "replay-hangs"
+    mid = kernel.execute(f"MARKER = {str(marker)!r}\n" + HANG_CELL)
+    wait_panel(kernel, mid)
+    cid = live_panel(kernel)
+    wait_source(kernel, r"in f$")
+    press(kernel, "replay")
+    wait_source(kernel, r"in f  \[replay\]$")
+    press(kernel, "continue")  # into the endless loop
+    kernel.wait_for(marker.exists, 60, "the replay's endless loop")
+    kernel.interrupt()
+    wait_log(kernel, r"The replay was interrupted\. Back at the stop")
+    wait_source(kernel, r"in f$")
+    submit(kernel, "p x * 3")
+    wait_log(kernel, r"\(jaxdbg\) p x \* 3\nArray\(63\., dtype=float32\)")
+    press(kernel, "continue")
+    done = kernel.wait_reply(mid, timeout=120)
+    assert done.status == "ok", done
+    assert "result 42.0" in done.stdout, done
