@@ -93,6 +93,7 @@ def test_the_kernels_interrupt_ends_a_hanging_replay_and_the_stop_goes_on(kernel
     wait_source(kernel, r"in f$")
     press(kernel, "replay")
     wait_source(kernel, r"in f  \[replay\]$")
+    assert state(kernel, cid)["status"]["replaying"]
     press(kernel, "continue")  # into the endless loop
     kernel.wait_for(marker.exists, 60, "the replay's endless loop")
     kernel.interrupt()
