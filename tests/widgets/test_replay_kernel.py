@@ -105,3 +105,48 @@ def test_the_kernels_interrupt_ends_a_hanging_replay_and_the_stop_goes_on(kernel
     done = kernel.wait_reply(mid, timeout=120)
     assert done.status == "ok", done
     assert "result 42.0" in done.stdout, done
+
+
+SHARD_CELL = """
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+shard_map = getattr(jax, "shard_map", None) or __import__(
+    "jax.experimental.shard_map", fromlist=["shard_map"]).shard_map
+
+def normalise(v):
+    mid = v - v.mean()
+    return mid / 2
+
+def shard_fn(block):
+    scaled = normalise(block) + 1
+    jaxdbg.breakpoint_if(block[0] == 6)
+    return scaled
+
+mesh = Mesh(np.array(jax.devices()[:4]), ("d",))
+f = jax.jit(shard_map(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
+print("result", f(jnp.arange(8.0)).tolist())
+"""
+
+
+@pytest.mark.timeout(300)
+def test_replay_of_a_shard_map_shard_steps_into_a_helper_from_the_panel(kernel):
+    mid = kernel.execute(SHARD_CELL)
+    wait_panel(kernel, mid)
+    cid = live_panel(kernel)
+    wait_source(kernel, r"in shard_fn$")
+    assert "device 3" in state(kernel, cid)["status"]["banner"]
+    press(kernel, "replay")
+    wait_log(kernel, r"\(device 3\)\. This runs your Python again")
+    press(kernel, "step")
+    wait_source(kernel, r"in normalise  \[replay\]$")
+    press(kernel, "next")
+    submit(kernel, "p mid")  # exists only while normalise runs
+    wait_log(kernel, r"\(jaxdbg\) p mid\nArray\(\[-0\.5,  0\.5\], dtype=float32\)")
+    press(kernel, "continue")
+    wait_source(kernel, r"in shard_fn  \[replay\]$")
+    press(kernel, "continue")
+    wait_log(kernel, r"The replay of shard_fn returned Array\(\[0\.75, 1\.25\], dtype=float32\)")
+    press(kernel, "continue")
+    done = kernel.wait_reply(mid, timeout=120)
+    assert done.status == "ok", done
+    assert "result [0.75, 1.25, 0.75, 1.25, 0.75, 1.25, 0.75, 1.25]" in done.stdout, done
