@@ -20,6 +20,7 @@ from jaxdbg.engine import breakpoint_commands as _breakpoint_commands  # noqa: F
 from jaxdbg.engine import replay as _replay  # noqa: F401 (registers replay and the stepping commands)
 from jaxdbg.views import sharding_html as _sharding_html  # noqa: F401 (registers ShardingView's HTML)
 from jaxdbg.views import sharding_text as _sharding_text  # noqa: F401 (registers its text and rich)
+from jaxdbg.views import array_picture_view as _array_picture_view  # noqa: F401 (registers pictures' drawings)
 from jaxdbg.frontends import cli as _cli
 from jaxdbg.frontends import colab as _colab
 from jaxdbg.frontends import scripted as _scripted  # noqa: F401 (answers stops before backends)

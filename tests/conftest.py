@@ -18,7 +18,14 @@ import pytest
 
 # Every test may ask for a started kernel (`kernel`) on each Python of the matrix
 # (`kernel_python`); a module that shares one binds `kernel = kernel_fixture(SETUP)`.
-from support.kernel_harness import kernel, kernel_python  # noqa: F401
+# A shared kernel is replaced after a test that failed with it: the hook keeps each
+# test's call report where the kernel's fixture reads it.
+from support.kernel_harness import (  # noqa: F401
+    kernel,
+    kernel_python,
+    shared_kernels,
+)
+from support.kernel_harness import keep_call_report as pytest_runtest_makereport  # noqa: F401
 
 
 @pytest.fixture(autouse=True)

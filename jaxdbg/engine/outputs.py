@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the data types of the kinds; their modules import this one's users
     from jaxdbg.engine.breakpoint_state import BreakpointRow
     from jaxdbg.engine.sharding_layout import ShardingView
+    from jaxdbg.engine.array_picture import ShownArrays
     from jaxdbg.engine.summaries import ValueSummary
 
 
@@ -36,6 +37,7 @@ class OutputKind(str, enum.Enum):
     RESUME = "resume"      # data: None; Output.resume says how the stop ends
     SHARDING = "sharding"  # data: sharding_layout.ShardingView (str, rich and _repr_html_)
     BREAKPOINTS = "breakpoints"  # data: list[breakpoint_state.BreakpointRow]
+    PICTURE = "picture"    # data: array_picture.ShownArrays (str, rich and _repr_html_)
 
     def __str__(self) -> str:
         return self.value
@@ -106,6 +108,8 @@ class StopSummary:
     line: str       # the stopped-at source line, stripped ("" when unknown)
     log: tuple[LogEntry, ...]
     outcome: str    # Resume.outcome, or ENDED_OTHERWISE
+    #: The stopped-at frame's arrays as (name, array_picture.ArrayPicture), small.
+    pictures: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,6 +207,11 @@ class Output:
     def sharding(self) -> ShardingView | None:
         """``SHARDING``: the layout, which draws itself as text, rich and HTML."""
         return self._of(OutputKind.SHARDING)
+
+    @property
+    def pictures(self) -> ShownArrays | None:
+        """``PICTURE``: arrays drawn as pictures (text, rich and HTML)."""
+        return self._of(OutputKind.PICTURE)
 
     @property
     def breakpoints(self) -> list[BreakpointRow]:

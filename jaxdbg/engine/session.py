@@ -20,7 +20,7 @@ from jaxdbg.engine import command_output
 from jaxdbg.engine import completion
 from jaxdbg.engine import evaluation
 from jaxdbg.engine import interrupts
-from jaxdbg.engine import summaries
+from jaxdbg.engine import array_picture, summaries
 from jaxdbg.capture.frames import Frame, display_filename
 from jaxdbg.engine.outputs import (ENDED_OTHERWISE, INTERRUPTED, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
@@ -353,8 +353,14 @@ class Session:
     def summary(self, log: list[LogEntry] | tuple[LogEntry, ...] = ()) -> StopSummary:
         """The finished stop as data, for a view's static summary."""
         frame = self.stop_frames[0]
+        # below the frames of a replay, if one runs
+        here, self.index = self.index, len(self.frames) - len(self.stop_frames)
+        try:  # the stopped-at frame's arrays, as small pictures a saved notebook keeps
+            pictures = array_picture.small_pictures(self.visible_locals())
+        finally:
+            self.index = here
         return StopSummary(self.banner(), frame.location, frame.line().strip(), tuple(log),
-                           self.outcome())
+                           self.outcome(), pictures)
 
 
 # What follows a command word when the line was meant as Python about a variable
@@ -457,6 +463,15 @@ def _sharding(s: Session, arg: str) -> Output:
     from jaxdbg.engine import sharding_command  # imports jax; only when asked
 
     return sharding_command.run(s, arg)
+
+
+@command("show", usage="show expr",
+         summary="Draw an array (or each array of a pytree) as a heatmap: NaN, Inf and zero marked.",
+         argument=_EXPRESSION)
+def _show(s: Session, arg: str) -> Output:
+    from jaxdbg.engine import show_command  # imports numpy pictures; only when asked
+
+    return show_command.run(s, arg)
 
 
 # 'continue all' is declared as a sub-word where the many-stops state lives

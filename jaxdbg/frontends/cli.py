@@ -86,6 +86,8 @@ def render(console: "Console", output: Output) -> None:
         console.print(table)
     elif output.sharding is not None:
         console.print(output.sharding)  # the layout draws itself in colour
+    elif output.pictures is not None:
+        console.print(output.pictures)  # block characters in the palette's colours
     elif output.is_error:
         console.print(Text(output.text, style="bold red"))
     else:

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 from markupsafe import Markup, escape
 
 from jaxdbg.engine.outputs import LogEntry, SourceView, StopSummary
-from jaxdbg.views import phrases
+from jaxdbg.views import array_picture_view, phrases
 from jaxdbg.views import text as text_view
 from jaxdbg.views import theme
 
@@ -111,6 +111,10 @@ def stop_summary(summary: StopSummary, limit: int | None = LOG_CHARS) -> Markup:
         parts.append(_folded(f"{len(earlier):,} more command{'s' if len(earlier) != 1 else ''}",
                              Markup("").join(summary_entry(e, limit) for e in earlier)))
     parts.extend(summary_entry(e, limit) for e in last)
+    if summary.pictures:
+        parts.append(Markup('<div class="jaxdbg-pictures">{}</div>').format(Markup("").join(
+            Markup('<div class="jaxdbg-picture-row"><code>{}</code> {}</div>').format(
+                name, array_picture_view.render_html(pic)) for name, pic in summary.pictures)))
     parts.append(Markup('<div class="jaxdbg-ended" style="{}">{}</div>').format(MUTED_STYLE, summary.outcome))
     return Markup('<div class="jaxdbg-static" style="{}{}padding:4px;">{}</div>').format(
         MONO_STYLE, theme.BORDER, Markup("").join(parts))

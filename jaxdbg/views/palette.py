@@ -112,3 +112,42 @@ def shard_terminal_rgb(number: int) -> tuple[int, int, int]:
     on dark and light terminals."""
     r, g, b = colorsys.hls_to_rgb(shard_hue(number) / 360.0, 0.72, 0.55)
     return int(r * 255), int(g * 255), int(b * 255)
+
+
+# --------------------------------------------------------------------------- array pictures
+# The array view's heatmap colours are data colours: the same on every theme. The ramp
+# is viridis (perceptually uniform, readable with the common colour-vision deficiencies
+# and in greyscale), interpolated from these anchors; the marked classes sit outside it:
+# NaN vermilion and zero mid grey (both absent from viridis), +Inf white and -Inf black
+# (the ends of lightness, beyond the ramp's). Views draw a theme-coloured border around
+# the picture so white and black cells read on light, dark and high-contrast pages.
+_VIRIDIS_ANCHORS = (
+    (0.00, (68, 1, 84)), (0.13, (71, 44, 122)), (0.25, (59, 81, 139)), (0.38, (44, 113, 142)),
+    (0.50, (33, 144, 141)), (0.63, (39, 173, 129)), (0.75, (92, 200, 99)), (0.88, (170, 220, 50)),
+    (1.00, (253, 231, 37)),
+)
+
+#: The colour of each marked class of cells, by the name the engine counts them under.
+PICTURE_CLASSES = {"nan": (213, 94, 0), "+inf": (255, 255, 255), "-inf": (0, 0, 0),
+                   "zero": (150, 150, 150)}
+
+#: Shard boundaries over a heatmap: a dark line under a light one, which reads on every cell.
+PICTURE_SHARD_LINE = ((0, 0, 0), (255, 255, 255))
+
+
+def ramp(levels: int) -> list[tuple[int, int, int]]:
+    """``levels`` colours from the ramp's low end to its high end."""
+    out: list[tuple[int, int, int]] = []
+    for i in range(levels):
+        t = i / max(levels - 1, 1)
+        for (t0, c0), (t1, c1) in zip(_VIRIDIS_ANCHORS, _VIRIDIS_ANCHORS[1:]):
+            if t <= t1:
+                f = (t - t0) / (t1 - t0)
+                r, g, b = (round(lo + (hi - lo) * f) for lo, hi in zip(c0, c1))
+                out.append((r, g, b))
+                break
+    return out
+
+
+def hex_colour(rgb: tuple[int, int, int]) -> str:
+    return "#%02x%02x%02x" % rgb

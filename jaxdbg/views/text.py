@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxdbg.engine.outputs import StopSummary
-from jaxdbg.views import phrases
+from jaxdbg.views import array_picture_view, phrases
 
 
 def clip(text: str, limit: int | None) -> tuple[str, int]:
@@ -30,5 +30,7 @@ def stop_summary(summary: StopSummary, limit: int | None = None) -> str:
             lines.append(shown)
         if hidden:
             lines.append(clipped_note(hidden))
+    for name, pic in summary.pictures:  # the pictures' text twin: what each shows
+        lines.append(f"{name}: {array_picture_view.header_text(pic)}  {array_picture_view.legend_text(pic)}")
     lines.append(summary.outcome)
     return "\n".join(lines)

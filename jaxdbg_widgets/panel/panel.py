@@ -16,6 +16,10 @@ Messages from the browser (``content["type"]``; declared in
 ``expand``    ``{frame, path}``: the children of a pytree row (path: name, then positions)
 ``stats``     ``{frame, path}``: the statistics of a big array's row, sent ``pending``
               (the browser asks when it shows the row; see ``panel_model.local_row``)
+``picture``   ``{frame, path}``: the small picture of an array row now shown
+``view``      ``{frame, path, axes, indices, sampling}``: the large view of an array (the
+              slice: the two axes shown, the index of each other axis; how a big slice is
+              sampled, "strided" or "edges"; see ``array_view``)
 ``complete``  ``{id, text}``: Tab completion of the input
 ``more``      ``{entry}``: show a cut log entry in full
 """
@@ -30,6 +34,7 @@ from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
 from jaxdbg.views import html as html_view
 from jaxdbg.views import phrases
+from jaxdbg_widgets.panel import array_view
 from jaxdbg_widgets.panel import state as model
 from jaxdbg_widgets.panel.protocol import TYPE, ToBrowser, ToKernel, message
 from jaxdbg_widgets.panel.widget import PanelWidget
@@ -86,10 +91,11 @@ class LogEntry:
 def _html_of(output: Output) -> str:
     """The HTML the panel draws for a result, or "" to draw its text: a sharding
     layout is a grid (its text form is box drawing, which a browser font breaks)."""
-    if output.sharding is None or output.printed:
+    drawn = output.sharding if output.sharding is not None else output.pictures
+    if drawn is None or output.printed:
         return ""
     try:
-        return output.sharding._repr_html_()
+        return drawn._repr_html_()
     except Exception:  # the text is still there
         return ""
 
@@ -118,8 +124,16 @@ class DebuggerPanel:
         self._frames_shown = session.frames  # a replay swaps the list: then all is redrawn
         self._tooltips = model.button_tooltips()
         self._many_stops = all(line in self._tooltips for line in _MANY_STOPS)
-        self.widget = PanelWidget(before_open=before_open, **self._initial_state())
-        self.widget.on_msg(self._on_message)
+
+        def prepare(widget: PanelWidget) -> None:
+            # The handler is in place before the frontend hears of the comm: a click sent
+            # the moment the panel appears may be handled on the subshell's thread while
+            # this constructor has not even returned.
+            widget.on_msg(self._on_message)
+            if before_open is not None:
+                before_open(widget)
+
+        self.widget = PanelWidget(before_open=prepare, **self._initial_state())
 
     # -- state ------------------------------------------------------------------------
 
@@ -280,24 +294,54 @@ class DebuggerPanel:
         rows, total = model.child_rows(value)
         self.widget.send(message(ToBrowser.CHILDREN, frame=frame, path=path, rows=rows, total=total))
 
-    def _stats(self, command: dict) -> None:
-        """A shown row's big array: its statistics now (taken once, see
-        ``summaries.array_stats``), sent as the row in full."""
+    def _at(self, command: dict) -> tuple[int, list, str, Any] | None:
+        """The frame, path, label and value a row message names; None when the user
+        has moved to another frame (the browser asks again there) or it names nothing."""
         frame, path = command.get("frame"), command.get("path")
         if frame != self.session.index or not isinstance(path, list) or not path:
-            return
+            return None
         root = self.session.visible_locals()[str(path[0])]
         if len(path) == 1:
             label = str(path[0])
         else:
             label = model.children(model.resolve(root, path[1:-1]))[int(path[-1])][0]
+        return frame, path, label, model.resolve(root, path[1:])
+
+    def _stats(self, command: dict) -> None:
+        """A shown row's big array: its statistics now (taken once, see
+        ``summaries.array_stats``), sent as the row in full."""
+        found = self._at(command)
+        if found is None:
+            return
+        frame, path, label, value = found
         sharding = self.session.program_shardings().get(label) if len(path) == 1 else None
-        row = model.local_row(label, model.resolve(root, path[1:]), sharding)
+        row = model.local_row(label, value, sharding)
         if len(path) == 1:  # the table's own row: a redraw of this frame shows it too
             names = self._names_of(frame)
             if label in names:
                 self._rows.setdefault(frame, {})[names.index(label)] = row
         self.widget.send(message(ToBrowser.STATS, frame=frame, path=path, row=row))
+
+    def _picture(self, command: dict) -> None:
+        """A shown array row's small picture (made only when the browser shows the row)."""
+        found = self._at(command)
+        if found is not None:
+            frame, path, _label, value = found
+            content, buffers = array_view.thumbnail(frame, path, value)
+            self.widget.send(content, buffers=buffers)
+
+    def _view(self, command: dict) -> None:
+        """The large view of an array row, at the slice the browser chose."""
+        found = self._at(command)
+        if found is None:
+            return
+        frame, path, label, value = found
+        # Shard boundaries: of the value itself, or as compiled for a traced local.
+        compiled = self.session.current.compiled_shardings.get(label) if len(path) == 1 else None
+        content, buffers = array_view.large_view(frame, path, label, value, axes=command.get("axes"),
+                                                 indices=command.get("indices"), sharding=compiled,
+                                                 sampling=command.get("sampling"))
+        self.widget.send(content, buffers=buffers)
 
     def _complete(self, command: dict) -> None:
         text = command.get("text")
@@ -395,6 +439,8 @@ _HANDLERS: dict[str, Callable[[DebuggerPanel, dict], Any]] = {
     ToKernel.EXPAND: DebuggerPanel._expand,
     ToKernel.STATS: DebuggerPanel._stats,
     ToKernel.COMPLETE: DebuggerPanel._complete,
+    ToKernel.PICTURE: DebuggerPanel._picture,
+    ToKernel.VIEW: DebuggerPanel._view,
     ToKernel.MORE: DebuggerPanel._more,
 }
 

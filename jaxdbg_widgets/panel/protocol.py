@@ -26,6 +26,8 @@ class ToKernel(str, enum.Enum):
     LOCALS = "locals"      # more rows of the locals table
     EXPAND = "expand"      # the children of a pytree row (path: name, then positions)
     STATS = "stats"        # the statistics of a big array's row that was sent pending
+    PICTURE = "picture"    # the small picture of an array row now shown (path as for expand)
+    VIEW = "view"          # the large view of an array: the slice (axes, indices) to draw
     COMPLETE = "complete"  # Tab completion of the input
     MORE = "more"          # show a cut log entry in full
     VIEWS = VIEWS_MESSAGE   # how many views of the widget the page shows (Clear Output)
@@ -41,6 +43,8 @@ class ToBrowser(str, enum.Enum):
     STATS = "stats"              # a pending row, now with its statistics
     CHILDREN = "children"        # the rows of an opened pytree node
     COMPLETIONS = "completions"  # the matches for a ``complete`` request
+    PICTURE = "picture"          # a row's small picture; buffer: colour codes (uint8)
+    VIEW = "view"                # the large view; buffers: codes, values, rows, columns
 
     def __str__(self) -> str:
         return self.value
@@ -54,6 +58,8 @@ KERNEL_FIELDS: dict[ToKernel, tuple[str, ...]] = {
     ToKernel.EXPAND: ("frame", "path"),
     ToKernel.STATS: ("frame", "path"),
     ToKernel.COMPLETE: ("id", "text"),
+    ToKernel.PICTURE: ("frame", "path"),
+    ToKernel.VIEW: ("frame", "path", "axes", "indices", "sampling"),
     ToKernel.MORE: ("entry",),
     ToKernel.VIEWS: ("count",),
 }
@@ -62,6 +68,8 @@ BROWSER_FIELDS: dict[ToBrowser, tuple[str, ...]] = {
     ToBrowser.STATS: ("frame", "path", "row"),
     ToBrowser.CHILDREN: ("frame", "path", "rows", "total"),
     ToBrowser.COMPLETIONS: ("id", "text", "matches"),
+    ToBrowser.PICTURE: ("frame", "path", "picture", "error"),
+    ToBrowser.VIEW: ("frame", "path", "name", "picture", "stats", "error"),
 }
 
 

@@ -167,7 +167,13 @@ def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool 
         "summary": summary, "finite_only": partial,
         "nonfinite": row.nonfinite,
         "expandable": expandable(value), "pending": row.stats_pending,
+        # An array with elements gets a small picture, asked for when the row is shown.
+        "picture": bool(row.is_array and row.shape and _has_elements(row.shape)),
     }
+
+
+def _has_elements(shape: tuple[int, ...]) -> bool:
+    return all(n > 0 for n in shape)
 
 
 def resolve(root: Any, path: Iterable[int]) -> Any:

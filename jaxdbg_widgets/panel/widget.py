@@ -15,6 +15,7 @@ import anywidget
 import traitlets as t
 
 from jaxdbg.internals import ipywidgets_api
+from jaxdbg.views import array_picture_view as _pictures
 from jaxdbg.views import phrases as _phrases
 from jaxdbg_widgets.panel import protocol as _protocol
 
@@ -41,6 +42,8 @@ class PanelWidget(anywidget.AnyWidget):
     # Declared once in Python, read by panel.js: the message names and the shared phrases.
     protocol = t.Dict(default_value=_protocol.browser_names()).tag(sync=True)
     phrases = t.Dict(default_value=_phrases.browser_phrases()).tag(sync=True)
+    # The array pictures' colours (jaxdbg.views.palette), by colour code.
+    picture_colours = t.Dict(default_value=_pictures.browser_colours()).tag(sync=True)
 
     def __init__(self, *, before_open: Callable[["PanelWidget"], None] | None = None,
                  **kwargs: Any) -> None:

@@ -8,7 +8,7 @@
 //
 // anywidget loads this file as one module (PanelWidget._esm is its text), so the areas
 // are functions here rather than files: commandQueue, toolbarArea, framesArea,
-// sourceArea, localsArea, consoleLog, consoleInput (with inputHistory and completer),
+// sourceArea, localsArea, arrayViewArea (the large view of an array), consoleLog, consoleInput (with inputHistory and completer),
 // shortcutKeys and watchKernel. Each builds its nodes, takes what it needs (the model,
 // `run` to send a command) and returns its nodes and its draw / message handlers;
 // render() puts them together and connects them to the model.
@@ -278,8 +278,10 @@ function sourceArea(model, sizeBody) {
 // The first rows come with the state; more are asked for as the table scrolls to its
 // end, a big array's statistics once its row is shown, a container's children when
 // it is expanded. Replies are custom messages: onLocals, onStats, onChildren.
-function localsArea(model, run) {
+function localsArea(model, run, openView) {
   const { TO_KERNEL, PHRASES } = shared(model);
+  const colours = pictureColours(model);
+  const thumbnails = new Map(); // path key -> {pic, codes} of this frame, drawn again on redraw
   let loadedLocals = 0;
   let requestedLocals = -1;
 
@@ -323,7 +325,10 @@ function localsArea(model, run) {
       label.onclick = () => run(`pp ${r.name}`);
     }
     name.append(label);
-    tr.append(name, h("td", "jaxdbg-col-type", r.type), h("td", "jaxdbg-col-array", r.array),
+    const array = h("td", "jaxdbg-col-array");
+    if (r.picture) array.append(thumbnail(path), " ");
+    array.append(r.array);
+    tr.append(name, h("td", "jaxdbg-col-type", r.type), array,
               h("td", "jaxdbg-col-sharding", r.sharding));
     const summary = h("td", "jaxdbg-col-summary", r.pending ? "…" : r.summary);
     if (r.finite_only) summary.title = "min / max / mean are over the finite values only";
@@ -335,6 +340,50 @@ function localsArea(model, run) {
     }
     tr.append(summary);
     return tr;
+  }
+
+  // A small picture, asked for once its row scrolls into view (as big rows' statistics
+  // are); a click opens the large view.
+  function thumbnail(path) {
+    const canvas = h("canvas", "jaxdbg-thumb");
+    canvas.dataset.path = pathKey(path);
+    canvas.title = "open the array view";
+    canvas.width = canvas.height = 1;
+    canvas.tabIndex = 0;
+    canvas.setAttribute("role", "button");
+    canvas.setAttribute("aria-label", "open the array view");
+    const open = (e) => {
+      e.stopPropagation();
+      openView((model.get("locals_page") || {}).frame, path);
+    };
+    canvas.onclick = open;
+    canvas.onkeydown = (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(e); } };
+    const known = thumbnails.get(canvas.dataset.path);
+    if (known) drawThumbnail(canvas, colours, known.pic, known.codes);
+    else if (thumbObserver) thumbObserver.observe(canvas);
+    else requestPicture(canvas);
+    return canvas;
+  }
+
+  function requestPicture(canvas) {
+    model.send({ type: TO_KERNEL.PICTURE, frame: (model.get("locals_page") || {}).frame,
+                 path: JSON.parse(canvas.dataset.path) });
+  }
+
+  function onPicture(msg, buffers) {
+    const page = model.get("locals_page") || {};
+    if (msg.frame !== page.frame) return;
+    const key = pathKey(msg.path);
+    for (const canvas of tbody.querySelectorAll(`canvas.jaxdbg-thumb[data-path='${CSS.escape(key)}']`)) {
+      if (!msg.picture) {
+        canvas.title = msg.error;
+        continue;
+      }
+      const known = { pic: msg.picture, codes: new Uint8Array(bufferBytes(buffers[0])) };
+      thumbnails.set(key, known);
+      drawThumbnail(canvas, colours, known.pic, known.codes);
+      canvas.dataset.drawn = "1";
+    }
   }
 
   function onStats(msg) {
@@ -385,6 +434,15 @@ function localsArea(model, run) {
   const sentinelCell = h("td");
   sentinelCell.colSpan = 5;
   sentinel.append(sentinelCell);
+  const thumbObserver = typeof IntersectionObserver === "function"
+    ? new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (!e.isIntersecting) continue;
+        thumbObserver.unobserve(e.target);
+        requestPicture(e.target);
+      }
+    }, { root: localsWrap, rootMargin: "40px" })
+    : null;
   const observer = typeof IntersectionObserver === "function"
     ? new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) requestMoreLocals(); },
                                { root: localsWrap, rootMargin: "40px" })
@@ -411,11 +469,15 @@ function localsArea(model, run) {
     localsNote.textContent = total === 0 ? PHRASES.noLocals : "";
   }
 
+  let drawnFrame = null;
   function draw() {
     const page = model.get("locals_page") || {};
     // Room for the longest frame's table (up to the box's maximum height), so that
     // selecting another frame never moves what is below.
     localsWrap.style.setProperty("--jaxdbg-locals-rows", String(Math.max(1, page.most || 0)));
+    if (thumbObserver) thumbObserver.disconnect();
+    if (page.frame !== drawnFrame) thumbnails.clear();
+    drawnFrame = page.frame;
     tbody.replaceChildren(sentinel);
     loadedLocals = 0;
     requestedLocals = -1;
@@ -436,9 +498,286 @@ function localsArea(model, run) {
 
   function dispose() {
     if (observer) observer.disconnect();
+    if (thumbObserver) thumbObserver.disconnect();
   }
 
-  return { node: localsWrap, draw, onLocals, onStats, onChildren, dispose };
+  return { node: localsWrap, draw, onLocals, onStats, onChildren, onPicture, dispose };
+}
+
+// -- array pictures -------------------------------------------------------------------
+// Pictures arrive as a JSON description plus binary buffers (DataViews): the colour code
+// of each kept cell (uint8), and for the large view the values (float64) and the array
+// indices of the kept rows and columns (int32); the values are float32 or float64, as
+// the picture's `values` names. Codes are drawn with the colour table
+// synced once in `picture_colours` (jaxdbg.views.palette).
+function pictureColours(model) {
+  const colours = model.get("picture_colours") || { table: [], classes: {} };
+  const rgb = colours.table.map((hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)));
+  return { ...colours, rgb };
+}
+
+function bufferBytes(view) {
+  return view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength);
+}
+
+// An offscreen canvas of the codes at one pixel per cell (scaled up without smoothing).
+function codesCanvas(colours, codes, rows, cols) {
+  const image = document.createElement("canvas");
+  image.width = cols;
+  image.height = rows;
+  const ctx = image.getContext("2d");
+  const data = ctx.createImageData(cols, rows);
+  for (let i = 0; i < rows * cols; i++) {
+    const c = colours.rgb[codes[i]] || [128, 128, 128];
+    data.data[4 * i] = c[0];
+    data.data[4 * i + 1] = c[1];
+    data.data[4 * i + 2] = c[2];
+    data.data[4 * i + 3] = 255;
+  }
+  ctx.putImageData(data, 0, 0);
+  return image;
+}
+
+function drawThumbnail(canvas, colours, pic, codes) {
+  const image = codesCanvas(colours, codes, pic.rows, pic.cols);
+  canvas.width = pic.cols;
+  canvas.height = pic.rows;
+  canvas.getContext("2d").drawImage(image, 0, 0);
+  // One text line high; a long row is drawn wider (up to four times its height).
+  const aspect = Math.min(4, Math.max(1, pic.cols / pic.rows));
+  canvas.style.width = `calc(${aspect} * 1.1em)`;
+}
+
+function formatValue(x, integer) {
+  if (Number.isNaN(x)) return "nan";
+  if (x === Infinity) return "inf";
+  if (x === -Infinity) return "-inf";
+  if (integer) return String(Math.round(x));
+  return Number(x.toPrecision(7)).toString();
+}
+
+// The large view of one array: heatmap with shard boundaries, hover, colour scale and
+// legend, axis choice and sliders for N-D, histogram, statistics. open(frame, path)
+// asks the kernel for it; onView(msg, buffers) draws the answer.
+function arrayViewArea(model) {
+  const { TO_KERNEL } = shared(model);
+  const colours = pictureColours(model);
+  const MAX_SIDE = 512; // CSS pixels the heatmap may take
+  const box = h("div", "jaxdbg-array-view");
+  box.hidden = true;
+  const head = h("div", "jaxdbg-array-head");
+  const title = h("span", "jaxdbg-array-title");
+  const close = button("×", "close the array view", "jaxdbg-array-close");
+  close.onclick = () => { box.hidden = true; current = null; };
+  head.append(title, close);
+  const note = h("div", "jaxdbg-array-note");
+  const controls = h("div", "jaxdbg-array-controls");
+  const stage = h("div", "jaxdbg-array-stage");
+  const heat = h("canvas", "jaxdbg-array-heatmap");
+  const tip = h("div", "jaxdbg-array-hover");
+  tip.setAttribute("aria-live", "polite");
+  stage.append(heat);
+  const legend = h("div", "jaxdbg-array-legend");
+  const hist = h("canvas", "jaxdbg-array-histogram");
+  const histNote = h("div", "jaxdbg-array-hist-note");
+  const stats = h("div", "jaxdbg-array-stats");
+  const error = h("div", "jaxdbg-array-error");
+  box.append(head, note, controls, stage, tip, legend, hist, histNote, stats, error);
+
+  let current = null; // {frame, path, axes, indices, ...the last drawn picture}
+
+  function open(frame, path) {
+    current = { frame, path, axes: null, indices: {}, sampling: "strided" };
+    box.hidden = false;
+    request();
+  }
+
+  function request() {
+    if (!current) return;
+    model.send({ type: TO_KERNEL.VIEW, frame: current.frame, path: current.path,
+                 axes: current.axes, indices: current.indices, sampling: current.sampling });
+  }
+
+  function close_if_frame_changed(frame) {
+    if (current && current.frame !== frame) { box.hidden = true; current = null; }
+  }
+
+  function drawControls(pic) {
+    controls.replaceChildren();
+    if (pic.sampled || current.sampling !== "strided") {
+      // A big slice: every k-th row and column, or its first and last ones.
+      const label = h("label", "jaxdbg-array-sampling", "sample: ");
+      const select = h("select");
+      for (const [value, text] of [["strided", "evenly spaced"], ["edges", "first and last"]]) {
+        const o = h("option", "", text);
+        o.value = value;
+        select.append(o);
+      }
+      select.value = current.sampling;
+      select.onchange = () => { current.sampling = select.value; request(); };
+      label.append(select);
+      controls.append(label);
+    }
+    const ndim = pic.shape.length;
+    if (ndim <= 2) return;
+    for (const [which, position] of [["rows", 0], ["columns", 1]]) {
+      const label = h("label", "jaxdbg-array-axis", `${which}: axis `);
+      const select = h("select");
+      select.dataset.role = which;
+      for (let a = 0; a < ndim; a++) {
+        const o = h("option", "", String(a));
+        o.value = String(a);
+        select.append(o);
+      }
+      select.value = String(pic.axes[position]);
+      select.onchange = () => {
+        const axes = [...pic.axes];
+        const chosen = Number(select.value);
+        if (axes[1 - position] === chosen) axes[1 - position] = axes[position]; // swap
+        axes[position] = chosen;
+        current.axes = axes;
+        current.indices = {};
+        pic.index.forEach((i, a) => { if (i !== null && !axes.includes(a)) current.indices[a] = i; });
+        request();
+      };
+      label.append(select);
+      controls.append(label);
+    }
+    pic.index.forEach((i, axis) => {
+      if (i === null) return;
+      const label = h("label", "jaxdbg-array-slider");
+      const text = h("span", "", `axis ${axis}: ${i}`);
+      const slider = h("input");
+      slider.type = "range";
+      slider.min = "0";
+      slider.max = String(pic.shape[axis] - 1);
+      slider.value = String(i);
+      slider.dataset.axis = String(axis);
+      slider.title = `index along axis ${axis}`;
+      slider.oninput = () => {
+        text.textContent = `axis ${axis}: ${slider.value}`;
+        current.indices = { ...current.indices, [axis]: Number(slider.value) };
+        request();
+      };
+      label.append(text, slider);
+      controls.append(label);
+    });
+  }
+
+  function drawHeatmap(pic, codes) {
+    const cell = Math.max(1, Math.min(32, Math.floor(MAX_SIDE / Math.max(pic.rows, pic.cols))));
+    const cellH = pic.rows === 1 ? Math.max(cell, 24) : cell;
+    heat.width = pic.cols * cell;
+    heat.height = pic.rows * cellH;
+    const ctx = heat.getContext("2d");
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(codesCanvas(colours, codes, pic.rows, pic.cols), 0, 0, heat.width, heat.height);
+    // Shard boundaries: where the kept rows / columns cross into the next shard.
+    const [under, over] = colours.shard_line || ["#000000", "#ffffff"];
+    const line = (x0, y0, x1, y1) => {
+      for (const [colour, width] of [[under, 3], [over, 1]]) {
+        ctx.strokeStyle = colour;
+        ctx.lineWidth = width;
+        ctx.beginPath();
+        ctx.moveTo(x0, y0);
+        ctx.lineTo(x1, y1);
+        ctx.stroke();
+      }
+    };
+    const place = (kept, cut) => kept.findIndex((k) => k >= cut);
+    for (const cut of pic.row_cuts) {
+      const r = place(current.rowIndex, cut);
+      if (r > 0) line(0, r * cellH, heat.width, r * cellH);
+    }
+    for (const cut of pic.col_cuts) {
+      const c = place(current.colIndex, cut);
+      if (c > 0) line(c * cell, 0, c * cell, heat.height);
+    }
+    current.cell = cell;
+    current.cellH = cellH;
+  }
+
+  function drawLegend(pic) {
+    legend.replaceChildren();
+    const scale = h("canvas", "jaxdbg-array-scale");
+    scale.width = 128;
+    scale.height = 10;
+    const ctx = scale.getContext("2d");
+    for (let x = 0; x < 128; x++) {
+      const c = colours.rgb[Math.round((x / 127) * (colours.levels - 1))];
+      ctx.fillStyle = `rgb(${c[0]},${c[1]},${c[2]})`;
+      ctx.fillRect(x, 0, 1, 10);
+    }
+    legend.append(h("span", "jaxdbg-array-low", formatValue(pic.low ?? NaN, pic.integer)), scale,
+                  h("span", "jaxdbg-array-high", formatValue(pic.high ?? NaN, pic.integer)));
+    for (const [name, cls] of Object.entries(colours.classes)) {
+      const item = h("span", "jaxdbg-array-class");
+      const swatch = h("span", "jaxdbg-array-swatch");
+      swatch.style.background = cls.colour;
+      item.append(swatch, `${name} ${(pic.classes[name] || 0).toLocaleString()}`);
+      legend.append(item);
+    }
+  }
+
+  function drawHistogram(pic) {
+    const bins = pic.histogram.length;
+    hist.width = 256;
+    hist.height = 48;
+    const ctx = hist.getContext("2d");
+    ctx.clearRect(0, 0, hist.width, hist.height);
+    const most = Math.max(1, ...pic.histogram);
+    const w = hist.width / bins;
+    pic.histogram.forEach((n, b) => {
+      const c = colours.rgb[Math.round(((b + 0.5) / bins) * (colours.levels - 1))];
+      ctx.fillStyle = `rgb(${c[0]},${c[1]},${c[2]})`;
+      const bar = n ? Math.max(1, Math.round((n / most) * hist.height)) : 0;
+      ctx.fillRect(b * w, hist.height - bar, Math.max(1, w - 1), bar);
+    });
+    histNote.textContent = `histogram of the finite values shown${pic.sampled ? " (sampled)" : ""}, ` +
+      `${formatValue(pic.low ?? NaN, pic.integer)} .. ${formatValue(pic.high ?? NaN, pic.integer)}; statistics of the whole array:`;
+  }
+
+  function onView(msg, buffers) {
+    if (!current || msg.frame !== current.frame || JSON.stringify(msg.path) !== JSON.stringify(current.path)) return;
+    error.textContent = msg.error || "";
+    if (!msg.picture) return;
+    const pic = msg.picture;
+    const codes = new Uint8Array(bufferBytes(buffers[0]));
+    Object.assign(current, {
+      pic, name: msg.name,
+      values: new (pic.values === "float32" ? Float32Array : Float64Array)(bufferBytes(buffers[1])),
+      rowIndex: Array.from(new Int32Array(bufferBytes(buffers[2]))),
+      colIndex: Array.from(new Int32Array(bufferBytes(buffers[3]))),
+      axes: pic.shape.length > 1 ? [pic.axes[0], pic.axes[1]] : null,
+    });
+    title.textContent = `${msg.name}  ${pic.dtype}[${pic.shape.join(",")}]`;
+    note.textContent = pic.note;
+    stats.textContent = msg.stats;
+    drawControls(pic);
+    drawHeatmap(pic, codes);
+    drawLegend(pic);
+    drawHistogram(pic);
+    tip.textContent = "";
+    box.dataset.drawn = String(Number(box.dataset.drawn || 0) + 1); // tests wait on this
+  }
+
+  heat.addEventListener("mousemove", (e) => {
+    if (!current || !current.pic) return;
+    const rect = heat.getBoundingClientRect();
+    const x = ((e.clientX - rect.left) * heat.width) / rect.width;
+    const y = ((e.clientY - rect.top) * heat.height) / rect.height;
+    const c = Math.floor(x / current.cell);
+    const r = Math.floor(y / current.cellH);
+    const pic = current.pic;
+    if (r < 0 || c < 0 || r >= pic.rows || c >= pic.cols) return;
+    const index = pic.index.map((i) => i);
+    if (pic.axes[0] !== null) index[pic.axes[0]] = current.rowIndex[r];
+    if (pic.shape.length) index[pic.axes[1]] = current.colIndex[c];
+    tip.textContent = `${current.name}[${index.join(", ")}] = ${formatValue(current.values[r * pic.cols + c], pic.integer)}`;
+  });
+  heat.addEventListener("mouseleave", () => { tip.textContent = ""; });
+
+  return { node: box, open, onView, closeIfFrameChanged: close_if_frame_changed };
 }
 
 // -- console: the log -------------------------------------------------------------
@@ -770,7 +1109,8 @@ function render({ model, el }) {
   const source = sourceArea(model, sizeBody);
   const body = h("div", "jaxdbg-body");
   body.append(frames.node, source.node);
-  const locals = localsArea(model, run);
+  const arrayView = arrayViewArea(model);
+  const locals = localsArea(model, run, arrayView.open);
   const log = consoleLog(model, commands.pending, bar.busy, root);
   const commandLine = consoleInput(model, run);
   const ended = h("div", "jaxdbg-ended");
@@ -778,7 +1118,7 @@ function render({ model, el }) {
   gone.setAttribute("role", "alert");
   gone.hidden = true;
 
-  root.append(bar.header, gone, bar.toolbar, body, locals.node, log.node, commandLine.node, ended);
+  root.append(bar.header, gone, bar.toolbar, body, locals.node, arrayView.node, log.node, commandLine.node, ended);
   shortcutKeys(root, bar.shortcutButtons);
 
   function onKernelGone() {
@@ -812,10 +1152,14 @@ function render({ model, el }) {
   model.on("change:selected", frames.drawSelected);
   model.on("change:source", source.draw);
   model.on("change:locals_page", locals.draw);
+  const closeStaleView = () => arrayView.closeIfFrameChanged((model.get("locals_page") || {}).frame);
+  model.on("change:locals_page", closeStaleView);
   model.on("change:log", log.draw);
   model.on("change:done", onDone);
-  const onMessage = (msg) => {
+  const onMessage = (msg, buffers) => {
     if (!msg || typeof msg !== "object") return;
+    if (msg.type === TO_BROWSER.PICTURE) locals.onPicture(msg, buffers || []);
+    else if (msg.type === TO_BROWSER.VIEW) arrayView.onView(msg, buffers || []);
     if (msg.type === TO_BROWSER.LOCALS) locals.onLocals(msg);
     if (msg.type === TO_BROWSER.STATS) locals.onStats(msg);
     else if (msg.type === TO_BROWSER.CHILDREN) locals.onChildren(msg);
@@ -857,6 +1201,7 @@ function render({ model, el }) {
     model.off("change:selected", frames.drawSelected);
     model.off("change:source", source.draw);
     model.off("change:locals_page", locals.draw);
+    model.off("change:locals_page", closeStaleView);
     model.off("change:log", log.draw);
     model.off("change:done", onDone);
     model.off("msg:custom", onMessage);

@@ -142,6 +142,7 @@ class KernelHarness:
         self._by_parent: dict[str, list[dict]] = {}
         self._comms: dict[str, dict] = {}  # comm_id -> latest widget model state
         self._custom: dict[str, list[dict]] = {}  # comm_id -> custom messages from the kernel
+        self._custom_buffers: dict[str, list[list[bytes]]] = {}  # the binary buffers of each
         #: Called on the reader thread with (comm_id, state) the moment a widget opens,
         #: to answer as fast as a frontend possibly could.
         self.on_comm_open: Callable[[str, dict], None] | None = None
@@ -294,6 +295,8 @@ class KernelHarness:
                         self._comms[cid].update(data.get("state", {}))
                     elif data.get("method") == "custom":
                         self._custom.setdefault(cid, []).append(data.get("content"))
+                        self._custom_buffers.setdefault(cid, []).append(
+                            [bytes(b) for b in msg.get("buffers") or []])
                 elif msg["msg_type"] == "comm_close":
                     self._comms.pop(content.get("comm_id"), None)
             hook = self.on_comm_open
@@ -438,6 +441,11 @@ class KernelHarness:
         with self._lock:
             return list(self._custom.get(comm_id, []))
 
+    def custom_with_buffers(self, comm_id: str) -> list[tuple[Any, list[bytes]]]:
+        """The custom messages the kernel sent to a widget, each with its binary buffers."""
+        with self._lock:
+            return list(zip(self._custom.get(comm_id, []), self._custom_buffers.get(comm_id, [])))
+
     def set_value(self, comm_id: str, **state: Any) -> str:
         """A value change from the frontend: an ``update`` with the changed state."""
         return self.comm_msg(comm_id, {"method": "update", "state": state, "buffer_paths": []})
@@ -465,6 +473,57 @@ def kernel_set_up_with(python: str, setup: str, expect: str = "devices 8") -> It
         harness.shutdown()
 
 
+#: The call phase's report of a test, kept on its item by ``tests/conftest.py`` so a
+#: shared kernel's fixture can tell, at teardown, whether the test that used it failed.
+CALL_REPORT = pytest.StashKey[pytest.TestReport]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def keep_call_report(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """``pytest_runtest_makereport`` for conftest: keeps the call report on the item."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.when == "call":
+        item.stash[CALL_REPORT] = report
+
+
+class SharedKernels:
+    """The kernels the tests of one module share, one per :func:`kernel_fixture`, started
+    on first use. A test that fails may leave its kernel paused at a stop; that kernel is
+    shut down, so the module's next test starts a fresh one instead of failing behind it."""
+
+    def __init__(self, python: str) -> None:
+        self.python = python
+        self._open: dict[object, contextlib.ExitStack] = {}
+        self._kernels: dict[object, KernelHarness] = {}
+
+    def get(self, key: object, setup: str, expect: str) -> KernelHarness:
+        if key not in self._kernels:
+            stack = contextlib.ExitStack()
+            self._kernels[key] = stack.enter_context(kernel_set_up_with(self.python, setup, expect))
+            self._open[key] = stack
+        return self._kernels[key]
+
+    def discard(self, key: object) -> None:
+        self._kernels.pop(key, None)
+        stack = self._open.pop(key, None)
+        if stack is not None:
+            stack.close()
+
+    def close(self) -> None:
+        for key in list(self._open):
+            self.discard(key)
+
+
+@pytest.fixture(scope="module", params=kernel_pythons())
+def shared_kernels(request: pytest.FixtureRequest) -> Iterator[SharedKernels]:
+    kernels = SharedKernels(request.param)
+    try:
+        yield kernels
+    finally:
+        kernels.close()
+
+
 def kernel_fixture(setup: str, expect: str = "devices 8", scope: str = "module") -> Any:
     """A fixture: one kernel per Python of the matrix that ran ``setup`` and showed
     ``expect``, shared by the tests of a module (kernels are slow to start) unless
@@ -472,14 +531,27 @@ def kernel_fixture(setup: str, expect: str = "devices 8", scope: str = "module")
 
         kernel = kernel_fixture(SETUP)
         own_kernel = kernel_fixture(SETUP, scope="function")
+
+    A shared kernel is replaced after a test that failed with it (see :class:`SharedKernels`).
     """
+    if scope == "function":
+        @pytest.fixture(params=kernel_pythons())
+        def own_kernel(request: pytest.FixtureRequest) -> Iterator[KernelHarness]:
+            with kernel_set_up_with(request.param, setup, expect) as harness:
+                yield harness
 
-    @pytest.fixture(scope=scope, params=kernel_pythons())
-    def set_up_kernel(request: pytest.FixtureRequest) -> Iterator[KernelHarness]:
-        with kernel_set_up_with(request.param, setup, expect) as harness:
-            yield harness
+        return own_kernel
+    key = object()
 
-    return set_up_kernel
+    @pytest.fixture
+    def shared_kernel(shared_kernels: SharedKernels,
+                      request: pytest.FixtureRequest) -> Iterator[KernelHarness]:
+        yield shared_kernels.get(key, setup, expect)
+        report = request.node.stash.get(CALL_REPORT, None)
+        if report is None or report.failed:
+            shared_kernels.discard(key)
+
+    return shared_kernel
 
 
 @pytest.fixture(params=kernel_pythons())

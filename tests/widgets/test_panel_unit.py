@@ -493,3 +493,24 @@ def test_replay_buttons_step_and_show_the_replays_frames_above_the_stops():
 
 def _double(v):
     return v * 2
+
+
+def test_a_message_sent_the_moment_the_comm_opens_reaches_the_panel():
+    """The frontend may answer as soon as it hears of the comm: on the pause channel's
+    subshell that message is handled while the panel's constructor has not returned, so
+    the panel must be listening before the comm opens."""
+    session = Session([live_frame(sys._getframe())], None)
+    posted: list[dict] = []
+    early = {"type": "run", "id": "early:1", "line": "p 1", "typed": True}
+
+    def frontend_answers_at_once(widget):
+        opened = widget.comm.open
+
+        def open_then_answer(*args, **kwargs):
+            opened(*args, **kwargs)
+            widget.comm.handle_msg({"content": {"data": {"method": "custom", "content": early}},
+                                    "buffers": []})
+        widget.comm.open = open_then_answer
+
+    DebuggerPanel(session, post=posted.append, before_open=frontend_answers_at_once)
+    assert posted == [early]

@@ -1,0 +1,43 @@
+"""The ``show EXPR`` debugger command: an array (or each array of a pytree) as a picture.
+
+The Session evaluates ``EXPR`` in the current frame; this module makes an
+:class:`~jaxdbg.engine.outputs.Output` of kind ``PICTURE`` whose ``data`` is a
+:class:`~jaxdbg.engine.array_picture.ShownArrays` (the terminal draws it with rich block characters, the panel
+embeds its HTML) and whose ``text`` is its plain rendering.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaxdbg.engine import array_picture
+from jaxdbg.engine.commands import error as _error
+from jaxdbg.engine.outputs import Output, OutputKind
+
+#: A terminal row holds about this many cells (two picture rows per text line).
+TERMINAL_SIDE = 64
+LEAVES_SHOWN = 8
+
+
+def run(session: Any, arg: str) -> Output:
+    """``show EXPR`` in ``session``'s current frame."""
+    source = arg.strip()
+    if not source:
+        return _error("show needs an expression, e.g. 'show x'")
+    value, failed = session.value_of(source, expression_only=True)
+    if failed is not None:
+        return failed
+    try:
+        leaves = array_picture.array_leaves(value, LEAVES_SHOWN + 1)
+    except Exception as e:
+        return _error(f"could not read the arrays of {source}: {type(e).__name__}: {e}")
+    if not leaves:
+        return _error(f"{source} holds no array to show (its type is {type(value).__name__})")
+    pictures = []
+    for path, leaf in leaves[:LEAVES_SHOWN]:
+        try:
+            pictures.append((path, array_picture.picture(leaf, max_side=TERMINAL_SIDE)))
+        except array_picture.PictureError as e:
+            return _error(f"cannot show {source}{path}: {e}")
+    shown = array_picture.ShownArrays(source, pictures, more=len(leaves) - len(pictures))
+    return Output(OutputKind.PICTURE, str(shown), shown)
