@@ -17,6 +17,7 @@ Public API::
 """
 
 from jaxdbg.engine import breakpoint_commands as _breakpoint_commands  # noqa: F401 (registers commands)
+from jaxdbg.engine import replay as _replay  # noqa: F401 (registers replay and the stepping commands)
 from jaxdbg.views import sharding_html as _sharding_html  # noqa: F401 (registers ShardingView's HTML)
 from jaxdbg.views import sharding_text as _sharding_text  # noqa: F401 (registers its text and rich)
 from jaxdbg.views import array_picture_view as _array_picture_view  # noqa: F401 (registers pictures' drawings)

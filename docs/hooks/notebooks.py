@@ -32,6 +32,9 @@ COMMANDS = {
                          "p logits; c;"                                      # non-finite
                          "p y; c"),                                          # jax.debug.breakpoint()
     "checkify.ipynb": "p ratio; up; p x; c",                                 # the NaN post-mortem
+    "replay.ipynb": ("replay; next; next; p i; p total; continue; continue;"  # scan
+                     "replay; step; step; p mid; where; continue; continue; continue;"  # shard_map
+                     "where; c"),                                            # the NaN's stop
     "sharding.ipynb": None,                                                  # no stops
     "printing.ipynb": None,
 }

@@ -33,6 +33,7 @@ from jaxdbg.capture import program_shardings
 from jaxdbg.capture import staging
 from jaxdbg.engine import quit_reporting
 from jaxdbg.engine import registry
+from jaxdbg.engine import replay
 from jaxdbg.engine import stop_serving
 from jaxdbg.internals import ipython_api, jax_api
 from jaxdbg.engine.outputs import Resume
@@ -196,6 +197,8 @@ def place_breakpoint(*, pred: Any, skip: int, backend: str | None, filter_frames
     """
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
+    if replay.replaying():  # a replay's own debugger is stepping through this already
+        return token
     _prepare_for_stops(backend, options)
     call = sys._getframe(skip + 1)
     number = breakpoint_state.register(call.f_code.co_filename, call.f_lineno, call.f_code.co_name)

@@ -52,6 +52,11 @@ class Frame:
     # The sharding XLA chose for a traced local of a sharded jit (a jax.sharding.Sharding),
     # recorded at compile time; its value here is a copy on one device.
     compiled_shardings: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # The function's code and the offset of the instruction it was at (the call that
+    # led to the stop): what a replay calls again, and how it tells a rebound argument.
+    code: types.CodeType | None = None
+    instruction: int = -1
+    replay: bool = False  # a frame of a replay run from the stop (engine/replay.py)
 
     def line(self, lineno: int | None = None) -> str:
         n = self.lineno if lineno is None else lineno
@@ -119,6 +124,11 @@ def _module_globals(filename: str) -> dict[str, Any]:
             return vars(module)
     main = sys.modules.get("__main__")
     return vars(main) if main is not None else {}
+
+
+def module_globals(filename: str) -> dict[str, Any]:
+    """The globals of the module defined in ``filename`` (``__main__`` for notebook cells)."""
+    return _module_globals(filename)
 
 
 def _function_name(lines: list[str], lineno: int, first: int, whole_file: bool) -> str:
@@ -221,6 +231,8 @@ class FrameTemplate:
     order: list[str]
     shardings: dict[str, str] = dataclasses.field(default_factory=dict)
     sharded_operands: dict[str, int] = dataclasses.field(default_factory=dict)  # name -> operand
+    code: types.CodeType | None = None
+    instruction: int = -1
 
     def build(self, operand: Callable[[int], Any],
               compiled: Callable[[int], Any] | None = None) -> Frame:
@@ -244,7 +256,8 @@ class FrameTemplate:
         return Frame(self.filename, self.lineno, self.function, values, self.globals,
                      source, self.first_lineno, dict(self.shardings),
                      frozenset(self.traced_locals),
-                     {name: s for name, s in chosen.items() if s is not None})
+                     {name: s for name, s in chosen.items() if s is not None},
+                     self.code, self.instruction)
 
 
 class OperandCollector:
@@ -345,7 +358,7 @@ def capture(frame: types.FrameType, collector: OperandCollector, own: bool = Fal
         else:
             static[name] = value
     return FrameTemplate(code.co_filename, frame.f_lineno, code.co_name, frame.f_globals,
-                         first, static, traced, order, shardings, sharded)
+                         first, static, traced, order, shardings, sharded, code, frame.f_lasti)
 
 
 def live_frame(frame: types.FrameType) -> Frame:

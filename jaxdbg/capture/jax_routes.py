@@ -83,8 +83,10 @@ VISUALIZE_ARRAY_SHARDING = Route(jax.debug, "visualize_array_sharding")
 INSPECT_ARRAY_SHARDING = Route(jax.debug, "inspect_array_sharding")
 # jaxdbg.ipython.checkify_cell: jax.jit makes checked functions while a %%checkify cell runs.
 JIT = Route(jax, "jit")
+# jaxdbg.capture.nan_watch: with %jaxdbg nans on, a pmapped call's NaN is located per device.
+PMAP = Route(jax, "pmap")
 
-ROUTES = (BREAKPOINT, PRINT, VISUALIZE_ARRAY_SHARDING, INSPECT_ARRAY_SHARDING, JIT)
+ROUTES = (BREAKPOINT, PRINT, VISUALIZE_ARRAY_SHARDING, INSPECT_ARRAY_SHARDING, JIT, PMAP)
 
 
 def is_installed() -> bool:

@@ -80,10 +80,23 @@ def post_mortem(exc: BaseException | types.TracebackType | None = None, *,
 
 # -- NaN post-mortem -------------------------------------------------------------------------
 
+#: The attribute the NaN watch sets on a FloatingPointError it opened a stop for.
+NAN_SERVED = "jaxdbg_nan_origin"
+_nan_switch: list[Callable[[bool], None]] = []
+
+
+def register_nan_switch(switch: Callable[[bool], None]) -> None:
+    """``jaxdbg.capture.nan_watch`` hands down its switch (it imports this module)."""
+    _nan_switch[:] = [switch]
+
+
 def set_nan_debugging(enabled: bool) -> None:
-    """Turn JAX's NaN checks on or off; with the extension loaded a NaN then opens the
-    post-mortem debugger (the same switch as ``%jaxdbg nans on|off``)."""
-    jax.config.update("jax_debug_nans", bool(enabled))
+    """Turn JAX's NaN checks on or off, with jaxdbg's NaN watch (a NaN then opens the
+    debugger at the line and device that made it; the same switch as ``%jaxdbg nans on|off``)."""
+    if _nan_switch:
+        _nan_switch[0](bool(enabled))
+    else:
+        jax.config.update("jax_debug_nans", bool(enabled))
 
 
 def nan_debugging_enabled() -> bool:
@@ -94,6 +107,8 @@ def nan_debugging_enabled() -> bool:
 def _after_cell(result: Any = None) -> None:
     exc = getattr(result, "error_in_exec", None)
     if not isinstance(exc, FloatingPointError) or not nan_debugging_enabled():
+        return
+    if getattr(exc, NAN_SERVED, None) is not None:  # the NaN watch stopped at it already
         return
     try:
         post_mortem(exc)

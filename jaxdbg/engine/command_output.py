@@ -109,12 +109,28 @@ def captured(echo: TextIO | None = None) -> Iterator[io.StringIO]:
         _unwrap_streams()
 
 
-@contextlib.contextmanager
-def not_captured() -> Iterator[None]:
+def not_captured() -> contextlib.AbstractContextManager[None]:
     """This thread writes where it would with no command running (a stop opened by
     code that a command calls prints its own prompt and views)."""
+    return writing_to(None)
+
+
+def current_buffer() -> Any:
+    """Where this thread's writes go now (a command's buffer), or None."""
+    return getattr(_this_thread, "buffer", None)
+
+
+def route_this_thread(buffer: Any) -> None:
+    """From now on this thread writes into ``buffer`` (None: where it would)."""
+    _this_thread.buffer = buffer
+
+
+@contextlib.contextmanager
+def writing_to(buffer: Any) -> Iterator[None]:
+    """This thread writes into ``buffer`` (another thread's command's, from
+    :func:`current_buffer`): a replay's prints belong to the command that ran it on."""
     previous = getattr(_this_thread, "buffer", None)
-    _this_thread.buffer = None
+    _this_thread.buffer = buffer
     try:
         yield
     finally:

@@ -179,6 +179,27 @@ def _raise_in_thread(ident: int | None, exc_type: type[BaseException]) -> None:
         pass
 
 
+_handled = 0  # interrupts a command took for itself, ending only what it ran
+
+
+def interrupt_handled() -> None:
+    """A command took this interrupt and ended only what it ran (a replay of a frame),
+    so the stop goes on: a view that counts interrupts to end its stop counts this one out."""
+    global _handled
+    with _lock:
+        _handled += 1
+
+
+def handled_interrupts() -> int:
+    """How many interrupts commands took for themselves (see :func:`interrupt_handled`)."""
+    return _handled
+
+
+def raise_in_thread(ident: int | None, exc_type: type[BaseException]) -> None:
+    """Raise ``exc_type`` in thread ``ident`` at its next bytecode (a replay's thread)."""
+    _raise_in_thread(ident, exc_type)
+
+
 def running_command(on_stuck: Callable[[], None] | None = None) -> contextlib.AbstractContextManager:
     """Around a debugger command: off the main thread (a pmap or shard_map stop), an
     interrupt meanwhile raises KeyboardInterrupt in the command; on the main thread

@@ -129,6 +129,7 @@ class FrameRow:
     lineno: int
     line: str
     current: bool
+    replay: bool = False  # a frame of a replay run from the stop
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,6 +156,9 @@ class Output:
     resume: Resume | None = None
     truncated: bool = False
     printed: str = ""
+    #: What the command says before its data, also in ``text`` (a replay's banner, its
+    #: ``--Return--``): a view that draws a SOURCE from ``data`` shows it too.
+    note: str = ""
 
     @property
     def result_text(self) -> str:

@@ -65,6 +65,9 @@ class Session:
         #: Where what a command prints also goes, as it is written (the terminal's
         #: stream, so a long command is seen while it runs); None: only into its Output.
         self.echo_printed: Any = None
+        #: The replay running from this stop (jaxdbg.engine.replay.ReplayRun), whose frames
+        #: are shown above the stop's; continue and quit go to it while it runs.
+        self.replay: Any = None
 
     # -- state ---------------------------------------------------------------
     @property
@@ -78,12 +81,21 @@ class Session:
     def banner(self, reason: bool = True) -> str:
         """One line saying where we stopped and why (``reason=False``: without the
         breakpoint's reason, for a view that shows the reason on a line of its own)."""
-        frame = self.frames[0]
+        frame = self.stop_frames[0]
         parts = [f"Stopped at {frame.location} in {frame.function}"]
         details = self.info.details(reason=reason)
         if details:
             parts.append(f"({details})")
-        return " ".join(parts)
+        text = " ".join(parts)
+        if self.replay is not None:  # the replay's own place, after the stop's
+            now = self.frames[0]
+            text += f"; replaying {self.replay.frame.function}, now at {now.location} in {now.function}"
+        return text
+
+    @property
+    def stop_frames(self) -> list[Frame]:
+        """The stop's own frames (without those of a replay shown above them)."""
+        return self.replay.stop_frames if self.replay is not None else self.frames
 
     # -- dispatch ------------------------------------------------------------
     def execute(self, line: str, *, pretty: bool = False) -> Output:
@@ -160,10 +172,12 @@ class Session:
         return self.select(max(self.index - count, 0))
 
     def where(self) -> Output:
-        rows = [FrameRow(i, f.function, f.filename, f.lineno, f.line().strip(), i == self.index)
+        rows = [FrameRow(i, f.function, f.filename, f.lineno, f.line().strip(), i == self.index,
+                         f.replay)
                 for i, f in enumerate(self.frames)]
         text = "\n".join(
             f"{'>' if r.current else ' '} {r.index:>2}  {r.function}  {display_filename(r.filename)}:{r.lineno}"
+            + (f"  {phrases.REPLAY_MARK}" if r.replay else "")
             + (f"\n        {r.line}" if r.line else "")
             for r in rows)
         return Output(OutputKind.WHERE, text, rows)
@@ -215,7 +229,7 @@ class Session:
     def heading(self) -> str:
         """The current frame as every source view titles it: ``> In[3]:4 in f``."""
         f = self.current
-        return f"> {f.location} in {f.function}"
+        return f"> {f.location} in {f.function}" + (f"  {phrases.REPLAY_MARK}" if f.replay else "")
 
     def frame_label(self, index: int | None = None) -> str:
         """``frame 1: outer at In[3]:9``, as a view names a selected frame."""
@@ -318,12 +332,16 @@ class Session:
 
     # -- ending the stop -----------------------------------------------------
     def end(self, how: Resume) -> Output:
+        if self.replay is not None:  # the stop ends under a waiting replay: it ends too
+            self.replay.abandon()
         self.resume = Resume(how)
         return Output(OutputKind.RESUME, self.resume.message, resume=self.resume)
 
     def mark_interrupted(self) -> None:
         """A view saw the stop end with KeyboardInterrupt: its outcome says so."""
         self.interrupted = True
+        if self.replay is not None:
+            self.replay.abandon()
 
     def outcome(self) -> str:
         """How the stop ended, for its summary, said once: ``Continued.``, ``Interrupted.``,
@@ -334,8 +352,9 @@ class Session:
 
     def summary(self, log: list[LogEntry] | tuple[LogEntry, ...] = ()) -> StopSummary:
         """The finished stop as data, for a view's static summary."""
-        frame = self.frames[0]
-        here, self.index = self.index, 0
+        frame = self.stop_frames[0]
+        # below the frames of a replay, if one runs
+        here, self.index = self.index, len(self.frames) - len(self.stop_frames)
         try:  # the stopped-at frame's arrays, as small pictures a saved notebook keeps
             pictures = array_picture.small_pictures(self.visible_locals())
         finally:
@@ -460,6 +479,8 @@ def _show(s: Session, arg: str) -> Output:
 @command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.",
          argument=ArgumentKind.SUB_WORDS)
 def _continue(s: Session, arg: str) -> Output:
+    if s.replay is not None and not arg:  # in a replay: run it on (to the stop's line or its end)
+        return s.replay.go("continue")
     return s.end(Resume.CONTINUE)
 
 
@@ -472,6 +493,8 @@ def _skip(s: Session, arg: str) -> Output:
 
 @command("quit", "q", "exit", usage="quit", summary="Stop the computation with jaxdbg.DebuggerQuit.")
 def _quit(s: Session, arg: str) -> Output:
+    if s.replay is not None:  # as in pdb's recursive debugger: quit leaves the replay
+        return s.replay.go("quit")
     return s.end(Resume.QUIT)
 
 

@@ -361,3 +361,41 @@ def is_tracing() -> bool:
     if _trace_state_clean is None:
         return True  # unknown: take the staged path, which also works eagerly
     return not _trace_state_clean()
+
+
+# -- the equations of a traced program, for where a NaN came from --
+
+def program_equations(closed_jaxpr: Any) -> list[Any]:
+    """Every equation of a traced program (``jax.make_jaxpr``), those of the programs
+    nested in it (jit, scan and loop bodies, shard_map, custom rules) included."""
+    found: list[Any] = []
+    seen: set[int] = set()
+
+    def walk(jaxpr: Any) -> None:
+        jaxpr = getattr(jaxpr, "jaxpr", jaxpr)  # a ClosedJaxpr holds its Jaxpr
+        if id(jaxpr) in seen or not hasattr(jaxpr, "eqns"):
+            return
+        seen.add(id(jaxpr))
+        for eqn in jaxpr.eqns:
+            found.append(eqn)
+            for value in eqn.params.values():
+                for item in (value if isinstance(value, (tuple, list)) else (value,)):
+                    if hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):
+                        walk(item)
+    walk(closed_jaxpr)
+    return found
+
+
+def equation_primitive(eqn: Any) -> str:
+    return str(getattr(eqn.primitive, "name", eqn.primitive))
+
+
+def equation_frames(eqn: Any) -> list[tuple[str, int, str]]:
+    """``(file, line, function)`` of where the equation was traced, innermost first."""
+    return traceback_frames(getattr(eqn.source_info, "traceback", None))
+
+
+def equation_is_backward(eqn: Any) -> bool:
+    """Whether JAX made the equation by transposing (the backward pass of a gradient):
+    its name stack reads ``transpose(jvp(...))``."""
+    return "transpose(" in str(getattr(eqn.source_info, "name_stack", ""))

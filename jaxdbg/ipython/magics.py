@@ -15,7 +15,7 @@ from typing import Any, Callable
 from markupsafe import Markup
 
 from jaxdbg import config
-from jaxdbg.capture import prints
+from jaxdbg.capture import nan_watch, prints
 from jaxdbg.engine import breakpoint_state, notices, registry
 from jaxdbg.ipython.display import show
 from jaxdbg.views import theme
@@ -274,6 +274,17 @@ for _flag in config.JAX_FLAGS:
     if _flag.switch is not None:
         register_subcommand(_flag.switch, f"{_flag.switch} on|off", _flag_switch(_flag))
 del _flag
+
+
+def _nans(args: str) -> None:
+    value = parse_switch(args)
+    nan_watch.set_enabled(value)
+    print(f"jax_debug_nans = {value}"
+          + ("; a NaN opens the debugger where it was made (also under pmap, shard_map and in "
+             "gradients), for functions jitted or pmapped from now on" if value else ""))
+
+
+register_subcommand("nans", "nans on|off", _nans)
 register_subcommand("reset", "reset", _reset)
 register_subcommand("sharding", "sharding on|off", _sharding)
 register_subcommand(config.PRINT_ROUTING.name, f"{config.PRINT_ROUTING.name} on|off", _print)

@@ -14,6 +14,8 @@ NO_LOCALS = "(no locals)"
 DEFAULT_CONTEXT = 5
 #: The panel has room for more: the lines either side of the current one it shows.
 PANEL_CONTEXT = 8
+#: How a frame of a replay run from the stop is marked (where, headings, the panel).
+REPLAY_MARK = "[replay]"
 _MORE_CHARACTERS = "{count} more characters"
 
 
@@ -40,4 +42,4 @@ def echo(command: str) -> str:
 def browser_phrases() -> dict[str, str]:
     """The phrases as the panel's browser code reads them; ``{count}`` is filled there."""
     return {"prompt": PROMPT, "noSource": NO_SOURCE, "noLocals": NO_LOCALS,
-            "moreCharacters": _MORE_CHARACTERS}
+            "moreCharacters": _MORE_CHARACTERS, "replayMark": REPLAY_MARK}

@@ -121,6 +121,7 @@ class DebuggerPanel:
         self._names: dict[int, list[str]] = {}
         self._rows: dict[int, dict[int, dict]] = {}
         self._most: int | None = None
+        self._frames_shown = session.frames  # a replay swaps the list: then all is redrawn
         self._tooltips = model.button_tooltips()
         self._many_stops = all(line in self._tooltips for line in _MANY_STOPS)
 
@@ -148,6 +149,7 @@ class DebuggerPanel:
         return {"banner": s.banner(reason=False), "reason": s.info.reason or "",
                 "finished": s.finished, "ended": "" if not s.finished else str(s.resume),
                 "batched": s.info.batched, "many_stops": self._many_stops,
+                "replaying": s.replay is not None,
                 "oldest": s.index >= len(s.frames) - 1, "newest": s.index == 0}
 
     def refresh_header(self) -> bool:
@@ -164,7 +166,13 @@ class DebuggerPanel:
         if self.finished_html is not None:
             return
         w = self.widget
+        frames_changed = self.session.frames is not self._frames_shown
+        if frames_changed:  # a replay paused, or ended: other frames, other locals
+            self._frames_shown = self.session.frames
+            self._names, self._rows, self._most = {}, {}, None
         with w.hold_sync():  # what moved first: the selected frame and its source
+            if frames_changed:
+                w.frames = model.frame_rows(self.session)
             w.selected = self.session.index
             w.source = model.source_state(self.session, self.context)
             w.status = self._status()
@@ -377,7 +385,9 @@ class DebuggerPanel:
             self._add(line, "")
         elif output.kind is OutputKind.SOURCE and not output.is_error:
             f = self.session.current
-            self._add(line, f"frame {self.session.index}: {f.function} at {f.location}")
+            said = "\n".join(t for t in (output.printed, output.note) if t)  # a replay's prints, banner
+            where = f"frame {self.session.index}: {f.function} at {f.location}"
+            self._add(line, f"{said}\n{where}" if said else where)
         else:
             self._add_output(line, output)
 

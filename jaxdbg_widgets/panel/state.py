@@ -18,6 +18,7 @@ from pygments.token import STANDARD_TYPES, Token
 
 from jaxdbg.engine import summaries
 from jaxdbg.capture.frames import display_filename
+from jaxdbg.views import phrases
 from jaxdbg.engine.commands import TABLE as COMMANDS
 from jaxdbg.engine.session import Session
 from jaxdbg.views import text as text_view
@@ -41,7 +42,8 @@ clip = text_view.clip
 # --------------------------------------------------------------------------- buttons
 
 #: The command line each toolbar button of panel.js runs ("ignore" takes its count there).
-BUTTON_COMMANDS = ("continue", "up", "down", "skip", "quit", "continue all", "disable", "ignore")
+BUTTON_COMMANDS = ("continue", "up", "down", "skip", "quit", "continue all", "disable", "ignore",
+                   "replay", "step", "next", "return")
 
 
 def button_tooltips() -> dict[str, str]:
@@ -57,7 +59,7 @@ def button_tooltips() -> dict[str, str]:
 def frame_rows(session: Session) -> list[dict]:
     """One row per frame, innermost first: function, short file:line, full path."""
     return [{"function": f.function, "where": f"{display_filename(f.filename)}:{f.lineno}",
-             "path": f"{f.filename}:{f.lineno}"} for f in session.frames]
+             "path": f"{f.filename}:{f.lineno}", "replay": f.replay} for f in session.frames]
 
 
 # --------------------------------------------------------------------------- source
@@ -93,7 +95,8 @@ def source_state(session: Session, context: int) -> dict:
     """The source window around the selected frame's line, highlighted."""
     f = session.current
     view = session.source_view(f.lineno - context, f.lineno + context)
-    return {"heading": f"{display_filename(f.filename)}:{f.lineno} in {f.function}",
+    mark = f"  {phrases.REPLAY_MARK}" if f.replay else ""
+    return {"heading": f"{display_filename(f.filename)}:{f.lineno} in {f.function}{mark}",
             "path": f.filename, "first": view.first_lineno, "current": view.current_lineno,
             "lines": highlight_lines(view.lines), "context": context}
 

@@ -70,6 +70,7 @@ from jaxdbg.internals import (
     ipykernel_pump,
     ipykernel_subshells,
 )
+from jaxdbg.engine import interrupts
 from jaxdbg_widgets.pause import interrupt_watch
 from jaxdbg_widgets.pause.cells import PausedCell, QueuedCell
 from jaxdbg_widgets.pause.preparation import install
@@ -173,6 +174,7 @@ class PauseChannel:
         # Once per stop: an interrupt that arrives while a command runs (not only
         # while waiting) must still end the stop.
         self._interrupt_base = interrupt_watch.WATCH.count
+        self._handled_base = interrupts.handled_interrupts()  # those a command took (a replay's)
         # Found now, while the paused cell's request is the kernel's current one; it
         # says busy again for that cell after each request handled while paused.
         self._cell = PausedCell(self._kernel)
@@ -273,8 +275,10 @@ class PauseChannel:
         self._cell.report_queued(self._queue.put)
 
     def interrupted(self) -> bool:
-        """True once the kernel was interrupted since this stop began."""
-        return interrupt_watch.WATCH.count != self._interrupt_base
+        """True once the kernel was interrupted since this stop began, by an interrupt
+        that no command took for itself (Ctrl-C ending a replay leaves the stop open)."""
+        seen = interrupt_watch.WATCH.count - self._interrupt_base
+        return seen > interrupts.handled_interrupts() - self._handled_base
 
     def post(self, command: Any) -> None:
         """Hand a command to the waiting breakpoint; call from widget handlers.

@@ -127,6 +127,14 @@ function toolbarArea(model, run) {
   ignoreCount.title = "how many hits to ignore";
   const bIgnore = button("Ignore", tip("ignore") + staysNote);
   const bQuit = button("Quit", `${tip("quit")} (${SHORTCUTS.quit.label})`, "jaxdbg-danger");
+  // Replay runs the selected frame's function again; while it runs, the stepping buttons
+  // show (Continue goes on in the replay, Quit leaves it).
+  const bReplay = button("Replay", tip("replay"), "jaxdbg-replay");
+  const bStep = button("Step", tip("step"), "jaxdbg-step");
+  const bNext = button("Next", tip("next"), "jaxdbg-next");
+  const bReturn = button("Return", tip("return"), "jaxdbg-return");
+  const stepping = h("span", "jaxdbg-stepping");
+  stepping.append(bStep, bNext, bReturn);
   const busy = h("span", "jaxdbg-busy");
   busy.setAttribute("role", "status");
   // Disable and Ignore change later hits and do not resume (as in pdb): grouped apart
@@ -135,13 +143,17 @@ function toolbarArea(model, run) {
   const staysPaused = h("span", "jaxdbg-stays-paused");
   staysPaused.append(bDisable, ignoreCount, bIgnore, h("span", "jaxdbg-stays-note", "(stays paused)"));
   manyStops.append(bAll, staysPaused);
-  toolbar.append(bContinue, bUp, bDown, bSkip, manyStops, bQuit, busy);
+  toolbar.append(bContinue, bUp, bDown, bSkip, bReplay, stepping, manyStops, bQuit, busy);
 
   bContinue.onclick = () => run("continue");
   bUp.onclick = () => run("up");
   bDown.onclick = () => run("down");
   bSkip.onclick = () => run("skip");
   bQuit.onclick = () => run("quit");
+  bReplay.onclick = () => run("replay");
+  bStep.onclick = () => run("step");
+  bNext.onclick = () => run("next");
+  bReturn.onclick = () => run("return");
   bAll.onclick = () => run("continue all");
   bDisable.onclick = () => run("disable");
   bIgnore.onclick = () => {
@@ -157,7 +169,11 @@ function toolbarArea(model, run) {
     manyStops.hidden = !s.many_stops;
     bUp.disabled = !!s.oldest || !!s.finished || kernelGone;
     bDown.disabled = !!s.newest || !!s.finished || kernelGone;
-    for (const b of [bContinue, bSkip, bQuit, bAll, bDisable, bIgnore]) b.disabled = !!s.finished || kernelGone;
+    for (const b of [bContinue, bSkip, bQuit, bAll, bDisable, bIgnore, bReplay, bStep, bNext, bReturn]) {
+      b.disabled = !!s.finished || kernelGone;
+    }
+    bReplay.hidden = !tips.replay || !!s.replaying;
+    stepping.hidden = !s.replaying;
   }
 
   // The buttons the keyboard shortcuts press, by SHORTCUTS name.
@@ -191,13 +207,16 @@ function framesArea(model, run, sizeBody) {
     const selected = model.get("selected");
     framesBox.replaceChildren();
     (model.get("frames") || []).forEach((f, i) => {
-      const row = h("div", "jaxdbg-frame" + (i === selected ? " jaxdbg-selected" : ""));
+      const row = h("div", "jaxdbg-frame" + (i === selected ? " jaxdbg-selected" : "")
+                          + (f.replay ? " jaxdbg-frame-replay" : ""));
       row.setAttribute("role", "option");
       row.setAttribute("aria-selected", String(i === selected));
       row.title = f.path;
       row.dataset.index = String(i);
-      row.append(h("span", "jaxdbg-frame-index", i), h("span", "jaxdbg-frame-function", f.function),
-                 h("span", "jaxdbg-frame-where", f.where));
+      const name = h("span", "jaxdbg-frame-function", f.function);
+      // A frame of a replay run from the stop: marked after its name (the stop's are below).
+      if (f.replay) name.append(h("span", "jaxdbg-frame-mark", shared(model).PHRASES.replayMark));
+      row.append(h("span", "jaxdbg-frame-index", i), name, h("span", "jaxdbg-frame-where", f.where));
       row.onclick = () => run(`frame ${i}`);
       framesBox.append(row);
     });

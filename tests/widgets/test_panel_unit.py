@@ -450,6 +450,51 @@ def test_a_sharding_command_in_the_console_carries_the_html_layout():
     assert "NamedSharding" in p.summary().log[-2].text
 
 
+def test_replay_buttons_step_and_show_the_replays_frames_above_the_stops():
+    seen = {}
+
+    def script(p):
+        w = p.widget
+        seen["before"] = ([f["function"] for f in w.frames], w.status["replaying"])
+        run(p, "replay")  # the Replay button's line
+        seen["banner"] = p.log[-1].full_text
+        seen["replaying"] = ([(f["function"], f["replay"]) for f in w.frames], w.status["replaying"],
+                             w.source["current"], w.locals_page["rows"])
+        run(p, "next")  # the Next button's line
+        seen["next"] = (w.source["current"], [r["name"] for r in w.locals_page["rows"]])
+        run(p, "step")
+        seen["step"] = [(f["function"], f["replay"]) for f in w.frames][:2]
+        run(p, "return")
+        seen["return"] = p.log[-1].full_text
+        run(p, "continue")  # in a replay: runs it on to its end, back at the stop
+        seen["after"] = ([f["function"] for f in w.frames], w.status["replaying"],
+                         p.log[-1].full_text)
+
+    @jax.jit
+    def f(x):
+        y = _double(x)
+        jaxdbg.breakpoint(backend="panel-test")
+        return y
+
+    stop_in(f, jnp.float32(2), script=script)
+    functions, replaying = seen["before"]
+    assert functions[0] == "f" and replaying is False
+    frames, replaying, current, rows = seen["replaying"]
+    assert frames[0] == ("f", True) and frames[1] == ("f", False) and replaying is True
+    assert [r["name"] for r in rows] == ["x"]
+    assert seen["next"][1] == ["x", "y"]  # 'next' ran the line: y now exists in the replay
+    assert seen["step"] == [("f", True), ("f", False)]
+    assert "This runs your Python again" in seen["banner"] and "frame 0: f at" in seen["banner"]
+    assert seen["return"].startswith("--Return-- Array(4., dtype=float32)")
+    functions, replaying, last = seen["after"]
+    assert functions[0] == "f" and len(functions) == len(seen["before"][0]) and replaying is False
+    assert "The replay of f returned Array(4., dtype=float32)" in last and "Back at the stop" in last
+
+
+def _double(v):
+    return v * 2
+
+
 def test_a_message_sent_the_moment_the_comm_opens_reaches_the_panel():
     """The frontend may answer as soon as it hears of the comm: on the pause channel's
     subshell that message is handled while the panel's constructor has not returned, so

@@ -1,0 +1,114 @@
+"""Where a NaN came from: the first primitive that produced it, its user line, the
+device, and whether it ran in the backward pass.
+
+JAX's ``jax_debug_nans`` re-runs a failing jitted call op by op, which does not
+reach into ``pmap`` and sharded computations, and finds a gradient's NaN without a
+Python line. checkify's ``nan_checks`` instead checks every primitive inside the
+compiled program, on every device, under jit, pmap and shard_map alike, and keeps
+the traceback of the primitive that first made a NaN on each device (jaxdbg's
+checkify picks the user's frames out of it). Which pass it ran in is read from the
+traced program: an equation that JAX made by transposing is the backward pass of
+the forward line that its traceback names.
+
+This costs nothing until a NaN was found: the failing call is traced and compiled
+once more, with the checks, and run on the same inputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Callable
+
+import jax
+from jax.experimental import checkify as jax_checkify
+
+from jaxdbg.capture import checkify_errors, jax_routes
+from jaxdbg.internals import jax_api
+
+# Primitives that only pass on a NaN made elsewhere (a sum over devices of one NaN).
+_COLLECTIVES = frozenset({"psum", "pmax", "pmin", "pmean", "all_gather", "all_to_all", "ppermute",
+                          "psum_scatter", "reduce_scatter", "pbroadcast", "psum_invariant"})
+_PRIMITIVE = re.compile(r"primitive: (\w+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class NanOrigin:
+    """The first primitive that made a NaN, where in the user's code, and on which devices."""
+
+    primitive: str
+    frames: tuple[checkify_errors.SourceFrame, ...]  # the user's, innermost first
+    devices: tuple[int, ...] = ()  # positions on the mapped axis (pmap / shard_map), in order
+    backward: bool = False
+
+    @property
+    def where(self) -> checkify_errors.SourceFrame | None:
+        return self.frames[0] if self.frames else None
+
+    def describe(self) -> str:
+        """``NaN made by mul in the backward pass (the gradient) of this line; also on
+        device 5`` (the stop's banner names the first device itself)."""
+        text = f"NaN made by {self.primitive}"
+        if self.backward:
+            text += " in the backward pass (the gradient) of this line"
+        if len(self.devices) > 1:
+            others = ", ".join(str(d) for d in self.devices[1:])
+            text += f"; also on device{'s' if len(self.devices) > 2 else ''} {others}"
+        return text
+
+
+def _primitive_of(message: str) -> str:
+    match = _PRIMITIVE.search(message)
+    return match.group(1) if match else "?"
+
+
+def _without_jax_nan_checks() -> Any:
+    """JAX's own flag off while checkify looks (it would raise before checkify can say)."""
+    import contextlib
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(jax.debug_nans(False))
+    stack.enter_context(jax.debug_infs(False))
+    return stack
+
+
+def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
+           pmap_options: dict[str, Any] | None = None) -> NanOrigin | None:
+    """Run ``fun`` on these inputs with checkify's NaN checks: a jitted function as it
+    is; with ``pmap_options``, the function a ``jax.pmap(fun, **pmap_options)`` maps,
+    checked on each device (checkify inside the pmap, so every JAX reports the device).
+    The origin of the first NaN, or None when none appears (an Inf, which checkify does
+    not check, or a NaN that does not come back on a second run)."""
+    checked = checkify_errors.checkify(fun, errors=jax_checkify.nan_checks)
+    program = fun
+    if pmap_options is not None:
+        pmap = jax_routes.PMAP.original()
+        checked, program = pmap(checked, **pmap_options), pmap(fun, **pmap_options)
+    with _without_jax_nan_checks():
+        err, _ = checked(*args, **kwargs)
+        sites = checkify_errors.error_sites(err)
+        if not sites:
+            return None
+        made = [s for s in sites if _primitive_of(s.message) not in _COLLECTIVES] or sites
+        first = made[0]
+        primitive = _primitive_of(first.message)
+        devices = tuple(int(s.index[0]) for s in made
+                        if s.index and _primitive_of(s.message) == primitive and s.where == first.where)
+        backward = _is_backward(program, args, kwargs, primitive, first.where)
+    return NanOrigin(primitive, first.frames, devices, backward)
+
+
+def _is_backward(fun: Callable[..., Any], args: tuple, kwargs: dict, primitive: str,
+                 where: checkify_errors.SourceFrame | None) -> bool:
+    """Whether the equations of ``primitive`` traced at ``where`` are all transposes."""
+    if where is None:
+        return False
+    try:
+        program = jax.make_jaxpr(fun)(*args, **kwargs)
+    except Exception:  # a function make_jaxpr cannot trace (static arguments): say nothing
+        return False
+    matching = [eqn for eqn in jax_api.program_equations(program)
+                if jax_api.equation_primitive(eqn) == primitive
+                and any(f == where.filename and line == where.lineno
+                        for f, line, _ in jax_api.equation_frames(eqn))]
+    return bool(matching) and all(jax_api.equation_is_backward(eqn) for eqn in matching)

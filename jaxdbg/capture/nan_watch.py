@@ -1,0 +1,177 @@
+"""``%jaxdbg nans on``: a NaN opens the debugger at the line (and device) that made it,
+also under ``pmap``, ``shard_map``, sharded ``jit`` and in a gradient's backward pass.
+
+JAX's ``jax_debug_nans`` stays the detector: a call whose output holds a NaN raises
+``FloatingPointError``. While the watch is on, ``jax.jit`` and ``jax.pmap`` make
+functions whose call, when JAX raises that error, asks :mod:`nan_location` where the
+NaN came from (checkify's NaN checks on the same inputs) and opens a stop there:
+its reason names the primitive, the devices and the pass; its frames are those of
+JAX's op-by-op re-run when that reached the line (with their values), else the
+line itself and the caller's frames. The error is raised after the stop, as before.
+Where JAX's re-run already found the line on one device in the forward pass (a
+plain jit), the post-mortem after the cell shows it as before, and no stop opens here.
+
+Functions made by ``jax.jit`` / ``jax.pmap`` before the watch was turned on keep
+JAX's behaviour (the post-mortem on JAX's own re-run). A call that succeeds costs one
+more Python call; the locating runs only once a NaN was raised.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+from typing import Any, Callable
+
+import jax
+
+from jaxdbg.capture import frames as frames_mod
+from jaxdbg.capture import jax_routes, nan_location, postmortem
+from jaxdbg.capture.frames import Frame
+from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine import notices, registry
+from jaxdbg.engine.guarded_calls import format_exception, guarded
+from jaxdbg.engine.session import Session
+
+#: Set on a FloatingPointError whose NaN a stop was opened for (its NanOrigin), so the
+#: post-mortem after the cell does not open another.
+SERVED = postmortem.NAN_SERVED
+
+_options: dict[str, Any] = {"backend": None, "options": {}}
+
+
+class WatchedFunction:
+    """A jitted or pmapped function whose NaN errors open a stop at their origin; every
+    attribute (``lower``, ``trace``, ``eval_shape``...) is the wrapped function's."""
+
+    def __init__(self, compiled: Callable[..., Any], fun: Callable[..., Any],
+                 pmap_options: dict[str, Any] | None) -> None:
+        self._compiled = compiled
+        self._fun = fun
+        self._pmap_options = pmap_options
+        functools.update_wrapper(self, compiled)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # Inside another trace nothing runs, so nothing raises: the outer call watches.
+        try:
+            return self._compiled(*args, **kwargs)
+        except FloatingPointError as error:
+            if enabled():
+                located = self._locate(args, kwargs)
+                if located is not None and not jax_found_it(located, error):
+                    setattr(error, SERVED, located)
+                    _serve(located, error)
+            raise
+
+    def _locate(self, args: tuple, kwargs: dict) -> nan_location.NanOrigin | None:
+        if self._pmap_options is None:
+            target, options = self._compiled, None
+        else:
+            target, options = self._fun, self._pmap_options
+
+        def run() -> nan_location.NanOrigin | None:
+            return nan_location.locate(target, args, kwargs, pmap_options=options)
+
+        def failed(exc: BaseException) -> None:
+            notices.notice(f"could not locate the NaN: {format_exception(exc)}")
+            return None
+        return guarded(run, failed)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._compiled, name)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:  # a jitted method
+        return self if instance is None else functools.partial(self, instance)
+
+
+def _watching_jit(*args: Any, **kwargs: Any) -> Any:
+    jit = jax_routes.JIT.original()
+    if not args:  # jax.jit(static_argnums=...) used as a decorator factory
+        return lambda fun: _watching_jit(fun, **kwargs)
+    return WatchedFunction(jit(*args, **kwargs), args[0], None)
+
+
+def _watching_pmap(*args: Any, **kwargs: Any) -> Any:
+    pmap = jax_routes.PMAP.original()
+    if not args:
+        return lambda fun: _watching_pmap(fun, **kwargs)
+    fun, rest = args[0], args[1:]
+    if rest:  # pmap's options given positionally: checked as JAX would, not per device
+        return WatchedFunction(pmap(*args, **kwargs), fun, None)
+    return WatchedFunction(pmap(fun, **kwargs), fun, dict(kwargs))
+
+
+def enabled() -> bool:
+    return jax_routes.JIT.replacement is _watching_jit
+
+
+def set_enabled(on: bool, backend: str | None = None, **backend_options: Any) -> None:
+    """Turn the watch (and JAX's NaN checks, its detector) on or off."""
+    jax.config.update("jax_debug_nans", bool(on))
+    if on:
+        _options.update(backend=backend, options=backend_options)
+        if not jax_routes.JIT.install(_watching_jit) and not enabled():
+            notices.notice("jax.jit is taken by another jaxdbg feature (a %%checkify cell); "
+                           "NaNs are located only by JAX's own checks until it ends")
+        jax_routes.PMAP.install(_watching_pmap)
+    else:
+        if enabled():
+            jax_routes.JIT.uninstall()
+        if jax_routes.PMAP.replacement is _watching_pmap:
+            jax_routes.PMAP.uninstall()
+
+
+postmortem.register_nan_switch(set_enabled)
+
+
+# -- the stop --------------------------------------------------------------------------
+
+def _origin_frames(origin: nan_location.NanOrigin) -> list[Frame]:
+    """The NaN's line (and the user's calls around it) as JAX traced them: no values."""
+    frames = []
+    for site in origin.frames:
+        module_globals = frames_mod.module_globals(site.filename)
+        source = linecache.getlines(site.filename, module_globals)
+        name = site.function.rsplit(".", 1)[-1]  # JAX keeps the qualified name; frames show co_name
+        frames.append(Frame(site.filename, site.lineno, name, {}, module_globals, source, 1))
+    return frames
+
+
+def _reached(origin: nan_location.NanOrigin, frames: list[Frame]) -> bool:
+    where = origin.where
+    return where is not None and any((f.filename, f.lineno) == (where.filename, where.lineno)
+                                     for f in frames)
+
+
+def jax_found_it(origin: nan_location.NanOrigin, error: BaseException) -> bool:
+    """Whether JAX's own op-by-op re-run already stopped at the line, on one device and
+    in the forward pass: then the post-mortem after the cell shows it, with its values,
+    and a stop here would add nothing."""
+    if origin.devices or origin.backward:
+        return False
+    return _reached(origin, postmortem.frames_from_traceback(error.__traceback__))
+
+
+def stop_frames(origin: nan_location.NanOrigin, error: BaseException) -> list[Frame]:
+    """JAX's op-by-op re-run's frames when it reached the NaN's line (they hold values);
+    else the line's frames as traced."""
+    rerun = postmortem.frames_from_traceback(error.__traceback__)
+    where = origin.where
+    if where is not None and _reached(origin, rerun):
+        while rerun and (rerun[0].filename, rerun[0].lineno) != (where.filename, where.lineno):
+            rerun.pop(0)
+        return rerun
+    traced = _origin_frames(origin)
+    return traced or rerun
+
+
+def _serve(origin: nan_location.NanOrigin, error: BaseException) -> None:
+    # The traceback so far ends at the watched call; the caller's frames are live here.
+    callers = [frames_mod.live_frame(f) for f in frames_mod.python_stack(1, True, None)]
+    frames = stop_frames(origin, error) + callers
+    if not frames:
+        notices.notice(origin.describe() + ", at no line of your code that JAX kept")
+        return
+    info = StopInfo(reason=origin.describe(), device=origin.devices[0] if origin.devices else None)
+    session = Session(frames, info)
+    registry.check_options(_options["backend"], _options["options"])
+    registry.serve_with_backend(session, _options["backend"], _options["options"])

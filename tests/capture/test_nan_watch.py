@@ -1,0 +1,136 @@
+"""%jaxdbg nans on: a NaN opens a stop at the line and device that made it, under
+shard_map, pmap, a plain jit and in a gradient's backward pass (real JAX on 8 host
+CPU devices, answered by scripted terminal commands)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxdbg.capture import jax_routes, nan_location, nan_watch
+from jaxdbg.frontends import scripted
+
+
+@pytest.fixture
+def watch(monkeypatch):
+    """The watch on, its stops answered by ``commands`` into ``out``."""
+    monkeypatch.delenv(scripted.ENV_VAR, raising=False)
+    scripted.reset()
+    out = io.StringIO()
+
+    def on(commands: str) -> io.StringIO:
+        nan_watch.set_enabled(True, backend="cli", stdout=out, stdin=io.StringIO(""), commands=commands)
+        return out
+    yield on
+    nan_watch.set_enabled(False)
+    scripted.reset()
+
+
+def _devices(n: int):
+    if jax.device_count() < n:
+        pytest.skip(f"needs {n} devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)")
+    return jax.devices()[:n]
+
+
+def _shard_map():
+    shard_map = getattr(jax, "shard_map", None)
+    if shard_map is None:
+        from jax.experimental.shard_map import shard_map
+    return shard_map
+
+
+def _banner(text: str) -> str:
+    found = re.findall(r"^Stopped at .*$", text, re.M)
+    assert len(found) == 1, text
+    return found[0]
+
+
+def _root(block):
+    shifted = block - 10.0
+    return jnp.sqrt(shifted)  # NaN where block < 10
+
+
+def test_a_nan_under_shard_map_stops_at_its_line_on_the_device_that_made_it(watch):
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(_devices(8)), ("d",))
+    out = watch("where; c")
+
+    def shard_fn(block):
+        return jax.lax.psum(_root(block), "d")  # every device gets the NaN through psum
+
+    f = jax.jit(_shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P()))
+    x = (jnp.arange(16.0) + 10).at[11].set(-1.0)  # only device 5's block has a value below 10
+    with pytest.raises(FloatingPointError):
+        f(x)
+    text = out.getvalue()
+    line = _root.__code__.co_firstlineno + 2
+    assert _banner(text) == (f"Stopped at {__file__}:{line} in _root "
+                             "(device 5; NaN made by sqrt)")
+    assert "return jnp.sqrt(shifted)" in text
+
+
+def test_a_nan_under_pmap_names_each_device_that_made_one(watch):
+    _devices(8)
+    out = watch("c")
+
+    def step(block):
+        return jax.lax.pmean(_root(block), "i")
+
+    x = (jnp.arange(16.0) + 10).at[1].set(3.0).at[13].set(-2.0)  # devices 0 and 6
+    with pytest.raises(FloatingPointError):
+        jax.pmap(step, axis_name="i")(x.reshape(8, 2))
+    assert _banner(out.getvalue()).endswith(
+        "in _root (device 0; NaN made by sqrt; also on device 6)")
+
+
+def test_a_nan_of_the_backward_pass_names_the_forward_line(watch):
+    out = watch("where; c")
+
+    def loss(w):
+        safe = jnp.where(w > 0, jnp.sqrt(w), 0.0)  # forward finite; its gradient at 0 is NaN
+        return jnp.sum(safe)
+
+    with pytest.raises(FloatingPointError):
+        jax.jit(jax.grad(loss))(jnp.array([0.0, 4.0]))
+    line = loss.__code__.co_firstlineno + 1
+    assert _banner(out.getvalue()) == (
+        f"Stopped at {__file__}:{line} in loss "
+        "(NaN made by mul in the backward pass (the gradient) of this line)")
+
+
+def test_a_plain_jit_nan_is_left_to_jaxs_rerun_and_the_post_mortem(watch):
+    out = watch("c")
+
+    @jax.jit
+    def f(x):
+        return _root(x) + 1
+
+    with pytest.raises(FloatingPointError) as raised:
+        f(jnp.array([4.0, 16.0]))
+    assert out.getvalue() == ""  # JAX's re-run found the line, with values: nothing to add
+    assert getattr(raised.value, nan_watch.SERVED, None) is None
+    origin = nan_location.locate(f, (jnp.array([4.0, 16.0]),), {})
+    assert nan_watch.jax_found_it(origin, raised.value)
+    frames = nan_watch.stop_frames(origin, raised.value)
+    assert frames[0].function == "_root" and frames[0].lineno == _root.__code__.co_firstlineno + 2
+    assert np.asarray(frames[0].locals["shifted"]).tolist() == [-6.0, 6.0]  # the re-run's values
+
+
+def test_functions_stay_jaxs_own_once_the_watch_is_off(watch):
+    watch("c")
+    assert jax.jit is nan_watch._watching_jit and jax.pmap is nan_watch._watching_pmap
+    watched = jax.jit(lambda v: v * 2)
+    assert float(watched(jnp.float32(2))) == 4.0 and watched.lower(jnp.float32(1)) is not None
+    nan_watch.set_enabled(False)
+    assert jax.jit is jax_routes.JIT.original() and not jax.config.jax_debug_nans
+    assert not isinstance(jax.jit(lambda v: v), nan_watch.WatchedFunction)
+
+
+def test_locate_finds_nothing_in_a_finite_program():
+    assert nan_location.locate(jax.jit(jnp.sin), (jnp.arange(3.0),), {}) is None
