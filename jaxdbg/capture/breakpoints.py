@@ -24,10 +24,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdbg.engine import breakpoint_checks
 from jaxdbg.engine import breakpoint_state
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.engine import interrupts
 from jaxdbg.capture import program_shardings
+from jaxdbg.capture import prints
 from jaxdbg.capture import staging
 from jaxdbg.engine import quit_reporting
 from jaxdbg.engine import registry
@@ -88,7 +90,11 @@ class _Site:
             return host_ops[i]
 
         for index in (np.ndindex(*sizes) if sizes else [()]):
-            if not mask[index] or not breakpoint_state.arrive(self.breakpoint_id):
+            if not mask[index]:
+                continue
+            # A condition, log template or watch needs the frames before deciding.
+            screened = breakpoint_checks.active(self.breakpoint_id)
+            if not screened and not breakpoint_state.arrive(self.breakpoint_id):
                 continue  # a disabled, ignored or continued-past stop opens nothing
             cache: dict[int, Any] = {}
 
@@ -113,6 +119,9 @@ class _Site:
                 info.reason = self.describe_reason(operand)
             compiled = self.compiled.get if self.compiled is not None else None
             built = [t.build(operand, compiled) for t in self.templates]
+            if screened and self.breakpoint_id is not None and not breakpoint_checks.screen(
+                    self.breakpoint_id, built, info, _write_log_line):
+                continue
             if self.handoff is not None and self.handoff(built, self.options):
                 continue
             resume = stop_serving.serve(built, info, self.backend, self.options, site=self,
@@ -126,6 +135,13 @@ class _Site:
         if not self.device_axes:
             return None
         return int(np.prod([size for _, size in self.device_axes]))
+
+
+def _write_log_line(text: str, frame: frames_mod.Frame, info: StopInfo) -> None:
+    """A logpoint's line, as a row of the print log (stdout without one)."""
+    site = prints.CallSite(frame.filename, frame.lineno, frame.function, info.batch_index,
+                           info.batch_size, info.device, info.device_axes)
+    prints.deliver(prints.PrintRow(text, site))
 
 
 def place_breakpoint(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,

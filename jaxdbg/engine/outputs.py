@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the data types of the kinds; their modules import this one'
     from jaxdbg.engine.breakpoint_state import BreakpointRow
     from jaxdbg.engine.sharding_layout import ShardingView
     from jaxdbg.engine.summaries import ValueSummary
+    from jaxdbg.engine.watches import Watch
 
 
 class OutputKind(str, enum.Enum):
@@ -36,6 +37,7 @@ class OutputKind(str, enum.Enum):
     RESUME = "resume"      # data: None; Output.resume says how the stop ends
     SHARDING = "sharding"  # data: sharding_layout.ShardingView (str, rich and _repr_html_)
     BREAKPOINTS = "breakpoints"  # data: list[breakpoint_state.BreakpointRow]
+    WATCHES = "watches"    # data: list[watches.Watch] (snapshots, values over hits)
 
     def __str__(self) -> str:
         return self.value
@@ -203,3 +205,8 @@ class Output:
     @property
     def breakpoints(self) -> list[BreakpointRow]:
         return self._of(OutputKind.BREAKPOINTS) or []
+
+    @property
+    def watches(self) -> list[Watch]:
+        """``WATCHES``: the breakpoint's watches with their values over hits."""
+        return self._of(OutputKind.WATCHES) or []

@@ -21,6 +21,7 @@ from jaxdbg.engine import completion
 from jaxdbg.engine import evaluation
 from jaxdbg.engine import interrupts
 from jaxdbg.engine import summaries
+from jaxdbg.engine import watches
 from jaxdbg.capture.frames import Frame, display_filename
 from jaxdbg.engine.outputs import (ENDED_OTHERWISE, INTERRUPTED, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
@@ -65,6 +66,8 @@ class Session:
         #: Where what a command prints also goes, as it is written (the terminal's
         #: stream, so a long command is seen while it runs); None: only into its Output.
         self.echo_printed: Any = None
+        #: The watches this stop shows: a reopened saved stop's own; None: this process's.
+        self.watch_book: watches.WatchBook | None = None
 
     # -- state ---------------------------------------------------------------
     @property
