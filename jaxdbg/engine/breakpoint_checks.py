@@ -71,10 +71,14 @@ def holds(number: int, condition: str, frame: Frame) -> bool:
     except evaluation.EvaluationError as e:
         _report_once(number, "condition", condition, str(e))
         return False
-    truth = guarded(lambda: bool(value), lambda e: e)
-    if isinstance(truth, BaseException):
-        _report_once(number, "condition", condition, format_exception(truth))
+    failure: list[BaseException] = []
+
+    def failed(e: BaseException) -> bool:
+        failure.append(e)
         return False
+    truth = guarded(lambda: bool(value), failed)  # an array's __bool__ may raise
+    if failure:
+        _report_once(number, "condition", condition, format_exception(failure[0]))
     return truth
 
 

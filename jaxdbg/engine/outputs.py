@@ -108,6 +108,7 @@ class StopSummary:
     line: str       # the stopped-at source line, stripped ("" when unknown)
     log: tuple[LogEntry, ...]
     outcome: str    # Resume.outcome, or ENDED_OTHERWISE
+    watches: tuple[Watch, ...] = ()  # the breakpoint's watches, values over hits up to this stop
 
 
 @dataclasses.dataclass(frozen=True)

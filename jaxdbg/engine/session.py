@@ -339,7 +339,14 @@ class Session:
         """The finished stop as data, for a view's static summary."""
         frame = self.frames[0]
         return StopSummary(self.banner(), frame.location, frame.line().strip(), tuple(log),
-                           self.outcome())
+                           self.outcome(), tuple(self.watched()))
+
+    def watched(self) -> list[watches.Watch]:
+        """The watches of this stop's breakpoint, with their values over its hits."""
+        if self.info.breakpoint_id is None:
+            return []
+        book = self.watch_book if self.watch_book is not None else watches.LIVE
+        return book.watches(self.info.breakpoint_id)
 
 
 # What follows a command word when the line was meant as Python about a variable

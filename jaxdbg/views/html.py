@@ -22,6 +22,7 @@ from jaxdbg.engine.outputs import LogEntry, SourceView, StopSummary
 from jaxdbg.views import phrases
 from jaxdbg.views import text as text_view
 from jaxdbg.views import theme
+from jaxdbg.views import watch_views
 
 ERROR_STYLE = theme.ERROR
 MUTED_STYLE = theme.MUTED
@@ -111,6 +112,7 @@ def stop_summary(summary: StopSummary, limit: int | None = LOG_CHARS) -> Markup:
         parts.append(_folded(f"{len(earlier):,} more command{'s' if len(earlier) != 1 else ''}",
                              Markup("").join(summary_entry(e, limit) for e in earlier)))
     parts.extend(summary_entry(e, limit) for e in last)
+    parts.append(watch_views.table_html(summary.watches))
     parts.append(Markup('<div class="jaxdbg-ended" style="{}">{}</div>').format(MUTED_STYLE, summary.outcome))
     return Markup('<div class="jaxdbg-static" style="{}{}padding:4px;">{}</div>').format(
         MONO_STYLE, theme.BORDER, Markup("").join(parts))

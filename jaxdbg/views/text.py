@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jaxdbg.engine.outputs import StopSummary
 from jaxdbg.views import phrases
+from jaxdbg.views import watch_views
 
 
 def clip(text: str, limit: int | None) -> tuple[str, int]:
@@ -30,5 +31,7 @@ def stop_summary(summary: StopSummary, limit: int | None = None) -> str:
             lines.append(shown)
         if hidden:
             lines.append(clipped_note(hidden))
+    if summary.watches:
+        lines.append(watch_views.table_text(summary.watches))
     lines.append(summary.outcome)
     return "\n".join(lines)

@@ -126,7 +126,8 @@ class DebuggerPanel:
         return {"frames": model.frame_rows(self.session), "selected": self.session.index,
                 "source": model.source_state(self.session, self.context),
                 "locals_page": self._locals_page(), "log": [], "status": self._status(),
-                "history": HISTORY[-HISTORY_LENGTH:], "tooltips": self._tooltips}
+                "history": HISTORY[-HISTORY_LENGTH:], "tooltips": self._tooltips,
+                "watches": model.watch_state(self.session), "breakpoints": model.breakpoint_rows()}
 
     def _status(self) -> dict:
         s = self.session
@@ -157,6 +158,8 @@ class DebuggerPanel:
         with w.hold_sync():  # then its locals (summarised now) and the log
             w.locals_page = self._locals_page()
             w.log = self._log_state()
+            w.watches = model.watch_state(self.session)
+            w.breakpoints = model.breakpoint_rows()
             if done is not None:
                 w.done = done
 
