@@ -792,11 +792,31 @@ function watchesArea(model, run) {
   return { node, draw };
 }
 
+// Opened once, the breakpoints table stays open in the next stops' panels of this page
+// (each panel loads this module afresh, so the page's session storage remembers it).
+const BREAKPOINTS_OPEN = "jaxdbg-breakpoints-open";
+
+function remembered(key) {
+  try {
+    return window.sessionStorage.getItem(key) === "1";
+  } catch (e) {
+    return false; // storage refused (sandboxed frame): every panel starts folded
+  }
+}
+
+function remember(key, on) {
+  try {
+    window.sessionStorage.setItem(key, on ? "1" : "0");
+  } catch (e) {}
+}
+
 function breakpointsArea(model, run) {
   const node = h("details", "jaxdbg-breakpoints");
   const title = h("summary", "jaxdbg-breakpoints-title", "Breakpoints");
   const table = h("table", "jaxdbg-breakpoints-table");
   node.append(title, table);
+  node.open = remembered(BREAKPOINTS_OPEN);
+  node.addEventListener("toggle", () => remember(BREAKPOINTS_OPEN, node.open));
 
   function field(value, placeholder, label, command) {
     const input = h("input", "jaxdbg-bp-field");
@@ -805,8 +825,12 @@ function breakpointsArea(model, run) {
     input.value = value;
     input.placeholder = placeholder;
     input.setAttribute("aria-label", label);
+    let applied = value; // Enter, then leaving the field, runs the command once
     const apply = () => {
-      if (input.value.trim() !== value) run(command(input.value.trim()));
+      const now = input.value.trim();
+      if (now === applied) return;
+      applied = now;
+      run(command(now));
     };
     ownKeys(input, apply);
     input.addEventListener("change", apply);
