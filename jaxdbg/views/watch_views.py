@@ -30,7 +30,9 @@ def plot_points(numbers: Sequence[tuple[int, float]], width: int = PLOT_WIDTH,
     first, last = finite[0][0], finite[-1][0]
     low, high = min(v for _, v in finite), max(v for _, v in finite)
     dx = (width - 4) / max(last - first, 1)
-    dy = (height - 4) / ((high - low) or 1.0)
+    if high == low:  # a flat history (or a single value) is drawn across the middle
+        return [(2 + (i - first) * dx, height / 2) for i, _ in finite]
+    dy = (height - 4) / (high - low)
     return [(2 + (i - first) * dx, height - 2 - (v - low) * dy) for i, v in finite]
 
 

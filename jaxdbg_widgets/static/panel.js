@@ -690,7 +690,8 @@ function watchPlot(series, label) {
     x0 = Math.min(x0, p.x); x1 = Math.max(x1, p.x); y0 = Math.min(y0, p.y); y1 = Math.max(y1, p.y);
   }
   const sx = (x) => (3 + ((x - x0) * (PLOT_W - 6)) / Math.max(x1 - x0, 1)).toFixed(1);
-  const sy = (y) => (PLOT_H - 3 - ((y - y0) * (PLOT_H - 6)) / (y1 - y0 || 1)).toFixed(1);
+  // A flat history (or a single value) is drawn across the middle.
+  const sy = (y) => (y1 === y0 ? PLOT_H / 2 : PLOT_H - 3 - ((y - y0) * (PLOT_H - 6)) / (y1 - y0)).toFixed(1);
   for (const s of series) {
     const points = s.points.filter((p) => Number.isFinite(p.y));
     plot.append(svg("polyline", { class: "jaxdbg-watch-line " + s.cls, fill: "none",

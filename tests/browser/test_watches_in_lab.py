@@ -7,9 +7,12 @@ applied (the console's log says so). Screenshots go to test-artifacts/.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from support.lab_helpers import (EXTENSION_SETUP_CELL, cell, live_panel, open_notebook, run_cell, save_screenshot,
+from support.lab_helpers import (EXTENSION_SETUP_CELL, THEMES, WCAG_AA, cell, live_panel, open_notebook, run_cell,
+                                 save_screenshot, set_theme, text_contrast,
                                  type_command, wait_for_output_text, wait_log)
 
 pytestmark = pytest.mark.browser
@@ -77,3 +80,33 @@ def test_the_watch_plot_has_one_point_per_hit_and_a_condition_is_edited_in_place
     wait_log(page, panel, r"is now unconditional")
     panel.get_by_role("button", name="Continue all", exact=True).click()
     wait_for_output_text(page, 2, "again", timeout_s=120)
+
+
+WATCH_TEXT = (".jaxdbg-watch-table td, .jaxdbg-breakpoints-table td, .jaxdbg-breakpoints-table th,"
+              " .jaxdbg-breakpoints-title, .jaxdbg-watch-add")
+
+
+@pytest.mark.parametrize("theme", ["dark", "high-contrast"])
+def test_the_watch_and_breakpoints_tables_read_in_dark_and_high_contrast(page, lab_server, theme):
+    set_theme(lab_server, THEMES[theme])
+    try:
+        open_notebook(page, lab_server, f"watches-{theme}.ipynb", [EXTENSION_SETUP_CELL, SCAN_CELL])
+        page.wait_for_function(f"() => document.body.dataset.jpThemeName === {json.dumps(THEMES[theme])}")
+        run_cell(page, 0)
+        run_cell(page, 1, wait=False)
+        panel = live_panel(page, 1)
+        panel.wait_for(state="visible", timeout=120_000)
+        type_command(panel, "watch loss")
+        type_command(panel, "watch undefined_name")
+        wait_log(page, panel, r"2: undefined_name = \*\*\* NameError")
+        panel.locator(".jaxdbg-breakpoints-title").click()
+        page.mouse.move(0, 0)
+        found = text_contrast(page, ".jaxdbg-panel:not(.jaxdbg-finished)", WATCH_TEXT)
+        save_screenshot(page, f"watches_theme_{theme}")
+        assert len(found) >= 6, found
+        low = [r for r in found if r["ratio"] < WCAG_AA]
+        assert not low, low
+        panel.get_by_role("button", name="Continue all", exact=True).click()
+        wait_for_output_text(page, 1, "trained", timeout_s=120)
+    finally:
+        set_theme(lab_server, THEMES["light"])
