@@ -78,12 +78,12 @@ class _Writer:
         self.arrays: dict[str, np.ndarray] = {}
 
     def array(self, value: Any) -> dict:
-        host = np.ascontiguousarray(np.asarray(value))
+        host = np.asarray(value)  # (not ascontiguousarray: it makes a 0-d array 1-d)
         name = host.dtype.name
         if name not in _NUMPY_DTYPES and name not in _ML_DTYPES:
             return self.other(value)
         key = f"array_{len(self.arrays)}"
-        self.arrays[key] = np.frombuffer(host.tobytes(), dtype=np.uint8)
+        self.arrays[key] = np.frombuffer(host.tobytes(order="C"), dtype=np.uint8)
         return {"kind": "array", "key": key, "dtype": name, "shape": list(host.shape)}
 
     def other(self, value: Any) -> dict:
@@ -91,11 +91,12 @@ class _Writer:
         return {"kind": "repr", "text": text[:REPR_CHARS], "type": type(value).__name__}
 
     def value(self, value: Any, depth: int = 0) -> dict:
-        if value is None or isinstance(value, (bool, int, str)):
-            if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2 ** 63:
+        # Exact types: np.float64 is a float and an IntEnum an int, but they are not JSON.
+        if value is None or type(value) in (bool, int, str):
+            if type(value) is int and abs(value) >= 2 ** 63:
                 return self.other(value)
             return {"kind": "json", "value": value}
-        if isinstance(value, float):
+        if type(value) is float:
             return {"kind": "float", "value": repr(value)}
         if isinstance(value, Unavailable):
             return self.other(value)

@@ -56,6 +56,7 @@ def test_save_then_open_keeps_frames_source_locals_of_every_dtype_and_watches(tm
     assert frame.function == "body" and "jaxdbg.breakpoint" in frame.line()
     values = frame.locals
     assert values["f32"].dtype == np.float32 and values["f32"][1, 2] == pytest.approx(1.0)
+    assert values["loss"].shape == () and float(values["loss"]) == 1.25  # a 0-d array stays 0-d
     assert values["i32"].dtype == np.int32 and values["i32"].tolist() == [0, 1, 2, 3]
     assert values["flags"].dtype == np.bool_ and values["flags"].tolist() == [True, False, True]
     assert values["bf16"].dtype == ml_dtypes.bfloat16
@@ -152,3 +153,14 @@ def test_save_errors_are_reported_and_the_stop_goes_on(tmp_path):
     jaxdbg.breakpoint(**t.options)
     assert "save needs a file name" in t.answers("save")[0]
     assert "*** could not write" in t.text
+
+
+def test_a_transposed_array_and_a_scalar_keep_their_values(tmp_path):
+    path = tmp_path / "eager.npz"
+    t = Transcript(f"save {path}", "c")
+    transposed = np.arange(6, dtype=np.int64).reshape(2, 3).T  # noqa: F841 (a local to save)
+    scalar = np.float64(2.5)  # noqa: F841
+    jaxdbg.breakpoint(**t.options)
+    saved = saved_stops.load(str(path)).frames[0].locals
+    assert saved["transposed"].tolist() == [[0, 3], [1, 4], [2, 5]]
+    assert saved["scalar"].shape == () and saved["scalar"] == 2.5

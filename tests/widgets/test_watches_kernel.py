@@ -26,6 +26,7 @@ SETUP = textwrap.dedent("""
     def body(carry, i):
         loss = carry * 0.5 + i
         grads = jnp.full((4,), i) * 2.0
+        state = {"half": grads.astype(jnp.bfloat16), "count": jnp.int32(7), "ok": [grads > -1]}
         jaxdbg.breakpoint()
         return loss, loss
 
@@ -124,6 +125,10 @@ def test_save_in_the_panel_and_open_it_again(kernel, tmp_path):
     assert re.search(r"breakpoint \d+, hit \d+", state(kernel, cid)["status"]["banner"])
     submit(kernel, "p grads", cid=cid)
     wait_log(kernel, r"array\(\[0\., 0\., 0\., 0\.\], dtype=float32\)", cid)
+    submit(kernel, "p state", cid=cid)  # a pytree of bfloat16, int32 and bool arrays
+    wait_log(kernel, r"'count': array\(7, dtype=int32\)", cid)
+    text = wait_log(kernel, r"'half': array\(\[0, 0, 0, 0\], dtype=dtype\(bfloat16\)\)", cid)
+    assert "array([ True,  True,  True,  True])" in text, text
     assert state(kernel, cid)["watches"]["watches"][0]["expression"] == "loss"
     press(kernel, "continue", cid)
     assert kernel.wait_reply(msg, timeout=120).status == "ok"
