@@ -176,9 +176,14 @@ def save(session: Session, path: str) -> str:
     metadata = json.dumps(stop_metadata(session, writer), allow_nan=False)
     arrays = {METADATA: np.frombuffer(metadata.encode("utf-8"), dtype=np.uint8), **writer.arrays}
     partial = f"{path}.partial"
-    with open(partial, "wb") as out:
-        np.savez(out, **arrays)  # type: ignore[arg-type]
-    os.replace(partial, path)
+    try:
+        with open(partial, "wb") as out:
+            np.savez(out, **arrays)  # type: ignore[arg-type]
+        os.replace(partial, path)
+    except BaseException:
+        if os.path.exists(partial):
+            os.remove(partial)
+        raise
     return path
 
 

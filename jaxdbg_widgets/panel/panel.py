@@ -347,6 +347,10 @@ class DebuggerPanel:
         log = [outputs.LogEntry(e.echo(), e.full_text, e.error) for e in self.log[-LOG_ENTRIES:]]
         return self.session.summary(log)
 
+    def summary_display(self) -> html_view.Rendered:
+        """The static summary as it reads now (the watches' values taken since the end)."""
+        return html_view.stop_summary_display(self.summary(), html_view.LOG_CHARS)
+
     def static_html(self) -> str:
         return str(html_view.stop_summary(self.summary(), html_view.LOG_CHARS))
 
