@@ -1,4 +1,4 @@
-"""Watches and the breakpoints table in a real JupyterLab page.
+"""Watches and the breakpoints table in a real page (JupyterLab 4 and Notebook 7).
 
 The Watch box adds a watch; after ``continue all`` through a scan and a second run, the
 watch plot has one dot per hit. A condition typed into the breakpoints table's field is
@@ -34,8 +34,8 @@ def _dots(panel) -> int:
     return panel.locator('.jaxdbg-watch-row[data-expression="loss"] .jaxdbg-watch-plot circle').count()
 
 
-def test_the_watch_plot_has_one_point_per_hit_and_a_condition_is_edited_in_place(page, lab_server):
-    open_notebook(page, lab_server, "watches.ipynb", [EXTENSION_SETUP_CELL, SCAN_CELL, AGAIN_CELL])
+def test_the_watch_plot_has_one_point_per_hit_and_a_condition_is_edited_in_place(page, server):
+    open_notebook(page, server, f"watches-{server.app}.ipynb", [EXTENSION_SETUP_CELL, SCAN_CELL, AGAIN_CELL])
     run_cell(page, 0)
     run_cell(page, 1, wait=False)
     panel = live_panel(page, 1)
@@ -57,14 +57,14 @@ def test_the_watch_plot_has_one_point_per_hit_and_a_condition_is_edited_in_place
     assert _dots(panel) == 9  # 8 hits of the first run, passed or not, and this one
     title = panel.locator('.jaxdbg-watch-row[data-expression="loss"] circle').nth(1).locator("title")
     assert title.text_content().endswith(": 1.25")
-    save_screenshot(page, "watches-plot")
+    save_screenshot(page, f"watches-plot-{server.app}")
 
     panel.locator(".jaxdbg-breakpoints-title").click()
     condition = panel.locator(".jaxdbg-bp-condition").first
     condition.fill("i == 5")
     condition.press("Enter")
     wait_log(page, panel, r"New condition set for breakpoint \d+: i == 5")
-    save_screenshot(page, "watches-breakpoints-table")
+    save_screenshot(page, f"watches-breakpoints-table-{server.app}")
     log = panel.locator(".jaxdbg-log").inner_text()
     assert log.count("New condition set") == 1, log  # Enter, then leaving the field: once
     panel.get_by_role("button", name="Continue", exact=True).click()
