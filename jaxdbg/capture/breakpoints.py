@@ -118,10 +118,13 @@ class _Site:
             if self.describe_reason is not None:
                 info.reason = self.describe_reason(operand)
             compiled = self.compiled.get if self.compiled is not None else None
-            built = [t.build(operand, compiled) for t in self.templates]
+            # Conditions, templates and watches read the innermost frame only: the outer
+            # frames are built once the stop opens.
+            innermost = self.templates[0].build(operand, compiled)
             if screened and self.breakpoint_id is not None and not breakpoint_checks.screen(
-                    self.breakpoint_id, built, info, _write_log_line):
+                    self.breakpoint_id, innermost, info, _write_log_line):
                 continue
+            built = [innermost] + [t.build(operand, compiled) for t in self.templates[1:]]
             if self.handoff is not None and self.handoff(built, self.options):
                 continue
             resume = stop_serving.serve(built, info, self.backend, self.options, site=self,

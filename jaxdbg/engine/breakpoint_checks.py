@@ -1,8 +1,8 @@
 """What the host decides before a stop opens: conditions, logpoints, watches of passed stops.
 
-A stop of a breakpoint that has a condition, a log template or watches has its frames
-built first (the values reach the host anyway), then :func:`screen` decides, in pdb's
-order:
+A stop of a breakpoint that has a condition, a log template or watches has its innermost
+frame built first (the values reach the host anyway), then :func:`screen` decides, in
+pdb's order:
 
 1. a disabled breakpoint opens nothing (its watches still take their values);
 2. a condition (``condition N EXPR``) evaluated in the innermost frame: false passes the
@@ -38,10 +38,12 @@ def active(number: int | None) -> bool:
     return breakpoint_state.has_checks(number) or watches.LIVE.has_watches(number)
 
 
-def screen(number: int, frames: list[Frame], info: StopInfo, write_log: LogWriter) -> bool:
-    """Decide a stop of breakpoint ``number`` with its frames built: True when it may
-    open (then :func:`jaxdbg.engine.stop_serving.serve` takes its turn and records its
-    watches); False when it was passed here, its watches recorded."""
+def screen(number: int, innermost: Frame, info: StopInfo, write_log: LogWriter) -> bool:
+    """Decide a stop of breakpoint ``number`` with its innermost frame built (all that a
+    condition, a template or a watch reads): True when it may open (then
+    :func:`jaxdbg.engine.stop_serving.serve` takes its turn and records its watches);
+    False when it was passed here, its watches recorded."""
+    frames = [innermost]
     if not breakpoint_state.is_enabled(number):
         watches.LIVE.record(number, None, frames)
         return False
