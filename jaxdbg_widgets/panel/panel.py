@@ -119,6 +119,12 @@ class DebuggerPanel:
         self._many_stops = all(line in self._tooltips for line in _MANY_STOPS)
         self.widget = PanelWidget(before_open=before_open, **self._initial_state())
         self.widget.on_msg(self._on_message)
+        # Sent as one update after the widget exists, not in its opening state: with them
+        # there, a command sent the moment the panel appeared was at times never received
+        # (tests/widgets/test_panel_kernel.py, the command sent as the panel opens).
+        with self.widget.hold_sync():
+            self.widget.watches = model.watch_state(self.session)
+            self.widget.breakpoints = model.breakpoint_rows()
 
     # -- state ------------------------------------------------------------------------
 
@@ -126,8 +132,7 @@ class DebuggerPanel:
         return {"frames": model.frame_rows(self.session), "selected": self.session.index,
                 "source": model.source_state(self.session, self.context),
                 "locals_page": self._locals_page(), "log": [], "status": self._status(),
-                "history": HISTORY[-HISTORY_LENGTH:], "tooltips": self._tooltips,
-                "watches": model.watch_state(self.session), "breakpoints": model.breakpoint_rows()}
+                "history": HISTORY[-HISTORY_LENGTH:], "tooltips": self._tooltips}
 
     def _status(self) -> dict:
         s = self.session
