@@ -10,6 +10,7 @@ Public API::
     jaxdbg.print / jaxdbg.callback     jax.debug.print / callback with file:line, batch and device
     jaxdbg.checkify(f, errors) / show  checkify whose errors say where; render an Error
     jaxdbg.post_mortem()               the debugger on the last exception's frames, like %debug
+    jaxdbg.open_stop(path)             reopen a stop written by the `save PATH` command
     jaxdbg.Session, jaxdbg.Frame, jaxdbg.DebuggerQuit
     jaxdbg.visualize_sharding(x, shape=None)   draw how an array, Sharding or Mesh is laid out
     jaxdbg.sharding_view(x, shape=None)        the same layout as a displayable object
@@ -18,6 +19,7 @@ Public API::
 
 from jaxdbg.engine import breakpoint_commands as _breakpoint_commands  # noqa: F401 (registers commands)
 from jaxdbg.engine import replay as _replay  # noqa: F401 (registers replay and the stepping commands)
+from jaxdbg.engine import watch_commands as _watch_commands  # noqa: F401 (registers commands)
 from jaxdbg.views import sharding_html as _sharding_html  # noqa: F401 (registers ShardingView's HTML)
 from jaxdbg.views import sharding_text as _sharding_text  # noqa: F401 (registers its text and rich)
 from jaxdbg.views import array_picture_view as _array_picture_view  # noqa: F401 (registers pictures' drawings)
@@ -36,6 +38,7 @@ from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.capture.postmortem import post_mortem
 from jaxdbg.capture.prints import callback
 from jaxdbg.capture.prints import debug_print as print  # jaxdbg.print, like jax.debug.print
+from jaxdbg.engine.saved_stops import SavedStopError, open_stop
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.sharding_display import inspect_sharding, visualize_sharding
 from jaxdbg.engine.sharding_layout import sharding_view
@@ -64,5 +67,5 @@ __all__ = [
     "get_debugger", "available_debuggers", "install_jax_hook", "uninstall_jax_hook",
     "load_ipython_extension", "unload_ipython_extension", "__version__",
     "visualize_sharding", "sharding_view", "inspect_sharding",
-    "print", "callback", "checkify", "show", "post_mortem",
+    "print", "callback", "checkify", "show", "post_mortem", "open_stop", "SavedStopError",
 ]

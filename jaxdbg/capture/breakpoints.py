@@ -26,10 +26,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdbg.engine import breakpoint_checks
 from jaxdbg.engine import breakpoint_state
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.engine import interrupts
 from jaxdbg.capture import program_shardings
+from jaxdbg.capture import prints
 from jaxdbg.capture import staging
 from jaxdbg.engine import quit_reporting
 from jaxdbg.engine import registry
@@ -103,18 +105,22 @@ class _Site:
     compiled: program_shardings.CompiledShardings | None = None
 
     def may_stop(self) -> bool:
-        return breakpoint_state.is_enabled(self.breakpoint_id)
+        # A disabled breakpoint's watches still take their values, so it asks for them.
+        return (breakpoint_state.is_enabled(self.breakpoint_id)
+                or breakpoint_checks.active(self.breakpoint_id))
 
     def on_host(self, levels, sizes, pred, operands) -> None:
         """Serve one stop per selected batch element, in order."""
         if _host_arrival_observers:
             for observer in list(_host_arrival_observers):
                 observer()
+        # A condition, log template or watch needs the innermost frame before deciding.
+        screened = breakpoint_checks.active(self.breakpoint_id)
         if not sizes:  # unbatched, the common case (always selected: a conditional one sits
             # inside its lax.cond); a passed stop returns after this one check
-            if breakpoint_state.arrive(self.breakpoint_id):
+            if screened or breakpoint_state.arrive(self.breakpoint_id):
                 try:
-                    self._serve((), sizes, levels, operands, {})
+                    self._serve((), sizes, levels, operands, {}, screened)
                 finally:
                     _release_operands_after_the_cell()
             return
@@ -124,18 +130,20 @@ class _Site:
         opened = False
         try:
             for index in np.ndindex(*sizes):
-                if not mask[index] or not breakpoint_state.arrive(self.breakpoint_id):
+                if not mask[index] or not (screened or breakpoint_state.arrive(self.breakpoint_id)):
                     continue  # a disabled, ignored or continued-past stop opens nothing
                 opened = True
-                if self._serve(index, sizes, levels, operands, host_ops) is Resume.SKIP:
+                if self._serve(index, sizes, levels, operands, host_ops, screened) is Resume.SKIP:
                     break
         finally:
             host_ops.clear()
             if opened:
                 _release_operands_after_the_cell()
 
-    def _serve(self, index: tuple, sizes: tuple, levels, operands, host_ops: dict[int, Any]) -> Resume | None:
-        """Build the frames of batch element ``index`` and serve its stop."""
+    def _serve(self, index: tuple, sizes: tuple, levels, operands, host_ops: dict[int, Any],
+               screened: bool) -> Resume | None:
+        """Build the frames of batch element ``index`` and serve its stop (``screened``:
+        its condition, log template or watches decide first, on its innermost frame)."""
         cache: dict[int, Any] = {}
 
         def operand(i):
@@ -163,8 +171,14 @@ class _Site:
         if self.describe_reason is not None:
             info.reason = self.describe_reason(operand)
         compiled = self.compiled.get if self.compiled is not None else None
-        built = [t.build(operand, compiled) for t in self.templates]
         try:
+            # Conditions, templates and watches read the innermost frame only: the outer
+            # frames are built once the stop opens.
+            innermost = self.templates[0].build(operand, compiled)
+            if screened and self.breakpoint_id is not None and not breakpoint_checks.screen(
+                    self.breakpoint_id, innermost, info, _write_log_line):
+                return None
+            built = [innermost] + [t.build(operand, compiled) for t in self.templates[1:]]
             if self.handoff is not None and self.handoff(built, self.options):
                 return None
             return stop_serving.serve(built, info, self.backend, self.options, site=self,
@@ -181,6 +195,13 @@ class _Site:
         if not self.device_axes:
             return None
         return int(np.prod([size for _, size in self.device_axes]))
+
+
+def _write_log_line(text: str, frame: frames_mod.Frame, info: StopInfo) -> None:
+    """A logpoint's line, as a row of the print log (stdout without one)."""
+    site = prints.CallSite(frame.filename, frame.lineno, frame.function, info.batch_index,
+                           info.batch_size, info.device, info.device_axes)
+    prints.deliver(prints.PrintRow(text, site))
 
 
 def place_breakpoint(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,

@@ -1,4 +1,5 @@
-"""Session commands for many stops: ``continue all``, ``disable``, ``enable``, ``ignore``, ``breakpoints``.
+"""Session commands for many stops: ``continue all``, ``disable``, ``enable``, ``ignore``,
+``condition``, ``log``, ``breakpoints``.
 
 They register in the public command table (:mod:`jaxdbg.engine.commands`), as a
 plugin's would, so every view (terminal, panel, Colab) has them, and ``continue``
@@ -8,7 +9,9 @@ gets its ``all`` sub-word there; the state they change lives in
 
 from __future__ import annotations
 
-from jaxdbg.engine import breakpoint_state
+import ast
+
+from jaxdbg.engine import breakpoint_checks, breakpoint_state
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.engine.commands import ArgumentKind, add_sub_word, command, error
 from jaxdbg.engine.session import Session
@@ -117,8 +120,76 @@ def _ignore(s: Session, arg: str) -> Output:
     return Output(OutputKind.TEXT, f"Will ignore the next {hits} of breakpoint {number}.")
 
 
+def _number_and_rest(s: Session, arg: str, command: str) -> tuple[int, str] | Output:
+    """``N REST`` as (N, REST); N must be a known breakpoint."""
+    word, _, rest = arg.strip().partition(" ")
+    if not word:
+        return error(f"{command} takes a breakpoint number first ('breakpoints' lists them)")
+    try:
+        number = int(word)
+    except ValueError:
+        return error(f"{command} takes a breakpoint number first, not {word!r}")
+    if not breakpoint_state.exists(number):
+        return error(_unknown(number))
+    return number, rest.strip()
+
+
+@command("condition", usage="condition N [expr]",
+         summary="Stop at breakpoint N only where expr, evaluated in its frame, is true; "
+                 "without expr: always stop.",
+         argument=ArgumentKind.BREAKPOINT_NUMBERS)
+def _condition(s: Session, arg: str) -> Output:
+    parsed = _number_and_rest(s, arg, "condition")
+    if isinstance(parsed, Output):
+        return parsed
+    number, expression = parsed
+    if expression:
+        try:
+            compile(expression, "<condition>", "eval")
+        except SyntaxError as e:
+            return error(f"the condition does not parse: SyntaxError: {e.msg}")
+    breakpoint_state.set_condition(number, expression)
+    breakpoint_checks.forget_reports(number)
+    if not expression:
+        return Output(OutputKind.TEXT, f"Breakpoint {number} is now unconditional.")
+    return Output(OutputKind.TEXT, f"New condition set for breakpoint {number}: {expression}")
+
+
+def _template(text: str) -> str:
+    """A template typed with quotes (``"step {i}"``) is that string; else the text as typed."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    return value if isinstance(value, str) else text
+
+
+@command("log", usage="log N [template]",
+         summary="Make breakpoint N a logpoint: it never stops and writes template, its {fields} "
+                 "formatted in its frame ('step {i}: loss={loss:.4f}'), to the print log; "
+                 "without template: stop again.",
+         argument=ArgumentKind.BREAKPOINT_NUMBERS)
+def _log(s: Session, arg: str) -> Output:
+    parsed = _number_and_rest(s, arg, "log")
+    if isinstance(parsed, Output):
+        return parsed
+    number, text = parsed
+    template = _template(text) if text else ""
+    if template:
+        try:
+            breakpoint_checks.check_template(template)
+        except SyntaxError as e:
+            return error(f"the template does not parse: SyntaxError: {e.msg}")
+    breakpoint_state.set_log_template(number, template)
+    breakpoint_checks.forget_reports(number)
+    if not template:
+        return Output(OutputKind.TEXT, f"Breakpoint {number} stops again (no log template).")
+    return Output(OutputKind.TEXT, f"Breakpoint {number} is a logpoint now: it writes "
+                                   f"{template!r} and does not stop; 'log {number}' makes it stop again.")
+
+
 @command("breakpoints", usage="breakpoints",
-         summary="List breakpoints: number, location, hits, enabled and ignore state.")
+         summary="List breakpoints: number, location, hits, enabled and ignore state, condition, log.")
 def _breakpoints(s: Session, arg: str) -> Output:
     rows = breakpoint_state.rows()
     if not rows:
@@ -130,4 +201,8 @@ def _breakpoints(s: Session, arg: str) -> Output:
         lines.append(f"{'>' if r.number == current else ' '} {r.number:<4} "
                      f"{'yes' if r.enabled else 'no':<8} {r.hits:>6} {r.ignore:>6}  "
                      f"{r.location} in {r.function}{note}")
+        if r.condition:
+            lines.append(f"        stop only if {r.condition}")
+        if r.log_template:
+            lines.append(f"        log {r.log_template!r} (never stops)")
     return Output(OutputKind.BREAKPOINTS, "\n".join(lines), rows)

@@ -13,7 +13,9 @@ the rest of the process (a kernel session) this module remembers, per number:
   ``ignore``);
 - **continue all**: every further stop of it in the current run (the running
   cell in IPython, the whole script otherwise; see :mod:`jaxdbg.engine.runs`) is
-  passed, counted, and reported once the run is over.
+  passed, counted, and reported once the run is over;
+- **condition** (pdb's ``condition N EXPR``) and **log template** (``log N TEMPLATE``):
+  kept here, decided on the host by :mod:`jaxdbg.engine.breakpoint_checks`.
 
 A stop of a disabled breakpoint transfers nothing: the program first asks the host
 :func:`is_enabled` (one set lookup, no operands) and calls the breakpoint's host
@@ -51,6 +53,8 @@ class _Breakpoint:
     ignore: int = 0
     continuing_in: runs.Run | None = None  # the run that a `continue all` covers
     passed: int = 0  # stops passed by that `continue all` so far
+    condition: str = ""  # stop only where this expression is true in the frame ("" : always)
+    log_template: str = ""  # a logpoint: write this, formatted in the frame, and never stop
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +69,8 @@ class BreakpointRow:
     enabled: bool
     ignore: int
     continuing: bool  # a `continue all` is passing its stops in the current run
+    condition: str = ""
+    log_template: str = ""
 
     @property
     def location(self) -> str:
@@ -75,6 +81,9 @@ _lock = threading.Lock()
 _by_site: dict[tuple[str, int], _Breakpoint] = {}
 _by_number: dict[int, _Breakpoint] = {}
 _disabled: set[int] = set()  # read without the lock by is_enabled, on every step of a program
+# Numbers with a condition or a log template: read on every stop without the lock, so
+# that a breakpoint without either costs one set lookup.
+_checked: set[int] = set()
 _reports: list[str] = []  # finished `continue all` runs not yet reported
 _exit_report_registered = False
 
@@ -126,20 +135,43 @@ def arrive(number: int | None) -> bool:
     Passed stops are counted here. A stop that may open is counted later, in
     :func:`admit`, so that hit numbers follow the order stops are shown in.
     """
+    return arrival(number)[0]
+
+
+def arrival(number: int | None) -> tuple[bool, int | None]:
+    """:func:`arrive`, with the hit number of a stop it passed (None for one that may
+    open, or a disabled breakpoint's, which is not a hit)."""
     if number is None:
-        return True
+        return True, None
     with _lock:
         bp = _by_number.get(number)
         if bp is None or (bp.enabled and bp.continuing_in is None and bp.ignore == 0):
-            return True
+            return True, None
         if not bp.enabled:
-            return False
+            return False, None
         bp.hits += 1
         passed = _passes(bp)
+        hit = bp.hits
         if not passed:
             bp.hits -= 1  # admit counts it
     _print_reports()
-    return not passed
+    return not passed, hit if passed else None
+
+
+def count_hit(number: int) -> int:
+    """Count a hit that neither opens nor uses up an ignore (a false condition, a
+    logpoint's line): every hit of an enabled breakpoint counts, as in pdb."""
+    with _lock:
+        bp = _by_number[number]
+        bp.hits += 1
+        return bp.hits
+
+
+def checks(number: int | None) -> tuple[str, str]:
+    """``(condition, log template)`` of breakpoint ``number`` ("" where none is set)."""
+    with _lock:
+        bp = _by_number.get(number) if number is not None else None
+        return ("", "") if bp is None else (bp.condition, bp.log_template)
 
 
 def admit(number: int | None) -> tuple[bool, int | None]:
@@ -191,6 +223,34 @@ def set_ignore(number: int, count: int) -> None:
         _get(number).ignore = count
 
 
+def set_condition(number: int, condition: str) -> None:
+    """Stop at breakpoint ``number`` only where ``condition`` holds ("" clears it)."""
+    with _lock:
+        bp = _get(number)
+        bp.condition = condition.strip()
+        _note_checks(bp)
+
+
+def set_log_template(number: int, template: str) -> None:
+    """Make breakpoint ``number`` a logpoint writing ``template`` ("" makes it stop again)."""
+    with _lock:
+        bp = _get(number)
+        bp.log_template = template
+        _note_checks(bp)
+
+
+def _note_checks(bp: _Breakpoint) -> None:
+    if bp.condition or bp.log_template:
+        _checked.add(bp.number)
+    else:
+        _checked.discard(bp.number)
+
+
+def has_checks(number: int | None) -> bool:
+    """Whether breakpoint ``number`` has a condition or a log template (no lock: cheap)."""
+    return number in _checked
+
+
 def continue_all(number: int) -> runs.Run:
     """Pass every further stop of breakpoint ``number`` in the current run; returns that run."""
     run = runs.current()
@@ -208,7 +268,8 @@ def rows() -> list[BreakpointRow]:
     """Every known breakpoint, by number."""
     with _lock:
         return [BreakpointRow(bp.number, bp.filename, bp.lineno, bp.function, bp.hits,
-                              bp.enabled, bp.ignore, bp.continuing_in is not None)
+                              bp.enabled, bp.ignore, bp.continuing_in is not None,
+                              bp.condition, bp.log_template)
                 for _, bp in sorted(_by_number.items())]
 
 

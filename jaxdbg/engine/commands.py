@@ -40,6 +40,7 @@ class ArgumentKind(enum.Enum):
     BREAKPOINT_AND_COUNT = "breakpoint and count"  # ignore [N] COUNT
     COMMAND_NAME = "command name"                # help up: a word of this table
     SUB_WORDS = "sub-words"                      # continue all: the words the command declares
+    PATH = "path"                                # save stop.npz: a file to write
 
 
 #: How a command runs: ``run(session, argument)`` -> what to show. ``argument`` is the

@@ -132,6 +132,7 @@ COMPLETERS: dict[ArgumentKind, Callable[[CompletionContext, Command, str], list[
     ArgumentKind.FRAME_NUMBER: _frame_number,
     ArgumentKind.BREAKPOINT_NUMBERS: _breakpoint_numbers,
     ArgumentKind.BREAKPOINT_AND_COUNT: _breakpoint_and_count,
+    ArgumentKind.PATH: _no_argument,  # a new file's name: nothing to choose from
 }
 
 

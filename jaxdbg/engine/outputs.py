@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the data types of the kinds; their modules import this one'
     from jaxdbg.engine.sharding_layout import ShardingView
     from jaxdbg.engine.array_picture import ShownArrays
     from jaxdbg.engine.summaries import ValueSummary
+    from jaxdbg.engine.watches import Watch
 
 
 class OutputKind(str, enum.Enum):
@@ -38,6 +39,7 @@ class OutputKind(str, enum.Enum):
     SHARDING = "sharding"  # data: sharding_layout.ShardingView (str, rich and _repr_html_)
     BREAKPOINTS = "breakpoints"  # data: list[breakpoint_state.BreakpointRow]
     PICTURE = "picture"    # data: array_picture.ShownArrays (str, rich and _repr_html_)
+    WATCHES = "watches"    # data: list[watches.Watch] (snapshots, values over hits)
 
     def __str__(self) -> str:
         return self.value
@@ -110,6 +112,7 @@ class StopSummary:
     outcome: str    # Resume.outcome, or ENDED_OTHERWISE
     #: The stopped-at frame's arrays as (name, array_picture.ArrayPicture), small.
     pictures: tuple[tuple[str, Any], ...] = ()
+    watches: tuple[Watch, ...] = ()  # the breakpoint's watches, values over hits up to this stop
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,3 +219,8 @@ class Output:
     @property
     def breakpoints(self) -> list[BreakpointRow]:
         return self._of(OutputKind.BREAKPOINTS) or []
+
+    @property
+    def watches(self) -> list[Watch]:
+        """``WATCHES``: the breakpoint's watches with their values over hits."""
+        return self._of(OutputKind.WATCHES) or []

@@ -21,6 +21,7 @@ from jaxdbg.engine import completion
 from jaxdbg.engine import evaluation
 from jaxdbg.engine import interrupts
 from jaxdbg.engine import array_picture, summaries
+from jaxdbg.engine import watches
 from jaxdbg.capture.frames import Frame, display_filename
 from jaxdbg.engine.outputs import (ENDED_OTHERWISE, INTERRUPTED, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
@@ -68,6 +69,8 @@ class Session:
         #: The replay running from this stop (jaxdbg.engine.replay.ReplayRun), whose frames
         #: are shown above the stop's; continue and quit go to it while it runs.
         self.replay: Any = None
+        #: The watches this stop shows: a reopened saved stop's own; None: this process's.
+        self.watch_book: watches.WatchBook | None = None
 
     # -- state ---------------------------------------------------------------
     @property
@@ -360,7 +363,14 @@ class Session:
         finally:
             self.index = here
         return StopSummary(self.banner(), frame.location, frame.line().strip(), tuple(log),
-                           self.outcome(), pictures)
+                           self.outcome(), pictures, tuple(self.watched()))
+
+    def watched(self) -> list[watches.Watch]:
+        """The watches of this stop's breakpoint, with their values over its hits."""
+        if self.info.breakpoint_id is None:
+            return []
+        book = self.watch_book if self.watch_book is not None else watches.LIVE
+        return book.watches(self.info.breakpoint_id)
 
 
 # What follows a command word when the line was meant as Python about a variable

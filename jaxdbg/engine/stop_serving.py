@@ -48,6 +48,7 @@ from jaxdbg.engine import command_output
 from jaxdbg.engine import interrupts
 from jaxdbg.engine import quit_reporting
 from jaxdbg.engine import registry
+from jaxdbg.engine import watches
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.capture.frames import Frame
 from jaxdbg.engine.outputs import Resume
@@ -219,6 +220,8 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
         raise ended.ending()
     try:
         opens, info.hit = breakpoint_state.admit(info.breakpoint_id)
+        # Watches take their value where the stop is served, opened or not.
+        watches.LIVE.record(info.breakpoint_id, info.hit, frames)
         if not opens:  # disabled, ignored or continued past while it waited
             return Resume.CONTINUE
         info.waiting = waiting_count

@@ -22,6 +22,7 @@ from jaxdbg.engine.outputs import LogEntry, SourceView, StopSummary
 from jaxdbg.views import array_picture_view, phrases
 from jaxdbg.views import text as text_view
 from jaxdbg.views import theme
+from jaxdbg.views import watch_views
 
 ERROR_STYLE = theme.ERROR
 MUTED_STYLE = theme.MUTED
@@ -115,6 +116,7 @@ def stop_summary(summary: StopSummary, limit: int | None = LOG_CHARS) -> Markup:
         parts.append(Markup('<div class="jaxdbg-pictures">{}</div>').format(Markup("").join(
             Markup('<div class="jaxdbg-picture-row"><code>{}</code> {}</div>').format(
                 name, array_picture_view.render_html(pic)) for name, pic in summary.pictures)))
+    parts.append(watch_views.table_html(summary.watches))
     parts.append(Markup('<div class="jaxdbg-ended" style="{}">{}</div>').format(MUTED_STYLE, summary.outcome))
     return Markup('<div class="jaxdbg-static" style="{}{}padding:4px;">{}</div>').format(
         MONO_STYLE, theme.BORDER, Markup("").join(parts))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jaxdbg.engine.outputs import StopSummary
 from jaxdbg.views import array_picture_view, phrases
+from jaxdbg.views import watch_views
 
 
 def clip(text: str, limit: int | None) -> tuple[str, int]:
@@ -32,5 +33,7 @@ def stop_summary(summary: StopSummary, limit: int | None = None) -> str:
             lines.append(clipped_note(hidden))
     for name, pic in summary.pictures:  # the pictures' text twin: what each shows
         lines.append(f"{name}: {array_picture_view.header_text(pic)}  {array_picture_view.legend_text(pic)}")
+    if summary.watches:
+        lines.append(watch_views.table_text(summary.watches))
     lines.append(summary.outcome)
     return "\n".join(lines)

@@ -21,7 +21,8 @@ from typing import Any
 
 from jaxdbg.frontends import cli, driver
 from jaxdbg.engine import interrupts, notices
-from jaxdbg.internals import ipykernel_kernel, ipykernel_parents
+from jaxdbg.engine.outputs import Resume
+from jaxdbg.internals import ipykernel_kernel, ipykernel_parents, ipython_api
 from jaxdbg.engine.session import Session
 from jaxdbg.views import phrases
 
@@ -180,9 +181,18 @@ def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str
     stop keeps no comm open."""
     panel.finish(note)
     if handle is not None:
-        with _output_to_cell(kernel, parent):
-            try:  # HTML with a readable text/plain twin (jaxdbg.views.html)
-                handle.update(panel.finished_display)
-            except Exception:
-                pass
+        _show_summary(panel.finished_display, handle, kernel, parent)
+        if panel.session.resume is Resume.CONTINUE_ALL and panel.session.watched():
+            # The stops passed next give the watches their values: once the cell is
+            # done, the summary shows the whole history.
+            ipython_api.on_cell_finished(
+                lambda: _show_summary(panel.summary_display(), handle, kernel, parent))
     panel.close()
+
+
+def _show_summary(display: Any, handle: Any, kernel: Any, parent: dict | None) -> None:
+    with _output_to_cell(kernel, parent):
+        try:  # HTML with a readable text/plain twin (jaxdbg.views.html)
+            handle.update(display)
+        except Exception:
+            pass

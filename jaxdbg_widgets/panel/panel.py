@@ -141,7 +141,8 @@ class DebuggerPanel:
         return {"frames": model.frame_rows(self.session), "selected": self.session.index,
                 "source": model.source_state(self.session, self.context),
                 "locals_page": self._locals_page(), "log": [], "status": self._status(),
-                "history": HISTORY[-HISTORY_LENGTH:], "tooltips": self._tooltips}
+                "history": HISTORY[-HISTORY_LENGTH:], "tooltips": self._tooltips,
+                "watches": model.watch_state(self.session), "breakpoints": model.breakpoint_rows()}
 
     def _status(self) -> dict:
         s = self.session
@@ -179,6 +180,8 @@ class DebuggerPanel:
         with w.hold_sync():  # then its locals (summarised now) and the log
             w.locals_page = self._locals_page()
             w.log = self._log_state()
+            w.watches = model.watch_state(self.session)
+            w.breakpoints = model.breakpoint_rows()
             if done is not None:
                 w.done = done
 
@@ -397,6 +400,10 @@ class DebuggerPanel:
         """The finished stop as the engine's data: this panel's log, the engine's phrases."""
         log = [outputs.LogEntry(e.echo(), e.full_text, e.error) for e in self.log[-LOG_ENTRIES:]]
         return self.session.summary(log)
+
+    def summary_display(self) -> html_view.Rendered:
+        """The static summary as it reads now (the watches' values taken since the end)."""
+        return html_view.stop_summary_display(self.summary(), html_view.LOG_CHARS)
 
     def static_html(self) -> str:
         return str(html_view.stop_summary(self.summary(), html_view.LOG_CHARS))

@@ -16,7 +16,7 @@ import numpy as np
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES, Token
 
-from jaxdbg.engine import summaries
+from jaxdbg.engine import breakpoint_state, summaries
 from jaxdbg.capture.frames import display_filename
 from jaxdbg.views import phrases
 from jaxdbg.engine.commands import TABLE as COMMANDS
@@ -191,3 +191,40 @@ def child_rows(value: Any) -> tuple[list[dict], int]:
     return [local_row(label, v, lazy=True) for label, v in kids[:MAX_CHILDREN]], len(kids)
 
 
+
+
+# --------------------------------------------------------------------------- watches
+
+WATCH_POINTS = 500  # the latest values of each watch sent to the browser
+
+
+def _stats_json(stats: summaries.ArrayStats | None) -> dict | None:
+    if stats is None:
+        return None
+
+    def real(x: Any) -> float | None:
+        return None if x is None or isinstance(x, complex) else float(x)
+    return {"min": real(stats.min), "max": real(stats.max), "mean": real(stats.mean),
+            "nan": stats.nan_count, "inf": stats.inf_count}
+
+
+def watch_state(session: Session) -> dict:
+    """The Watch box and table: each watch with its latest values over hits (a number
+    per value for a scalar's plot, statistics for an array's)."""
+    number = session.info.breakpoint_id
+    rows = []
+    for w in session.watched():
+        values = w.values[-WATCH_POINTS:]
+        rows.append({"expression": w.expression, "total": len(w.values),
+                     "values": [{"hit": v.hit, "text": v.text[:200], "error": v.error or "",
+                                 "number": v.number if v.number is None or v.number == v.number
+                                 and abs(v.number) != float("inf") else None,
+                                 "stats": _stats_json(v.stats)} for v in values]})
+    return {"breakpoint": number, "watches": rows}
+
+
+def breakpoint_rows() -> list[dict]:
+    """The ``breakpoints`` table: hits, enabled, ignore count, condition, log template."""
+    return [{"number": r.number, "where": r.location, "function": r.function, "hits": r.hits,
+             "enabled": r.enabled, "ignore": r.ignore, "condition": r.condition,
+             "log": r.log_template, "continuing": r.continuing} for r in breakpoint_state.rows()]

@@ -38,6 +38,8 @@ class PanelWidget(anywidget.AnyWidget):
     status = t.Dict().tag(sync=True)  # banner, reason, finished, buttons to show
     history: t.List[Any] = t.List().tag(sync=True)  # typed lines of earlier stops in this kernel
     done = t.Unicode("").tag(sync=True)  # id of the newest command handled
+    watches = t.Dict().tag(sync=True)  # state.watch_state: the breakpoint's watches over hits
+    breakpoints: t.List[Any] = t.List().tag(sync=True)  # state.breakpoint_rows
     tooltips = t.Dict().tag(sync=True)  # button's command line -> its help (state.button_tooltips)
     # Declared once in Python, read by panel.js: the message names and the shared phrases.
     protocol = t.Dict(default_value=_protocol.browser_names()).tag(sync=True)

@@ -8,7 +8,8 @@
 //
 // anywidget loads this file as one module (PanelWidget._esm is its text), so the areas
 // are functions here rather than files: commandQueue, toolbarArea, framesArea,
-// sourceArea, localsArea, arrayViewArea (the large view of an array), consoleLog, consoleInput (with inputHistory and completer),
+// sourceArea, localsArea, arrayViewArea (the large view of an array), watchesArea,
+// breakpointsArea, consoleLog, consoleInput (with inputHistory and completer),
 // shortcutKeys and watchKernel. Each builds its nodes, takes what it needs (the model,
 // `run` to send a command) and returns its nodes and its draw / message handlers;
 // render() puts them together and connects them to the model.
@@ -1021,6 +1022,214 @@ function consoleInput(model, run) {
   return { node: inputRow, input, onCompletions: completion.onCompletions, hideCompletions: completion.hide };
 }
 
+// -- watches and breakpoints ---------------------------------------------------------
+// The Watch box runs `watch EXPR`. The watch table shows each watch's latest value and
+// its history over hits: a scalar as a line plot with one dot per hit (SVG), an array
+// as its min / mean / max over hits. The breakpoints table (folded) edits a breakpoint
+// in place by running the commands the prompt takes: enable / disable, ignore,
+// condition, log. Both redraw from the `watches` and `breakpoints` traits.
+const SVG_NS = "http://www.w3.org/2000/svg";
+const PLOT_W = 220;
+const PLOT_H = 36;
+
+function svg(tag, attrs) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  return node;
+}
+
+// Lines over the hit positions; `series`: [{points: [{x, y, hit, text}], cls, dots}].
+function watchPlot(series, label) {
+  const plot = svg("svg", { class: "jaxdbg-watch-plot", width: PLOT_W, height: PLOT_H,
+                            viewBox: `0 0 ${PLOT_W} ${PLOT_H}`, role: "img", "aria-label": label });
+  const finite = series.flatMap((s) => s.points).filter((p) => Number.isFinite(p.y));
+  if (!finite.length) return plot;
+  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+  for (const p of finite) {
+    x0 = Math.min(x0, p.x); x1 = Math.max(x1, p.x); y0 = Math.min(y0, p.y); y1 = Math.max(y1, p.y);
+  }
+  const sx = (x) => (3 + ((x - x0) * (PLOT_W - 6)) / Math.max(x1 - x0, 1)).toFixed(1);
+  // A flat history (or a single value) is drawn across the middle.
+  const sy = (y) => (y1 === y0 ? PLOT_H / 2 : PLOT_H - 3 - ((y - y0) * (PLOT_H - 6)) / (y1 - y0)).toFixed(1);
+  for (const s of series) {
+    const points = s.points.filter((p) => Number.isFinite(p.y));
+    plot.append(svg("polyline", { class: "jaxdbg-watch-line " + s.cls, fill: "none",
+                                  points: points.map((p) => `${sx(p.x)},${sy(p.y)}`).join(" ") }));
+    if (!s.dots) continue;
+    for (const p of points) {
+      const dot = svg("circle", { class: "jaxdbg-watch-point", cx: sx(p.x), cy: sy(p.y), r: 1.8 });
+      const title = svg("title");
+      title.textContent = `hit ${p.hit === null ? "-" : p.hit}: ${p.text}`;
+      dot.append(title);
+      plot.append(dot);
+    }
+  }
+  return plot;
+}
+
+function watchHistory(w) {
+  const first = w.total - w.values.length + 1; // positions count from the watch's first value
+  const at = (pick) => w.values.map((v, i) => ({ x: first + i, hit: v.hit, y: pick(v), text: v.error || v.text }))
+    .filter((p) => p.y !== null && p.y !== undefined);
+  const scalar = at((v) => v.number);
+  if (scalar.length) {
+    return watchPlot([{ points: scalar, cls: "jaxdbg-watch-scalar", dots: true }],
+                     `${w.expression} over ${w.total} hits`);
+  }
+  if (w.values.some((v) => v.stats)) {
+    const stat = (k) => at((v) => (v.stats ? v.stats[k] : null));
+    return watchPlot([{ points: stat("min"), cls: "jaxdbg-watch-min" },
+                      { points: stat("mean"), cls: "jaxdbg-watch-mean", dots: true },
+                      { points: stat("max"), cls: "jaxdbg-watch-max" }],
+                     `${w.expression}: min, mean and max over ${w.total} hits`);
+  }
+  return h("span");
+}
+
+function cell(cls, content) {
+  const td = h("td", cls);
+  if (content instanceof Node) td.append(content);
+  else if (content !== undefined) td.textContent = String(content);
+  return td;
+}
+
+// Keys typed in the panel's own inputs belong to it, not to the notebook around it.
+function ownKeys(input, onEnter) {
+  input.addEventListener("keydown", (e) => {
+    if (Object.values(SHORTCUTS).some((s) => s.test(e)) || reachesNotebook(e, false)) return;
+    e.stopPropagation();
+    if (e.key === "Enter") {
+      e.preventDefault();
+      onEnter();
+    }
+  });
+  input.addEventListener("keyup", (e) => e.stopPropagation());
+  input.addEventListener("keypress", (e) => e.stopPropagation());
+}
+
+function watchesArea(model, run) {
+  const node = h("div", "jaxdbg-watches");
+  const box = h("div", "jaxdbg-watch-box");
+  const input = h("input", "jaxdbg-watch-input");
+  input.type = "text";
+  input.spellcheck = false;
+  input.autocomplete = "off";
+  input.placeholder = "watch an expression at every hit of this breakpoint";
+  input.setAttribute("aria-label", "expression to watch");
+  const add = button("Watch", "evaluate it at every later stop of this breakpoint, a value per hit", "jaxdbg-watch-add");
+  box.append(input, add);
+  const table = h("table", "jaxdbg-watch-table");
+  node.append(box, table);
+
+  function submit() {
+    const expr = input.value.trim();
+    if (!expr) return;
+    input.value = "";
+    run(`watch ${expr}`);
+  }
+  add.onclick = submit;
+  ownKeys(input, submit);
+
+  function draw() {
+    const state = model.get("watches") || {};
+    node.hidden = state.breakpoint === null || state.breakpoint === undefined;
+    table.replaceChildren();
+    for (const w of state.watches || []) {
+      const row = h("tr", "jaxdbg-watch-row");
+      row.dataset.expression = w.expression;
+      const last = w.values[w.values.length - 1];
+      const shown = !last ? "" : last.error ? `*** ${last.error}` : last.text;
+      const remove = button("×", `unwatch ${w.expression}`, "jaxdbg-unwatch");
+      remove.onclick = () => run(`unwatch ${w.expression}`);
+      row.append(cell("jaxdbg-watch-expression", w.expression),
+                 cell("jaxdbg-watch-value" + (last && last.error ? " jaxdbg-error" : ""), shown),
+                 cell("jaxdbg-watch-hits", `${w.total} hit${w.total === 1 ? "" : "s"}`),
+                 cell("jaxdbg-watch-history", watchHistory(w)), cell("", remove));
+      table.append(row);
+    }
+  }
+
+  return { node, draw };
+}
+
+// Opened once, the breakpoints table stays open in the next stops' panels of this page
+// (each panel loads this module afresh, so the page's session storage remembers it).
+const BREAKPOINTS_OPEN = "jaxdbg-breakpoints-open";
+
+function remembered(key) {
+  try {
+    return window.sessionStorage.getItem(key) === "1";
+  } catch (e) {
+    return false; // storage refused (sandboxed frame): every panel starts folded
+  }
+}
+
+function remember(key, on) {
+  try {
+    window.sessionStorage.setItem(key, on ? "1" : "0");
+  } catch (e) {}
+}
+
+function breakpointsArea(model, run) {
+  const node = h("details", "jaxdbg-breakpoints");
+  const title = h("summary", "jaxdbg-breakpoints-title", "Breakpoints");
+  const table = h("table", "jaxdbg-breakpoints-table");
+  node.append(title, table);
+  node.open = remembered(BREAKPOINTS_OPEN);
+  node.addEventListener("toggle", () => remember(BREAKPOINTS_OPEN, node.open));
+
+  function field(value, placeholder, label, command) {
+    const input = h("input", "jaxdbg-bp-field");
+    input.type = "text";
+    input.spellcheck = false;
+    input.value = value;
+    input.placeholder = placeholder;
+    input.setAttribute("aria-label", label);
+    let applied = value; // Enter, then leaving the field, runs the command once
+    const apply = () => {
+      const now = input.value.trim();
+      if (now === applied) return;
+      applied = now;
+      run(command(now));
+    };
+    ownKeys(input, apply);
+    input.addEventListener("change", apply);
+    return input;
+  }
+
+  function draw() {
+    const rows = model.get("breakpoints") || [];
+    title.textContent = `Breakpoints (${rows.length})`;
+    const head = h("tr");
+    for (const name of ["#", "where", "hits", "enabled", "ignore", "condition", "log"]) head.append(h("th", "", name));
+    table.replaceChildren(head);
+    for (const r of rows) {
+      const row = h("tr", "jaxdbg-bp-row");
+      row.dataset.number = String(r.number);
+      const enabled = h("input", "jaxdbg-bp-enabled");
+      enabled.type = "checkbox";
+      enabled.checked = r.enabled;
+      enabled.setAttribute("aria-label", `breakpoint ${r.number} enabled`);
+      enabled.onchange = () => run(`${enabled.checked ? "enable" : "disable"} ${r.number}`);
+      const ignore = field(String(r.ignore), "0", `breakpoint ${r.number} ignore count`,
+                           (v) => `ignore ${r.number} ${v || 0}`);
+      ignore.classList.add("jaxdbg-bp-ignore");
+      const condition = field(r.condition, "always", `breakpoint ${r.number} condition`,
+                              (v) => `condition ${r.number} ${v}`.trim());
+      condition.classList.add("jaxdbg-bp-condition");
+      const log = field(r.log, "stops", `breakpoint ${r.number} log template`,
+                        (v) => `log ${r.number} ${v}`.trim());
+      log.classList.add("jaxdbg-bp-log");
+      row.append(cell("", r.number), cell("jaxdbg-bp-where", `${r.where} in ${r.function}`),
+                 cell("jaxdbg-bp-hits", r.hits), cell("", enabled), cell("", ignore),
+                 cell("", condition), cell("", log));
+      table.append(row);
+    }
+  }
+
+  return { node, draw };
+}
+
 // -- keys -------------------------------------------------------------------------
 // The panel's shortcuts press its buttons, wherever the focus is inside the panel.
 function shortcutKeys(root, buttons) {
@@ -1111,6 +1320,8 @@ function render({ model, el }) {
   body.append(frames.node, source.node);
   const arrayView = arrayViewArea(model);
   const locals = localsArea(model, run, arrayView.open);
+  const watched = watchesArea(model, run);
+  const breakpoints = breakpointsArea(model, run);
   const log = consoleLog(model, commands.pending, bar.busy, root);
   const commandLine = consoleInput(model, run);
   const ended = h("div", "jaxdbg-ended");
@@ -1118,7 +1329,8 @@ function render({ model, el }) {
   gone.setAttribute("role", "alert");
   gone.hidden = true;
 
-  root.append(bar.header, gone, bar.toolbar, body, locals.node, arrayView.node, log.node, commandLine.node, ended);
+  root.append(bar.header, gone, bar.toolbar, body, locals.node, arrayView.node, watched.node,
+              breakpoints.node, log.node, commandLine.node, ended);
   shortcutKeys(root, bar.shortcutButtons);
 
   function onKernelGone() {
@@ -1155,6 +1367,8 @@ function render({ model, el }) {
   const closeStaleView = () => arrayView.closeIfFrameChanged((model.get("locals_page") || {}).frame);
   model.on("change:locals_page", closeStaleView);
   model.on("change:log", log.draw);
+  model.on("change:watches", watched.draw);
+  model.on("change:breakpoints", breakpoints.draw);
   model.on("change:done", onDone);
   const onMessage = (msg, buffers) => {
     if (!msg || typeof msg !== "object") return;
@@ -1171,6 +1385,8 @@ function render({ model, el }) {
   frames.draw();
   source.draw();
   locals.draw();
+  watched.draw();
+  breakpoints.draw();
   log.draw();
 
   // Focus the console, and bring a panel whose top is out of view (Run All: the notebook
@@ -1203,6 +1419,8 @@ function render({ model, el }) {
     model.off("change:locals_page", locals.draw);
     model.off("change:locals_page", closeStaleView);
     model.off("change:log", log.draw);
+    model.off("change:watches", watched.draw);
+    model.off("change:breakpoints", breakpoints.draw);
     model.off("change:done", onDone);
     model.off("msg:custom", onMessage);
     unwatchKernel();

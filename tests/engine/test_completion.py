@@ -87,7 +87,7 @@ def test_locals_globals_builtins_and_commands(jit_session):
     assert s.complete("lab") == ["label"]
     assert s.complete("p GLOBAL_S") == ["p GLOBAL_SCALE"]
     assert "p len" in s.complete("p le")  # builtins
-    assert s.complete("con") == ["cont", "continue"]  # command words at the start of a line
+    assert s.complete("con") == ["condition", "cont", "continue"]  # command words at the start of a line
     assert "breakpoints" in s.complete("brea")
     assert s.complete("pp tou") == ["pp touchy"]
     assert s.complete("whatis y") == ["whatis y"]

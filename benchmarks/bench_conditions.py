@@ -1,0 +1,130 @@
+"""Cost per stop of a false ``condition`` against a disabled breakpoint, in the same run.
+
+A ``jaxdbg.breakpoint()`` in every step of a ``lax.scan`` (12 locals, one of them a
+4096-element array) runs the same compiled program four ways, interleaved:
+
+- disabled (``disable N``): the host callback returns after one check;
+- a false condition (``condition N i < 0``): the frames are built on the host and the
+  condition evaluated in them, then the stop passes;
+- the same with one watch (``watch loss``), which takes its value at every passed stop;
+- and, for the baseline, the scan without a breakpoint.
+
+Each way's cost per stop is its time beyond the scan without a breakpoint, in the same
+repeat. The rows: a false condition against a disabled breakpoint (what the issue asks;
+a disabled breakpoint sends nothing to the host, so this ratio is large by design: a
+condition needs the frame's values on the host), against a no-op ``jax.debug.callback``
+receiving the same locals (its floor: goal <= 1.5x), and the same with one watch.
+
+Run: ``.nox/tests/bin/python benchmarks/bench_conditions.py [--quick] [--json PATH]``, or
+with every other benchmark: ``python3 dev.py bench``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+
+import jaxdbg
+from jaxdbg.engine import breakpoint_state, watches
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import arguments, finish, interleave, ratio_row
+
+CALLBACK_GOAL = 1.5  # a false condition per stop, against the host callback it needs
+
+
+def step_plain(carry, i):
+    activations = jnp.tanh(carry + i)
+    return activations, activations.sum()
+
+
+def step_with_breakpoint(carry, i):
+    activations = jnp.tanh(carry + i)
+    loss = activations.sum()
+    a, b, c, d, e, f, g, h = (i * k for k in range(8))  # locals the frame carries
+    step = i
+    jaxdbg.breakpoint()
+    return activations, loss + step * 0
+
+
+def step_with_callback(carry, i):
+    activations = jnp.tanh(carry + i)
+    loss = activations.sum()
+    a, b, c, d, e, f, g, h = (i * k for k in range(8))
+    step = i
+    jax.debug.callback(lambda *_: None, activations, loss, a, b, c, d, e, f, g, h, step, i, carry)
+    return activations, loss + step * 0
+
+
+def _scan(step):
+    return jax.jit(lambda xs: jax.lax.scan(step, jnp.zeros(4096), xs)[1])
+
+
+def _time(fn, xs) -> float:
+    start = time.perf_counter()
+    fn(xs).block_until_ready()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    args = arguments(__doc__.splitlines()[0]).parse_args()
+    steps, repeats = (200, 3) if args.quick else (2000, 7)
+    xs = jnp.arange(float(steps))
+    plain, stopping, calling = _scan(step_plain), _scan(step_with_breakpoint), _scan(step_with_callback)
+    stopping.lower(xs)  # traced: the breakpoint has its number
+    number = next(r.number for r in breakpoint_state.rows() if r.function == "step_with_breakpoint")
+
+    def disabled():
+        breakpoint_state.set_condition(number, "")
+        breakpoint_state.set_enabled(number, False)
+
+    def false_condition():
+        breakpoint_state.set_enabled(number, True)
+        breakpoint_state.set_condition(number, "i < 0")
+
+    def false_condition_and_watch():
+        false_condition()
+        if not watches.LIVE.has_watches(number):
+            watches.LIVE.add(number, "loss")
+
+    def unwatched():
+        if watches.LIVE.has_watches(number):
+            watches.LIVE.remove(number, "loss")
+
+    def way(prepare, fn):
+        def run() -> float:
+            unwatched()
+            prepare()
+            return _time(fn, xs)
+        return run
+
+    nothing = lambda: None
+    samples = interleave({"no breakpoint": way(nothing, plain), "no-op callback": way(nothing, calling),
+                          "disabled": way(disabled, stopping), "false condition": way(false_condition, stopping),
+                          "false condition + 1 watch": way(false_condition_and_watch, stopping)}, repeats)
+    unwatched()
+    breakpoint_state.set_condition(number, "")
+    breakpoint_state.set_enabled(number, True)
+    base = samples["no breakpoint"]
+    per_stop = {name: [max(t - b, 1e-9) / steps for t, b in zip(times, base)] for name, times in samples.items()}
+    bound = ("a false condition must bring the frame's values to the host (a host callback, "
+             "the next row's baseline) and build the frame; a disabled breakpoint sends nothing")
+    finish([
+        ratio_row(f"false condition, per stop of a {steps:,}-step scan, vs a disabled breakpoint",
+                  per_stop["false condition"], per_stop["disabled"], CALLBACK_GOAL, unit="us",
+                  baseline_name="disabled", note=bound),
+        ratio_row(f"false condition, per stop of a {steps:,}-step scan, vs a no-op callback",
+                  per_stop["false condition"], per_stop["no-op callback"], CALLBACK_GOAL, unit="us",
+                  baseline_name="jax.debug.callback", note="the frame is built and the condition evaluated"),
+        ratio_row(f"false condition + 1 watch, per stop of a {steps:,}-step scan, vs a no-op callback",
+                  per_stop["false condition + 1 watch"], per_stop["no-op callback"], CALLBACK_GOAL,
+                  unit="us", baseline_name="jax.debug.callback", note="the watch is evaluated at every stop"),
+    ], args.json)
+
+
+if __name__ == "__main__":
+    main()

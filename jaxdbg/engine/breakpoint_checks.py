@@ -1,0 +1,123 @@
+"""What the host decides before a stop opens: conditions, logpoints, watches of passed stops.
+
+A stop of a breakpoint that has a condition, a log template or watches has its innermost
+frame built first (the values reach the host anyway), then :func:`screen` decides, in
+pdb's order:
+
+1. a disabled breakpoint opens nothing (its watches still take their values);
+2. a condition (``condition N EXPR``) evaluated in the innermost frame: false passes the
+   stop, counted as a hit (as pdb counts hits) without using up an ignore count;
+3. a logpoint (``log N TEMPLATE``) writes its line to the print log and passes;
+4. then the ignore count and ``continue all`` (:mod:`jaxdbg.engine.breakpoint_state`).
+
+A condition or template that raises is reported once per breakpoint and counts as
+false (the stop passes); it never ends the computation. A breakpoint with none of the
+three never gets here (:func:`active` is one set and one dict lookup).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from jaxdbg.capture.frames import Frame
+from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine import breakpoint_state, evaluation, notices, watches
+from jaxdbg.engine.guarded_calls import format_exception, guarded
+
+#: How a logpoint's line reaches the print log: ``write(text, frame, info)``; handed down
+#: by the capture layer, which owns the print log's rows.
+LogWriter = Callable[[str, Frame, StopInfo], None]
+
+_reported: set[tuple[int, str]] = set()  # (breakpoint, what failed) already said
+_lock = threading.Lock()
+
+
+def active(number: int | None) -> bool:
+    """Whether stops of ``number`` need :func:`screen` (their frames built first)."""
+    return breakpoint_state.has_checks(number) or watches.LIVE.has_watches(number)
+
+
+def screen(number: int, innermost: Frame, info: StopInfo, write_log: LogWriter) -> bool:
+    """Decide a stop of breakpoint ``number`` with its innermost frame built (all that a
+    condition, a template or a watch reads): True when it may open (then
+    :func:`jaxdbg.engine.stop_serving.serve` takes its turn and records its watches);
+    False when it was passed here, its watches recorded."""
+    frames = [innermost]
+    if not breakpoint_state.is_enabled(number):
+        watches.LIVE.record(number, None, frames)
+        return False
+    condition, template = breakpoint_state.checks(number)
+    if condition and not holds(number, condition, frames[0]):
+        watches.LIVE.record(number, breakpoint_state.count_hit(number), frames)
+        return False
+    if template:
+        hit = breakpoint_state.count_hit(number)
+        info.hit = hit
+        write_log(format_template(number, template, frames[0]), frames[0], info)
+        watches.LIVE.record(number, hit, frames)
+        return False
+    opens, passed_hit = breakpoint_state.arrival(number)
+    if not opens:
+        watches.LIVE.record(number, passed_hit, frames)
+    return opens
+
+
+def holds(number: int, condition: str, frame: Frame) -> bool:
+    """Whether ``condition`` is true in ``frame``; one that raises is false (said once)."""
+    try:
+        value = evaluation.evaluate(condition, frame, {}, expression_only=True)
+    except SyntaxError as e:
+        _report_once(number, "condition", condition, f"SyntaxError: {e.msg}")
+        return False
+    except evaluation.EvaluationError as e:
+        _report_once(number, "condition", condition, str(e))
+        return False
+    failure: list[BaseException] = []
+
+    def failed(e: BaseException) -> bool:
+        failure.append(e)
+        return False
+    truth = guarded(lambda: bool(value), failed)  # an array's __bool__ may raise
+    if failure:
+        _report_once(number, "condition", condition, format_exception(failure[0]))
+    return truth
+
+
+def template_code(template: str) -> str:
+    """``template`` as an f-string expression: ``{expr:spec}`` fields are Python in the frame."""
+    return "f" + repr(template)
+
+
+def check_template(template: str) -> None:
+    """SyntaxError now for a template whose fields do not compile."""
+    compile(template_code(template), "<log>", "eval")
+
+
+def format_template(number: int, template: str, frame: Frame) -> str:
+    """The logpoint's line: ``template`` formatted in ``frame``, or what went wrong."""
+    try:
+        text: Any = evaluation.evaluate(template_code(template), frame, {}, expression_only=True)
+        return str(text)
+    except (SyntaxError, evaluation.EvaluationError) as e:
+        error = f"SyntaxError: {e.msg}" if isinstance(e, SyntaxError) else str(e)
+        _report_once(number, "log template", template, error)
+        return f"<log {number} failed: {error}>"
+
+
+def _report_once(number: int, what: str, source: str, error: str) -> None:
+    key = (number, f"{what}:{source}")
+    with _lock:
+        if key in _reported:
+            return
+        _reported.add(key)
+    notices.notice(f"the {what} of breakpoint {number}, {source!r}, raised {error}; "
+                   f"{'its stops pass' if what == 'condition' else 'its lines say so'} "
+                   "(said once)")
+
+
+def forget_reports(number: int) -> None:
+    """A new condition or template for ``number`` is reported afresh."""
+    with _lock:
+        for key in [k for k in _reported if k[0] == number]:
+            _reported.discard(key)

@@ -1,0 +1,372 @@
+"""``save PATH`` and ``jaxdbg.open_stop(PATH)``: a stop in one file, reopened anywhere.
+
+The file is an ``.npz`` (a zip of ``.npy`` files, which numpy reads without pickle):
+
+- ``metadata``: UTF-8 JSON bytes: the format name and :data:`VERSION`, the banner,
+  the breakpoint (number, hit, condition, log template), the stop's context (reason,
+  batch, device, mesh), the frames (file, line, function, every source line, the
+  locals and their shardings), the selected frame and the breakpoint's watches with
+  their values over hits;
+- ``array_N``: each array local (and each array inside a dict / list / tuple local) as
+  its raw bytes (``uint8``); the metadata names its dtype and shape, so bfloat16 and
+  the other ml_dtypes types come back as themselves.
+
+Other values are kept as JSON where they are JSON (None, bool, int, float, str) and as
+their repr otherwise; module globals (``np``, ``jnp``) are kept by name when they are
+one of :data:`REIMPORTABLE`. Opening a file never runs code from it: ``np.load`` with
+``allow_pickle=False``, ``json.loads``, dtypes from a fixed list. Everything is read and
+checked before a session is made: a corrupt, truncated or newer file raises
+:class:`SavedStopError` and nothing opens.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import io
+import json
+import math
+import os
+import types
+import zipfile
+from typing import Any
+
+import numpy as np
+
+from jaxdbg.capture.frames import Frame, Unavailable
+from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine import breakpoint_state, registry, summaries, watches
+from jaxdbg.engine.commands import ArgumentKind, command, error
+from jaxdbg.engine.guarded_calls import format_exception, guarded
+from jaxdbg.engine.outputs import Output, OutputKind
+from jaxdbg.engine.session import Session
+
+FORMAT = "jaxdbg-saved-stop"
+VERSION = 1
+METADATA = "metadata"
+MAX_DEPTH = 20  # nesting kept in a saved pytree; deeper values are kept as their repr
+MAX_ITEMS = 10_000  # children kept per container
+REPR_CHARS = 10_000
+#: Modules a frame's globals may name that reopen as themselves (imported, never a user file).
+REIMPORTABLE = frozenset({"numpy", "jax", "jax.numpy", "jax.lax", "jax.nn", "jax.random",
+                          "jax.tree_util", "math", "ml_dtypes"})
+_NUMPY_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                           "uint64", "float16", "float32", "float64", "complex64", "complex128"})
+_ML_DTYPES = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+                        "float8_e5m2fnuz", "float8_e4m3b11fnuz", "int4", "uint4"})
+
+
+class SavedStopError(ValueError):
+    """A file that is not a saved stop this jaxdbg can open (corrupt, truncated, newer)."""
+
+
+class SavedRepr:
+    """A value that was saved as its repr: shows as it did at the stop."""
+
+    def __init__(self, text: str, type_name: str) -> None:
+        self.text = text
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+# -- writing ----------------------------------------------------------------------------
+
+class _Writer:
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def array(self, value: Any) -> dict:
+        host = np.asarray(value)  # (not ascontiguousarray: it makes a 0-d array 1-d)
+        name = host.dtype.name
+        if name not in _NUMPY_DTYPES and name not in _ML_DTYPES:
+            return self.other(value)
+        key = f"array_{len(self.arrays)}"
+        self.arrays[key] = np.frombuffer(host.tobytes(order="C"), dtype=np.uint8)
+        return {"kind": "array", "key": key, "dtype": name, "shape": list(host.shape)}
+
+    def other(self, value: Any) -> dict:
+        text = guarded(lambda: repr(value), lambda e: f"<repr failed: {format_exception(e)}>")
+        return {"kind": "repr", "text": text[:REPR_CHARS], "type": type(value).__name__}
+
+    def value(self, value: Any, depth: int = 0) -> dict:
+        # Exact types: np.float64 is a float and an IntEnum an int, but they are not JSON.
+        if value is None or type(value) in (bool, int, str):
+            if type(value) is int and abs(value) >= 2 ** 63:
+                return self.other(value)
+            return {"kind": "json", "value": value}
+        if type(value) is float:
+            return {"kind": "float", "value": repr(value)}
+        if isinstance(value, Unavailable):
+            return self.other(value)
+        if summaries.is_array(value) or isinstance(value, np.generic):
+            return guarded(lambda: self.array(value), lambda e: self.other(value))
+        if depth < MAX_DEPTH and type(value) in (dict, list, tuple) and len(value) <= MAX_ITEMS:
+            if isinstance(value, dict):
+                if all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in value):
+                    return {"kind": "dict", "items": [[k, self.value(v, depth + 1)]
+                                                      for k, v in value.items()]}
+                return self.other(value)
+            return {"kind": type(value).__name__, "items": [self.value(v, depth + 1) for v in value]}
+        return self.other(value)
+
+
+def _modules(frame: Frame) -> dict[str, str]:
+    return {name: v.__name__ for name, v in frame.globals.items()
+            if isinstance(v, types.ModuleType) and v.__name__ in REIMPORTABLE}
+
+
+def _watch_json(w: watches.Watch) -> dict:
+    return {"expression": w.expression, "values": [
+        {"hit": v.hit, "text": v.text, "number": None if v.number is None else repr(v.number),
+         "stats": None if v.stats is None else {
+             "min": _num(v.stats.min), "max": _num(v.stats.max), "mean": _num(v.stats.mean),
+             "nan_count": v.stats.nan_count, "inf_count": v.stats.inf_count},
+         "shape": None if v.shape is None else list(v.shape), "dtype": v.dtype, "error": v.error}
+        for v in w.values]}
+
+
+def _num(x: Any) -> str | None:
+    return None if x is None else repr(complex(x) if isinstance(x, complex) else float(x))
+
+
+def stop_metadata(session: Session, writer: _Writer) -> dict:
+    info = session.info
+    number = info.breakpoint_id
+    row = next((r for r in breakpoint_state.rows() if r.number == number), None)
+    book = session.watch_book if session.watch_book is not None else watches.LIVE
+    frames = []
+    for f in session.frames:
+        frames.append({
+            "filename": f.filename, "lineno": f.lineno, "function": f.function,
+            "first_lineno": f.first_lineno, "source": list(f.source),
+            "locals": {str(k): writer.value(v) for k, v in _saved_locals(f).items()},
+            "shardings": dict(f.shardings), "traced": sorted(f.traced), "modules": _modules(f)})
+    return {
+        "format": FORMAT, "version": VERSION, "banner": session.banner(),
+        "selected": session.index,
+        "info": {"reason": info.reason, "batch_index": list(info.batch_index),
+                 "batch_size": list(info.batch_size), "device": info.device,
+                 "device_axes": [list(a) for a in info.device_axes], "mesh": info.mesh,
+                 "breakpoint": number, "hit": info.hit},
+        "breakpoint": None if row is None else {
+            "number": row.number, "location": row.location, "function": row.function,
+            "hits": row.hits, "condition": row.condition, "log_template": row.log_template},
+        "frames": frames,
+        "watches": [_watch_json(w) for w in book.watches(number)] if number is not None else [],
+    }
+
+
+def _saved_locals(frame: Frame) -> dict[str, Any]:
+    """What a frame's table shows: a module frame's globals without modules and private names."""
+    if not frame.is_module_code:
+        return frame.locals
+    return {k: v for k, v in frame.locals.items()
+            if not k.startswith("_") and not isinstance(v, types.ModuleType) and not callable(v)}
+
+
+def save(session: Session, path: str) -> str:
+    """Write ``session``'s stop to ``path`` (``.npz`` added when it has no extension);
+    returns the path written. The file appears whole or not at all."""
+    path = os.path.expanduser(path)
+    if not os.path.splitext(path)[1]:
+        path += ".npz"
+    writer = _Writer()
+    metadata = json.dumps(stop_metadata(session, writer), allow_nan=False)
+    arrays = {METADATA: np.frombuffer(metadata.encode("utf-8"), dtype=np.uint8), **writer.arrays}
+    partial = f"{path}.partial"
+    try:
+        with open(partial, "wb") as out:
+            np.savez(out, **arrays)  # type: ignore[arg-type]
+        os.replace(partial, path)
+    except BaseException:
+        if os.path.exists(partial):
+            os.remove(partial)
+        raise
+    return path
+
+
+@command("save", usage="save path",
+         summary="Write this stop (frames, source, locals with arrays, watches) to one .npz file; "
+                 "jaxdbg.open_stop(path) reopens it anywhere.",
+         argument=ArgumentKind.PATH)
+def _save(s: Session, arg: str) -> Output:
+    if not arg:
+        return error("save needs a file name: save stop.npz")
+    try:
+        path = save(s, arg.strip().strip("'\""))
+    except OSError as e:
+        return error(f"could not write {arg!r}: {format_exception(e)}")
+    return Output(OutputKind.TEXT, f"Saved the stop to {path}; jaxdbg.open_stop({path!r}) reopens it.")
+
+
+# -- reading ----------------------------------------------------------------------------
+
+def _fail(path: str, why: str) -> SavedStopError:
+    return SavedStopError(f"{path} is not a saved stop jaxdbg can open: {why}")
+
+
+def _dtype(name: Any, path: str) -> np.dtype:
+    if name in _NUMPY_DTYPES:
+        return np.dtype(name)
+    if name in _ML_DTYPES:
+        import ml_dtypes  # installed with jax
+
+        return np.dtype(getattr(ml_dtypes, name))
+    raise _fail(path, f"unknown dtype {name!r}")
+
+
+class _Reader:
+    def __init__(self, path: str, arrays: Any) -> None:
+        self.path = path
+        self.arrays = arrays
+
+    def value(self, data: Any, depth: int = 0) -> Any:
+        if not isinstance(data, dict) or depth > MAX_DEPTH + 1:
+            raise _fail(self.path, "a value is malformed")
+        kind = data.get("kind")
+        if kind == "json":
+            return data.get("value")
+        if kind == "float":
+            return float(str(data.get("value")))
+        if kind == "repr":
+            return SavedRepr(str(data.get("text", "")), str(data.get("type", "")))
+        if kind == "array":
+            return self.array(data)
+        if kind == "dict":
+            return {k: self.value(v, depth + 1) for k, v in data.get("items", [])}
+        if kind in ("list", "tuple"):
+            items = [self.value(v, depth + 1) for v in data.get("items", [])]
+            return items if kind == "list" else tuple(items)
+        raise _fail(self.path, f"unknown value kind {kind!r}")
+
+    def array(self, data: dict) -> np.ndarray:
+        key = data.get("key")
+        if key not in self.arrays:
+            raise _fail(self.path, f"the array {key!r} is missing")
+        dtype = _dtype(data.get("dtype"), self.path)
+        shape = tuple(int(n) for n in data.get("shape", []))
+        raw = self.arrays[key]
+        if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size != math.prod(shape) * dtype.itemsize:
+            raise _fail(self.path, f"the array {key!r} has the wrong size")
+        value = raw.view(dtype).reshape(shape)
+        value.flags.writeable = False
+        return value
+
+
+def _module_globals(modules: dict) -> dict[str, Any]:
+    found = {}
+    for name, module in modules.items():
+        if module in REIMPORTABLE:
+            found[str(name)] = importlib.import_module(module)
+    return found
+
+
+def _watch_values(entries: list) -> list[watches.WatchValue]:
+    def f(x: Any) -> float | None:
+        return None if x is None else float(x)
+
+    values = []
+    for v in entries:
+        stats = v.get("stats")
+        values.append(watches.WatchValue(
+            v.get("hit"), str(v.get("text", "")), f(v.get("number")),
+            None if stats is None else summaries.ArrayStats(
+                f(stats["min"]), f(stats["max"]),
+                None if stats["mean"] is None else (complex(stats["mean"]) if "j" in stats["mean"]
+                                                    else float(stats["mean"])),
+                int(stats["nan_count"]), int(stats["inf_count"])),
+            None if v.get("shape") is None else tuple(v["shape"]), v.get("dtype"), v.get("error")))
+    return values
+
+
+@dataclasses.dataclass
+class SavedStop:
+    """A saved stop, read and checked: what :func:`open_stop` opens a session on."""
+
+    path: str
+    frames: list[Frame]
+    info: StopInfo
+    selected: int
+    banner: str
+    watches: list[watches.Watch]
+    breakpoint: dict | None
+
+    def session(self) -> Session:
+        session = Session(self.frames, self.info)
+        session.index = self.selected
+        book = watches.WatchBook()
+        if self.info.breakpoint_id is not None:
+            book.load(self.info.breakpoint_id, self.watches)
+        session.watch_book = book
+        return session
+
+
+def load(path: str) -> SavedStop:
+    """Read ``path`` whole; SavedStopError when it is not a stop this version can open."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            content = f.read()
+        with np.load(io.BytesIO(content), allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except OSError as e:
+        raise SavedStopError(f"could not read {path}: {format_exception(e)}") from None
+    except (ValueError, zipfile.BadZipFile, EOFError, KeyError) as e:
+        raise _fail(path, f"the archive is corrupt or truncated ({format_exception(e)})") from None
+    if METADATA not in arrays:
+        raise _fail(path, "it has no metadata")
+    try:
+        meta = json.loads(arrays[METADATA].tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise _fail(path, f"its metadata is not JSON ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise _fail(path, "it was not written by jaxdbg's save")
+    version = meta.get("version")
+    if not isinstance(version, int) or version > VERSION or version < 1:
+        raise _fail(path, f"it has format version {version!r}; this jaxdbg reads version "
+                          f"{VERSION} (a newer jaxdbg wrote it: upgrade to open it)")
+    try:
+        return _saved_stop(path, meta, _Reader(path, arrays))
+    except SavedStopError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise _fail(path, f"its metadata is malformed ({format_exception(e)})") from None
+
+
+def _saved_stop(path: str, meta: dict, reader: _Reader) -> SavedStop:
+    frames = []
+    for f in meta["frames"]:
+        module_globals = _module_globals(f.get("modules", {}))
+        frames.append(Frame(str(f["filename"]), int(f["lineno"]), str(f["function"]),
+                            {str(k): reader.value(v) for k, v in f["locals"].items()},
+                            module_globals, [str(line) for line in f["source"]],
+                            int(f["first_lineno"]), {str(k): str(v) for k, v in f["shardings"].items()},
+                            frozenset(str(n) for n in f["traced"])))
+    if not frames:
+        raise _fail(path, "it has no frames")
+    i = meta["info"]
+    reason = f"reopened from {os.path.basename(path)}" + (f"; {i['reason']}" if i.get("reason") else "")
+    info = StopInfo(reason=reason, batch_index=tuple(i["batch_index"]), batch_size=tuple(i["batch_size"]),
+                    device=i["device"], device_axes=tuple((str(a), int(b)) for a, b in i["device_axes"]),
+                    mesh=i["mesh"], breakpoint_id=i["breakpoint"], hit=i["hit"])
+    selected = int(meta.get("selected", 0))
+    if not 0 <= selected < len(frames):
+        selected = 0
+    saved_watches = [watches.Watch(str(w["expression"]), _watch_values(w["values"]))
+                     for w in meta.get("watches", [])]
+    return SavedStop(path, frames, info, selected, str(meta.get("banner", "")), saved_watches,
+                     meta.get("breakpoint"))
+
+
+def open_stop(path: str, *, backend: str | None = None, **backend_options: Any) -> None:
+    """Reopen a stop written by ``save PATH``: navigation, ``p`` / ``pp``, locals and the
+    watches' histories, in the chosen backend (the panel in a notebook, else the prompt).
+
+    Works without the program that stopped: nothing of it is imported or run. Raises
+    :class:`SavedStopError` for a file that is corrupt, truncated or from a newer jaxdbg.
+    """
+    saved = load(path)
+    registry.check_options(backend, backend_options)
+    registry.serve_with_backend(saved.session(), backend, backend_options)

@@ -1,0 +1,96 @@
+"""Watches drawn for a stop's static summary: a table of values over hits, as HTML and text.
+
+A scalar's history is a small line plot (inline SVG, one point per value, so a saved
+notebook shows it) and, in text, a line of block characters; an array's is its
+statistics at the first and the latest hit. The data is the engine's
+(:class:`jaxdbg.engine.watches.Watch`); nothing is re-worded here.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from markupsafe import Markup
+
+from jaxdbg.engine import watch_commands
+from jaxdbg.engine.watches import Watch, WatchValue
+from jaxdbg.views import palette, theme
+
+PLOT_WIDTH = 160
+PLOT_HEIGHT = 28
+PLOT_POINTS = 500  # the latest values a plot draws
+
+
+def plot_points(numbers: Sequence[tuple[int, float]], width: int = PLOT_WIDTH,
+                height: int = PLOT_HEIGHT) -> list[tuple[float, float]]:
+    """``(x, y)`` in a ``width`` x ``height`` box for each finite ``(position, value)``."""
+    finite = [(i, v) for i, v in numbers[-PLOT_POINTS:] if v == v and abs(v) != float("inf")]
+    if not finite:
+        return []
+    first, last = finite[0][0], finite[-1][0]
+    low, high = min(v for _, v in finite), max(v for _, v in finite)
+    dx = (width - 4) / max(last - first, 1)
+    if high == low:  # a flat history (or a single value) is drawn across the middle
+        return [(2 + (i - first) * dx, height / 2) for i, _ in finite]
+    dy = (height - 4) / (high - low)
+    return [(2 + (i - first) * dx, height - 2 - (v - low) * dy) for i, v in finite]
+
+
+def plot_svg(watch: Watch) -> Markup:
+    """A scalar watch's values over hits as an inline SVG line with a dot per value."""
+    points = plot_points(watch.numbers)
+    if not points:
+        return Markup("")
+    stroke = palette.themed("accent")
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+    dots = Markup("").join(Markup('<circle cx="{:.1f}" cy="{:.1f}" r="1.5" fill="{}"/>').format(x, y, stroke)
+                           for x, y in points)
+    return Markup('<svg class="jaxdbg-watch-plot" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+                  'role="img" aria-label="{label}"><polyline points="{line}" fill="none" '
+                  'stroke="{stroke}" stroke-width="1.2"/>{dots}</svg>').format(
+        w=PLOT_WIDTH, h=PLOT_HEIGHT, label=f"{watch.expression} over {len(points)} hits", line=line,
+        stroke=stroke, dots=dots)
+
+
+def _shown(value: WatchValue) -> str:
+    return f"*** {value.error}" if value.error else value.text
+
+
+def _history_text(watch: Watch) -> str:
+    """A scalar's history as block characters; an array's first and latest statistics."""
+    numbers = [v for _, v in watch.numbers]
+    if len(numbers) > 1:
+        return watch_commands.sparkline(numbers[-watch_commands.SPARK_POINTS:])
+    if len(watch.values) > 1 and watch.values[0].stats is not None:
+        return f"first: {_shown(watch.values[0])}"
+    return ""
+
+
+def table_html(watches: Sequence[Watch]) -> Markup:
+    """The watches of a stop's breakpoint: expression, latest value, hits, history."""
+    if not watches:
+        return Markup("")
+    rows = []
+    for w in watches:
+        last = w.values[-1] if w.values else None
+        history = plot_svg(w) or Markup("{}").format(_history_text(w))
+        rows.append(Markup('<tr><td style="padding:0 6px 0 0;"><code>{}</code></td>'
+                           '<td style="padding:0 6px;{}">{}</td><td style="padding:0 6px;{}">{}</td>'
+                           '<td>{}</td></tr>').format(
+            w.expression, theme.ERROR if last is not None and last.error else "",
+            "" if last is None else _shown(last), theme.MUTED,
+            f"{len(w.values)} hit{'s' if len(w.values) != 1 else ''}", history))
+    return Markup('<table class="jaxdbg-watches" style="border-collapse:collapse;margin:2px 0;">'
+                  '<caption style="text-align:left;{}">watches</caption>{}</table>').format(
+        theme.MUTED, Markup("").join(rows))
+
+
+def table_text(watches: Sequence[Watch]) -> str:
+    """The same table as lines of text (the summary's text/plain twin)."""
+    lines = []
+    for w in watches:
+        last = _shown(w.values[-1]) if w.values else "(no value yet)"
+        history = _history_text(w)
+        lines.append(f"watch {w.expression} = {last}  ({len(w.values)} hits)"
+                     + (f"  {history}" if history else ""))
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""Watches and the breakpoints table in a real page (JupyterLab 4 and Notebook 7).
+
+The Watch box adds a watch; after ``continue all`` through a scan and a second run, the
+watch plot has one dot per hit. A condition typed into the breakpoints table's field is
+applied (the console's log says so). Screenshots go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from support.lab_helpers import (EXTENSION_SETUP_CELL, THEMES, WCAG_AA, cell, live_panel, open_notebook, run_cell,
+                                 save_screenshot, set_theme, text_contrast,
+                                 type_command, wait_for_output_text, wait_log)
+
+pytestmark = pytest.mark.browser
+
+SCAN_CELL = """\
+def body(carry, i):
+    loss = carry * 0.5 + i
+    jaxdbg.breakpoint()
+    return loss, loss
+
+train = jax.jit(lambda: jax.lax.scan(body, 1.0, jnp.arange(8.0))[0])
+print("trained", train())
+"""
+
+AGAIN_CELL = 'print("again", train())'
+
+
+def _dots(panel) -> int:
+    return panel.locator('.jaxdbg-watch-row[data-expression="loss"] .jaxdbg-watch-plot circle').count()
+
+
+def test_the_watch_plot_has_one_point_per_hit_and_a_condition_is_edited_in_place(page, server):
+    open_notebook(page, server, f"watches-{server.app}.ipynb", [EXTENSION_SETUP_CELL, SCAN_CELL, AGAIN_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=120_000)
+    box = panel.locator(".jaxdbg-watch-input")
+    box.click()
+    box.fill("loss")
+    box.press("Enter")
+    wait_log(page, panel, r"1: loss = 0\.5")
+    page.wait_for_function("(n) => document.querySelectorAll("
+                           "'.jaxdbg-watch-row[data-expression=\"loss\"] circle').length === n", arg=1)
+    panel.get_by_role("button", name="Continue all", exact=True).click()
+    wait_for_output_text(page, 1, "trained", timeout_s=120)
+
+    run_cell(page, 2, wait=False)
+    panel = live_panel(page, 2)
+    panel.wait_for(state="visible", timeout=120_000)
+    panel.locator(".jaxdbg-watch-plot circle").first.wait_for(timeout=60_000)
+    assert _dots(panel) == 9  # 8 hits of the first run, passed or not, and this one
+    title = panel.locator('.jaxdbg-watch-row[data-expression="loss"] circle').nth(1).locator("title")
+    assert title.text_content().endswith(": 1.25")
+    save_screenshot(page, f"watches-plot-{server.app}")
+
+    panel.locator(".jaxdbg-breakpoints-title").click()
+    condition = panel.locator(".jaxdbg-bp-condition").first
+    condition.fill("i == 5")
+    condition.press("Enter")
+    wait_log(page, panel, r"New condition set for breakpoint \d+: i == 5")
+    save_screenshot(page, f"watches-breakpoints-table-{server.app}")
+    log = panel.locator(".jaxdbg-log").inner_text()
+    assert log.count("New condition set") == 1, log  # Enter, then leaving the field: once
+    panel.get_by_role("button", name="Continue", exact=True).click()
+    cell(page, 2).locator(".jaxdbg-static").first.wait_for(timeout=60_000)  # the first stop's summary
+    assert cell(page, 2).locator(".jaxdbg-static svg.jaxdbg-watch-plot circle").count() == 9
+    panel = live_panel(page, 2)
+    panel.locator(".jaxdbg-input").wait_for(timeout=60_000)
+    type_command(panel, "p i")
+    wait_log(page, panel, r"Array\(5\., dtype=float32\)")
+    assert panel.locator(".jaxdbg-breakpoints").get_attribute("open") is not None  # stays open
+    panel.locator(".jaxdbg-bp-condition").first.fill("")
+    panel.locator(".jaxdbg-bp-condition").first.press("Enter")
+    wait_log(page, panel, r"is now unconditional")
+    panel.get_by_role("button", name="Continue all", exact=True).click()
+    wait_for_output_text(page, 2, "again", timeout_s=120)
+
+
+WATCH_TEXT = (".jaxdbg-watch-table td, .jaxdbg-breakpoints-table td, .jaxdbg-breakpoints-table th,"
+              " .jaxdbg-breakpoints-title, .jaxdbg-watch-add")
+
+
+@pytest.mark.parametrize("theme", ["dark", "high-contrast"])
+def test_the_watch_and_breakpoints_tables_read_in_dark_and_high_contrast(page, lab_server, theme):
+    set_theme(lab_server, THEMES[theme])
+    try:
+        open_notebook(page, lab_server, f"watches-{theme}.ipynb", [EXTENSION_SETUP_CELL, SCAN_CELL])
+        page.wait_for_function(f"() => document.body.dataset.jpThemeName === {json.dumps(THEMES[theme])}")
+        run_cell(page, 0)
+        run_cell(page, 1, wait=False)
+        panel = live_panel(page, 1)
+        panel.wait_for(state="visible", timeout=120_000)
+        type_command(panel, "watch loss")
+        type_command(panel, "watch undefined_name")
+        wait_log(page, panel, r"2: undefined_name = \*\*\* NameError")
+        panel.locator(".jaxdbg-breakpoints-title").click()
+        page.mouse.move(0, 0)
+        found = text_contrast(page, ".jaxdbg-panel:not(.jaxdbg-finished)", WATCH_TEXT)
+        save_screenshot(page, f"watches_theme_{theme}")
+        assert len(found) >= 6, found
+        low = [r for r in found if r["ratio"] < WCAG_AA]
+        assert not low, low
+        panel.get_by_role("button", name="Continue all", exact=True).click()
+        wait_for_output_text(page, 1, "trained", timeout_s=120)
+    finally:
+        set_theme(lab_server, THEMES["light"])

@@ -1,0 +1,129 @@
+"""condition N EXPR and log N TEMPLATE, set at the prompt and decided on the host."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxdbg
+from jaxdbg.capture import prints
+from jaxdbg.engine import breakpoint_state, watches
+from support.transcript import Transcript
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state(monkeypatch):
+    monkeypatch.setattr(watches, "LIVE", watches.WatchBook())
+    breakpoint_state.reset()
+    yield
+    for row in breakpoint_state.rows():
+        breakpoint_state.set_condition(row.number, "")
+        breakpoint_state.set_log_template(row.number, "")
+    breakpoint_state.reset()
+
+
+def _scan(t: Transcript, steps: int):
+    def body(carry, i):
+        loss = carry * 0.5 + i
+        jaxdbg.breakpoint(**t.options)
+        return loss, loss
+    return jax.jit(lambda: jax.lax.scan(body, 1.0, jnp.arange(float(steps)))[0])
+
+
+def _steps(t: Transcript) -> list[int]:
+    """The loop index of each stop, read from the 'p i' answers."""
+    return [int(float(a.removeprefix("Array(").split(",")[0])) for a in t.answers("p i")]
+
+
+def _number(t: Transcript) -> int:
+    return int(re.search(r"breakpoint (\d+), hit", t.stops()[0]).group(1))
+
+
+def test_a_condition_stops_only_where_it_is_true_and_clears():
+    n = _breakpoint_number()
+    t = Transcript("p i", f"condition {n} i % 25 == 24", "c", "p i", "c", "p i", f"condition {n}",
+                   "c", "p i", "c", "p i", "ca")
+    _scan(t, 100)()
+    assert _steps(t) == [0, 24, 49, 50, 51]
+    assert "New condition set for breakpoint" in t.text
+    assert t.answers(f"condition {n}")[0] == f"Breakpoint {n} is now unconditional."
+
+
+def _breakpoint_number() -> int:
+    """The number of the breakpoint in _scan's body (the same before and after it is traced)."""
+    return breakpoint_state.register(*_site_of(None))
+
+
+def _site_of(f):
+    """The (file, line, function) of the breakpoint inside _scan's body."""
+    import inspect
+    lines, start = inspect.getsourcelines(_scan)
+    offset = next(i for i, line in enumerate(lines) if "jaxdbg.breakpoint" in line)
+    return __file__, start + offset, "body"
+
+
+def test_hits_count_every_stop_as_pdb_and_ignore_waits_for_a_true_condition():
+    t = Transcript("p i", "ca")
+    f = _scan(t, 10)
+    number = _breakpoint_number()
+    breakpoint_state.set_condition(number, "i >= 5")
+    breakpoint_state.set_ignore(number, 2)
+    before = next(r.hits for r in breakpoint_state.rows() if r.number == number)
+    f()
+    assert _steps(t) == [7]  # 5 and 6 were ignored: the ignore count waits for a true condition
+    assert next(r.hits for r in breakpoint_state.rows() if r.number == number) == before + 10
+
+
+def test_a_raising_condition_is_reported_once_and_passes(capsys):
+    t = Transcript()
+    f = _scan(t, 20)
+    number = _breakpoint_number()
+    breakpoint_state.set_condition(number, "undefined_name > 1")
+    result = f()
+    assert float(result) > 0 and t.stops() == []
+    out = capsys.readouterr().out
+    assert out.count(f"the condition of breakpoint {number}, 'undefined_name > 1', raised NameError") == 1
+
+
+def test_a_logpoint_writes_its_line_per_step_and_never_stops(capsys):
+    t = Transcript()
+    f = _scan(t, 5)
+    number = _breakpoint_number()
+    breakpoint_state.set_log_template(number, "step {i:.0f}: loss={loss:.4f}")
+    rows = []
+    with prints.sink_installed(rows.append):
+        f()
+    assert t.stops() == []
+    assert [r.text for r in rows] == ["step 0: loss=0.5000", "step 1: loss=1.2500",
+                                      "step 2: loss=2.6250", "step 3: loss=4.3125",
+                                      "step 4: loss=6.1562"]
+    assert rows[0].site.function == "body" and rows[0].site.lineno == _site_of(f)[1]
+
+
+def test_a_logpoint_without_a_print_log_writes_to_stdout_and_a_failing_one_says_once(capsys):
+    f = _scan(Transcript(), 3)
+    number = _breakpoint_number()
+    breakpoint_state.set_log_template(number, "loss {loss:.2f} {missing}")
+    f()
+    out = capsys.readouterr().out
+    assert out.count(f"<log {number} failed: NameError") == 3
+    assert out.count(f"the log template of breakpoint {number}") == 1
+
+
+def test_condition_and_log_commands_refuse_bad_input_and_show_in_breakpoints():
+    t = Transcript("condition", "condition x", "condition 99999 i", "condition {n} i >",
+                   "log {n} 'step {i'", "condition {n} i > 100", "log {n} \"at {i}\"", "breakpoints",
+                   "log {n}", "condition {n}", "c")
+    number = _breakpoint_number()
+    t.stdin = type(t.stdin)(t.stdin.getvalue().replace("{n}", str(number)))
+    jaxdbg.breakpoint(**t.options)  # an eager stop of another breakpoint, to type at
+    assert "takes a breakpoint number first" in t.answers("condition")[0]
+    assert "not 'x'" in t.answers("condition x")[0]
+    assert "no breakpoint 99999" in t.answers("condition 99999 i")[0]
+    assert "does not parse: SyntaxError" in t.answers(f"condition {number} i >")[0]
+    assert "does not parse: SyntaxError" in t.answers(f"log {number} 'step {{i'")[0]
+    listing = t.answers("breakpoints")[0]
+    assert "stop only if i > 100" in listing and "log 'at {i}' (never stops)" in listing
+    row = next(r for r in breakpoint_state.rows() if r.number == number)
+    assert row.condition == "" and row.log_template == ""  # cleared by the last two commands

@@ -1,0 +1,132 @@
+"""Watches: values per hit across stops that open and stops that pass; errors said once."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxdbg
+from jaxdbg.capture.frames import Frame
+from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine import breakpoint_checks, breakpoint_state, watch_commands, watches
+from support.transcript import Transcript
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state(monkeypatch):
+    monkeypatch.setattr(watches, "LIVE", watches.WatchBook())  # each test's own watches
+    breakpoint_state.reset()
+    yield
+    breakpoint_state.reset()
+
+
+def _number(t: Transcript) -> int:
+    return int(re.search(r"breakpoint (\d+), hit", t.stops()[0]).group(1))
+
+
+def _scan(t: Transcript, steps: int):
+    def body(carry, i):
+        loss = carry * 0.5 + i
+        grads = jnp.full((3,), i)  # noqa: F841 (a local to watch)
+        jaxdbg.breakpoint(**t.options)
+        return loss, loss
+    return jax.jit(lambda: jax.lax.scan(body, 1.0, jnp.arange(float(steps)))[0])
+
+
+def _expected_losses(steps: int) -> list[float]:
+    out, carry = [], np.float32(1.0)
+    for i in range(steps):
+        carry = np.float32(carry * np.float32(0.5) + np.float32(i))
+        out.append(float(carry))
+    return out
+
+
+def test_a_watch_keeps_one_value_per_hit_through_continue_all():
+    t = Transcript("watch loss", "watch grads", "ca")
+    _scan(t, 100)()
+    number = _number(t)
+    loss, grads = watches.LIVE.watches(number)
+    assert [v.number for v in loss.values] == pytest.approx(_expected_losses(100))
+    first_hit = loss.values[0].hit
+    assert [v.hit for v in loss.values] == list(range(first_hit, first_hit + 100))
+    # an array keeps its statistics per hit, not its values
+    assert grads.values[-1].number is None and grads.values[-1].stats.max == 99.0
+    assert grads.values[-1].shape == (3,) and len(grads.values) == 100
+
+
+def test_watch_alone_lists_and_unwatch_removes_by_expression_or_number():
+    t = Transcript("watch loss", "watch loss * 2", "c", "watch", "unwatch 2", "unwatch loss", "watch",
+                   "unwatch nothing", "c")
+    _scan(t, 2)()
+    listed = t.answers("watch")[0]
+    assert "1: loss = 1.25  (hit" in listed and "2: loss * 2 = 2.5" in listed
+    assert "▁█" in listed  # the scalar's history as a line
+    assert t.answers("unwatch 2")[0].startswith("No longer watching 'loss * 2'.")
+    assert "(no watches at breakpoint" in t.answers("watch")[1]
+    assert "*** no watch 'nothing'" in t.answers("unwatch nothing")[0]
+
+
+def test_a_raising_watch_is_reported_once_and_the_computation_goes_on(capsys):
+    t = Transcript("watch loss[5]", "ca")
+    result = _scan(t, 10)()
+    assert float(result) == pytest.approx(_expected_losses(10)[-1])
+    said = t.text + capsys.readouterr().out
+    assert said.count("watch 'loss[5]' at breakpoint") == 1, said
+    number = _number(t)
+    (watch,) = [w for w in watches.LIVE.watches(number) if w.expression == "loss[5]"]
+    assert len(watch.values) == 10 and all(v.error.startswith("IndexError") for v in watch.values)
+
+
+def test_a_watch_of_a_disabled_breakpoint_still_fills_in():
+    t = Transcript("watch loss", "disable", "c")
+    f = _scan(t, 3)
+    f()
+    number = _number(t)
+    (watch,) = watches.LIVE.watches(number)
+    assert [v.hit for v in watch.values][1:] == [None, None]  # not hits: the breakpoint is off
+    assert len(t.stops()) == 1
+    # called again, already disabled: the program still brings the values to the host
+    # (a disabled breakpoint without watches sends nothing), and nothing opens
+    f()
+    (watch,) = watches.LIVE.watches(number)
+    assert len(watch.values) == 6 and [v.hit for v in watch.values][3:] == [None] * 3
+    assert len(t.stops()) == 1
+
+
+def test_watch_errors_clearly_outside_a_numbered_breakpoint():
+    session = jaxdbg.Session([Frame("f.py", 1, "f", {"x": 1}, {}, ["x\n"], 1)], StopInfo())
+    out = session.execute("watch x")
+    assert out.is_error and "numbered breakpoint" in out.text
+    assert session.execute("watch").is_error
+
+
+def test_a_bad_watch_expression_is_refused_at_once():
+    session = jaxdbg.Session([Frame("f.py", 1, "f", {"x": 1}, {}, ["x\n"], 1)],
+                             StopInfo(breakpoint_id=9999))
+    session.watch_book = watches.WatchBook()
+    assert session.execute("watch x +").text.startswith("*** SyntaxError")
+    assert session.execute("watch x").kind.value == "watches"
+    assert session.execute("watch x").text.startswith("*** 'x' is watched already")
+
+
+def test_no_watch_no_condition_means_no_screening():
+    assert not breakpoint_checks.active(424242)
+    assert not breakpoint_checks.active(None)
+
+
+def test_sparkline_marks_non_finite_values():
+    assert watch_commands.sparkline([0.0, 1.0, float("nan")]) == "▁█·"
+    assert watch_commands.sparkline([]) == ""
+
+
+def test_watch_values_of_every_kind():
+    assert watches.value_of(1, jnp.float32(2.5)).number == 2.5
+    assert watches.value_of(1, jnp.ones((), jnp.bfloat16)).number == 1.0
+    assert watches.value_of(1, True).number == 1.0
+    assert watches.value_of(1, np.int32(7)).text == "7"
+    arr = watches.value_of(2, jnp.array([1.0, np.nan]))
+    assert arr.number is None and arr.stats.nan_count == 1
+    assert watches.value_of(3, "text").text == "'text'"
+    assert watches.value_of(3, jnp.complex64(1 + 2j)).number is None

@@ -1,0 +1,56 @@
+"""The static summary's watch table: a plot with a dot per hit for a scalar, a text twin."""
+
+import re
+
+
+from jaxdbg.engine import summaries
+from jaxdbg.engine.outputs import StopSummary
+from jaxdbg.engine.watches import Watch, WatchValue
+from jaxdbg.views import html, text, watch_views
+
+
+def _scalar(n: int) -> Watch:
+    return Watch("loss", [WatchValue(hit, f"{hit * 0.5}", number=hit * 0.5) for hit in range(1, n + 1)])
+
+
+def _summary(*watches: Watch) -> StopSummary:
+    return StopSummary("Stopped at f.py:3 in step (breakpoint 1, hit 4)", "f.py:3", "jaxdbg.breakpoint()",
+                       (), "Continued.", watches=watches)
+
+
+def test_a_scalar_watch_is_a_plot_with_one_dot_per_hit_in_the_summary():
+    markup = str(html.stop_summary(_summary(_scalar(4))))
+    assert markup.count("<circle") == 4 and "<polyline" in markup
+    assert "loss over 4 hits" in markup and ">2.0<" in markup and "4 hits" in markup
+
+
+def test_an_array_watch_shows_its_statistics_and_errors_are_marked():
+    stats = summaries.ArrayStats(0.0, 3.0, 1.5, 0, 0)
+    arrays = Watch("grads", [WatchValue(1, "min=0 max=1", stats=stats, shape=(4,), dtype="float32"),
+                             WatchValue(2, "min=0 max=3", stats=stats, shape=(4,), dtype="float32")])
+    failing = Watch("x[9]", [WatchValue(1, "", error="IndexError: out of range")])
+    markup = str(html.stop_summary(_summary(arrays, failing)))
+    assert "<circle" not in markup and "first: min=0 max=1" in markup
+    assert "*** IndexError: out of range" in markup
+    plain = text.stop_summary(_summary(arrays, failing))
+    assert "watch grads = min=0 max=3  (2 hits)  first: min=0 max=1" in plain
+    assert "watch x[9] = *** IndexError: out of range  (1 hits)" in plain
+
+
+def test_user_text_in_a_watch_is_escaped():
+    markup = str(html.stop_summary(_summary(Watch("'<b>'", [WatchValue(1, "'<b>'")]))))
+    assert "<b>" not in markup and "&lt;b&gt;" in markup
+
+
+def test_plot_points_skip_non_finite_values_and_fit_the_box():
+    points = watch_views.plot_points([(1, 0.0), (2, float("nan")), (3, 10.0), (4, float("inf"))])
+    assert len(points) == 2
+    xs, ys = zip(*points)
+    assert min(xs) >= 0 and max(xs) <= watch_views.PLOT_WIDTH
+    assert min(ys) >= 0 and max(ys) <= watch_views.PLOT_HEIGHT
+    assert ys[0] > ys[1]  # larger values are drawn higher up
+
+
+def test_no_watches_no_table():
+    assert "jaxdbg-watches" not in str(html.stop_summary(_summary()))
+    assert not re.search("watch ", text.stop_summary(_summary()))
