@@ -215,7 +215,7 @@ def _process_filter(processes: Any) -> Callable[[int], bool] | None:
 def _prepare_for_stops(backend: str | None, options: dict[str, Any]) -> None:
     """What must be in place at trace time, before any stop of this breakpoint runs."""
     # A job's debug host must be watching for other processes' stops before they come.
-    debug_host.watch_if_host()
+    debug_host.join_job()
     # Stops may run on XLA threads later; Ctrl-C reaches their prompt only through a
     # SIGINT handler, which must be installed from the main thread (tracing usually is).
     interrupts.install()

@@ -10,6 +10,7 @@ of its own through this process's backend. When it ends the owner is told how.
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 from typing import Any
@@ -22,20 +23,30 @@ from jaxdbg.engine.remote_session import RemoteSession
 from jaxdbg.engine import remote_stops
 
 POLL_S = 0.05
+# Past this long at exit, the host says which processes it still waits for.
+EXIT_NOTICE_S = 2.0
 
 _lock = threading.Lock()
 _watching: dict[int, threading.Thread] = {}  # id(store client) -> its watcher
-_options: dict[str, Any] = {"backend": None, "options": {}}
+_serving: set[threading.Thread] = set()  # threads serving another process's stop
+_exit_registered: set[int] = set()
 
 
-def watch_if_host(backend: str | None = None, options: dict[str, Any] | None = None) -> bool:
-    """Start serving other processes' stops here when this process is the job's debug
-    host and the job's secret is set; whether it serves them."""
+def join_job() -> bool:
+    """At trace time: the debug host starts watching for other processes' stops (and
+    will wait for them at exit); another process will say at exit that it is done.
+    Whether this process serves other processes' stops."""
     job = job_mod.current()
-    if job is None or not job.signed or not job.is_host():
+    if job is None or not job.signed:
         return False
-    if backend is not None or options:
-        _options.update(backend=backend, options=dict(options or {}))
+    job.start_heartbeat()
+    if not job.is_host():
+        _at_exit(job, _say_done)
+        return False
+    return _watch_as_host(job)
+
+
+def _watch_as_host(job: job_mod.Job) -> bool:
     with _lock:
         key = id(job.store.client)
         if key in _watching and _watching[key].is_alive():
@@ -44,13 +55,48 @@ def watch_if_host(backend: str | None = None, options: dict[str, Any] | None = N
         thread = threading.Thread(target=_watch, args=(job,), name="jaxdbg-debug-host", daemon=True)
         _watching[key] = thread
     thread.start()
+    _at_exit(job, _wait_for_the_job)
     return True
+
+
+def _at_exit(job: job_mod.Job, handler: Any) -> None:
+    with _lock:
+        if id(handler) in _exit_registered:
+            return
+        _exit_registered.add(id(handler))
+    atexit.register(handler, job)
+
+
+def _say_done(job: job_mod.Job) -> None:
+    try:
+        job.write(f"done/{job.process}", {"process": job.process})
+    except Exception:
+        pass
+
+
+def _wait_for_the_job(job: job_mod.Job) -> None:
+    """At the host's exit: serve the stops of processes still running, and only then
+    let the coordination service (which lives in process 0) go."""
+    started, said = time.monotonic(), False
+    while True:
+        with _lock:
+            serving = any(t.is_alive() for t in _serving)
+        running = [p for p in range(job.count) if p != job.process and job.alive(p)]
+        if not serving and not running:
+            return
+        if running and not said and time.monotonic() - started > EXIT_NOTICE_S:
+            said = True
+            job_mod.say_once("exit wait", f"{job.label()} (debug host) waits for "
+                             f"{', '.join(job.label(p) for p in running)} to finish, "
+                             "serving their stops here")
+        time.sleep(POLL_S * 2)
 
 
 def serve_here(job: job_mod.Job) -> None:
     """Make this process the job's debug host (``jaxdbg.distributed.serve_here()``)."""
+    job.start_heartbeat()
     job.write("host", {"process": job.process})
-    watch_if_host()
+    _watch_as_host(job)
 
 
 def _watch(job: job_mod.Job) -> None:
@@ -90,15 +136,19 @@ def _start_serving(job: job_mod.Job, announcement: dict[str, Any]) -> None:
     ticket = stop_serving.ticket_for(site, info, announcement.get("devices"),
                                      bool(announcement.get("every_device")), queue=True)
     session = RemoteSession(job, announcement, info)
-    threading.Thread(target=_serve, args=(ticket, session, info, site),
-                     name=f"jaxdbg-stop-{session.stop}", daemon=True).start()
+    thread = threading.Thread(target=_serve, args=(ticket, session, info, site),
+                              name=f"jaxdbg-stop-{session.stop}", daemon=True)
+    with _lock:
+        _serving.difference_update([t for t in _serving if not t.is_alive()])
+        _serving.add(thread)
+    thread.start()
 
 
 def _serve(ticket: Any, session: RemoteSession, info: Any, site: object) -> None:
     how = Resume.CONTINUE
     try:
-        how = stop_serving.serve_session(ticket, lambda: session, info, _options["backend"],
-                                         dict(_options["options"]), site)
+        # The host's backend, as its own stops choose it ($JAXDBG_BACKEND, or the best here).
+        how = stop_serving.serve_session(ticket, lambda: session, info, None, {}, site)
     except (DebuggerQuit, KeyboardInterrupt):
         how = Resume.QUIT  # quit here or at a stop of its round, or the host interrupted
     except BaseException as e:  # a backend that failed must not leave the owner waiting

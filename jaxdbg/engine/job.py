@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 
 from jaxdbg import config
 from jaxdbg.engine import message_signing, notices
@@ -25,6 +26,10 @@ from jaxdbg.internals import coordination
 # How long one blocking get waits before the waiter looks around (is the other side
 # still alive? did the job quit?); every wait on the store is made of such slices.
 WAIT_SLICE_S = 0.5
+# Each process of a job with a debug host writes a heartbeat this often; one that has
+# not moved for DEAD_AFTER_S is a process that died (killed, crashed, out of memory).
+HEARTBEAT_S = 0.5
+DEAD_AFTER_S = 5.0
 
 _notices_said: set[str] = set()
 _lock = threading.Lock()
@@ -44,6 +49,8 @@ class Job:
     store: coordination.Store
     secret: bytes | None
     namespace: str  # "jaxdbg/<tag>/"
+    _beats: dict[int, tuple[str | None, float]] = dataclasses.field(default_factory=dict)
+    _beating: bool = False
 
     @property
     def process(self) -> int:
@@ -121,13 +128,43 @@ class Job:
         return self.host() == self.process
 
     def alive(self, process: int) -> bool:
-        """Whether the coordination service still hears from ``process`` (True when
-        this JAX cannot say)."""
+        """Whether ``process`` is still running its program: its heartbeat in the store
+        moved within DEAD_AFTER_S and it has not reached its exit (where it says ``done``).
+
+        Not ``get_live_nodes``: the service answers that only once every live process
+        has asked too (a barrier), so one process cannot watch another with it.
+        """
         try:
-            live = self.store.live_processes()
+            if self.store.try_get(f"{self.namespace}done/{process}") is not None:
+                return False
+            beat = self.store.try_get(f"{self.namespace}beat/{process}")
         except Exception:  # the service itself is gone: so is everyone else's link
             return False
-        return live is None or process in live
+        now = time.monotonic()
+        with _lock:
+            last = self._beats.get(process)
+            if last is None or last[0] != beat:
+                self._beats[process] = (beat, now)
+                return True
+            return now - last[1] < DEAD_AFTER_S
+
+    def start_heartbeat(self) -> None:
+        """Say every HEARTBEAT_S that this process runs (a daemon thread, once)."""
+        with _lock:
+            if self._beating:
+                return
+            self._beating = True
+
+        def beat() -> None:
+            count = 0
+            while True:
+                count += 1
+                try:
+                    self.store.set(f"{self.namespace}beat/{self.process}", str(count))
+                except Exception:  # the service is gone
+                    return
+                time.sleep(HEARTBEAT_S)
+        threading.Thread(target=beat, name="jaxdbg-heartbeat", daemon=True).start()
 
 
 _job: Job | None = None

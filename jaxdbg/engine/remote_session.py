@@ -50,7 +50,12 @@ class RemoteSession(Session):
         if self.gone is not None:
             raise OwnerGone(self.gone)
         number, self._number = self._number, self._number + 1
-        self.job.write(f"{self.stop}/in/{number}", request)
+        try:
+            self.job.write(f"{self.stop}/in/{number}", request)
+        except Exception as e:  # the service itself ended
+            self.gone = (f"{self.job.label(self.owner)} can no longer be reached ({str(e).splitlines()[0]})"
+                         ", so its stop ended")
+            raise OwnerGone(self.gone) from None
         while True:
             try:
                 reply = self.job.read(f"{self.stop}/out/{number}", job_mod.WAIT_SLICE_S)
@@ -64,6 +69,10 @@ class RemoteSession(Session):
                 continue
             except message_signing.Refused:
                 continue  # reported once; the owner's reply at this number still counts
+            except Exception as e:  # the service itself ended (the job is shutting down)
+                self.gone = (f"{self.job.label(self.owner)} can no longer be reached (the job's "
+                             f"coordination service ended: {str(e).splitlines()[0]}), so its stop ended")
+                raise OwnerGone(self.gone) from None
             self.job.delete(f"{self.stop}/out/{number}")
             return reply
 

@@ -141,6 +141,10 @@ def _answer_requests(job: job_mod.Job, host: int, stop: str, session: Session) -
             continue
         except message_signing.Refused:
             continue  # reported once; the host's own request at this number still counts
+        except Exception as e:  # the coordination service itself is gone
+            notices.notice(f"{job.label()}: the job's coordination service is gone "
+                           f"({str(e).splitlines()[0]}); this stop ends with jaxdbg.DebuggerQuit")
+            raise HostGone("the job's coordination service is gone") from None
         job.write(f"{stop}/out/{number}", _answer(session, request))
         job.delete(f"{stop}/in/{number}")
         number += 1
