@@ -60,6 +60,7 @@ class RemoteSession(Session):
             try:
                 reply = self.job.read(f"{self.stop}/out/{number}", job_mod.WAIT_SLICE_S)
             except coordination.Timeout:
+                self._resend_if_replaced(f"{self.stop}/in/{number}", request)
                 if not self.job.alive(self.owner):
                     self.gone = (f"{self.job.label(self.owner)} is gone (the coordination "
                                  "service no longer hears from it), so its stop ended")
@@ -75,6 +76,16 @@ class RemoteSession(Session):
                 raise OwnerGone(self.gone) from None
             self.job.delete(f"{self.stop}/out/{number}")
             return reply
+
+    def _resend_if_replaced(self, name: str, request: dict[str, Any]) -> None:
+        """A forged message written over our request was refused and deleted by the
+        owner, taking ours with it: write ours again."""
+        try:
+            if self.job.try_read(name) is None \
+                    and self.job.store.try_get(self.job.namespace + name.replace("/in/", "/out/")) is None:
+                self.job.write(name, request)
+        except Exception:
+            pass  # the next slice looks again (or finds the service gone)
 
     def _dispatch(self, stripped: str, pretty: bool) -> Output:
         name, _ = split_command(stripped)

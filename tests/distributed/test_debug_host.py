@@ -1,0 +1,74 @@
+"""One debugger for a whole jax.distributed job: real local processes on CPU (gloo
+collectives, 2 devices each), their stops served at the debug host (process 0) by
+scripted commands (JAXDBG_COMMANDS)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from support.job_launcher import Job
+
+pytestmark = pytest.mark.distributed
+
+SECRET = {"JAXDBG_DEBUG_SECRET": "a secret only the launcher knows"}
+
+SHARD_MAP = '''
+import jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+import jaxdbg
+
+mesh = Mesh(np.array(jax.devices()), ("x",))
+
+def body(x):
+    y = x * 2
+    jaxdbg.breakpoint()
+    return jax.lax.psum(y, "x")
+
+f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P()))
+x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")), lambda i: np.arange(8.0)[i])
+out = f(x)
+print("result", PROCESS, np.asarray(out.addressable_data(0)).tolist(), flush=True)
+'''
+
+
+def host_commands(commands: str) -> dict[int, dict[str, str]]:
+    return {0: {"JAXDBG_COMMANDS": commands}}
+
+
+def test_every_processs_stops_are_served_at_the_debug_host():
+    commands = "p y; c; p y; c; p y; locals; up; p x.shape; c; whatis y; c"
+    with Job(SHARD_MAP, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    banners = re.findall(r"Stopped at .*", host)
+    places = [re.search(r"process \d/2 · device \d", b).group(0) for b in banners]
+    assert places == ["process 0/2 · device 0", "process 0/2 · device 1",
+                      "process 1/2 · device 2", "process 1/2 · device 3"], host
+    # p, locals and up ran in process 1, where device 2's shard is.
+    assert "Array([ 8., 10.], dtype=float32)" in host
+    assert re.search(r"y\s+Array\s.*process 1/2 · device 2", host), host
+    assert re.search(r"->\s+out = f\(x\)", host) and "(8,)" in host  # up: the module frame's x
+    assert "float32[2]" in host  # whatis at device 3
+    assert "Stopped at" not in other  # nothing was served in process 1 itself
+    assert "result 0 [24.0, 32.0]" in host and "result 1 [24.0, 32.0]" in other
+
+
+def test_quit_at_the_host_ends_the_computation_in_every_process():
+    with Job(SHARD_MAP, 2, env=SECRET, per_process_env=host_commands("q")) as job:
+        assert job.wait(120) == [1, 1], job.outputs()
+        outputs = [job.output(0), job.output(1)]
+    for text in outputs:  # one line each, as a quit in one process says it
+        assert text.count("jaxdbg.DebuggerQuit: the debugger quit") == 1, outputs
+        assert "result" not in text and "Traceback" not in text, outputs
+    assert len(re.findall(r"Stopped at", outputs[0])) == 1
+
+
+def test_continue_all_at_the_host_passes_the_breakpoint_on_every_process():
+    with Job(SHARD_MAP, 2, env=SECRET, per_process_env=host_commands("continue all")) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    assert len(re.findall(r"Stopped at", host)) == 1, host
+    assert "continued past 3 more stops of breakpoint 1" in host
+    assert "result 0 [24.0, 32.0]" in host and "result 1 [24.0, 32.0]" in other
