@@ -72,3 +72,48 @@ def test_continue_all_at_the_host_passes_the_breakpoint_on_every_process():
     assert len(re.findall(r"Stopped at", host)) == 1, host
     assert "continued past 3 more stops of breakpoint 1" in host
     assert "result 0 [24.0, 32.0]" in host and "result 1 [24.0, 32.0]" in other
+
+
+# Process 0 also plays an attacker who can reach the coordinator's port: as soon as
+# process 1 publishes a stop, it writes commands for that stop straight into the store,
+# one unsigned and one signed with the wrong secret, and announces a stop of its own.
+# Messages are signed, not encrypted: it can read which stop is device 2's.
+FORGER = '''
+import json, threading, time
+from jax._src import distributed
+from jaxdbg.engine import message_signing
+
+def forge():
+    client = distributed.global_state.client
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        for key, value in client.key_value_dir_get("jaxdbg/"):
+            if "/stops/p1-" in key and json.loads(json.loads(value)["body"])["info"]["device"] == 2:
+                space, stop = key.split("/stops/")
+                unsigned = json.dumps({"op": "execute", "line": "print('FORGED unsigned')"})
+                client.key_value_set(f"{space}/{stop}/in/1", unsigned, allow_overwrite=True)
+                at = f"{space}/{stop}/in/2"
+                wrong = message_signing.sign(b"not the secret", at,
+                                             {"op": "execute", "line": "print('FORGED wrong')"})
+                client.key_value_set(at, wrong, allow_overwrite=True)
+                client.key_value_set(f"{space}/stops/p1-0-forged", json.dumps({"body": "{}", "mac": "0"}),
+                                     allow_overwrite=True)
+                return
+        time.sleep(0.005)
+
+if PROCESS == 0:
+    threading.Thread(target=forge, daemon=True).start()
+'''
+
+
+def test_commands_forged_into_the_store_are_refused_and_reported_once():
+    commands = "c; c; p y; p y + 1; p y + 2; c; c"
+    with Job(FORGER + SHARD_MAP, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    assert "FORGED" not in host + other  # neither forged command ran
+    assert other.count("refused a message in the job's store") == 1, other
+    assert "refused a message in the job's store" in host  # the forged stop
+    assert len(re.findall(r"Stopped at", host)) == 4, host
+    for value in ("Array([ 8., 10.]", "Array([ 9., 11.]", "Array([10., 12.]"):
+        assert value in host, host  # the host's own commands all ran, in order
