@@ -62,8 +62,8 @@ class RemoteSession(Session):
             except coordination.Timeout:
                 self._resend_if_replaced(f"{self.stop}/in/{number}", request)
                 if not self.job.alive(self.owner):
-                    self.gone = (f"{self.job.label(self.owner)} is gone (the coordination "
-                                 "service no longer hears from it), so its stop ended")
+                    self.gone = (f"{self.job.label(self.owner)} is gone (its heartbeat in the "
+                                 "job's store stopped), so its stop ended")
                     self.job.delete(f"{self.stop}/")
                     self.job.delete(f"stops/{self.stop}")
                     raise OwnerGone(self.gone) from None

@@ -117,3 +117,39 @@ def test_commands_forged_into_the_store_are_refused_and_reported_once():
     assert len(re.findall(r"Stopped at", host)) == 4, host
     for value in ("Array([ 8., 10.]", "Array([ 9., 11.]", "Array([10., 12.]"):
         assert value in host, host  # the host's own commands all ran, in order
+
+
+# No collective: each process runs its own single-device jit, and only process 1 stops.
+LOCAL_STEP = '''
+import jax.numpy as jnp
+import jaxdbg
+
+@jax.jit
+def step(x):
+    y = x + PROCESS
+    jaxdbg.breakpoint(processes=[1])
+    return y * 2
+
+print("result", PROCESS, step(jnp.arange(3.0)).tolist(), flush=True)
+'''
+
+
+def test_a_breakpoint_for_some_processes_stops_only_there():
+    with Job(LOCAL_STEP, 2, env=SECRET, per_process_env=host_commands("p y; c")) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    assert len(re.findall(r"Stopped at .*process 1/2\)", host)) == 1, host
+    assert "Array([1., 2., 3.], dtype=float32)" in host
+    assert "result 0 [0.0, 2.0, 4.0]" in host and "result 1 [2.0, 4.0, 6.0]" in other
+
+
+def test_a_process_killed_while_its_stop_is_served_is_reported_by_the_host():
+    commands = "__import__('time').sleep(300); c"
+    with Job(LOCAL_STEP, 2, env={**SECRET, "HEARTBEAT_TIMEOUT": "20"},
+             per_process_env=host_commands(commands)) as job:
+        job.wait_for(0, "(jaxdbg) __import__('time')")
+        job.kill(1)
+        job.wait(120)  # the host ends, it does not hang
+        host = job.output(0)
+    assert "process 1/2 is gone" in host, host
+    assert host.count("process 1/2 is gone") <= 2  # the command's error (and its notice)

@@ -34,7 +34,8 @@ jax.config.update("jax_cpu_collectives_implementation", "gloo")
 jax.distributed.initialize(coordinator_address=os.environ["COORDINATOR"],
                            num_processes=int(os.environ["NUM_PROCESSES"]),
                            process_id=int(os.environ["PROCESS_ID"]),
-                           initialization_timeout=60)
+                           initialization_timeout=60,
+                           heartbeat_timeout_seconds=int(os.environ.get("HEARTBEAT_TIMEOUT", "100")))
 PROCESS = jax.process_index()
 '''
 
