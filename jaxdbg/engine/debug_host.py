@@ -20,7 +20,7 @@ from jaxdbg.engine import job as job_mod
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.remote_session import RemoteSession
-from jaxdbg.engine import remote_stops
+from jaxdbg.engine import remote_prints, remote_stops
 
 POLL_S = 0.05
 # Past this long at exit, the host says which processes it still waits for.
@@ -39,6 +39,7 @@ def join_job() -> bool:
     job = job_mod.current()
     if job is None or not job.signed:
         return False
+    _at_exit(job, _leave)  # first, so that it runs last
     job.start_heartbeat()
     if not job.is_host():
         _at_exit(job, _say_done)
@@ -67,6 +68,14 @@ def _at_exit(job: job_mod.Job, handler: Any) -> None:
     atexit.register(handler, job)
 
 
+def _leave(job: job_mod.Job) -> None:
+    job.leave()
+    with _lock:
+        watcher = _watching.get(id(job.store.client))
+    if watcher is not None:
+        watcher.join(1.0)
+
+
 def _say_done(job: job_mod.Job) -> None:
     try:
         job.write(f"done/{job.process}", {"process": job.process})
@@ -83,6 +92,7 @@ def _wait_for_the_job(job: job_mod.Job) -> None:
             serving = any(t.is_alive() for t in _serving)
         running = [p for p in range(job.count) if p != job.process and job.alive(p)]
         if not serving and not running:
+            remote_prints.deliver_arrived(job)  # the last rows of processes that are done
             return
         if running and not said and time.monotonic() - started > EXIT_NOTICE_S:
             said = True
@@ -94,6 +104,7 @@ def _wait_for_the_job(job: job_mod.Job) -> None:
 
 def serve_here(job: job_mod.Job) -> None:
     """Make this process the job's debug host (``jaxdbg.distributed.serve_here()``)."""
+    _at_exit(job, _leave)
     job.start_heartbeat()
     job.write("host", {"process": job.process})
     _watch_as_host(job)
@@ -101,7 +112,7 @@ def serve_here(job: job_mod.Job) -> None:
 
 def _watch(job: job_mod.Job) -> None:
     seen: set[str] = set()
-    while True:
+    while not job.leaving.is_set():
         try:
             entries = job.store.dir_get(job.namespace + "stops/")
         except Exception:  # the service is gone: the job is over
@@ -118,12 +129,13 @@ def _watch(job: job_mod.Job) -> None:
         fresh.sort(key=lambda a: (int(a["process"]), a["info"].get("device") or 0))
         for announcement in fresh:
             _start_serving(job, announcement)
+        remote_prints.deliver_arrived(job)
         if not job.is_host():  # another process called serve_here(): it serves from now on
             job.delete(f"watching/{job.process}")
             with _lock:
                 _watching.pop(id(job.store.client), None)
             return
-        time.sleep(POLL_S)
+        job.leaving.wait(POLL_S)
 
 
 def _start_serving(job: job_mod.Job, announcement: dict[str, Any]) -> None:

@@ -50,7 +50,10 @@ class Job:
     secret: bytes | None
     namespace: str  # "jaxdbg/<tag>/"
     _beats: dict[int, tuple[str | None, float]] = dataclasses.field(default_factory=dict)
-    _beating: bool = False
+    _heartbeat: threading.Thread | None = None
+    #: Set at exit: jaxdbg's threads stop calling the service before JAX shuts it down
+    #: (a thread inside a call of a client being destroyed aborts the process).
+    leaving: threading.Event = dataclasses.field(default_factory=threading.Event)
 
     @property
     def process(self) -> int:
@@ -150,21 +153,27 @@ class Job:
 
     def start_heartbeat(self) -> None:
         """Say every HEARTBEAT_S that this process runs (a daemon thread, once)."""
-        with _lock:
-            if self._beating:
-                return
-            self._beating = True
-
         def beat() -> None:
             count = 0
-            while True:
+            while not self.leaving.is_set():
                 count += 1
                 try:
                     self.store.set(f"{self.namespace}beat/{self.process}", str(count))
                 except Exception:  # the service is gone
                     return
-                time.sleep(HEARTBEAT_S)
-        threading.Thread(target=beat, name="jaxdbg-heartbeat", daemon=True).start()
+                self.leaving.wait(HEARTBEAT_S)
+
+        with _lock:
+            if self._heartbeat is not None:
+                return
+            self._heartbeat = threading.Thread(target=beat, name="jaxdbg-heartbeat", daemon=True)
+        self._heartbeat.start()
+
+    def leave(self) -> None:
+        """At exit: stop the heartbeat (and the host's watcher) and wait for them."""
+        self.leaving.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join(2 * HEARTBEAT_S)
 
 
 _job: Job | None = None

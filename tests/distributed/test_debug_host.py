@@ -75,9 +75,10 @@ def test_continue_all_at_the_host_passes_the_breakpoint_on_every_process():
 
 
 # Process 0 also plays an attacker who can reach the coordinator's port: as soon as
-# process 1 publishes a stop, it writes commands for that stop straight into the store,
-# one unsigned and one signed with the wrong secret, and announces a stop of its own.
-# Messages are signed, not encrypted: it can read which stop is device 2's.
+# process 1 publishes device 2's stop (messages are signed, not encrypted: it reads
+# which stop is whose), it writes a command for that stop straight into the store,
+# unsigned; once that is refused (deleted), one signed with the wrong secret; and it
+# announces a stop of its own. The host's first stop sleeps meanwhile.
 FORGER = '''
 import json, threading, time
 from jax._src import distributed
@@ -86,18 +87,24 @@ from jaxdbg.engine import message_signing
 def forge():
     client = distributed.global_state.client
     deadline = time.time() + 60
+    def wait_until_gone(key):
+        while time.time() < deadline and any(k == key for k, _ in client.key_value_dir_get(key.rsplit("/", 1)[0] + "/")):
+            time.sleep(0.005)
     while time.time() < deadline:
         for key, value in client.key_value_dir_get("jaxdbg/"):
             if "/stops/p1-" in key and json.loads(json.loads(value)["body"])["info"]["device"] == 2:
                 space, stop = key.split("/stops/")
+                at = f"{space}/{stop}/in/0"
                 unsigned = json.dumps({"op": "execute", "line": "print('FORGED unsigned')"})
-                client.key_value_set(f"{space}/{stop}/in/1", unsigned, allow_overwrite=True)
-                at = f"{space}/{stop}/in/2"
+                client.key_value_set(at, unsigned, allow_overwrite=True)
+                wait_until_gone(at)
                 wrong = message_signing.sign(b"not the secret", at,
                                              {"op": "execute", "line": "print('FORGED wrong')"})
                 client.key_value_set(at, wrong, allow_overwrite=True)
+                wait_until_gone(at)
                 client.key_value_set(f"{space}/stops/p1-0-forged", json.dumps({"body": "{}", "mac": "0"}),
                                      allow_overwrite=True)
+                print("forger done", flush=True)
                 return
         time.sleep(0.005)
 
@@ -107,10 +114,11 @@ if PROCESS == 0:
 
 
 def test_commands_forged_into_the_store_are_refused_and_reported_once():
-    commands = "c; c; p y; p y + 1; p y + 2; c; c"
+    commands = "__import__('time').sleep(3); c; c; p y; p y + 1; p y + 2; c; c"
     with Job(FORGER + SHARD_MAP, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
         assert job.wait(120) == [0, 0], job.outputs()
         host, other = job.output(0), job.output(1)
+    assert "forger done" in host
     assert "FORGED" not in host + other  # neither forged command ran
     assert other.count("refused a message in the job's store") == 1, other
     assert "refused a message in the job's store" in host  # the forged stop
@@ -153,3 +161,39 @@ def test_a_process_killed_while_its_stop_is_served_is_reported_by_the_host():
         host = job.output(0)
     assert "process 1/2 is gone" in host, host
     assert host.count("process 1/2 is gone") <= 2  # the command's error (and its notice)
+
+
+PRINTS = '''
+import jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+import jaxdbg
+
+mesh = Mesh(np.array(jax.devices()), ("x",))
+
+def body(x):
+    for step in range(3):
+        jaxdbg.print("step {s} shard {x}", s=step, x=x, ordered=False)
+        x = x + 1
+    return jax.lax.psum(x, "x")
+
+f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P()))
+x = jax.make_array_from_callback((4,), NamedSharding(mesh, P("x")), lambda i: np.arange(4.0)[i])
+jax.block_until_ready(f(x))
+jaxdbg.print("eager from {p}", p=PROCESS)
+print("finished", PROCESS, flush=True)
+'''
+
+
+def test_prints_of_every_process_land_at_the_debug_host_in_order():
+    with Job(PRINTS, 2, env=SECRET) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    assert "step" not in other and "eager" not in other  # process 1 printed nothing itself
+    assert "eager from 0" in host and "process 1/2 | eager from 1" in host
+    rows = [(int(step), float(value)) for step, value in
+            re.findall(r"^process 1/2 \| step (\d) shard \[(\d+)\.?\]$", host, re.M)]
+    for device in (2, 3):  # each of process 1's devices: its shard x + step, in step order
+        steps = [step for step, value in rows if value - step == device]
+        assert steps == [0, 1, 2], host
+    own = re.findall(r"^step \d shard .*$", host, re.M)
+    assert len(own) == 6, host  # process 0's own rows, without a prefix
