@@ -28,14 +28,6 @@ def serve_here() -> None:
 
 
 def status() -> str | None:
-    """``process 0 of 4, debug host; live: 0, 1, 2, 3``, or None outside a job."""
-    current = job.current()
-    if current is None:
-        return None
-    host = current.host()
-    role = "debug host" if host == current.process else f"debug host: process {host}"
-    if not current.signed:
-        role = f"each process serves its own stops (${config.DEBUG_SECRET.name} is not set)"
-    live = current.store.live_processes()
-    alive = "" if live is None else "; live: " + ", ".join(map(str, sorted(live)))
-    return f"process {current.process} of {current.count}, {role}{alive}"
+    """``process 0 of 4, debug host; running: 0, 1, 2, 3``, or None outside a job."""
+    described = job.describe()
+    return None if described is None else "; ".join(described)

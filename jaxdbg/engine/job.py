@@ -202,3 +202,18 @@ def remote_serving_off_notice(job: Job) -> None:
                          f"${config.DEBUG_SECRET.name} is not set; set it to the same secret in "
                          "every process of the job to serve all stops at the debug host "
                          f"(process {job.host()}, or ${config.DEBUG_PROCESS.name})")
+
+
+def describe() -> tuple[str, str] | None:
+    """``("process 0 of 4, debug host", "running: 0, 1, 3")`` for ``%jaxdbg``; None
+    outside a job."""
+    job = current()
+    if job is None:
+        return None
+    host = job.host()
+    if not job.signed:
+        return (f"process {job.process} of {job.count}",
+                f"each process serves its own stops (${config.DEBUG_SECRET.name} is not set)")
+    role = "debug host" if host == job.process else f"debug host: process {host}"
+    running = [p for p in range(job.count) if p == job.process or job.alive(p)]
+    return f"process {job.process} of {job.count}, {role}", "running: " + ", ".join(map(str, running))

@@ -180,6 +180,8 @@ f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P()))
 x = jax.make_array_from_callback((4,), NamedSharding(mesh, P("x")), lambda i: np.arange(4.0)[i])
 jax.block_until_ready(f(x))
 jaxdbg.print("eager from {p}", p=PROCESS)
+from jaxdbg.ipython import magics
+print(magics.status_table(), flush=True)
 print("finished", PROCESS, flush=True)
 '''
 
@@ -195,5 +197,8 @@ def test_prints_of_every_process_land_at_the_debug_host_in_order():
     for device in (2, 3):  # each of process 1's devices: its shard x + step, in step order
         steps = [step for step, value in rows if value - step == device]
         assert steps == [0, 1, 2], host
+    # %jaxdbg's status names the job and this process's part in it.
+    assert re.search(r"job\s+process 0 of 2, debug host\s+running: 0", host), host
+    assert re.search(r"job\s+process 1 of 2, debug host: process 0", other), other
     own = re.findall(r"^step \d shard .*$", host, re.M)
     assert len(own) == 6, host  # process 0's own rows, without a prefix
