@@ -209,7 +209,7 @@ def _process_filter(processes: Any) -> Callable[[int], bool] | None:
     except (TypeError, ValueError):
         raise TypeError("processes= takes a list of process indices or a callable on the "
                         f"process index, not {processes!r}") from None
-    return chosen.__contains__
+    return lambda index: index in chosen
 
 
 def _prepare_for_stops(backend: str | None, options: dict[str, Any]) -> None:

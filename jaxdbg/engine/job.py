@@ -138,7 +138,7 @@ class Job:
         has asked too (a barrier), so one process cannot watch another with it.
         """
         try:
-            if self.store.try_get(f"{self.namespace}done/{process}") is not None:
+            if self.signed and self.try_read(f"done/{process}") is not None:
                 return False
             beat = self.store.try_get(f"{self.namespace}beat/{process}")
         except Exception:  # the service itself is gone: so is everyone else's link

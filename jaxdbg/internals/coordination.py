@@ -69,13 +69,15 @@ class Store:
         """Remove ``key`` (and, for a directory, every key under it)."""
         self.client.key_value_delete(key)
 
-    def live_processes(self) -> set[int] | None:
-        """The processes the service still hears from; None where this JAX cannot say."""
+    def live_processes(self) -> "frozenset[int] | None":
+        """The processes the service still hears from; None where this JAX cannot say.
+
+        A barrier: the service answers once every live process has asked."""
         ask = getattr(self.client, "get_live_nodes", None)
         if ask is None:
             return None
         live = ask(list(range(self.process_count)))
-        return {int(p) for p in (live.keys() if isinstance(live, dict) else live)}
+        return frozenset(int(p) for p in (live.keys() if isinstance(live, dict) else live))
 
 
 def store() -> Store | None:
