@@ -204,3 +204,15 @@ def test_prints_of_every_process_land_at_the_debug_host_in_order():
     assert re.search(r"job\s+process 1 of 2, debug host: process 0", other), other
     own = re.findall(r"^step \d shard .*$", host, re.M)
     assert len(own) == 6, host  # process 0's own rows, without a prefix
+
+
+def test_without_the_secret_each_process_serves_its_own_stops_and_says_so_once():
+    commands = {0: {"JAXDBG_COMMANDS": "c; c"}, 1: {"JAXDBG_COMMANDS": "p y; c; c"}}
+    with Job(SHARD_MAP, 2, per_process_env=commands) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    assert re.findall(r"process (\d)/2 · device (\d)", host) == [("0", "0"), ("0", "1")], host
+    assert re.findall(r"process (\d)/2 · device (\d)", other) == [("1", "2"), ("1", "3")], other
+    assert "Array([ 8., 10.], dtype=float32)" in other
+    for text in (host, other):
+        assert text.count("is not set; set it to the same secret in every process") == 1, text
