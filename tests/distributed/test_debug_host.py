@@ -216,3 +216,52 @@ def test_without_the_secret_each_process_serves_its_own_stops_and_says_so_once()
     assert "Array([ 8., 10.], dtype=float32)" in other
     for text in (host, other):
         assert text.count("is not set; set it to the same secret in every process") == 1, text
+
+
+PMAP_AND_SHARDED_JIT = '''
+import jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+import jaxdbg
+
+def g(x):
+    y = x + 1
+    jaxdbg.breakpoint()
+    return jax.lax.psum(y, "i")
+
+out = jax.pmap(g, axis_name="i")(jnp.arange(2.0) + 10 * PROCESS)
+print("pmap result", PROCESS, out.tolist(), flush=True)
+
+mesh = Mesh(np.array(jax.devices()), ("x",))
+
+@jax.jit
+def h(x):
+    z = x.sum()
+    jaxdbg.breakpoint()
+    return z * 2
+
+x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")), lambda i: np.arange(8.0)[i])
+print("jit result", PROCESS, float(np.asarray(h(x).addressable_data(0))), flush=True)
+'''
+
+
+def test_pmap_stops_of_every_process_and_a_sharded_jit_stop_at_the_host():
+    commands = "p y; c; p y; c; p y; c; p y; c; p z; c"
+    with Job(PMAP_AND_SHARDED_JIT, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    assert re.findall(r"process (\d)/2 · device (\d)", host) == [
+        ("0", "0"), ("0", "1"), ("1", "2"), ("1", "3")], host
+    values = re.findall(r"Array\((\d+)\., dtype=float32\)", host)
+    assert values == ["1", "2", "11", "12", "28"], host  # y on each device, then z
+    # Under a sharded jit the callback runs once, in process 0, with the gathered value.
+    assert re.search(r"in h \(breakpoint 2, hit 1; process 0/2; mesh x=4\)", host), host
+    assert "pmap result 1 [26.0, 26.0]" in other and "jit result 1 56.0" in other
+
+
+def test_four_processes_are_served_in_process_and_device_order():
+    commands = "; ".join(["c"] * 8)
+    with Job(SHARD_MAP, 4, env=SECRET, per_process_env=host_commands(commands)) as job:
+        assert job.wait(180) == [0, 0, 0, 0], job.outputs()
+        host = job.output(0)
+    places = re.findall(r"process (\d)/4 · device (\d)", host)
+    assert places == [(str(d // 2), str(d)) for d in range(8)], host
