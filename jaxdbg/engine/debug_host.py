@@ -107,6 +107,7 @@ def serve_here(job: job_mod.Job) -> None:
     _at_exit(job, _leave)
     job.start_heartbeat()
     job.write("host", {"process": job.process})
+    job.forget_host()
     _watch_as_host(job)
 
 

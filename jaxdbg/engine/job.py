@@ -29,6 +29,7 @@ WAIT_SLICE_S = 0.5
 # Each process of a job with a debug host writes a heartbeat this often; one that has
 # not moved for DEAD_AFTER_S is a process that died (killed, crashed, out of memory).
 HEARTBEAT_S = 0.5
+HOST_RECHECK_S = 1.0
 DEAD_AFTER_S = 5.0
 
 _notices_said: set[str] = set()
@@ -51,6 +52,7 @@ class Job:
     namespace: str  # "jaxdbg/<tag>/"
     _beats: dict[int, tuple[str | None, float]] = dataclasses.field(default_factory=dict)
     _heartbeat: threading.Thread | None = None
+    _host: tuple[int, float] | None = None  # (debug host, when it was read)
     #: Set at exit: jaxdbg's threads stop calling the service before JAX shuts it down
     #: (a thread inside a call of a client being destroyed aborts the process).
     leaving: threading.Event = dataclasses.field(default_factory=threading.Event)
@@ -116,7 +118,19 @@ class Job:
 
     # -- who serves -------------------------------------------------------------
     def host(self) -> int:
-        """The debug host: the last ``serve_here()``, else ``$JAXDBG_DEBUG_PROCESS``."""
+        """The debug host: the last ``serve_here()``, else ``$JAXDBG_DEBUG_PROCESS``
+        (asked of the store at most every HOST_RECHECK_S: every print row asks)."""
+        known = self._host
+        if known is not None and time.monotonic() - known[1] < HOST_RECHECK_S:
+            return known[0]
+        host = self._read_host()
+        self._host = (host, time.monotonic())
+        return host
+
+    def forget_host(self) -> None:
+        self._host = None
+
+    def _read_host(self) -> int:
         chosen = self.try_read("host") if self.signed else None
         if chosen is not None and isinstance(chosen.get("process"), int):
             return int(chosen["process"])

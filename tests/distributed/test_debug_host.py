@@ -265,3 +265,37 @@ def test_four_processes_are_served_in_process_and_device_order():
         host = job.output(0)
     places = re.findall(r"process (\d)/4 · device (\d)", host)
     assert places == [(str(d // 2), str(d)) for d in range(8)], host
+
+
+def test_another_process_can_be_the_debug_host():
+    env = {**SECRET, "JAXDBG_DEBUG_PROCESS": "1"}
+    with Job(SHARD_MAP, 2, env=env, per_process_env={1: {"JAXDBG_COMMANDS": "p y; c; c; c; c"}}) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(1), job.output(0)
+    assert re.findall(r"process (\d)/2 · device (\d)", host) == [
+        ("0", "0"), ("0", "1"), ("1", "2"), ("1", "3")], host
+    assert "Array([0., 2.], dtype=float32)" in host  # process 0's shard, shown at process 1
+    assert "Stopped at" not in other
+
+
+SERVE_HERE = '''
+import jaxdbg
+from jax._src import distributed
+client = distributed.global_state.client
+if PROCESS == 1:
+    jaxdbg.distributed.serve_here()
+    client.key_value_set("test/served", "yes")
+else:
+    client.blocking_key_value_get("test/served", 60000)
+print("status", PROCESS, jaxdbg.distributed.status(), flush=True)
+''' + SHARD_MAP
+
+
+def test_serve_here_makes_the_calling_process_the_debug_host():
+    with Job(SERVE_HERE, 2, env=SECRET, per_process_env={1: {"JAXDBG_COMMANDS": "c; c; p y; c; c"}}) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(1), job.output(0)
+    assert "status 1 process 1 of 2, debug host; running: 0, 1" in host, host
+    assert "status 0 process 0 of 2, debug host: process 1" in other, other
+    assert len(re.findall(r"Stopped at", host)) == 4 and "Stopped at" not in other
+    assert "Array([ 8., 10.], dtype=float32)" in host
