@@ -49,14 +49,17 @@ def free_port() -> int:
 class Job:
     def __init__(self, program: str, processes: int = 2, env: dict[str, str] | None = None,
                  per_process_env: dict[int, dict[str, str]] | None = None,
-                 python: str | None = None) -> None:
+                 python: str | None = None, address: str | None = None,
+                 launch: list[int] | None = None) -> None:
+        """``launch``: the process indices started here (default: all; the others join
+        from elsewhere, e.g. a kernel, at ``address``)."""
         self.dir = tempfile.TemporaryDirectory()
         self.script = Path(self.dir.name) / "program.py"
         self.script.write_text(PREAMBLE + textwrap.dedent(program))
-        address = f"127.0.0.1:{free_port()}"
+        address = address or f"127.0.0.1:{free_port()}"
         self.procs: list[subprocess.Popen] = []
         self.logs = []
-        for i in range(processes):
+        for i in (range(processes) if launch is None else launch):
             environment = dict(os.environ)
             environment.pop("JAXDBG_COMMANDS", None)
             environment.update(
@@ -73,8 +76,9 @@ class Job:
                 stdout=log, stderr=subprocess.STDOUT, env=environment, cwd=self.dir.name))
 
     def output(self, i: int) -> str:
+        """The output of the ``i``-th process started here."""
         self.logs[i].flush()
-        return (Path(self.dir.name) / f"out{i}.txt").read_text()
+        return Path(self.logs[i].name).read_text()
 
     def outputs(self) -> str:
         return "\n".join(f"----- process {i} -----\n{self.output(i)}" for i in range(len(self.procs)))
