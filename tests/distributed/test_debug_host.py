@@ -299,3 +299,31 @@ def test_serve_here_makes_the_calling_process_the_debug_host():
     assert "status 0 process 0 of 2, debug host: process 1" in other, other
     assert len(re.findall(r"Stopped at", host)) == 4 and "Stopped at" not in other
     assert "Array([ 8., 10.], dtype=float32)" in host
+
+
+# A backend of the host's own, driving the Session it is given as a view would.
+COMPLETING_BACKEND = '''
+import jaxdbg
+
+def completing(session):
+    print("session", type(session).__name__, session.info.place_label(), flush=True)
+    print("completions", session.complete("p y.sha"), session.complete("p zz"), flush=True)
+    print("frame", session.current.function, session.current.line().strip(), flush=True)
+    session.execute("up")
+    print("after up", session.index, session.current.function, flush=True)
+    session.execute("c")
+
+jaxdbg.register_debugger("completing", completing, priority=0)
+'''
+
+
+def test_completion_and_frames_of_a_remote_stop_come_from_its_process():
+    with Job(COMPLETING_BACKEND + SHARD_MAP, 2, env=SECRET,
+             per_process_env={0: {"JAXDBG_BACKEND": "completing"}}) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host = job.output(0)
+    assert "session RemoteSession process 1/2 · device 2" in host, host
+    remote = host[host.index("session RemoteSession process 1/2 · device 2"):]
+    assert "completions ['p y.shape', 'p y.sharding'] []" in remote
+    assert "frame body jaxdbg.breakpoint()" in remote
+    assert "after up 1 <module>" in remote
