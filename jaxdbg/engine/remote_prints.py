@@ -15,7 +15,7 @@ import time
 from typing import Any, Callable
 
 from jaxdbg.engine import job as job_mod
-from jaxdbg.engine import message_signing
+from jaxdbg.engine import message_signing, remote_stops
 
 _lock = threading.Lock()
 _sequence = itertools.count()
@@ -41,7 +41,10 @@ def forward(job: job_mod.Job, row: dict[str, Any]) -> bool:
         if known is not True:
             if known is not None and time.monotonic() - known < RECHECK_S:
                 return False
-            watching = job.try_read(f"watching/{host}") is not None
+            # The first row waits for the host as a stop does (both processes may be
+            # tracing at once); later ones only look.
+            watching = remote_stops.host_ready(job, host) if known is None \
+                else job.try_read(f"watching/{host}") is not None
             _host_watching[id(job)] = True if watching else time.monotonic()
             if not watching:
                 return False

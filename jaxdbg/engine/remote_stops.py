@@ -93,7 +93,8 @@ def output_from_message(data: dict[str, Any]) -> Output:
 
 
 # -- the owner's loop ---------------------------------------------------------------
-def _host_ready(job: job_mod.Job, host: int) -> bool:
+def host_ready(job: job_mod.Job, host: int) -> bool:
+    """Whether ``host`` serves the job's stops, waiting up to HOST_READY_S for it to say so."""
     deadline = time.monotonic() + HOST_READY_S
     while True:
         if job.try_read(f"watching/{host}") is not None:
@@ -108,7 +109,7 @@ def serve_at_host(job: job_mod.Job, session: Session, location: tuple[str, int, 
     """Serve ``session`` at the debug host; how it ended, or None when no host serves
     (this process then serves it itself). Raises HostGone when the host left."""
     host = job.host()
-    if not _host_ready(job, host):
+    if not host_ready(job, host):
         job_mod.say_once("no host", f"{job.label()}: the debug host (process {host}) does not serve "
                                     "stops (jaxdbg must trace a breakpoint there, or call "
                                     "jaxdbg.distributed.serve_here()); serving this stop here")
