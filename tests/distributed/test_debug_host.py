@@ -8,29 +8,13 @@ import re
 
 import pytest
 
-from support.job_launcher import Job
+from support.job_launcher import PROGRAMS, Job
 
 pytestmark = pytest.mark.distributed
 
 SECRET = {"JAXDBG_DEBUG_SECRET": "a secret only the launcher knows"}
 
-SHARD_MAP = '''
-import jax.numpy as jnp, numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-import jaxdbg
-
-mesh = Mesh(np.array(jax.devices()), ("x",))
-
-def body(x):
-    y = x * 2
-    jaxdbg.breakpoint()
-    return jax.lax.psum(y, "x")
-
-f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P()))
-x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")), lambda i: np.arange(8.0)[i])
-out = f(x)
-print("result", PROCESS, np.asarray(out.addressable_data(0)).tolist(), flush=True)
-'''
+SHARD_MAP = (PROGRAMS / "shard_map_stop.py").read_text()
 
 
 def host_commands(commands: str) -> dict[int, dict[str, str]]:

@@ -4,31 +4,15 @@ the kernel's cell is process 0 of a 2-process job and serves process 1's stops."
 from __future__ import annotations
 
 import re
-import textwrap
 
 import pytest
 
-from support.job_launcher import PREAMBLE, Job, free_port
+from support.job_launcher import PREAMBLE, PROGRAMS, Job, free_port
 from support.kernel_harness import KernelHarness
 
 pytestmark = [pytest.mark.distributed, pytest.mark.kernel]
 
-PROGRAM = textwrap.dedent('''
-import jax.numpy as jnp, numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-import jaxdbg
-
-mesh = Mesh(np.array(jax.devices()), ("x",))
-
-def body(x):
-    y = x * 2
-    jaxdbg.breakpoint()
-    return jax.lax.psum(y, "x")
-
-f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P()))
-x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")), lambda i: np.arange(8.0)[i])
-print("result", PROCESS, np.asarray(f(x).addressable_data(0)).tolist(), flush=True)
-''')
+PROGRAM = (PROGRAMS / "shard_map_stop.py").read_text()
 
 
 def test_a_notebook_kernel_serves_the_stops_of_a_script_process():

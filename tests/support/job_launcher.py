@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = ROOT / "tests" / "support" / "programs"  # programs the jobs of several tests run
 
 # The preamble of every program: join the job, 2 CPU devices per process.
 PREAMBLE = '''
