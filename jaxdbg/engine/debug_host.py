@@ -57,6 +57,8 @@ def _watch_as_host(job: job_mod.Job) -> bool:
         _watching[key] = thread
     thread.start()
     _at_exit(job, _wait_for_the_job)
+    # A `continue all` of this script lasts until the other processes' stops are served.
+    breakpoint_state.finish_before_the_exit_report(lambda: _wait_for_the_job(job))
     return True
 
 
