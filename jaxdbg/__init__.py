@@ -15,6 +15,7 @@ Public API::
     jaxdbg.visualize_sharding(x, shape=None)   draw how an array, Sharding or Mesh is laid out
     jaxdbg.sharding_view(x, shape=None)        the same layout as a displayable object
     jaxdbg.inspect_sharding(x, callback=None)  inside jit: the compiled sharding, on every call
+    jaxdbg.distributed.serve_here()    serve every process's stops of a jax.distributed job here
 """
 
 from jaxdbg.engine import breakpoint_commands as _breakpoint_commands  # noqa: F401 (registers commands)
@@ -44,6 +45,7 @@ from jaxdbg.capture.sharding_display import inspect_sharding, visualize_sharding
 from jaxdbg.engine.sharding_layout import sharding_view
 from jaxdbg.capture.stop_info import StopInfo
 from jaxdbg.ipython.display import show  # the function, not the module of that name
+from jaxdbg import distributed  # jaxdbg.distributed.serve_here(), for jax.distributed jobs
 
 __version__ = "0.1.0"
 
@@ -68,4 +70,5 @@ __all__ = [
     "load_ipython_extension", "unload_ipython_extension", "__version__",
     "visualize_sharding", "sharding_view", "inspect_sharding",
     "print", "callback", "checkify", "show", "post_mortem", "open_stop", "SavedStopError",
+    "distributed",
 ]

@@ -49,7 +49,16 @@ CI = EnvironmentVariable(
     "CI",
     "set by CI services: a stop whose scripted commands ran out continues instead of waiting")
 
-ENVIRONMENT = (BACKEND, COMMANDS, CI)
+DEBUG_SECRET = EnvironmentVariable(
+    "JAXDBG_DEBUG_SECRET",
+    "a jax.distributed job's shared secret, the same in every process: it signs the debugger's "
+    "messages between processes (unset: each process serves its own stops)")
+DEBUG_PROCESS = EnvironmentVariable(
+    "JAXDBG_DEBUG_PROCESS",
+    "the process of a jax.distributed job that serves every process's stops (the debug host)",
+    default="0")
+
+ENVIRONMENT = (BACKEND, COMMANDS, CI, DEBUG_SECRET, DEBUG_PROCESS)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -28,6 +28,7 @@ import numpy as np
 
 from jaxdbg.engine import breakpoint_checks
 from jaxdbg.engine import breakpoint_state
+from jaxdbg.engine import debug_host
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.engine import interrupts
 from jaxdbg.capture import program_shardings
@@ -103,17 +104,26 @@ class _Site:
     handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None
     # The operands' shardings as compiled (sharded jit), filled in at compile time.
     compiled: program_shardings.CompiledShardings | None = None
+    location: tuple[str, int, str] | None = None  # the call site: file, line, function
+    # Which processes of a jax.distributed job stop here (None: every one).
+    processes: Callable[[int], bool] | None = None
 
     def may_stop(self) -> bool:
         # A disabled breakpoint's watches still take their values, so it asks for them.
-        return (breakpoint_state.is_enabled(self.breakpoint_id)
-                or breakpoint_checks.active(self.breakpoint_id))
+        return self.stops_here() and (breakpoint_state.is_enabled(self.breakpoint_id)
+                                      or breakpoint_checks.active(self.breakpoint_id))
+
+    def stops_here(self) -> bool:
+        """Whether this process of a jax.distributed job is one that stops here."""
+        return self.processes is None or bool(self.processes(jax.process_index()))
 
     def on_host(self, levels, sizes, pred, operands) -> None:
         """Serve one stop per selected batch element, in order."""
         if _host_arrival_observers:
             for observer in list(_host_arrival_observers):
                 observer()
+        if not self.stops_here():
+            return  # another process's breakpoint: pass at once, as a disabled one does
         # A condition, log template or watch needs the innermost frame before deciding.
         screened = breakpoint_checks.active(self.breakpoint_id)
         if not sizes:  # unbatched, the common case (always selected: a conditional one sits
@@ -182,7 +192,8 @@ class _Site:
             if self.handoff is not None and self.handoff(built, self.options):
                 return None
             return stop_serving.serve(built, info, self.backend, self.options, site=self,
-                                      devices=self.device_count, every_device=not self.conditional)
+                                      devices=self.device_count, every_device=not self.conditional,
+                                      location=self.location)
         finally:
             # The stop's session and views may outlive it in reference cycles until the
             # garbage collector runs; its values (a local's host copy can be hundreds of
@@ -208,21 +219,26 @@ def place_breakpoint(*, pred: Any, skip: int, backend: str | None, filter_frames
                      num_frames: int | None, ordered: bool, token: Any, options: dict[str, Any],
                      reason: Callable[[list[Any]], str] | None = None,
                      reason_operands: list | None = None,
-                     handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None) -> Any:
+                     handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None,
+                     processes: Any = None) -> Any:
     """Shared path of every breakpoint flavour, and of ``jax.debug.breakpoint`` while it
     is routed to jaxdbg: capture the stack ``skip`` frames above this call, then stop
     right away (eager values) or stage the stop into the program being traced.
 
     ``reason`` turns the runtime values of ``reason_operands`` into the
-    banner's explanation (used by breakpoint_on_nonfinite).
+    banner's explanation (used by breakpoint_on_nonfinite). ``processes`` (a list of
+    process indices or a callable on one) says which processes of a ``jax.distributed``
+    job stop here.
     """
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
     if replay.replaying():  # a replay's own debugger is stepping through this already
         return token
+    stops_on = _process_filter(processes)
     _prepare_for_stops(backend, options)
     call = sys._getframe(skip + 1)
-    number = breakpoint_state.register(call.f_code.co_filename, call.f_lineno, call.f_code.co_name)
+    location = (call.f_code.co_filename, call.f_lineno, call.f_code.co_name)
+    number = breakpoint_state.register(*location)
     stack = frames_mod.python_stack(skip + 1, filter_frames, num_frames)
     if not stack:  # everything was filtered: still show where the call is
         stack = frames_mod.python_stack(skip + 1, False, 1)
@@ -245,7 +261,7 @@ def place_breakpoint(*, pred: Any, skip: int, backend: str | None, filter_frames
         if conditional and not bool(np.any(np.asarray(pred))):
             return token
         site = _Site(templates, backend, options, ordered, conditional, [], describe, number,
-                     None, handoff)
+                     None, handoff, location=location, processes=stops_on)
         site.on_host(tuple(() for _ in operands), (), np.bool_(True), operands)
         return token
 
@@ -253,7 +269,7 @@ def place_breakpoint(*, pred: Any, skip: int, backend: str | None, filter_frames
     operands += [index for _, _, index in axes]
     site = _Site(templates, backend, options, ordered, conditional,
                  [(name, size) for name, size, _ in axes], describe, number, collector.mesh(), handoff,
-                 compiled)
+                 compiled, location, stops_on)
     if token is None:
         staging.stage_breakpoint(site, pred, operands, None)
         return None
@@ -264,8 +280,24 @@ def place_breakpoint(*, pred: Any, skip: int, backend: str | None, filter_frames
     return jax.tree.map(program_shardings.restore_program_layout, out, token)
 
 
+def _process_filter(processes: Any) -> Callable[[int], bool] | None:
+    """``processes=`` as a test on a process index: a list of indices or a callable."""
+    if processes is None:
+        return None
+    if callable(processes):
+        return lambda index: bool(processes(index))
+    try:
+        chosen = frozenset(int(p) for p in processes)
+    except (TypeError, ValueError):
+        raise TypeError("processes= takes a list of process indices or a callable on the "
+                        f"process index, not {processes!r}") from None
+    return lambda index: index in chosen
+
+
 def _prepare_for_stops(backend: str | None, options: dict[str, Any]) -> None:
     """What must be in place at trace time, before any stop of this breakpoint runs."""
+    # A job's debug host must be watching for other processes' stops before they come.
+    debug_host.join_job()
     # Stops may run on XLA threads later; Ctrl-C reaches their prompt only through a
     # SIGINT handler, which must be installed from the main thread (tracing usually is).
     interrupts.install()
@@ -289,26 +321,30 @@ def _reason_from_operands(reason: Callable[[list[Any]], str] | None, first: int,
 
 def breakpoint(*, backend: str | None = None, filter_frames: bool = True,
                num_frames: int | None = None, ordered: bool = False, token: Any = None,
-               **backend_options: Any) -> Any:
+               processes: Any = None, **backend_options: Any) -> Any:
     """Stop here with runtime values, under jit, vmap, grad, scan, cond or pmap.
 
     Returns ``token`` unchanged when given (thread it back into the computation
     so the breakpoint is ordered after the token's value and not pruned).
+    ``processes`` (``[0]``, or a callable on the process index) stops only those
+    processes of a ``jax.distributed`` job; the others pass at once.
     """
     return place_breakpoint(pred=None, skip=_CALLER, backend=backend, filter_frames=filter_frames,
-                            num_frames=num_frames, ordered=ordered, token=token, options=backend_options)
+                            num_frames=num_frames, ordered=ordered, token=token, options=backend_options,
+                            processes=processes)
 
 
 def breakpoint_if(pred: Any, *, backend: str | None = None, filter_frames: bool = True,
                   num_frames: int | None = None, ordered: bool = False, token: Any = None,
-                  **backend_options: Any) -> Any:
+                  processes: Any = None, **backend_options: Any) -> Any:
     """Stop only where ``pred`` holds (any element, for an array predicate).
 
     When it is false nothing leaves the device: the callback sits inside
     ``lax.cond``. Under vmap only the elements where it holds stop.
     """
     return place_breakpoint(pred=pred, skip=_CALLER, backend=backend, filter_frames=filter_frames,
-                            num_frames=num_frames, ordered=ordered, token=token, options=backend_options)
+                            num_frames=num_frames, ordered=ordered, token=token, options=backend_options,
+                            processes=processes)
 
 
 def _is_float(leaf: Any) -> bool:

@@ -34,6 +34,7 @@ from jaxdbg import config
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.capture import jax_routes
 from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine import debug_host, job, remote_prints
 from jaxdbg.internals import jax_api
 
 
@@ -48,6 +49,7 @@ class CallSite:
     batch_size: tuple[int, ...] = ()
     device: int | None = None
     device_axes: tuple[tuple[str, int], ...] = ()
+    process: str | None = None  # "process 1/4" in a jax.distributed job
 
     @functools.cached_property
     def location(self) -> str:
@@ -55,7 +57,7 @@ class CallSite:
 
     def _info(self) -> StopInfo:
         return StopInfo(batch_index=self.batch_index, batch_size=self.batch_size,
-                        device=self.device, device_axes=self.device_axes)
+                        device=self.device, device_axes=self.device_axes, process=self.process)
 
     @property
     def batch_label(self) -> str | None:
@@ -63,7 +65,8 @@ class CallSite:
 
     @property
     def device_label(self) -> str | None:
-        return self._info().device_label()
+        """``process 1/4 · device 3`` (the process only in a job of several)."""
+        return self._info().place_label()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,7 +107,19 @@ def routing_enabled() -> bool:
 
 
 def deliver(row: PrintRow) -> None:
-    """Hand a row to the installed sink, or write its text as jax.debug.print does."""
+    """Hand a row to the installed sink, or write its text as jax.debug.print does.
+
+    In a job of several processes the row says which one printed it, and goes to the
+    debug host when one serves the job (:mod:`jaxdbg.engine.remote_prints`)."""
+    in_job = job.current()
+    if in_job is not None and row.site.process is None:
+        row = dataclasses.replace(row, site=dataclasses.replace(row.site, process=in_job.label()))
+        if remote_prints.forward(in_job, _row_message(row)):
+            return
+    _deliver_here(row)
+
+
+def _deliver_here(row: PrintRow, prefix: str = "") -> None:
     sink = _sink
     if sink is not None and (routing_enabled() or not row.from_jax):
         try:
@@ -112,7 +127,28 @@ def deliver(row: PrintRow) -> None:
             return
         except Exception:  # a broken view must not lose the print
             pass
-    sys.stdout.write(row.text + "\n")
+    sys.stdout.write(prefix + row.text + "\n")
+
+
+def _row_message(row: PrintRow) -> dict[str, Any]:
+    return {**dataclasses.asdict(row.site), "text": row.text, "ordered": row.ordered,
+            "from_jax": row.from_jax}
+
+
+def _from_another_process(message: dict[str, Any]) -> None:
+    """A row that another process of the job printed, at the debug host; on stdout it
+    starts with ``process 1/4 | ``."""
+    site = CallSite(str(message["filename"]), int(message["lineno"]), str(message["function"]),
+                    tuple(message.get("batch_index") or ()), tuple(message.get("batch_size") or ()),
+                    message.get("device"),
+                    tuple((str(n), int(i)) for n, i in message.get("device_axes") or ()),
+                    message.get("process"))
+    row = PrintRow(str(message["text"]), site, bool(message.get("ordered")),
+                   bool(message.get("from_jax")))
+    _deliver_here(row, prefix=f"{site.process} | " if site.process else "")
+
+
+remote_prints.receive_with(_from_another_process)
 
 
 # -- format checks, as jax.debug.print makes them ---------------------------------------
@@ -275,6 +311,7 @@ def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple,
 
 def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, skip: int, from_jax: bool) -> None:
     _checker.format(fmt, *args, **kwargs)  # the same errors, at the same (trace) time
+    debug_host.join_job()  # in a job, rows may travel to its debug host
     placeholders = _has_placeholders(fmt)
     printoptions = np.get_printoptions()
 

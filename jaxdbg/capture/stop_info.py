@@ -24,6 +24,7 @@ class StopInfo:
     waiting: Callable[[], int] = lambda: 0  # other stops queued behind this one
     breakpoint_id: int | None = None  # pdb-style number of the breakpoint (breakpoint_state)
     hit: int | None = None  # how many times that breakpoint has been hit, this one included
+    process: str | None = None  # "process 1/4" in a jax.distributed job of several processes
 
     @property
     def batched(self) -> bool:
@@ -42,6 +43,11 @@ class StopInfo:
             if len(self.device_axes) > 1 else []
         return f"device {self.device}" + (f" ({', '.join(named)})" if named else "")
 
+    def place_label(self) -> str | None:
+        """``process 1/4 · device 3``: where in the job the stop is."""
+        parts = [p for p in (self.process, self.device_label()) if p]
+        return " · ".join(parts) if parts else None
+
     def breakpoint_label(self) -> str | None:
         if self.breakpoint_id is None:
             return None
@@ -52,7 +58,7 @@ class StopInfo:
         return None if self.mesh is None else f"mesh {self.mesh}"
 
     def details(self, reason: bool = True) -> str:
-        parts = [p for p in (self.breakpoint_label(), self.batch_label(), self.device_label(),
+        parts = [p for p in (self.breakpoint_label(), self.batch_label(), self.place_label(),
                              self.mesh_label(),
                              self.reason if reason else None) if p]
         waiting = self.waiting()

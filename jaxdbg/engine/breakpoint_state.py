@@ -36,6 +36,7 @@ import atexit
 import dataclasses
 import sys
 import threading
+from typing import Callable
 
 from jaxdbg.engine import notices, runs
 from jaxdbg.capture.frames import display_filename
@@ -318,7 +319,27 @@ def _schedule_report() -> None:
         if _exit_report_registered:
             return
         _exit_report_registered = True
-    atexit.register(end_run)
+    atexit.register(_end_run_at_exit)
+
+
+# What must finish before a script's run ends at exit: a jax.distributed job's debug host
+# still serves the other processes' stops then (jaxdbg.engine.debug_host).
+_before_exit_report: list[Callable[[], None]] = []
+
+
+def finish_before_the_exit_report(wait: Callable[[], None]) -> None:
+    """Call ``wait()`` at exit before a script's ``continue all`` runs end."""
+    if wait not in _before_exit_report:
+        _before_exit_report.append(wait)
+
+
+def _end_run_at_exit() -> None:
+    for wait in list(_before_exit_report):
+        try:
+            wait()
+        except Exception:
+            pass
+    end_run()
 
 
 def _end_stale_runs() -> None:

@@ -40,7 +40,8 @@ class _Entry:
 
 
 # The breakpoint's own keywords, named in the error for an unknown option.
-BREAKPOINT_OPTIONS = ("backend", "filter_frames", "num_frames", "ordered", "token", "commands")
+BREAKPOINT_OPTIONS = ("backend", "filter_frames", "num_frames", "ordered", "token", "commands",
+                      "processes")
 
 
 def _declared_options(debugger: Debugger) -> frozenset[str] | None:

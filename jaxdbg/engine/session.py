@@ -305,7 +305,7 @@ class Session:
         """
         frame = self.current
         shardings = dict(frame.shardings)
-        device = self.info.device_label()
+        device = self.info.place_label() if self.info.device is not None else None
         if device is not None:
             for name in frame.traced:
                 shardings.setdefault(name, device)

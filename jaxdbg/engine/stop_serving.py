@@ -31,6 +31,14 @@ is shown; and the same multi-device function run from several threads at once
 shares its rounds. A conditional breakpoint's round that quit takes no later
 arrivals, since its other devices may never stop there: a device stopping
 there next belongs to the next execution.
+
+In a ``jax.distributed`` job with a debug host (:mod:`jaxdbg.engine.job`), a process
+that is not the host hands each stop to the host (:mod:`jaxdbg.engine.remote_stops`);
+the host serves those stops here too, through :func:`serve_session`, in the same
+queue as its own. There a round is the breakpoint's (by call site, the same number on
+every process), so a round spans the devices of every process, is served in global
+device order (which is (process, device) order), and a quit ends it everywhere.
+Its first stop waits up to JOB_ROUND_WINDOW_S for the other processes' stops.
 """
 
 from __future__ import annotations
@@ -41,11 +49,13 @@ import itertools
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from jaxdbg.engine import breakpoint_state
 from jaxdbg.engine import command_output
 from jaxdbg.engine import interrupts
+from jaxdbg.engine import job
+from jaxdbg.engine import remote_stops
 from jaxdbg.engine import quit_reporting
 from jaxdbg.engine import registry
 from jaxdbg.engine import watches
@@ -63,6 +73,9 @@ from jaxdbg.capture.stop_info import StopInfo
 # all and is not felt at a prompt; a conditional breakpoint some devices never reach
 # pays it once per round.
 ROUND_WINDOW_S = 0.1
+# The same in a job: another process's stop reaches the host through the store, which
+# the host reads every few tens of milliseconds.
+JOB_ROUND_WINDOW_S = 1.0
 
 
 @dataclasses.dataclass(eq=False)
@@ -76,12 +89,13 @@ class _Round:
     ending: type[BaseException] | None = None  # DebuggerQuit or KeyboardInterrupt once ended
     opened: float = dataclasses.field(default_factory=time.monotonic)  # first arrival
     served: bool = False  # a stop of it was served: the rest go without waiting
+    window: float = ROUND_WINDOW_S
 
     def hold_s(self) -> float:
         """How much longer the round's first stop waits for its other devices."""
         if self.served or len(self.devices) >= self.size:
             return 0.0
-        return self.opened + ROUND_WINDOW_S - time.monotonic()
+        return self.opened + self.window - time.monotonic()
 
     def has_room_for(self, device: int) -> bool:
         return device not in self.devices and len(self.devices) < self.size
@@ -96,6 +110,7 @@ class _Round:
 class _Ticket:
     key: tuple[int, int, int]  # (round order, device, arrival): the serving order
     round: _Round | None
+    queued: bool = False  # in the queue already (queued when made, for a job's host)
 
     def __lt__(self, other: "_Ticket") -> bool:
         return self.key < other.key
@@ -124,26 +139,49 @@ def in_progress() -> bool:
 quit_reporting.ask_stops_in_progress(in_progress)
 
 
+class _JobSite:
+    """A breakpoint's rounds across the processes of a job, by its number."""
+
+
+_job_sites: dict[int, _JobSite] = {}
+
+
+def job_site(breakpoint_id: int | None, site: object) -> object:
+    """The round key of a stop in a job with a debug host: its breakpoint's number."""
+    if breakpoint_id is None:
+        return site
+    return _job_sites.setdefault(breakpoint_id, _JobSite())
+
+
 def _join_round(site: object, device: int | None, devices: int | None,
               every_device: bool) -> _Round | None:
     if site is None or device is None or not devices:
         return None
     current = _rounds.get(site)
     if current is None or not current.has_room_for(device) or not current.takes_late_arrivals():
-        current = _Round(next(_counter), devices, every_device)
+        current = _Round(next(_counter), devices, every_device,
+                         window=JOB_ROUND_WINDOW_S if isinstance(site, _JobSite) else ROUND_WINDOW_S)
         _rounds[site] = current
     current.devices.add(device)
     return current
 
 
-def _ticket_for(site: object, info: StopInfo, devices: int | None, every_device: bool) -> _Ticket:
+def ticket_for(site: object, info: StopInfo, devices: int | None, every_device: bool,
+               queue: bool = False) -> _Ticket:
+    """A stop's place in the serving order (:func:`serve_session` takes its turn);
+    ``queue``: put it in the queue now, so that stops made in order keep it."""
     with _cond:
         current = _join_round(site, info.device, devices, every_device)
         arrival = next(_counter)
         if current is None:
-            return _Ticket((arrival, 0, arrival), None)
-        assert info.device is not None  # only a stop of a known device joins a round
-        return _Ticket((current.order, info.device, arrival), current)
+            ticket = _Ticket((arrival, 0, arrival), None)
+        else:
+            assert info.device is not None  # only a stop of a known device joins a round
+            ticket = _Ticket((current.order, info.device, arrival), current)
+        if queue:
+            heapq.heappush(_queue, ticket)
+            ticket.queued = True
+        return ticket
 
 
 def _take_turn(ticket: _Ticket) -> bool:
@@ -154,7 +192,8 @@ def _take_turn(ticket: _Ticket) -> bool:
         if _holder == me:  # a stop inside a stop, on the same thread
             _depth += 1
             return True
-        heapq.heappush(_queue, ticket)
+        if not ticket.queued:
+            heapq.heappush(_queue, ticket)
         _cond.notify_all()  # a held first stop of this round looks again
         try:
             while True:
@@ -202,18 +241,45 @@ def _end_round(ended: _Round | None, cause: type[BaseException]) -> None:
 
 def serve(frames: list[Frame], info: StopInfo, backend: str | None,
           options: dict[str, Any], site: object = None, *,
-          devices: int | None = None, every_device: bool = False) -> Resume:
+          devices: int | None = None, every_device: bool = False,
+          location: tuple[str, int, str] | None = None) -> Resume:
     """Open a session on these frames and return how it ended: continue or skip.
 
     ``site`` identifies the breakpoint, ``devices`` the number of devices of a
     multi-device computation (``info.device`` is this stop's index among them)
     and ``every_device`` whether each of them reaches this breakpoint (no
-    condition). Raises DebuggerQuit when the user quit, and KeyboardInterrupt when
-    interrupted, here or at an earlier stop of the same round (see the module doc).
+    condition); ``location`` is its call site (file, line, function), by which a
+    job's debug host numbers it. Raises DebuggerQuit when the user quit, and
+    KeyboardInterrupt when interrupted, here or at an earlier stop of the same round
+    (see the module doc).
     """
     quit_reporting.install()
     interrupts.install()
-    ticket = _ticket_for(site, info, devices, every_device)
+    in_job = job.current()
+    if in_job is not None:
+        info.process = in_job.label()
+        if not in_job.signed:
+            job.remote_serving_off_notice(in_job)
+        elif not in_job.is_host():
+            resume = remote_stops.serve_at_host(in_job, Session(frames, info), location,
+                                                devices, every_device)
+            if resume is not None:
+                if resume is Resume.QUIT:
+                    raise DebuggerQuit()
+                return resume
+        else:
+            site = job_site(info.breakpoint_id, site)
+    ticket = ticket_for(site, info, devices, every_device)
+    return serve_session(ticket, lambda: Session(frames, info), info, backend, options, site,
+                         frames=frames)
+
+
+def serve_session(ticket: _Ticket, make_session: Callable[[], Session], info: StopInfo,
+                  backend: str | None, options: dict[str, Any], site: object = None, *,
+                  frames: list[Frame] | None = None) -> Resume:
+    """Serve the session ``make_session()`` makes when ``ticket``'s turn comes (see serve).
+    ``frames``: the stop's own frames, in which its breakpoint's watches take their values
+    (None for another process's stop served at a job's debug host: its values stay there)."""
     if not _take_turn(ticket):
         ended = ticket.round
         assert ended is not None and ended.ending is not None  # only an ended round refuses
@@ -221,11 +287,12 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
     try:
         opens, info.hit = breakpoint_state.admit(info.breakpoint_id)
         # Watches take their value where the stop is served, opened or not.
-        watches.LIVE.record(info.breakpoint_id, info.hit, frames)
+        if frames is not None:
+            watches.LIVE.record(info.breakpoint_id, info.hit, frames)
         if not opens:  # disabled, ignored or continued past while it waited
             return Resume.CONTINUE
         info.waiting = waiting_count
-        session = Session(frames, info)
+        session = make_session()
         try:
             # A stop reached from a command's code (p f(x)) shows itself, not into that command.
             with command_output.not_captured():

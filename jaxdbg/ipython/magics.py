@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from jaxdbg import config
 from jaxdbg.capture import nan_watch, prints
-from jaxdbg.engine import breakpoint_state, notices, registry
+from jaxdbg.engine import breakpoint_state, job, notices, registry
 from jaxdbg.ipython.display import show
 from jaxdbg.views import theme
 
@@ -210,6 +210,9 @@ def status_table() -> StatusTable:
     rows += [StatusRow("JAX hooks", *_hooks_status()),
              StatusRow("panel clicks", *panel_status()),
              StatusRow("devices", *_devices_status())]
+    in_job = job.describe()
+    if in_job is not None:
+        rows.append(StatusRow("job", *in_job))
     for flag in config.JAX_FLAGS:
         rows.append(StatusRow(flag.name, "on" if flag.get() else "off"))
     return StatusTable(rows)

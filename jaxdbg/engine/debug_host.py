@@ -1,0 +1,176 @@
+"""The debug host's side: watch the job's store for other processes' stops and serve
+them here, in the same queue as this process's own (:mod:`jaxdbg.engine.stop_serving`).
+
+One daemon thread reads the ``stops/`` directory every POLL_S. Each new stop becomes a
+:class:`~jaxdbg.engine.remote_session.RemoteSession`, numbered by its call site on the
+host's breakpoint state (so ``disable``, ``ignore`` and ``continue all`` typed here
+decide for every process), queued in (process, device) order, and served on a thread
+of its own through this process's backend. When it ends the owner is told how.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+from typing import Any
+
+from jaxdbg.engine import breakpoint_state, message_signing, stop_serving
+from jaxdbg.engine import job as job_mod
+from jaxdbg.engine.errors import DebuggerQuit
+from jaxdbg.engine.outputs import Resume
+from jaxdbg.engine.remote_session import RemoteSession
+from jaxdbg.engine import remote_prints, remote_stops
+
+POLL_S = 0.05
+# Past this long at exit, the host says which processes it still waits for.
+EXIT_NOTICE_S = 2.0
+
+_lock = threading.Lock()
+_watching: dict[int, threading.Thread] = {}  # id(store client) -> its watcher
+_serving: set[threading.Thread] = set()  # threads serving another process's stop
+_exit_registered: set[int] = set()
+
+
+def join_job() -> bool:
+    """At trace time: the debug host starts watching for other processes' stops (and
+    will wait for them at exit); another process will say at exit that it is done.
+    Whether this process serves other processes' stops."""
+    job = job_mod.current()
+    if job is None or not job.signed:
+        return False
+    _at_exit(job, _leave)  # first, so that it runs last
+    job.start_heartbeat()
+    if not job.is_host():
+        _at_exit(job, _say_done)
+        return False
+    return _watch_as_host(job)
+
+
+def _watch_as_host(job: job_mod.Job) -> bool:
+    with _lock:
+        key = id(job.store.client)
+        if key in _watching and _watching[key].is_alive():
+            return True
+        job.write(f"watching/{job.process}", {"process": job.process})
+        thread = threading.Thread(target=_watch, args=(job,), name="jaxdbg-debug-host", daemon=True)
+        _watching[key] = thread
+    thread.start()
+    _at_exit(job, _wait_for_the_job)
+    # A `continue all` of this script lasts until the other processes' stops are served.
+    breakpoint_state.finish_before_the_exit_report(lambda: _wait_for_the_job(job))
+    return True
+
+
+def _at_exit(job: job_mod.Job, handler: Any) -> None:
+    with _lock:
+        if id(handler) in _exit_registered:
+            return
+        _exit_registered.add(id(handler))
+    atexit.register(handler, job)
+
+
+def _leave(job: job_mod.Job) -> None:
+    job.leave()
+    with _lock:
+        watcher = _watching.get(id(job.store.client))
+    if watcher is not None:
+        watcher.join(1.0)
+
+
+def _say_done(job: job_mod.Job) -> None:
+    try:
+        job.write(f"done/{job.process}", {"process": job.process})
+    except Exception:
+        pass
+
+
+def _wait_for_the_job(job: job_mod.Job) -> None:
+    """At the host's exit: serve the stops of processes still running, and only then
+    let the coordination service (which lives in process 0) go."""
+    started, said = time.monotonic(), False
+    while True:
+        with _lock:
+            serving = any(t.is_alive() for t in _serving)
+        running = [p for p in range(job.count) if p != job.process and job.alive(p)]
+        if not serving and not running:
+            remote_prints.deliver_arrived(job)  # the last rows of processes that are done
+            return
+        if running and not said and time.monotonic() - started > EXIT_NOTICE_S:
+            said = True
+            job_mod.say_once("exit wait", f"{job.label()} (debug host) waits for "
+                             f"{', '.join(job.label(p) for p in running)} to finish, "
+                             "serving their stops here")
+        time.sleep(POLL_S * 2)
+
+
+def serve_here(job: job_mod.Job) -> None:
+    """Make this process the job's debug host (``jaxdbg.distributed.serve_here()``)."""
+    _at_exit(job, _leave)
+    job.start_heartbeat()
+    job.write("host", {"process": job.process})
+    job.forget_host()
+    _watch_as_host(job)
+
+
+def _watch(job: job_mod.Job) -> None:
+    seen: set[str] = set()
+    while not job.leaving.is_set():
+        try:
+            entries = job.store.dir_get(job.namespace + "stops/")
+        except Exception:  # the service is gone: the job is over
+            return
+        fresh = []
+        for key, text in entries:
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                fresh.append(job.opened(key, text))
+            except message_signing.Refused:
+                continue
+        fresh.sort(key=lambda a: (int(a["process"]), a["info"].get("device") or 0))
+        for announcement in fresh:
+            _start_serving(job, announcement)
+        remote_prints.deliver_arrived(job)
+        if not job.is_host():  # another process called serve_here(): it serves from now on
+            job.delete(f"watching/{job.process}")
+            with _lock:
+                _watching.pop(id(job.store.client), None)
+            return
+        job.leaving.wait(POLL_S)
+
+
+def _start_serving(job: job_mod.Job, announcement: dict[str, Any]) -> None:
+    info = remote_stops.info_from_message(announcement["info"])
+    location = announcement.get("breakpoint")
+    if location:
+        info.breakpoint_id = breakpoint_state.register(str(location[0]), int(location[1]),
+                                                       str(location[2]))
+    site = stop_serving.job_site(info.breakpoint_id, None)
+    ticket = stop_serving.ticket_for(site, info, announcement.get("devices"),
+                                     bool(announcement.get("every_device")), queue=True)
+    session = RemoteSession(job, announcement, info)
+    thread = threading.Thread(target=_serve, args=(ticket, session, info, site),
+                              name=f"jaxdbg-stop-{session.stop}", daemon=True)
+    with _lock:
+        _serving.difference_update([t for t in _serving if not t.is_alive()])
+        _serving.add(thread)
+    thread.start()
+
+
+def _serve(ticket: Any, session: RemoteSession, info: Any, site: object) -> None:
+    how = Resume.CONTINUE
+    try:
+        # The host's backend, as its own stops choose it ($JAXDBG_BACKEND, or the best here).
+        how = stop_serving.serve_session(ticket, lambda: session, info, None, {}, site)
+    except (DebuggerQuit, KeyboardInterrupt):
+        how = Resume.QUIT  # quit here or at a stop of its round, or the host interrupted
+    except BaseException as e:  # a backend that failed must not leave the owner waiting
+        job_mod.say_once("host failed", f"serving {info.process}'s stop failed ({e!r}); it continues")
+    finally:
+        if session.gone is not None:
+            job_mod.say_once(f"gone {session.owner}", session.gone)
+        if session.finished and session.resume is not None and how is not Resume.QUIT:
+            how = session.resume
+        session.finish_remotely(how)

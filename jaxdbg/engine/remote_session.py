@@ -1,0 +1,122 @@
+"""Another process's stop, as a Session at the debug host.
+
+:class:`RemoteSession` is what the host's backend (prompt, script, panel) drives, so
+frontends stay the same thin views. It holds the stop's frames with their source and
+no values; a command line runs in the owner's Session (``p``, ``pp``, statements,
+``up`` / ``down``, ``locals``, ``sharding``, completion) and its Output comes back.
+The commands that end the stop or change breakpoint state (``continue``, ``continue
+all``, ``skip``, ``quit``, ``disable``, ``enable``, ``ignore``, ``breakpoints``) run
+here, on the host's breakpoint state, which admits every process's stops: so they
+apply to the same breakpoint on every process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaxdbg.engine import job as job_mod
+from jaxdbg.engine import message_signing
+from jaxdbg.engine import remote_stops
+from jaxdbg.engine.commands import TABLE, error, split_command
+from jaxdbg.engine.outputs import Output, Resume
+from jaxdbg.engine.session import Session
+from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.internals import coordination
+
+# Commands answered by the host's own state (their primary names in the table).
+HOST_COMMANDS = frozenset({"continue", "skip", "quit", "ca", "disable", "enable", "ignore",
+                           "breakpoints", "help"})
+
+
+class OwnerGone(Exception):
+    """The process that owns the stop left the job."""
+
+
+class RemoteSession(Session):
+    """A stop of process ``owner``, served here, its commands run there."""
+
+    def __init__(self, job: job_mod.Job, announcement: dict[str, Any], info: StopInfo) -> None:
+        frames = [remote_stops.frame_from_skeleton(f) for f in announcement["frames"]]
+        super().__init__(frames, info)
+        self.job = job
+        self.stop = str(announcement["stop"])
+        self.owner = int(announcement["process"])
+        self.index = int(announcement.get("index") or 0)
+        self.gone: str | None = None  # why the owner's stop ended without us
+        self._number = 0
+
+    # -- the owner's side ---------------------------------------------------------
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.gone is not None:
+            raise OwnerGone(self.gone)
+        number, self._number = self._number, self._number + 1
+        try:
+            self.job.write(f"{self.stop}/in/{number}", request)
+        except Exception as e:  # the service itself ended
+            self.gone = (f"{self.job.label(self.owner)} can no longer be reached ({str(e).splitlines()[0]})"
+                         ", so its stop ended")
+            raise OwnerGone(self.gone) from None
+        while True:
+            try:
+                reply = self.job.read(f"{self.stop}/out/{number}", job_mod.WAIT_SLICE_S)
+            except coordination.Timeout:
+                self._resend_if_replaced(f"{self.stop}/in/{number}", request)
+                if not self.job.alive(self.owner):
+                    self.gone = (f"{self.job.label(self.owner)} is gone (its heartbeat in the "
+                                 "job's store stopped), so its stop ended")
+                    self.job.delete(f"{self.stop}/")
+                    self.job.delete(f"stops/{self.stop}")
+                    raise OwnerGone(self.gone) from None
+                continue
+            except message_signing.Refused:
+                continue  # reported once; the owner's reply at this number still counts
+            except Exception as e:  # the service itself ended (the job is shutting down)
+                self.gone = (f"{self.job.label(self.owner)} can no longer be reached (the job's "
+                             f"coordination service ended: {str(e).splitlines()[0]}), so its stop ended")
+                raise OwnerGone(self.gone) from None
+            self.job.delete(f"{self.stop}/out/{number}")
+            return reply
+
+    def _resend_if_replaced(self, name: str, request: dict[str, Any]) -> None:
+        """A forged message written over our request was refused and deleted by the
+        owner, taking ours with it: write ours again."""
+        try:
+            if self.job.try_read(name) is None \
+                    and self.job.store.try_get(self.job.namespace + name.replace("/in/", "/out/")) is None:
+                self.job.write(name, request)
+        except Exception:
+            pass  # the next slice looks again (or finds the service gone)
+
+    def _dispatch(self, stripped: str, pretty: bool) -> Output:
+        name, _ = split_command(stripped)
+        found = None if stripped.startswith("!") else TABLE.get(name)
+        if found is not None and found.name in HOST_COMMANDS:
+            return super()._dispatch(stripped, pretty)
+        try:
+            reply = self._ask({"op": "execute", "line": stripped, "pretty": pretty})
+        except OwnerGone as gone:
+            self.end(Resume.CONTINUE)
+            return error(str(gone))
+        self.index = int(reply.get("index", self.index))
+        return remote_stops.output_from_message(reply["output"])
+
+    def complete(self, text: str) -> list[str]:
+        try:
+            return [str(c) for c in self._ask({"op": "complete", "text": text})["completions"]]
+        except OwnerGone:
+            return []
+
+    def locals_table(self) -> Output:
+        return self.execute("locals")
+
+    def visible_locals(self) -> dict[str, Any]:
+        return {}  # the values stay with the owner; 'locals' shows their table
+
+    def finish_remotely(self, how: Resume) -> None:
+        """Tell the owner how its stop ended (it then resumes or quits there)."""
+        if self.gone is not None:
+            return
+        try:
+            self._ask({"op": "end", "resume": how.value})
+        except OwnerGone:
+            pass

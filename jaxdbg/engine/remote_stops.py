@@ -1,0 +1,164 @@
+"""A stop served at the job's debug host: the owner's side.
+
+A process that is not the debug host publishes its stop (banner facts, the frames'
+source, never a value) at ``stops/<stop>`` and then answers what the host asks, one
+numbered request at a time: each command runs here, in this process's own
+:class:`~jaxdbg.engine.session.Session`, where the values are, and only its Output
+(text, and the structured source or stack) goes back, cut as every view cuts it.
+The host ends the stop with an ``end`` request that says how (continue, skip, quit).
+
+Every wait is a slice of :data:`jaxdbg.engine.job.WAIT_SLICE_S`; between slices the
+owner checks that the host is alive, and ends the stop with DebuggerQuit and one
+line when it is not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import secrets
+import time
+from typing import Any
+
+from jaxdbg.engine import job as job_mod
+from jaxdbg.engine import message_signing, notices
+from jaxdbg.engine.errors import DebuggerQuit
+from jaxdbg.engine.outputs import FrameRow, Output, OutputKind, Resume, SourceView
+from jaxdbg.engine.session import Session
+from jaxdbg.capture.frames import Frame
+from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.internals import coordination
+
+# How long a stop waits for the host to say it serves the job (it says so when it
+# traces a breakpoint or calls serve_here()) before this process serves it itself.
+HOST_READY_S = 10.0
+# A frame's source beyond this many lines travels cut (the host shows what came).
+MAX_SOURCE_LINES = 5000
+
+_sequence = itertools.count(1)
+
+
+class HostGone(DebuggerQuit):
+    """The debug host left while this process's stop waited on it."""
+
+
+# -- what travels -------------------------------------------------------------------
+def frame_skeleton(frame: Frame) -> dict[str, Any]:
+    return {"filename": frame.filename, "lineno": frame.lineno, "function": frame.function,
+            "first_lineno": frame.first_lineno, "source": frame.source[:MAX_SOURCE_LINES]}
+
+
+def frame_from_skeleton(data: dict[str, Any]) -> Frame:
+    """A frame with the owner's source and no values (the values stay there)."""
+    return Frame(str(data["filename"]), int(data["lineno"]), str(data["function"]), {}, {},
+                 [str(line) for line in data["source"]], int(data["first_lineno"]))
+
+
+_INFO_FIELDS = ("reason", "batch_index", "batch_size", "device", "device_axes", "mesh", "process")
+
+
+def info_message(info: StopInfo) -> dict[str, Any]:
+    return {name: getattr(info, name) for name in _INFO_FIELDS}
+
+
+def info_from_message(data: dict[str, Any]) -> StopInfo:
+    return StopInfo(reason=data.get("reason"), batch_index=tuple(data.get("batch_index") or ()),
+                    batch_size=tuple(data.get("batch_size") or ()), device=data.get("device"),
+                    device_axes=tuple((str(n), int(i)) for n, i in data.get("device_axes") or ()),
+                    mesh=data.get("mesh"), process=data.get("process"))
+
+
+def output_message(output: Output) -> dict[str, Any]:
+    """An Output as it travels: its text, and the structured source or stack."""
+    data: Any = None
+    if output.kind is OutputKind.SOURCE and output.source is not None:
+        data = dataclasses.asdict(output.source)
+    elif output.kind is OutputKind.WHERE:
+        data = [dataclasses.asdict(row) for row in output.frames]
+    return {"kind": output.kind.value, "text": output.text, "data": data,
+            "resume": output.resume.value if output.resume else None,
+            "truncated": output.truncated, "printed": output.printed}
+
+
+def output_from_message(data: dict[str, Any]) -> Output:
+    kind = OutputKind(data["kind"])
+    structured: Any = None
+    if kind is OutputKind.SOURCE and data.get("data"):
+        structured = SourceView(**data["data"])
+    elif kind is OutputKind.WHERE and data.get("data"):
+        structured = [FrameRow(**row) for row in data["data"]]
+    resume = Resume(data["resume"]) if data.get("resume") else None
+    return Output(kind, str(data["text"]), structured, resume, bool(data.get("truncated")),
+                  str(data.get("printed") or ""))
+
+
+# -- the owner's loop ---------------------------------------------------------------
+def host_ready(job: job_mod.Job, host: int) -> bool:
+    """Whether ``host`` serves the job's stops, waiting up to HOST_READY_S for it to say so."""
+    deadline = time.monotonic() + HOST_READY_S
+    while True:
+        if job.try_read(f"watching/{host}") is not None:
+            return True
+        if time.monotonic() > deadline or not job.alive(host):
+            return False
+        time.sleep(0.05)
+
+
+def serve_at_host(job: job_mod.Job, session: Session, location: tuple[str, int, str] | None,
+                  devices: int | None, every_device: bool) -> Resume | None:
+    """Serve ``session`` at the debug host; how it ended, or None when no host serves
+    (this process then serves it itself). Raises HostGone when the host left."""
+    host = job.host()
+    if not host_ready(job, host):
+        job_mod.say_once("no host", f"{job.label()}: the debug host (process {host}) does not serve "
+                                    "stops (jaxdbg must trace a breakpoint there, or call "
+                                    "jaxdbg.distributed.serve_here()); serving this stop here")
+        return None
+    stop = f"p{job.process}-{next(_sequence)}-{secrets.token_hex(4)}"
+    job.write(f"stops/{stop}", {
+        "stop": stop, "process": job.process, "banner": session.banner(),
+        "info": info_message(session.info), "frames": [frame_skeleton(f) for f in session.frames],
+        "breakpoint": list(location) if location else None, "devices": devices,
+        "every_device": every_device, "index": session.index,
+    })
+    try:
+        _answer_requests(job, host, stop, session)
+    finally:
+        job.delete(f"stops/{stop}")
+        job.delete(f"{stop}/")
+    return session.resume
+
+
+def _answer_requests(job: job_mod.Job, host: int, stop: str, session: Session) -> None:
+    number = 0
+    while not session.finished:
+        try:
+            request = job.read(f"{stop}/in/{number}", job_mod.WAIT_SLICE_S)
+        except coordination.Timeout:
+            if not job.alive(host):
+                notices.notice(f"{job.label()}: the debug host (process {host}) is gone; "
+                               "this stop ends with jaxdbg.DebuggerQuit")
+                raise HostGone(f"the debug host (process {host}) left the job") from None
+            continue
+        except message_signing.Refused:
+            continue  # reported once; the host's own request at this number still counts
+        except Exception as e:  # the coordination service itself is gone
+            notices.notice(f"{job.label()}: the job's coordination service is gone "
+                           f"({str(e).splitlines()[0]}); this stop ends with jaxdbg.DebuggerQuit")
+            raise HostGone("the job's coordination service is gone") from None
+        job.write(f"{stop}/out/{number}", _answer(session, request))
+        job.delete(f"{stop}/in/{number}")
+        number += 1
+
+
+def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
+    op = request.get("op")
+    if op == "execute":
+        output = session.execute(str(request.get("line", "")), pretty=bool(request.get("pretty")))
+        return {"output": output_message(output), "index": session.index}
+    if op == "complete":
+        return {"completions": session.complete(str(request.get("text", "")))}
+    if op == "end":
+        session.end(Resume(request["resume"]))
+        return {"ended": True}
+    return {"output": output_message(Output(OutputKind.ERROR, f"*** unknown request {op!r}"))}
