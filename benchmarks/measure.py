@@ -5,7 +5,8 @@ so a change of machine load hits both alike, and reports the median of the per-r
 ratios with their spread (min .. max). A goal inside the spread is "within noise": the
 run cannot tell whether it is met.
 
-Each ``bench_*.py`` builds rows with :func:`ratio_row` / :func:`delta_row` and hands
+Each ``bench_*.py`` builds rows with :func:`ratio_row` / :func:`delta_row` /
+:func:`absolute_row` and hands
 them to :func:`finish`, which prints them and, with ``--json PATH``, writes them for
 ``run_all.py`` (``python3 dev.py bench``), which prints the one table.
 """
@@ -83,6 +84,17 @@ def delta_row(measure: str, ours: list[float], baseline: list[float], goal: floa
             "goal": goal, "verdict": _verdict(low, high, goal), "repeats": len(deltas), "note": note}
 
 
+def absolute_row(measure: str, ours: list[float], baseline: list[float], goal: float, *,
+                 unit: str = "s", baseline_name: str = "", note: str = "") -> Row:
+    """A row whose goal is an absolute quantity (``goal``, in seconds or MB): ours per
+    repeat, at most ``goal``; the baseline, measured alongside, is shown for scale."""
+    low, high = min(ours), max(ours)
+    return {"measure": measure, "kind": "absolute", "unit": unit,
+            "ours": statistics.median(ours), "baseline": statistics.median(baseline),
+            "baseline_name": baseline_name, "ratio": statistics.median(ours), "spread": [low, high],
+            "goal": goal, "verdict": _verdict(low, high, goal), "repeats": len(ours), "note": note}
+
+
 _SCALE = {"s": (1.0, "s"), "ms": (1e3, "ms"), "us": (1e6, "µs"), "MB": (1.0, "MB")}
 
 
@@ -93,6 +105,8 @@ def quantity(value: float, unit: str) -> str:
 
 
 def goal_text(row: Row) -> str:
+    if row["kind"] == "absolute":
+        return f"<= {quantity(row['goal'], row['unit'])}"
     return f"<= {row['goal']:g}x" if row["kind"] == "ratio" else f"<= +{row['goal']:g} {row['unit']}"
 
 
@@ -101,6 +115,8 @@ def result_text(row: Row) -> tuple[str, str]:
     low, high = row["spread"]
     if row["kind"] == "ratio":
         return f"{row['ratio']:.3f}x", f"{low:.3f}..{high:.3f}"
+    if row["kind"] == "absolute":
+        return quantity(row["ratio"], row["unit"]), f"{quantity(low, row['unit'])}..{quantity(high, row['unit'])}"
     return f"{row['ratio']:+.0f} {row['unit']}", f"{low:+.0f}..{high:+.0f}"
 
 

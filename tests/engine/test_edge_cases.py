@@ -51,6 +51,23 @@ def test_statistics_over_several_chunks_count_every_nan_and_inf(monkeypatch):
     assert (flags.min, flags.max, flags.mean) == (0.0, 1.0, 0.4)
 
 
+def test_the_one_pass_statistics_of_several_chunks_match_the_whole_array(monkeypatch):
+    """min / max / mean taken chunk by chunk (C-, F-ordered and strided arrays,
+    integers) equal numpy's over the whole array; a NaN or Inf in a later chunk only is
+    still found and counted."""
+    monkeypatch.setattr(summaries, "STATS_CHUNK", 4)
+    grid = (np.arange(30, dtype=np.float32) * 1.5 - 7).reshape(5, 6)
+    for x in (grid, np.asfortranarray(grid), grid[:, ::2], np.arange(-5, 12, dtype=np.int64)):
+        s = summaries.array_stats(x)
+        assert (s.min, s.max, s.nan_count, s.inf_count) == (float(x.min()), float(x.max()), 0, 0)
+        assert s.mean == pytest.approx(float(x.mean(dtype=np.float64)))
+    for bad, counts in ((np.nan, (1, 0)), (-np.inf, (0, 1))):
+        late = np.arange(13, dtype=np.float32)
+        late[11] = bad
+        s = summaries.array_stats(late)
+        assert (s.nan_count, s.inf_count) == counts and (s.min, s.max) == (0.0, 12.0)
+
+
 def test_complex_statistics_over_several_chunks_hold_no_full_size_magnitudes(monkeypatch):
     """A complex array longer than one chunk: the complex mean and |x| min / max of the
     whole array, NaN / Inf counted in every chunk, and |x| taken one chunk at a time."""
