@@ -21,6 +21,7 @@ from jax.experimental import checkify as jax_checkify
 from markupsafe import Markup
 
 from jaxdbg.capture import frames as frames_mod
+from jaxdbg.capture import jax_routes
 from jaxdbg.internals import jax_api
 from jaxdbg.views import theme
 
@@ -153,7 +154,7 @@ def checkify(f: Callable[..., Any], errors: frozenset = jax_checkify.user_checks
     """
     if isinstance(errors, str):
         errors = parse_errors(errors)
-    checked = jax_checkify.checkify(f, errors=errors)
+    checked = jax_routes.CHECKIFY.original()(f, errors=errors)
 
     def run(*args: Any, **kwargs: Any) -> tuple[LocatedError, Any]:
         err, out = checked(*args, **kwargs)

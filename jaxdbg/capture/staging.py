@@ -21,6 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
+from jaxdbg.capture import jax_routes
+
 
 class StagedSite(Protocol):
     """What staging needs of a breakpoint site (breakpoints._Site)."""
@@ -109,7 +111,7 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
 
     if token is None:
         def call():
-            jax.debug.callback(host, mask, operands, ordered=site.ordered)
+            jax_routes.CALLBACK.original()(host, mask, operands, ordered=site.ordered)
         if batched_condition:
             jax.lax.cond(jnp.any(pred), call, lambda: None)
         else:

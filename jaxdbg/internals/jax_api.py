@@ -86,6 +86,98 @@ def keep_custom_vmap_effects() -> None:
 keep_custom_vmap_effects()
 
 
+# -- host calls under jax.checkpoint: staged again into the backward pass's recompute --
+# JAX stages its own debug callbacks twice under remat (its partial-eval rule for
+# debug_callback_p): the forward pass prints, and the backward pass prints again as it
+# recomputes. jaxdbg's callbacks sit inside a custom_vmap layer (capture/prints.py),
+# which has no such rule, so JAX kept them in the forward pass only. The rule below
+# stages a marked layer the same way JAX stages a debug callback, its recompute copy
+# being the layer that ``recompute_custom_vmap_as`` names; any other custom_vmap gets
+# what JAX's partial evaluation does for a primitive without a rule.
+_pe = _private("jax._src.interpreters", "partial_eval")
+_Var = _private("jax._src.core", "Var")
+_NOT_REALLY_EFFECTS = tuple(t for t in (_private("jax._src.core", "NamedAxisEffect"),
+                                        _private("jax._src.core", "InternalMutableArrayEffect"))
+                            if t is not None)
+_REMAT_NAMES = ("partial_eval_jaxpr_custom_rules", "ensure_enum", "SaveableType",
+                "RecomputeType")
+_RECOMPUTE_AS = "_jaxdbg_recompute_as"
+
+
+def recompute_custom_vmap_as(vmap_rule: Callable[..., Any],
+                             recomputed: Callable[[], Callable[..., Any]]) -> None:
+    """Mark a ``custom_vmap`` (by its vmap rule) as a host call that ``jax.checkpoint``
+    recomputes: the backward pass runs ``recomputed()`` (a custom_vmap of the same
+    operands) where JAX's own callback would run again."""
+    setattr(vmap_rule, _RECOMPUTE_AS, recomputed)
+
+
+def _has_effects(eqn: Any) -> bool:
+    return any(not isinstance(e, _NOT_REALLY_EFFECTS) for e in eqn.effects)
+
+
+def _not_instantiated(eqn: Any, inst_in: Any) -> list[Any]:
+    return [v for v, inst in zip(eqn.invars, inst_in) if not inst and isinstance(v, _Var)]
+
+
+def _recomputed_eqn(eqn: Any, recomputed: Callable[[], Callable[..., Any]]) -> Any:
+    """``eqn`` with the body and rule of the recomputing layer (``eqn`` itself if it
+    cannot be traced to the same shape)."""
+    consts_tree, args_tree = eqn.params["in_tree"].children()
+    n_consts = consts_tree.num_leaves
+    layer = recomputed()
+    avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype, weak_type=v.aval.weak_type)
+             for v in eqn.invars[n_consts:]]
+    closed = jax.make_jaxpr(
+        lambda *flat: layer(*jax.tree_util.tree_unflatten(args_tree, list(flat))))(*avals)
+    calls = [e for e in closed.jaxpr.eqns if e.primitive is eqn.primitive]
+    if (len(calls) != 1 or closed.consts or closed.jaxpr.constvars
+            or len(calls[0].invars) != len(eqn.invars)):
+        return eqn
+    return eqn.replace(params=calls[0].params)
+
+
+def _custom_vmap_partial_eval_custom(saveable: Any, unks_in: Any, inst_in: Any, eqn: Any):
+    n_out = len(eqn.outvars)
+    if any(unks_in):  # depends on unknowns: the staged half computes it, once
+        return None, eqn, [True] * n_out, [True] * n_out, _not_instantiated(eqn, inst_in)
+    policy = _pe.ensure_enum(saveable(eqn.primitive, *[v.aval for v in eqn.invars],
+                                      **eqn.params))
+    recomputed = getattr(eqn.params.get("rule"), _RECOMPUTE_AS, None)
+    saved = not isinstance(policy, _pe.RecomputeType)  # saveable or offloadable
+    if recomputed is None:
+        # What JAX does with an equation of known inputs that has no rule of its own
+        # (an offloadable one is kept as a residual here rather than offloaded).
+        if _has_effects(eqn) or saved:
+            return eqn, None, [False] * n_out, [False] * n_out, []
+        return eqn, eqn, [False] * n_out, [True] * n_out, _not_instantiated(eqn, inst_in)
+    # As JAX's rule for debug_callback_p: staged again unless the policy saves it and
+    # some input would have to be saved only for it.
+    if saved and not all(inst_in):
+        return eqn, None, [False] * n_out, [False] * n_out, []
+    return (eqn, _recomputed_eqn(eqn, recomputed), [False] * n_out, [True] * n_out,
+            _not_instantiated(eqn, inst_in))
+
+
+def _remat_names_present() -> bool:
+    return (_pe is not None and _Var is not None and _custom_vmap_p is not None
+            and all(hasattr(_pe, n) for n in _REMAT_NAMES))
+
+
+def stage_host_calls_again_under_remat() -> bool:
+    """Register the rule above, unless this JAX has a rule for custom_vmap of its own."""
+    if not _remat_names_present():
+        return False
+    rules = _pe.partial_eval_jaxpr_custom_rules
+    if rules.get(_custom_vmap_p, _custom_vmap_partial_eval_custom) is not \
+            _custom_vmap_partial_eval_custom:
+        return False
+    rules[_custom_vmap_p] = _custom_vmap_partial_eval_custom
+    return True
+
+
+stage_host_calls_again_under_remat()
+
 # -- values that exist only as tangents while JAX linearizes a custom_jvp rule --
 _JaxprTracer = _private("jax._src.interpreters.partial_eval", "JaxprTracer")
 
@@ -322,6 +414,8 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.interpreters.partial_eval.DynamicJaxprTrace": _DynamicJaxprTrace is not None,
         "jax._src.custom_batching.custom_vmap_p": _custom_vmap_p is not None
         or not _CUSTOM_VMAP_DROPS_EFFECTS,
+        "jax._src.interpreters.partial_eval (custom rules, ensure_enum, Saveable / Recompute)"
+        ", jax._src.core.Var": _remat_names_present(),
         "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
             _checkify_error_fields_present(),
     }
