@@ -6,10 +6,13 @@ fails loudly when a name used here moves in a new JAX release.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+import sys
+import threading
 import types
-from typing import Any, Callable, cast
+from typing import Any, Callable, Iterator, cast
 
 import jax
 
@@ -416,9 +419,72 @@ def names_in_use() -> dict[str, bool]:
         or not _CUSTOM_VMAP_DROPS_EFFECTS,
         "jax._src.interpreters.partial_eval (custom rules, ensure_enum, Saveable / Recompute)"
         ", jax._src.core.Var": _remat_names_present(),
+        "jax._src.checkify.get_traceback, checkify_jaxpr_flat": _locating_names_present(),
         "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
             _checkify_error_fields_present(),
     }
+
+
+# -- checkify errors raised inside jnp's own jitted functions: the user's frame --
+# checkify records with each error the traceback of the equation that failed. For
+# ``x // y`` that equation (lax.div) sits inside jnp.floor_divide's jitted body, whose
+# tracebacks start at floor_divide: no user frame. checkify interprets that body while
+# interpreting the enclosing equation (the call of floor_divide, whose traceback holds
+# the user's line), so while jaxdbg.checkify traces, an error's traceback that holds
+# no user frame is replaced by the nearest enclosing equation's that does. (JAX 0.7's tracebacks reach the user's frame by themselves, but
+# its checkify reuses one interpretation of floor_divide's body for every call of it in
+# a function, so all of them report the first call's line: JAX's own record.)
+_checkify_internal = _private("jax._src", "checkify")
+_jax_get_traceback = getattr(_checkify_internal, "get_traceback", None)
+_checkify_interpreter = getattr(_checkify_internal, "checkify_jaxpr_flat", None)
+_locating = threading.local()
+
+
+def _enclosing_equation_tracebacks() -> list[Any]:
+    """Tracebacks of the equations checkify is interpreting now, innermost first."""
+    code = getattr(_checkify_interpreter, "__code__", None)
+    found = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is code:
+            eqn = frame.f_locals.get("eqn")
+            traceback = getattr(getattr(eqn, "source_info", None), "traceback", None)
+            if traceback is not None:
+                found.append(traceback)
+        frame = frame.f_back
+    return found
+
+
+def _located_get_traceback() -> Any:
+    traceback = _jax_get_traceback()
+    has_user_frame = getattr(_locating, "has_user_frame", None)
+    if has_user_frame is None or has_user_frame(traceback):
+        return traceback
+    for outer in _enclosing_equation_tracebacks():
+        if has_user_frame(outer):
+            return outer
+    return traceback
+
+
+def _locating_names_present() -> bool:
+    return _jax_get_traceback is not None and hasattr(_checkify_interpreter, "__code__")
+
+
+@contextlib.contextmanager
+def checkify_errors_at_user_frames(has_user_frame: Callable[[Any], bool]) -> Iterator[None]:
+    """While checkify traces inside this block, an error whose traceback holds no
+    user frame (``has_user_frame``) records the enclosing user call's instead."""
+    if not _locating_names_present():
+        yield
+        return
+    if _checkify_internal.get_traceback is not _located_get_traceback:
+        _checkify_internal.get_traceback = _located_get_traceback
+    previous = getattr(_locating, "has_user_frame", None)
+    _locating.has_user_frame = has_user_frame
+    try:
+        yield
+    finally:
+        _locating.has_user_frame = previous
 
 
 # -- checkify's Error: its dataclass fields (all private) --
