@@ -157,7 +157,7 @@ def checkify(f: Callable[..., Any], errors: frozenset = jax_checkify.user_checks
     checked = jax_routes.CHECKIFY.original()(f, errors=errors)
 
     def run(*args: Any, **kwargs: Any) -> tuple[LocatedError, Any]:
-        with jax_api.checkify_errors_at_user_frames(lambda tb: bool(user_frames(tb))):
+        with jax_api.checkify_errors_at_user_frames(user_frames):
             err, out = checked(*args, **kwargs)
         return LocatedError.of(err), out
 

@@ -419,7 +419,8 @@ def names_in_use() -> dict[str, bool]:
         or not _CUSTOM_VMAP_DROPS_EFFECTS,
         "jax._src.interpreters.partial_eval (custom rules, ensure_enum, Saveable / Recompute)"
         ", jax._src.core.Var": _remat_names_present(),
-        "jax._src.checkify.get_traceback, checkify_jaxpr_flat": _locating_names_present(),
+        "jax._src.checkify.get_traceback, checkify_jaxpr_flat, the checkified-body cache":
+            _locating_names_present(),
         "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
             _checkify_error_fields_present(),
     }
@@ -431,12 +432,25 @@ def names_in_use() -> dict[str, bool]:
 # tracebacks start at floor_divide: no user frame. checkify interprets that body while
 # interpreting the enclosing equation (the call of floor_divide, whose traceback holds
 # the user's line), so while jaxdbg.checkify traces, an error's traceback that holds
-# no user frame is replaced by the nearest enclosing equation's that does. (JAX 0.7's tracebacks reach the user's frame by themselves, but
-# its checkify reuses one interpretation of floor_divide's body for every call of it in
-# a function, so all of them report the first call's line: JAX's own record.)
+# no user frame is replaced by the nearest enclosing equation's that does. JAX 0.7's
+# tracebacks are whole stacks instead: floor_divide's body, traced once and cached by
+# jit, keeps the stack of whichever call traced it first. There an error's traceback
+# whose user frames do not end with the enclosing call's is that stale one, and the
+# enclosing call's is used.
+_WHOLE_STACK_TRACEBACKS = jax_version() < (0, 8)  # 0.7 measured; 0.10 and 0.12 are cut
+# checkify keeps its interpretation of a nested body (with the errors it made) in a
+# cache keyed by the body and the error state's types, so the first call of
+# floor_divide in any checkified function reuses the one interpreted before: while a
+# traceback is walked out, that cache is emptied before and after, and every error's
+# location comes from the function being checked (JAX's own checkify, after, records
+# JAX's tracebacks again).
 _checkify_internal = _private("jax._src", "checkify")
 _jax_get_traceback = getattr(_checkify_internal, "get_traceback", None)
 _checkify_interpreter = getattr(_checkify_internal, "checkify_jaxpr_flat", None)
+_checkify_body_cache = next(
+    (cache for cache in (getattr(_checkify_internal, name, None) for name in (
+        "_jaxpr_to_checkify_jaxpr_cached", "jaxpr_to_checkify_jaxpr"))  # 0.12 / 0.7-0.10
+     if hasattr(cache, "cache_clear")), None)
 _locating = threading.local()
 
 
@@ -457,34 +471,45 @@ def _enclosing_equation_tracebacks() -> list[Any]:
 
 def _located_get_traceback() -> Any:
     traceback = _jax_get_traceback()
-    has_user_frame = getattr(_locating, "has_user_frame", None)
-    if has_user_frame is None or has_user_frame(traceback):
+    user_frames_of = getattr(_locating, "user_frames_of", None)
+    if user_frames_of is None:
+        return traceback
+    inner = user_frames_of(traceback)
+    if inner and not _WHOLE_STACK_TRACEBACKS:
         return traceback
     for outer in _enclosing_equation_tracebacks():
-        if has_user_frame(outer):
-            return outer
+        if outer is traceback:
+            continue  # the failing equation's own
+        around = user_frames_of(outer)
+        if around:
+            whole = len(inner) >= len(around) and tuple(inner[-len(around):]) == tuple(around)
+            return traceback if inner and whole else outer
     return traceback
 
 
 def _locating_names_present() -> bool:
-    return _jax_get_traceback is not None and hasattr(_checkify_interpreter, "__code__")
+    return (_jax_get_traceback is not None and hasattr(_checkify_interpreter, "__code__")
+            and _checkify_body_cache is not None)
 
 
 @contextlib.contextmanager
-def checkify_errors_at_user_frames(has_user_frame: Callable[[Any], bool]) -> Iterator[None]:
+def checkify_errors_at_user_frames(user_frames_of: Callable[[Any], Any]) -> Iterator[None]:
     """While checkify traces inside this block, an error whose traceback holds no
-    user frame (``has_user_frame``) records the enclosing user call's instead."""
+    user frame (``user_frames_of(traceback)``, innermost first) records the enclosing
+    user call's instead."""
     if not _locating_names_present():
         yield
         return
     if _checkify_internal.get_traceback is not _located_get_traceback:
         _checkify_internal.get_traceback = _located_get_traceback
-    previous = getattr(_locating, "has_user_frame", None)
-    _locating.has_user_frame = has_user_frame
+    previous = getattr(_locating, "user_frames_of", None)
+    _locating.user_frames_of = user_frames_of
+    _checkify_body_cache.cache_clear()
     try:
         yield
     finally:
-        _locating.has_user_frame = previous
+        _locating.user_frames_of = previous
+        _checkify_body_cache.cache_clear()
 
 
 # -- checkify's Error: its dataclass fields (all private) --
