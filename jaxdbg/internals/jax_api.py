@@ -445,9 +445,9 @@ _WHOLE_STACK_TRACEBACKS = jax_version() < (0, 8)  # 0.7 measured; 0.10 and 0.12 
 # location comes from the function being checked (JAX's own checkify, after, records
 # JAX's tracebacks again).
 _checkify_internal = _private("jax._src", "checkify")
-_jax_get_traceback = getattr(_checkify_internal, "get_traceback", None)
+_jax_get_traceback: Any = getattr(_checkify_internal, "get_traceback", None)
 _checkify_interpreter = getattr(_checkify_internal, "checkify_jaxpr_flat", None)
-_checkify_body_cache = next(
+_checkify_body_cache: Any = next(
     (cache for cache in (getattr(_checkify_internal, name, None) for name in (
         "_jaxpr_to_checkify_jaxpr_cached", "jaxpr_to_checkify_jaxpr"))  # 0.12 / 0.7-0.10
      if hasattr(cache, "cache_clear")), None)
@@ -458,7 +458,7 @@ def _enclosing_equation_tracebacks() -> list[Any]:
     """Tracebacks of the equations checkify is interpreting now, innermost first."""
     code = getattr(_checkify_interpreter, "__code__", None)
     found = []
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code is code:
             eqn = frame.f_locals.get("eqn")
