@@ -154,7 +154,9 @@ def checkify(f: Callable[..., Any], errors: frozenset = jax_checkify.user_checks
     """
     if isinstance(errors, str):
         errors = parse_errors(errors)
-    checked = jax_routes.CHECKIFY.original()(f, errors=errors)
+    # Its own error set: checkify interpretations (and so locations) are not shared
+    # with another checkified function's.
+    checked = jax_routes.CHECKIFY.original()(f, errors=jax_api.errors_interpreted_apart(errors))
 
     def run(*args: Any, **kwargs: Any) -> tuple[LocatedError, Any]:
         with jax_api.checkify_errors_at_user_frames(user_frames):

@@ -166,7 +166,7 @@ def _format(fmt: str, printoptions: Mapping[str, Any], placeholders: bool, args,
 # callback does the same loop itself, so each unrolled call knows its index as a
 # plain Python int and ships nothing extra: the host receives exactly the
 # operands jax.debug.callback would. Nested vmaps nest the same way, in the same
-# order as JAX's rule. ``stop_gradient`` keeps differentiation out of it (the
+# order as JAX's rule. A ``custom_jvp`` keeps differentiation out of it (the
 # callback sees primal values, as JAX's own jvp rule arranges). Under
 # ``jax.checkpoint`` the layer is staged again into the backward pass's recompute,
 # as JAX stages its own callbacks there, and that copy's rows say ``recomputed``.
@@ -200,7 +200,21 @@ def _unrolled_batch_layer(call_host: HostCall, known: Batch, recomputed: bool = 
 
 
 def _call_per_batch_element(call_host: HostCall, operands: list) -> None:
-    _unrolled_batch_layer(call_host, ())([jax.lax.stop_gradient(op) for op in operands])
+    layer = _unrolled_batch_layer(call_host, ())
+
+    # Differentiation stays out of the layer: its jvp calls it with the primal values
+    # themselves (no stop_gradient in between), so that under jax.checkpoint its
+    # operands are saved or recomputed exactly as a JAX callback's would be.
+    @jax.custom_jvp
+    def host_call(operands):
+        return layer(operands)
+
+    @host_call.defjvp
+    def primal_only(primals, tangents):
+        (primal_operands,) = primals
+        return layer(primal_operands), np.zeros((), dtype=jax.dtypes.float0)
+
+    host_call(list(operands))
 
 
 # -- the call ----------------------------------------------------------------------------

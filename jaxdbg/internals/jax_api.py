@@ -419,8 +419,7 @@ def names_in_use() -> dict[str, bool]:
         or not _CUSTOM_VMAP_DROPS_EFFECTS,
         "jax._src.interpreters.partial_eval (custom rules, ensure_enum, Saveable / Recompute)"
         ", jax._src.core.Var": _remat_names_present(),
-        "jax._src.checkify.get_traceback, checkify_jaxpr_flat, the checkified-body cache":
-            _locating_names_present(),
+        "jax._src.checkify.get_traceback, checkify_jaxpr_flat": _locating_names_present(),
         "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
             _checkify_error_fields_present(),
     }
@@ -438,19 +437,15 @@ def names_in_use() -> dict[str, bool]:
 # whose user frames do not end with the enclosing call's is that stale one, and the
 # enclosing call's is used.
 _WHOLE_STACK_TRACEBACKS = jax_version() < (0, 8)  # 0.7 measured; 0.10 and 0.12 are cut
-# checkify keeps its interpretation of a nested body (with the errors it made) in a
-# cache keyed by the body and the error state's types, so the first call of
-# floor_divide in any checkified function reuses the one interpreted before: while a
-# traceback is walked out, that cache is emptied before and after, and every error's
-# location comes from the function being checked (JAX's own checkify, after, records
-# JAX's tracebacks again).
+# checkify keeps its interpretation of a nested body (with the errors it made, and
+# their tracebacks) in a cache keyed by the body, the enabled error set and the error
+# state's types, so the first call of floor_divide in any checkified function would
+# reuse one interpreted for another function. Each jaxdbg.checkify adds a marker of its
+# own to its enabled error set (checkify only tests membership in it): its
+# interpretations are its own, and kept across its calls, so nothing is traced again.
 _checkify_internal = _private("jax._src", "checkify")
 _jax_get_traceback: Any = getattr(_checkify_internal, "get_traceback", None)
 _checkify_interpreter = getattr(_checkify_internal, "checkify_jaxpr_flat", None)
-_checkify_body_cache: Any = next(
-    (cache for cache in (getattr(_checkify_internal, name, None) for name in (
-        "_jaxpr_to_checkify_jaxpr_cached", "jaxpr_to_checkify_jaxpr"))  # 0.12 / 0.7-0.10
-     if hasattr(cache, "cache_clear")), None)
 _locating = threading.local()
 
 
@@ -488,8 +483,7 @@ def _located_get_traceback() -> Any:
 
 
 def _locating_names_present() -> bool:
-    return (_jax_get_traceback is not None and hasattr(_checkify_interpreter, "__code__")
-            and _checkify_body_cache is not None)
+    return _jax_get_traceback is not None and hasattr(_checkify_interpreter, "__code__")
 
 
 @contextlib.contextmanager
@@ -504,12 +498,21 @@ def checkify_errors_at_user_frames(user_frames_of: Callable[[Any], Any]) -> Iter
         _checkify_internal.get_traceback = _located_get_traceback
     previous = getattr(_locating, "user_frames_of", None)
     _locating.user_frames_of = user_frames_of
-    _checkify_body_cache.cache_clear()
     try:
         yield
     finally:
         _locating.user_frames_of = previous
-        _checkify_body_cache.cache_clear()
+
+
+class _InterpretedForOneFunction:
+    """A member of a checkify error set that no error belongs to (see above)."""
+
+
+def errors_interpreted_apart(errors: frozenset) -> frozenset:
+    """``errors`` with a marker of its own, so checkify's cached interpretations made
+    with it are used by no other checkified function."""
+    marker = type("InterpretedForOneFunction", (_InterpretedForOneFunction,), {})
+    return errors | {marker}
 
 
 # -- checkify's Error: its dataclass fields (all private) --

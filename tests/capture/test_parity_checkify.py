@@ -116,3 +116,23 @@ def test_rebinding_checkify_does_not_recurse(monkeypatch):
         err.throw()
     mapped, _ = jax.vmap(checkify.checkify(f))(jnp.array([1.0, -2.0]))
     assert "at mapped index 1" in mapped.get()
+
+
+def test_calling_a_checked_jitted_function_again_compiles_nothing(ours):
+    compiles: list[str] = []
+    counting = [True]  # JAX has no public way to unregister a listener: it goes quiet
+
+    def count(event, duration, **_):
+        if counting and "backend_compile" in event:
+            compiles.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(count)
+    try:
+        f = ours(jax.jit(lambda x: jnp.sin(x) ** 2 // 1))
+        f(3.0)
+        assert compiles, "the listener saw no compilation"
+        compiles.clear()
+        f(3.0)
+        assert compiles == []
+    finally:
+        counting.clear()

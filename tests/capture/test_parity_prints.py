@@ -8,8 +8,10 @@ ways write to stdout must be what JAX wrote.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import types
+from typing import Iterator
 
 import jax
 import jax.numpy as jnp
@@ -27,31 +29,39 @@ needs_two_call_form = pytest.mark.skipif(
     reason=f"jax.debug.print / callback of JAX {jax.__version__} have no two-call form")
 
 
-def ways(monkeypatch) -> dict[str, types.SimpleNamespace]:
-    return {
-        "jax": types.SimpleNamespace(print=JAX_PRINT, callback=JAX_CALLBACK),
-        "jaxdbg": types.SimpleNamespace(print=jaxdbg.print, callback=jaxdbg.callback),
-        "routed": types.SimpleNamespace(print=lambda *a, **k: jax.debug.print(*a, **k),
-                                        callback=lambda *a, **k: jax.debug.callback(*a, **k)),
-    }
+WAYS = {
+    "jax": types.SimpleNamespace(print=JAX_PRINT, callback=JAX_CALLBACK),
+    "jaxdbg": types.SimpleNamespace(print=jaxdbg.print, callback=jaxdbg.callback),
+    # jax.debug.* looked up at call time: routed (print) or rebound (callback) to jaxdbg's
+    "routed": types.SimpleNamespace(print=lambda *a, **k: jax.debug.print(*a, **k),
+                                    callback=lambda *a, **k: jax.debug.callback(*a, **k)),
+}
+
+
+@contextlib.contextmanager
+def way_in_place(name: str) -> Iterator[types.SimpleNamespace]:
+    """The functions of one way, with jax.debug's names routed to jaxdbg's for "routed"."""
+    if name != "routed":
+        yield WAYS[name]
+        return
+    prints.route_jax_print()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jax.debug, "callback", jaxdbg.callback)
+        try:
+            yield WAYS[name]
+        finally:
+            prints.unroute_jax_print()
 
 
 @pytest.fixture
-def run_three_ways(monkeypatch, capfd):
+def run_three_ways(capfd):
     """``run(program)`` calls ``program(debug)`` for each way; returns {way: stdout}."""
     def run(program, sort=False):
         outputs = {}
-        for name, debug in ways(monkeypatch).items():
-            if name == "routed":
-                prints.route_jax_print()
-                monkeypatch.setattr(jax.debug, "callback", jaxdbg.callback)
-            try:
+        for name in WAYS:
+            with way_in_place(name) as debug:
                 program(debug)
                 jax.effects_barrier()
-            finally:
-                if name == "routed":
-                    prints.unroute_jax_print()
-                    monkeypatch.undo()
             out = capfd.readouterr().out
             outputs[name] = sorted(out.splitlines()) if sort else out
         return outputs
@@ -98,19 +108,12 @@ def test_two_call_form_prints_and_calls_back_as_jax_does(run_three_ways):
     "callback(ordered=True, x=1)",
     "callback(ordered=True)(3)",                 # not callable
 ])
-def test_two_call_misuse_raises_what_jax_raises(misuse, monkeypatch):
+def test_two_call_misuse_raises_what_jax_raises(misuse):
     results = {}
-    for name, debug in ways(monkeypatch).items():
-        if name == "routed":
-            prints.route_jax_print()
-            monkeypatch.setattr(jax.debug, "callback", jaxdbg.callback)
-        try:
+    for name in WAYS:
+        with way_in_place(name) as debug:
             results[name] = raised(lambda: eval(misuse, {"print": debug.print,
                                                          "callback": debug.callback}))
-        finally:
-            if name == "routed":
-                prints.unroute_jax_print()
-                monkeypatch.undo()
     assert results["jax"] is not None
     assert results["jaxdbg"] == results["jax"] and results["routed"] == results["jax"]
 

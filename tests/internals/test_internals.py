@@ -341,8 +341,9 @@ def test_checkify_errors_inside_jnp_functions_walk_out_to_the_user_frame():
         return x // y
 
     args = (jax.numpy.int32(3), jax.numpy.int32(0))
+    errors = jax_api.errors_interpreted_apart(checkify.div_checks)
     with jax_api.checkify_errors_at_user_frames(user_frames):
-        err, _ = checkify.checkify(f, errors=checkify.div_checks)(*args)
+        err, _ = checkify.checkify(f, errors=errors)(*args)
     frames = user_frames(err.get_exception().traceback_info)
     assert frames and frames[0].function.split(".")[-1] == "f"
     assert frames[0].lineno == f.__code__.co_firstlineno + 1
