@@ -508,11 +508,12 @@ class _InterpretedForOneFunction:
     """A member of a checkify error set that no error belongs to (see above)."""
 
 
-def errors_interpreted_apart(errors: frozenset) -> frozenset:
-    """``errors`` with a marker of its own, so checkify's cached interpretations made
-    with it are used by no other checkified function."""
+def errors_interpreted_apart(errors: Any) -> frozenset:
+    """``errors`` (any collection of error classes, as checkify takes) with a marker of
+    its own, so checkify's cached interpretations made with it serve no other
+    checkified function."""
     marker = type("InterpretedForOneFunction", (_InterpretedForOneFunction,), {})
-    return errors | {marker}
+    return frozenset(errors) | {marker}
 
 
 # -- checkify's Error: its dataclass fields (all private) --

@@ -136,3 +136,15 @@ def test_calling_a_checked_jitted_function_again_compiles_nothing(ours):
         assert compiles == []
     finally:
         counting.clear()
+
+
+@pytest.mark.parametrize("errors", [{}, set(), frozenset(), list(checkify.user_checks)],
+                         ids=["dict", "set", "frozenset", "list"])
+def test_any_collection_of_error_classes_is_taken_as_jax_takes_it(ours, errors):
+    def f(x):
+        checkify.check(x > 0, "positive")
+        return x
+
+    theirs, _ = JAX_CHECKIFY(f, errors=errors)(jnp.float32(-1.0))
+    err, _ = ours(f, errors=errors)(jnp.float32(-1.0))
+    assert (err.get() is None) == (theirs.get() is None)

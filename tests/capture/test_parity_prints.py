@@ -182,6 +182,37 @@ def test_checkpoint_prints_again_in_the_recompute_as_jax_does(transform, run_thr
     assert outputs["jax"].count("forward") >= 2  # JAX does print again
 
 
+POLICIES = {
+    "everything saveable": jax.checkpoint_policies.everything_saveable,
+    "nothing saveable": jax.checkpoint_policies.nothing_saveable,
+    "dots saveable": jax.checkpoint_policies.dots_saveable,
+    "save only a": jax.checkpoint_policies.save_only_these_names("a"),
+    "save names but b": jax.checkpoint_policies.save_any_names_but_these("b"),
+    "save anything but a": jax.checkpoint_policies.save_anything_except_these_names("a"),
+    "save anything but a and b":
+        jax.checkpoint_policies.save_anything_except_these_names("a", "b"),
+}
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_remat_policies_decide_as_for_jax_prints(policy, run_three_ways):
+    """Where the policy saves what a print reads, the print is not run again."""
+    from jax.ad_checkpoint import checkpoint_name
+
+    def program(debug):
+        def f(x):
+            a = checkpoint_name(x + 1.0, "a")
+            b = checkpoint_name(a * 2.0, "b")
+            debug.print("a={} b={}", a, b)
+            debug.print("x={}", x)
+            return checkpoint_name(jnp.exp(b), "c")
+
+        jax.grad(jax.checkpoint(f, policy=POLICIES[policy]))(jnp.float32(0.5))
+        jax.jit(jax.grad(jax.checkpoint(f, policy=POLICIES[policy])))(jnp.float32(0.25))
+
+    same_as_jax(run_three_ways(program))
+
+
 def test_recomputed_rows_say_so():
     rows: list[prints.PrintRow] = []
     seen = []
