@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import sys
 import types
 from typing import Iterator
 
@@ -243,7 +244,9 @@ def test_partitioned_prints_each_shard_locally_as_jax_does(run_three_ways):
         @jax.jit
         def f(x):
             debug.print("shard {}", x, partitioned=True)
-            debug.callback(lambda v: print("local", np.asarray(v).shape), x, partitioned=True)
+            # One write per line: shards call back on several threads at once.
+            debug.callback(lambda v: sys.stdout.write(f"local {np.asarray(v).shape}\n"), x,
+                           partitioned=True)
             return x * 2
         f(x)
 
