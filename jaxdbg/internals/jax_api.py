@@ -181,6 +181,33 @@ def stage_host_calls_again_under_remat() -> bool:
 
 stage_host_calls_again_under_remat()
 
+
+# -- transposing a marked layer: a host call contributes nothing to any cotangent --
+# As JAX's own debug_print transpose rule says. JAX 0.7's linear_transpose reaches the
+# layer (0.10 on prune it first); an unmarked custom_vmap still has no transpose.
+_ad = _private("jax._src.interpreters", "ad")
+
+
+def _custom_vmap_transpose(cts: Any, *args: Any, **params: Any) -> list[Any]:
+    if getattr(params.get("rule"), _RECOMPUTE_AS, None) is None:
+        raise NotImplementedError("Transpose rule (for reverse-mode differentiation) for "
+                                  "'custom_vmap_call' not implemented")
+    return [None] * len(args)
+
+
+def transpose_host_calls_to_nothing() -> bool:
+    """Register the rule above, unless this JAX has a transpose for custom_vmap."""
+    transposes = getattr(_ad, "primitive_transposes", None)
+    if transposes is None or _custom_vmap_p is None:
+        return False
+    if transposes.get(_custom_vmap_p, _custom_vmap_transpose) is not _custom_vmap_transpose:
+        return False
+    transposes[_custom_vmap_p] = _custom_vmap_transpose
+    return True
+
+
+transpose_host_calls_to_nothing()
+
 # -- values that exist only as tangents while JAX linearizes a custom_jvp rule --
 _JaxprTracer = _private("jax._src.interpreters.partial_eval", "JaxprTracer")
 
@@ -420,6 +447,8 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.interpreters.partial_eval (custom rules, ensure_enum, Saveable / Recompute)"
         ", jax._src.core.Var": _remat_names_present(),
         "jax._src.checkify.get_traceback, checkify_jaxpr_flat": _locating_names_present(),
+        "jax._src.interpreters.ad.primitive_transposes":
+            hasattr(_ad, "primitive_transposes"),
         "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
             _checkify_error_fields_present(),
     }

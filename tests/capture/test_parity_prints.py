@@ -274,3 +274,17 @@ def test_partitioned_rows_under_shard_map_carry_their_device():
     assert {r.text: r.site.device_label for r in rows} == {
         f"v=[{i}.]": f"device {i}" for i in range(4)}
     assert all(r.partitioned for r in rows)
+
+
+def test_transposing_a_function_that_prints_prints_nothing_as_jax(run_three_ways):
+    def program(debug):
+        def f(x):
+            debug.print("transposed {}", x)
+            return 2 * x
+
+        (ct,) = jax.linear_transpose(f, 1.0)(1.0)
+        debug.print("cotangent {}", ct)
+
+    outputs = run_three_ways(program)
+    same_as_jax(outputs)
+    assert outputs["jax"] == "cotangent 2.0\n"
