@@ -21,6 +21,7 @@ from jax.experimental import checkify as jax_checkify
 from markupsafe import Markup
 
 from jaxdbg.capture import frames as frames_mod
+from jaxdbg.capture import jax_routes
 from jaxdbg.internals import jax_api
 from jaxdbg.views import theme
 
@@ -153,10 +154,13 @@ def checkify(f: Callable[..., Any], errors: frozenset = jax_checkify.user_checks
     """
     if isinstance(errors, str):
         errors = parse_errors(errors)
-    checked = jax_checkify.checkify(f, errors=errors)
+    # Its own error set: checkify interpretations (and so locations) are not shared
+    # with another checkified function's.
+    checked = jax_routes.CHECKIFY.original()(f, errors=jax_api.errors_interpreted_apart(errors))
 
     def run(*args: Any, **kwargs: Any) -> tuple[LocatedError, Any]:
-        err, out = checked(*args, **kwargs)
+        with jax_api.checkify_errors_at_user_frames(user_frames):
+            err, out = checked(*args, **kwargs)
         return LocatedError.of(err), out
 
     run.__wrapped__ = f  # type: ignore[attr-defined]

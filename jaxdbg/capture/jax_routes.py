@@ -3,8 +3,10 @@
 A :class:`Route` replaces one attribute of a JAX module and puts back exactly what it
 replaced. Each swapped function is declared once, below; its owner installs the
 replacement (the breakpoint hook, the sharding hooks, the print log, ``%%checkify``)
-and any module reaches JAX's own function through :meth:`Route.original`, also while
-jaxdbg's stands in for it. This module imports nothing of jaxdbg, so the lowest
+and any module reaches JAX's own function through :meth:`Route.original`: the one
+captured when jaxdbg was imported, also while jaxdbg's stands in for it and also after
+a user or library rebound the attribute (``jax.debug.callback = jaxdbg.callback``
+must not make jaxdbg call itself). This module imports nothing of jaxdbg, so the lowest
 layers (frame capture, program shardings) may use it.
 """
 
@@ -14,6 +16,7 @@ import threading
 from typing import Any, Callable
 
 import jax
+from jax.experimental import checkify as jax_checkify
 
 
 class Route:
@@ -29,6 +32,7 @@ class Route:
         self.owner = owner
         self.name = name
         self._lock = threading.Lock()
+        self._jax_own: Callable[..., Any] = getattr(owner, name)  # captured at import
         self._saved: Callable[..., Any] | None = None
         self._replacement: Callable[..., Any] | None = None
 
@@ -61,11 +65,8 @@ class Route:
             return True
 
     def original(self) -> Callable[..., Any]:
-        """JAX's own function: the one replaced while installed, else the attribute now."""
-        with self._lock:
-            if self._replacement is not None:
-                return self._saved  # type: ignore[return-value]
-            return getattr(self.owner, self.name)
+        """JAX's own function, as it was when the route was declared (jaxdbg's import)."""
+        return self._jax_own
 
     def __repr__(self) -> str:
         state = "installed" if self.installed else "not installed"
@@ -86,7 +87,13 @@ JIT = Route(jax, "jit")
 # jaxdbg.capture.nan_watch: with %jaxdbg nans on, a pmapped call's NaN is located per device.
 PMAP = Route(jax, "pmap")
 
-ROUTES = (BREAKPOINT, PRINT, VISUALIZE_ARRAY_SHARDING, INSPECT_ARRAY_SHARDING, JIT, PMAP)
+# Never installed by jaxdbg, but users rebind them to jaxdbg's (``jax.debug.callback =
+# jaxdbg.callback``): jaxdbg's own host calls and checks go through their originals.
+CALLBACK = Route(jax.debug, "callback")
+CHECKIFY = Route(jax_checkify, "checkify")
+
+ROUTES = (BREAKPOINT, PRINT, VISUALIZE_ARRAY_SHARDING, INSPECT_ARRAY_SHARDING, JIT, PMAP, CALLBACK,
+          CHECKIFY)
 
 
 def is_installed() -> bool:

@@ -50,6 +50,9 @@ class CallSite:
     device: int | None = None
     device_axes: tuple[tuple[str, int], ...] = ()
     process: str | None = None  # "process 1/4" in a jax.distributed job
+    # This call is the copy that the backward pass of ``jax.checkpoint`` recomputes
+    # (JAX's own callbacks run again there too).
+    recomputed: bool = False
 
     @functools.cached_property
     def location(self) -> str:
@@ -68,6 +71,9 @@ class CallSite:
         """``process 1/4 · device 3`` (the process only in a job of several)."""
         return self._info().place_label()
 
+    def recomputation(self) -> "CallSite":
+        return dataclasses.replace(self, recomputed=True)
+
 
 @dataclasses.dataclass(frozen=True)
 class PrintRow:
@@ -77,6 +83,7 @@ class PrintRow:
     site: CallSite
     ordered: bool = False
     from_jax: bool = False  # a jax.debug.print call routed here
+    partitioned: bool = False  # one shard's local value (``partitioned=True``)
 
 
 # -- where rows go -------------------------------------------------------------------
@@ -195,18 +202,21 @@ def _format(fmt: str, printoptions: Mapping[str, Any], placeholders: bool, args,
 # callback does the same loop itself, so each unrolled call knows its index as a
 # plain Python int and ships nothing extra: the host receives exactly the
 # operands jax.debug.callback would. Nested vmaps nest the same way, in the same
-# order as JAX's rule. ``stop_gradient`` keeps differentiation out of it (the
-# callback sees primal values, as JAX's own jvp rule arranges). One difference
-# remains: under ``jax.checkpoint`` JAX prints again when the backward pass
-# recomputes the forward one; this layer prints in the forward pass only.
+# order as JAX's rule. A ``custom_jvp`` keeps differentiation out of it (the
+# callback sees primal values, as JAX's own jvp rule arranges). Under
+# ``jax.checkpoint`` the layer is staged again into the backward pass's recompute,
+# as JAX stages its own callbacks there, and that copy's rows say ``recomputed``.
 
 Batch = tuple  # ((index, size), ...) per vmap level, outermost first
 
 
-def _unrolled_batch_layer(call_host: Callable[[Batch, list], None], known: Batch):
+HostCall = Callable[[Batch, bool, list], None]  # (batch, recomputed, operands)
+
+
+def _unrolled_batch_layer(call_host: HostCall, known: Batch, recomputed: bool = False):
     @custom_vmap
     def call(operands):
-        call_host(known, operands)
+        call_host(known, recomputed, operands)
         return jnp.zeros((), jnp.bool_)
 
     @call.def_vmap
@@ -215,14 +225,32 @@ def _unrolled_batch_layer(call_host: Callable[[Batch, list], None], known: Batch
         for i in range(axis_size):
             one = [op[i] if batched else op for op, batched in zip(operands, batched_operands)]
             # Levels still to be unrolled are outside this one: they go first.
-            _unrolled_batch_layer(call_host, ((i, axis_size),) + known)(one)
+            _unrolled_batch_layer(call_host, ((i, axis_size),) + known, recomputed)(one)
         return jnp.zeros((axis_size,), jnp.bool_), True
 
+    # Under jax.checkpoint the backward pass recomputes the forward one; the layer's
+    # copy staged there is this same layer, traced again with ``recomputed`` set.
+    jax_api.recompute_custom_vmap_as(
+        unrolled, lambda: _unrolled_batch_layer(call_host, known, recomputed=True))
     return call
 
 
-def _call_per_batch_element(call_host: Callable[[Batch, list], None], operands: list) -> None:
-    _unrolled_batch_layer(call_host, ())([jax.lax.stop_gradient(op) for op in operands])
+def _call_per_batch_element(call_host: HostCall, operands: list) -> None:
+    layer = _unrolled_batch_layer(call_host, ())
+
+    # Differentiation stays out of the layer: its jvp calls it with the primal values
+    # themselves (no stop_gradient in between), so that under jax.checkpoint its
+    # operands are saved or recomputed exactly as a JAX callback's would be.
+    @jax.custom_jvp
+    def host_call(operands):
+        return layer(operands)
+
+    @host_call.defjvp
+    def primal_only(primals, tangents):
+        (primal_operands,) = primals
+        return layer(primal_operands), np.zeros((), dtype=jax.dtypes.float0)
+
+    host_call(list(operands))
 
 
 # -- the call ----------------------------------------------------------------------------
@@ -274,15 +302,17 @@ def _origin(skip: int) -> tuple[_Origin, list[Any]]:
 
 
 def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: dict,
-                     ordered: bool) -> None:
+                     ordered: bool, partitioned: bool = False) -> None:
     origin, device_indices = origin_and_devices
+    # JAX's own callback, also when a user rebound jax.debug.callback to jaxdbg's.
+    jax_callback = functools.partial(jax_routes.CALLBACK.original(), ordered=ordered,
+                                     partitioned=partitioned)
     flat, tree = jax.tree_util.tree_flatten((args, kwargs))
     traced_at = [i for i, leaf in enumerate(flat) if isinstance(leaf, jax.core.Tracer)]
     if not traced_at and not device_indices:
         # Eager, or only constants: nothing can be batched or per device.
         plain = origin.site((), ())
-        jax.debug.callback(lambda args, kwargs: host(plain, args, kwargs), args, kwargs,
-                           ordered=ordered)
+        jax_callback(lambda args, kwargs: host(plain, args, kwargs), args, kwargs)
         return
     # Each distinct tracer is shipped once, however often it is printed.
     distinct: dict[int, int] = {}
@@ -291,7 +321,7 @@ def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple,
     slot_of = [distinct[id(flat[i])] for i in traced_at]
     n_traced = len(distinct)
 
-    def call_host(batch: Batch, operands: list) -> None:
+    def call_host(batch: Batch, recomputed: bool, operands: list) -> None:
         leaves = list(flat)
         for i, slot in zip(traced_at, slot_of):
             leaves[i] = operands[slot]
@@ -299,9 +329,10 @@ def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple,
         devices = operands[n_traced:]
 
         def on_host(devices, args, kwargs):
-            host(origin.site(batch, devices), args, kwargs)
+            site = origin.site(batch, devices)
+            host(site.recomputation() if recomputed else site, args, kwargs)
 
-        jax.debug.callback(on_host, devices, call_args, call_kwargs, ordered=ordered)
+        jax_callback(on_host, devices, call_args, call_kwargs)
 
     firsts: dict[int, Any] = {}  # one operand per traced value, by identity
     for i in traced_at:
@@ -309,7 +340,8 @@ def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple,
     _call_per_batch_element(call_host, list(firsts.values()) + list(device_indices))
 
 
-def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, skip: int, from_jax: bool) -> None:
+def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, partitioned: bool, skip: int,
+           from_jax: bool) -> None:
     _checker.format(fmt, *args, **kwargs)  # the same errors, at the same (trace) time
     debug_host.join_job()  # in a job, rows may travel to its debug host
     placeholders = _has_placeholders(fmt)
@@ -317,22 +349,45 @@ def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, skip: int, from_j
 
     def host(site: CallSite, args, kwargs) -> None:
         deliver(PrintRow(_format(fmt, printoptions, placeholders, args, kwargs), site,
-                         ordered, from_jax))
+                         ordered, from_jax, partitioned))
 
-    _stage_host_call(host, _origin(skip + 1), args, kwargs, ordered)
+    _stage_host_call(host, _origin(skip + 1), args, kwargs, ordered, partitioned)
 
 
-def debug_print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+def _first_of_two_calls(jax_own: Callable[..., Any], args: tuple, options: dict) -> Any:
+    """JAX's own first call of the two-call form (``jax.debug.print(ordered=True)``).
+
+    Called for what it checks: its errors for misuse (positional arguments in the
+    first call, or a JAX without the two-call form) are the errors jaxdbg raises.
+    """
+    if args:
+        return jax_own(None, *args, **options)
+    return jax_own(**options)
+
+
+def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False,
+                partitioned: bool = False, **kwargs: Any) -> Any:
     """``jax.debug.print`` that also records the call's file:line, batch element and device.
 
     In a script or terminal it writes exactly what ``jax.debug.print`` writes; with
-    ``%load_ext jaxdbg`` in a notebook each row goes to the cell's print log.
+    ``%load_ext jaxdbg`` in a notebook each row goes to the cell's print log. The
+    two-call form ``jaxdbg.print(ordered=True)("x: {}", x)`` works where this JAX's
+    ``jax.debug.print`` has it. ``partitioned=True`` prints each shard's local value
+    on its own device, without gathering the array.
     """
-    _print(fmt, args, kwargs, ordered, skip=1, from_jax=False)
+    if fmt is None:
+        _first_of_two_calls(jax_routes.PRINT.original(), args,
+                            dict(ordered=ordered, partitioned=partitioned, **kwargs))
+
+        def print_with_options(fmt: str, *args: Any, **kwargs: Any) -> None:
+            _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=False)
+        return print_with_options
+    _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=False)
+    return None
 
 
-def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs: Any) -> None:
-    """``jax.debug.callback``; inside ``fn``, :func:`current_call` says where the call came from."""
+def _callback(fn: Callable[..., Any], args: tuple, kwargs: dict, ordered: bool,
+              partitioned: bool) -> None:
     if not callable(fn):
         raise TypeError("first argument to jax.debug.callback must be callable, "
                         f"but got an object of type {type(fn)}")
@@ -344,23 +399,49 @@ def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs
         finally:
             _current.reset(token)
 
-    _stage_host_call(host, _origin(1), args, kwargs, ordered)
+    _stage_host_call(host, _origin(2), args, kwargs, ordered, partitioned)
+
+
+def callback(fn: Callable[..., Any] | None = None, *args: Any, ordered: bool = False,
+             partitioned: bool = False, **kwargs: Any) -> Any:
+    """``jax.debug.callback``; inside ``fn``, :func:`current_call` says where the call came from.
+
+    The two-call form ``jaxdbg.callback(ordered=True)(fn, x)`` works where this JAX's
+    ``jax.debug.callback`` has it.
+    """
+    if fn is None:
+        _first_of_two_calls(jax_routes.CALLBACK.original(), args,
+                            dict(ordered=ordered, partitioned=partitioned, **kwargs))
+
+        def callback_with_options(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+            _callback(fn, args, kwargs, ordered, partitioned)
+        return callback_with_options
+    _callback(fn, args, kwargs, ordered, partitioned)
+    return None
 
 
 # -- jax.debug.print routed to the log while the extension is loaded -----------------------
 
+_JAX_ONLY_OPTIONS = frozenset({"skip_format_check", "_use_logging"})
+
+
 def _routed_jax_print(fmt: str | None = None, *args: Any, ordered: bool = False,
-                      **kwargs: Any) -> Any:
+                      partitioned: bool = False, **kwargs: Any) -> Any:
     """Stands in for ``jax.debug.print``; forms only JAX knows go to JAX unchanged.
 
     A function traced while it stood in keeps calling it after :func:`unroute_jax_print`;
     ``original()`` is then JAX's own function again."""
     original = jax_routes.PRINT.original()
-    jax_only = {"partitioned", "skip_format_check", "_use_logging"}
-    if fmt is None or not routing_enabled() or jax_only & kwargs.keys():
-        return original(fmt, *args, ordered=ordered, **kwargs) if fmt is not None \
-            else original(ordered=ordered, **kwargs)
-    _print(fmt, args, kwargs, ordered, skip=1, from_jax=True)
+    options = dict(ordered=ordered, partitioned=partitioned)
+    if not routing_enabled() or _JAX_ONLY_OPTIONS & kwargs.keys():
+        return original(fmt, *args, **options, **kwargs)
+    if fmt is None:
+        _first_of_two_calls(original, args, dict(options, **kwargs))
+
+        def print_with_options(fmt: str, *args: Any, **kwargs: Any) -> None:
+            _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=True)
+        return print_with_options
+    _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=True)
     return None
 
 

@@ -25,6 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
+from jaxdbg.capture import jax_routes
+
 
 class StagedSite(Protocol):
     """What staging needs of a breakpoint site (breakpoints._Site)."""
@@ -120,7 +122,7 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
 
     if token is None:
         def call():
-            jax.debug.callback(host, mask, operands, ordered=site.ordered)
+            jax_routes.CALLBACK.original()(host, mask, operands, ordered=site.ordered)
         jax.lax.cond(opens, call, lambda: None)
         return jnp.zeros((), jnp.float32)
 

@@ -6,10 +6,13 @@ fails loudly when a name used here moves in a new JAX release.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+import sys
+import threading
 import types
-from typing import Any, Callable, cast
+from typing import Any, Callable, Iterator, cast
 
 import jax
 
@@ -85,6 +88,125 @@ def keep_custom_vmap_effects() -> None:
 
 keep_custom_vmap_effects()
 
+
+# -- host calls under jax.checkpoint: staged again into the backward pass's recompute --
+# JAX stages its own debug callbacks twice under remat (its partial-eval rule for
+# debug_callback_p): the forward pass prints, and the backward pass prints again as it
+# recomputes. jaxdbg's callbacks sit inside a custom_vmap layer (capture/prints.py),
+# which has no such rule, so JAX kept them in the forward pass only. The rule below
+# stages a marked layer the same way JAX stages a debug callback, its recompute copy
+# being the layer that ``recompute_custom_vmap_as`` names; any other custom_vmap gets
+# what JAX's partial evaluation does for a primitive without a rule.
+_pe = _private("jax._src.interpreters", "partial_eval")
+_Var = _private("jax._src.core", "Var")
+_NOT_REALLY_EFFECTS = tuple(t for t in (_private("jax._src.core", "NamedAxisEffect"),
+                                        _private("jax._src.core", "InternalMutableArrayEffect"))
+                            if t is not None)
+_REMAT_NAMES = ("partial_eval_jaxpr_custom_rules", "ensure_enum", "SaveableType",
+                "RecomputeType")
+_RECOMPUTE_AS = "_jaxdbg_recompute_as"
+
+
+def recompute_custom_vmap_as(vmap_rule: Callable[..., Any],
+                             recomputed: Callable[[], Callable[..., Any]]) -> None:
+    """Mark a ``custom_vmap`` (by its vmap rule) as a host call that ``jax.checkpoint``
+    recomputes: the backward pass runs ``recomputed()`` (a custom_vmap of the same
+    operands) where JAX's own callback would run again."""
+    setattr(vmap_rule, _RECOMPUTE_AS, recomputed)
+
+
+def _has_effects(eqn: Any) -> bool:
+    return any(not isinstance(e, _NOT_REALLY_EFFECTS) for e in eqn.effects)
+
+
+def _not_instantiated(eqn: Any, inst_in: Any) -> list[Any]:
+    return [v for v, inst in zip(eqn.invars, inst_in) if not inst and isinstance(v, _Var)]
+
+
+def _recomputed_eqn(eqn: Any, recomputed: Callable[[], Callable[..., Any]]) -> Any:
+    """``eqn`` with the body and rule of the recomputing layer (``eqn`` itself if it
+    cannot be traced to the same shape)."""
+    consts_tree, args_tree = eqn.params["in_tree"].children()
+    n_consts = consts_tree.num_leaves
+    layer = recomputed()
+    avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype, weak_type=v.aval.weak_type)
+             for v in eqn.invars[n_consts:]]
+    closed = jax.make_jaxpr(
+        lambda *flat: layer(*jax.tree_util.tree_unflatten(args_tree, list(flat))))(*avals)
+    calls = [e for e in closed.jaxpr.eqns if e.primitive is eqn.primitive]
+    if (len(calls) != 1 or closed.consts or closed.jaxpr.constvars
+            or len(calls[0].invars) != len(eqn.invars)):
+        return eqn
+    return eqn.replace(params=calls[0].params)
+
+
+def _custom_vmap_partial_eval_custom(saveable: Any, unks_in: Any, inst_in: Any, eqn: Any):
+    n_out = len(eqn.outvars)
+    if any(unks_in):  # depends on unknowns: the staged half computes it, once
+        return None, eqn, [True] * n_out, [True] * n_out, _not_instantiated(eqn, inst_in)
+    policy = _pe.ensure_enum(saveable(eqn.primitive, *[v.aval for v in eqn.invars],
+                                      **eqn.params))
+    recomputed = getattr(eqn.params.get("rule"), _RECOMPUTE_AS, None)
+    saved = not isinstance(policy, _pe.RecomputeType)  # saveable or offloadable
+    if recomputed is None:
+        # What JAX does with an equation of known inputs that has no rule of its own
+        # (an offloadable one is kept as a residual here rather than offloaded).
+        if _has_effects(eqn) or saved:
+            return eqn, None, [False] * n_out, [False] * n_out, []
+        return eqn, eqn, [False] * n_out, [True] * n_out, _not_instantiated(eqn, inst_in)
+    # As JAX's rule for debug_callback_p: staged again unless the policy saves it and
+    # some input would have to be saved only for it.
+    if saved and not all(inst_in):
+        return eqn, None, [False] * n_out, [False] * n_out, []
+    return (eqn, _recomputed_eqn(eqn, recomputed), [False] * n_out, [True] * n_out,
+            _not_instantiated(eqn, inst_in))
+
+
+def _remat_names_present() -> bool:
+    return (_pe is not None and _Var is not None and _custom_vmap_p is not None
+            and all(hasattr(_pe, n) for n in _REMAT_NAMES))
+
+
+def stage_host_calls_again_under_remat() -> bool:
+    """Register the rule above, unless this JAX has a rule for custom_vmap of its own."""
+    if not _remat_names_present():
+        return False
+    rules = _pe.partial_eval_jaxpr_custom_rules
+    if rules.get(_custom_vmap_p, _custom_vmap_partial_eval_custom) is not \
+            _custom_vmap_partial_eval_custom:
+        return False
+    rules[_custom_vmap_p] = _custom_vmap_partial_eval_custom
+    return True
+
+
+stage_host_calls_again_under_remat()
+
+
+# -- transposing a marked layer: a host call contributes nothing to any cotangent --
+# As JAX's own debug_print transpose rule says. JAX 0.7's linear_transpose reaches the
+# layer (0.10 on prune it first); an unmarked custom_vmap still has no transpose.
+_ad = _private("jax._src.interpreters", "ad")
+
+
+def _custom_vmap_transpose(cts: Any, *args: Any, **params: Any) -> list[Any]:
+    if getattr(params.get("rule"), _RECOMPUTE_AS, None) is None:
+        raise NotImplementedError("Transpose rule (for reverse-mode differentiation) for "
+                                  "'custom_vmap_call' not implemented")
+    return [None] * len(args)
+
+
+def transpose_host_calls_to_nothing() -> bool:
+    """Register the rule above, unless this JAX has a transpose for custom_vmap."""
+    transposes = getattr(_ad, "primitive_transposes", None)
+    if transposes is None or _custom_vmap_p is None:
+        return False
+    if transposes.get(_custom_vmap_p, _custom_vmap_transpose) is not _custom_vmap_transpose:
+        return False
+    transposes[_custom_vmap_p] = _custom_vmap_transpose
+    return True
+
+
+transpose_host_calls_to_nothing()
 
 # -- values that exist only as tangents while JAX linearizes a custom_jvp rule --
 _JaxprTracer = _private("jax._src.interpreters.partial_eval", "JaxprTracer")
@@ -322,9 +444,105 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.interpreters.partial_eval.DynamicJaxprTrace": _DynamicJaxprTrace is not None,
         "jax._src.custom_batching.custom_vmap_p": _custom_vmap_p is not None
         or not _CUSTOM_VMAP_DROPS_EFFECTS,
+        "jax._src.interpreters.partial_eval (custom rules, ensure_enum, Saveable / Recompute)"
+        ", jax._src.core.Var": _remat_names_present(),
+        "jax._src.checkify.get_traceback, checkify_jaxpr_flat": _locating_names_present(),
+        "jax._src.interpreters.ad.primitive_transposes":
+            hasattr(_ad, "primitive_transposes"),
         "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
             _checkify_error_fields_present(),
     }
+
+
+# -- checkify errors raised inside jnp's own jitted functions: the user's frame --
+# checkify records with each error the traceback of the equation that failed. For
+# ``x // y`` that equation (lax.div) sits inside jnp.floor_divide's jitted body, whose
+# tracebacks start at floor_divide: no user frame. checkify interprets that body while
+# interpreting the enclosing equation (the call of floor_divide, whose traceback holds
+# the user's line), so while jaxdbg.checkify traces, an error's traceback that holds
+# no user frame is replaced by the nearest enclosing equation's that does. JAX 0.7's
+# tracebacks are whole stacks instead: floor_divide's body, traced once and cached by
+# jit, keeps the stack of whichever call traced it first. There an error's traceback
+# whose user frames do not end with the enclosing call's is that stale one, and the
+# enclosing call's is used.
+_WHOLE_STACK_TRACEBACKS = jax_version() < (0, 8)  # 0.7 measured; 0.10 and 0.12 are cut
+# checkify keeps its interpretation of a nested body (with the errors it made, and
+# their tracebacks) in a cache keyed by the body, the enabled error set and the error
+# state's types, so the first call of floor_divide in any checkified function would
+# reuse one interpreted for another function. Each jaxdbg.checkify adds a marker of its
+# own to its enabled error set (checkify only tests membership in it): its
+# interpretations are its own, and kept across its calls, so nothing is traced again.
+_checkify_internal = _private("jax._src", "checkify")
+_jax_get_traceback: Any = getattr(_checkify_internal, "get_traceback", None)
+_checkify_interpreter = getattr(_checkify_internal, "checkify_jaxpr_flat", None)
+_locating = threading.local()
+
+
+def _enclosing_equation_tracebacks() -> list[Any]:
+    """Tracebacks of the equations checkify is interpreting now, innermost first."""
+    code = getattr(_checkify_interpreter, "__code__", None)
+    found = []
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is code:
+            eqn = frame.f_locals.get("eqn")
+            traceback = getattr(getattr(eqn, "source_info", None), "traceback", None)
+            if traceback is not None:
+                found.append(traceback)
+        frame = frame.f_back
+    return found
+
+
+def _located_get_traceback() -> Any:
+    traceback = _jax_get_traceback()
+    user_frames_of = getattr(_locating, "user_frames_of", None)
+    if user_frames_of is None:
+        return traceback
+    inner = user_frames_of(traceback)
+    if inner and not _WHOLE_STACK_TRACEBACKS:
+        return traceback
+    for outer in _enclosing_equation_tracebacks():
+        if outer is traceback:
+            continue  # the failing equation's own
+        around = user_frames_of(outer)
+        if around:
+            whole = len(inner) >= len(around) and tuple(inner[-len(around):]) == tuple(around)
+            return traceback if inner and whole else outer
+    return traceback
+
+
+def _locating_names_present() -> bool:
+    return _jax_get_traceback is not None and hasattr(_checkify_interpreter, "__code__")
+
+
+@contextlib.contextmanager
+def checkify_errors_at_user_frames(user_frames_of: Callable[[Any], Any]) -> Iterator[None]:
+    """While checkify traces inside this block, an error whose traceback holds no
+    user frame (``user_frames_of(traceback)``, innermost first) records the enclosing
+    user call's instead."""
+    if not _locating_names_present():
+        yield
+        return
+    if _checkify_internal.get_traceback is not _located_get_traceback:
+        _checkify_internal.get_traceback = _located_get_traceback
+    previous = getattr(_locating, "user_frames_of", None)
+    _locating.user_frames_of = user_frames_of
+    try:
+        yield
+    finally:
+        _locating.user_frames_of = previous
+
+
+class _InterpretedForOneFunction:
+    """A member of a checkify error set that no error belongs to (see above)."""
+
+
+def errors_interpreted_apart(errors: Any) -> frozenset:
+    """``errors`` (any collection of error classes, as checkify takes) with a marker of
+    its own, so checkify's cached interpretations made with it serve no other
+    checkified function."""
+    marker = type("InterpretedForOneFunction", (_InterpretedForOneFunction,), {})
+    return frozenset(errors) | {marker}
 
 
 # -- checkify's Error: its dataclass fields (all private) --

@@ -91,7 +91,7 @@ class CheckedCalls:
 
     def _compiled(self, jitted: Any, target: Any, jit_options: dict | None) -> Callable[..., Any]:
         def build() -> Callable[..., Any]:
-            return self.original_jit(jax_checkify.checkify(target, errors=self.errors),
+            return self.original_jit(jax_routes.CHECKIFY.original()(target, errors=self.errors),
                                      **(jit_options or {}))
         if jit_options is not None:  # jitted by this cell: new each run anyway
             return build()

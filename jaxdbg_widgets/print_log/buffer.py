@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 
 from jaxdbg.capture.prints import PrintRow
+from jaxdbg.views import phrases
 
 __all__ = ["FLUSH_INTERVAL_S", "MAX_FLUSH_INTERVAL_S", "ROWS_PER_MESSAGE", "SHOWN_ROWS",
            "Batch", "RowBuffer", "row_cells", "where"]
@@ -25,8 +26,10 @@ SHOWN_ROWS = 20  # rows shown at each end of the log
 
 
 def where(row: PrintRow) -> str:
-    """The row's batch element and device, as far as known ("" for neither)."""
-    return " · ".join(p for p in (row.site.batch_label, row.site.device_label) if p)
+    """The row's batch element and device, as far as known ("" for neither), and
+    ``recomputed`` for a row printed again by the backward pass of ``jax.checkpoint``."""
+    recomputed = phrases.RECOMPUTED if row.site.recomputed else None
+    return " · ".join(p for p in (row.site.batch_label, row.site.device_label, recomputed) if p)
 
 
 def row_cells(row: PrintRow) -> list[str]:

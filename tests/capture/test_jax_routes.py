@@ -58,14 +58,16 @@ def test_uninstall_restores_the_original_even_when_something_rewrapped_it():
     assert module.fn is jax_own
 
 
-def test_uninstalled_original_is_the_attribute_now():
+def test_original_is_the_function_captured_when_declared_even_after_a_rebinding():
+    """``jax.debug.callback = jaxdbg.callback`` must not make jaxdbg call itself."""
     module = types.SimpleNamespace(fn=jax_own)
     route = Route(module, "fn")
-    module.fn = ours
-    assert route.original() is ours
-    route.install(jax_own)
+    module.fn = ours  # a user or library rebinds JAX's name to jaxdbg's
+    assert route.original() is jax_own
+    route.install(lambda: "routed")
+    assert route.original() is jax_own
     route.uninstall()
-    assert module.fn is ours
+    assert module.fn is ours  # what was there before install is put back
 
 
 def test_each_swapped_jax_function_has_one_route_and_none_is_left_installed():

@@ -280,3 +280,70 @@ def test_adapter_status_without_ipykernel(monkeypatch):
     assert status["ipykernel"] is None and not status["in_kernel"]
     assert "stdout.set_parent" in status["required"]
     assert "kernel.do_one_iteration" in status["missing"]
+
+
+def test_checkpoint_recompute_stages_a_marked_custom_vmap_again_and_leaves_others_alone():
+    """The partial-eval rule for custom_vmap: a layer marked with
+    recompute_custom_vmap_as runs again (as its recomputing variant) in the backward
+    pass of jax.checkpoint; an unmarked custom_vmap is differentiated as before."""
+    import jax.numpy as jnp
+    from jax.custom_batching import custom_vmap
+
+    calls = []
+
+    def layer(tag):
+        @custom_vmap
+        def call(x):
+            jax.debug.callback(lambda v: calls.append((tag, float(v))), x)
+            return jnp.zeros((), jnp.bool_)
+
+        @call.def_vmap
+        def rule(axis_size, in_batched, x):
+            raise NotImplementedError
+
+        if tag == "forward":
+            jax_api.recompute_custom_vmap_as(rule, lambda: layer("recomputed"))
+        return call
+
+    def f(x):
+        layer("forward")(jax.lax.stop_gradient(x))
+        return jnp.sin(x)
+
+    assert jax_api.stage_host_calls_again_under_remat() in (True, False)  # idempotent
+    jax.grad(jax.checkpoint(f))(1.0)
+    assert calls == [("forward", 1.0), ("recomputed", 1.0)]
+
+    calls.clear()  # unmarked: kept in the forward pass only, as JAX keeps it
+    jax.grad(jax.checkpoint(lambda x: (layer("plain")(jax.lax.stop_gradient(x)),
+                                       jnp.sin(x))[1]))(2.0)
+    assert calls == [("plain", 2.0)]
+
+    @custom_vmap
+    def double(x):
+        return 2 * x
+
+    @double.def_vmap
+    def double_rule(axis_size, in_batched, x):
+        return 2 * x, in_batched[0]
+
+    def h(x):
+        return jnp.sum(double(jax.lax.stop_gradient(x)) * x)
+
+    assert float(jax.jit(jax.grad(jax.checkpoint(h)))(3.0)) == float(jax.grad(h)(3.0)) == 6.0
+
+
+def test_checkify_errors_inside_jnp_functions_walk_out_to_the_user_frame():
+    from jax.experimental import checkify
+
+    from jaxdbg.capture.checkify_errors import user_frames
+
+    def f(x, y):
+        return x // y
+
+    args = (jax.numpy.int32(3), jax.numpy.int32(0))
+    errors = jax_api.errors_interpreted_apart(checkify.div_checks)
+    with jax_api.checkify_errors_at_user_frames(user_frames):
+        err, _ = checkify.checkify(f, errors=errors)(*args)
+    frames = user_frames(err.get_exception().traceback_info)
+    assert frames and frames[0].function.split(".")[-1] == "f"
+    assert frames[0].lineno == f.__code__.co_firstlineno + 1

@@ -82,3 +82,13 @@ def test_the_static_output_and_a_saved_file_carry_the_same_text(tmp_path):
     assert "… 3 more rows …" in bundle["text/html"]
     assert bundle["text/plain"] == "jaxdbg print log (In[2] print log, 43 rows)\n" + text
     assert static.text([]) == ""
+
+
+def test_a_row_from_the_checkpoint_recompute_says_recomputed():
+    from jaxdbg_widgets.print_log.buffer import row_cells
+
+    forward = _row("x=1.0", 2)
+    again = PrintRow("x=1.0", forward.site.recomputation())
+    assert row_cells(forward)[1] == "device 2"
+    assert row_cells(again)[1] == "device 2 · recomputed"
+    assert "recomputed" in str(static._row_html(again))
