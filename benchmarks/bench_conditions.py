@@ -7,6 +7,8 @@ A ``jaxdbg.breakpoint()`` in every step of a ``lax.scan`` (12 locals, one of the
 - a false condition (``condition N i < 0``): the frames are built on the host and the
   condition evaluated in them, then the stop passes;
 - the same with one watch (``watch loss``), which takes its value at every passed stop;
+- the same while an ended panel's summary is redrawn with the watch's values as they come
+  (:mod:`jaxdbg_widgets.panel.live_summary`, on its own thread, as after ``continue all``);
 - and, for the baseline, the scan without a breakpoint.
 
 Each way's cost per stop is its time beyond the scan without a breakpoint, in the same
@@ -29,12 +31,15 @@ import jax
 import jax.numpy as jnp
 
 import jaxdbg
-from jaxdbg.engine import breakpoint_state, watches
+from jaxdbg.engine import breakpoint_state, outputs, watches
+from jaxdbg.views import html as html_view
+from jaxdbg_widgets.panel.live_summary import LiveSummary
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import arguments, finish, interleave, ratio_row
 
 CALLBACK_GOAL = 1.5  # a false condition per stop, against the host callback it needs
+REDRAW_GOAL = 1.1  # a passed stop while the summary redraws, against one while it does not
 
 
 def step_plain(carry, i):
@@ -102,10 +107,25 @@ def main() -> None:
             return _time(fn, xs)
         return run
 
+    def redrawn_summary() -> None:  # what the panel's summary draws, taken off the stops' thread
+        summary = outputs.StopSummary("breakpoint", "bench.py:1", "jaxdbg.breakpoint()", (), "Continued.",
+                                      watches=tuple(watches.LIVE.watches(number)))
+        str(html_view.stop_summary_display(summary).html)
+
+    def with_live_summary() -> float:
+        unwatched()
+        false_condition_and_watch()
+        live = LiveSummary(lambda: watches.LIVE.recorded(number), redrawn_summary, interval=0.05).start()
+        try:
+            return _time(stopping, xs)
+        finally:
+            live.stop()
+
     nothing = lambda: None
     samples = interleave({"no breakpoint": way(nothing, plain), "no-op callback": way(nothing, calling),
                           "disabled": way(disabled, stopping), "false condition": way(false_condition, stopping),
-                          "false condition + 1 watch": way(false_condition_and_watch, stopping)}, repeats)
+                          "false condition + 1 watch": way(false_condition_and_watch, stopping),
+                          "summary redrawn": with_live_summary}, repeats)
     unwatched()
     breakpoint_state.set_condition(number, "")
     breakpoint_state.set_enabled(number, True)
@@ -123,6 +143,10 @@ def main() -> None:
         ratio_row(f"false condition + 1 watch, per stop of a {steps:,}-step scan, vs a no-op callback",
                   per_stop["false condition + 1 watch"], per_stop["no-op callback"], CALLBACK_GOAL,
                   unit="us", baseline_name="jax.debug.callback", note="the watch is evaluated at every stop"),
+        ratio_row(f"the same, the ended panel's summary redrawn, per stop of a {steps:,}-step scan",
+                  per_stop["summary redrawn"], per_stop["false condition + 1 watch"], REDRAW_GOAL,
+                  unit="us", baseline_name="not redrawn",
+                  note="redrawn every 0.05 s here (the panel: 0.5 s), on its own thread"),
     ], args.json)
 
 

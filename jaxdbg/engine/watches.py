@@ -109,6 +109,12 @@ class WatchBook:
         self._lock = threading.Lock()
         self._by_breakpoint: dict[int, list[Watch]] = {}
         self._reported: set[tuple[int, str]] = set()  # (breakpoint, expression) whose error was said
+        self._recorded: dict[int, int] = {}  # values taken per breakpoint: views poll it to redraw
+
+    def recorded(self, number: int | None) -> int:
+        """How many values breakpoint ``number``'s watches have taken (a view that polls it
+        redraws when it moved, so a passed stop does no drawing)."""
+        return self._recorded.get(number or -1, 0)
 
     def has_watches(self, number: int | None) -> bool:
         return number is not None and bool(self._by_breakpoint.get(number))
@@ -160,6 +166,7 @@ class WatchBook:
             with self._lock:
                 watch.values.append(value)
                 del watch.values[:-HISTORY_LENGTH]
+                self._recorded[number] = self._recorded.get(number, 0) + 1
 
     def load(self, number: int, watches: list[Watch]) -> None:
         """Put saved watches in (a reopened stop's book)."""

@@ -183,11 +183,32 @@ def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str
     if handle is not None:
         _show_summary(panel.finished_display, handle, kernel, parent)
         if panel.session.resume is Resume.CONTINUE_ALL and panel.session.watched():
-            # The stops passed next give the watches their values: once the cell is
-            # done, the summary shows the whole history.
-            ipython_api.on_cell_finished(
-                lambda: _show_summary(panel.summary_display(), handle, kernel, parent))
+            _follow_watches(panel, handle, kernel, parent)
     panel.close()
+
+
+def _follow_watches(panel: Any, handle: Any, kernel: Any, parent: dict | None) -> None:
+    """The stops passed next give the watches their values: the summary shows them as
+    they come (redrawn on a thread of its own, throttled), and the whole history once
+    the cell is done."""
+    from jaxdbg.engine import watches
+    from jaxdbg_widgets.panel.live_summary import LiveSummary
+
+    book = panel.session.watch_book or watches.LIVE
+    number = panel.session.info.breakpoint_id
+
+    def redraw() -> None:
+        undo = ipykernel_parents.pin_thread_parent(kernel, None, parent) if parent else (lambda: None)
+        try:
+            _show_summary(panel.summary_display(), handle, kernel, parent)
+        finally:
+            undo()
+
+    if ipython_api.shell() is None:  # no cell to end: drawn once, as it reads now
+        redraw()
+        return
+    live = LiveSummary(lambda: book.recorded(number), redraw).start()
+    ipython_api.on_cell_finished(live.stop)
 
 
 def _show_summary(display: Any, handle: Any, kernel: Any, parent: dict | None) -> None:

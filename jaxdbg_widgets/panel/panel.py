@@ -26,6 +26,7 @@ Messages from the browser (``content["type"]``; declared in
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 from jaxdbg.engine import evaluation
@@ -118,6 +119,7 @@ class DebuggerPanel:
         self.finished_html: str | None = None
         #: The static summary (jaxdbg.views.html: HTML with a text/plain twin), once finished.
         self.finished_display: html_view.Rendered | None = None
+        self._finished_summary: outputs.StopSummary | None = None
         self._names: dict[int, list[str]] = {}
         self._rows: dict[int, dict[int, dict]] = {}
         self._most: int | None = None
@@ -402,8 +404,13 @@ class DebuggerPanel:
         return self.session.summary(log)
 
     def summary_display(self) -> html_view.Rendered:
-        """The static summary as it reads now (the watches' values taken since the end)."""
-        return html_view.stop_summary_display(self.summary(), html_view.LOG_CHARS)
+        """The static summary as it reads now (the watches' values taken since the end);
+        once finished, only the watches are read again (not the pictures)."""
+        if self._finished_summary is None:
+            summary = self.summary()
+        else:
+            summary = dataclasses.replace(self._finished_summary, watches=tuple(self.session.watched()))
+        return html_view.stop_summary_display(summary, html_view.LOG_CHARS)
 
     def static_html(self) -> str:
         return str(html_view.stop_summary(self.summary(), html_view.LOG_CHARS))
@@ -416,7 +423,7 @@ class DebuggerPanel:
             return self.finished_html
         if note:
             self._add("", note, error=True)
-        summary = self.summary()
+        summary = self._finished_summary = self.summary()
         self.finished_display = html_view.stop_summary_display(summary, html_view.LOG_CHARS)
         self.finished_html = str(self.finished_display.html)
         status = self._status()

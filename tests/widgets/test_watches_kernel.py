@@ -134,3 +134,34 @@ def test_save_in_the_panel_and_open_it_again(kernel, tmp_path):
     assert state(kernel, cid)["watches"]["watches"][0]["expression"] == "loss"
     press(kernel, "continue", cid)
     assert kernel.wait_reply(msg, timeout=120).status == "ok"
+
+
+SLOW_SCAN = textwrap.dedent("""
+    import time
+
+    def slow_body(carry, i):
+        jax.debug.callback(lambda: time.sleep(0.05))  # a step that takes a while
+        loss = carry * 0.5 + i
+        jaxdbg.breakpoint()
+        return loss, loss
+
+    slow_train = jax.jit(lambda: jax.lax.scan(slow_body, 1.0, jnp.arange(100.0))[0])
+""")
+
+
+def test_the_summary_fills_in_while_passed_stops_run_after_continue_all(kernel):
+    kernel.run(SLOW_SCAN)
+    msg = kernel.execute("slow_train()")
+    cid = live_panel(kernel)
+    submit(kernel, "watch loss", cid=cid)
+    _wait_values(kernel, cid, "loss", 1)
+    press(kernel, "continue all", cid)
+    result = kernel.wait_reply(msg, timeout=300)
+    assert result.status == "ok", result
+    counts = [int(m.group(1)) for t in static_texts(result)
+              if (m := re.search(r"watch loss = \S+  \((\d+) hits\)", t))]
+    assert counts[0] == 1 and counts[-1] == 100, counts  # as the stop ended; once the cell is done
+    # ... and in between, redrawn while the passed stops ran: the count grows
+    between = counts[1:-1]
+    assert between and all(1 < c < 100 for c in between), counts
+    assert between == sorted(between), counts
