@@ -1,8 +1,8 @@
 """Watches and the breakpoints table in a real page (JupyterLab 4 and Notebook 7).
 
 The Watch box adds a watch; after ``continue all`` through a scan and a second run, the
-watch plot has one dot per hit. A condition typed into the breakpoints table's field is
-applied (the console's log says so). Screenshots go to test-artifacts/.
+watch plot has one dot per hit, in the light, dark and high-contrast themes. A condition
+typed into the breakpoints table's field is applied (the console's log says so). Screenshots go to test-artifacts/.
 """
 
 from __future__ import annotations
@@ -34,8 +34,18 @@ def _dots(panel) -> int:
     return panel.locator('.jaxdbg-watch-row[data-expression="loss"] .jaxdbg-watch-plot circle').count()
 
 
-def test_the_watch_plot_has_one_point_per_hit_and_a_condition_is_edited_in_place(page, server):
-    open_notebook(page, server, f"watches-{server.app}.ipynb", [EXTENSION_SETUP_CELL, SCAN_CELL, AGAIN_CELL])
+@pytest.mark.parametrize("theme", list(THEMES))
+def test_the_watch_plot_has_one_point_per_hit_and_a_condition_is_edited_in_place(page, server, theme):
+    set_theme(server, THEMES[theme])
+    try:
+        _plot_and_condition(page, server, theme)
+    finally:
+        set_theme(server, THEMES["light"])
+
+
+def _plot_and_condition(page, server, theme: str) -> None:
+    open_notebook(page, server, f"watches-{server.app}-{theme}.ipynb", [EXTENSION_SETUP_CELL, SCAN_CELL, AGAIN_CELL])
+    page.wait_for_function(f"() => document.body.dataset.jpThemeName === {json.dumps(THEMES[theme])}")
     run_cell(page, 0)
     run_cell(page, 1, wait=False)
     panel = live_panel(page, 1)
@@ -57,14 +67,14 @@ def test_the_watch_plot_has_one_point_per_hit_and_a_condition_is_edited_in_place
     assert _dots(panel) == 9  # 8 hits of the first run, passed or not, and this one
     title = panel.locator('.jaxdbg-watch-row[data-expression="loss"] circle').nth(1).locator("title")
     assert title.text_content().endswith(": 1.25")
-    save_screenshot(page, f"watches-plot-{server.app}")
+    save_screenshot(page, f"watches-plot-{server.app}-{theme}")
 
     panel.locator(".jaxdbg-breakpoints-title").click()
     condition = panel.locator(".jaxdbg-bp-condition").first
     condition.fill("i == 5")
     condition.press("Enter")
     wait_log(page, panel, r"New condition set for breakpoint \d+: i == 5")
-    save_screenshot(page, f"watches-breakpoints-table-{server.app}")
+    save_screenshot(page, f"watches-breakpoints-table-{server.app}-{theme}")
     log = panel.locator(".jaxdbg-log").inner_text()
     assert log.count("New condition set") == 1, log  # Enter, then leaving the field: once
     panel.get_by_role("button", name="Continue", exact=True).click()
