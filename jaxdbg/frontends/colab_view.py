@@ -1,4 +1,4 @@
-"""HTML for a stop in Colab: location, highlighted source, frames, locals, log.
+"""HTML for a stop in Colab: location, highlighted source, frames, locals, watches, log.
 
 Every user string is escaped with markupsafe. Colours come from Colab's theme
 variables (with light fallbacks), so the view reads in light and dark mode. Buttons
@@ -21,6 +21,7 @@ from jaxdbg.views import html as html_view
 from jaxdbg.views import palette
 from jaxdbg.views import phrases
 from jaxdbg.views import text as text_view
+from jaxdbg.views import watch_views
 from jaxdbg.engine.source_window import window_lines
 
 LOG_ENTRY_CHARS = 4_000  # per logged result; the full text stays available via `p`
@@ -165,8 +166,11 @@ def render_stop(session: Session, log: list[LogEntry], view_id: str, sequence: i
             f"{frame.location} in {frame.function}", source),
         Markup('<div class="jaxdbg-box"><h4>frames</h4>{}<h4>locals</h4>{}</div></div>').format(
             _frames(session, live), _locals(session)),
-        Markup('<h4>log</h4><div class="jaxdbg-log">{}</div>').format(_log(log)),
     ]
+    watched = watch_views.table_html(session.watched())  # the static summary's table and plot
+    if watched:
+        parts.append(Markup('<div class="jaxdbg-watches-box">{}</div>').format(watched))
+    parts.append(Markup('<h4>log</h4><div class="jaxdbg-log">{}</div>').format(_log(log)))
     if live:
         parts.append(_controls(session))
     if note:

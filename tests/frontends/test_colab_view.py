@@ -68,3 +68,24 @@ def test_long_results_are_truncated_in_the_log():
     log = [colab_view.log_entry("p 'x' * 100000", s.execute("p 'x' * 100000"))]
     html = colab_view.render_stop(s, log, "abc", 1, live=True)
     assert "more characters" in html and len(html) < 60_000
+
+
+def test_the_live_view_plots_a_watched_scalar_with_one_point_per_hit():
+    from jaxdbg.engine import watches
+
+    frame = Frame("<cell-1>", 3, "f", {"loss": jnp.float32(2.0)}, {}, ["def f():\n", "    pass\n", "    stop()\n"], 1)
+    s = Session([frame], StopInfo(breakpoint_id=7, hit=3))
+    s.watch_book = watches.WatchBook()
+    s.watch_book.add(7, "loss")
+    for hit in (1, 2, 3):
+        s.watch_book.record(7, hit, [frame])
+    s.watch_book.add(7, "loss<1")  # no value yet; its expression is escaped
+    html = colab_view.render_stop(s, [], "abc", 1, live=True)
+    assert html.count('<svg class="jaxdbg-watch-plot"') == 1 and html.count("<circle") == 3
+    assert "<code>loss</code>" in html and "3 hits" in html and "loss over 3 hits" in html
+    assert "<code>loss&lt;1</code>" in html and "loss<1" not in html
+
+
+def test_the_live_view_has_no_watch_table_without_watches():
+    html = colab_view.render_stop(_session(y=jnp.arange(3.0)), [], "abc", 1, live=True)
+    assert "jaxdbg-watches" not in html
