@@ -384,7 +384,7 @@ def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False,
     ``%load_ext jaxdbg`` in a notebook each row goes to the cell's print log. The
     two-call form ``jaxdbg.print(ordered=True)("x: {}", x)`` works where this JAX's
     ``jax.debug.print`` has it. ``partitioned=True`` prints each shard's local value
-    on its own device, without gathering the array.
+    on its own device, without gathering the array; each row names that device.
     """
     if fmt is None:
         _first_of_two_calls(jax_routes.PRINT.original(), args,

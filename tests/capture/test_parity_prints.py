@@ -295,6 +295,9 @@ def test_partitioned_rows_under_a_sharded_jit_carry_the_device_holding_the_shard
             return x * 2
         f(x)
         jax.effects_barrier()
+        # The positions operand moves nothing: the print alone compiles to no collective.
+        compiled = jax.jit(lambda x: debug.print("v={}", x, partitioned=True)).lower(x).compile()
+    assert not [op for op in ("all-gather(", "all-reduce(", "all-to-all(") if op in compiled.as_text()]
 
     holds = {d.id: np.asarray(x)[index] for d, index in x.sharding.devices_indices_map(x.shape).items()}
     whole = [r for r in rows if r.text.startswith("v=")]
@@ -306,6 +309,23 @@ def test_partitioned_rows_under_a_sharded_jit_carry_the_device_holding_the_shard
     # gives the element), and each of those rows says which.
     per_element = sorted((r.site.batch_index, r.site.device) for r in rows if r.text.startswith("row="))
     assert per_element == sorted(((i,), d) for i in range(4) for d in holds)
+
+
+@pytest.mark.multidevice
+def test_partitioned_rows_on_explicit_mesh_axes_carry_their_device():
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    mesh_context = getattr(jax, "set_mesh", None) or getattr(jax.sharding, "use_mesh", None)
+    mesh = jax.make_mesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,),
+                         devices=jax.devices()[4:8])
+    rows: list[prints.PrintRow] = []
+    with mesh_context(mesh), prints.sink_installed(rows.append):
+        x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
+        jax.jit(lambda x: jaxdbg.print("v={}", x, partitioned=True))(x)
+        jax.effects_barrier()
+    holds = {d.id: np.asarray(x)[index] for d, index in x.sharding.devices_indices_map(x.shape).items()}
+    assert sorted((r.site.device, r.text) for r in rows) == sorted(
+        (d, f"v={v}") for d, v in holds.items())
 
 
 @pytest.mark.multidevice
