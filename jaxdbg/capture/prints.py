@@ -7,7 +7,8 @@ they add travels with each call:
 - the caller's file:line and function, captured at trace time;
 - under vmap, which batch element printed (``batch 2/3``), from a ``custom_vmap``
   layer whose batched outputs JAX's own unrolling hands to each element's call;
-- under pmap / shard_map, which device printed (the named axes' indices).
+- under pmap / shard_map, which device printed (the named axes' indices); with
+  ``partitioned=True`` under a sharded ``jit``, the device too (:mod:`.shard_devices`).
 
 Where a row goes is decided on the host, at run time (a jitted function may have
 been traced long before): to the sink that a notebook installs (the print log of
@@ -32,7 +33,7 @@ from jax.custom_batching import custom_vmap
 
 from jaxdbg import config
 from jaxdbg.capture import frames as frames_mod
-from jaxdbg.capture import jax_routes
+from jaxdbg.capture import jax_routes, shard_devices
 from jaxdbg.capture.stop_info import StopInfo
 from jaxdbg.engine import debug_host, job, remote_prints
 from jaxdbg.internals import jax_api
@@ -321,23 +322,33 @@ def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple,
     slot_of = [distinct[id(flat[i])] for i in traced_at]
     n_traced = len(distinct)
 
+    firsts: dict[int, Any] = {}  # one operand per traced value, by identity
+    for i in traced_at:
+        firsts.setdefault(id(flat[i]), flat[i])
+    # A partitioned call under a sharded jit (no named axes) learns its device from
+    # its shard of a tiny positions operand.
+    positioned = (shard_devices.stage(firsts.values())
+                  if partitioned and not device_indices else None)
+    n_devices = len(device_indices)
+
     def call_host(batch: Batch, recomputed: bool, operands: list) -> None:
         leaves = list(flat)
         for i, slot in zip(traced_at, slot_of):
             leaves[i] = operands[slot]
         call_args, call_kwargs = jax.tree_util.tree_unflatten(tree, leaves)
-        devices = operands[n_traced:]
+        devices = operands[n_traced:n_traced + n_devices]
+        positions = operands[n_traced + n_devices:]
 
-        def on_host(devices, args, kwargs):
+        def on_host(devices, positions, args, kwargs):
             site = origin.site(batch, devices)
+            if positioned is not None:
+                site = dataclasses.replace(site, device=positioned[0].device(positions[0]))
             host(site.recomputation() if recomputed else site, args, kwargs)
 
-        jax_callback(on_host, devices, call_args, call_kwargs)
+        jax_callback(on_host, devices, positions, call_args, call_kwargs)
 
-    firsts: dict[int, Any] = {}  # one operand per traced value, by identity
-    for i in traced_at:
-        firsts.setdefault(id(flat[i]), flat[i])
-    _call_per_batch_element(call_host, list(firsts.values()) + list(device_indices))
+    extra = [positioned[1]] if positioned is not None else []
+    _call_per_batch_element(call_host, list(firsts.values()) + list(device_indices) + extra)
 
 
 def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, partitioned: bool, skip: int,
@@ -373,7 +384,7 @@ def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False,
     ``%load_ext jaxdbg`` in a notebook each row goes to the cell's print log. The
     two-call form ``jaxdbg.print(ordered=True)("x: {}", x)`` works where this JAX's
     ``jax.debug.print`` has it. ``partitioned=True`` prints each shard's local value
-    on its own device, without gathering the array.
+    on its own device, without gathering the array; each row names that device.
     """
     if fmt is None:
         _first_of_two_calls(jax_routes.PRINT.original(), args,

@@ -276,6 +276,80 @@ def test_partitioned_rows_under_shard_map_carry_their_device():
     assert all(r.partitioned for r in rows)
 
 
+@pytest.mark.multidevice
+@pytest.mark.parametrize("way", ["jaxdbg", "routed"])
+@pytest.mark.parametrize("spec", [("a", "b"), ("a", None), ()], ids=["split", "rows", "replicated"])
+def test_partitioned_rows_under_a_sharded_jit_carry_the_device_holding_the_shard(way, spec):
+    """Each row's device is one that JAX says holds the printed shard, each device once."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    # Devices 2..5, so that a device id is never its position in the mesh.
+    mesh = Mesh(np.array(jax.devices()[2:6]).reshape(2, 2), ("a", "b"))
+    x = jax.device_put(jnp.arange(16.0).reshape(4, 4), NamedSharding(mesh, P(*spec)))
+    rows: list[prints.PrintRow] = []
+    with way_in_place(way) as debug, prints.sink_installed(rows.append):
+        @jax.jit
+        def f(x):
+            debug.print("v={}", x, partitioned=True)
+            jax.vmap(lambda r: debug.print("row={}", r, partitioned=True))(x)
+            return x * 2
+        f(x)
+        jax.effects_barrier()
+        # The positions operand moves nothing: the print alone compiles to no collective.
+        compiled = jax.jit(lambda x: debug.print("v={}", x, partitioned=True)).lower(x).compile()
+    assert not [op for op in ("all-gather(", "all-reduce(", "all-to-all(") if op in compiled.as_text()]
+
+    holds = {d.id: np.asarray(x)[index] for d, index in x.sharding.devices_indices_map(x.shape).items()}
+    whole = [r for r in rows if r.text.startswith("v=")]
+    assert sorted(r.site.device for r in whole) == sorted(holds)
+    for r in whole:
+        assert r.text == f"v={holds[r.site.device]}"
+        assert r.site.device_label == f"device {r.site.device}"
+    # Under vmap each element's call runs on every device (with whatever layout XLA
+    # gives the element), and each of those rows says which.
+    per_element = sorted((r.site.batch_index, r.site.device) for r in rows if r.text.startswith("row="))
+    assert per_element == sorted(((i,), d) for i in range(4) for d in holds)
+
+
+@pytest.mark.multidevice
+def test_partitioned_rows_on_explicit_mesh_axes_carry_their_device():
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    mesh_context = getattr(jax, "set_mesh", None) or getattr(jax.sharding, "use_mesh", None)
+    mesh = jax.make_mesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,),
+                         devices=jax.devices()[4:8])
+    rows: list[prints.PrintRow] = []
+    with mesh_context(mesh), prints.sink_installed(rows.append):
+        x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
+        jax.jit(lambda x: jaxdbg.print("v={}", x, partitioned=True))(x)
+        jax.effects_barrier()
+    holds = {d.id: np.asarray(x)[index] for d, index in x.sharding.devices_indices_map(x.shape).items()}
+    assert sorted((r.site.device, r.text) for r in rows) == sorted(
+        (d, f"v={v}") for d, v in holds.items())
+
+
+@pytest.mark.multidevice
+def test_a_trace_compiled_for_other_devices_leaves_rows_without_a_device():
+    """One trace, two device sets: a row cannot say which program printed it."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    rows: list[prints.PrintRow] = []
+
+    @jax.jit
+    def f(x):
+        jaxdbg.print("v={}", x, partitioned=True)
+        return x
+
+    with prints.sink_installed(rows.append):
+        for devices in (jax.devices()[:2], jax.devices()[2:4]):
+            f(jax.device_put(jnp.arange(4.0), NamedSharding(Mesh(np.array(devices), ("x",)), P("x"))))
+            jax.effects_barrier()
+    if f._cache_size() != 2 or len(rows) != 4:
+        pytest.skip("this JAX traced the function again for the second mesh")
+    assert [r.site.device for r in rows[:2]] != [None, None]
+    assert all(r.site.device is None for r in rows[2:])
+
+
 def test_transposing_a_function_that_prints_prints_nothing_as_jax(run_three_ways):
     def program(debug):
         def f(x):
