@@ -89,6 +89,11 @@ def user_frames(traceback_info: Any) -> tuple[SourceFrame, ...]:
     return tuple(frames)
 
 
+def is_user_file(filename: str) -> bool:
+    """Whether ``filename`` is the user's code (not JAX's, jaxdbg's or a library's)."""
+    return not frames_mod.hidden_file_test()(filename)
+
+
 def error_sites(err: Any) -> list[ErrorSite]:
     """Every failure an ``Error`` holds: one, or one per failing mapped index."""
     exc = err.get_exception()
@@ -159,7 +164,7 @@ def checkify(f: Callable[..., Any], errors: frozenset = jax_checkify.user_checks
     checked = jax_routes.CHECKIFY.original()(f, errors=jax_api.errors_interpreted_apart(errors))
 
     def run(*args: Any, **kwargs: Any) -> tuple[LocatedError, Any]:
-        with jax_api.checkify_errors_at_user_frames(user_frames):
+        with jax_api.checkify_errors_at_user_frames(user_frames, is_user_file):
             err, out = checked(*args, **kwargs)
         return LocatedError.of(err), out
 

@@ -478,19 +478,28 @@ _checkify_interpreter = getattr(_checkify_internal, "checkify_jaxpr_flat", None)
 _locating = threading.local()
 
 
-def _enclosing_equation_tracebacks() -> list[Any]:
-    """Tracebacks of the equations checkify is interpreting now, innermost first."""
+def _enclosing_equations() -> list[Any]:
+    """The equations checkify is interpreting now, innermost first."""
     code = getattr(_checkify_interpreter, "__code__", None)
     found = []
     frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code is code:
             eqn = frame.f_locals.get("eqn")
-            traceback = getattr(getattr(eqn, "source_info", None), "traceback", None)
-            if traceback is not None:
-                found.append(traceback)
+            if getattr(getattr(eqn, "source_info", None), "traceback", None) is not None:
+                found.append(eqn)
         frame = frame.f_back
     return found
+
+
+def _called_function_file(eqn: Any) -> str | None:
+    """The file of the function a call equation (a jit) traced, from its debug info."""
+    called = eqn.params.get("jaxpr") if isinstance(getattr(eqn, "params", None), dict) else None
+    info = getattr(getattr(called, "jaxpr", called), "debug_info", None)
+    where = getattr(info, "func_src_info", None)  # "f at /path/file.py:13"
+    if not isinstance(where, str) or " at " not in where:
+        return None
+    return where.split(" at ", 1)[1].rsplit(":", 1)[0]
 
 
 def _located_get_traceback() -> Any:
@@ -501,13 +510,19 @@ def _located_get_traceback() -> Any:
     inner = user_frames_of(traceback)
     if inner and not _WHOLE_STACK_TRACEBACKS:
         return traceback
-    for outer in _enclosing_equation_tracebacks():
+    is_user_file = getattr(_locating, "is_user_file", None)
+    for outer_eqn in _enclosing_equations():
+        outer = outer_eqn.source_info.traceback
         if outer is traceback:
             continue  # the failing equation's own
         around = user_frames_of(outer)
         if around:
             whole = len(inner) >= len(around) and tuple(inner[-len(around):]) == tuple(around)
-            return traceback if inner and whole else outer
+            # A body of the user's own (a jit traced before, whose recorded stack ends at
+            # the call that traced it): the failing equation's frames are right there.
+            called = _called_function_file(outer_eqn)
+            own_body = called is not None and is_user_file is not None and is_user_file(called)
+            return traceback if inner and (whole or own_body) else outer
     return traceback
 
 
@@ -516,21 +531,22 @@ def _locating_names_present() -> bool:
 
 
 @contextlib.contextmanager
-def checkify_errors_at_user_frames(user_frames_of: Callable[[Any], Any]) -> Iterator[None]:
+def checkify_errors_at_user_frames(user_frames_of: Callable[[Any], Any],
+                                   is_user_file: Callable[[str], bool] | None = None) -> Iterator[None]:
     """While checkify traces inside this block, an error whose traceback holds no
     user frame (``user_frames_of(traceback)``, innermost first) records the enclosing
-    user call's instead."""
+    user call's instead (``is_user_file(path)``: whether a traced body is the user's)."""
     if not _locating_names_present():
         yield
         return
     if _checkify_internal.get_traceback is not _located_get_traceback:
         _checkify_internal.get_traceback = _located_get_traceback
-    previous = getattr(_locating, "user_frames_of", None)
-    _locating.user_frames_of = user_frames_of
+    previous = getattr(_locating, "user_frames_of", None), getattr(_locating, "is_user_file", None)
+    _locating.user_frames_of, _locating.is_user_file = user_frames_of, is_user_file
     try:
         yield
     finally:
-        _locating.user_frames_of = previous
+        _locating.user_frames_of, _locating.is_user_file = previous
 
 
 class _InterpretedForOneFunction:
