@@ -3,7 +3,8 @@
 :class:`RemoteSession` is what the host's backend (prompt, script, panel) drives, so
 frontends stay the same thin views. It holds the stop's frames with their source and
 no values; a command line runs in the owner's Session (``p``, ``pp``, statements,
-``up`` / ``down``, ``locals``, ``sharding``, completion) and its Output comes back.
+``up`` / ``down``, ``locals``, ``sharding``, completion) and its Output comes back; the
+panel's locals rows are made there too (:meth:`local_rows`).
 The commands that end the stop or change breakpoint state (``continue``, ``continue
 all``, ``skip``, ``quit``, ``disable``, ``enable``, ``ignore``, ``breakpoints``) run
 here, on the host's breakpoint state, which admits every process's stops: so they

@@ -106,3 +106,4 @@ def test_the_debug_hosts_panel_serves_another_processs_stop():
             other = job.output(0)
     assert "Stopped at" not in other and "result 1 [24.0, 32.0]" in other
     assert "result 0 [24.0, 32.0]" in kernel.result(cell).stdout
+
