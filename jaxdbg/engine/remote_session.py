@@ -3,7 +3,8 @@
 :class:`RemoteSession` is what the host's backend (prompt, script, panel) drives, so
 frontends stay the same thin views. It holds the stop's frames with their source and
 no values; a command line runs in the owner's Session (``p``, ``pp``, statements,
-``up`` / ``down``, ``locals``, ``sharding``, completion) and its Output comes back.
+``up`` / ``down``, ``locals``, ``sharding``, completion) and its Output comes back; the
+panel's locals rows are made there too (:meth:`local_rows`).
 The commands that end the stop or change breakpoint state (``continue``, ``continue
 all``, ``skip``, ``quit``, ``disable``, ``enable``, ``ignore``, ``breakpoints``) run
 here, on the host's breakpoint state, which admits every process's stops: so they
@@ -108,6 +109,26 @@ class RemoteSession(Session):
 
     def locals_table(self) -> Output:
         return self.execute("locals")
+
+    def local_names(self) -> list[str]:
+        try:
+            reply = self._ask({"op": "local_names", "frame": self.index})
+        except OwnerGone:
+            return []
+        return [str(name) for name in reply.get("names") or []]
+
+    def local_rows(self, start: int, count: int, *, lazy: bool = True) -> list[dict[str, Any]]:
+        """The owner's rows, summarised there; nothing here opens or pictures them,
+        as their values stay with the owner."""
+        try:
+            reply = self._ask({"op": "local_rows", "frame": self.index, "start": int(start),
+                               "count": int(count), "lazy": bool(lazy)})
+        except OwnerGone:
+            return []
+        rows = [dict(row) for row in reply.get("rows") or [] if isinstance(row, dict)]
+        for row in rows:
+            row["expandable"] = row["picture"] = False
+        return rows
 
     def visible_locals(self) -> dict[str, Any]:
         return {}  # the values stay with the owner; 'locals' shows their table

@@ -158,7 +158,28 @@ def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
         return {"output": output_message(output), "index": session.index}
     if op == "complete":
         return {"completions": session.complete(str(request.get("text", "")))}
+    if op in ("local_names", "local_rows"):
+        return _at_frame(session, request.get("frame"), lambda: _locals_answer(session, request))
     if op == "end":
         session.end(Resume(request["resume"]))
         return {"ended": True}
     return {"output": output_message(Output(OutputKind.ERROR, f"*** unknown request {op!r}"))}
+
+
+def _locals_answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
+    if request.get("op") == "local_names":
+        return {"names": session.local_names()}
+    return {"rows": session.local_rows(int(request.get("start") or 0), int(request.get("count") or 0),
+                                       lazy=bool(request.get("lazy", True)))}
+
+
+def _at_frame(session: Session, frame: Any, answer: Any) -> dict[str, Any]:
+    """``answer()`` for frame ``frame`` of the stop (the host's panel asks for each
+    frame's table), the stop's own selected frame left as it was."""
+    here = session.index
+    if isinstance(frame, int) and 0 <= frame < len(session.frames):
+        session.index = frame
+    try:
+        return dict(answer())
+    finally:
+        session.index = here

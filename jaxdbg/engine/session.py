@@ -20,7 +20,7 @@ from jaxdbg.engine import command_output
 from jaxdbg.engine import completion
 from jaxdbg.engine import evaluation
 from jaxdbg.engine import interrupts
-from jaxdbg.engine import array_picture, summaries
+from jaxdbg.engine import array_picture, local_rows, summaries
 from jaxdbg.engine import watches
 from jaxdbg.capture.frames import Frame, display_filename
 from jaxdbg.engine.outputs import (ENDED_OTHERWISE, INTERRUPTED, FrameRow, LogEntry, Output, OutputKind, Resume,
@@ -296,6 +296,18 @@ class Session:
         return {k: v for k, v in frame.locals.items()
                 if not k.startswith("_") and k not in _SHELL_NAMES
                 and not isinstance(v, types.ModuleType)}
+
+    def local_names(self) -> list[str]:
+        """The names of the current frame's locals table, in its order."""
+        return [n for n in self.visible_locals() if not n.startswith("__")]
+
+    def local_rows(self, start: int, count: int, *, lazy: bool = True) -> list[dict[str, Any]]:
+        """Rows ``start`` .. ``start + count`` of the current frame's locals table as
+        the panel draws them (:func:`jaxdbg.engine.local_rows.local_row`); ``lazy``: big
+        arrays' statistics are left for later (the row says ``pending``)."""
+        names = self.local_names()[max(start, 0):max(start, 0) + max(count, 0)]
+        values, shardings = self.visible_locals(), self.program_shardings()
+        return [local_rows.local_row(n, values.get(n), shardings.get(n), lazy=lazy) for n in names]
 
     def program_shardings(self) -> dict[str, str]:
         """Layouts in the program of the current frame's traced locals.

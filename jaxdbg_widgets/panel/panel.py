@@ -191,24 +191,23 @@ class DebuggerPanel:
 
     def _names_of(self, frame: int) -> list[str]:
         if frame not in self._names:
-            self._names[frame] = [n for n in self.session.visible_locals() if not n.startswith("__")]
+            self._names[frame] = self.session.local_names()
         return self._names[frame]
 
     def locals_rows(self, start: int, count: int) -> list[dict]:
         """Rows ``start`` .. ``start + count`` of the selected frame's table, summarised
-        once each and only when asked for (a frame may hold thousands)."""
+        once each and only when asked for (a frame may hold thousands). The session
+        makes them: a remote stop's come from the process that holds the values."""
         frame = self.session.index
         names = self._names_of(frame)
         cache = self._rows.setdefault(frame, {})
-        values = self.session.visible_locals()
-        shardings = self.session.program_shardings()  # the column 'locals' shows too
-        rows = []
-        for i in range(max(start, 0), min(start + count, len(names))):
-            if i not in cache:
-                cache[i] = model.local_row(names[i], values.get(names[i]), shardings.get(names[i]),
-                                           lazy=True)
-            rows.append(cache[i])
-        return rows
+        wanted = range(max(start, 0), min(start + count, len(names)))
+        missing = [i for i in wanted if i not in cache]
+        if missing:
+            first = missing[0]
+            for offset, row in enumerate(self.session.local_rows(first, missing[-1] + 1 - first)):
+                cache.setdefault(first + offset, row)
+        return [cache[i] for i in wanted if i in cache]
 
     def _most_locals(self) -> int:
         """The longest table of any frame: the browser sizes the box for it, so moving
@@ -315,17 +314,23 @@ class DebuggerPanel:
     def _stats(self, command: dict) -> None:
         """A shown row's big array: its statistics now (taken once, see
         ``summaries.array_stats``), sent as the row in full."""
+        frame, path = command.get("frame"), command.get("path")
+        if isinstance(path, list) and len(path) == 1 and frame == self.session.index:
+            # The table's own row: the session's (a redraw of this frame shows it too).
+            names = self._names_of(frame)
+            if str(path[0]) not in names:
+                return
+            index = names.index(str(path[0]))
+            rows = self.session.local_rows(index, 1, lazy=False)
+            if rows:
+                self._rows.setdefault(frame, {})[index] = rows[0]
+                self.widget.send(message(ToBrowser.STATS, frame=frame, path=path, row=rows[0]))
+            return
         found = self._at(command)
         if found is None:
             return
         frame, path, label, value = found
-        sharding = self.session.program_shardings().get(label) if len(path) == 1 else None
-        row = model.local_row(label, value, sharding)
-        if len(path) == 1:  # the table's own row: a redraw of this frame shows it too
-            names = self._names_of(frame)
-            if label in names:
-                self._rows.setdefault(frame, {})[names.index(label)] = row
-        self.widget.send(message(ToBrowser.STATS, frame=frame, path=path, row=row))
+        self.widget.send(message(ToBrowser.STATS, frame=frame, path=path, row=model.local_row(label, value)))
 
     def _picture(self, command: dict) -> None:
         """A shown array row's small picture (made only when the browser shows the row)."""

@@ -8,15 +8,13 @@ Everything user-controlled travels as text and is put into the page with
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Iterable
 
-import numpy as np
 
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES, Token
 
-from jaxdbg.engine import breakpoint_state, summaries
+from jaxdbg.engine import breakpoint_state, local_rows, summaries
 from jaxdbg.capture.frames import display_filename
 from jaxdbg.views import phrases
 from jaxdbg.engine.commands import TABLE as COMMANDS
@@ -27,11 +25,6 @@ COMMAND_CHARS = 300  # an echoed command beyond this is cut (a 10 MB paste stays
 LOG_CHARS = 2_000  # a result beyond this is cut until "Show more"
 MAX_CHILDREN = 200  # pytree children listed per node
 HISTORY_CHARS = 10_000  # longer typed lines are not kept in the history
-# Arrays above this many elements get their statistics only when the browser shows
-# their row (a "stats" request), after the panel is up: a 400 MB local took 0.7 s of
-# host copy and reductions before the panel could be sent. 1M float32 take ~2 ms.
-LAZY_STATS_ELEMENTS = 1_000_000
-
 _LEXER = PythonLexer(stripnl=False, ensurenl=False)
 
 
@@ -104,76 +97,12 @@ def source_state(session: Session, context: int) -> dict:
 # --------------------------------------------------------------------------- locals
 
 
-def _is_namedtuple(value: Any) -> bool:
-    return isinstance(value, tuple) and hasattr(type(value), "_fields")
-
-
-def children(value: Any) -> list[tuple[str, Any]]:
-    """The labelled children of a container a variable explorer would open."""
-    if isinstance(value, dict):
-        return [(repr(k), v) for k, v in value.items()]
-    if _is_namedtuple(value):
-        return [(name, getattr(value, name)) for name in type(value)._fields]
-    if isinstance(value, (list, tuple)):
-        return [(f"[{i}]", v) for i, v in enumerate(value)]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [(fld.name, getattr(value, fld.name, None)) for fld in dataclasses.fields(value)]
-    return []
-
-
-def expandable(value: Any) -> bool:
-    try:
-        if summaries.is_array(value) or isinstance(value, (str, bytes)):
-            return False
-        return bool(children(value))
-    except Exception:
-        return False
-
-
-def _summary_text(row: summaries.ValueSummary) -> tuple[str, bool]:
-    """The summary column (the statistics text ``locals`` shows too), and whether
-    its statistics leave out NaN / Inf values."""
-    if not row.is_array:
-        return row.preview, False
-    if row.shape == ():  # a scalar: its value (the preview) says it all
-        return row.preview, False
-    return row.details(), row.nonfinite
-
-
-def _big_array(value: Any) -> bool:
-    try:
-        return summaries.is_array(value) and int(np.prod(value.shape)) > LAZY_STATS_ELEMENTS
-    except Exception:
-        return False
-
-
-def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool = False) -> dict:
-    """One row of the locals table (or of an opened pytree node). ``sharding``: the
-    value's layout in the program, as ``locals`` names it (Session.program_shardings).
-    ``lazy``: a big array's statistics are left out and the row is marked ``pending``;
-    the browser asks for them when it shows the row."""
-    pending = lazy and _big_array(value)
-    try:
-        row = summaries.summarize(name, value, sharding, with_stats=not pending)
-    except BaseException as e:  # a value's own code must not end the stop
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        row = summaries.ValueSummary(name, type(value).__name__,
-                                     preview=f"<summary failed: {type(e).__name__}>")
-    summary, partial = _summary_text(row)
-    return {
-        "name": name, "type": row.type_name, "array": row.array_type,
-        "sharding": (row.sharding or "") if row.is_array else "",
-        "summary": summary, "finite_only": partial,
-        "nonfinite": row.nonfinite,
-        "expandable": expandable(value), "pending": row.stats_pending,
-        # An array with elements gets a small picture, asked for when the row is shown.
-        "picture": bool(row.is_array and row.shape and _has_elements(row.shape)),
-    }
-
-
-def _has_elements(shape: tuple[int, ...]) -> bool:
-    return all(n > 0 for n in shape)
+#: One row of the locals table: the Session makes it (a remote stop's comes from the
+#: process that owns it), so the summaries are cut as every view cuts them.
+local_row = local_rows.local_row
+children = local_rows.children
+expandable = local_rows.expandable
+LAZY_STATS_ELEMENTS = local_rows.LAZY_STATS_ELEMENTS
 
 
 def resolve(root: Any, path: Iterable[int]) -> Any:

@@ -86,11 +86,13 @@ def _rows_table(rows: list[PrintRow]) -> Markup:
 
 
 def _groups_html(rows: list[PrintRow]) -> Markup:
-    """The static log's filter: one ``<details>`` per source line and per device (when
-    there are several), each holding that group's rows. Plain HTML, no script, so it
+    """The static log's filter: one ``<details>`` per source line, per process of a
+    jax.distributed job and per device (when there are several), each holding that
+    group's rows. Plain HTML, no script, so it
     works in an untrusted notebook too."""
     parts = []
-    for title, key in (("by line", lambda r: r.site.location), ("by device", lambda r: r.site.device_label)):
+    for title, key in (("by line", lambda r: r.site.location), ("by process", lambda r: r.site.process),
+                       ("by device", lambda r: r.site.device_label)):
         groups: dict[str, list[PrintRow]] = {}
         for row in rows:
             name = key(row)

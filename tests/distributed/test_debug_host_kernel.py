@@ -8,6 +8,7 @@ import re
 import pytest
 
 from support.job_launcher import PREAMBLE, PROGRAMS, Job, free_port
+from support import panel_driver
 from support.kernel_harness import KernelHarness
 
 pytestmark = [pytest.mark.distributed, pytest.mark.kernel]
@@ -38,3 +39,71 @@ def test_a_notebook_kernel_serves_the_stops_of_a_script_process():
     assert "Array([ 8., 10.], dtype=float32)" in out and "Array([12., 14.], dtype=float32)" in out
     assert "Stopped at" not in other and "result 1 [24.0, 32.0]" in other
     assert "result 0 [24.0, 32.0]" in out
+
+
+def _stop_panel(kernel, place: str) -> str:
+    """The live panel whose banner names ``place`` (the one before may still be live)."""
+    def look():
+        for cid, st in panel_driver.panels(kernel).items():
+            status = st.get("status", {})
+            if not status.get("finished") and place in status.get("banner", ""):
+                return cid
+        return None
+    return kernel.wait_for(look, 120, f"a panel at {place}")
+
+
+def _rows(kernel, cid: str) -> dict[str, dict]:
+    return {row["name"]: row for row in panel_driver.state(kernel, cid)["locals_page"]["rows"]}
+
+
+def test_the_debug_hosts_panel_serves_another_processs_stop():
+    address = f"127.0.0.1:{free_port()}"
+    secret = {"JAXDBG_DEBUG_SECRET": "shared by the kernel and the script"}
+    env = {**secret, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "COORDINATOR": address,
+           "NUM_PROCESSES": "2", "PROCESS_ID": "0", "JAXDBG_BACKEND": "widgets"}
+    with KernelHarness(env=env) as kernel:
+        kernel.run("import os; os.chdir(os.environ.get('TMPDIR', '/tmp')); import jaxdbg_widgets")
+        joining = kernel.execute(PREAMBLE)
+        with Job(PROGRAM, 2, env=secret, address=address, launch=[1]) as job:
+            kernel.wait_reply(joining, timeout=120)
+            cell = kernel.execute(PROGRAM)
+            for device in ("0", "1"):  # the kernel's own stops first
+                panel_driver.press(kernel, "continue", _stop_panel(kernel, f"process 0/2 · device {device}"))
+            cid = _stop_panel(kernel, "process 1/2 · device 2")
+            assert "Stopped at" in panel_driver.state(kernel, cid)["status"]["banner"]
+            # The locals table of the other process's stop: its values summarised there.
+            rows = kernel.wait_for(lambda: (r := _rows(kernel, cid)) and "y" in r and r, 60, "locals rows")
+            assert rows["x"]["array"] == "float32[2]" and rows["y"]["array"] == "float32[2]", rows
+            assert "min=8" in rows["y"]["summary"] and "max=10" in rows["y"]["summary"], rows
+            assert not rows["y"]["expandable"] and not rows["y"]["picture"]
+            panel_driver.submit(kernel, "p y", cid=cid)
+            panel_driver.wait_log(kernel, r"Array\(\[ 8\., 10\.\], dtype=float32\)", cid)
+            panel_driver.submit(kernel, "y", pretty=True, cid=cid)
+            panel_driver.wait_log(kernel, r"pp y\n.*8\., 10\.", cid)
+            heading = panel_driver.state(kernel, cid)["source"]["heading"]
+            panel_driver.press(kernel, "up", cid)
+            kernel.wait_for(lambda: panel_driver.state(kernel, cid).get("selected") == 1, 60, "frame 1")
+            assert panel_driver.state(kernel, cid)["source"]["heading"] != heading
+            # The outer frame's table comes from the owner too (its frame, not the body's).
+            kernel.wait_for(lambda: panel_driver.state(kernel, cid)["locals_page"]["frame"] == 1, 60,
+                            "frame 1's locals")
+            up_rows = _rows(kernel, cid)
+            assert "y" not in up_rows and "mesh" in up_rows, up_rows
+            # The job's global input: its statistics would need every process, so none.
+            assert up_rows["x"]["summary"].startswith("shards on several processes"), up_rows
+            panel_driver.press(kernel, "down", cid)
+            kernel.wait_for(lambda: panel_driver.state(kernel, cid)["locals_page"]["frame"] == 0
+                            and "y" in _rows(kernel, cid), 60, "frame 0's locals again")
+            panel_driver.press(kernel, "continue", cid)
+            last = _stop_panel(kernel, "process 1/2 · device 3")
+            rows = kernel.wait_for(lambda: (r := _rows(kernel, last)) and "y" in r and r, 60, "device 3's locals")
+            assert "min=12" in rows["y"]["summary"], rows
+            panel_driver.press(kernel, "continue", last)
+            kernel.wait_reply(cell, timeout=120)
+            done = kernel.run("jax.distributed.shutdown()", timeout=120)
+            assert job.wait(120) == [0], job.outputs()
+            assert not done.errors, done
+            other = job.output(0)
+    assert "Stopped at" not in other and "result 1 [24.0, 32.0]" in other
+    assert "result 0 [24.0, 32.0]" in kernel.result(cell).stdout
+

@@ -92,3 +92,28 @@ def test_a_row_from_the_checkpoint_recompute_says_recomputed():
     assert row_cells(forward)[1] == "device 2"
     assert row_cells(again)[1] == "device 2 · recomputed"
     assert "recomputed" in str(static._row_html(again))
+
+
+def _job_row(text: str, process: int, device: int | None) -> PrintRow:
+    return PrintRow(text, CallSite("<cell>", 3, "step", device=device, process=f"process {process}/2"))
+
+
+def _live_filter(cells: list[list[str]], query: str) -> list[str]:
+    """The page's filter box (print_log.js): a row stays when its cells, joined by a
+    space, contain the query, ignoring case."""
+    return [row[-1] for row in cells if query.strip().lower() in " ".join(row).lower()]
+
+
+def test_the_filter_box_finds_the_rows_of_one_process_of_a_job():
+    from jaxdbg_widgets.print_log.buffer import row_cells
+
+    rows = [_job_row("loss 0", 0, 0), _job_row("loss 1", 1, 2), _job_row("loss 1b", 1, None),
+            _row("single process", 0)]
+    cells = [row_cells(r) for r in rows]
+    assert cells[1][1] == "process 1/2 · device 2" and cells[2][1] == "process 1/2"
+    assert _live_filter(cells, "Process 1/2") == ["loss 1", "loss 1b"]
+    assert _live_filter(cells, "process 0/2 · device 0") == ["loss 0"]
+    # The static output (no script) groups the rows by process as well.
+    html = str(static._groups_html(rows))
+    assert "Show only the rows by process" in html
+    assert "process 1/2 · 2 rows" in html
