@@ -49,6 +49,8 @@ class _ThreadRoutedStream:
             self.wrapped.flush()
 
     def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, an OutStream's own
+        if name == "wrapped":  # not set (a copy made without __init__): no endless lookup
+            raise AttributeError(name)
         return getattr(self.wrapped, name)
 
 

@@ -127,15 +127,20 @@ class DebuggerPanel:
         self._tooltips = model.button_tooltips()
         self._many_stops = all(line in self._tooltips for line in _MANY_STOPS)
 
-        def prepare(widget: PanelWidget) -> None:
-            # The handler is in place before the frontend hears of the comm: a click sent
-            # the moment the panel appears may be handled on the subshell's thread while
-            # this constructor has not even returned.
-            widget.on_msg(self._on_message)
-            if before_open is not None:
-                before_open(widget)
+        if before_open is None:  # no pause channel: messages come on this thread, later
+            self.widget = PanelWidget(**self._initial_state())
+            self.widget.on_msg(self._on_message)
+        else:
+            hook = before_open
 
-        self.widget = PanelWidget(before_open=prepare, **self._initial_state())
+            def prepare(widget: PanelWidget) -> None:
+                # The handler is in place before the frontend hears of the comm: a click
+                # sent the moment the panel appears may be handled on the subshell's
+                # thread while this constructor has not even returned.
+                widget.on_msg(self._on_message)
+                hook(widget)
+
+            self.widget = PanelWidget(before_open=prepare, **self._initial_state())
 
     # -- state ------------------------------------------------------------------------
 
