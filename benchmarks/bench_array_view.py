@@ -57,15 +57,17 @@ def many_cell(n_locals: int, side: int) -> str:
 
 # Turns the rows' pictures off (and on again) in the kernel: the baseline panel.
 PICTURES_SWITCH = textwrap.dedent("""
+    from jaxdbg.engine import local_rows as _rows
     from jaxdbg_widgets.panel import state as _state, widget as _widget
-    _with_pictures = _state.local_row
+    _with_pictures = _rows.local_row
     _colours = _widget.PanelWidget.class_traits()["picture_colours"].default_value
     def _no_picture(*a, **k):
         row = _with_pictures(*a, **k)
         row.pop("picture", None)
         return row
     def pictures(on):
-        _state.local_row = _with_pictures if on else _no_picture
+        # the table's rows (made by the Session) and the children's (the panel's state)
+        _rows.local_row = _state.local_row = _with_pictures if on else _no_picture
         _widget.PanelWidget.class_traits()["picture_colours"].default_value = _colours if on else {}
 """)
 
