@@ -6,8 +6,8 @@
     ...
     job.wait(60); job.output(1); job.close()     # or: with ... as job:
 
-Each launched process runs ``PROGRAM`` (Python source, or a path to a script) after a
-preamble that joins the job: ``jax.distributed.initialize`` at ``address`` (127.0.0.1
+Each launched process runs ``PROGRAM`` (Python source, or a path to a script, run under
+its own name and line numbers) after a preamble that joins the job: ``jax.distributed.initialize`` at ``address`` (127.0.0.1
 and a free port by default), gloo CPU collectives, ``devices`` host devices per
 process, and ``PROCESS`` set to ``jax.process_index()``. ``COORDINATOR``,
 ``NUM_PROCESSES`` and ``PROCESS_ID`` are in its environment; each one's stdout and
@@ -47,6 +47,15 @@ jax.distributed.initialize(coordinator_address=os.environ["COORDINATOR"],
 PROCESS = jax.process_index()
 '''
 
+# A launched process: the preamble, then the program (argv[1]) as __main__, with the
+# preamble's names (os, sys, jax, PROCESS) already defined, as if it began with them.
+_RUNNER = PREAMBLE + '''
+import runpy
+sys.path.insert(0, os.path.dirname(sys.argv[1]))  # the program's own folder, as for `python program.py`
+runpy.run_path(sys.argv[1], run_name="__main__",
+               init_globals={name: globals()[name] for name in ("faulthandler", "os", "signal", "sys", "jax", "PROCESS")})
+'''
+
 
 class StillRunning(TimeoutError):
     """Some launched processes had not ended by the deadline of :meth:`LocalProcesses.wait`."""
@@ -72,20 +81,24 @@ class LocalProcesses:
         wrong = [i for i in self.launched if not 0 <= i < processes]
         if wrong:
             raise ValueError(f"process indices go from 0 to {processes - 1}, not {wrong}")
-        source = Path(program).read_text() if isinstance(program, os.PathLike) else textwrap.dedent(program)
         self.processes = processes
         self.devices = devices
         self.address = address or free_address()
         self._dir = tempfile.TemporaryDirectory(prefix="jaxdbg-job-")
-        script = Path(self._dir.name) / "program.py"
-        script.write_text(PREAMBLE + source)
+        if isinstance(program, os.PathLike):
+            script = Path(program).resolve()
+            if not script.is_file():
+                raise FileNotFoundError(f"no program at {script}")
+        else:
+            script = Path(self._dir.name) / "program.py"
+            script.write_text(textwrap.dedent(program))
         self._procs: list[subprocess.Popen] = []
         self._logs: list[IO[str]] = []
         for i in self.launched:
             log = open(Path(self._dir.name) / f"process{i}.txt", "w+")
             self._logs.append(log)
             self._procs.append(subprocess.Popen(
-                [python or sys.executable, str(script)], stdin=subprocess.DEVNULL, stdout=log,
+                [python or sys.executable, "-c", _RUNNER, str(script)], stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, cwd=self._dir.name,
                 env=self._environment(i, env or {}, (per_process_env or {}).get(i, {}))))
 
