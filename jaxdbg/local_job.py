@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import IO
 
+from jaxdbg import config
+
 # The directory jaxdbg is imported from comes first on the launched processes' path, so
 # they run the same jaxdbg as the process that launched them.
 _IMPORT_ROOT = str(Path(__file__).resolve().parents[1])
@@ -103,11 +105,10 @@ class LocalProcesses:
                 env=self._environment(i, env or {}, (per_process_env or {}).get(i, {}))))
 
     def _environment(self, i: int, env: dict[str, str], own: dict[str, str]) -> dict[str, str]:
-        environment = dict(os.environ)
-        environment.pop("JAXDBG_COMMANDS", None)
+        environment = config.launched_process_environment()
         environment.update(
             JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={self.devices}",
-            PYTHONPATH=os.pathsep.join([_IMPORT_ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
+            PYTHONPATH=os.pathsep.join([_IMPORT_ROOT] + [p for p in [environment.get("PYTHONPATH")] if p]),
             COORDINATOR=self.address, NUM_PROCESSES=str(self.processes), PROCESS_ID=str(i),
             PYTHONUNBUFFERED="1")
         environment.update(env)
