@@ -1,49 +1,61 @@
 """A jax.distributed job's debugger, as ratios against baselines measured in the same run.
 
 1. A command's round trip to another process: ``p y`` typed at the debug host for a
-   stop of process 1, against the same command at a stop of the host's own device.
-   Goal: at most 3x, and under 20 ms on localhost.
+   stop of process 1, against the same command at a stop of the host's own devices.
+   Each repeat is one execution of a ``shard_map`` with a breakpoint, which stops on
+   the devices of both processes, so the two are measured alternately in the same job;
+   a stop's sample is the median of its commands. Goals: at most 3x, and under 20 ms on
+   localhost.
 2. Prints: P processes each printing N rows from a jitted ``lax.fori_loop``
    (``jaxdbg.print``), with the debug host collecting them, against the same job
-   without the secret (each process prints to its own stdout): wall time of the job.
+   without the secret (each process prints to its own stdout): the job's wall time,
+   the two jobs interleaved.
 
-A 2-process job (gloo CPU collectives, 2 devices each) on 127.0.0.1; the debug host
-times the commands itself, through a backend registered for the run.
+Local processes (``jaxdbg.distributed.start_local_processes``: gloo CPU collectives,
+2 devices each) on 127.0.0.1; the debug host times the commands itself, through a
+backend registered for the run.
 
-Run: ``.nox/tests/bin/python benchmarks/bench_distributed.py [--commands 200]
-[--processes 8] [--prints 1000]``.
+Run: ``.nox/tests/bin/python benchmarks/bench_distributed.py [--quick] [--json PATH]``,
+or with every other benchmark: ``python3 dev.py bench``.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from jaxdbg.distributed import start_local_processes
 
-from support.job_launcher import Job  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import Row, absolute_row, arguments, finish, interleave, ratio_row
+
+# Two store round trips (the command, its output) against an in-process command.
+ROUND_TRIP_GOAL = 3.0
+ROUND_TRIP_ABSOLUTE_GOAL = 0.020  # s: what a typed command may take before it feels slow
+# Collecting every process's rows at one host may cost at most half as much again.
+PRINTS_GOAL = 1.5
 
 ROUND_TRIP = '''
 import statistics, time
-import jax.numpy as jnp, numpy as np
+import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 import jaxdbg
 
-REPEATS = int(os.environ["REPEATS"])
+COMMANDS = int(os.environ["COMMANDS"])
+RUNS = int(os.environ["RUNS"])
+run = 0
 
 def timing_backend(session):
     session.execute("p y")  # warm
     times = []
-    for _ in range(REPEATS):
+    for _ in range(COMMANDS):
         start = time.perf_counter()
         session.execute("p y")
         times.append(time.perf_counter() - start)
-    where = "remote" if session.info.device >= 2 else "local"
-    print(f"TIMING {where} {statistics.median(times) * 1e3:.3f}", flush=True)
+    where = "remote" if session.info.device >= jax.local_device_count() else "local"
+    print(f"TIMING {run} {where} {statistics.median(times):.6f}", flush=True)
     session.execute("c")
 
 jaxdbg.register_debugger("timing", timing_backend, priority=0)
@@ -56,7 +68,8 @@ def body(x):
 
 f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P()))
 x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")), lambda i: np.arange(8.0)[i])
-jax.block_until_ready(f(x))
+for run in range(RUNS):
+    jax.block_until_ready(f(x))
 '''
 
 PRINTS = '''
@@ -76,48 +89,67 @@ jax.block_until_ready(loop(jnp.float32(PROCESS)))
 print("done", PROCESS, flush=True)
 '''
 
+SECRET = {"JAXDBG_DEBUG_SECRET": "bench", "JAXDBG_BACKEND": "cli"}
 
-def round_trip(repeats: int) -> tuple[float, float]:
-    with Job(ROUND_TRIP, 2, env={"JAXDBG_DEBUG_SECRET": "bench", "REPEATS": str(repeats),
-                                 "JAXDBG_BACKEND": "timing"}) as job:
+
+def _job_outputs(job) -> str:
+    return "\n".join(f"----- process {i} -----\n{job.output(i)}" for i in job.launched)
+
+
+def _round_trip(repeats: int, commands: int) -> list[Row]:
+    runs = repeats + 1  # the first run compiles: thrown away
+    with start_local_processes(ROUND_TRIP, 2, env={**SECRET, "JAXDBG_BACKEND": "timing",
+                                                   "COMMANDS": str(commands), "RUNS": str(runs)}) as job:
         codes = job.wait(600)
         text = job.output(0)
-        assert codes == [0, 0], job.outputs()
-    timings: dict[str, list[float]] = {"local": [], "remote": []}
-    for where, ms in re.findall(r"TIMING (local|remote) ([\d.]+)", text):
-        timings[where].append(float(ms))
-    return min(timings["local"]), min(timings["remote"])
+        if set(codes.values()) != {0}:
+            raise SystemExit(f"the round-trip job failed: {codes}\n{_job_outputs(job)}")
+    best: dict[tuple[int, str], float] = {}
+    for run, where, seconds in re.findall(r"TIMING (\d+) (local|remote) ([\d.]+)", text):
+        key = (int(run), where)
+        best[key] = min(best.get(key, float("inf")), float(seconds))  # the run's best stop
+    local = [best[(run, "local")] for run in range(1, runs)]
+    remote = [best[(run, "remote")] for run in range(1, runs)]
+    measure = f"'p y' at another process's stop ({commands} commands, median)"
+    return [ratio_row(measure, remote, local, ROUND_TRIP_GOAL, unit="ms", baseline_name="in-process",
+                      note="two store round trips against an in-process command of ~0.1 ms"),
+            absolute_row(f"{measure}, absolute", remote, local, ROUND_TRIP_ABSOLUTE_GOAL, unit="ms",
+                         baseline_name="in-process")]
 
 
-def prints(processes: int, rows: int, secret: bool) -> float:
-    env = {"PRINTS": str(rows)}
-    if secret:
-        env["JAXDBG_DEBUG_SECRET"] = "bench"
-    start = time.perf_counter()
-    with Job(PRINTS, processes, env=env) as job:
-        codes = job.wait(900)
-        host = job.output(0)
-        assert codes == [0] * processes, job.outputs()
-    elapsed = time.perf_counter() - start
-    expected = rows * processes if secret else rows
-    assert len(re.findall(r"row \d+", host)) == expected, host[-2000:]
-    return elapsed
+def _prints(repeats: int, processes: int, rows: int) -> Row:
+    def job(secret: bool):
+        def run() -> float:
+            env = {"PRINTS": str(rows), **(SECRET if secret else {"JAXDBG_BACKEND": "cli"})}
+            start = time.perf_counter()
+            with start_local_processes(PRINTS, processes, env=env) as job:
+                codes = job.wait(900)
+                host = job.output(0)
+                if set(codes.values()) != {0}:
+                    raise SystemExit(f"the prints job failed: {codes}\n{_job_outputs(job)}")
+            elapsed = time.perf_counter() - start
+            expected = rows * processes if secret else rows  # the host has every process's rows
+            printed = len(re.findall(r"row \d+", host))
+            if printed != expected:
+                raise SystemExit(f"process 0 printed {printed} rows, not {expected}:\n{host[-2000:]}")
+            return elapsed
+        return run
+
+    samples = interleave({"own stdout": job(False), "debug host": job(True)}, repeats, warmup=0)
+    return ratio_row(f"{processes} processes x {rows} prints, job wall time", samples["debug host"],
+                     samples["own stdout"], PRINTS_GOAL, baseline_name="each on its own stdout",
+                     note="every row travels through the coordination service's store")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--commands", type=int, default=200)
-    parser.add_argument("--processes", type=int, default=8)
-    parser.add_argument("--prints", type=int, default=1000)
-    args = parser.parse_args()
-    local, remote = round_trip(args.commands)
-    print(f"round trip of 'p y' ({args.commands} commands, median, best stop): "
-          f"in-process {local:.2f} ms, another process {remote:.2f} ms, "
-          f"ratio {remote / local:.1f}x (goal <= 3x and < 20 ms)")
-    plain = prints(args.processes, args.prints, secret=False)
-    hosted = prints(args.processes, args.prints, secret=True)
-    print(f"{args.processes} processes x {args.prints} prints: each on its own stdout {plain:.1f} s, "
-          f"all at the debug host {hosted:.1f} s, ratio {hosted / plain:.2f}x")
+    args = arguments(__doc__.splitlines()[0]).parse_args()
+    if args.quick:
+        rows = _round_trip(repeats=2, commands=10)
+        rows.append(_prints(repeats=1, processes=2, rows=20))
+    else:
+        rows = _round_trip(repeats=7, commands=100)
+        rows.append(_prints(repeats=3, processes=8, rows=1000))
+    finish(rows, args.json)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,14 @@ DEBUG_PROCESS = EnvironmentVariable(
 ENVIRONMENT = (BACKEND, COMMANDS, CI, DEBUG_SECRET, DEBUG_PROCESS)
 
 
+def launched_process_environment() -> dict[str, str]:
+    """This process's environment for a process it launches, less ``$JAXDBG_COMMANDS``:
+    scripted commands answer the stops of the process they were given to."""
+    environment = dict(os.environ)
+    environment.pop(COMMANDS.name, None)
+    return environment
+
+
 @dataclasses.dataclass(frozen=True)
 class JaxFlag:
     """A JAX configuration flag that ``%jaxdbg`` shows (and sets, when it has a switch)."""

@@ -3,12 +3,16 @@
 With ``$JAXDBG_DEBUG_SECRET`` set to the same secret in every process, the stops of
 every process are served at the job's debug host: process ``$JAXDBG_DEBUG_PROCESS``
 (0 by default), or the process that calls :func:`serve_here`. See docs/distributed.md.
+:func:`start_local_processes` starts a job of local processes, to try it on one machine.
 """
 
 from __future__ import annotations
 
 from jaxdbg import config
 from jaxdbg.engine import debug_host, job
+from jaxdbg.local_job import LocalProcesses, StillRunning, start_local_processes
+
+__all__ = ["LocalProcesses", "StillRunning", "serve_here", "start_local_processes", "status"]
 
 
 def serve_here() -> None:

@@ -35,6 +35,7 @@ COMMANDS = {
     "replay.ipynb": ("replay; next; next; p i; p total; continue; continue;"  # scan
                      "replay; step; step; p mid; where; continue; continue; continue;"  # shard_map
                      "where; c"),                                            # the NaN's stop
+    "multiprocess.ipynb": "p y; locals; continue all",                      # process 2's stop
     "sharding.ipynb": None,                                                  # no stops
     "printing.ipynb": None,
 }
