@@ -38,7 +38,7 @@ def test_every_processs_stops_are_served_at_the_debug_host():
     assert "Stopped at" not in other  # nothing was served in process 1 itself
     # Process 0 ended with 0 (above); its last line, printed after the remote stops, is at
     # times missing from its output (an open bug, seen about one run in three, not yet
-    # understood), so only process 1's result is read here; the next test reads both.
+    # understood), so only process 1's result is read here; the continue-all test reads both.
     assert "result 1 [24.0, 32.0]" in other
 
 
