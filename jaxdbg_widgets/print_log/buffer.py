@@ -84,7 +84,8 @@ class RowBuffer:
         if waiting >= ROWS_PER_MESSAGE or (self.finished and self._static_stale):
             return True
         interval = min(MAX_FLUSH_INTERVAL_S, max(FLUSH_INTERVAL_S, (now - self._started) / 20))
-        return waiting > 0 and now - self.last_flush >= interval
+        # Compared as a deadline, not a difference: (t + 0.2) - t can round below 0.2.
+        return waiting > 0 and now >= self.last_flush + interval
 
     def take(self) -> Batch:
         """What is new since the last take, which counts as sent from now on."""

@@ -69,6 +69,14 @@ def test_a_flush_is_due_after_the_interval_or_at_once_when_many_rows_wait():
     assert rows.due(start)
 
 
+def test_a_flush_is_due_exactly_at_the_interval_whatever_the_clock_reads():
+    # (t + 0.2) - t rounds below 0.2 for clocks such as this one; a flush must not wait.
+    rows = RowBuffer()
+    rows._started = rows.last_flush = 34637.42345953
+    rows.add(_row("one", 0))
+    assert rows.due(rows.last_flush + FLUSH_INTERVAL_S)
+
+
 def test_the_static_output_and_a_saved_file_carry_the_same_text(tmp_path):
     log = print_log.PrintLog("In[2] print log")
     for i in range(2 * SHOWN_ROWS + 3):
