@@ -6,6 +6,10 @@ One daemon thread reads the ``stops/`` directory every POLL_S. Each new stop bec
 host's breakpoint state (so ``disable``, ``ignore`` and ``continue all`` typed here
 decide for every process), queued in (process, device) order, and served on a thread
 of its own through this process's backend. When it ends the owner is told how.
+
+An interrupt of the host (Ctrl-C, or the kernel's interrupt, also while the kernel is
+idle between cells) ends the stop it shows and every other stop waiting here: each
+owner ends its stop with DebuggerQuit and one line saying the host was interrupted.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import threading
 import time
 from typing import Any
 
-from jaxdbg.engine import breakpoint_state, message_signing, stop_serving
+from jaxdbg.engine import breakpoint_state, interrupts, message_signing, registry, stop_serving
 from jaxdbg.engine import job as job_mod
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.engine.outputs import Resume
@@ -29,6 +33,7 @@ EXIT_NOTICE_S = 2.0
 _lock = threading.Lock()
 _watching: dict[int, threading.Thread] = {}  # id(store client) -> its watcher
 _serving: set[threading.Thread] = set()  # threads serving another process's stop
+_tickets: dict[threading.Thread, Any] = {}  # each serving thread's place in the queue
 _exit_registered: set[int] = set()
 
 
@@ -53,6 +58,7 @@ def _watch_as_host(job: job_mod.Job) -> bool:
         if key in _watching and _watching[key].is_alive():
             return True
         job.write(f"watching/{job.process}", {"process": job.process})
+        _prepare_for_remote_stops()
         thread = threading.Thread(target=_watch, args=(job,), name="jaxdbg-debug-host", daemon=True)
         _watching[key] = thread
     thread.start()
@@ -60,6 +66,21 @@ def _watch_as_host(job: job_mod.Job) -> bool:
     # A `continue all` of this script lasts until the other processes' stops are served.
     breakpoint_state.finish_before_the_exit_report(lambda: _wait_for_the_job(job))
     return True
+
+
+def _prepare_for_remote_stops() -> None:
+    """From the main thread, before other processes' stops come (they are served on
+    threads of their own, perhaps while a notebook kernel is idle): the backend's own
+    preparation (the panel's interrupt watch), and a kernel's interrupt heard between
+    cells too, so that it can end a stop served then."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    interrupts.install()
+    interrupts.hear_between_cells()
+    try:
+        registry.check_options(None, {})  # prepares the backend stops here will choose
+    except Exception:  # no backend fits yet; each stop says so when it comes
+        pass
 
 
 def _at_exit(job: job_mod.Job, handler: Any) -> None:
@@ -154,18 +175,25 @@ def _start_serving(job: job_mod.Job, announcement: dict[str, Any]) -> None:
     thread = threading.Thread(target=_serve, args=(ticket, session, info, site),
                               name=f"jaxdbg-stop-{session.stop}", daemon=True)
     with _lock:
-        _serving.difference_update([t for t in _serving if not t.is_alive()])
+        for done in [t for t in _serving if not t.is_alive()]:
+            _serving.discard(done)
+            _tickets.pop(done, None)
         _serving.add(thread)
+        _tickets[thread] = ticket
     thread.start()
 
 
 def _serve(ticket: Any, session: RemoteSession, info: Any, site: object) -> None:
-    how = Resume.CONTINUE
+    how, interrupted = Resume.CONTINUE, 0
     try:
         # The host's backend, as its own stops choose it ($JAXDBG_BACKEND, or the best here).
         how = stop_serving.serve_session(ticket, lambda: session, info, None, {}, site)
-    except (DebuggerQuit, KeyboardInterrupt):
-        how = Resume.QUIT  # quit here or at a stop of its round, or the host interrupted
+    except DebuggerQuit:
+        how = Resume.QUIT  # quit here or at a stop of its round
+    except KeyboardInterrupt:
+        # The host was interrupted; the stops one interrupt ends share its number.
+        how, interrupted = Resume.QUIT, interrupts.interrupts_taken() + 1
+        _release_waiting_stops()
     except BaseException as e:  # a backend that failed must not leave the owner waiting
         job_mod.say_once("host failed", f"serving {info.process}'s stop failed ({e!r}); it continues")
     finally:
@@ -173,4 +201,12 @@ def _serve(ticket: Any, session: RemoteSession, info: Any, site: object) -> None
             job_mod.say_once(f"gone {session.owner}", session.gone)
         if session.finished and session.resume is not None and how is not Resume.QUIT:
             how = session.resume
-        session.finish_remotely(how)
+        session.finish_remotely(how, interrupted=interrupted)
+
+
+def _release_waiting_stops() -> None:
+    """The host was interrupted: the other processes' stops waiting here end too
+    (their owners would otherwise stay paused behind the one the interrupt ended)."""
+    with _lock:
+        waiting = [ticket for thread, ticket in _tickets.items() if thread.is_alive()]
+    stop_serving.end_waiting(waiting, KeyboardInterrupt)

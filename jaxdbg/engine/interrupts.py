@@ -26,6 +26,8 @@ import threading
 import traceback
 from typing import Callable
 
+from jaxdbg.internals import ipykernel_idle_interrupts, ipykernel_kernel
+
 _lock = threading.Lock()
 _listeners: dict[int, tuple[threading.Thread, Callable[[], None] | None]] = {}
 _ids = iter(range(1, 1 << 62))
@@ -35,11 +37,19 @@ _ids = iter(range(1, 1 << 62))
 _credit = 0
 _anticipated: set[int] = set()  # listeners the handler counted on to end
 _signals = 0  # SIGINTs the relay has handled: tells a real interrupt from a raised one
+_taken = 0  # interrupts that ended a listening wait or an interrupted command
 
 
 def signals_seen() -> int:
     """A mark for :func:`interrupted_since`: how many SIGINTs the relay has handled."""
     return _signals
+
+
+def interrupts_taken() -> int:
+    """How many interrupts ended a listening wait or a command, counted before its
+    KeyboardInterrupt is raised: the stops that one interrupt ends can tell it apart
+    from the next (a job's debug host numbers its interrupts so)."""
+    return _taken
 
 
 def interrupted_since(mark: int) -> bool:
@@ -71,6 +81,9 @@ class Listener:
         return self
 
     def interrupted(self) -> None:
+        global _taken
+        with _lock:
+            _taken += 1
         self._leave(took_interrupt=True)
 
     def __exit__(self, *exc: object) -> None:
@@ -136,6 +149,9 @@ class _CommandRun:
             if not self._running or self._woken:
                 return
             self._woken = True  # one interrupt per command is enough
+            global _taken
+            with _lock:
+                _taken += 1
             _raise_in_thread(self._ident, KeyboardInterrupt)
         timer = threading.Timer(STUCK_GRACE_S, self._give_up)
         timer.daemon = True
@@ -212,6 +228,19 @@ def running_command(on_stuck: Callable[[], None] | None = None) -> contextlib.Ab
 
 
 def _relay(signum: int, frame) -> None:
+    if _wake_listeners():
+        signal.default_int_handler(signum, frame)
+
+
+def _relay_between_cells(signum: int, frame) -> None:
+    """An idle kernel's SIGINT: it wakes the listeners and, as the kernel's own
+    SIG_IGN does, never raises (there is no cell to end)."""
+    _wake_listeners()
+
+
+def _wake_listeners() -> bool:
+    """Wake the waits that end themselves on an interrupt; whether the main thread
+    should get the interrupt too."""
     global _credit, _signals
     _signals += 1
     main = threading.main_thread()
@@ -220,7 +249,7 @@ def _relay(signum: int, frame) -> None:
         main_listens = any(thread is main for _, (thread, _) in listeners)
         if not listeners and _credit > 0:
             _credit -= 1  # a listener already took this interrupt
-            return
+            return False
         for key, (thread, _) in listeners:
             if thread is not main:
                 _anticipated.add(key)
@@ -231,8 +260,19 @@ def _relay(signum: int, frame) -> None:
                 wake()
             except Exception:
                 pass
-    if not listeners or main_listens:
-        signal.default_int_handler(signum, frame)
+    return not listeners or main_listens
+
+
+def hear_between_cells() -> bool:
+    """From a cell of an ipykernel kernel: a kernel interrupt while the kernel is idle
+    (a debug host serving another process's stop after its cells ended) reaches the
+    listening waits too, instead of being ignored. Whether it does."""
+    if threading.current_thread() is not threading.main_thread() or os.name != "posix":
+        return False
+    kernel = ipykernel_kernel.current_kernel()
+    if kernel is None:
+        return False
+    return ipykernel_idle_interrupts.hear_interrupts_between_cells(kernel, _relay_between_cells)
 
 
 def install() -> None:

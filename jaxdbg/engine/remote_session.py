@@ -133,11 +133,13 @@ class RemoteSession(Session):
     def visible_locals(self) -> dict[str, Any]:
         return {}  # the values stay with the owner; 'locals' shows their table
 
-    def finish_remotely(self, how: Resume) -> None:
-        """Tell the owner how its stop ended (it then resumes or quits there)."""
+    def finish_remotely(self, how: Resume, *, interrupted: int = 0) -> None:
+        """Tell the owner how its stop ended (it then resumes or quits there);
+        ``interrupted``: the number of the host's interrupt that ended it (0: none),
+        which the owner says once."""
         if self.gone is not None:
             return
         try:
-            self._ask({"op": "end", "resume": how.value})
+            self._ask({"op": "end", "resume": how.value, "interrupted": interrupted})
         except OwnerGone:
             pass

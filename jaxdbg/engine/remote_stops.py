@@ -5,7 +5,8 @@ source, never a value) at ``stops/<stop>`` and then answers what the host asks, 
 numbered request at a time: each command runs here, in this process's own
 :class:`~jaxdbg.engine.session.Session`, where the values are, and only its Output
 (text, and the structured source or stack) goes back, cut as every view cuts it.
-The host ends the stop with an ``end`` request that says how (continue, skip, quit).
+The host ends the stop with an ``end`` request that says how (continue, skip, quit),
+and whether the host was interrupted (the stop then ends with DebuggerQuit and says so).
 
 Every wait is a slice of :data:`jaxdbg.engine.job.WAIT_SLICE_S`; between slices the
 owner checks that the host is alive, and ends the stop with DebuggerQuit and one
@@ -122,15 +123,21 @@ def serve_at_host(job: job_mod.Job, session: Session, location: tuple[str, int, 
         "every_device": every_device, "index": session.index,
     })
     try:
-        _answer_requests(job, host, stop, session)
+        interrupted = _answer_requests(job, host, stop, session)
     finally:
         job.delete(f"stops/{stop}")
         job.delete(f"{stop}/")
+    if interrupted:  # once for the stops of this process that one interrupt ended
+        job_mod.say_once(f"host interrupted {interrupted}",
+                         f"{job.label()}: the debug host (process {host}) was interrupted; "
+                         "this stop ends with jaxdbg.DebuggerQuit")
     return session.resume
 
 
-def _answer_requests(job: job_mod.Job, host: int, stop: str, session: Session) -> None:
-    number = 0
+def _answer_requests(job: job_mod.Job, host: int, stop: str, session: Session) -> int:
+    """Answer the host's requests until it ends the stop; the number of the host's
+    interrupt that ended it, or 0."""
+    number, interrupted = 0, 0
     while not session.finished:
         try:
             request = job.read(f"{stop}/in/{number}", job_mod.WAIT_SLICE_S)
@@ -149,6 +156,9 @@ def _answer_requests(job: job_mod.Job, host: int, stop: str, session: Session) -
         job.write(f"{stop}/out/{number}", _answer(session, request))
         job.delete(f"{stop}/in/{number}")
         number += 1
+        if request.get("op") == "end":
+            interrupted = int(request.get("interrupted") or 0)
+    return interrupted
 
 
 def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:

@@ -111,6 +111,7 @@ class _Ticket:
     key: tuple[int, int, int]  # (round order, device, arrival): the serving order
     round: _Round | None
     queued: bool = False  # in the queue already (queued when made, for a job's host)
+    ending: type[BaseException] | None = None  # ended while waiting, on its own (end_waiting)
 
     def __lt__(self, other: "_Ticket") -> bool:
         return self.key < other.key
@@ -197,7 +198,7 @@ def _take_turn(ticket: _Ticket) -> bool:
         _cond.notify_all()  # a held first stop of this round looks again
         try:
             while True:
-                if ticket.round is not None and ticket.round.ending is not None:
+                if ticket.ending is not None or (ticket.round is not None and ticket.round.ending is not None):
                     _queue.remove(ticket)
                     heapq.heapify(_queue)
                     _cond.notify_all()
@@ -228,6 +229,18 @@ def _give_turn() -> None:
         if _depth == 0:
             _holder = None
         _cond.notify_all()
+
+
+def end_waiting(tickets: list[_Ticket], cause: type[BaseException]) -> int:
+    """End those of ``tickets`` still waiting for their turn, with ``cause`` (their
+    serve_session raises it), whatever their round; how many were waiting. A job's
+    debug host interrupted at one stop releases the other processes' waiting stops."""
+    with _cond:
+        waiting = [t for t in tickets if t in _queue and t.ending is None]
+        for ticket in waiting:
+            ticket.ending = cause
+        _cond.notify_all()
+    return len(waiting)
 
 
 def _end_round(ended: _Round | None, cause: type[BaseException]) -> None:
@@ -281,9 +294,9 @@ def serve_session(ticket: _Ticket, make_session: Callable[[], Session], info: St
     ``frames``: the stop's own frames, in which its breakpoint's watches take their values
     (None for another process's stop served at a job's debug host: its values stay there)."""
     if not _take_turn(ticket):
-        ended = ticket.round
-        assert ended is not None and ended.ending is not None  # only an ended round refuses
-        raise ended.ending()
+        ending = ticket.ending or (ticket.round.ending if ticket.round is not None else None)
+        assert ending is not None  # only an ended ticket or round refuses
+        raise ending()
     try:
         opens, info.hit = breakpoint_state.admit(info.breakpoint_id)
         # Watches take their value where the stop is served, opened or not.

@@ -107,3 +107,70 @@ def test_the_debug_hosts_panel_serves_another_processs_stop():
     assert "Stopped at" not in other and "result 1 [24.0, 32.0]" in other
     assert "result 0 [24.0, 32.0]" in kernel.result(cell).stdout
 
+
+
+# Each script process waits until the kernel serves the job, then stops on both of its
+# devices in a pmap of its own (no collective with the kernel's process).
+LOCAL_PMAP_STOP = '''
+import jax.numpy as jnp
+import jaxdbg
+from jax._src import distributed
+distributed.global_state.client.blocking_key_value_get("test/served", 60000)
+
+def g(x):
+    y = x + 1
+    jaxdbg.breakpoint()
+    return y * 2
+
+out = jax.pmap(g, devices=jax.local_devices())(jnp.arange(2.0) + 10 * PROCESS)
+print("result", PROCESS, out.tolist(), flush=True)
+'''
+
+SERVE_HERE_AND_SAY_SO = '''
+import jaxdbg.distributed, jaxdbg_widgets
+from jax._src import distributed
+jaxdbg.distributed.serve_here()
+distributed.global_state.client.key_value_set("test/served", "yes")
+'''
+
+
+def test_interrupting_an_idle_debug_host_kernel_ends_the_remote_stop_and_releases_the_others():
+    address = f"127.0.0.1:{free_port()}"
+    secret = {"JAXDBG_DEBUG_SECRET": "shared by the kernel and the scripts"}
+    env = {**secret, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "COORDINATOR": address,
+           "NUM_PROCESSES": "3", "PROCESS_ID": "0", "JAXDBG_BACKEND": "widgets"}
+    with KernelHarness(env=env) as kernel:
+        kernel.run("import os; os.chdir(os.environ.get('TMPDIR', '/tmp'))")
+        joining = kernel.execute(PREAMBLE)
+        with Job(LOCAL_PMAP_STOP, 3, env=secret, address=address, launch=[1, 2]) as job:
+            kernel.wait_reply(joining, timeout=120)
+            served = kernel.run(SERVE_HERE_AND_SAY_SO, timeout=120)
+            assert not served.errors, served
+            # The kernel is idle now; the scripts' four stops come to its panel, one shown
+            # and three waiting behind it (process 1's other device, process 2's two).
+            def shown_with_the_rest_waiting():
+                for cid, st in panel_driver.panels(kernel).items():
+                    banner = st.get("status", {}).get("banner", "")
+                    if not st["status"].get("finished") and "/3 · device" in banner \
+                            and "3 more breakpoints waiting" in banner:
+                        return cid
+                return None
+            cid = kernel.wait_for(shown_with_the_rest_waiting, 120, "a remote stop with 3 waiting")
+            kernel.interrupt()  # the notebook's stop button
+            for i in (0, 1):  # the scripts started here, processes 1 and 2
+                kernel.wait_for(lambda: "jaxdbg.DebuggerQuit: the debugger quit" in job.output(i), 120,
+                                f"process {i + 1} to quit")
+            kernel.wait_for(lambda: panel_driver.closed(kernel, cid), 60, "the interrupted panel to end")
+            after = kernel.run("print('next cell', 1 + 1)", timeout=120)
+            assert "next cell 2" in after.stdout and not after.errors, after
+            assert not [c for c, st in panel_driver.panels(kernel).items()
+                        if not st.get("status", {}).get("finished")], "another stop is shown"
+            done = kernel.run("jax.distributed.shutdown()", timeout=120)
+            assert job.wait(120) == [1, 1], job.outputs()
+            assert not done.errors, done
+            outputs = [job.output(0), job.output(1)]
+    for i, text in zip((1, 2), outputs):
+        assert text.count(f"process {i}/3: the debug host (process 0) was interrupted; this stop "
+                          "ends with jaxdbg.DebuggerQuit") == 1, text
+        assert text.count("jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped") == 1, text
+        assert "Stopped at" not in text and f"result {i}" not in text, text

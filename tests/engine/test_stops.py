@@ -421,6 +421,43 @@ def test_a_sigint_a_waiting_thread_noticed_first_is_still_kept_from_the_main_thr
         signal.raise_signal(signal.SIGINT)
 
 
+def test_an_idle_kernels_interrupt_wakes_a_waiting_thread_and_never_raises(monkeypatch):
+    """Between cells ipykernel ignores SIGINT and puts back the handler it saved before
+    each request; a debug host makes that one its relay, which never raises."""
+    from jaxdbg.engine import interrupts
+    from jaxdbg.internals import ipykernel_kernel
+
+    class Kernel:  # what the adapter sees of ipykernel's kernel inside a cell
+        saved_sigint_handler = signal.SIG_IGN
+
+    kernel = Kernel()
+    monkeypatch.setattr(ipykernel_kernel, "current_kernel", lambda: kernel)
+    assert interrupts.hear_between_cells()
+    handler = kernel.saved_sigint_handler
+    assert handler is not signal.SIG_IGN
+    previous = signal.signal(signal.SIGINT, handler)  # the kernel is idle now
+    try:
+        woken, registered = threading.Event(), threading.Event()
+
+        def stop():
+            with interrupts.listening(woken.set) as listener:
+                registered.set()
+                if woken.wait(60):
+                    listener.interrupted()
+
+        waiter = threading.Thread(target=stop, name="remote-stop")
+        waiter.start()
+        registered.wait(60)
+        signal.raise_signal(signal.SIGINT)
+        join_or_dump([waiter], 60)
+        assert woken.is_set()
+        signal.raise_signal(signal.SIGINT)  # nothing waits: ignored, as SIG_IGN would
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    kernel.saved_sigint_handler = print  # someone else's handler is left in place
+    assert not interrupts.hear_between_cells() and kernel.saved_sigint_handler is print
+
+
 def test_a_main_thread_wait_gets_its_interrupt_as_keyboardinterrupt(relay):
     with pytest.raises(KeyboardInterrupt):
         with relay.listening():

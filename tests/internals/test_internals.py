@@ -246,6 +246,33 @@ def test_cell_events_register_and_unregister():
     assert ipython_api.register_cell_events(object(), pre_run_cell=print)() is None  # no events: no-op
 
 
+def test_the_sigint_handler_ipykernel_puts_back_after_a_request_can_be_chosen():
+    """ipykernel saves the SIGINT handler before each shell request and puts it back
+    after (SIG_IGN between cells): the adapter swaps the saved one."""
+    import signal
+
+    from ipykernel.kernelbase import Kernel
+
+    from jaxdbg.internals import ipykernel_idle_interrupts
+
+    class Idle:  # pre/post_handler_hook read and write only this attribute
+        pass
+
+    kernel = Idle()
+    heard = []
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel idles
+    try:
+        Kernel.pre_handler_hook(kernel)  # a cell starts
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert ipykernel_idle_interrupts.between_cells_handler(kernel) is signal.SIG_IGN
+        assert ipykernel_idle_interrupts.hear_interrupts_between_cells(kernel, lambda *a: heard.append(a))
+        Kernel.post_handler_hook(kernel)  # the cell ended
+        signal.raise_signal(signal.SIGINT)
+        assert len(heard) == 1
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_main_shell_busy_counts_cells_run_outside_dispatch():
     """ipykernel_busy.main_shell_busy reads the main thread's stack: ipykernel's
     dispatch_shell, or a function marked runs_cells_outside_dispatch (the 6.x pump's
