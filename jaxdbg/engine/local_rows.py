@@ -2,7 +2,9 @@
 
 The Session makes these rows (:meth:`jaxdbg.engine.session.Session.local_rows`), so a
 stop served at a job's debug host gets them from the process that holds the values,
-summarised and cut there exactly as for a stop of its own.
+summarised and cut there exactly as for a stop of its own. So it does what opening a
+row shows (:meth:`~jaxdbg.engine.session.Session.row_children`, ``row_in_full``,
+``row_picture``): a row is named by its *path*, a local's name and then child positions.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxdbg.engine import summaries
+from jaxdbg.engine import array_picture, summaries
 
 # Arrays above this many elements get their statistics only when the browser shows
 # their row (a "stats" request), after the panel is up: a 400 MB local took 0.7 s of
@@ -107,3 +109,49 @@ def _spans_processes(value: Any) -> bool:
 
 def _has_elements(shape: tuple[int, ...]) -> bool:
     return all(n > 0 for n in shape)
+
+
+# -- opening a row --------------------------------------------------------------------
+def value_at(values: dict[str, Any], path: Any) -> tuple[str, Any]:
+    """The label and value that a row's ``path`` names among ``values`` (the frame's
+    locals); LookupError with a message when it names nothing."""
+    if not isinstance(path, (list, tuple)) or not path:
+        raise LookupError("a row is named by a local's name, then child positions")
+    label = str(path[0])
+    if label not in values:
+        raise LookupError(f"no local named {label!r} in this frame")
+    value = values[label]
+    for position in path[1:]:
+        kids = children(value)
+        try:
+            index = int(position)
+        except (TypeError, ValueError):
+            raise LookupError(f"{position!r} is not a child position") from None
+        if not 0 <= index < len(kids):
+            raise LookupError(f"{label} has no child {index}")
+        label, value = kids[index]
+    return label, value
+
+
+def child_rows(value: Any, limit: int) -> tuple[list[dict], int]:
+    """Rows for a node's first ``limit`` children, and how many there are; big arrays
+    among them are ``pending`` (see :func:`local_row`)."""
+    kids = children(value)
+    return [local_row(label, v, lazy=True) for label, v in kids[:limit]], len(kids)
+
+
+def row_picture(label: str, value: Any, *, large: bool, axes: tuple[int, int] | None = None,
+                indices: dict[int, int] | None = None, sampling: Any = None,
+                sharding: Any = None) -> tuple[array_picture.ArrayPicture, str]:
+    """An array row's picture and its statistics text: the small one of the table, or
+    (``large``) the chosen slice of the large view, whose colour scale spans the whole
+    array's finite range (exact statistics), so every slice shares one scale. Raises
+    :class:`~jaxdbg.engine.array_picture.PictureError` with a message."""
+    if not large:
+        return array_picture.picture(value, max_side=array_picture.THUMBNAIL_SIDE), ""
+    stats = summaries.array_stats(value) if summaries.is_array(value) else None
+    value_range = (stats.min, stats.max) if stats is not None and stats.min is not None else None
+    pic = array_picture.picture(value, axes=axes, indices=indices, max_side=array_picture.VIEW_SIDE,
+                                value_range=value_range, sharding=sharding,
+                                sampling=sampling if sampling is not None else array_picture.Sampling.STRIDED)
+    return pic, summaries.summarize(label, value).describe()

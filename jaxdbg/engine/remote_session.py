@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxdbg.engine import array_picture
 from jaxdbg.engine import job as job_mod
 from jaxdbg.engine import message_signing
 from jaxdbg.engine import remote_stops
@@ -118,17 +119,42 @@ class RemoteSession(Session):
         return [str(name) for name in reply.get("names") or []]
 
     def local_rows(self, start: int, count: int, *, lazy: bool = True) -> list[dict[str, Any]]:
-        """The owner's rows, summarised there; nothing here opens or pictures them,
-        as their values stay with the owner."""
+        """The owner's rows, summarised there."""
         try:
             reply = self._ask({"op": "local_rows", "frame": self.index, "start": int(start),
                                "count": int(count), "lazy": bool(lazy)})
         except OwnerGone:
             return []
-        rows = [dict(row) for row in reply.get("rows") or [] if isinstance(row, dict)]
-        for row in rows:
-            row["expandable"] = row["picture"] = False
-        return rows
+        return [dict(row) for row in reply.get("rows") or [] if isinstance(row, dict)]
+
+    # Opening a row: the owner makes what it shows from the value, only that travels.
+    def _ask_row(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            reply = self._ask({**request, "frame": self.index})
+        except OwnerGone as gone:
+            raise LookupError(str(gone)) from None
+        if "picture_error" in reply:
+            raise array_picture.PictureError(str(reply["picture_error"]))
+        if "error" in reply:
+            raise LookupError(str(reply["error"]))
+        return reply
+
+    def row_children(self, path: Any, limit: int) -> tuple[list[dict[str, Any]], int]:
+        reply = self._ask_row({"op": "row_children", "path": list(path), "limit": int(limit)})
+        return [dict(row) for row in reply["rows"]], int(reply["total"])
+
+    def row_in_full(self, path: Any) -> dict[str, Any]:
+        return dict(self._ask_row({"op": "row_in_full", "path": list(path)})["row"])
+
+    def row_picture(self, path: Any, *, large: bool = False, axes: tuple[int, int] | None = None,
+                    indices: dict[int, int] | None = None, sampling: Any = None
+                    ) -> tuple[str, array_picture.ArrayPicture, str]:
+        reply = self._ask_row({
+            "op": "row_picture", "path": list(path), "large": large,
+            "axes": list(axes) if axes is not None else None,
+            "indices": {str(k): v for k, v in indices.items()} if indices is not None else None,
+            "sampling": array_picture.Sampling(sampling).value if sampling is not None else None})
+        return str(reply["label"]), remote_stops.picture_from_message(reply["picture"]), str(reply["stats"])
 
     def visible_locals(self) -> dict[str, Any]:
         return {}  # the values stay with the owner; 'locals' shows their table

@@ -15,12 +15,16 @@ line when it is not.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import itertools
 import secrets
 import time
 from typing import Any
 
+import numpy as np
+
+from jaxdbg.engine import array_picture
 from jaxdbg.engine import job as job_mod
 from jaxdbg.engine import message_signing, notices
 from jaxdbg.engine.errors import DebuggerQuit
@@ -67,6 +71,50 @@ def info_from_message(data: dict[str, Any]) -> StopInfo:
                     batch_size=tuple(data.get("batch_size") or ()), device=data.get("device"),
                     device_axes=tuple((str(n), int(i)) for n, i in data.get("device_axes") or ()),
                     mesh=data.get("mesh"), process=data.get("process"))
+
+
+def _array_message(values: np.ndarray) -> dict[str, Any]:
+    values = np.ascontiguousarray(values)
+    return {"dtype": values.dtype.str, "shape": list(values.shape),
+            "data": base64.b64encode(values.tobytes()).decode("ascii")}
+
+
+def _array_from_message(data: dict[str, Any]) -> np.ndarray:
+    raw = base64.b64decode(str(data["data"]))
+    return np.frombuffer(raw, dtype=np.dtype(str(data["dtype"]))).reshape(
+        [int(n) for n in data["shape"]]).copy()
+
+
+def picture_message(pic: array_picture.ArrayPicture) -> dict[str, Any]:
+    """An array row's picture as it travels: its cells (cut to the picture's side, as
+    the panel shows them), never the array itself."""
+    values: np.ndarray = np.asarray(pic.values, dtype=np.float64)
+    single = values.astype(np.float32)
+    if np.array_equal(single, values, equal_nan=True):
+        values = single  # half the size where float32 holds every value exactly
+    return {"shape": list(pic.shape), "dtype": pic.dtype, "axes": list(pic.axes), "index": list(pic.index),
+            "rows": _array_message(pic.rows), "cols": _array_message(pic.cols),
+            "codes": _array_message(pic.codes), "values": _array_message(values),
+            "low": pic.low, "high": pic.high,
+            "sampling": pic.sampling.value if pic.sampling is not None else None,
+            "histogram": _array_message(pic.histogram), "edges": _array_message(pic.histogram_edges),
+            "classes": dict(pic.class_counts), "magnitudes": pic.magnitudes,
+            "row_cuts": list(pic.row_cuts), "col_cuts": list(pic.col_cuts)}
+
+
+def picture_from_message(data: dict[str, Any]) -> array_picture.ArrayPicture:
+    axes = data["axes"]
+    return array_picture.ArrayPicture(
+        tuple(int(n) for n in data["shape"]), str(data["dtype"]),
+        (None if axes[0] is None else int(axes[0]), int(axes[1])),
+        tuple(None if i is None else int(i) for i in data["index"]),
+        _array_from_message(data["rows"]), _array_from_message(data["cols"]),
+        _array_from_message(data["codes"]), _array_from_message(data["values"]).astype(np.float64),
+        data["low"], data["high"],
+        array_picture.Sampling(data["sampling"]) if data.get("sampling") else None,
+        _array_from_message(data["histogram"]), _array_from_message(data["edges"]),
+        {str(k): int(v) for k, v in dict(data["classes"]).items()}, bool(data["magnitudes"]),
+        tuple(int(n) for n in data["row_cuts"]), tuple(int(n) for n in data["col_cuts"]))
 
 
 def output_message(output: Output) -> dict[str, Any]:
@@ -170,6 +218,8 @@ def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
         return {"completions": session.complete(str(request.get("text", "")))}
     if op in ("local_names", "local_rows"):
         return _at_frame(session, request.get("frame"), lambda: _locals_answer(session, request))
+    if op in ("row_children", "row_in_full", "row_picture"):
+        return _at_frame(session, request.get("frame"), lambda: _opened_row(session, request))
     if op == "end":
         session.end(Resume(request["resume"]))
         return {"ended": True}
@@ -181,6 +231,29 @@ def _locals_answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
         return {"names": session.local_names()}
     return {"rows": session.local_rows(int(request.get("start") or 0), int(request.get("count") or 0),
                                        lazy=bool(request.get("lazy", True)))}
+
+
+def _opened_row(session: Session, request: dict[str, Any]) -> dict[str, Any]:
+    """What opening a row of the host's panel shows, made here from the value; a
+    path that names nothing, or a value that cannot be drawn, answers its message."""
+    op, path = request.get("op"), request.get("path")
+    try:
+        if op == "row_children":
+            rows, total = session.row_children(path, int(request.get("limit") or 0))
+            return {"rows": rows, "total": total}
+        if op == "row_in_full":
+            return {"row": session.row_in_full(path)}
+        axes, indices = request.get("axes"), request.get("indices")
+        label, pic, stats = session.row_picture(
+            path, large=bool(request.get("large")),
+            axes=(int(axes[0]), int(axes[1])) if axes else None,
+            indices={int(k): int(v) for k, v in indices.items()} if indices else None,
+            sampling=array_picture.Sampling(request["sampling"]) if request.get("sampling") else None)
+        return {"label": label, "picture": picture_message(pic), "stats": stats}
+    except array_picture.PictureError as e:
+        return {"picture_error": str(e)}
+    except LookupError as e:
+        return {"error": str(e)}
 
 
 def _at_frame(session: Session, frame: Any, answer: Any) -> dict[str, Any]:

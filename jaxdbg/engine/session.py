@@ -309,6 +309,31 @@ class Session:
         values, shardings = self.visible_locals(), self.program_shardings()
         return [local_rows.local_row(n, values.get(n), shardings.get(n), lazy=lazy) for n in names]
 
+    # Opening a row of the locals table (the panel): what it shows, made where the values are.
+    def row_children(self, path: Any, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """The rows of the first ``limit`` children of the current frame's row ``path``
+        (a local's name, then child positions), and how many children it has."""
+        _, value = local_rows.value_at(self.visible_locals(), path)
+        return local_rows.child_rows(value, limit)
+
+    def row_in_full(self, path: Any) -> dict[str, Any]:
+        """The row ``path`` with its statistics taken (a big array's, asked for when shown)."""
+        label, value = local_rows.value_at(self.visible_locals(), path)
+        sharding = self.program_shardings().get(label) if len(path) == 1 else None
+        return local_rows.local_row(label, value, sharding)
+
+    def row_picture(self, path: Any, *, large: bool = False, axes: tuple[int, int] | None = None,
+                    indices: dict[int, int] | None = None, sampling: Any = None
+                    ) -> tuple[str, array_picture.ArrayPicture, str]:
+        """The label, picture and statistics text of the array row ``path``: its small
+        picture, or the large view's slice (see :func:`jaxdbg.engine.local_rows.row_picture`)."""
+        label, value = local_rows.value_at(self.visible_locals(), path)
+        # Shard boundaries: the value's own, or as compiled for a traced local.
+        compiled = self.current.compiled_shardings.get(label) if large and len(path) == 1 else None
+        pic, stats = local_rows.row_picture(label, value, large=large, axes=axes, indices=indices,
+                                            sampling=sampling, sharding=compiled)
+        return label, pic, stats
+
     def program_shardings(self) -> dict[str, str]:
         """Layouts in the program of the current frame's traced locals.
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxdbg.engine import array_picture, summaries
+from jaxdbg.engine import array_picture, local_rows
 from jaxdbg.engine.array_picture import ArrayPicture
 from jaxdbg_widgets.panel.protocol import ToBrowser, message
 
@@ -61,11 +61,19 @@ def _integer(dtype: str) -> bool:
 def thumbnail(frame: int, path: list, value: Any) -> tuple[dict, list[bytes]]:
     """The ``picture`` message of a locals row (or an error the row shows instead)."""
     try:
-        pic = array_picture.picture(value, max_side=array_picture.THUMBNAIL_SIDE)
+        pic, _ = local_rows.row_picture("", value, large=False)
     except array_picture.PictureError as e:
-        return message(ToBrowser.PICTURE, frame=frame, path=path, picture=None, error=str(e)), []
+        return thumbnail_error(frame, path, str(e)), []
+    return thumbnail_message(frame, path, pic)
+
+
+def thumbnail_message(frame: int, path: list, pic: ArrayPicture) -> tuple[dict, list[bytes]]:
     return (message(ToBrowser.PICTURE, frame=frame, path=path, picture=describe(pic), error=""),
             [pic.codes.tobytes()])
+
+
+def thumbnail_error(frame: int, path: list, error: str) -> dict:
+    return message(ToBrowser.PICTURE, frame=frame, path=path, picture=None, error=error)
 
 
 def large_view(frame: int, path: list, label: str, value: Any, *, axes: Any = None,
@@ -73,25 +81,30 @@ def large_view(frame: int, path: list, label: str, value: Any, *, axes: Any = No
                ) -> tuple[dict, list[bytes]]:
     """The ``view`` message: the chosen slice, its histogram, the exact statistics
     (the row's summary text) and the shard boundaries."""
-    stats = summaries.array_stats(value) if summaries.is_array(value) else None
-    value_range = (stats.min, stats.max) if stats is not None and stats.min is not None else None
     try:
-        pic = array_picture.picture(
-            value, axes=_axes(axes), indices=_indices(indices),
-            max_side=array_picture.VIEW_SIDE, value_range=value_range, sharding=sharding,
-            sampling=_sampling(sampling))
+        pic, stats = local_rows.row_picture(label, value, large=True, axes=axes_of(axes),
+                                            indices=indices_of(indices), sampling=sampling_of(sampling),
+                                            sharding=sharding)
     except array_picture.PictureError as e:
-        return message(ToBrowser.VIEW, frame=frame, path=path, name=label, picture=None,
-                       stats="", error=str(e)), []
-    summary = summaries.summarize(label, value)
+        return view_error(frame, path, label, str(e)), []
+    return view_message(frame, path, label, pic, stats)
+
+
+def view_message(frame: int, path: list, label: str, pic: ArrayPicture, stats: str
+                 ) -> tuple[dict, list[bytes]]:
     content = message(ToBrowser.VIEW, frame=frame, path=path, name=label, picture=describe(pic),
-                      stats=summary.describe(), error="")
+                      stats=stats, error="")
     buffers = [pic.codes.tobytes(), np.ascontiguousarray(pic.values, _value_type(pic.dtype)).tobytes(),
                pic.rows.astype(np.int32).tobytes(), pic.cols.astype(np.int32).tobytes()]
     return content, buffers
 
 
-def _sampling(sampling: Any) -> array_picture.Sampling:
+def view_error(frame: int, path: list, label: str, error: str) -> dict:
+    return message(ToBrowser.VIEW, frame=frame, path=path, name=label, picture=None, stats="", error=error)
+
+
+def sampling_of(sampling: Any) -> array_picture.Sampling:
+    """The browser's ``sampling`` (None: strided); PictureError when unknown."""
     if sampling is None:
         return array_picture.Sampling.STRIDED
     try:
@@ -101,7 +114,8 @@ def _sampling(sampling: Any) -> array_picture.Sampling:
             f"sampling is one of {[s.value for s in array_picture.Sampling]}, not {sampling!r}") from None
 
 
-def _axes(axes: Any) -> tuple[int, int] | None:
+def axes_of(axes: Any) -> tuple[int, int] | None:
+    """The browser's ``axes`` (two axis numbers, or None); PictureError otherwise."""
     if axes is None:
         return None
     if not isinstance(axes, list) or len(axes) != 2:
@@ -109,7 +123,8 @@ def _axes(axes: Any) -> tuple[int, int] | None:
     return int(axes[0]), int(axes[1])
 
 
-def _indices(indices: Any) -> dict[int, int] | None:
+def indices_of(indices: Any) -> dict[int, int] | None:
+    """The browser's ``indices`` (axis -> position, or None); PictureError otherwise."""
     if indices is None:
         return None
     if not isinstance(indices, dict):

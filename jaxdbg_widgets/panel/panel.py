@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from jaxdbg.engine import evaluation
+from jaxdbg.engine import array_picture, evaluation
 from jaxdbg.engine import outputs
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
@@ -295,32 +295,31 @@ class DebuggerPanel:
         self.widget.send(message(ToBrowser.LOCALS, frame=frame, start=start,
                                  rows=self.locals_rows(start, count)))
 
-    def _expand(self, command: dict) -> None:
-        frame, path = command.get("frame"), command.get("path")
-        if frame != self.session.index or not isinstance(path, list) or not path:
-            return
-        value = model.resolve(self.session.visible_locals()[str(path[0])], path[1:])
-        rows, total = model.child_rows(value)
-        self.widget.send(message(ToBrowser.CHILDREN, frame=frame, path=path, rows=rows, total=total))
-
-    def _at(self, command: dict) -> tuple[int, list, str, Any] | None:
-        """The frame, path, label and value a row message names; None when the user
-        has moved to another frame (the browser asks again there) or it names nothing."""
+    def _row_path(self, command: dict) -> tuple[int, list] | None:
+        """The frame and path a row message names; None when the user has moved to
+        another frame (the browser asks again there) or it names no row."""
         frame, path = command.get("frame"), command.get("path")
         if frame != self.session.index or not isinstance(path, list) or not path:
             return None
-        root = self.session.visible_locals()[str(path[0])]
-        if len(path) == 1:
-            label = str(path[0])
-        else:
-            label = model.children(model.resolve(root, path[1:-1]))[int(path[-1])][0]
-        return frame, path, label, model.resolve(root, path[1:])
+        return frame, path
+
+    # Opening a row: the session makes what it shows (a remote stop's owner, where the values are).
+    def _expand(self, command: dict) -> None:
+        found = self._row_path(command)
+        if found is None:
+            return
+        frame, path = found
+        rows, total = self.session.row_children(path, model.MAX_CHILDREN)
+        self.widget.send(message(ToBrowser.CHILDREN, frame=frame, path=path, rows=rows, total=total))
 
     def _stats(self, command: dict) -> None:
         """A shown row's big array: its statistics now (taken once, see
         ``summaries.array_stats``), sent as the row in full."""
-        frame, path = command.get("frame"), command.get("path")
-        if isinstance(path, list) and len(path) == 1 and frame == self.session.index:
+        found = self._row_path(command)
+        if found is None:
+            return
+        frame, path = found
+        if len(path) == 1:
             # The table's own row: the session's (a redraw of this frame shows it too).
             names = self._names_of(frame)
             if str(path[0]) not in names:
@@ -331,31 +330,38 @@ class DebuggerPanel:
                 self._rows.setdefault(frame, {})[index] = rows[0]
                 self.widget.send(message(ToBrowser.STATS, frame=frame, path=path, row=rows[0]))
             return
-        found = self._at(command)
-        if found is None:
-            return
-        frame, path, label, value = found
-        self.widget.send(message(ToBrowser.STATS, frame=frame, path=path, row=model.local_row(label, value)))
+        self.widget.send(message(ToBrowser.STATS, frame=frame, path=path, row=self.session.row_in_full(path)))
 
     def _picture(self, command: dict) -> None:
         """A shown array row's small picture (made only when the browser shows the row)."""
-        found = self._at(command)
-        if found is not None:
-            frame, path, _label, value = found
-            content, buffers = array_view.thumbnail(frame, path, value)
-            self.widget.send(content, buffers=buffers)
+        found = self._row_path(command)
+        if found is None:
+            return
+        frame, path = found
+        try:
+            _label, pic, _stats = self.session.row_picture(path)
+        except array_picture.PictureError as e:
+            self.widget.send(array_view.thumbnail_error(frame, path, str(e)))
+            return
+        content, buffers = array_view.thumbnail_message(frame, path, pic)
+        self.widget.send(content, buffers=buffers)
 
     def _view(self, command: dict) -> None:
         """The large view of an array row, at the slice the browser chose."""
-        found = self._at(command)
+        found = self._row_path(command)
         if found is None:
             return
-        frame, path, label, value = found
-        # Shard boundaries: of the value itself, or as compiled for a traced local.
-        compiled = self.session.current.compiled_shardings.get(label) if len(path) == 1 else None
-        content, buffers = array_view.large_view(frame, path, label, value, axes=command.get("axes"),
-                                                 indices=command.get("indices"), sharding=compiled,
-                                                 sampling=command.get("sampling"))
+        frame, path = found
+        label = str(path[-1])
+        try:
+            label, pic, stats = self.session.row_picture(
+                path, large=True, axes=array_view.axes_of(command.get("axes")),
+                indices=array_view.indices_of(command.get("indices")),
+                sampling=array_view.sampling_of(command.get("sampling")))
+        except array_picture.PictureError as e:
+            self.widget.send(array_view.view_error(frame, path, label, str(e)))
+            return
+        content, buffers = array_view.view_message(frame, path, label, pic, stats)
         self.widget.send(content, buffers=buffers)
 
     def _complete(self, command: dict) -> None:

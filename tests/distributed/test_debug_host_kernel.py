@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 import pytest
 
 from support.job_launcher import PREAMBLE, PROGRAMS, Job, free_port
@@ -174,3 +176,88 @@ def test_interrupting_an_idle_debug_host_kernel_ends_the_remote_stop_and_release
                           "ends with jaxdbg.DebuggerQuit") == 1, text
         assert text.count("jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped") == 1, text
         assert "Stopped at" not in text and f"result {i}" not in text, text
+
+
+# Process 1's stop, whose locals the kernel's panel opens: a pytree and arrays.
+ARRAYS_STOP = '''
+import jax.numpy as jnp
+import jaxdbg
+from jax._src import distributed
+distributed.global_state.client.blocking_key_value_get("test/served", 60000)
+
+@jax.jit
+def activations(x):
+    act = jnp.log(x)                      # NaN where x < 0, -inf at 0
+    cube = jnp.arange(2 * 3 * 4.0).reshape(2, 3, 4) + PROCESS
+    params = {"w": x.astype(jnp.bfloat16), "on": x > 0}
+    jaxdbg.breakpoint()
+    return act
+
+x = jnp.linspace(-1.0, 1.0, 64).reshape(8, 8).at[4, 4].set(0.0)
+print("done", PROCESS, activations(x).shape, flush=True)
+'''
+
+
+def _answer(kernel, cid, kind, seen):
+    """The next custom message of ``kind`` after the first ``seen`` ones, with its buffers."""
+    def look():
+        found = [(m, b) for m, b in kernel.custom_with_buffers(cid)
+                 if isinstance(m, dict) and m.get("type") == kind]
+        return found[seen] if len(found) > seen else None
+    return kernel.wait_for(look, 60, f"a {kind} message")
+
+
+def test_the_hosts_panel_opens_the_rows_of_another_processs_stop():
+    address = f"127.0.0.1:{free_port()}"
+    secret = {"JAXDBG_DEBUG_SECRET": "shared by the kernel and the script"}
+    env = {**secret, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "COORDINATOR": address,
+           "NUM_PROCESSES": "2", "PROCESS_ID": "0", "JAXDBG_BACKEND": "widgets"}
+    with KernelHarness(env=env) as kernel:
+        kernel.run("import os; os.chdir(os.environ.get('TMPDIR', '/tmp'))")
+        joining = kernel.execute(PREAMBLE)
+        with Job(ARRAYS_STOP, 2, env=secret, address=address, launch=[1]) as job:
+            kernel.wait_reply(joining, timeout=120)
+            assert not kernel.run(SERVE_HERE_AND_SAY_SO, timeout=120).errors
+            cid = _stop_panel(kernel, "process 1/2")
+            rows = kernel.wait_for(lambda: (r := _rows(kernel, cid)) and "params" in r and r, 60, "locals rows")
+            # Rows open as a stop of the kernel's own would: the owner makes what they show.
+            assert rows["act"]["picture"] and rows["cube"]["picture"] and rows["params"]["expandable"], rows
+            frame = panel_driver.state(kernel, cid)["locals_page"]["frame"]
+
+            kernel.send_custom(cid, {"type": "picture", "frame": frame, "path": ["act"]})
+            msg, buffers = _answer(kernel, cid, "picture", 0)
+            assert msg["picture"]["rows"] == 8 and len(buffers) == 1, msg
+            codes = np.frombuffer(buffers[0], np.uint8).reshape(8, 8)
+            assert codes[0, 0] == 252 and codes[4, 4] == 254 and codes[7, 7] == 255  # NaN, -inf, log(1)
+
+            kernel.send_custom(cid, {"type": "view", "frame": frame, "path": ["cube"],
+                                     "axes": None, "indices": {"0": 1}})
+            msg, buffers = _answer(kernel, cid, "view", 0)
+            # Process 1's cube (its values are 1 .. 24), drawn from there.
+            assert msg["picture"]["index"] == [1, None, None] and "min=1 max=24" in msg["stats"], msg
+            values = np.frombuffer(buffers[1], msg["picture"]["values"]).reshape(3, 4)
+            assert values.tolist() == (np.arange(24.0).reshape(2, 3, 4)[1] + 1).tolist()
+
+            kernel.send_custom(cid, {"type": "expand", "frame": frame, "path": ["params"]})
+            children, _ = _answer(kernel, cid, "children", 0)
+            assert children["total"] == 2 and sorted(r["array"] for r in children["rows"]) == [
+                "bfloat16[8,8]", "bool[8,8]"], children
+            w = [r["name"] for r in children["rows"]].index("'w'")
+            kernel.send_custom(cid, {"type": "view", "frame": frame, "path": ["params", w],
+                                     "axes": None, "indices": None})
+            msg, _ = _answer(kernel, cid, "view", 1)
+            assert msg["name"] == "'w'" and msg["picture"]["dtype"] == "bfloat16", msg
+            assert msg["picture"]["classes"]["zero"] == 1
+
+            kernel.send_custom(cid, {"type": "view", "frame": frame, "path": ["cube"],
+                                     "axes": [1, 1], "indices": None})
+            msg, _ = _answer(kernel, cid, "view", 2)
+            assert "two different axes" in msg["error"] and msg["picture"] is None
+            kernel.send_custom(cid, {"type": "expand", "frame": frame, "path": ["nope"]})
+            panel_driver.wait_log(kernel, r"no local named 'nope'", cid)
+
+            panel_driver.press(kernel, "continue", cid)
+            kernel.wait_for(lambda: "done 1 (8, 8)" in job.output(0), 120, "process 1 to go on")
+            done = kernel.run("jax.distributed.shutdown()", timeout=120)
+            assert job.wait(120) == [0], job.outputs()
+            assert not done.errors, done
