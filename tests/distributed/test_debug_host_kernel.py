@@ -77,7 +77,7 @@ def test_the_debug_hosts_panel_serves_another_processs_stop():
             rows = kernel.wait_for(lambda: (r := _rows(kernel, cid)) and "y" in r and r, 60, "locals rows")
             assert rows["x"]["array"] == "float32[2]" and rows["y"]["array"] == "float32[2]", rows
             assert "min=8" in rows["y"]["summary"] and "max=10" in rows["y"]["summary"], rows
-            assert not rows["y"]["expandable"] and not rows["y"]["picture"]
+            assert not rows["y"]["expandable"] and rows["y"]["picture"]  # an array: pictured by its owner
             panel_driver.submit(kernel, "p y", cid=cid)
             panel_driver.wait_log(kernel, r"Array\(\[ 8\., 10\.\], dtype=float32\)", cid)
             panel_driver.submit(kernel, "y", pretty=True, cid=cid)
