@@ -391,12 +391,14 @@ def relay():
     signal.signal(signal.SIGINT, previous)
 
 
-def test_sigint_goes_to_a_waiting_thread_and_not_also_to_the_main_thread(relay):
+def _interrupt_a_waiting_thread(interrupts) -> bool:
+    """A thread's wait that ends on an interrupt (as a prompt's): raise SIGINT once it
+    listens; whether the interrupt woke it."""
     woken = threading.Event()
     registered = threading.Event()
 
     def prompt():
-        with relay.listening(woken.set) as listener:
+        with interrupts.listening(woken.set) as listener:
             registered.set()
             if woken.wait(60):
                 listener.interrupted()
@@ -404,9 +406,13 @@ def test_sigint_goes_to_a_waiting_thread_and_not_also_to_the_main_thread(relay):
     waiter = threading.Thread(target=prompt, name="waiting-prompt")
     waiter.start()
     registered.wait(60)
-    signal.raise_signal(signal.SIGINT)  # no KeyboardInterrupt here: the prompt takes it
+    signal.raise_signal(signal.SIGINT)
     join_or_dump([waiter], 60)
-    assert woken.is_set()
+    return woken.is_set()
+
+
+def test_sigint_goes_to_a_waiting_thread_and_not_also_to_the_main_thread(relay):
+    assert _interrupt_a_waiting_thread(relay)  # no KeyboardInterrupt here: the prompt takes it
     with pytest.raises(KeyboardInterrupt):  # nobody waits now: Ctrl-C as usual
         signal.raise_signal(signal.SIGINT)
 
@@ -437,20 +443,7 @@ def test_an_idle_kernels_interrupt_wakes_a_waiting_thread_and_never_raises(monke
     assert handler is not signal.SIG_IGN
     previous = signal.signal(signal.SIGINT, handler)  # the kernel is idle now
     try:
-        woken, registered = threading.Event(), threading.Event()
-
-        def stop():
-            with interrupts.listening(woken.set) as listener:
-                registered.set()
-                if woken.wait(60):
-                    listener.interrupted()
-
-        waiter = threading.Thread(target=stop, name="remote-stop")
-        waiter.start()
-        registered.wait(60)
-        signal.raise_signal(signal.SIGINT)
-        join_or_dump([waiter], 60)
-        assert woken.is_set()
+        assert _interrupt_a_waiting_thread(interrupts)
         signal.raise_signal(signal.SIGINT)  # nothing waits: ignored, as SIG_IGN would
     finally:
         signal.signal(signal.SIGINT, previous)

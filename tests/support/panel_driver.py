@@ -119,3 +119,12 @@ def closed(kernel, comm_id: str) -> bool:
 
 def comms_opened_by(result) -> set[str]:
     return {m["content"]["comm_id"] for m in result.messages if m["msg_type"] == "comm_open"}
+
+
+def answer(kernel, cid: str, kind: str, seen: int = 0, timeout: float = 60) -> tuple[dict, list[bytes]]:
+    """The panel's next custom message of ``kind`` after the first ``seen`` ones, with its buffers."""
+    def look():
+        found = [(m, b) for m, b in kernel.custom_with_buffers(cid)
+                 if isinstance(m, dict) and m.get("type") == kind]
+        return found[seen] if len(found) > seen else None
+    return kernel.wait_for(look, timeout, f"a {kind} message")

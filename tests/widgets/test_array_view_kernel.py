@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from support.kernel_harness import kernel_fixture
-from support.panel_driver import SETUP, live_panel, press, state, static_outputs, static_texts, wait_panel
+from support.panel_driver import SETUP, answer, live_panel, press, state, static_outputs, static_texts, wait_panel
 
 pytestmark = [pytest.mark.kernel]
 
@@ -28,15 +28,6 @@ CELL = textwrap.dedent("""
     x = jnp.linspace(-1.0, 1.0, 64).reshape(8, 8).at[4, 4].set(0.0)
     print("done", activations(x).shape)
 """)
-
-
-def answer(kernel, cid, kind, seen):
-    """The next custom message of ``kind`` after the first ``seen`` ones, with its buffers."""
-    def look():
-        found = [(m, b) for m, b in kernel.custom_with_buffers(cid)
-                 if isinstance(m, dict) and m.get("type") == kind]
-        return found[seen] if len(found) > seen else None
-    return kernel.wait_for(look, 60, f"a {kind} message")
 
 
 @pytest.mark.timeout(300)
