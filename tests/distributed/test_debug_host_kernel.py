@@ -170,6 +170,29 @@ def test_interrupting_an_idle_debug_host_kernel_ends_the_remote_stop_and_release
         assert "Stopped at" not in text and f"result {i}" not in text, text
 
 
+def test_interrupting_the_debug_hosts_running_cell_at_a_remote_stop_ends_it_there_too():
+    # The kernel's cell runs its part of the job (waiting in the psum) while its panel
+    # shows process 1's stop: the interrupt ends that stop, not the kernel's cell.
+    with host_kernel(PROGRAM, 2, "widgets") as (kernel, job):
+        cell = kernel.execute(PROGRAM)
+        for device in ("0", "1"):
+            panel_driver.press(kernel, "continue", _stop_panel(kernel, f"process 0/2 · device {device}"))
+        cid = _stop_panel(kernel, "process 1/2 · device 2")
+        kernel.interrupt()
+        kernel.wait_for(lambda: "jaxdbg.DebuggerQuit: the debugger quit" in job.output(0), 120,
+                        "process 1 to quit")
+        kernel.wait_for(lambda: panel_driver.closed(kernel, cid), 60, "the interrupted panel to end")
+        kernel.wait_reply(cell, timeout=120)  # the cell ends (its result is the job's business)
+        after = kernel.run("print('next cell', 1 + 1)", timeout=120)
+        assert "next cell 2" in after.stdout and not after.errors, after
+        done = kernel.run("jax.distributed.shutdown()", timeout=120)
+        assert job.wait(120) == [1], job.outputs()
+        assert not done.errors, done
+        other = job.output(0)
+    assert other.count("process 1/2: the debug host (process 0) was interrupted") == 1, other
+    assert "result 1" not in other, other
+
+
 # Process 1's stop, whose locals the kernel's panel opens: a pytree and arrays.
 ARRAYS_STOP = '''
 import jax.numpy as jnp
