@@ -254,6 +254,8 @@ def _opened_row(session: Session, request: dict[str, Any]) -> dict[str, Any]:
         return {"picture_error": str(e)}
     except LookupError as e:
         return {"error": str(e)}
+    except Exception as e:  # a malformed request or a value's own code: the stop goes on
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 def _at_frame(session: Session, frame: Any, answer: Any) -> dict[str, Any]:

@@ -54,3 +54,16 @@ def test_a_picture_travels_whole_and_its_values_exactly():
         for field in ("rows", "cols", "codes", "values", "histogram", "histogram_edges"):
             assert np.array_equal(getattr(back, field), getattr(pic, field)), field
             assert getattr(back, field).dtype == getattr(pic, field).dtype, field
+
+
+def test_the_owner_answers_a_bad_row_request_with_its_error_and_the_stop_goes_on():
+    session = _session()
+    answer = remote_stops._answer
+    assert answer(session, {"op": "row_children", "path": ["nope"], "limit": 5}) == {
+        "error": "no local named 'nope' in this frame"}
+    assert "two different axes" in answer(session, {"op": "row_picture", "path": ["big"], "large": True,
+                                                    "axes": [1, 1]})["picture_error"]
+    assert answer(session, {"op": "row_picture", "path": ["big"], "large": True,
+                            "axes": ["x", 1]})["error"].startswith("ValueError")
+    reply = answer(session, {"op": "row_children", "path": ["tree"], "limit": 5, "frame": 0})
+    assert reply["total"] == 2 and not session.finished
