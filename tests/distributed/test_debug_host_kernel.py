@@ -152,8 +152,7 @@ def test_interrupting_an_idle_debug_host_kernel_ends_the_remote_stop_and_release
         cid = kernel.wait_for(shown_with_the_rest_waiting, 120, "a remote stop with 3 waiting")
         kernel.interrupt()  # the notebook's stop button
         for i in (0, 1):  # the scripts started here, processes 1 and 2
-            kernel.wait_for(lambda: "jaxdbg.DebuggerQuit: the debugger quit" in job.output(i), 120,
-                            f"process {i + 1} to quit")
+            job.wait_for(i, "jaxdbg.DebuggerQuit: the debugger quit", 120)
         kernel.wait_for(lambda: panel_driver.closed(kernel, cid), 60, "the interrupted panel to end")
         after = kernel.run("print('next cell', 1 + 1)", timeout=120)
         assert "next cell 2" in after.stdout and not after.errors, after
@@ -179,8 +178,7 @@ def test_interrupting_the_debug_hosts_running_cell_at_a_remote_stop_ends_it_ther
             panel_driver.press(kernel, "continue", _stop_panel(kernel, f"process 0/2 · device {device}"))
         cid = _stop_panel(kernel, "process 1/2 · device 2")
         kernel.interrupt()
-        kernel.wait_for(lambda: "jaxdbg.DebuggerQuit: the debugger quit" in job.output(0), 120,
-                        "process 1 to quit")
+        job.wait_for(0, "jaxdbg.DebuggerQuit: the debugger quit", 120)
         kernel.wait_for(lambda: panel_driver.closed(kernel, cid), 60, "the interrupted panel to end")
         kernel.wait_reply(cell, timeout=120)  # the cell ends (its result is the job's business)
         after = kernel.run("print('next cell', 1 + 1)", timeout=120)
@@ -255,7 +253,7 @@ def test_the_hosts_panel_opens_the_rows_of_another_processs_stop():
         panel_driver.wait_log(kernel, r"no local named 'nope'", cid)
 
         panel_driver.press(kernel, "continue", cid)
-        kernel.wait_for(lambda: "done 1 (8, 8)" in job.output(0), 120, "process 1 to go on")
+        job.wait_for(0, "done 1 (8, 8)", 120)
         done = kernel.run("jax.distributed.shutdown()", timeout=120)
         assert job.wait(120) == [0], job.outputs()
         assert not done.errors, done

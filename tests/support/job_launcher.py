@@ -51,10 +51,13 @@ class Job(LocalProcesses):
         super().kill(self.launched[i])
 
     def wait_for(self, i: int, text: str, timeout: float = 120) -> None:
-        try:
-            super().wait_for(self.launched[i], text, timeout)
-        except TimeoutError as error:
-            self._fail(str(error))
+        """Until the ``i``-th process started here has written ``text`` (as :meth:`output`
+        counts them), else fail with every output."""
+        deadline = time.monotonic() + timeout
+        while text not in self.output(i):
+            if time.monotonic() > deadline:
+                self._fail(f"process {self.launched[i]} did not write {text!r} in {timeout} s")
+            time.sleep(0.05)
 
     def wait(self, timeout: float = 120) -> list[int]:  # type: ignore[override]
         try:
