@@ -75,7 +75,8 @@ class RemoteSession(Session):
                 self.gone = (f"{self.job.label(self.owner)} can no longer be reached (the job's "
                              f"coordination service ended: {str(e).splitlines()[0]}), so its stop ended")
                 raise OwnerGone(self.gone) from None
-            self.job.delete(f"{self.stop}/out/{number}")
+            # Not deleted one by one: that would cost a store call per command; the owner
+            # deletes the stop's keys together when it ends.
             return reply
 
     def _resend_if_replaced(self, name: str, request: dict[str, Any]) -> None:

@@ -147,8 +147,7 @@ def _answer_requests(job: job_mod.Job, host: int, stop: str, session: Session) -
                            f"({str(e).splitlines()[0]}); this stop ends with jaxdbg.DebuggerQuit")
             raise HostGone("the job's coordination service is gone") from None
         job.write(f"{stop}/out/{number}", _answer(session, request))
-        job.delete(f"{stop}/in/{number}")
-        number += 1
+        number += 1  # each number is used once; serve_at_host deletes them all at the end
 
 
 def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,27 @@ def test_continue_all_at_the_host_passes_the_breakpoint_on_every_process():
     assert "result 0 [24.0, 32.0]" in host and "result 1 [24.0, 32.0]" in other
 
 
+# After its result, each process lists what is left in the store of its own stops: a
+# stop's keys are deleted together when it ends, before the owner resumes.
+LEFT_IN_THE_STORE = """
+import re
+from jax._src import distributed
+left = [k for k, _ in distributed.global_state.client.key_value_dir_get("jaxdbg/")
+        if re.search(rf"p{PROCESS}-\\d+-[0-9a-f]{{8}}", k)]
+print("left in the store:", left, flush=True)
+"""
+
+
+def test_a_stops_keys_are_deleted_from_the_store_when_it_ends():
+    commands = "p y; p y + 1; c; p y; c; p y; p y * 2; c; c"
+    program = SHARD_MAP + LEFT_IN_THE_STORE
+    with Job(program, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    assert "Array([16., 20.]" in host, host  # p y * 2 ran at process 1's stop
+    assert "result 1 [24.0, 32.0]" in other and "left in the store: []" in other, other
+
+
 # Process 0 also plays an attacker who can reach the coordinator's port: as soon as
 # process 1 publishes device 2's stop (messages are signed, not encrypted: it reads
 # which stop is whose), it writes a command for that stop straight into the store,
