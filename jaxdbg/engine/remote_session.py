@@ -17,7 +17,7 @@ from typing import Any
 
 from jaxdbg.engine import job as job_mod
 from jaxdbg.engine import message_signing
-from jaxdbg.engine import remote_stops
+from jaxdbg.engine import remote_stops, watches
 from jaxdbg.engine.commands import TABLE, error, split_command
 from jaxdbg.engine.outputs import Output, Resume
 from jaxdbg.engine.session import Session
@@ -26,7 +26,7 @@ from jaxdbg.internals import coordination
 
 # Commands answered by the host's own state (their primary names in the table).
 HOST_COMMANDS = frozenset({"continue", "skip", "quit", "ca", "disable", "enable", "ignore",
-                           "breakpoints", "help"})
+                           "breakpoints", "help", "watch", "unwatch"})
 
 
 class OwnerGone(Exception):
@@ -101,6 +101,18 @@ class RemoteSession(Session):
             return error(str(gone))
         self.index = int(reply.get("index", self.index))
         return remote_stops.output_from_message(reply["output"])
+
+    def watch_values(self, expressions: list[str], hit: int | None) -> list[watches.WatchValue]:
+        """Evaluated in the owner's innermost frame; the watches and their histories stay
+        here, in the host's book, with the values of every process's stops."""
+        if not expressions:
+            return []
+        try:
+            reply = self._ask({"op": "watch_values", "expressions": list(expressions), "hit": hit})
+        except OwnerGone:
+            return []
+        return [remote_stops.watch_value_from_message(v) for v in reply.get("values") or []
+                if isinstance(v, dict)]
 
     def complete(self, text: str) -> list[str]:
         try:

@@ -61,6 +61,19 @@ def test_continue_all_at_the_host_passes_the_breakpoint_on_every_process():
     assert "result 0 [24.0, 32.0]" in host and "result 1 [24.0, 32.0]" in other
 
 
+def test_a_watch_takes_its_values_at_every_processs_stops():
+    # y is x * 2 on each device's shard of arange(8): its sum is 2, 10, 18 and 26.
+    commands = "watch y.sum(); c; c; watch y[0] * 1j; c; watch; c"
+    with Job(SHARD_MAP, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host = job.output(0)
+    table = host[host.rindex("Watches at breakpoint"):]
+    assert "1: y.sum() = 26.0  (hit 4; 4 values)" in table, host  # the last two in process 1
+    assert "min 2  max 26" in table, host
+    # Set at process 1's first stop: its value there and at the next, complex.
+    assert re.search(r"2: y\[0\] \* 1j = 12j\s+\(hit 4; 2 values\)", table), host
+
+
 # After its result, each process lists what is left in the store of its own stops: a
 # stop's keys are deleted together when it ends, before the owner resumes.
 LEFT_IN_THE_STORE = """
