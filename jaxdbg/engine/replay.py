@@ -16,6 +16,7 @@ The replay costs nothing until asked for: it uses only what the stop already hol
 from __future__ import annotations
 
 import bdb
+import contextlib
 import dataclasses
 import functools
 import linecache
@@ -35,12 +36,13 @@ from jaxdbg.engine import command_output, evaluation, interrupts
 from jaxdbg.engine.commands import ArgumentKind, command, error
 from jaxdbg.engine.guarded_calls import format_exception
 from jaxdbg.engine.outputs import Output, OutputKind
-from jaxdbg.engine.replay_inputs import ReplayCall, ReplayRefused, parse_given, replay_call
+from jaxdbg.engine.replay_inputs import (ReplayCall, ReplayRefused, parse_given, placed_on, replay_call,
+                                         replay_device)
 
 if TYPE_CHECKING:
     from jaxdbg.engine.session import Session
 
-BANNER = ("Replaying {function} eagerly (jax.disable_jit()) on the values of this stop{where}. "
+BANNER = ("Replaying {function} eagerly (jax.disable_jit()) on the values of this stop{where}{on}. "
           "This runs your Python again: prints print and host callbacks run again. "
           "step, next, return, until, continue go on; quit leaves the replay; "
           "the stop itself is unchanged.")
@@ -111,7 +113,9 @@ class ReplayRun:
 
     def __init__(self, session: "Session", call: ReplayCall, frame: Frame) -> None:
         self.session = session
-        self.call = call
+        # A pmap / shard_map device's replay runs there, on its values put there.
+        self.device = replay_device(session.info)
+        self.call = call if self.device is None else placed_on(call, self.device)
         self.frame = frame
         self.stop_frames = session.frames
         self.stop_index = session.index
@@ -132,7 +136,8 @@ class ReplayRun:
         if code is not None and self.frame.lineno:  # 'continue' runs to the stop's line
             debugger.set_break(code.co_filename, self.frame.lineno)
         try:
-            with command_output.writing_to(self._buffer), jax.disable_jit():
+            with command_output.writing_to(self._buffer), jax.disable_jit(), \
+                    _default_device(self.device):
                 value = debugger.runcall(self.call.call)
             self._events.put(_Finished(value))
         except bdb.BdbQuit:
@@ -220,7 +225,8 @@ class ReplayRun:
     def banner(self) -> str:
         info = self.session.info
         where = ", ".join(p for p in (info.batch_label(), info.device_label()) if p)
-        return BANNER.format(function=self.frame.function, where=f" ({where})" if where else "")
+        return BANNER.format(function=self.frame.function, where=f" ({where})" if where else "",
+                             on=f", on {self.device}" if self.device is not None else "")
 
     def _back_at_the_stop(self) -> str:
         self.session.frames = self.stop_frames
@@ -265,6 +271,10 @@ class ReplayRun:
         if self.session.replay is self:
             self.session.frames, self.session.index = self.stop_frames, self.stop_index
             self.session.replay = None
+
+
+def _default_device(device: Any) -> Any:
+    return contextlib.nullcontext() if device is None else jax.default_device(device)
 
 
 @functools.lru_cache(maxsize=1)

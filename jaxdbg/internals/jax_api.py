@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import sys
 import threading
 import types
@@ -64,6 +65,34 @@ def device_axis_indices() -> list[tuple[str, int, Any]]:
         label = "" if str(name).startswith("_internal") else str(name)
         axes.append((label, int(size), index))
     return axes
+
+
+# -- the devices of the shard_map being traced, for a stop's device position --
+# A stop under shard_map knows its position on the mapped axes (axis_index), not the
+# device: the host callback's values arrive on the host's first device. The concrete
+# mesh is an argument (``mesh``) of the shard_map functions that trace the body.
+_SHARD_MAP_FILE = f"{os.sep}jax{os.sep}_src{os.sep}shard_map.py"
+
+
+def traced_mesh_devices(axis_names: list[str]) -> tuple[Any, ...] | None:
+    """The devices of the innermost shard_map being traced here, in the order a stop's
+    device position counts them (``axis_names``, its manual axes, outermost first);
+    None outside shard_map, for an abstract mesh or when some axis is not the mesh's."""
+    import numpy as np
+
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(_SHARD_MAP_FILE) and "mesh" in frame.f_code.co_varnames:
+            mesh = frame.f_locals.get("mesh")
+            devices = getattr(mesh, "devices", None)
+            names = list(getattr(mesh, "axis_names", ()))
+            if isinstance(devices, np.ndarray) and devices.ndim == len(names):
+                if sorted(axis_names) != sorted(names):
+                    return None  # some axes left to the compiler: no one device per position
+                order = [names.index(n) for n in axis_names]
+                return tuple(np.transpose(devices, order).reshape(-1))
+        frame = frame.f_back
+    return None
 
 
 # -- custom_vmap that keeps the effects of its body (JAX < 0.8 dropped them) --

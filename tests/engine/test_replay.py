@@ -403,3 +403,53 @@ def test_until_leaves_a_python_loop_of_the_replay():
     assert f"> {__file__}:{first + 5} in f  [replay]" in text
     assert "(jaxdbg) p k, total\n(2, Array(4., dtype=float32))" in text
     assert "The replay of f returned Array(4., dtype=float32)" in text
+
+
+def _device_ids(text: str, command: str) -> list[int]:
+    """The device ids ``p {...}.devices()`` printed after ``command`` in a transcript."""
+    shown = text.split(f"(jaxdbg) {command}\n")[1].splitlines()[0]
+    return [int(i) for i in re.findall(r"id=(\d+)", shown)]
+
+
+def test_a_pmap_devices_replay_runs_on_that_device():
+    _devices(4)
+    out = io.StringIO()
+
+    def f(x):
+        made = jnp.ones(2)  # a new array: made on the default device, the stopped one in a replay
+        y = x.sum() + made.sum()
+        jaxdbg.breakpoint_if(x[0] == 4, **_opts(out, "replay; n; n; p x.devices(); p made.devices(); "
+                                                     "p y.devices(); c; c"))
+        return y
+
+    jax.block_until_ready(jax.pmap(f)(jnp.arange(8.0).reshape(4, 2)))
+    text = _transcript(out)
+    assert _stops(text) == 1 and "device 2" in text
+    device = jax.local_devices()[2]
+    assert f"(device 2), on {device}." in text
+    for name in ("x", "made", "y"):
+        assert _device_ids(text, f"p {name}.devices()") == [device.id], text
+
+
+def test_a_shard_map_shards_replay_runs_on_the_meshs_device_at_that_position():
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    devices = _devices(8)[::-1][:4]  # a mesh of devices 7, 6, 5, 4: position 3 is device 4
+    mesh = Mesh(np.array(devices), ("d",))
+    out = io.StringIO()
+
+    def shard_fn(block):
+        scaled = block * 2
+        jaxdbg.breakpoint_if(block[0] == 6, **_opts(out, "replay; p block.devices(); n; p scaled.devices(); "
+                                                         "c; c"))
+        return scaled
+
+    shard_map = getattr(jax, "shard_map", None)
+    if shard_map is None:
+        from jax.experimental.shard_map import shard_map
+    f = jax.jit(shard_map(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
+    jax.block_until_ready(f(jnp.arange(8.0)))
+    text = _transcript(out)
+    assert _stops(text) == 1 and "device 3" in text
+    assert _device_ids(text, "p block.devices()") == [4], text
+    assert _device_ids(text, "p scaled.devices()") == [4], text
