@@ -36,6 +36,7 @@ from jaxdbg.engine import command_output, evaluation, interrupts
 from jaxdbg.engine.commands import ArgumentKind, command, error
 from jaxdbg.engine.guarded_calls import format_exception
 from jaxdbg.engine.outputs import Output, OutputKind
+from jaxdbg.engine.replay_collectives import collective_reached
 from jaxdbg.engine.replay_inputs import (ReplayCall, ReplayRefused, parse_given, placed_on, replay_call,
                                          replay_device)
 
@@ -82,6 +83,7 @@ class _Debugger(bdb.Bdb):
     def __init__(self, run: "ReplayRun") -> None:
         super().__init__()
         self._run = run
+        self._leaving_collective = False  # a collective's error is on its way out of the replay
 
     def stop_here(self, frame: types.FrameType) -> bool:  # only in the user's own code
         return _is_users(frame) and super().stop_here(frame)
@@ -90,13 +92,20 @@ class _Debugger(bdb.Bdb):
         pass  # pdb's rule: a call is shown at its first line, not before it
 
     def user_line(self, frame: types.FrameType) -> None:
+        self._leaving_collective = False  # (the user's code caught it and goes on)
         self._run.pause(frame, "")
 
     def user_return(self, frame: types.FrameType, return_value: Any) -> None:
+        if self._leaving_collective:
+            return
         self._run.pause(frame, f"--Return-- {_short_repr(return_value)}")
 
     def user_exception(self, frame: types.FrameType, exc_info: Any) -> None:
         exc = exc_info[1]
+        # (the event's traceback: the exception's own holds only the frames passed so far)
+        if collective_reached(exc, exc_info[2]) is not None:
+            self._leaving_collective = True  # the replay cannot go on past it: it ends, and says why
+            return
         self._run.pause(frame, f"--Exception-- {format_exception(exc)}")
 
 
@@ -240,6 +249,14 @@ class ReplayRun:
             return Output(OutputKind.TEXT, f"Left the replay of {name}. {self._back_at_the_stop()}")
         if event.raised is not None:
             where = f" at {event.where}" if event.where else ""
+            collective = collective_reached(event.raised)
+            if collective is not None:
+                if collective.caller is not None:  # the line that called it, a lambda's too
+                    file, line, function = collective.caller
+                    where = f" at {frames_mod.display_filename(file)}:{line} in {function}"
+                text = (f"The replay of {name} reached {collective.call()}{where}: {collective.why()}. "
+                        f"{self._back_at_the_stop()}")
+                return Output(OutputKind.ERROR, f"*** {text}")
             text = (f"The replay of {name} raised {format_exception(event.raised)}{where}. "
                     f"{self._back_at_the_stop()}")
             return Output(OutputKind.ERROR, f"*** {text}")

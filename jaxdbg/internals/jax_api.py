@@ -604,7 +604,7 @@ def errors_interpreted_apart(errors: Any) -> frozenset:
 # value 0, so checkify reports the first primitive that made an Inf, with its
 # traceback and device, as it would a NaN. Without the markers it is JAX's own check.
 _jax_check_nans: Any = getattr(_checkify_internal, "check_nans", None)
-_current_name_stack = getattr(_private("jax._src", "source_info_util"), "current_name_stack", None)
+_current_name_stack: Any = getattr(_private("jax._src", "source_info_util"), "current_name_stack", None)
 BACKWARD_PASS = " in the backward pass"
 
 

@@ -453,3 +453,57 @@ def test_a_shard_map_shards_replay_runs_on_the_meshs_device_at_that_position():
     assert _stops(text) == 1 and "device 3" in text
     assert _device_ids(text, "p block.devices()") == [4], text
     assert _device_ids(text, "p scaled.devices()") == [4], text
+
+
+@pytest.mark.parametrize("collective,extra", [
+    ("psum", ()), ("all_gather", ()), ("pmean", ()),
+    ("ppermute", ([(i, (i + 1) % 4) for i in range(4)],)),
+])
+def test_a_replay_that_reaches_a_collective_says_which_and_returns_to_the_stop(collective, extra):
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(_devices(4)), ("d",))
+    out = io.StringIO()
+
+    def shard_fn(block):
+        jaxdbg.breakpoint_if(block[0] == 6, **_opts(out, "replay; n; n; n; p block; c"))
+        doubled = block * 2
+        mixed = getattr(jax.lax, collective)(doubled, "d", *extra)
+        return mixed.sum() + doubled
+
+    shard_map = getattr(jax, "shard_map", None)
+    if shard_map is None:
+        from jax.experimental.shard_map import shard_map
+    f = jax.jit(shard_map(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d"), **_unchecked(shard_map)))
+    jax.block_until_ready(f(jnp.arange(8.0)))
+    text = _transcript(out)
+    line = shard_fn.__code__.co_firstlineno + 3
+    said = f"*** The replay of shard_fn reached {collective} over axis 'd' at "
+    assert said in text, text
+    assert (f":{line} in shard_fn: a one-device replay cannot run a collective (it needs every "
+            "device of the axis). Back at the stop (frame 0: shard_fn at ") in text.split(said)[1]
+    assert "--Exception--" not in text  # the replay ends at the collective, with no pause there
+    assert "(jaxdbg) p block\nArray([6., 7.], dtype=float32)" in text  # the stop goes on
+
+
+def _unchecked(shard_map) -> dict:
+    """shard_map without its replication check (older JAX checks ppermute's output)."""
+    import inspect
+
+    names = inspect.signature(shard_map).parameters
+    return {"check_vma": False} if "check_vma" in names else {"check_rep": False} if "check_rep" in names else {}
+
+
+def test_a_replay_of_a_pmap_device_that_asks_its_axis_index_says_so():
+    _devices(4)
+    out = io.StringIO()
+
+    def f(x):
+        jaxdbg.breakpoint_if(x[0] == 4, **_opts(out, "replay; c; c"))
+        return x * jax.lax.axis_index("i")
+
+    jax.block_until_ready(jax.pmap(f, axis_name="i")(jnp.arange(8.0).reshape(4, 2)))
+    text = _transcript(out)
+    assert (f"*** The replay of f reached axis_index of axis 'i' at {__file__}:"
+            f"{f.__code__.co_firstlineno + 2} in f: a one-device replay has no mapped axis. "
+            "Back at the stop") in text, text
