@@ -46,6 +46,11 @@ _get_axis_env = _private("jax._src.core", "get_axis_env")
 _BatchTracer = _private("jax._src.interpreters.batching", "BatchTracer")
 
 
+def _axis_label(name: Any) -> str:
+    """An axis name as shown: "" for the one JAX makes for a pmap given no axis_name."""
+    return "" if str(name).startswith("_internal") else str(name)
+
+
 def device_axis_indices() -> list[tuple[str, int, Any]]:
     """``(axis name, axis size, traced axis index)`` for each pmap / shard_map axis in scope.
 
@@ -62,30 +67,38 @@ def device_axis_indices() -> list[tuple[str, int, Any]]:
             continue
         if _BatchTracer is not None and isinstance(index, _BatchTracer):
             continue
-        label = "" if str(name).startswith("_internal") else str(name)
-        axes.append((label, int(size), index))
+        axes.append((_axis_label(name), int(size), index))
     return axes
 
 
-# -- the devices of the shard_map being traced, for a stop's device position --
-# A stop under shard_map knows its position on the mapped axes (axis_index), not the
-# device: the host callback's values arrive on the host's first device. The concrete
-# mesh is an argument (``mesh``) of the shard_map functions that trace the body.
+# -- the devices of the shard_map / pmap being traced, for a stop's device position --
+# A stop under shard_map or pmap knows its position on the mapped axes (axis_index),
+# not the device: the host callback's values arrive on the host's first device. The
+# concrete mesh is an argument (``mesh``) of the shard_map functions that trace the
+# body (JAX from 0.8 runs pmap as a shard_map too); JAX 0.7's pmap traces its body in
+# pxla's functions, whose ``devices`` is pmap's ``devices=`` (None: the default order).
 _SHARD_MAP_FILE = f"{os.sep}jax{os.sep}_src{os.sep}shard_map.py"
+_PXLA_FILE = f"{os.sep}jax{os.sep}_src{os.sep}interpreters{os.sep}pxla.py"
 
 
 def traced_mesh_devices(axis_names: list[str]) -> tuple[Any, ...] | None:
-    """The devices of the innermost shard_map being traced here, in the order a stop's
-    device position counts them (``axis_names``, its manual axes, outermost first);
-    None outside shard_map, for an abstract mesh or when some axis is not the mesh's."""
+    """The devices of the innermost shard_map (or pmap given ``devices=``) being traced
+    here, in the order a stop's device position counts them (``axis_names``, its
+    manual axes, outermost first); None elsewhere, for an abstract mesh or when some
+    axis is not the mesh's."""
     import numpy as np
 
     frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
+        if (frame.f_code.co_filename.endswith(_PXLA_FILE) and "devices" in frame.f_code.co_varnames
+                and len(axis_names) == 1):
+            devices = frame.f_locals.get("devices")
+            if isinstance(devices, (tuple, list)) and devices:
+                return tuple(devices)
         if frame.f_code.co_filename.endswith(_SHARD_MAP_FILE) and "mesh" in frame.f_code.co_varnames:
             mesh = frame.f_locals.get("mesh")
             devices = getattr(mesh, "devices", None)
-            names = list(getattr(mesh, "axis_names", ()))
+            names = [_axis_label(n) for n in getattr(mesh, "axis_names", ())]  # as axis_names are
             if isinstance(devices, np.ndarray) and devices.ndim == len(names):
                 if sorted(axis_names) != sorted(names):
                     return None  # some axes left to the compiler: no one device per position

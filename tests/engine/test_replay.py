@@ -507,3 +507,17 @@ def test_a_replay_of_a_pmap_device_that_asks_its_axis_index_says_so():
     assert (f"*** The replay of f reached axis_index of axis 'i' at {__file__}:"
             f"{f.__code__.co_firstlineno + 2} in f: a one-device replay has no mapped axis. "
             "Back at the stop") in text, text
+
+
+def test_a_pmap_given_its_devices_replays_on_the_device_at_the_stops_position():
+    devices = _devices(8)[::-1][:4]  # devices 7, 6, 5, 4: position 2 is device 5
+    out = io.StringIO()
+
+    def f(x):
+        jaxdbg.breakpoint_if(x[0] == 4, **_opts(out, "replay; p x.devices(); c; c"))
+        return x + 1
+
+    jax.block_until_ready(jax.pmap(f, devices=devices)(jnp.arange(8.0).reshape(4, 2)))
+    text = _transcript(out)
+    assert _stops(text) == 1 and "device 2" in text
+    assert _device_ids(text, "p x.devices()") == [5], text
