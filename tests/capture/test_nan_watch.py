@@ -91,19 +91,27 @@ def test_a_nan_under_pmap_names_each_device_that_made_one(watch):
         "in _root (device 0; NaN made by sqrt; also on device 6)")
 
 
-def test_a_nan_of_the_backward_pass_names_the_forward_line(watch):
-    out = watch("where; c")
+def _safe_root(w):
+    return jnp.where(w > 0, jnp.sqrt(w), 0.0)  # forward finite; its gradient at 0 is NaN
+
+
+def _squashed(w):
+    return jnp.tanh(1e20 * w) * 1e20  # forward finite; its gradient at 0 is 1e40: Inf
+
+
+@pytest.mark.parametrize("value,part,infs", [("NaN", _safe_root, False), ("Inf", _squashed, True)])
+def test_a_nan_or_inf_of_the_backward_pass_names_the_forward_line(watch, value, part, infs):
+    out = watch("where; c", infs=infs)
 
     def loss(w):
-        safe = jnp.where(w > 0, jnp.sqrt(w), 0.0)  # forward finite; its gradient at 0 is NaN
-        return jnp.sum(safe)
+        return jnp.sum(part(w))
 
     with pytest.raises(FloatingPointError):
         jax.jit(jax.grad(loss))(jnp.array([0.0, 4.0]))
-    line = loss.__code__.co_firstlineno + 1
+    line = part.__code__.co_firstlineno + 1
     assert _banner(out.getvalue()) == (
-        f"Stopped at {__file__}:{line} in loss "
-        "(NaN made by mul in the backward pass (the gradient) of this line)")
+        f"Stopped at {__file__}:{line} in {part.__name__} "
+        f"({value} made by mul in the backward pass (the gradient) of this line)")
 
 
 def test_a_plain_jit_nan_is_left_to_jaxs_rerun_and_the_post_mortem(watch):
@@ -179,25 +187,10 @@ def test_an_inf_under_pmap_names_each_device_that_made_one(watch):
                                        "(device 0; Inf made by exp; also on device 6)")
 
 
-def test_an_inf_of_the_backward_pass_names_the_forward_line(watch):
-    out = watch("c", infs=True)
-
-    def loss(w):
-        squashed = jnp.tanh(1e20 * w) * 1e20  # forward finite; its gradient at 0 is 1e40
-        return jnp.sum(squashed)
-
-    with pytest.raises(FloatingPointError):
-        jax.jit(jax.grad(loss))(jnp.array([0.0, 4.0]))
-    line = loss.__code__.co_firstlineno + 1
-    assert _banner(out.getvalue()) == (
-        f"Stopped at {__file__}:{line} in loss "
-        "(Inf made by mul in the backward pass (the gradient) of this line)")
-
-
 def test_nan_and_inf_checks_are_switched_apart_as_jaxs_flags_are(watch):
     watch("c", infs=True)
     assert jax.config.jax_debug_infs and not jax.config.jax_debug_nans and nan_watch.enabled()
-    assert float(jax.jit(jnp.sqrt)(jnp.float32(-1.0)) != 0)  # a NaN: not checked, no error
+    assert np.isnan(jax.jit(jnp.sqrt)(jnp.float32(-1.0)))  # a NaN: not checked, no error
     nan_watch.set_enabled(True)
     nan_watch.set_enabled(False, infs=True)  # the NaN checks still on: still watched
     assert nan_watch.enabled() and jax.config.jax_debug_nans and not jax.config.jax_debug_infs

@@ -125,6 +125,25 @@ def _devices(n: int):
     return jax.devices()[:n]
 
 
+def _shard_map():
+    shard_map = getattr(jax, "shard_map", None)
+    if shard_map is None:
+        from jax.experimental.shard_map import shard_map
+    return shard_map
+
+
+def _stopped_on_device_3(shard_fn, mesh, out: io.StringIO) -> str:
+    """Run ``shard_fn`` over ``arange(8)`` split on the mesh's axis "d" (its stop on
+    the fourth device); the transcript."""
+    from jax.sharding import PartitionSpec as P
+
+    f = jax.jit(_shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
+    jax.block_until_ready(f(jnp.arange(8.0)))
+    text = _transcript(out)
+    assert _stops(text) == 1 and "device 3" in text
+    return text
+
+
 def test_replay_of_a_pmap_device():
     _devices(4)
     out = io.StringIO()
@@ -148,7 +167,7 @@ def _normalise(v):
 
 
 def test_replay_of_a_shard_map_shard_steps_into_a_helper():
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
 
     devices = _devices(4)
     mesh = Mesh(np.array(devices), ("d",))
@@ -159,13 +178,7 @@ def test_replay_of_a_shard_map_shard_steps_into_a_helper():
         jaxdbg.breakpoint_if(block[0] == 6, **_opts(out, "replay; s; s; p mid; where; c; p scaled; c; c"))
         return scaled
 
-    shard_map = getattr(jax, "shard_map", None)
-    if shard_map is None:
-        from jax.experimental.shard_map import shard_map
-    f = jax.jit(shard_map(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
-    jax.block_until_ready(f(jnp.arange(8.0)))
-    text = _transcript(out)
-    assert _stops(text) == 1 and "device 3" in text
+    text = _stopped_on_device_3(shard_fn, mesh, out)
     assert "in _normalise  [replay]" in text
     assert "(jaxdbg) p mid\nArray([-0.5,  0.5], dtype=float32)" in text
     where = text.split("(jaxdbg) where\n")[1].split("(jaxdbg)")[0]
@@ -432,7 +445,7 @@ def test_a_pmap_devices_replay_runs_on_that_device():
 
 
 def test_a_shard_map_shards_replay_runs_on_the_meshs_device_at_that_position():
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
 
     devices = _devices(8)[::-1][:4]  # a mesh of devices 7, 6, 5, 4: position 3 is device 4
     mesh = Mesh(np.array(devices), ("d",))
@@ -444,13 +457,7 @@ def test_a_shard_map_shards_replay_runs_on_the_meshs_device_at_that_position():
                                                          "c; c"))
         return scaled
 
-    shard_map = getattr(jax, "shard_map", None)
-    if shard_map is None:
-        from jax.experimental.shard_map import shard_map
-    f = jax.jit(shard_map(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
-    jax.block_until_ready(f(jnp.arange(8.0)))
-    text = _transcript(out)
-    assert _stops(text) == 1 and "device 3" in text
+    text = _stopped_on_device_3(shard_fn, mesh, out)
     assert _device_ids(text, "p block.devices()") == [4], text
     assert _device_ids(text, "p scaled.devices()") == [4], text
 
@@ -471,9 +478,7 @@ def test_a_replay_that_reaches_a_collective_says_which_and_returns_to_the_stop(c
         mixed = getattr(jax.lax, collective)(doubled, "d", *extra)
         return mixed.sum() + doubled
 
-    shard_map = getattr(jax, "shard_map", None)
-    if shard_map is None:
-        from jax.experimental.shard_map import shard_map
+    shard_map = _shard_map()
     f = jax.jit(shard_map(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d"), **_unchecked(shard_map)))
     jax.block_until_ready(f(jnp.arange(8.0)))
     text = _transcript(out)
