@@ -16,7 +16,7 @@ plain jit), the post-mortem after the cell shows it as before, and no stop opens
 
 Functions made by ``jax.jit`` / ``jax.pmap`` before the watch was turned on keep
 JAX's behaviour (the post-mortem on JAX's own re-run). A call that succeeds costs one
-more Python call; the locating runs only once a NaN was raised.
+more Python call; the locating runs only once a NaN or an Inf was raised.
 """
 
 from __future__ import annotations
