@@ -1,7 +1,9 @@
 """A jax.distributed job's debugger, as ratios against baselines measured in the same run.
 
 1. A command's round trip to another process: ``p y`` typed at the debug host for a
-   stop of process 1, against the same command at a stop of the host's own devices.
+   stop of process 1, against the same command at a stop of the host's own devices,
+   and against the bare store round trip (a set, and a blocking get answered by a
+   thread of process 1), the floor any command through the store has.
    Each repeat is one execution of a ``shard_map`` with a breakpoint, which stops on
    the devices of both processes, so the two are measured alternately in the same job;
    a stop's sample is the median of its commands. Goals: at most 3x, and under 20 ms on
@@ -34,18 +36,42 @@ from measure import Row, absolute_row, arguments, finish, interleave, ratio_row
 # Two store round trips (the command, its output) against an in-process command.
 ROUND_TRIP_GOAL = 3.0
 ROUND_TRIP_ABSOLUTE_GOAL = 0.020  # s: what a typed command may take before it feels slow
+# The store's own round trip (one set, one blocking get answered from another process) is
+# the floor for any command sent through it; jaxdbg may add at most half of that again.
+STORE_FLOOR_GOAL = 1.5
 # Collecting every process's rows at one host may cost at most half as much again.
 PRINTS_GOAL = 1.5
 
 ROUND_TRIP = '''
-import statistics, time
+import itertools, statistics, threading, time
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 import jaxdbg
+from jaxdbg.internals import coordination
 
 COMMANDS = int(os.environ["COMMANDS"])
 RUNS = int(os.environ["RUNS"])
 run = 0
+store = coordination.store()
+echoes = itertools.count()
+
+def echo():  # process 1 answers the bare store round trips: the transport's floor
+    for n in itertools.count():
+        command = store.get(f"bench/echo/{n}/in", 600)
+        if command == "end":
+            return
+        store.set(f"bench/echo/{n}/out", command)
+
+echoing = threading.Thread(target=echo)
+if PROCESS == 1:
+    echoing.start()
+
+def store_round_trip():
+    n = next(echoes)
+    start = time.perf_counter()
+    store.set(f"bench/echo/{n}/in", "p y" * 40)  # about a signed command's size
+    store.get(f"bench/echo/{n}/out", 60)
+    return time.perf_counter() - start
 
 def timing_backend(session):
     session.execute("p y")  # warm
@@ -56,6 +82,9 @@ def timing_backend(session):
         times.append(time.perf_counter() - start)
     where = "remote" if session.info.device >= jax.local_device_count() else "local"
     print(f"TIMING {run} {where} {statistics.median(times):.6f}", flush=True)
+    if where == "remote":
+        floor = statistics.median(store_round_trip() for _ in range(COMMANDS))
+        print(f"TIMING {run} store {floor:.6f}", flush=True)
     session.execute("c")
 
 jaxdbg.register_debugger("timing", timing_backend, priority=0)
@@ -70,6 +99,10 @@ f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P()))
 x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")), lambda i: np.arange(8.0)[i])
 for run in range(RUNS):
     jax.block_until_ready(f(x))
+if PROCESS == 0:
+    store.set(f"bench/echo/{next(echoes)}/in", "end")
+else:
+    echoing.join()  # not left blocked in the store's client at exit
 '''
 
 PRINTS = '''
@@ -105,14 +138,19 @@ def _round_trip(repeats: int, commands: int) -> list[Row]:
         if set(codes.values()) != {0}:
             raise SystemExit(f"the round-trip job failed: {codes}\n{_job_outputs(job)}")
     best: dict[tuple[int, str], float] = {}
-    for run, where, seconds in re.findall(r"TIMING (\d+) (local|remote) ([\d.]+)", text):
+    for run, where, seconds in re.findall(r"TIMING (\d+) (local|remote|store) ([\d.]+)", text):
         key = (int(run), where)
         best[key] = min(best.get(key, float("inf")), float(seconds))  # the run's best stop
     local = [best[(run, "local")] for run in range(1, runs)]
     remote = [best[(run, "remote")] for run in range(1, runs)]
+    store = [best[(run, "store")] for run in range(1, runs)]
     measure = f"'p y' at another process's stop ({commands} commands, median)"
     return [ratio_row(measure, remote, local, ROUND_TRIP_GOAL, unit="ms", baseline_name="in-process",
-                      note="two store round trips against an in-process command of ~0.1 ms"),
+                      note="a command and its output each cross the store once; the store's own "
+                           "round trip alone is most of it (next row)"),
+            ratio_row(f"{measure}, over the bare store round trip", remote, store, STORE_FLOOR_GOAL,
+                      unit="ms", baseline_name="set + blocking get, echoed by process 1",
+                      note="what jaxdbg adds to the transport: signing, the command, its output"),
             absolute_row(f"{measure}, absolute", remote, local, ROUND_TRIP_ABSOLUTE_GOAL, unit="ms",
                          baseline_name="in-process")]
 

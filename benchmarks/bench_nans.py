@@ -3,10 +3,12 @@
 1. A call that produces no NaN: a jitted step (a 256 x 256 matmul and tanh) called
    2,000 times with the watch on, against the same step with only JAX's
    ``jax_debug_nans`` on (the watch's detector, which it needs anyway). Goal: the watch
-   within 5% of JAX's flag alone.
-2. A call that produces a NaN under ``shard_map`` over 8 devices: JAX's own error
-   (its flag on, no watch) against the watch's error, which also locates the NaN's
-   primitive, line and devices (checkify's NaN checks compiled and run once more).
+   within 5% of JAX's flag alone. The same for ``%jaxdbg infs on`` against
+   ``jax_debug_infs`` alone.
+2. A call that produces a NaN (and one that produces an Inf) under ``shard_map`` over 8
+   devices: JAX's own error (its flag on, no watch) against the watch's error, which
+   also locates the primitive, line and devices (checkify's NaN checks, or those turned
+   to Infs, compiled and run once more).
    Paid once per NaN; the goal only keeps it of the same order (<= 3x).
 
 Run: ``.nox/tests/bin/python benchmarks/bench_nans.py [--quick] [--json PATH]``, or with
@@ -51,29 +53,30 @@ def _calls(f, x, n: int) -> float:
     return time.perf_counter() - start
 
 
-def _finite_calls(repeats: int, n: int) -> list[Row]:
+def _finite_calls(repeats: int, n: int, infs: bool = False) -> list[Row]:
     x = jnp.ones(256)
+    flag = "jax_debug_infs" if infs else "jax_debug_nans"
 
-    def variant(debug_nans: bool, watch: bool):
+    def variant(watch: bool):
         def run() -> float:
-            jax.config.update("jax_debug_nans", debug_nans)
-            if watch:  # (switching the watch off restores the flag it found)
-                nan_watch.set_enabled(True)
+            jax.config.update(flag, True)
+            if watch:
+                nan_watch.set_enabled(True, infs=infs)
             try:
                 return _calls(jax.jit(_step), x, n)
             finally:
                 if watch:
-                    nan_watch.set_enabled(False)
-                jax.config.update("jax_debug_nans", False)
+                    nan_watch.set_enabled(False, infs=infs)
+                jax.config.update(flag, False)
         return run
 
-    samples = interleave({"jax_debug_nans": variant(True, False), "watch": variant(True, True)}, repeats)
-    return [ratio_row(f"nans on, {n} finite calls of a jitted step", samples["watch"],
-                      samples["jax_debug_nans"], FINITE_GOAL, unit="ms", baseline_name="jax_debug_nans",
+    samples = interleave({flag: variant(False), "watch": variant(True)}, repeats)
+    return [ratio_row(f"{'infs' if infs else 'nans'} on, {n} finite calls of a jitted step",
+                      samples["watch"], samples[flag], FINITE_GOAL, unit="ms", baseline_name=flag,
                       note="the watch wraps JAX's flag, which re-runs nothing on finite calls")]
 
 
-def _nan_under_shard_map(repeats: int) -> Row:
+def _nan_under_shard_map(repeats: int, infs: bool = False) -> Row:
     from jax.sharding import Mesh, PartitionSpec as P
 
     shard_map = getattr(jax, "shard_map", None)
@@ -81,10 +84,11 @@ def _nan_under_shard_map(repeats: int) -> Row:
         from jax.experimental.shard_map import shard_map
     mesh = Mesh(np.array(jax.devices()[:8]), ("d",))
 
-    def body(block):
-        return jax.lax.psum(jnp.sqrt(block - 10.0), "d")
+    def body(block):  # a NaN where block < 10; an Inf (log 0) where block == 10
+        return jax.lax.psum(jnp.log(block - 10.0) if infs else jnp.sqrt(block - 10.0), "d")
 
-    x = (jnp.arange(16.0) + 10).at[11].set(-1.0)
+    x = (jnp.arange(16.0) + 11).at[11].set(10.0 if infs else -1.0)
+    flag = "jax_debug_infs" if infs else "jax_debug_nans"
 
     def failing_call() -> float:
         f = jax.jit(shard_map(body, mesh=mesh, in_specs=P("d"), out_specs=P()))
@@ -96,25 +100,26 @@ def _nan_under_shard_map(repeats: int) -> Row:
         return time.perf_counter() - start
 
     def jax_alone() -> float:
-        jax.config.update("jax_debug_nans", True)
+        jax.config.update(flag, True)
         try:
             return failing_call()
         finally:
-            jax.config.update("jax_debug_nans", False)
+            jax.config.update(flag, False)
 
     def with_watch() -> float:
-        nan_watch.set_enabled(True, backend="cli", stdout=io.StringIO(), stdin=io.StringIO(""),
+        nan_watch.set_enabled(True, backend="cli", infs=infs, stdout=io.StringIO(), stdin=io.StringIO(""),
                               commands="c")
         try:
             return failing_call()
         finally:
-            nan_watch.set_enabled(False)
+            nan_watch.set_enabled(False, infs=infs)
 
     jax_alone()  # warm: both then compile what the other's caches do not hold
     samples = interleave({"jax": jax_alone, "watch": with_watch}, repeats, warmup=0)
     # Paid once per NaN: reported with JAX's plain error as the baseline, no goal to meet
     # beyond staying of the same order (the located error compiles checkify's checks once).
-    return ratio_row("a NaN under shard_map over 8 devices, located (line, devices)", samples["watch"],
+    return ratio_row(f"{'an Inf' if infs else 'a NaN'} under shard_map over 8 devices, located (line, devices)",
+                     samples["watch"],
                      samples["jax"], 3.0, unit="ms", baseline_name="JAX's error",
                      note="checkify's NaN checks are compiled and run once more to locate it")
 
@@ -122,7 +127,9 @@ def _nan_under_shard_map(repeats: int) -> Row:
 def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
     rows = _finite_calls(repeats=3 if args.quick else 7, n=50 if args.quick else 2000)
+    rows += _finite_calls(repeats=3 if args.quick else 7, n=50 if args.quick else 2000, infs=True)
     rows.append(_nan_under_shard_map(repeats=2 if args.quick else 5))
+    rows.append(_nan_under_shard_map(repeats=2 if args.quick else 5, infs=True))
     finish(rows, args.json)
 
 

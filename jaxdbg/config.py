@@ -90,7 +90,8 @@ class JaxFlag:
 
 JAX_FLAGS = (
     JaxFlag("jax_debug_nans", "a NaN in a jitted call raises (and opens the post-mortem)", "nans"),
-    JaxFlag("jax_debug_infs", "an Inf in a jitted call raises", "infs"),
+    JaxFlag("jax_debug_infs", "an Inf in a jitted call raises (and opens the debugger where it was made)",
+            "infs"),
     JaxFlag("jax_disable_jit", "functions run eagerly, op by op", "disable_jit"),
     JaxFlag("jax_log_compiles", "each compilation is logged"),
 )

@@ -107,6 +107,8 @@ class _Site:
     location: tuple[str, int, str] | None = None  # the call site: file, line, function
     # Which processes of a jax.distributed job stop here (None: every one).
     processes: Callable[[int], bool] | None = None
+    # The device at each device position (a shard_map's mesh), when the trace knew them.
+    mapped_devices: tuple[Any, ...] | None = None
 
     def may_stop(self) -> bool:
         # A disabled breakpoint's watches still take their values, so it asks for them.
@@ -177,6 +179,8 @@ class _Site:
             for (_, size), position in zip(self.device_axes, positions):
                 device = device * size + position
             info.device = device
+            if self.mapped_devices is not None and device < len(self.mapped_devices):
+                info.placed_on = self.mapped_devices[device]
             info.device_axes = tuple((name, p) for (name, _), p in zip(self.device_axes, positions))
         if self.describe_reason is not None:
             info.reason = self.describe_reason(operand)
@@ -269,7 +273,8 @@ def place_breakpoint(*, pred: Any, skip: int, backend: str | None, filter_frames
     operands += [index for _, _, index in axes]
     site = _Site(templates, backend, options, ordered, conditional,
                  [(name, size) for name, size, _ in axes], describe, number, collector.mesh(), handoff,
-                 compiled, location, stops_on)
+                 compiled, location, stops_on,
+                 mapped_devices=jax_api.traced_mesh_devices([name for name, _, _ in axes]) if axes else None)
     if token is None:
         staging.stage_breakpoint(site, pred, operands, None)
         return None

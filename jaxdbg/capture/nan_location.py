@@ -1,14 +1,20 @@
-"""Where a NaN came from: the first primitive that produced it, its user line, the
-device, and whether it ran in the backward pass.
+"""Where a NaN (or an Inf) came from: the first primitive that produced it, its user
+line, the device, and whether it ran in the backward pass.
 
 JAX's ``jax_debug_nans`` re-runs a failing jitted call op by op, which does not
 reach into ``pmap`` and sharded computations, and finds a gradient's NaN without a
 Python line. checkify's ``nan_checks`` instead checks every primitive inside the
 compiled program, on every device, under jit, pmap and shard_map alike, and keeps
 the traceback of the primitive that first made a NaN on each device (jaxdbg's
-checkify picks the user's frames out of it). Which pass it ran in is read from the
-traced program: an equation that JAX made by transposing is the backward pass of
-the forward line that its traceback names.
+checkify picks the user's frames out of it). An equation that JAX made by
+transposing is the backward pass of the forward line that its traceback names: the
+checks say so in their message, or else the traced program's equations at that line
+tell it.
+
+checkify has no Inf check; for an Inf its NaN checks are turned to Infs
+(:func:`jax_api.located_checks`), and the same run finds the first primitive whose
+output holds an Inf, with the same locations and devices. The checks also name a
+primitive that ran in a transposed equation (the backward pass) in their message.
 
 This costs nothing until a NaN was found: the failing call is traced and compiled
 once more, with the checks, and run on the same inputs.
@@ -34,12 +40,14 @@ _PRIMITIVE = re.compile(r"primitive: (\w+)")
 
 @dataclasses.dataclass(frozen=True)
 class NanOrigin:
-    """The first primitive that made a NaN, where in the user's code, and on which devices."""
+    """The first primitive that made a NaN (or an Inf), where in the user's code, and on
+    which devices."""
 
     primitive: str
     frames: tuple[checkify_errors.SourceFrame, ...]  # the user's, innermost first
     devices: tuple[int, ...] = ()  # positions on the mapped axis (pmap / shard_map), in order
     backward: bool = False
+    value: str = "NaN"  # or "Inf"
 
     @property
     def where(self) -> checkify_errors.SourceFrame | None:
@@ -48,7 +56,7 @@ class NanOrigin:
     def describe(self) -> str:
         """``NaN made by mul in the backward pass (the gradient) of this line; also on
         device 5`` (the stop's banner names the first device itself)."""
-        text = f"NaN made by {self.primitive}"
+        text = f"{self.value} made by {self.primitive}"
         if self.backward:
             text += " in the backward pass (the gradient) of this line"
         if len(self.devices) > 1:
@@ -73,13 +81,14 @@ def _without_jax_nan_checks() -> Any:
 
 
 def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
-           pmap_options: dict[str, Any] | None = None) -> NanOrigin | None:
-    """Run ``fun`` on these inputs with checkify's NaN checks: a jitted function as it
-    is; with ``pmap_options``, the function a ``jax.pmap(fun, **pmap_options)`` maps,
-    checked on each device (checkify inside the pmap, so every JAX reports the device).
-    The origin of the first NaN, or None when none appears (an Inf, which checkify does
-    not check, or a NaN that does not come back on a second run)."""
-    checked = checkify_errors.checkify(fun, errors=jax_checkify.nan_checks)
+           pmap_options: dict[str, Any] | None = None, infs: bool = False) -> NanOrigin | None:
+    """Run ``fun`` on these inputs with checkify's NaN checks (``infs``: turned to Infs):
+    a jitted function as it is; with ``pmap_options``, the function a
+    ``jax.pmap(fun, **pmap_options)`` maps, checked on each device (checkify inside the
+    pmap, so every JAX reports the device). The origin of the first NaN (Inf), or None
+    when none appears (one a primitive checkify does not check made, or one that does
+    not come back on a second run)."""
+    checked = checkify_errors.checkify(fun, errors=jax_api.located_checks(jax_checkify.nan_checks, infs))
     program = fun
     if pmap_options is not None:
         pmap = jax_routes.PMAP.original()
@@ -94,8 +103,9 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
         primitive = _primitive_of(first.message)
         devices = tuple(int(s.index[0]) for s in made
                         if s.index and _primitive_of(s.message) == primitive and s.where == first.where)
-        backward = _is_backward(program, args, kwargs, primitive, first.where)
-    return NanOrigin(primitive, first.frames, devices, backward)
+        backward = (jax_api.BACKWARD_PASS in first.message
+                    or _is_backward(program, args, kwargs, primitive, first.where))
+    return NanOrigin(primitive, first.frames, devices, backward, "Inf" if infs else "NaN")
 
 
 def _is_backward(fun: Callable[..., Any], args: tuple, kwargs: dict, primitive: str,

@@ -1,10 +1,13 @@
-"""``%jaxdbg nans on``: a NaN opens the debugger at the line (and device) that made it,
-also under ``pmap``, ``shard_map``, sharded ``jit`` and in a gradient's backward pass.
+"""``%jaxdbg nans on`` / ``%jaxdbg infs on``: a NaN (an Inf) opens the debugger at the
+line (and device) that made it, also under ``pmap``, ``shard_map``, sharded ``jit`` and
+in a gradient's backward pass.
 
-JAX's ``jax_debug_nans`` stays the detector: a call whose output holds a NaN raises
-``FloatingPointError``. While the watch is on, ``jax.jit`` and ``jax.pmap`` make
-functions whose call, when JAX raises that error, asks :mod:`nan_location` where the
-NaN came from (checkify's NaN checks on the same inputs) and opens a stop there:
+JAX's ``jax_debug_nans`` / ``jax_debug_infs`` stay the detectors, each switched by its
+own magic as JAX's flags are: a call whose output holds a NaN (an Inf) raises
+``FloatingPointError``, which names which. While the watch is on (either flag, set by
+jaxdbg), ``jax.jit`` and ``jax.pmap`` make functions whose call, when JAX raises that
+error, asks :mod:`nan_location` where the value came from (checkify's NaN checks, or
+those turned to Infs, on the same inputs) and opens a stop there:
 its reason names the primitive, the devices and the pass; its frames are those of
 JAX's op-by-op re-run when that reached the line (with their values), else the
 line itself and the caller's frames. The error is raised after the stop, as before.
@@ -13,7 +16,7 @@ plain jit), the post-mortem after the cell shows it as before, and no stop opens
 
 Functions made by ``jax.jit`` / ``jax.pmap`` before the watch was turned on keep
 JAX's behaviour (the post-mortem on JAX's own re-run). A call that succeeds costs one
-more Python call; the locating runs only once a NaN was raised.
+more Python call; the locating runs only once a NaN or an Inf was raised.
 """
 
 from __future__ import annotations
@@ -56,23 +59,23 @@ class WatchedFunction:
             return self._compiled(*args, **kwargs)
         except FloatingPointError as error:
             if enabled():
-                located = self._locate(args, kwargs)
+                located = self._locate(args, kwargs, infs=is_inf_error(error))
                 if located is not None and not jax_found_it(located, error):
                     setattr(error, SERVED, located)
                     _serve(located, error)
             raise
 
-    def _locate(self, args: tuple, kwargs: dict) -> nan_location.NanOrigin | None:
+    def _locate(self, args: tuple, kwargs: dict, infs: bool) -> nan_location.NanOrigin | None:
         if self._pmap_options is None:
             target, options = self._compiled, None
         else:
             target, options = self._fun, self._pmap_options
 
         def run() -> nan_location.NanOrigin | None:
-            return nan_location.locate(target, args, kwargs, pmap_options=options)
+            return nan_location.locate(target, args, kwargs, pmap_options=options, infs=infs)
 
         def failed(exc: BaseException) -> None:
-            notices.notice(f"could not locate the NaN: {format_exception(exc)}")
+            notices.notice(f"could not locate the {'Inf' if infs else 'NaN'}: {format_exception(exc)}")
             return None
         return guarded(run, failed)
 
@@ -100,20 +103,28 @@ def _watching_pmap(*args: Any, **kwargs: Any) -> Any:
     return WatchedFunction(pmap(fun, **kwargs), fun, dict(kwargs))
 
 
+def is_inf_error(error: BaseException) -> bool:
+    """Whether JAX's FloatingPointError is its Inf check's: ``invalid value (inf)
+    encountered in f`` (its NaN check's reads ``(nan)``)."""
+    return "(inf)" in str(error)
+
+
 def enabled() -> bool:
     return jax_routes.JIT.replacement is _watching_jit
 
 
-def set_enabled(on: bool, backend: str | None = None, **backend_options: Any) -> None:
-    """Turn the watch (and JAX's NaN checks, its detector) on or off."""
-    jax.config.update("jax_debug_nans", bool(on))
+def set_enabled(on: bool, backend: str | None = None, *, infs: bool = False,
+                **backend_options: Any) -> None:
+    """Turn JAX's NaN checks (``infs``: its Inf checks) on or off, and the watch with
+    them: it stays on while either kind of check is on."""
+    jax.config.update("jax_debug_infs" if infs else "jax_debug_nans", bool(on))
     if on:
         _options.update(backend=backend, options=backend_options)
         if not jax_routes.JIT.install(_watching_jit) and not enabled():
             notices.notice("jax.jit is taken by another jaxdbg feature (a %%checkify cell); "
                            "NaNs are located only by JAX's own checks until it ends")
         jax_routes.PMAP.install(_watching_pmap)
-    else:
+    elif not postmortem.nan_debugging_enabled():  # the other kind still checked: still watched
         if enabled():
             jax_routes.JIT.uninstall()
         if jax_routes.PMAP.replacement is _watching_pmap:

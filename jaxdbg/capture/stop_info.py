@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Any, Callable
 
 
 @dataclasses.dataclass
@@ -19,6 +19,7 @@ class StopInfo:
     batch_size: tuple[int, ...] = ()
     device: int | None = None
     device_axes: tuple[tuple[str, int], ...] = ()  # (axis name, index) for labels
+    placed_on: Any = None  # the jax.Device at that position, when the trace knew it (shard_map)
     # A sharded jit's mesh ("x=8"): the stop sees values gathered from all of it.
     mesh: str | None = None
     waiting: Callable[[], int] = lambda: 0  # other stops queued behind this one

@@ -187,7 +187,8 @@ def _serve(ticket: Any, session: RemoteSession, info: Any, site: object) -> None
     how, interrupted = Resume.CONTINUE, 0
     try:
         # The host's backend, as its own stops choose it ($JAXDBG_BACKEND, or the best here).
-        how = stop_serving.serve_session(ticket, lambda: session, info, None, {}, site)
+        how = stop_serving.serve_session(ticket, lambda: session, info, None, {}, site,
+                                         watch_values=session.watch_values)
     except DebuggerQuit:
         how = Resume.QUIT  # quit here or at a stop of its round
     except KeyboardInterrupt:

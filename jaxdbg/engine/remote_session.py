@@ -18,7 +18,7 @@ from typing import Any
 from jaxdbg.engine import array_picture
 from jaxdbg.engine import job as job_mod
 from jaxdbg.engine import message_signing
-from jaxdbg.engine import remote_stops
+from jaxdbg.engine import remote_stops, watches
 from jaxdbg.engine.commands import TABLE, error, split_command
 from jaxdbg.engine.outputs import Output, Resume
 from jaxdbg.engine.session import Session
@@ -27,7 +27,7 @@ from jaxdbg.internals import coordination
 
 # Commands answered by the host's own state (their primary names in the table).
 HOST_COMMANDS = frozenset({"continue", "skip", "quit", "ca", "disable", "enable", "ignore",
-                           "breakpoints", "help"})
+                           "breakpoints", "help", "watch", "unwatch"})
 
 
 class OwnerGone(Exception):
@@ -76,7 +76,8 @@ class RemoteSession(Session):
                 self.gone = (f"{self.job.label(self.owner)} can no longer be reached (the job's "
                              f"coordination service ended: {str(e).splitlines()[0]}), so its stop ended")
                 raise OwnerGone(self.gone) from None
-            self.job.delete(f"{self.stop}/out/{number}")
+            # Not deleted one by one: that would cost a store call per command; the owner
+            # deletes the stop's keys together when it ends.
             return reply
 
     def _resend_if_replaced(self, name: str, request: dict[str, Any]) -> None:
@@ -101,6 +102,18 @@ class RemoteSession(Session):
             return error(str(gone))
         self.index = int(reply.get("index", self.index))
         return remote_stops.output_from_message(reply["output"])
+
+    def watch_values(self, expressions: list[str], hit: int | None) -> list[watches.WatchValue]:
+        """Evaluated in the owner's innermost frame; the watches and their histories stay
+        here, in the host's book, with the values of every process's stops."""
+        if not expressions:
+            return []
+        try:
+            reply = self._ask({"op": "watch_values", "expressions": list(expressions), "hit": hit})
+        except OwnerGone:
+            return []
+        return [remote_stops.watch_value_from_message(v) for v in reply.get("values") or []
+                if isinstance(v, dict)]
 
     def complete(self, text: str) -> list[str]:
         try:

@@ -26,7 +26,7 @@ import numpy as np
 
 from jaxdbg.engine import array_picture
 from jaxdbg.engine import job as job_mod
-from jaxdbg.engine import message_signing, notices
+from jaxdbg.engine import message_signing, notices, summaries, watches
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.engine.outputs import FrameRow, Output, OutputKind, Resume, SourceView
 from jaxdbg.engine.session import Session
@@ -141,6 +141,29 @@ def output_from_message(data: dict[str, Any]) -> Output:
                   str(data.get("printed") or ""))
 
 
+def watch_value_message(value: watches.WatchValue) -> dict[str, Any]:
+    """A watch's value as it travels: small by construction (a number, statistics, text)."""
+    data = dataclasses.asdict(value)
+    stats = data.get("stats")
+    if stats is not None and isinstance(stats.get("mean"), complex):
+        stats["mean"] = [stats["mean"].real, stats["mean"].imag]  # JSON has no complex
+    return data
+
+
+def watch_value_from_message(data: dict[str, Any]) -> watches.WatchValue:
+    stats = data.get("stats")
+    if isinstance(stats, dict):
+        mean = stats.get("mean")
+        if isinstance(mean, list):
+            mean = complex(*mean)
+        stats = summaries.ArrayStats(**{**stats, "mean": mean})
+    shape = data.get("shape")
+    return watches.WatchValue(
+        hit=data.get("hit"), text=str(data.get("text", "")), number=data.get("number"), stats=stats,
+        shape=tuple(shape) if shape is not None else None, dtype=data.get("dtype"),
+        error=data.get("error"))
+
+
 # -- the owner's loop ---------------------------------------------------------------
 def host_ready(job: job_mod.Job, host: int) -> bool:
     """Whether ``host`` serves the job's stops, waiting up to HOST_READY_S for it to say so."""
@@ -202,8 +225,7 @@ def _answer_requests(job: job_mod.Job, host: int, stop: str, session: Session) -
                            f"({str(e).splitlines()[0]}); this stop ends with jaxdbg.DebuggerQuit")
             raise HostGone("the job's coordination service is gone") from None
         job.write(f"{stop}/out/{number}", _answer(session, request))
-        job.delete(f"{stop}/in/{number}")
-        number += 1
+        number += 1  # each number is used once; serve_at_host deletes them all at the end
         if request.get("op") == "end":
             interrupted = int(request.get("interrupted") or 0)
     return interrupted
@@ -214,6 +236,11 @@ def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
     if op == "execute":
         output = session.execute(str(request.get("line", "")), pretty=bool(request.get("pretty")))
         return {"output": output_message(output), "index": session.index}
+    if op == "watch_values":
+        hit = request.get("hit")
+        values = session.watch_values([str(e) for e in request.get("expressions") or []],
+                                      int(hit) if isinstance(hit, int) else None)
+        return {"values": [watch_value_message(v) for v in values]}
     if op == "complete":
         return {"completions": session.complete(str(request.get("text", "")))}
     if op in ("local_names", "local_rows"):

@@ -16,6 +16,7 @@ The replay costs nothing until asked for: it uses only what the stop already hol
 from __future__ import annotations
 
 import bdb
+import contextlib
 import dataclasses
 import functools
 import linecache
@@ -35,12 +36,14 @@ from jaxdbg.engine import command_output, evaluation, interrupts
 from jaxdbg.engine.commands import ArgumentKind, command, error
 from jaxdbg.engine.guarded_calls import format_exception
 from jaxdbg.engine.outputs import Output, OutputKind
-from jaxdbg.engine.replay_inputs import ReplayCall, ReplayRefused, parse_given, replay_call
+from jaxdbg.engine.replay_collectives import collective_reached
+from jaxdbg.engine.replay_inputs import (ReplayCall, ReplayRefused, parse_given, placed_on, replay_call,
+                                         replay_device)
 
 if TYPE_CHECKING:
     from jaxdbg.engine.session import Session
 
-BANNER = ("Replaying {function} eagerly (jax.disable_jit()) on the values of this stop{where}. "
+BANNER = ("Replaying {function} eagerly (jax.disable_jit()) on the values of this stop{where}{on}. "
           "This runs your Python again: prints print and host callbacks run again. "
           "step, next, return, until, continue go on; quit leaves the replay; "
           "the stop itself is unchanged.")
@@ -80,6 +83,7 @@ class _Debugger(bdb.Bdb):
     def __init__(self, run: "ReplayRun") -> None:
         super().__init__()
         self._run = run
+        self._leaving_collective = False  # a collective's error is on its way out of the replay
 
     def stop_here(self, frame: types.FrameType) -> bool:  # only in the user's own code
         return _is_users(frame) and super().stop_here(frame)
@@ -88,13 +92,20 @@ class _Debugger(bdb.Bdb):
         pass  # pdb's rule: a call is shown at its first line, not before it
 
     def user_line(self, frame: types.FrameType) -> None:
+        self._leaving_collective = False  # (the user's code caught it and goes on)
         self._run.pause(frame, "")
 
     def user_return(self, frame: types.FrameType, return_value: Any) -> None:
+        if self._leaving_collective:
+            return
         self._run.pause(frame, f"--Return-- {_short_repr(return_value)}")
 
     def user_exception(self, frame: types.FrameType, exc_info: Any) -> None:
         exc = exc_info[1]
+        # (the event's traceback: the exception's own holds only the frames passed so far)
+        if collective_reached(exc, exc_info[2]) is not None:
+            self._leaving_collective = True  # the replay cannot go on past it: it ends, and says why
+            return
         self._run.pause(frame, f"--Exception-- {format_exception(exc)}")
 
 
@@ -111,7 +122,9 @@ class ReplayRun:
 
     def __init__(self, session: "Session", call: ReplayCall, frame: Frame) -> None:
         self.session = session
-        self.call = call
+        # A pmap / shard_map device's replay runs there, on its values put there.
+        self.device = replay_device(session.info)
+        self.call = call if self.device is None else placed_on(call, self.device)
         self.frame = frame
         self.stop_frames = session.frames
         self.stop_index = session.index
@@ -132,7 +145,8 @@ class ReplayRun:
         if code is not None and self.frame.lineno:  # 'continue' runs to the stop's line
             debugger.set_break(code.co_filename, self.frame.lineno)
         try:
-            with command_output.writing_to(self._buffer), jax.disable_jit():
+            with command_output.writing_to(self._buffer), jax.disable_jit(), \
+                    _default_device(self.device):
                 value = debugger.runcall(self.call.call)
             self._events.put(_Finished(value))
         except bdb.BdbQuit:
@@ -220,7 +234,8 @@ class ReplayRun:
     def banner(self) -> str:
         info = self.session.info
         where = ", ".join(p for p in (info.batch_label(), info.device_label()) if p)
-        return BANNER.format(function=self.frame.function, where=f" ({where})" if where else "")
+        return BANNER.format(function=self.frame.function, where=f" ({where})" if where else "",
+                             on=f", on {self.device}" if self.device is not None else "")
 
     def _back_at_the_stop(self) -> str:
         self.session.frames = self.stop_frames
@@ -234,6 +249,14 @@ class ReplayRun:
             return Output(OutputKind.TEXT, f"Left the replay of {name}. {self._back_at_the_stop()}")
         if event.raised is not None:
             where = f" at {event.where}" if event.where else ""
+            collective = collective_reached(event.raised)
+            if collective is not None:
+                if collective.caller is not None:  # the line that called it, a lambda's too
+                    file, line, function = collective.caller
+                    where = f" at {frames_mod.display_filename(file)}:{line} in {function}"
+                text = (f"The replay of {name} reached {collective.call()}{where}: {collective.why()}. "
+                        f"{self._back_at_the_stop()}")
+                return Output(OutputKind.ERROR, f"*** {text}")
             text = (f"The replay of {name} raised {format_exception(event.raised)}{where}. "
                     f"{self._back_at_the_stop()}")
             return Output(OutputKind.ERROR, f"*** {text}")
@@ -265,6 +288,10 @@ class ReplayRun:
         if self.session.replay is self:
             self.session.frames, self.session.index = self.stop_frames, self.stop_index
             self.session.replay = None
+
+
+def _default_device(device: Any) -> Any:
+    return contextlib.nullcontext() if device is None else jax.default_device(device)
 
 
 @functools.lru_cache(maxsize=1)

@@ -8,6 +8,9 @@ the argument names. That is only right while no argument was rebound before the
 stop, which the bytecode tells: a store to an argument before the instruction the
 frame was at (or in a loop that reaches it) means the value at the stop is not the
 value the function was called with, so the replay is refused with the name.
+
+A stop under pmap or shard_map has its values on the host's first device; the
+replay runs on the stopped device (:func:`replay_device`), its inputs put there.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ import types
 from typing import Any, Callable
 
 import jax
+import numpy as np
 
 from jaxdbg.capture.frames import Frame, Unavailable
+from jaxdbg.capture.stop_info import StopInfo
 
 _STORES = frozenset({"STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF",
                      "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_MAYBE_NULL"})
@@ -181,3 +186,29 @@ def replay_call(frame: Frame, given: dict[str, Any] | None = None) -> ReplayCall
     if varkw:
         kwargs.update(values[varkw])
     return ReplayCall(_function_of(frame), args, kwargs, names, frozenset(given))
+
+
+def replay_device(info: StopInfo) -> Any:
+    """The device a replay of this stop runs on: under pmap / shard_map the stopped
+    device (the mesh's, as traced; else pmap's order, the local devices'); None
+    elsewhere (the default device)."""
+    if info.device is None:
+        return None
+    if info.placed_on is not None:
+        return info.placed_on
+    local = jax.local_devices()
+    return local[info.device] if info.device < len(local) else None
+
+
+def placed_on(call: ReplayCall, device: Any) -> ReplayCall:
+    """``call`` with its array arguments put on ``device``."""
+    def put(value: Any) -> Any:
+        return jax.device_put(value, device) if isinstance(value, (jax.Array, np.ndarray, np.generic)) else value
+
+    def put_all(tree: Any) -> Any:
+        try:
+            return jax.tree_util.tree_map(put, tree)
+        except Exception:  # a user pytree whose flatten fails: left as it is
+            return tree
+    return dataclasses.replace(call, args=[put_all(a) for a in call.args],
+                               kwargs={k: put_all(v) for k, v in call.kwargs.items()})

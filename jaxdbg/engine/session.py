@@ -409,6 +409,13 @@ class Session:
         book = self.watch_book if self.watch_book is not None else watches.LIVE
         return book.watches(self.info.breakpoint_id)
 
+    def watch_values(self, expressions: list[str], hit: int | None) -> list[watches.WatchValue]:
+        """Watch values at this stop: each expression evaluated in the innermost frame
+        (another process's stop, served here, evaluates them where its values are)."""
+        if not self.frames:
+            return []
+        return watches.in_frame(self.frames[0])(expressions, hit)
+
 
 # What follows a command word when the line was meant as Python about a variable
 # of that name: an assignment, a comparison, ".", "[" or "(" ("c = 1", "l[1]").

@@ -289,10 +289,11 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
 
 def serve_session(ticket: _Ticket, make_session: Callable[[], Session], info: StopInfo,
                   backend: str | None, options: dict[str, Any], site: object = None, *,
-                  frames: list[Frame] | None = None) -> Resume:
+                  frames: list[Frame] | None = None,
+                  watch_values: watches.ValuesOf | None = None) -> Resume:
     """Serve the session ``make_session()`` makes when ``ticket``'s turn comes (see serve).
-    ``frames``: the stop's own frames, in which its breakpoint's watches take their values
-    (None for another process's stop served at a job's debug host: its values stay there)."""
+    Its breakpoint's watches take their values in ``frames`` (the stop's own), or by
+    ``watch_values`` (another process's stop served at a job's debug host asks there)."""
     if not _take_turn(ticket):
         ending = ticket.ending or (ticket.round.ending if ticket.round is not None else None)
         assert ending is not None  # only an ended ticket or round refuses
@@ -302,6 +303,8 @@ def serve_session(ticket: _Ticket, make_session: Callable[[], Session], info: St
         # Watches take their value where the stop is served, opened or not.
         if frames is not None:
             watches.LIVE.record(info.breakpoint_id, info.hit, frames)
+        elif watch_values is not None:
+            watches.LIVE.record_with(info.breakpoint_id, info.hit, watch_values)
         if not opens:  # disabled, ignored or continued past while it waited
             return Resume.CONTINUE
         info.waiting = waiting_count

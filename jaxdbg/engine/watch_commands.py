@@ -89,7 +89,7 @@ def _watch(s: Session, arg: str) -> Output:
     except ValueError as e:
         return error(str(e))
     # Its value here, at once, evaluated in the innermost frame (as at every later stop).
-    book.record(number, s.info.hit, s.frames, only=arg.strip())
+    book.record_with(number, s.info.hit, s.watch_values, only=arg.strip())
     return watch_table(s)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -91,6 +91,14 @@ def value_of(hit: int | None, result: Any) -> WatchValue:
     return guarded(describe, lambda e: WatchValue(hit, "", error=format_exception(e)))
 
 
+ValuesOf = Callable[[list[str], "int | None"], list[WatchValue]]
+
+
+def in_frame(frame: Frame) -> ValuesOf:
+    """Watch values taken in ``frame`` (a stop's innermost frame, in this process)."""
+    return lambda expressions, hit: [evaluate(e, frame, hit) for e in expressions]
+
+
 def evaluate(expression: str, frame: Frame, hit: int | None) -> WatchValue:
     """``expression`` in ``frame``, as a watch keeps it; never raises for user errors."""
     try:
@@ -155,12 +163,22 @@ class WatchBook:
                only: str | None = None) -> None:
         """Evaluate breakpoint ``number``'s watches (or the one ``only``) in the stop's
         innermost frame and keep the values. Nothing to do when it has none."""
-        if number is None or not frames or not self._by_breakpoint.get(number):
+        if not frames:
             return
-        for watch in list(self._by_breakpoint.get(number, [])):
-            if only is not None and watch.expression != only:
-                continue
-            value = evaluate(watch.expression, frames[0], hit)
+        self.record_with(number, hit, in_frame(frames[0]), only)
+
+    def record_with(self, number: int | None, hit: int | None, values_of: "ValuesOf",
+                    only: str | None = None) -> None:
+        """As :meth:`record`, the values taken by ``values_of(expressions, hit)``: in this
+        process's frames, or in the process that owns another process's stop."""
+        if number is None or not self._by_breakpoint.get(number):
+            return
+        watched = [w for w in list(self._by_breakpoint.get(number, []))
+                   if only is None or w.expression == only]
+        if not watched:
+            return
+        values = values_of([w.expression for w in watched], hit)
+        for watch, value in zip(watched, values):
             if value.error is not None:
                 self._report_once(number, watch.expression, value.error)
             with self._lock:

@@ -15,6 +15,7 @@ import string
 from markupsafe import Markup, escape
 
 from jaxdbg.capture.frames import display_filename
+from jaxdbg.engine.commands import TABLE as COMMANDS
 from jaxdbg.engine.outputs import LogEntry, Output, SourceView
 from jaxdbg.engine.session import Session
 from jaxdbg.views import html as html_view
@@ -108,6 +109,8 @@ def _plain_source(view: SourceView) -> Markup:
 
 
 def _button(label: str, command: str, css: str = "", title: str = "") -> Markup:
+    """A button that sends ``command``; its tooltip is that command's help unless given."""
+    title = title or COMMANDS.summary_of(command) or command
     return Markup('<button type="button" class="{}" data-jaxdbg-command="{}" title="{}">{}</button>'
                   ).format(css, command, title, label)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import sys
 import threading
 import types
@@ -45,6 +46,11 @@ _get_axis_env = _private("jax._src.core", "get_axis_env")
 _BatchTracer = _private("jax._src.interpreters.batching", "BatchTracer")
 
 
+def _axis_label(name: Any) -> str:
+    """An axis name as shown: "" for the one JAX makes for a pmap given no axis_name."""
+    return "" if str(name).startswith("_internal") else str(name)
+
+
 def device_axis_indices() -> list[tuple[str, int, Any]]:
     """``(axis name, axis size, traced axis index)`` for each pmap / shard_map axis in scope.
 
@@ -61,9 +67,45 @@ def device_axis_indices() -> list[tuple[str, int, Any]]:
             continue
         if _BatchTracer is not None and isinstance(index, _BatchTracer):
             continue
-        label = "" if str(name).startswith("_internal") else str(name)
-        axes.append((label, int(size), index))
+        axes.append((_axis_label(name), int(size), index))
     return axes
+
+
+# -- the devices of the shard_map / pmap being traced, for a stop's device position --
+# A stop under shard_map or pmap knows its position on the mapped axes (axis_index),
+# not the device: the host callback's values arrive on the host's first device. The
+# concrete mesh is an argument (``mesh``) of the shard_map functions that trace the
+# body (JAX from 0.8 runs pmap as a shard_map too); JAX 0.7's pmap traces its body in
+# pxla's functions, whose ``devices`` is pmap's ``devices=`` (None: the default order).
+_SHARD_MAP_FILE = f"{os.sep}jax{os.sep}_src{os.sep}shard_map.py"
+_PXLA_FILE = f"{os.sep}jax{os.sep}_src{os.sep}interpreters{os.sep}pxla.py"
+
+
+def traced_mesh_devices(axis_names: list[str]) -> tuple[Any, ...] | None:
+    """The devices of the innermost shard_map (or pmap given ``devices=``) being traced
+    here, in the order a stop's device position counts them (``axis_names``, its
+    manual axes, outermost first); None elsewhere, for an abstract mesh or when some
+    axis is not the mesh's."""
+    import numpy as np
+
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if (frame.f_code.co_filename.endswith(_PXLA_FILE) and "devices" in frame.f_code.co_varnames
+                and len(axis_names) == 1):
+            devices = frame.f_locals.get("devices")
+            if isinstance(devices, (tuple, list)) and devices:
+                return tuple(devices)
+        if frame.f_code.co_filename.endswith(_SHARD_MAP_FILE) and "mesh" in frame.f_code.co_varnames:
+            mesh = frame.f_locals.get("mesh")
+            devices = getattr(mesh, "devices", None)
+            names = [_axis_label(n) for n in getattr(mesh, "axis_names", ())]  # as axis_names are
+            if isinstance(devices, np.ndarray) and devices.ndim == len(names):
+                if sorted(axis_names) != sorted(names):
+                    return None  # some axes left to the compiler: no one device per position
+                order = [names.index(n) for n in axis_names]
+                return tuple(np.transpose(devices, order).reshape(-1))
+        frame = frame.f_back
+    return None
 
 
 # -- custom_vmap that keeps the effects of its body (JAX < 0.8 dropped them) --
@@ -447,6 +489,8 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.interpreters.partial_eval (custom rules, ensure_enum, Saveable / Recompute)"
         ", jax._src.core.Var": _remat_names_present(),
         "jax._src.checkify.get_traceback, checkify_jaxpr_flat": _locating_names_present(),
+        "jax._src.checkify.check_nans(..., enabled_errors, out), "
+        "jax._src.source_info_util.current_name_stack": _inf_check_names_present(),
         "jax._src.interpreters.ad.primitive_transposes":
             hasattr(_ad, "primitive_transposes"),
         "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
@@ -559,6 +603,76 @@ def errors_interpreted_apart(errors: Any) -> frozenset:
     checkified function."""
     marker = type("InterpretedForOneFunction", (_InterpretedForOneFunction,), {})
     return frozenset(errors) | {marker}
+
+
+# -- checkify's NaN check, told the pass and turned to Infs: where a value came from --
+# checkify's NaN check of a primitive's output is one function, check_nans(...,
+# enabled_errors, out) (the leading arguments differ by version), that every
+# NaN-making primitive's rule calls while checkify interprets a program, nested ones
+# included (jit, shard_map, pmap, loops, the backward pass), inside the equation's
+# name stack. While an error set holds the NamesPass marker, jaxdbg's replacement
+# names the primitive "mul in the backward pass" when the equation was made by
+# transposing (the error's message then says so); with InfsAsNaNs too (checkify has
+# no Inf check) it hands the check the output with each Inf as a NaN and every other
+# value 0, so checkify reports the first primitive that made an Inf, with its
+# traceback and device, as it would a NaN. Without the markers it is JAX's own check.
+_jax_check_nans: Any = getattr(_checkify_internal, "check_nans", None)
+_current_name_stack: Any = getattr(_private("jax._src", "source_info_util"), "current_name_stack", None)
+BACKWARD_PASS = " in the backward pass"
+
+
+class NamesPass:
+    """A member of a checkify error set that makes its NaN errors name the pass."""
+
+
+class InfsAsNaNs:
+    """A member of a checkify error set that makes its NaN checks look for Infs."""
+
+
+class _Renamed:
+    """A primitive under another name (check_nans reads its name and multiple_results)."""
+
+    def __init__(self, primitive: Any, name: str) -> None:
+        self._primitive = primitive
+        self.name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self._primitive, attribute)
+
+
+def _only_infs_as_nans(out: Any) -> Any:
+    import jax.numpy as jnp
+
+    def mapped(x: Any) -> Any:
+        if not jnp.issubdtype(x.dtype, jnp.inexact):
+            return x  # integers, booleans and PRNG keys hold no Inf
+        return jnp.where(jnp.isinf(x), jnp.nan, jnp.zeros((), x.dtype))
+    return [mapped(x) for x in out] if isinstance(out, (list, tuple)) else mapped(out)
+
+
+def _check_nans_told(primitive: Any, *args: Any) -> Any:
+    *leading, enabled_errors, out = args
+    if NamesPass in enabled_errors:
+        if InfsAsNaNs in enabled_errors:
+            out = _only_infs_as_nans(out)
+        if "transpose(" in str(_current_name_stack()):
+            primitive = _Renamed(primitive, primitive.name + BACKWARD_PASS)
+    return _jax_check_nans(primitive, *leading, enabled_errors, out)
+
+
+def located_checks(nan_checks: Any, infs: bool = False) -> frozenset:
+    """checkify's ``nan_checks`` whose errors name the backward pass (``mul in the
+    backward pass``) and, with ``infs``, find the first primitive that made an Inf
+    instead (reported as checkify's NaN error of that primitive)."""
+    if _inf_check_names_present() and _checkify_internal.check_nans is not _check_nans_told:
+        _checkify_internal.check_nans = _check_nans_told
+    return frozenset(nan_checks) | {NamesPass} | ({InfsAsNaNs} if infs else set())
+
+
+def _inf_check_names_present() -> bool:
+    code = getattr(_jax_check_nans, "__code__", None)
+    return (code is not None and _current_name_stack is not None
+            and code.co_varnames[:code.co_argcount][-2:] == ("enabled_errors", "out"))
 
 
 # -- checkify's Error: its dataclass fields (all private) --

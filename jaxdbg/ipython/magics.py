@@ -287,7 +287,16 @@ def _nans(args: str) -> None:
              "gradients), for functions jitted or pmapped from now on" if value else ""))
 
 
+def _infs(args: str) -> None:
+    value = parse_switch(args)
+    nan_watch.set_enabled(value, infs=True)
+    print(f"jax_debug_infs = {value}"
+          + ("; an Inf opens the debugger where it was made (also under pmap, shard_map and in "
+             "gradients), for functions jitted or pmapped from now on" if value else ""))
+
+
 register_subcommand("nans", "nans on|off", _nans)
+register_subcommand("infs", "infs on|off", _infs)
 register_subcommand("reset", "reset", _reset)
 register_subcommand("sharding", "sharding on|off", _sharding)
 register_subcommand(config.PRINT_ROUTING.name, f"{config.PRINT_ROUTING.name} on|off", _print)

@@ -1,6 +1,7 @@
 """The panel's Replay, Step, Next and Return buttons in real pages (JupyterLab 4 and
-Notebook 7): a stop in a jitted function is replayed, stepped into a helper, a value
-that exists only there is printed, and Continue brings the panel back to the stop."""
+Notebook 7, light, dark and high-contrast themes): a stop in a jitted function is
+replayed, stepped into a helper, a value that exists only there is printed, and Continue
+brings the panel back to the stop. The replay's frame marks and buttons read in each theme."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import pytest
 
 from support.lab_helpers import (
     EXTENSION_SETUP_CELL,
+    THEMES,
+    WCAG_AA,
     live_panel,
     open_notebook,
     run_cell,
     save_screenshot,
+    set_theme,
+    text_contrast,
     type_command,
     wait_for_output_text,
     wait_heading,
@@ -41,9 +46,18 @@ def _button(panel, name: str):
     return panel.get_by_role("button", name=name, exact=True)
 
 
-def test_replay_step_next_return_buttons(page, server):
+@pytest.mark.parametrize("theme", list(THEMES))
+def test_replay_step_next_return_buttons(page, server, theme):
+    set_theme(server, THEMES[theme])
+    try:
+        _replay_step_next_return(page, server, theme)
+    finally:
+        set_theme(server, THEMES["light"])
+
+
+def _replay_step_next_return(page, server, theme):
     page.set_viewport_size({"width": 1400, "height": 1500})
-    open_notebook(page, server, f"replay-{server.app}.ipynb", [EXTENSION_SETUP_CELL, STOP_CELL])
+    open_notebook(page, server, f"replay-{server.app}-{theme}.ipynb", [EXTENSION_SETUP_CELL, STOP_CELL])
     run_cell(page, 0)
     run_cell(page, 1, wait=False)  # blocks at the breakpoint
     panel = live_panel(page, 1)
@@ -57,7 +71,11 @@ def test_replay_step_next_return_buttons(page, server):
     assert _button(panel, "Step").is_visible() and not _button(panel, "Replay").is_visible()
     marks = panel.locator(".jaxdbg-frame-replay")
     assert marks.count() == 1 and "[replay]" in marks.first.inner_text()
-    save_screenshot(page, f"replay_{server.app}_started")
+    assert page.evaluate("() => document.body.dataset.jpThemeName") == THEMES[theme]
+    for where in (".jaxdbg-frame-replay", ".jaxdbg-step"):  # the replay's own marks and buttons
+        found = text_contrast(page, where)
+        assert found and not [(r["text"], r["ratio"]) for r in found if r["ratio"] < WCAG_AA], found
+    save_screenshot(page, f"replay_{server.app}_{theme}_started")
 
     _button(panel, "Step").click()  # into centre
     wait_heading(page, panel, r":2 in centre\s+\[replay\]$")
@@ -68,7 +86,7 @@ def test_replay_step_next_return_buttons(page, server):
     assert panel.locator(".jaxdbg-frame-replay").count() == 2
     _button(panel, "Return").click()
     wait_log(page, panel, r"--Return-- Array\(\[-3\., -1\.,  1\.,  3\.\], dtype=float32\)")
-    save_screenshot(page, f"replay_{server.app}_stepped")
+    save_screenshot(page, f"replay_{server.app}_{theme}_stepped")
 
     _button(panel, "Continue").click()  # on to the stop's line, in the replay
     wait_heading(page, panel, r":8 in f\s+\[replay\]$")

@@ -1,6 +1,6 @@
-"""%jaxdbg nans on: a NaN opens a stop at the line and device that made it, under
-shard_map, pmap, a plain jit and in a gradient's backward pass (real JAX on 8 host
-CPU devices, answered by scripted terminal commands)."""
+"""%jaxdbg nans on / infs on: a NaN (an Inf) opens a stop at the line and device that
+made it, under shard_map, pmap, a plain jit and in a gradient's backward pass (real JAX
+on 8 host CPU devices, answered by scripted terminal commands)."""
 
 from __future__ import annotations
 
@@ -23,10 +23,12 @@ def watch(monkeypatch):
     scripted.reset()
     out = io.StringIO()
 
-    def on(commands: str) -> io.StringIO:
-        nan_watch.set_enabled(True, backend="cli", stdout=out, stdin=io.StringIO(""), commands=commands)
+    def on(commands: str, infs: bool = False) -> io.StringIO:
+        nan_watch.set_enabled(True, backend="cli", infs=infs, stdout=out, stdin=io.StringIO(""),
+                              commands=commands)
         return out
     yield on
+    nan_watch.set_enabled(False, infs=True)
     nan_watch.set_enabled(False)
     scripted.reset()
 
@@ -89,19 +91,27 @@ def test_a_nan_under_pmap_names_each_device_that_made_one(watch):
         "in _root (device 0; NaN made by sqrt; also on device 6)")
 
 
-def test_a_nan_of_the_backward_pass_names_the_forward_line(watch):
-    out = watch("where; c")
+def _safe_root(w):
+    return jnp.where(w > 0, jnp.sqrt(w), 0.0)  # forward finite; its gradient at 0 is NaN
+
+
+def _squashed(w):
+    return jnp.tanh(1e20 * w) * 1e20  # forward finite; its gradient at 0 is 1e40: Inf
+
+
+@pytest.mark.parametrize("value,part,infs", [("NaN", _safe_root, False), ("Inf", _squashed, True)])
+def test_a_nan_or_inf_of_the_backward_pass_names_the_forward_line(watch, value, part, infs):
+    out = watch("where; c", infs=infs)
 
     def loss(w):
-        safe = jnp.where(w > 0, jnp.sqrt(w), 0.0)  # forward finite; its gradient at 0 is NaN
-        return jnp.sum(safe)
+        return jnp.sum(part(w))
 
     with pytest.raises(FloatingPointError):
         jax.jit(jax.grad(loss))(jnp.array([0.0, 4.0]))
-    line = loss.__code__.co_firstlineno + 1
+    line = part.__code__.co_firstlineno + 1
     assert _banner(out.getvalue()) == (
-        f"Stopped at {__file__}:{line} in loss "
-        "(NaN made by mul in the backward pass (the gradient) of this line)")
+        f"Stopped at {__file__}:{line} in {part.__name__} "
+        f"({value} made by mul in the backward pass (the gradient) of this line)")
 
 
 def test_a_plain_jit_nan_is_left_to_jaxs_rerun_and_the_post_mortem(watch):
@@ -134,3 +144,68 @@ def test_functions_stay_jaxs_own_once_the_watch_is_off(watch):
 
 def test_locate_finds_nothing_in_a_finite_program():
     assert nan_location.locate(jax.jit(jnp.sin), (jnp.arange(3.0),), {}) is None
+
+
+# -- Infs: %jaxdbg infs on (JAX's jax_debug_infs the detector) ---------------------------
+
+def _log(block):
+    shifted = block - 10.0
+    return jnp.log(shifted)  # -Inf where block == 10
+
+
+def test_an_inf_under_shard_map_stops_at_its_line_on_the_device_that_made_it(watch):
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(_devices(8)), ("d",))
+    out = watch("where; c", infs=True)
+
+    def shard_fn(block):
+        return jax.lax.psum(_log(block), "d")  # every device gets the Inf through psum
+
+    f = jax.jit(_shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P()))
+    x = (jnp.arange(16.0) + 11).at[11].set(10.0)  # only device 5's block holds a 10
+    with pytest.raises(FloatingPointError, match=r"\(inf\)") as raised:
+        f(x)
+    line = _log.__code__.co_firstlineno + 2
+    assert _banner(out.getvalue()) == f"Stopped at {__file__}:{line} in _log (device 5; Inf made by log)"
+    origin = getattr(raised.value, nan_watch.SERVED)
+    assert (origin.value, origin.primitive, origin.devices) == ("Inf", "log", (5,))
+
+
+def test_an_inf_under_pmap_names_each_device_that_made_one(watch):
+    _devices(8)
+    out = watch("c", infs=True)
+
+    def step(block):
+        return jax.lax.pmean(jnp.exp(block), "i")  # exp overflows float32 past 88.7
+
+    x = jnp.zeros(16).at[1].set(100.0).at[13].set(200.0)  # devices 0 and 6
+    with pytest.raises(FloatingPointError):
+        jax.pmap(step, axis_name="i")(x.reshape(8, 2))
+    line = step.__code__.co_firstlineno + 1
+    assert _banner(out.getvalue()) == (f"Stopped at {__file__}:{line} in step "
+                                       "(device 0; Inf made by exp; also on device 6)")
+
+
+def test_nan_and_inf_checks_are_switched_apart_as_jaxs_flags_are(watch):
+    watch("c", infs=True)
+    assert jax.config.jax_debug_infs and not jax.config.jax_debug_nans and nan_watch.enabled()
+    assert np.isnan(jax.jit(jnp.sqrt)(jnp.float32(-1.0)))  # a NaN: not checked, no error
+    nan_watch.set_enabled(True)
+    nan_watch.set_enabled(False, infs=True)  # the NaN checks still on: still watched
+    assert nan_watch.enabled() and jax.config.jax_debug_nans and not jax.config.jax_debug_infs
+    nan_watch.set_enabled(False)
+    assert not nan_watch.enabled()
+
+
+def test_an_inf_is_located_in_a_plain_jit_where_the_nan_checks_see_nothing():
+    @jax.jit
+    def f(x):
+        return jnp.exp(x * 2) + 1
+
+    x = jnp.array([1.0, 100.0])
+    assert nan_location.locate(f, (x,), {}) is None
+    origin = nan_location.locate(f, (x,), {}, infs=True)
+    assert (origin.value, origin.primitive, origin.backward) == ("Inf", "exp", False)
+    assert origin.where.lineno == f.__wrapped__.__code__.co_firstlineno + 2
+    assert nan_location.locate(f, (jnp.array([1.0, 2.0]),), {}, infs=True) is None

@@ -61,6 +61,40 @@ def test_continue_all_at_the_host_passes_the_breakpoint_on_every_process():
     assert "result 0 [24.0, 32.0]" in host and "result 1 [24.0, 32.0]" in other
 
 
+def test_a_watch_takes_its_values_at_every_processs_stops():
+    # y is x * 2 on each device's shard of arange(8): its sum is 2, 10, 18 and 26.
+    commands = "watch y.sum(); c; c; watch y[0] * 1j; c; watch; c"
+    with Job(SHARD_MAP, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host = job.output(0)
+    table = host[host.rindex("Watches at breakpoint"):]
+    assert "1: y.sum() = 26.0  (hit 4; 4 values)" in table, host  # the last two in process 1
+    assert "min 2  max 26" in table, host
+    # Set at process 1's first stop: its value there and at the next, complex.
+    assert re.search(r"2: y\[0\] \* 1j = 12j\s+\(hit 4; 2 values\)", table), host
+
+
+# After its result, each process lists what is left in the store of its own stops: a
+# stop's keys are deleted together when it ends, before the owner resumes.
+LEFT_IN_THE_STORE = """
+import re
+from jax._src import distributed
+left = [k for k, _ in distributed.global_state.client.key_value_dir_get("jaxdbg/")
+        if re.search(rf"p{PROCESS}-\\d+-[0-9a-f]{{8}}", k)]
+print("left in the store:", left, flush=True)
+"""
+
+
+def test_a_stops_keys_are_deleted_from_the_store_when_it_ends():
+    commands = "p y; p y + 1; c; p y; c; p y; p y * 2; c; c"
+    program = SHARD_MAP + LEFT_IN_THE_STORE
+    with Job(program, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    assert "Array([16., 20.]" in host, host  # p y * 2 ran at process 1's stop
+    assert "result 1 [24.0, 32.0]" in other and "left in the store: []" in other, other
+
+
 # Process 0 also plays an attacker who can reach the coordinator's port: as soon as
 # process 1 publishes device 2's stop (messages are signed, not encrypted: it reads
 # which stop is whose), it writes a command for that stop straight into the store,

@@ -125,6 +125,25 @@ def _devices(n: int):
     return jax.devices()[:n]
 
 
+def _shard_map():
+    shard_map = getattr(jax, "shard_map", None)
+    if shard_map is None:
+        from jax.experimental.shard_map import shard_map
+    return shard_map
+
+
+def _stopped_on_device_3(shard_fn, mesh, out: io.StringIO) -> str:
+    """Run ``shard_fn`` over ``arange(8)`` split on the mesh's axis "d" (its stop on
+    the fourth device); the transcript."""
+    from jax.sharding import PartitionSpec as P
+
+    f = jax.jit(_shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
+    jax.block_until_ready(f(jnp.arange(8.0)))
+    text = _transcript(out)
+    assert _stops(text) == 1 and "device 3" in text
+    return text
+
+
 def test_replay_of_a_pmap_device():
     _devices(4)
     out = io.StringIO()
@@ -148,7 +167,7 @@ def _normalise(v):
 
 
 def test_replay_of_a_shard_map_shard_steps_into_a_helper():
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
 
     devices = _devices(4)
     mesh = Mesh(np.array(devices), ("d",))
@@ -159,13 +178,7 @@ def test_replay_of_a_shard_map_shard_steps_into_a_helper():
         jaxdbg.breakpoint_if(block[0] == 6, **_opts(out, "replay; s; s; p mid; where; c; p scaled; c; c"))
         return scaled
 
-    shard_map = getattr(jax, "shard_map", None)
-    if shard_map is None:
-        from jax.experimental.shard_map import shard_map
-    f = jax.jit(shard_map(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
-    jax.block_until_ready(f(jnp.arange(8.0)))
-    text = _transcript(out)
-    assert _stops(text) == 1 and "device 3" in text
+    text = _stopped_on_device_3(shard_fn, mesh, out)
     assert "in _normalise  [replay]" in text
     assert "(jaxdbg) p mid\nArray([-0.5,  0.5], dtype=float32)" in text
     where = text.split("(jaxdbg) where\n")[1].split("(jaxdbg)")[0]
@@ -403,3 +416,113 @@ def test_until_leaves_a_python_loop_of_the_replay():
     assert f"> {__file__}:{first + 5} in f  [replay]" in text
     assert "(jaxdbg) p k, total\n(2, Array(4., dtype=float32))" in text
     assert "The replay of f returned Array(4., dtype=float32)" in text
+
+
+def _device_ids(text: str, command: str) -> list[int]:
+    """The device ids ``p {...}.devices()`` printed after ``command`` in a transcript."""
+    shown = text.split(f"(jaxdbg) {command}\n")[1].splitlines()[0]
+    return [int(i) for i in re.findall(r"id=(\d+)", shown)]
+
+
+def test_a_pmap_devices_replay_runs_on_that_device():
+    _devices(4)
+    out = io.StringIO()
+
+    def f(x):
+        made = jnp.ones(2)  # a new array: made on the default device, the stopped one in a replay
+        y = x.sum() + made.sum()
+        jaxdbg.breakpoint_if(x[0] == 4, **_opts(out, "replay; n; n; p x.devices(); p made.devices(); "
+                                                     "p y.devices(); c; c"))
+        return y
+
+    jax.block_until_ready(jax.pmap(f)(jnp.arange(8.0).reshape(4, 2)))
+    text = _transcript(out)
+    assert _stops(text) == 1 and "device 2" in text
+    device = jax.local_devices()[2]
+    assert f"(device 2), on {device}." in text
+    for name in ("x", "made", "y"):
+        assert _device_ids(text, f"p {name}.devices()") == [device.id], text
+
+
+def test_a_shard_map_shards_replay_runs_on_the_meshs_device_at_that_position():
+    from jax.sharding import Mesh
+
+    devices = _devices(8)[::-1][:4]  # a mesh of devices 7, 6, 5, 4: position 3 is device 4
+    mesh = Mesh(np.array(devices), ("d",))
+    out = io.StringIO()
+
+    def shard_fn(block):
+        scaled = block * 2
+        jaxdbg.breakpoint_if(block[0] == 6, **_opts(out, "replay; p block.devices(); n; p scaled.devices(); "
+                                                         "c; c"))
+        return scaled
+
+    text = _stopped_on_device_3(shard_fn, mesh, out)
+    assert _device_ids(text, "p block.devices()") == [4], text
+    assert _device_ids(text, "p scaled.devices()") == [4], text
+
+
+@pytest.mark.parametrize("collective,extra", [
+    ("psum", ()), ("all_gather", ()), ("pmean", ()),
+    ("ppermute", ([(i, (i + 1) % 4) for i in range(4)],)),
+])
+def test_a_replay_that_reaches_a_collective_says_which_and_returns_to_the_stop(collective, extra):
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(_devices(4)), ("d",))
+    out = io.StringIO()
+
+    def shard_fn(block):
+        jaxdbg.breakpoint_if(block[0] == 6, **_opts(out, "replay; n; n; n; p block; c"))
+        doubled = block * 2
+        mixed = getattr(jax.lax, collective)(doubled, "d", *extra)
+        return mixed.sum() + doubled
+
+    shard_map = _shard_map()
+    f = jax.jit(shard_map(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d"), **_unchecked(shard_map)))
+    jax.block_until_ready(f(jnp.arange(8.0)))
+    text = _transcript(out)
+    line = shard_fn.__code__.co_firstlineno + 3
+    said = f"*** The replay of shard_fn reached {collective} over axis 'd' at "
+    assert said in text, text
+    assert (f":{line} in shard_fn: a one-device replay cannot run a collective (it needs every "
+            "device of the axis). Back at the stop (frame 0: shard_fn at ") in text.split(said)[1]
+    assert "--Exception--" not in text  # the replay ends at the collective, with no pause there
+    assert "(jaxdbg) p block\nArray([6., 7.], dtype=float32)" in text  # the stop goes on
+
+
+def _unchecked(shard_map) -> dict:
+    """shard_map without its replication check (older JAX checks ppermute's output)."""
+    import inspect
+
+    names = inspect.signature(shard_map).parameters
+    return {"check_vma": False} if "check_vma" in names else {"check_rep": False} if "check_rep" in names else {}
+
+
+def test_a_replay_of_a_pmap_device_that_asks_its_axis_index_says_so():
+    _devices(4)
+    out = io.StringIO()
+
+    def f(x):
+        jaxdbg.breakpoint_if(x[0] == 4, **_opts(out, "replay; c; c"))
+        return x * jax.lax.axis_index("i")
+
+    jax.block_until_ready(jax.pmap(f, axis_name="i")(jnp.arange(8.0).reshape(4, 2)))
+    text = _transcript(out)
+    assert (f"*** The replay of f reached axis_index of axis 'i' at {__file__}:"
+            f"{f.__code__.co_firstlineno + 2} in f: a one-device replay has no mapped axis. "
+            "Back at the stop") in text, text
+
+
+def test_a_pmap_given_its_devices_replays_on_the_device_at_the_stops_position():
+    devices = _devices(8)[::-1][:4]  # devices 7, 6, 5, 4: position 2 is device 5
+    out = io.StringIO()
+
+    def f(x):
+        jaxdbg.breakpoint_if(x[0] == 4, **_opts(out, "replay; p x.devices(); c; c"))
+        return x + 1
+
+    jax.block_until_ready(jax.pmap(f, devices=devices)(jnp.arange(8.0).reshape(4, 2)))
+    text = _transcript(out)
+    assert _stops(text) == 1 and "device 2" in text
+    assert _device_ids(text, "p x.devices()") == [5], text

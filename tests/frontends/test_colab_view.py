@@ -6,6 +6,9 @@ import sys
 
 import jax.numpy as jnp
 
+from markupsafe import escape
+
+from jaxdbg.engine.commands import TABLE as COMMANDS
 from jaxdbg.frontends import colab_view
 from jaxdbg.capture.frames import Frame
 from jaxdbg.engine.session import Session
@@ -38,6 +41,14 @@ def test_live_view_has_buttons_and_theme_variables():
     assert "html[theme=dark] .jaxdbg-colab .highlight" in html  # dark token colours
     assert 'class="hll"' in html and "float32[3]" in html
     assert "batch 2/3" in html
+
+
+def test_each_button_says_what_its_command_does():
+    html = colab_view.render_stop(_session(y=jnp.arange(3.0)), [], "abc", 4, live=True)
+    for command in ("up", "down", "continue", "skip", "quit"):
+        help_text = COMMANDS.summary_of(command)
+        assert help_text
+        assert f'data-jaxdbg-command="{command}" title="{escape(help_text)}"' in html
 
 
 def test_finished_view_has_no_buttons_and_a_text_twin():

@@ -65,3 +65,20 @@ def test_status_table_outside_a_kernel_prints_with_rich():
     assert "jaxdbg status" in buffer.getvalue() and "typed prompt" in buffer.getvalue()
     html = table._repr_html_()
     assert "<th" in html and "&lt;" not in html
+
+
+def test_infs_and_nans_switch_their_own_flag_and_the_watch_stays_while_either_is_on(capsys):
+    from jaxdbg.capture import nan_watch
+
+    try:
+        magics.jaxdbg_magic("infs on")
+        assert jax.config.jax_debug_infs and not jax.config.jax_debug_nans and nan_watch.enabled()
+        assert "an Inf opens the debugger where it was made" in capsys.readouterr().out
+        magics.jaxdbg_magic("nans on")
+        magics.jaxdbg_magic("infs off")
+        assert nan_watch.enabled() and jax.config.jax_debug_nans and not jax.config.jax_debug_infs
+        magics.jaxdbg_magic("nans off")
+        assert not nan_watch.enabled()
+    finally:
+        nan_watch.set_enabled(False, infs=True)
+        nan_watch.set_enabled(False)

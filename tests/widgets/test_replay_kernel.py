@@ -136,7 +136,7 @@ def test_replay_of_a_shard_map_shard_steps_into_a_helper_from_the_panel(kernel):
     wait_source(kernel, r"in shard_fn$")
     assert "device 3" in state(kernel, cid)["status"]["banner"]
     press(kernel, "replay")
-    wait_log(kernel, r"\(device 3\)\. This runs your Python again")
+    wait_log(kernel, r"\(device 3\), on \S*3\. This runs your Python again")  # and runs there
     press(kernel, "step")
     wait_source(kernel, r"in normalise  \[replay\]$")
     press(kernel, "next")
