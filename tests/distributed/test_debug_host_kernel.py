@@ -257,3 +257,29 @@ def test_the_hosts_panel_opens_the_rows_of_another_processs_stop():
         done = kernel.run("jax.distributed.shutdown()", timeout=120)
         assert job.wait(120) == [0], job.outputs()
         assert not done.errors, done
+
+
+def _watch_numbers(kernel, cid: str) -> list[float | None]:
+    rows = panel_driver.state(kernel, cid)["watches"]["watches"]
+    return [v["number"] for v in rows[0]["values"]] if rows else []
+
+
+def test_the_hosts_panel_watches_another_processs_stops():
+    with host_kernel(PROGRAM, 2, "widgets") as (kernel, job):
+        cell = kernel.execute(PROGRAM)
+        for device in ("0", "1"):  # the kernel's own stops first
+            panel_driver.press(kernel, "continue", _stop_panel(kernel, f"process 0/2 · device {device}"))
+        remote = _stop_panel(kernel, "process 1/2 · device 2")
+        panel_driver.submit(kernel, "watch y.sum()", cid=remote)  # the panel's Watch box
+        # y is x * 2 on device 2's shard [4, 5]; its value was taken in process 1.
+        kernel.wait_for(lambda: _watch_numbers(kernel, remote) == [18.0], 60, "device 2's value")
+        number = panel_driver.state(kernel, remote)["watches"]["breakpoint"]
+        panel_driver.press(kernel, "continue all", remote)
+        kernel.wait_reply(cell, timeout=120)
+        done = kernel.run("jax.distributed.shutdown()", timeout=120)
+        assert job.wait(120) == [0], job.outputs()
+        assert not done.errors, done
+        # Device 3's stop was passed by continue all, its value taken in process 1 all the same.
+        check = kernel.run("from jaxdbg.engine import watches\n"
+                           f"print([v.number for w in watches.LIVE.watches({number}) for v in w.values])")
+    assert check.stdout.strip() == "[18.0, 26.0]", check
