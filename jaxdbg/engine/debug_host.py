@@ -1,6 +1,10 @@
 """The debug host's side: watch the job's store for other processes' stops and serve
 them here, in the same queue as this process's own (:mod:`jaxdbg.engine.stop_serving`).
 
+While it serves, this process's streams stay routed (:func:`command_output.hold_streams`):
+the program's own prints go on while another process's stop is served here, and each
+of their lines comes out whole instead of cut by the stop's banner or prompt.
+
 One daemon thread reads the ``stops/`` directory every POLL_S. Each new stop becomes a
 :class:`~jaxdbg.engine.remote_session.RemoteSession`, numbered by its call site on the
 host's breakpoint state (so ``disable``, ``ignore`` and ``continue all`` typed here
@@ -15,7 +19,7 @@ import threading
 import time
 from typing import Any
 
-from jaxdbg.engine import breakpoint_state, message_signing, stop_serving
+from jaxdbg.engine import breakpoint_state, command_output, message_signing, stop_serving
 from jaxdbg.engine import job as job_mod
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.engine.outputs import Resume
@@ -29,6 +33,7 @@ EXIT_NOTICE_S = 2.0
 _lock = threading.Lock()
 _watching: dict[int, threading.Thread] = {}  # id(store client) -> its watcher
 _serving: set[threading.Thread] = set()  # threads serving another process's stop
+_release_streams: dict[int, Any] = {}  # id(store client) -> ends the host's stream routing
 _exit_registered: set[int] = set()
 
 
@@ -52,6 +57,8 @@ def _watch_as_host(job: job_mod.Job) -> bool:
         key = id(job.store.client)
         if key in _watching and _watching[key].is_alive():
             return True
+        if key not in _release_streams:
+            _release_streams[key] = command_output.hold_streams()
         job.write(f"watching/{job.process}", {"process": job.process})
         thread = threading.Thread(target=_watch, args=(job,), name="jaxdbg-debug-host", daemon=True)
         _watching[key] = thread
@@ -76,6 +83,15 @@ def _leave(job: job_mod.Job) -> None:
         watcher = _watching.get(id(job.store.client))
     if watcher is not None:
         watcher.join(1.0)
+    _stop_routing_streams(job)
+
+
+def _stop_routing_streams(job: job_mod.Job) -> None:
+    """The host serves no more: its streams are its own again (every line written)."""
+    with _lock:
+        release = _release_streams.pop(id(job.store.client), None)
+    if release is not None:
+        release()
 
 
 def _say_done(job: job_mod.Job) -> None:
@@ -137,6 +153,7 @@ def _watch(job: job_mod.Job) -> None:
             job.delete(f"watching/{job.process}")
             with _lock:
                 _watching.pop(id(job.store.client), None)
+            _stop_routing_streams(job)
             return
         job.leaving.wait(POLL_S)
 
