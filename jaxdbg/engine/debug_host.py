@@ -78,9 +78,15 @@ def _at_exit(job: job_mod.Job, handler: Any) -> None:
 
 
 def _leave(job: job_mod.Job) -> None:
-    job.leave()
     with _lock:
         watcher = _watching.get(id(job.store.client))
+    if watcher is not None:  # a stop that comes later ends at once, saying so in one line
+        try:
+            job.write(f"left/{job.process}", {"process": job.process})
+        except Exception:  # the service is gone already: so is the rest of the job
+            pass
+        job.delete(f"watching/{job.process}")
+    job.leave()
     if watcher is not None:
         watcher.join(1.0)
     _stop_routing_streams(job)

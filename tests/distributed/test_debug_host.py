@@ -150,6 +150,43 @@ def test_a_process_killed_while_its_stop_is_served_is_reported_by_the_host():
     assert host.count("process 1/2 is gone") <= 2  # the command's error (and its notice)
 
 
+# Process 1 is the debug host: it traces the breakpoint (so it serves the job), ends
+# its program and leaves the job (process 0 has not shown itself to jaxdbg yet). Only
+# then does process 0 reach the breakpoint.
+AFTER_THE_HOST_LEFT = '''
+import time
+import jax.numpy as jnp
+import jaxdbg
+
+@jax.jit
+def step(x):
+    y = x + 1
+    jaxdbg.breakpoint(processes=[0])
+    return y * 2
+
+if PROCESS == 1:
+    print("host", step(jnp.arange(3.0)).tolist(), flush=True)
+else:
+    while "which has left the job" not in jaxdbg.distributed.status():
+        time.sleep(0.1)
+    print("status", jaxdbg.distributed.status(), flush=True)
+    print("result", step(jnp.arange(3.0)).tolist(), flush=True)
+'''
+
+
+def test_a_stop_after_the_debug_host_left_ends_at_once_with_one_line():
+    with Job(AFTER_THE_HOST_LEFT, 2, env={**SECRET, "JAXDBG_DEBUG_PROCESS": "1"}) as job:
+        assert job.wait(120) == [1, 0], job.outputs()
+        late, host = job.output(0), job.output(1)
+    assert "host [2.0, 4.0, 6.0]" in host
+    assert "status process 0 of 2, debug host: process 1, which has left the job; running: 0" in late
+    lines = [line for line in late.splitlines() if line and not line.startswith("status ")]
+    assert len(lines) == 1, late  # no traceback, no notice besides
+    assert re.fullmatch(r"jaxdbg\.DebuggerQuit: the debug host \(process 1\) has left the job, so the "
+                        r"stop of process 0/2 at \S+program\.py:9 was not served and its computation "
+                        r"was stopped", lines[0]), late
+
+
 PRINTS = '''
 import jax.numpy as jnp, numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
