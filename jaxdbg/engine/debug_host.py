@@ -24,7 +24,7 @@ from jaxdbg.engine import job as job_mod
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.remote_session import RemoteSession
-from jaxdbg.engine import remote_prints, remote_stops
+from jaxdbg.engine import quit_watch, remote_prints, remote_stops
 
 POLL_S = 0.05
 # Past this long at exit, the host says which processes it still waits for.
@@ -48,6 +48,7 @@ def join_job() -> bool:
     job.start_heartbeat()
     if not job.is_host():
         _at_exit(job, _say_done)
+        quit_watch.watch(job)  # a quit at the host must not leave this process in a collective
         return False
     return _watch_as_host(job)
 

@@ -37,6 +37,12 @@ HOST_READY_S = 10.0
 MAX_SOURCE_LINES = 5000
 
 _sequence = itertools.count(1)
+_in_flight = 0  # this process's stops published at the host and not ended yet
+
+
+def stops_in_flight() -> int:
+    """This process's stops that wait at the debug host, or are served there, now."""
+    return _in_flight
 
 
 def _host_left(job: job_mod.Job, host: int, session: Session) -> DebugHostGone:
@@ -134,9 +140,12 @@ def serve_at_host(job: job_mod.Job, session: Session, location: tuple[str, int, 
         "breakpoint": list(location) if location else None, "devices": devices,
         "every_device": every_device, "index": session.index,
     })
+    global _in_flight
+    _in_flight += 1
     try:
         _answer_requests(job, host, stop, session)
     finally:
+        _in_flight -= 1
         job.delete(f"stops/{stop}")
         job.delete(f"{stop}/")
     return session.resume

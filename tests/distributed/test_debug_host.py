@@ -61,6 +61,39 @@ def test_continue_all_at_the_host_passes_the_breakpoint_on_every_process():
     assert "result 0 [24.0, 32.0]" in host and "result 1 [24.0, 32.0]" in other
 
 
+# Only process 0 stops; process 1's devices pass their callbacks and wait in the psum
+# for process 0's, which end their programs when the quit raises in their callbacks.
+QUIT_WHILE_OTHERS_WAIT_IN_A_COLLECTIVE = '''
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+import jaxdbg
+
+mesh = Mesh(np.array(jax.devices()), ("x",))
+
+def body(x):
+    def step(i, x):
+        jaxdbg.breakpoint(processes=[0])
+        return jax.lax.psum(x, "x") / 4 + x
+    return jax.lax.fori_loop(0, 3, step, x)
+
+f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x")))
+x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")), lambda i: np.arange(8.0)[i])
+print("result", PROCESS, np.asarray(f(x).addressable_data(0)).tolist(), flush=True)
+'''
+
+
+def test_a_quit_ends_a_process_that_waits_in_a_collective_without_a_stop_of_its_own():
+    with Job(QUIT_WHILE_OTHERS_WAIT_IN_A_COLLECTIVE, 2, env=SECRET, per_process_env=host_commands("q")) as job:
+        assert job.wait(120) == [1, 1], job.outputs()  # neither hangs
+        host, other = job.output(0), job.output(1)
+    assert host.count("jaxdbg.DebuggerQuit: the debugger quit") == 1, host
+    assert "Stopped at" not in other and "result" not in other + host and "Traceback" not in other
+    lines = [line for line in other.splitlines() if line and not line.startswith("[Gloo]")]
+    assert lines == ["jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped at the "
+                     "debug host (process 0); process 1/2 waited in it for the devices that quit, "
+                     "and ends here"], other
+
+
 # Process 0 also plays an attacker who can reach the coordinator's port: as soon as
 # process 1 publishes device 2's stop (messages are signed, not encrypted: it reads
 # which stop is whose), it writes a command for that stop straight into the store,
