@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any
 
-from jaxdbg.engine import breakpoint_state, command_output, message_signing, stop_serving
+from jaxdbg.engine import breakpoint_state, command_output, stop_serving
 from jaxdbg.engine import job as job_mod
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.engine.outputs import Resume
@@ -139,19 +139,9 @@ def serve_here(job: job_mod.Job) -> None:
 def _watch(job: job_mod.Job) -> None:
     seen: set[str] = set()
     while not job.leaving.is_set():
-        try:
-            entries = job.store.dir_get(job.namespace + "stops/")
-        except Exception:  # the service is gone: the job is over
+        fresh = job.new_messages("stops/", seen)
+        if fresh is None:  # the service is gone: the job is over
             return
-        fresh = []
-        for key, text in entries:
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                fresh.append(job.opened(key, text))
-            except message_signing.Refused:
-                continue
         fresh.sort(key=lambda a: (int(a["process"]), a["info"].get("device") or 0))
         for announcement in fresh:
             _start_serving(job, announcement)

@@ -111,6 +111,25 @@ class Job:
                      f"${config.DEBUG_SECRET.name} ({refused}); it was ignored and deleted")
             raise
 
+    def new_messages(self, directory: str, seen: set[str]) -> list[dict] | None:
+        """The signed messages under ``directory`` (``stops/``) whose keys are not in
+        ``seen`` (added to it; refused ones are skipped), or None when the service is
+        gone (the job is over)."""
+        try:
+            entries = self.store.dir_get(self.namespace + directory)
+        except Exception:
+            return None
+        fresh = []
+        for key, text in entries:
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                fresh.append(self.opened(key, text))
+            except message_signing.Refused:
+                continue
+        return fresh
+
     def delete(self, name: str) -> None:
         try:
             self.store.delete(self.namespace + name)

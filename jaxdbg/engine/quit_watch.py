@@ -32,7 +32,7 @@ import threading
 from typing import Callable
 
 from jaxdbg.engine import job as job_mod
-from jaxdbg.engine import message_signing, quit_reporting, remote_stops
+from jaxdbg.engine import quit_reporting, remote_stops
 
 POLL_S = 0.5
 # How long a thread may stay in the one call into JAX it was in when the quit came
@@ -74,19 +74,9 @@ def _watch(job: job_mod.Job, end: Callable[[str], None]) -> None:
     seen: set[str] = set()
     host, looks = None, 0  # the host that quit last; how many more looks its quit gets
     while not job.leaving.wait(POLL_S):
-        try:
-            entries = job.store.dir_get(job.namespace + "quit/")
-        except Exception:  # the service is gone: the job is over
+        quits = job.new_messages("quit/", seen)
+        if quits is None:  # the service is gone: the job is over
             return
-        quits = []
-        for key, text in entries:
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                quits.append(job.opened(key, text))
-            except message_signing.Refused:
-                continue
         if quits:
             host, looks = quits[-1].get("process"), LOOKS
         if not looks:
