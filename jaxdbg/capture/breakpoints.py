@@ -35,6 +35,7 @@ from jaxdbg.capture import program_shardings
 from jaxdbg.capture import prints
 from jaxdbg.capture import staging
 from jaxdbg.engine import quit_reporting
+from jaxdbg.engine import quit_watch
 from jaxdbg.engine import registry
 from jaxdbg.engine import replay
 from jaxdbg.engine import stop_serving
@@ -111,6 +112,7 @@ class _Site:
     mapped_devices: tuple[Any, ...] | None = None
 
     def may_stop(self) -> bool:
+        quit_watch.entered()  # an execution began: a quit at a job's host may end it here
         # A disabled breakpoint's watches still take their values, so it asks for them.
         return self.stops_here() and (breakpoint_state.is_enabled(self.breakpoint_id)
                                       or breakpoint_checks.active(self.breakpoint_id))

@@ -10,6 +10,14 @@ a thread running a command to that command's buffer, and every other thread's
 writes to the stream they went to before (an ipykernel ``OutStream`` keeps
 routing those to their own cell). The wrapper is taken away when the last command
 ends, unless something else has replaced ``sys.stdout`` since.
+
+While the wrapper is in place, every other thread's writes go out a whole line at a
+time: ``print`` writes its pieces one by one, so a line the program prints while a
+command (or, at a job's debug host, another process's stop) writes from another
+thread would otherwise come out cut in two around that text. A thread's unfinished
+line waits for its newline or its ``flush()``, as a terminal's line buffering makes it
+wait, and goes out when the wrapper is taken away: nothing written is lost. The debug
+host keeps the wrapper for as long as it serves the job (:func:`hold_streams`).
 """
 
 from __future__ import annotations
@@ -18,67 +26,118 @@ import contextlib
 import io
 import sys
 import threading
-from typing import Any, Iterator, TextIO
+import weakref
+from typing import Any, Callable, Iterator, TextIO
 
 _STREAMS = ("stdout", "stderr")
 _this_thread = threading.local()  # .buffer: where this thread's writes go, if anywhere
-_lock = threading.Lock()
-_commands_running = 0
-_wrappers: dict[str, "_ThreadRoutedStream"] = {}
+# Reentrant: a signal handler that prints may run while this thread writes.
+_lock = threading.RLock()
+_routing = 0  # commands running (and holders of hold_streams) that route the streams
+_wrappers: list[tuple[str, "_ThreadRoutedStream"]] = []  # (stream name, wrapper) put in place
+# Every wrapper still referenced (a console made while one was sys.stdout keeps it):
+# each one's unfinished lines go out when the routing ends.
+_every_wrapper: "weakref.WeakSet[_ThreadRoutedStream]" = weakref.WeakSet()
 
 
 class _ThreadRoutedStream:
     """A stand-in for a text stream: writes from a capturing thread go to its buffer,
-    everything else (and every other attribute) is the wrapped stream's."""
+    everything else (and every other attribute) is the wrapped stream's, a whole line
+    at a time while the streams are routed."""
 
     def __init__(self, wrapped: TextIO) -> None:
         self.wrapped = wrapped
+        self._unfinished: dict[int, str] = {}  # thread ident -> its line not ended yet
+        _every_wrapper.add(self)
 
     def write(self, text: str) -> int:
         buffer = getattr(_this_thread, "buffer", None)
-        if buffer is None:
-            return self.wrapped.write(text)
-        return buffer.write(text)
+        if buffer is not None:
+            return buffer.write(text)
+        me = threading.get_ident()
+        with _lock:
+            routing = _routing > 0
+            held = self._unfinished.pop(me, "") + text
+            cut = held.rfind("\n") + 1 if routing else len(held)
+            if cut < len(held):
+                self._unfinished[me] = held[cut:]
+        if cut:
+            self.wrapped.write(held[:cut])
+        return len(text)
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
             self.write(line)
 
     def flush(self) -> None:
-        if getattr(_this_thread, "buffer", None) is None:
+        if getattr(_this_thread, "buffer", None) is not None:
+            return
+        with _lock:
+            held = self._unfinished.pop(threading.get_ident(), "")
+        if held:
+            self.wrapped.write(held)
+        self.wrapped.flush()
+
+    def write_unfinished(self) -> None:
+        """Write every thread's unfinished line (the routing ends: none may be lost)."""
+        with _lock:
+            held, self._unfinished = list(self._unfinished.values()), {}
+        for text in held:
+            self.wrapped.write(text)
+        if held:
             self.wrapped.flush()
 
     def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, an OutStream's own
-        if name == "wrapped":  # not set (a copy made without __init__): no endless lookup
+        if name in ("wrapped", "_unfinished"):  # not set (a copy made without __init__)
             raise AttributeError(name)
         return getattr(self.wrapped, name)
 
 
 def _wrap_streams() -> None:
-    global _commands_running
+    """Route sys.stdout / sys.stderr (again, if something replaced them meanwhile)."""
+    global _routing
     with _lock:
-        _commands_running += 1
-        if _commands_running > 1:
-            return
+        _routing += 1
         for name in _STREAMS:
             current = getattr(sys, name)
-            if current is None:
+            if current is None or any(current is wrapper for _, wrapper in _wrappers):
                 continue
+            # One left in place by someone who put it back after the routing ended is
+            # taken away again with this routing.
             wrapper = current if isinstance(current, _ThreadRoutedStream) else _ThreadRoutedStream(current)
-            _wrappers[name] = wrapper
+            _wrappers.append((name, wrapper))
             setattr(sys, name, wrapper)
 
 
 def _unwrap_streams() -> None:
-    global _commands_running
+    global _routing
     with _lock:
-        _commands_running -= 1
-        if _commands_running:
+        _routing -= 1
+        if _routing:
             return
-        for name, wrapper in list(_wrappers.items()):
+        for name, wrapper in reversed(_wrappers):
             if getattr(sys, name) is wrapper:  # else someone replaced it since: leave theirs
                 setattr(sys, name, wrapper.wrapped)
         _wrappers.clear()
+        holding = list(_every_wrapper)
+    for wrapper in holding:  # outside the lock: writing may take a while
+        wrapper.write_unfinished()
+
+
+def hold_streams() -> Callable[[], None]:
+    """Route sys.stdout / sys.stderr until the returned function is called (once): the
+    program's lines stay whole while jaxdbg's threads write too (a job's debug host)."""
+    _wrap_streams()
+    released = threading.Event()
+
+    def release() -> None:
+        with _lock:
+            if released.is_set():
+                return
+            released.set()
+        _unwrap_streams()
+
+    return release
 
 
 class _Echo:

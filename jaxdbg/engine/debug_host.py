@@ -1,6 +1,10 @@
 """The debug host's side: watch the job's store for other processes' stops and serve
 them here, in the same queue as this process's own (:mod:`jaxdbg.engine.stop_serving`).
 
+While it serves, this process's streams stay routed (:func:`command_output.hold_streams`):
+the program's own prints go on while another process's stop is served here, and each
+of their lines comes out whole instead of cut by the stop's banner or prompt.
+
 One daemon thread reads the ``stops/`` directory every POLL_S. Each new stop becomes a
 :class:`~jaxdbg.engine.remote_session.RemoteSession`, numbered by its call site on the
 host's breakpoint state (so ``disable``, ``ignore`` and ``continue all`` typed here
@@ -19,12 +23,12 @@ import threading
 import time
 from typing import Any
 
-from jaxdbg.engine import breakpoint_state, interrupts, message_signing, registry, stop_serving
+from jaxdbg.engine import breakpoint_state, command_output, interrupts, registry, stop_serving
 from jaxdbg.engine import job as job_mod
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.remote_session import RemoteSession
-from jaxdbg.engine import remote_prints, remote_stops
+from jaxdbg.engine import quit_watch, remote_prints, remote_stops
 
 POLL_S = 0.05
 # Past this long at exit, the host says which processes it still waits for.
@@ -34,6 +38,7 @@ _lock = threading.Lock()
 _watching: dict[int, threading.Thread] = {}  # id(store client) -> its watcher
 _serving: set[threading.Thread] = set()  # threads serving another process's stop
 _tickets: dict[threading.Thread, Any] = {}  # each serving thread's place in the queue
+_release_streams: dict[int, Any] = {}  # id(store client) -> ends the host's stream routing
 _exit_registered: set[int] = set()
 
 
@@ -48,6 +53,7 @@ def join_job() -> bool:
     job.start_heartbeat()
     if not job.is_host():
         _at_exit(job, _say_done)
+        quit_watch.watch(job)  # a quit at the host must not leave this process in a collective
         return False
     return _watch_as_host(job)
 
@@ -57,6 +63,8 @@ def _watch_as_host(job: job_mod.Job) -> bool:
         key = id(job.store.client)
         if key in _watching and _watching[key].is_alive():
             return True
+        if key not in _release_streams:
+            _release_streams[key] = command_output.hold_streams()
         job.write(f"watching/{job.process}", {"process": job.process})
         _prepare_for_remote_stops()
         thread = threading.Thread(target=_watch, args=(job,), name="jaxdbg-debug-host", daemon=True)
@@ -92,11 +100,26 @@ def _at_exit(job: job_mod.Job, handler: Any) -> None:
 
 
 def _leave(job: job_mod.Job) -> None:
-    job.leave()
     with _lock:
         watcher = _watching.get(id(job.store.client))
+    if watcher is not None:  # a stop that comes later ends at once, saying so in one line
+        try:
+            job.write(f"left/{job.process}", {"process": job.process})
+        except Exception:  # the service is gone already: so is the rest of the job
+            pass
+        job.delete(f"watching/{job.process}")
+    job.leave()
     if watcher is not None:
         watcher.join(1.0)
+    _stop_routing_streams(job)
+
+
+def _stop_routing_streams(job: job_mod.Job) -> None:
+    """The host serves no more: its streams are its own again (every line written)."""
+    with _lock:
+        release = _release_streams.pop(id(job.store.client), None)
+    if release is not None:
+        release()
 
 
 def _say_done(job: job_mod.Job) -> None:
@@ -137,19 +160,9 @@ def serve_here(job: job_mod.Job) -> None:
 def _watch(job: job_mod.Job) -> None:
     seen: set[str] = set()
     while not job.leaving.is_set():
-        try:
-            entries = job.store.dir_get(job.namespace + "stops/")
-        except Exception:  # the service is gone: the job is over
+        fresh = job.new_messages("stops/", seen)
+        if fresh is None:  # the service is gone: the job is over
             return
-        fresh = []
-        for key, text in entries:
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                fresh.append(job.opened(key, text))
-            except message_signing.Refused:
-                continue
         fresh.sort(key=lambda a: (int(a["process"]), a["info"].get("device") or 0))
         for announcement in fresh:
             _start_serving(job, announcement)
@@ -158,6 +171,7 @@ def _watch(job: job_mod.Job) -> None:
             job.delete(f"watching/{job.process}")
             with _lock:
                 _watching.pop(id(job.store.client), None)
+            _stop_routing_streams(job)
             return
         job.leaving.wait(POLL_S)
 

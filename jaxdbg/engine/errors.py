@@ -16,3 +16,9 @@ class DebuggerQuit(Exception):
 
     def __init__(self, message: str = "debugger session ended by 'quit'") -> None:
         super().__init__(message)
+
+
+class DebugHostGone(DebuggerQuit):
+    """Raised into a computation whose stop cannot be served: the job's debug host left
+    or died, or the job's coordination service ended. Its message says which, in one
+    line (:mod:`jaxdbg.engine.quit_reporting` shows it instead of the quit's)."""

@@ -9,8 +9,9 @@ same in every process): every message is signed with it
 as a single process does, and says once how to turn the debug host on.
 
 Keys live under ``jaxdbg/<job tag>/``: ``host`` (who serves), ``watching`` (the host is
-ready), ``stops/<stop>`` (a stop waiting to be served) and ``<stop>/...`` (its
-commands and their results), deleted when the stop ends.
+ready), ``left`` (the host has left the job: its program ended), ``stops/<stop>`` (a
+stop waiting to be served) and ``<stop>/...`` (its commands and their results),
+deleted when the stop ends.
 """
 
 from __future__ import annotations
@@ -110,6 +111,25 @@ class Job:
                      f"${config.DEBUG_SECRET.name} ({refused}); it was ignored and deleted")
             raise
 
+    def new_messages(self, directory: str, seen: set[str]) -> list[dict] | None:
+        """The signed messages under ``directory`` (``stops/``) whose keys are not in
+        ``seen`` (added to it; refused ones are skipped), or None when the service is
+        gone (the job is over)."""
+        try:
+            entries = self.store.dir_get(self.namespace + directory)
+        except Exception:
+            return None
+        fresh = []
+        for key, text in entries:
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                fresh.append(self.opened(key, text))
+            except message_signing.Refused:
+                continue
+        return fresh
+
     def delete(self, name: str) -> None:
         try:
             self.store.delete(self.namespace + name)
@@ -144,6 +164,14 @@ class Job:
     def is_host(self) -> bool:
         return self.host() == self.process
 
+    def has_left(self, process: int) -> bool:
+        """Whether ``process`` served the job as its debug host and has left it (its
+        program ended; it writes ``left/<process>`` on its way out)."""
+        try:
+            return self.signed and self.try_read(f"left/{process}") is not None
+        except Exception:  # the service itself is gone: alive() says so
+            return False
+
     def alive(self, process: int) -> bool:
         """Whether ``process`` is still running its program: its heartbeat in the store
         moved within DEAD_AFTER_S and it has not reached its exit (where it says ``done``).
@@ -152,7 +180,8 @@ class Job:
         has asked too (a barrier), so one process cannot watch another with it.
         """
         try:
-            if self.signed and self.try_read(f"done/{process}") is not None:
+            if self.signed and (self.try_read(f"done/{process}") is not None
+                                or self.try_read(f"left/{process}") is not None):
                 return False
             beat = self.store.try_get(f"{self.namespace}beat/{process}")
         except Exception:  # the service itself is gone: so is everyone else's link
@@ -229,5 +258,7 @@ def describe() -> tuple[str, str] | None:
         return (f"process {job.process} of {job.count}",
                 f"each process serves its own stops (${config.DEBUG_SECRET.name} is not set)")
     role = "debug host" if host == job.process else f"debug host: process {host}"
+    if host != job.process and job.has_left(host):
+        role += ", which has left the job"
     running = [p for p in range(job.count) if p == job.process or job.alive(p)]
     return f"process {job.process} of {job.count}, {role}", "running: " + ", ".join(map(str, running))

@@ -13,7 +13,7 @@ import sys
 from typing import Any, Callable
 
 from jaxdbg.engine import interrupts
-from jaxdbg.engine.errors import DebuggerQuit
+from jaxdbg.engine.errors import DebuggerQuit, DebugHostGone
 from jaxdbg.internals import ipython_api, jax_api
 
 QUIT_LINE = "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped"
@@ -24,7 +24,7 @@ INTERRUPT_LINE = "KeyboardInterrupt: interrupted while paused in the debugger"
 
 def stop_cause(exc: BaseException) -> type[BaseException] | None:
     """DebuggerQuit or KeyboardInterrupt when the debugger caused ``exc``, else None."""
-    if isinstance(exc, DebuggerQuit):
+    if isinstance(exc, DebuggerQuit) or _host_gone_reason(exc) is not None:
         return DebuggerQuit
     for cause in (DebuggerQuit, KeyboardInterrupt):
         if jax_api.failed_callback_names(exc, cause.__name__):
@@ -32,11 +32,21 @@ def stop_cause(exc: BaseException) -> type[BaseException] | None:
     return None
 
 
+def _host_gone_reason(exc: BaseException) -> str | None:
+    """Why a stop of a job could not be served (DebugHostGone's message), or None."""
+    if isinstance(exc, DebugHostGone):
+        return str(exc)
+    return jax_api.failed_callback_message(exc, DebugHostGone.__name__)
+
+
 def stop_reason(exc: BaseException) -> str | None:
     """The one line to show for an error caused by the debugger, or None."""
     cause = stop_cause(exc)
     if cause is None:
         return None
+    gone = _host_gone_reason(exc)
+    if gone is not None:
+        return f"jaxdbg.DebuggerQuit: {gone}"
     return QUIT_LINE if cause is DebuggerQuit else INTERRUPT_LINE
 
 

@@ -9,8 +9,9 @@ The host ends the stop with an ``end`` request that says how (continue, skip, qu
 and whether the host was interrupted (the stop then ends with DebuggerQuit and says so).
 
 Every wait is a slice of :data:`jaxdbg.engine.job.WAIT_SLICE_S`; between slices the
-owner checks that the host is alive, and ends the stop with DebuggerQuit and one
-line when it is not.
+owner checks that the host is alive. A stop whose host has left the job (it says so
+in the store on its way out), or died, ends with DebugHostGone (a DebuggerQuit),
+shown as one line that says why, at once for a host that left.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ import numpy as np
 
 from jaxdbg.engine import array_picture
 from jaxdbg.engine import job as job_mod
-from jaxdbg.engine import message_signing, notices, summaries, watches
-from jaxdbg.engine.errors import DebuggerQuit
+from jaxdbg.engine import message_signing, summaries, watches
+from jaxdbg.engine.errors import DebugHostGone
 from jaxdbg.engine.outputs import FrameRow, Output, OutputKind, Resume, SourceView
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.frames import Frame
@@ -41,10 +42,23 @@ HOST_READY_S = 10.0
 MAX_SOURCE_LINES = 5000
 
 _sequence = itertools.count(1)
+_in_flight = 0  # this process's stops published at the host and not ended yet
 
 
-class HostGone(DebuggerQuit):
-    """The debug host left while this process's stop waited on it."""
+def stops_in_flight() -> int:
+    """This process's stops that wait at the debug host, or are served there, now."""
+    return _in_flight
+
+
+def _host_left(job: job_mod.Job, host: int, session: Session) -> DebugHostGone:
+    return DebugHostGone(f"the debug host (process {host}) has left the job, so the stop of "
+                         f"{job.label()} at {_place(session)} was not served and its "
+                         "computation was stopped")
+
+
+def _place(session: Session) -> str:
+    frame = session.frames[0] if session.frames else None  # the breakpoint's own
+    return "?" if frame is None else f"{frame.filename}:{frame.lineno}"
 
 
 # -- what travels -------------------------------------------------------------------
@@ -169,6 +183,8 @@ def host_ready(job: job_mod.Job, host: int) -> bool:
     """Whether ``host`` serves the job's stops, waiting up to HOST_READY_S for it to say so."""
     deadline = time.monotonic() + HOST_READY_S
     while True:
+        if job.has_left(host):
+            return False
         if job.try_read(f"watching/{host}") is not None:
             return True
         if time.monotonic() > deadline or not job.alive(host):
@@ -179,9 +195,12 @@ def host_ready(job: job_mod.Job, host: int) -> bool:
 def serve_at_host(job: job_mod.Job, session: Session, location: tuple[str, int, str] | None,
                   devices: int | None, every_device: bool) -> Resume | None:
     """Serve ``session`` at the debug host; how it ended, or None when no host serves
-    (this process then serves it itself). Raises HostGone when the host left."""
+    (this process then serves it itself). Raises DebugHostGone when the host left."""
     host = job.host()
-    if not host_ready(job, host):
+    ready = host_ready(job, host)
+    if job.has_left(host):
+        raise _host_left(job, host, session)
+    if not ready:
         job_mod.say_once("no host", f"{job.label()}: the debug host (process {host}) does not serve "
                                     "stops (jaxdbg must trace a breakpoint there, or call "
                                     "jaxdbg.distributed.serve_here()); serving this stop here")
@@ -193,9 +212,12 @@ def serve_at_host(job: job_mod.Job, session: Session, location: tuple[str, int, 
         "breakpoint": list(location) if location else None, "devices": devices,
         "every_device": every_device, "index": session.index,
     })
+    global _in_flight
+    _in_flight += 1
     try:
         interrupted = _answer_requests(job, host, stop, session)
     finally:
+        _in_flight -= 1
         job.delete(f"stops/{stop}")
         job.delete(f"{stop}/")
     if interrupted:  # once for the stops of this process that one interrupt ended
@@ -213,17 +235,19 @@ def _answer_requests(job: job_mod.Job, host: int, stop: str, session: Session) -
         try:
             request = job.read(f"{stop}/in/{number}", job_mod.WAIT_SLICE_S)
         except coordination.Timeout:
+            if job.has_left(host):
+                raise _host_left(job, host, session) from None
             if not job.alive(host):
-                notices.notice(f"{job.label()}: the debug host (process {host}) is gone; "
-                               "this stop ends with jaxdbg.DebuggerQuit")
-                raise HostGone(f"the debug host (process {host}) left the job") from None
+                raise DebugHostGone(f"the debug host (process {host}) is gone (its heartbeat in "
+                                    f"the job's store stopped), so the stop of {job.label()} at "
+                                    f"{_place(session)} ended and its computation was stopped") from None
             continue
         except message_signing.Refused:
             continue  # reported once; the host's own request at this number still counts
         except Exception as e:  # the coordination service itself is gone
-            notices.notice(f"{job.label()}: the job's coordination service is gone "
-                           f"({str(e).splitlines()[0]}); this stop ends with jaxdbg.DebuggerQuit")
-            raise HostGone("the job's coordination service is gone") from None
+            raise DebugHostGone(f"the job's coordination service is gone ({str(e).splitlines()[0]}), "
+                                f"so the stop of {job.label()} at {_place(session)} ended and its "
+                                "computation was stopped") from None
         job.write(f"{stop}/out/{number}", _answer(session, request))
         number += 1  # each number is used once; serve_at_host deletes them all at the end
         if request.get("op") == "end":

@@ -55,6 +55,7 @@ from jaxdbg.engine import breakpoint_state
 from jaxdbg.engine import command_output
 from jaxdbg.engine import interrupts
 from jaxdbg.engine import job
+from jaxdbg.engine import quit_watch
 from jaxdbg.engine import remote_stops
 from jaxdbg.engine import quit_reporting
 from jaxdbg.engine import registry
@@ -252,6 +253,14 @@ def _end_round(ended: _Round | None, cause: type[BaseException]) -> None:
         _cond.notify_all()  # waiting stops of this round leave at once
 
 
+def _tell_the_job_it_quit() -> None:
+    """At a job's debug host: a quit ends the computation on every process, also on
+    those waiting in a collective without a stop of their own (:mod:`quit_watch`)."""
+    in_job = job.current()
+    if in_job is not None and in_job.signed and in_job.is_host():
+        quit_watch.announce(in_job)
+
+
 def serve(frames: list[Frame], info: StopInfo, backend: str | None,
           options: dict[str, Any], site: object = None, *,
           devices: int | None = None, every_device: bool = False,
@@ -318,6 +327,7 @@ def serve_session(ticket: _Ticket, make_session: Callable[[], Session], info: St
             raise
         if session.resume is Resume.QUIT:
             _end_round(ticket.round, DebuggerQuit)
+            _tell_the_job_it_quit()
             raise DebuggerQuit()
         return session.resume or Resume.CONTINUE
     finally:

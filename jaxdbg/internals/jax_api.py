@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import re
 import sys
 import threading
 import types
@@ -464,6 +465,15 @@ def failed_callback_names(exc: BaseException, name: str) -> bool:
         return False
     text = str(exc)
     return "callback" in text.lower() and name in text
+
+
+def failed_callback_message(exc: BaseException, name: str) -> str | None:
+    """The message of the exception ``name`` that a host callback raised, as XLA's
+    error ``exc`` keeps it (the last ``name: message`` line of its text), or None."""
+    if not failed_callback_names(exc, name):
+        return None
+    found = re.findall(rf"(?:^|[\s.]){re.escape(name)}: (.+)$", str(exc), re.M)
+    return found[-1].strip() if found else None
 
 
 def names_in_use() -> dict[str, bool]:

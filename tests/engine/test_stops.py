@@ -455,3 +455,17 @@ def test_a_main_thread_wait_gets_its_interrupt_as_keyboardinterrupt(relay):
     with pytest.raises(KeyboardInterrupt):
         with relay.listening():
             signal.raise_signal(signal.SIGINT)
+
+
+def test_a_stop_its_debug_host_could_not_serve_ends_with_its_reason_as_one_line():
+    from jaxdbg.engine.errors import DebuggerQuit, DebugHostGone
+
+    why = "the debug host (process 1) has left the job, so the stop of process 0/2 was not served"
+
+    def stop(x):
+        raise DebugHostGone(why)
+
+    line = f"jaxdbg.DebuggerQuit: {why}"
+    assert outcome(lambda: jax.jit(lambda x: (jax.debug.callback(stop, x), x)[1])(1.0).block_until_ready()) == line
+    assert outcome(lambda: stop(1.0)) == line  # eagerly too
+    assert quit_reporting.stop_cause(DebugHostGone(why)) is DebuggerQuit
