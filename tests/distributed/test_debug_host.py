@@ -74,11 +74,13 @@ def test_a_watch_takes_its_values_at_every_processs_stops():
     assert re.search(r"2: y\[0\] \* 1j = 12j\s+\(hit 4; 2 values\)", table), host
 
 
-# After its result, each process lists what is left in the store of its own stops: a
-# stop's keys are deleted together when it ends, before the owner resumes.
+# Once its callbacks are done (the result can come first: nothing waits on a breakpoint's
+# callback), each process lists what is left in the store of its own stops: a stop's
+# keys are deleted together when it ends, before the owner resumes.
 LEFT_IN_THE_STORE = """
 import re
 from jax._src import distributed
+jax.effects_barrier()
 left = [k for k, _ in distributed.global_state.client.key_value_dir_get("jaxdbg/")
         if re.search(rf"p{PROCESS}-\\d+-[0-9a-f]{{8}}", k)]
 print("left in the store:", left, flush=True)
