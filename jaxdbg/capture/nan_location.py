@@ -48,6 +48,9 @@ class NanOrigin:
     devices: tuple[int, ...] = ()  # positions on the mapped axis (pmap / shard_map), in order
     backward: bool = False
     value: str = "NaN"  # or "Inf"
+    # In a jax.distributed job: whether the first of ``devices`` is one of this process's
+    # (every process locates the same failure; only that device's process stops).
+    here: bool = True
 
     @property
     def where(self) -> checkify_errors.SourceFrame | None:
@@ -70,7 +73,7 @@ def _primitive_of(message: str) -> str:
     return match.group(1) if match else "?"
 
 
-def _without_jax_nan_checks() -> Any:
+def without_jax_nan_checks() -> Any:
     """JAX's own flag off while checkify looks (it would raise before checkify can say)."""
     import contextlib
 
@@ -78,6 +81,20 @@ def _without_jax_nan_checks() -> Any:
     stack.enter_context(jax.debug_nans(False))
     stack.enter_context(jax.debug_infs(False))
     return stack
+
+
+def nonfinite_in(out: Any, nans: bool, infs: bool) -> str | None:
+    """``"nan"`` or ``"inf"`` when a float array of ``out`` holds one (of the kinds asked
+    for), as JAX's checks of a call's output would find it; else None. Every process of a
+    job computes the same reductions, so it may run on arrays spread over processes."""
+    import jax.numpy as jnp
+
+    floats = [leaf for leaf in jax.tree_util.tree_leaves(out)
+              if isinstance(leaf, jax.Array) and jnp.issubdtype(leaf.dtype, jnp.inexact)]
+    for kind, wanted, test in (("nan", nans, jnp.isnan), ("inf", infs, jnp.isinf)):
+        if wanted and any(bool(test(leaf).any()) for leaf in floats):
+            return kind
+    return None
 
 
 def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
@@ -93,8 +110,10 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
     if pmap_options is not None:
         pmap = jax_routes.PMAP.original()
         checked, program = pmap(checked, **pmap_options), pmap(fun, **pmap_options)
-    with _without_jax_nan_checks():
+    with without_jax_nan_checks():
         err, _ = checked(*args, **kwargs)
+        held_here = _positions_held_here(err)
+        err = _readable_here(err)
         sites = checkify_errors.error_sites(err)
         if not sites:
             return None
@@ -105,7 +124,41 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
                         if s.index and _primitive_of(s.message) == primitive and s.where == first.where)
         backward = (jax_api.BACKWARD_PASS in first.message
                     or _is_backward(program, args, kwargs, primitive, first.where))
-    return NanOrigin(primitive, first.frames, devices, backward, "Inf" if infs else "NaN")
+    here = held_here is None or not devices or devices[0] in held_here
+    return NanOrigin(primitive, first.frames, devices, backward, "Inf" if infs else "NaN", here)
+
+
+def _spread_leaves(err: Any) -> list[Any]:
+    """The error's arrays that lie partly on other processes' devices (a jax.distributed
+    job's program mapped over every process's devices)."""
+    return [leaf for leaf in jax.tree_util.tree_leaves(err)
+            if isinstance(leaf, jax.Array) and not leaf.is_fully_addressable]
+
+
+def _positions_held_here(err: Any) -> frozenset[int] | None:
+    """The positions on the mapped axis whose checks ran on this process's devices;
+    None when every one did."""
+    spread = [leaf for leaf in _spread_leaves(err) if leaf.ndim]
+    if not spread:
+        return None
+    size = spread[0].shape[0]
+    return frozenset(i for shard in spread[0].addressable_shards
+                     for i in range(*shard.index[0].indices(size)))
+
+
+def _readable_here(err: Any) -> Any:
+    """The error with every device's checks readable in this process. In a job each
+    process gathers the arrays spread over the processes; they all reach this (each
+    raised the same error for the same call), in the same order, as a collective needs."""
+    if not _spread_leaves(err):
+        return err
+    from jax.experimental import multihost_utils
+
+    leaves, tree = jax.tree_util.tree_flatten(err)
+    gathered = [multihost_utils.process_allgather(leaf, tiled=True)
+                if isinstance(leaf, jax.Array) and not leaf.is_fully_addressable else leaf
+                for leaf in leaves]
+    return jax.tree_util.tree_unflatten(tree, gathered)
 
 
 def _is_backward(fun: Callable[..., Any], args: tuple, kwargs: dict, primitive: str,

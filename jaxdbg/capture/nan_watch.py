@@ -31,9 +31,9 @@ from jaxdbg.capture import frames as frames_mod
 from jaxdbg.capture import jax_routes, nan_location, postmortem
 from jaxdbg.capture.frames import Frame
 from jaxdbg.capture.stop_info import StopInfo
-from jaxdbg.engine import notices, registry
+from jaxdbg.engine import debug_host, notices, registry, stop_serving
+from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.engine.guarded_calls import format_exception, guarded
-from jaxdbg.engine.session import Session
 
 #: Set on a FloatingPointError whose NaN a stop was opened for (its NanOrigin), so the
 #: post-mortem after the cell does not open another.
@@ -54,6 +54,8 @@ class WatchedFunction:
         functools.update_wrapper(self, compiled)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if enabled() and jax.process_count() > 1:
+            return self._call_in_job(args, kwargs)
         # Inside another trace nothing runs, so nothing raises: the outer call watches.
         try:
             return self._compiled(*args, **kwargs)
@@ -64,6 +66,29 @@ class WatchedFunction:
                     setattr(error, SERVED, located)
                     _serve(located, error)
             raise
+
+    def _call_in_job(self, args: tuple, kwargs: dict) -> Any:
+        """In a jax.distributed job of several processes: JAX's op-by-op re-run of a
+        failing call leaves the job's collectives waiting on each other, and nothing
+        after it (the locating included) can run. So JAX's checks stay off for the call
+        and the same check of its outputs is made here, on every process alike."""
+        flags: Any = jax.config  # each flag is an attribute JAX adds at run time
+        nans, infs = bool(flags.jax_debug_nans), bool(flags.jax_debug_infs)
+        with nan_location.without_jax_nan_checks():
+            out = self._compiled(*args, **kwargs)
+            if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(out)):
+                return out  # inside another trace: the outer call checks
+            kind = nan_location.nonfinite_in(out, nans, infs)
+        if kind is None:
+            return out
+        name = getattr(self._fun, "__name__", "the function")
+        error = FloatingPointError(f"invalid value ({kind}) encountered in {name}, "
+                                   "checked on every process of the job")
+        located = self._locate(args, kwargs, infs=kind == "inf")
+        if located is not None:
+            setattr(error, SERVED, located)
+            _serve(located, error)
+        raise error
 
     def _locate(self, args: tuple, kwargs: dict, infs: bool) -> nan_location.NanOrigin | None:
         if self._pmap_options is None:
@@ -90,6 +115,7 @@ def _watching_jit(*args: Any, **kwargs: Any) -> Any:
     jit = jax_routes.JIT.original()
     if not args:  # jax.jit(static_argnums=...) used as a decorator factory
         return lambda fun: _watching_jit(fun, **kwargs)
+    _join_job()
     return WatchedFunction(jit(*args, **kwargs), args[0], None)
 
 
@@ -98,9 +124,16 @@ def _watching_pmap(*args: Any, **kwargs: Any) -> Any:
     if not args:
         return lambda fun: _watching_pmap(fun, **kwargs)
     fun, rest = args[0], args[1:]
+    _join_job()
     if rest:  # pmap's options given positionally: checked as JAX would, not per device
         return WatchedFunction(pmap(*args, **kwargs), fun, None)
     return WatchedFunction(pmap(fun, **kwargs), fun, dict(kwargs))
+
+
+def _join_job() -> None:
+    """In a jax.distributed job, as a breakpoint does when traced: the debug host starts
+    watching for the other processes' stops, which a NaN stop may be one of."""
+    debug_host.join_job()
 
 
 def is_inf_error(error: BaseException) -> bool:
@@ -176,6 +209,8 @@ def stop_frames(origin: nan_location.NanOrigin, error: BaseException) -> list[Fr
 
 
 def _serve(origin: nan_location.NanOrigin, error: BaseException) -> None:
+    if not origin.here:
+        return  # another process of the job made it: that one stops, named in its banner
     # The traceback so far ends at the watched call; the caller's frames are live here.
     callers = [frames_mod.live_frame(f) for f in frames_mod.python_stack(1, True, None)]
     frames = stop_frames(origin, error) + callers
@@ -183,6 +218,10 @@ def _serve(origin: nan_location.NanOrigin, error: BaseException) -> None:
         notices.notice(origin.describe() + ", at no line of your code that JAX kept")
         return
     info = StopInfo(reason=origin.describe(), device=origin.devices[0] if origin.devices else None)
-    session = Session(frames, info)
     registry.check_options(_options["backend"], _options["options"])
-    registry.serve_with_backend(session, _options["backend"], _options["options"])
+    try:
+        # As a breakpoint's stop: in a jax.distributed job it names the process and is
+        # served at the job's debug host (with no breakpoint number there).
+        stop_serving.serve(frames, info, _options["backend"], _options["options"])
+    except DebuggerQuit:
+        pass  # the call has failed already: JAX's error says so, as after a continue

@@ -1,0 +1,33 @@
+"""%jaxdbg infs on in a jax.distributed job: real local processes on CPU (gloo
+collectives, 2 devices each); an Inf made on one device of a shard_map over the whole
+job stops once, in the process that holds that device, named in the banner and served at
+the debug host (process 0) by scripted commands (JAXDBG_COMMANDS)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from support.job_launcher import PROGRAMS, Job
+
+pytestmark = pytest.mark.distributed
+
+SECRET = {"JAXDBG_DEBUG_SECRET": "a secret only the launcher knows"}
+
+PROGRAM = (PROGRAMS / "shard_map_inf.py").read_text()
+
+
+def test_an_inf_on_another_processs_device_stops_at_the_debug_host_naming_that_process():
+    commands = "where; up; p x.shape; c"
+    with Job(PROGRAM, 2, env=SECRET, per_process_env={0: {"JAXDBG_COMMANDS": commands}}) as job:
+        assert job.wait(180) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    banners = re.findall(r"Stopped at .*", host)
+    assert len(banners) == 1, host
+    assert re.fullmatch(r"Stopped at \S+program\.py:\d+ in body "
+                        r"\(process 1/2 · device 2; Inf made by log\)", banners[0]), banners
+    assert "(8,)" in host  # up: process 1's module frame, asked from the host
+    assert "Stopped at" not in other  # served at the host, not in process 1 itself
+    for i, text in ((0, host), (1, other)):  # JAX's error is raised in every process, after the stop
+        assert f"raised {i} FloatingPointError" in text, text
