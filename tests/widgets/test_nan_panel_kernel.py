@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from support.kernel_harness import kernel_fixture
-from support.panel_driver import SETUP, live_panel, press, state, submit, wait_banner, wait_log, wait_panel, wait_source
+from support.panel_driver import MODULE_HEADING, SETUP, live_panel, press, state, submit, wait_banner, wait_log, wait_panel, wait_source
 
 pytestmark = [pytest.mark.kernel]
 
@@ -59,18 +59,24 @@ def _ends_with_one_error(kernel, mid: str, cid: str) -> None:
     assert after.status == "ok" and "next cell 3.0" in after.stdout, after
 
 
-@pytest.mark.timeout(400)
-def test_an_inf_on_one_shard_map_device_opens_the_panel_at_its_line(kernel):
-    mid = kernel.execute(SHARD_MAP_CELL)
+def _stop_of(kernel, cell: str, function: str, device: int) -> tuple[str, str, dict]:
+    """Run ``cell``: the panel its Inf opens, at ``function`` on ``device``."""
+    mid = kernel.execute(cell)
     wait_panel(kernel, mid)
     cid = live_panel(kernel)
-    banner = wait_banner(kernel, r"in shard_fn \(device 3\)$", cid, timeout=120)
-    assert state(kernel, cid)["status"]["reason"] == "Inf made by log", banner
-    wait_source(kernel, r"in shard_fn$", cid)
+    wait_banner(kernel, rf"in {function} \(device {device}\)$", cid, timeout=120)
+    wait_source(kernel, rf"in {function}$", cid)
+    return mid, cid, state(kernel, cid)["status"]
+
+
+@pytest.mark.timeout(400)
+def test_an_inf_on_one_shard_map_device_opens_the_panel_at_its_line(kernel):
+    mid, cid, status = _stop_of(kernel, SHARD_MAP_CELL, "shard_fn", 3)
+    assert status["reason"] == "Inf made by log", status
     submit(kernel, "p shifted", cid=cid)  # the traced line: its values stayed on the device
     wait_log(kernel, r"\(jaxdbg\) p shifted\n<unavailable", cid)
     press(kernel, "up", cid)
-    wait_source(kernel, r"in (<module>|<cell line: \d+>)$", cid)
+    wait_source(kernel, MODULE_HEADING, cid)
     submit(kernel, "p x[6:8]", cid=cid)  # the cell's own values are live
     wait_log(kernel, r"\(jaxdbg\) p x\[6:8\]\nArray\(\[17., 10.\], dtype=float32\)", cid)
     _ends_with_one_error(kernel, mid, cid)
@@ -78,16 +84,11 @@ def test_an_inf_on_one_shard_map_device_opens_the_panel_at_its_line(kernel):
 
 @pytest.mark.timeout(400)
 def test_an_inf_of_a_pmapped_gradient_names_the_device_and_the_backward_pass(kernel):
-    mid = kernel.execute(GRADIENT_CELL)
-    wait_panel(kernel, mid)
-    cid = live_panel(kernel)
-    banner = wait_banner(kernel, r"in squashed \(device 5\)$", cid, timeout=120)
-    assert state(kernel, cid)["status"]["reason"] == (
-        "Inf made by mul in the backward pass (the gradient) of this line"), banner
-    wait_source(kernel, r"in squashed$", cid)
+    mid, cid, status = _stop_of(kernel, GRADIENT_CELL, "squashed", 5)
+    assert status["reason"] == "Inf made by mul in the backward pass (the gradient) of this line", status
+    press(kernel, "up", cid)  # past loss, to the cell
     press(kernel, "up", cid)
-    press(kernel, "up", cid)
-    wait_source(kernel, r"in (<module>|<cell line: \d+>)$", cid)
+    wait_source(kernel, MODULE_HEADING, cid)
     submit(kernel, "p w[5]", cid=cid)
     wait_log(kernel, r"\(jaxdbg\) p w\[5\]\nArray\(\[1., 0.\], dtype=float32\)", cid)
     _ends_with_one_error(kernel, mid, cid)
