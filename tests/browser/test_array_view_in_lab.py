@@ -14,7 +14,7 @@ import pytest
 from jaxdbg.engine import array_picture
 from jaxdbg.views import array_picture_view
 from support.lab_helpers import (THEMES, WCAG_AA, live_panel, open_notebook, run_cell, save_screenshot,
-                                 set_theme, text_contrast, wait_for_output_text)
+                                 in_theme, text_contrast, wait_for_output_text)
 
 pytestmark = [pytest.mark.browser]
 
@@ -63,8 +63,7 @@ def open_view(panel, name: str, by_key: bool = False) -> None:
 
 @pytest.mark.parametrize("theme", list(THEMES))
 def test_the_heatmap_is_drawn_hovered_and_sliced(page, server, theme):
-    set_theme(server, THEMES[theme])
-    try:
+    with in_theme(server, theme):
         page.set_viewport_size({"width": 1280, "height": 1800})
         open_notebook(page, server, f"array_view_{server.app}_{theme}.ipynb", [SETUP_CELL, STOP_CELL])
         run_cell(page, 0)
@@ -107,5 +106,3 @@ def test_the_heatmap_is_drawn_hovered_and_sliced(page, server, theme):
         assert found and not [(r["text"], r["ratio"]) for r in found if r["ratio"] < WCAG_AA]
         page.keyboard.press("F8")
         wait_for_output_text(page, 1, "result", timeout_s=60)
-    finally:
-        set_theme(server, THEMES["light"])

@@ -26,7 +26,7 @@ from support.lab_helpers import (
     open_notebook,
     run_cell,
     save_screenshot,
-    set_theme,
+    in_theme,
     text_contrast,
     wait_for_output_text,
     wait_heading,
@@ -154,8 +154,7 @@ PANEL_TEXT = {
 
 @pytest.mark.parametrize("theme", list(THEMES))
 def test_theme_contrast(page, lab_server, theme):
-    set_theme(lab_server, THEMES[theme])
-    try:
+    with in_theme(lab_server, theme):
         open_notebook(page, lab_server, f"theme-{theme}.ipynb", [SETUP_CELL, STOP_CELL])
         page.wait_for_function(f"() => document.body.dataset.jpThemeName === {json.dumps(THEMES[theme])}")
         run_cell(page, 0)
@@ -173,8 +172,6 @@ def test_theme_contrast(page, lab_server, theme):
         assert not low, low
         panel.locator(".jaxdbg-button", has_text="Continue").first.click()
         wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
-    finally:
-        set_theme(lab_server, THEMES["light"])
 
 
 # --------------------------------------------------------------------------- size

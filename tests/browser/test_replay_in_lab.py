@@ -15,7 +15,7 @@ from support.lab_helpers import (
     open_notebook,
     run_cell,
     save_screenshot,
-    set_theme,
+    in_theme,
     text_contrast,
     type_command,
     wait_for_output_text,
@@ -48,11 +48,8 @@ def _button(panel, name: str):
 
 @pytest.mark.parametrize("theme", list(THEMES))
 def test_replay_step_next_return_buttons(page, server, theme):
-    set_theme(server, THEMES[theme])
-    try:
+    with in_theme(server, theme):
         _replay_step_next_return(page, server, theme)
-    finally:
-        set_theme(server, THEMES["light"])
 
 
 def _replay_step_next_return(page, server, theme):

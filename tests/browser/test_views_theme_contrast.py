@@ -25,7 +25,7 @@ from support.lab_helpers import (
     open_notebook,
     run_cell,
     save_screenshot,
-    set_theme,
+    in_theme,
     text_contrast,
     type_command,
     wait_for_output_text,
@@ -144,8 +144,7 @@ def show_every_view(page, server, name: str) -> None:
 
 @pytest.mark.parametrize("theme", list(THEMES))
 def test_every_view_reads_in_the_theme(page, lab_server, theme):
-    set_theme(lab_server, THEMES[theme])
-    try:
+    with in_theme(lab_server, theme):
         page.set_viewport_size({"width": 1280, "height": 2400})
         show_every_view(page, lab_server, f"views-{theme}")
         assert page.evaluate("() => document.body.dataset.jpThemeName") == THEMES[theme]
@@ -184,5 +183,3 @@ def test_every_view_reads_in_the_theme(page, lab_server, theme):
         assert not low, low
         # the source keeps its indentation without styles
         assert "4 →     checkify.check(" in cell(page, 3).inner_text()
-    finally:
-        set_theme(lab_server, THEMES["light"])

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from support.lab_helpers import (EXTENSION_SETUP_CELL, THEMES, WCAG_AA, cell, live_panel, open_notebook, run_cell,
-                                 save_screenshot, set_theme, text_contrast,
+                                 save_screenshot, in_theme, text_contrast,
                                  type_command, wait_for_output_text, wait_log)
 
 pytestmark = pytest.mark.browser
@@ -36,11 +36,8 @@ def _dots(panel) -> int:
 
 @pytest.mark.parametrize("theme", list(THEMES))
 def test_the_watch_plot_has_one_point_per_hit_and_a_condition_is_edited_in_place(page, server, theme):
-    set_theme(server, THEMES[theme])
-    try:
+    with in_theme(server, theme):
         _plot_and_condition(page, server, theme)
-    finally:
-        set_theme(server, THEMES["light"])
 
 
 def _plot_and_condition(page, server, theme: str) -> None:
@@ -98,8 +95,7 @@ WATCH_TEXT = (".jaxdbg-watch-table td, .jaxdbg-breakpoints-table td, .jaxdbg-bre
 
 @pytest.mark.parametrize("theme", ["dark", "high-contrast"])
 def test_the_watch_and_breakpoints_tables_read_in_dark_and_high_contrast(page, lab_server, theme):
-    set_theme(lab_server, THEMES[theme])
-    try:
+    with in_theme(lab_server, theme):
         open_notebook(page, lab_server, f"watches-{theme}.ipynb", [EXTENSION_SETUP_CELL, SCAN_CELL])
         page.wait_for_function(f"() => document.body.dataset.jpThemeName === {json.dumps(THEMES[theme])}")
         run_cell(page, 0)
@@ -118,5 +114,3 @@ def test_the_watch_and_breakpoints_tables_read_in_dark_and_high_contrast(page, l
         assert not low, low
         panel.get_by_role("button", name="Continue all", exact=True).click()
         wait_for_output_text(page, 1, "trained", timeout_s=120)
-    finally:
-        set_theme(lab_server, THEMES["light"])

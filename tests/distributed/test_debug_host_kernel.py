@@ -66,12 +66,18 @@ def _rows(kernel, cid: str) -> dict[str, dict]:
     return {row["name"]: row for row in panel_driver.state(kernel, cid)["locals_page"]["rows"]}
 
 
+def _at_process_1s_first_stop(kernel):
+    """Run PROGRAM in the kernel, continue its own two stops in their panels, and return
+    the cell and the panel of process 1's first stop (device 2)."""
+    cell = kernel.execute(PROGRAM)
+    for device in ("0", "1"):
+        panel_driver.press(kernel, "continue", _stop_panel(kernel, f"process 0/2 · device {device}"))
+    return cell, _stop_panel(kernel, "process 1/2 · device 2")
+
+
 def test_the_debug_hosts_panel_serves_another_processs_stop():
     with host_kernel(PROGRAM, 2, "widgets") as (kernel, job):
-        cell = kernel.execute(PROGRAM)
-        for device in ("0", "1"):  # the kernel's own stops first
-            panel_driver.press(kernel, "continue", _stop_panel(kernel, f"process 0/2 · device {device}"))
-        cid = _stop_panel(kernel, "process 1/2 · device 2")
+        cell, cid = _at_process_1s_first_stop(kernel)
         assert "Stopped at" in panel_driver.state(kernel, cid)["status"]["banner"]
         # The locals table of the other process's stop: its values summarised there.
         rows = kernel.wait_for(lambda: (r := _rows(kernel, cid)) and "y" in r and r, 60, "locals rows")
@@ -173,10 +179,7 @@ def test_interrupting_the_debug_hosts_running_cell_at_a_remote_stop_ends_it_ther
     # The kernel's cell runs its part of the job (waiting in the psum) while its panel
     # shows process 1's stop: the interrupt ends that stop, not the kernel's cell.
     with host_kernel(PROGRAM, 2, "widgets") as (kernel, job):
-        cell = kernel.execute(PROGRAM)
-        for device in ("0", "1"):
-            panel_driver.press(kernel, "continue", _stop_panel(kernel, f"process 0/2 · device {device}"))
-        cid = _stop_panel(kernel, "process 1/2 · device 2")
+        cell, cid = _at_process_1s_first_stop(kernel)
         kernel.interrupt()
         job.wait_for(0, "jaxdbg.DebuggerQuit: the debugger quit", 120)
         kernel.wait_for(lambda: panel_driver.closed(kernel, cid), 60, "the interrupted panel to end")
@@ -266,10 +269,7 @@ def _watch_numbers(kernel, cid: str) -> list[float | None]:
 
 def test_the_hosts_panel_watches_another_processs_stops():
     with host_kernel(PROGRAM, 2, "widgets") as (kernel, job):
-        cell = kernel.execute(PROGRAM)
-        for device in ("0", "1"):  # the kernel's own stops first
-            panel_driver.press(kernel, "continue", _stop_panel(kernel, f"process 0/2 · device {device}"))
-        remote = _stop_panel(kernel, "process 1/2 · device 2")
+        cell, remote = _at_process_1s_first_stop(kernel)
         panel_driver.submit(kernel, "watch y.sum()", cid=remote)  # the panel's Watch box
         # y is x * 2 on device 2's shard [4, 5]; its value was taken in process 1.
         kernel.wait_for(lambda: _watch_numbers(kernel, remote) == [18.0], 60, "device 2's value")

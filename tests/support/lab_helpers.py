@@ -11,6 +11,7 @@ debugger controls) should still be clicked through the page.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -384,3 +385,14 @@ def set_theme(server: LabServer, name: str) -> None:
     """Make ``name`` the server's theme (pages opened afterwards start in it)."""
     server.api("PUT", "lab/api/settings/@jupyterlab/apputils-extension:themes",
                {"raw": json.dumps({"theme": name})})
+
+
+@contextlib.contextmanager
+def in_theme(server: LabServer, theme: str):
+    """Pages opened inside start in THEMES[theme]; the server is light again afterwards,
+    so a failed test leaves the next one its default."""
+    set_theme(server, THEMES[theme])
+    try:
+        yield
+    finally:
+        set_theme(server, THEMES["light"])
