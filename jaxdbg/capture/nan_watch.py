@@ -21,6 +21,7 @@ more Python call; the locating runs only once a NaN or an Inf was raised.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import linecache
 from typing import Any, Callable
@@ -34,6 +35,7 @@ from jaxdbg.capture.stop_info import StopInfo
 from jaxdbg.engine import debug_host, notices, registry, stop_serving
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.engine.guarded_calls import format_exception, guarded
+from jaxdbg.internals import jax_api
 
 #: Set on a FloatingPointError whose NaN a stop was opened for (its NanOrigin), so the
 #: post-mortem after the cell does not open another.
@@ -58,10 +60,13 @@ class WatchedFunction:
             return self._call_in_job(args, kwargs)
         # Inside another trace nothing runs, so nothing raises: the outer call watches.
         try:
-            return self._compiled(*args, **kwargs)
+            with jax_api.failed_checks() as checks:
+                return self._compiled(*args, **kwargs)
         except FloatingPointError as error:
             if enabled():
                 located = self._locate(args, kwargs, infs=is_inf_error(error))
+                if located is not None and self._pmap_options is None:
+                    located = with_rerun_devices(located, checks)
                 if located is not None and not jax_found_it(located, error):
                     setattr(error, SERVED, located)
                     _serve(located, error)
@@ -111,6 +116,24 @@ class WatchedFunction:
         return self if instance is None else functools.partial(self, instance)
 
 
+def with_rerun_devices(origin: nan_location.NanOrigin,
+                       checks: list[jax_api.FailedCheck]) -> nan_location.NanOrigin:
+    """Under a sharded jit, the devices JAX's op-by-op re-run found the NaN (Inf) on.
+
+    checkify's checks of a jitted program name no device; JAX's re-run runs each
+    primitive on the whole sharded arrays and checks each device's buffer of its
+    output. The last check that failed is the primitive's that made it (the first is
+    the call's own output, which a collective may have spread); its devices are named
+    by their JAX ids, as print rows under a sharded jit are. A call on one device keeps
+    no device, as before."""
+    if origin.devices or len(checks) < 2:  # located per device already, or not re-run
+        return origin
+    made = checks[-1]
+    if made.spread < 2 or not made.devices:
+        return origin
+    return dataclasses.replace(origin, devices=made.devices)
+
+
 def _watching_jit(*args: Any, **kwargs: Any) -> Any:
     jit = jax_routes.JIT.original()
     if not args:  # jax.jit(static_argnums=...) used as a decorator factory
@@ -152,6 +175,7 @@ def set_enabled(on: bool, backend: str | None = None, *, infs: bool = False,
     them: it stays on while either kind of check is on."""
     jax.config.update("jax_debug_infs" if infs else "jax_debug_nans", bool(on))
     if on:
+        jax_api.record_failed_checks()  # the devices of a sharded jit's NaN
         _options.update(backend=backend, options=backend_options)
         if not jax_routes.JIT.install(_watching_jit) and not enabled():
             notices.notice("jax.jit is taken by another jaxdbg feature (a %%checkify cell); "

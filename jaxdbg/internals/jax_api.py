@@ -505,6 +505,8 @@ def names_in_use() -> dict[str, bool]:
             hasattr(_ad, "primitive_transposes"),
         "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
             _checkify_error_fields_present(),
+        "jax._src.dispatch.check_special (and check_special_array from JAX 0.10), "
+        "jax._src.api_util.InternalFloatingPointError (name, ty)": _special_checks_present(),
     }
 
 
@@ -757,3 +759,98 @@ def equation_is_backward(eqn: Any) -> bool:
     """Whether JAX made the equation by transposing (the backward pass of a gradient):
     its name stack reads ``transpose(jvp(...))``."""
     return "transpose(" in str(getattr(eqn.source_info, "name_stack", ""))
+
+
+# -- which devices JAX's NaN / Inf check of one output found the value on --
+# With jax_debug_nans / jax_debug_infs on, every computation JAX runs (the jitted call,
+# then each primitive of its op-by-op re-run after a failure) checks its outputs in
+# ``dispatch.check_special(name, per-device buffers)`` (JAX 0.7) or
+# ``dispatch.check_special_array(name, array)`` (0.10 on; pxla looks both up on each
+# call), which raise ``InternalFloatingPointError`` at the first buffer that holds one.
+# Wrapped, a failing check records which devices' buffers hold it; under a sharded jit
+# that is the only place JAX says which device made it.
+_dispatch = _private("jax._src", "dispatch")
+_InternalFloatingPointError = _private("jax._src.api_util", "InternalFloatingPointError")
+_SPECIAL_CHECKS = ("check_special", "check_special_array")
+_failed_checks = threading.local()
+
+
+@dataclasses.dataclass(frozen=True)
+class FailedCheck:
+    """One output that JAX's NaN / Inf check raised for."""
+
+    name: str  # JAX's name of the computation: "jit(f)", then "jit(sqrt)" in the re-run
+    kind: str  # "nan" or "inf"
+    devices: tuple[int, ...]  # ids of the devices whose buffer holds it, in JAX's order
+    spread: int  # how many devices the output lies on
+
+
+def _holds(data: Any, kind: str) -> bool:
+    import numpy as np
+
+    values = np.asarray(data)
+    return bool((np.isnan(values) if kind == "nan" else np.isinf(values)).any())
+
+
+def _pieces(args: tuple) -> list[tuple[int, Any]]:
+    """``(device id, buffer)`` of what a check was given: single-device buffers, or one
+    array (its addressable shards)."""
+    given = args[1] if len(args) > 1 else ()
+    if isinstance(given, jax.Array):
+        return [(int(s.device.id), s.data) for s in given.addressable_shards]
+    return [(int(next(iter(buf.devices())).id), buf) for buf in given]
+
+
+def _recording(check: Callable[..., Any]) -> Callable[..., Any]:
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return check(*args, **kwargs)
+        except Exception as exc:
+            records = getattr(_failed_checks, "records", None)
+            if records is not None and isinstance(exc, _InternalFloatingPointError):
+                try:
+                    pieces = _pieces(args)
+                    records.append(FailedCheck(
+                        str(exc.name), str(exc.ty),
+                        tuple(d for d, buf in pieces if _holds(buf, str(exc.ty))), len(pieces)))
+                except Exception:  # buffers this cannot read: the check's error stands alone
+                    pass
+            raise
+    cast(Any, recorded)._jaxdbg_records_failures = True  # marks the wrapper as ours
+    return recorded
+
+
+def record_failed_checks() -> bool:
+    """Wrap JAX's NaN / Inf output checks so that :func:`failed_checks` can tell where
+    they failed. Returns whether this JAX has them. Idempotent; a check outside
+    :func:`failed_checks` costs one more Python call, and only while JAX's flags are on."""
+    if _dispatch is None or _InternalFloatingPointError is None \
+            or not hasattr(_dispatch, "check_special"):
+        return False
+    for name in _SPECIAL_CHECKS:
+        check = getattr(_dispatch, name, None)
+        if check is not None and not getattr(check, "_jaxdbg_records_failures", False):
+            setattr(_dispatch, name, _recording(check))
+    return True
+
+
+@contextlib.contextmanager
+def failed_checks() -> Iterator[list[FailedCheck]]:
+    """The checks that fail in this thread inside the block, in the order they failed
+    (the call's own output first, then its re-run's)."""
+    outer = getattr(_failed_checks, "records", None)
+    records: list[FailedCheck] = []
+    _failed_checks.records = records
+    try:
+        yield records
+    finally:
+        _failed_checks.records = outer
+
+
+def _special_checks_present() -> bool:
+    if _dispatch is None or _InternalFloatingPointError is None:
+        return False
+    error = _InternalFloatingPointError("sqrt", "nan")
+    needed = _SPECIAL_CHECKS if jax_version() >= (0, 10) else _SPECIAL_CHECKS[:1]
+    return all(callable(getattr(_dispatch, n, None)) for n in needed) \
+        and (error.name, error.ty) == ("sqrt", "nan")
