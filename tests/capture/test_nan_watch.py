@@ -209,3 +209,50 @@ def test_an_inf_is_located_in_a_plain_jit_where_the_nan_checks_see_nothing():
     assert (origin.value, origin.primitive, origin.backward) == ("Inf", "exp", False)
     assert origin.where.lineno == f.__wrapped__.__code__.co_firstlineno + 2
     assert nan_location.locate(f, (jnp.array([1.0, 2.0]),), {}, infs=True) is None
+
+
+# -- sharded jit: JAX's re-run checks each device's buffer, which names the device --
+
+def _sharded(values, n: int = 8):
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    return jax.device_put(values, NamedSharding(Mesh(np.array(_devices(n)), ("d",)), P("d")))
+
+
+@pytest.mark.parametrize("value,part,primitive,bad,infs", [
+    ("NaN", _root, "sqrt", -1.0, False),  # sqrt of a negative
+    ("Inf", _log, "log", 10.0, True),     # log of 0
+])
+def test_a_nan_or_inf_under_a_sharded_jit_stops_once_at_its_line_naming_the_device(
+        watch, value, part, primitive, bad, infs):
+    out = watch("where; p shifted.shape; p float(shifted[11]); c", infs=infs)
+
+    @jax.jit
+    def f(x):
+        return part(x) * 2
+
+    # Two values per device: x[3] is device 1's, x[11] device 5's (JAX's device ids).
+    x = _sharded((jnp.arange(16.0) + 11).at[3].set(bad).at[11].set(bad))
+    with pytest.raises(FloatingPointError) as raised:
+        f(x)
+    text = out.getvalue()
+    line = part.__code__.co_firstlineno + 2
+    assert _banner(text) == (f"Stopped at {__file__}:{line} in {part.__name__} "
+                             f"(device 1; {value} made by {primitive}; also on device 5)")
+    # The frames are JAX's op-by-op re-run's: the line's locals hold the whole array.
+    assert f"(jaxdbg) p shifted.shape\n(16,)\n(jaxdbg) p float(shifted[11])\n{bad - 10.0}\n" in text
+    assert text.count("Continuing.") == 1
+    origin = getattr(raised.value, nan_watch.SERVED)
+    assert (origin.value, origin.devices, origin.backward) == (value, (1, 5), False)
+
+
+def test_a_sharded_jit_names_the_device_by_its_jax_id(watch):
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    out = watch("c")
+    devices = _devices(8)[::-1]  # the mesh's position 0 is device 7
+    x = jax.device_put((jnp.arange(16.0) + 11).at[1].set(-3.0),
+                       NamedSharding(Mesh(np.array(devices), ("d",)), P("d")))
+    with pytest.raises(FloatingPointError):
+        jax.jit(_root)(x)
+    assert _banner(out.getvalue()).endswith("in _root (device 7; NaN made by sqrt)")
