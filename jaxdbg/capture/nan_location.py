@@ -45,7 +45,9 @@ class NanOrigin:
 
     primitive: str
     frames: tuple[checkify_errors.SourceFrame, ...]  # the user's, innermost first
-    devices: tuple[int, ...] = ()  # positions on the mapped axis (pmap / shard_map), in order
+    # Positions on the mapped axis (pmap / shard_map), in order; under a sharded jit the
+    # JAX ids of the devices JAX's re-run found it on (nan_watch.with_rerun_devices).
+    devices: tuple[int, ...] = ()
     backward: bool = False
     value: str = "NaN"  # or "Inf"
     # In a jax.distributed job: whether the first of ``devices`` is one of this process's

@@ -13,6 +13,9 @@ JAX's op-by-op re-run when that reached the line (with their values), else the
 line itself and the caller's frames. The error is raised after the stop, as before.
 Where JAX's re-run already found the line on one device in the forward pass (a
 plain jit), the post-mortem after the cell shows it as before, and no stop opens here.
+Under a sharded jit, JAX's re-run checks each device's buffer of each primitive's
+output; the failing checks it records (:func:`jax_api.failed_checks`) name the
+devices, and the stop opens here, on the re-run's frames.
 
 Functions made by ``jax.jit`` / ``jax.pmap`` before the watch was turned on keep
 JAX's behaviour (the post-mortem on JAX's own re-run). A call that succeeds costs one

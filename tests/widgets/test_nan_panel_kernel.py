@@ -1,5 +1,5 @@
-"""%jaxdbg infs on in a real ipykernel: an Inf made on one device of a shard_map (or in
-a pmapped gradient's backward pass) opens the panel at the user's line, naming the
+"""%jaxdbg infs on in a real ipykernel: an Inf made on one device of a shard_map, of a
+sharded jit (or in a pmapped gradient's backward pass) opens the panel at the user's line, naming the
 primitive, the device and the pass; Continue ends the cell with JAX's error, once."""
 
 from __future__ import annotations
@@ -30,6 +30,21 @@ SHARD_MAP_CELL = textwrap.dedent("""
     f = jax.jit(shard_map(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P()))
     x = (jnp.arange(16.0) + 11).at[7].set(10.0)  # only device 3's block holds a 10
     f(x)
+""")
+
+SHARDED_JIT_CELL = textwrap.dedent("""
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    @jax.jit
+    def step(x):
+        shifted = x - 10.0
+        return jnp.log(shifted) * 2  # -Inf where x holds a 10
+
+    mesh = Mesh(np.array(jax.devices()), ("d",))
+    x = jax.device_put((jnp.arange(16.0) + 11).at[7].set(10.0),  # device 3's shard
+                       NamedSharding(mesh, P("d")))
+    step(x)
 """)
 
 GRADIENT_CELL = textwrap.dedent("""
@@ -91,4 +106,13 @@ def test_an_inf_of_a_pmapped_gradient_names_the_device_and_the_backward_pass(ker
     wait_source(kernel, MODULE_HEADING, cid)
     submit(kernel, "p w[5]", cid=cid)
     wait_log(kernel, r"\(jaxdbg\) p w\[5\]\nArray\(\[1., 0.\], dtype=float32\)", cid)
+    _ends_with_one_error(kernel, mid, cid)
+
+
+@pytest.mark.timeout(400)
+def test_an_inf_on_one_device_of_a_sharded_jit_opens_the_panel_with_the_reruns_values(kernel):
+    mid, cid, status = _stop_of(kernel, SHARDED_JIT_CELL, "step", 3)
+    assert status["reason"] == "Inf made by log", status
+    submit(kernel, "p shifted[6:8]", cid=cid)  # JAX's op-by-op re-run's frame: real values
+    wait_log(kernel, r"\(jaxdbg\) p shifted\[6:8\]\nArray\(\[7., 0.\], dtype=float32\)", cid)
     _ends_with_one_error(kernel, mid, cid)
