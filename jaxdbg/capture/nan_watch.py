@@ -32,7 +32,7 @@ from typing import Any, Callable
 import jax
 
 from jaxdbg.capture import frames as frames_mod
-from jaxdbg.capture import jax_routes, nan_location, postmortem
+from jaxdbg.capture import jax_routes, nan_in_job, nan_location, postmortem
 from jaxdbg.capture.frames import Frame
 from jaxdbg.capture.stop_info import StopInfo
 from jaxdbg.engine import debug_host, notices, registry, stop_serving
@@ -93,10 +93,29 @@ class WatchedFunction:
         error = FloatingPointError(f"invalid value ({kind}) encountered in {name}, "
                                    "checked on every process of the job")
         located = self._locate(args, kwargs, infs=kind == "inf")
+        if located is not None and not located.devices and self._pmap_options is None:
+            located = self._devices_in_job(located, args, kwargs, kind)
         if located is not None:
             setattr(error, SERVED, located)
             _serve(located, error)
         raise error
+
+    def _devices_in_job(self, origin: nan_location.NanOrigin, args: tuple, kwargs: dict,
+                        kind: str) -> nan_location.NanOrigin:
+        """A sharded jit's origin with the devices that made it, and whether this
+        process holds the first (the one that stops)."""
+        def run() -> tuple[int, ...]:
+            return nan_in_job.devices_in_job(self._compiled, args, kwargs, origin.primitive,
+                                             origin.where, kind)
+
+        def failed(exc: BaseException) -> tuple[int, ...]:
+            notices.notice(f"could not tell which device made the {origin.value}: "
+                           f"{format_exception(exc)}")
+            return ()
+        devices = guarded(run, failed)
+        if not devices:
+            return origin
+        return dataclasses.replace(origin, devices=devices, here=nan_in_job.held_here(devices[0]))
 
     def _locate(self, args: tuple, kwargs: dict, infs: bool) -> nan_location.NanOrigin | None:
         if self._pmap_options is None:

@@ -854,3 +854,74 @@ def _special_checks_present() -> bool:
     needed = _SPECIAL_CHECKS if jax_version() >= (0, 10) else _SPECIAL_CHECKS[:1]
     return all(callable(getattr(_dispatch, n, None)) for n in needed) \
         and (error.name, error.ty) == ("sqrt", "nan")
+
+
+# -- a traced program run up to one of its equations: a value made inside a jit --
+# Equations inside these are the call's own, run once with its inputs: the program up
+# to one of them is the same program with the call inlined. Loops, conds and maps run
+# their bodies other than once (or per device) and are not entered.
+_INLINED_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
+                            "remat", "checkpoint"})
+_CALL_BODIES = ("jaxpr", "call_jaxpr")
+
+
+def _call_body(eqn: Any) -> Any | None:
+    """The ``(jaxpr, consts)`` that a call equation runs, when it is inlined."""
+    if equation_primitive(eqn) not in _INLINED_CALLS:
+        return None
+    for key in _CALL_BODIES:
+        body = eqn.params.get(key)
+        if body is not None and hasattr(getattr(body, "jaxpr", body), "eqns"):
+            return (body.jaxpr, list(body.consts)) if hasattr(body, "consts") else (body, [])
+    return None
+
+
+def path_to_equation(closed_jaxpr: Any, found: Callable[[Any], bool]) -> list[Any] | None:
+    """The equations from the program's top to the first (in program order) that
+    ``found`` accepts, entering only inlined calls; None when there is none."""
+    def walk(jaxpr: Any) -> list[Any] | None:
+        for eqn in jaxpr.eqns:
+            if found(eqn):
+                return [eqn]
+            body = _call_body(eqn)
+            if body is not None:
+                inner = walk(body[0])
+                if inner is not None:
+                    return [eqn, *inner]
+        return None
+    return walk(closed_jaxpr.jaxpr)
+
+
+def _bind(eqn: Any, values: list[Any]) -> list[Any]:
+    """The equation's primitive applied to ``values``, as ``eval_jaxpr`` applies it."""
+    bound = eqn.primitive.get_bind_params(eqn.params)
+    if isinstance(bound, tuple):  # JAX < 0.8: (subfuns, params)
+        subfuns, params = bound
+    else:  # later: the params, with the subfuns among them
+        subfuns, params = (), bound
+    context = getattr(getattr(eqn, "ctx", None), "manager", None)
+    with context if context is not None else contextlib.nullcontext():
+        outs = eqn.primitive.bind(*subfuns, *values, **params)
+    return list(outs) if eqn.primitive.multiple_results else [outs]
+
+
+def run_up_to(closed_jaxpr: Any, path: list[Any], flat_args: list[Any]) -> list[Any]:
+    """The outputs of the last equation of ``path`` when the program runs on
+    ``flat_args`` (traceable: run it inside a ``jax.jit``)."""
+    def read(env: dict, var: Any) -> Any:
+        return var.val if type(var).__name__ == "Literal" else env[var]
+
+    def run(jaxpr: Any, consts: list[Any], args: list[Any], depth: int) -> list[Any]:
+        env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts))
+        env.update(zip(jaxpr.invars, args))
+        for eqn in jaxpr.eqns:
+            values = [read(env, v) for v in eqn.invars]
+            if eqn is path[depth] and depth + 1 < len(path):
+                body, body_consts = cast(Any, _call_body(eqn))
+                return run(body, body_consts, values, depth + 1)
+            outs = _bind(eqn, values)
+            if eqn is path[depth]:
+                return outs
+            env.update(zip(eqn.outvars, outs))
+        raise ValueError("the equation is not in the program")
+    return run(closed_jaxpr.jaxpr, list(closed_jaxpr.consts), list(flat_args), 0)
