@@ -32,13 +32,6 @@ def _is_origin(primitive: str, where: checkify_errors.SourceFrame) -> Callable[[
     return found
 
 
-def _holds(data: Any, kind: str) -> bool:
-    values = np.asarray(data)
-    if not np.issubdtype(values.dtype, np.inexact):
-        return False
-    return bool((np.isinf(values) if kind == "inf" else np.isnan(values)).any())
-
-
 def devices_in_job(fun: Callable[..., Any], args: tuple, kwargs: dict, primitive: str,
                    where: checkify_errors.SourceFrame | None, kind: str) -> tuple[int, ...]:
     """The JAX ids of the devices whose shard of ``primitive``'s output at ``where``
@@ -61,7 +54,7 @@ def devices_in_job(fun: Callable[..., Any], args: tuple, kwargs: dict, primitive
     local = np.zeros(len(order), dtype=np.int32)
     for out in outs:
         for shard in getattr(out, "addressable_shards", ()):
-            if _holds(shard.data, kind):
+            if jax_api.holds_nonfinite(shard.data, kind):
                 local[order.index(shard.device.id)] = 1
     from jax.experimental import multihost_utils
 

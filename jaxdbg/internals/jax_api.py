@@ -785,10 +785,13 @@ class FailedCheck:
     spread: int  # how many devices the output lies on
 
 
-def _holds(data: Any, kind: str) -> bool:
+def holds_nonfinite(data: Any, kind: str) -> bool:
+    """Whether a buffer of floats holds a ``kind`` (``"nan"`` / ``"inf"``)."""
     import numpy as np
 
     values = np.asarray(data)
+    if not np.issubdtype(values.dtype, np.inexact):
+        return False
     return bool((np.isnan(values) if kind == "nan" else np.isinf(values)).any())
 
 
@@ -812,7 +815,7 @@ def _recording(check: Callable[..., Any]) -> Callable[..., Any]:
                     pieces = _pieces(args)
                     records.append(FailedCheck(
                         str(exc.name), str(exc.ty),
-                        tuple(d for d, buf in pieces if _holds(buf, str(exc.ty))), len(pieces)))
+                        tuple(d for d, buf in pieces if holds_nonfinite(buf, str(exc.ty))), len(pieces)))
                 except Exception:  # buffers this cannot read: the check's error stands alone
                     pass
             raise

@@ -1,6 +1,6 @@
 """%jaxdbg nans on / infs on: a NaN (an Inf) opens a stop at the line and device that
-made it, under shard_map, pmap, a plain jit and in a gradient's backward pass (real JAX
-on 8 host CPU devices, answered by scripted terminal commands)."""
+made it, under shard_map, pmap, a sharded jit, a plain jit and in a gradient's backward
+pass (real JAX on 8 host CPU devices, answered by scripted terminal commands)."""
 
 from __future__ import annotations
 
