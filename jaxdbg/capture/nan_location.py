@@ -16,6 +16,11 @@ checkify has no Inf check; for an Inf its NaN checks are turned to Infs
 output holds an Inf, with the same locations and devices. The checks also name a
 primitive that ran in a transposed equation (the backward pass) in their message.
 
+A program that holds a ``shard_map`` (a gradient of one holds two: the forward one
+and its transpose) is checked piece by piece instead, each shard_map alone
+(:func:`jax_api.run_in_pieces`): checkify checks nothing after a shard_map. A piece
+that is a transposed shard_map is the backward pass.
+
 This costs nothing until a NaN was found: the failing call is traced and compiled
 once more, with the checks, and run on the same inputs.
 """
@@ -105,13 +110,22 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
     pmap, so every JAX reports the device). The origin of the first NaN (Inf), or None
     when none appears (one a primitive checkify does not check made, or one that does
     not come back on a second run)."""
-    checked = checkify_errors.checkify(fun, errors=jax_api.located_checks(jax_checkify.nan_checks, infs))
+    errors = jax_api.located_checks(jax_checkify.nan_checks, infs)
+    checked = checkify_errors.checkify(fun, errors=errors)
     program = fun
     if pmap_options is not None:
         pmap = jax_routes.PMAP.original()
         checked, program = pmap(checked, **pmap_options), pmap(fun, **pmap_options)
     with without_jax_nan_checks():
-        err, _ = checked(*args, **kwargs)
+        pieces = _shard_mapped_program(fun, args, kwargs) if pmap_options is None else None
+        in_backward_pass = False
+        if pieces is not None:
+            failed = _checked_in_pieces(pieces, args, kwargs, errors)
+            if failed is None:
+                return None
+            err, in_backward_pass = failed
+        else:
+            err, _ = checked(*args, **kwargs)
         held_here = _positions_held_here(err)
         err = _readable_here(err)
         sites = checkify_errors.error_sites(err)
@@ -122,10 +136,41 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
         primitive = _primitive_of(first.message)
         devices = tuple(int(s.index[0]) for s in made
                         if s.index and _primitive_of(s.message) == primitive and s.where == first.where)
-        backward = (jax_api.BACKWARD_PASS in first.message
+        backward = (in_backward_pass or jax_api.BACKWARD_PASS in first.message
                     or _is_backward(program, args, kwargs, primitive, first.where))
     here = held_here is None or not devices or devices[0] in held_here
     return NanOrigin(primitive, first.frames, devices, backward, "Inf" if infs else "NaN", here)
+
+
+def _shard_mapped_program(fun: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """The traced program when it holds a shard_map (which checkify checks only when
+    nothing is checked after it: see :func:`jax_api.run_in_pieces`); else None."""
+    try:
+        program = jax.make_jaxpr(fun)(*args, **kwargs)
+    except Exception:  # a function make_jaxpr cannot trace (static arguments): checked whole
+        return None
+    return program if jax_api.holds_shard_map(program) else None
+
+
+def _checked_in_pieces(program: Any, args: tuple, kwargs: dict,
+                       errors: frozenset) -> tuple[Any, bool] | None:
+    """The checks' error of the first piece of the program (each shard_map alone, the
+    equations between them together) in which one failed, and whether that piece is
+    a shard_map of the backward pass; None when none failed."""
+    from jax.extend import core as jex_core
+
+    jit = jax_routes.JIT.original()
+    failed: list[tuple[Any, bool]] = []
+
+    def run_piece(piece: Any, inputs: list[Any], backward: bool) -> list[Any] | None:
+        err, outs = checkify_errors.checkify(jit(jex_core.jaxpr_as_fun(piece)), errors=errors)(*inputs)
+        if checkify_errors.error_sites(_readable_here(err)):
+            failed.append((err, backward))
+            return None
+        return list(outs)
+
+    jax_api.run_in_pieces(program, jax.tree_util.tree_leaves((args, kwargs)), run_piece)
+    return failed[0] if failed else None
 
 
 def _spread_leaves(err: Any) -> list[Any]:

@@ -505,6 +505,7 @@ def names_in_use() -> dict[str, bool]:
             hasattr(_ad, "primitive_transposes"),
         "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
             _checkify_error_fields_present(),
+        "jax._src.core.DropVar, DebugInfo": _DropVar is not None and _DebugInfo is not None,
     }
 
 
@@ -757,3 +758,99 @@ def equation_is_backward(eqn: Any) -> bool:
     """Whether JAX made the equation by transposing (the backward pass of a gradient):
     its name stack reads ``transpose(jvp(...))``."""
     return "transpose(" in str(getattr(eqn.source_info, "name_stack", ""))
+
+
+# -- a program run piece by piece, each shard_map a piece of its own --
+# checkify's rule for shard_map hands the error so far into the body replicated and
+# gives it back with a leading axis of devices; a check after that (a second shard_map,
+# as a gradient's backward pass makes, or any checked primitive) then fails to trace
+# ("select cases must have the same shapes"). Run piece by piece, each piece checked
+# on its own starts from a fresh error. The pieces are jax.extend.core Jaxprs of the
+# program's own equations, so each keeps its traceback and name stack (the pass).
+_DropVar = _private("jax._src.core", "DropVar")
+_DebugInfo = _private("jax._src.core", "DebugInfo")
+_JIT_CALLS = ("pjit", "jit")  # the jit call primitive's name: pjit before 0.8, jit after
+
+
+def _is_jit_call(eqn: Any) -> bool:
+    return equation_primitive(eqn) in _JIT_CALLS and hasattr(eqn.params.get("jaxpr"), "jaxpr")
+
+
+def holds_shard_map(closed_jaxpr: Any) -> bool:
+    return any(equation_primitive(eqn) == "shard_map" for eqn in program_equations(closed_jaxpr))
+
+
+def _piece(eqns: list[Any]) -> tuple[Any, list[Any], list[Any]]:
+    """The closed program of these equations: of the values they read and do not make,
+    to every value they make; with those inputs and outputs."""
+    from jax.extend import core as jex_core
+
+    made: dict[Any, None] = {}
+    needed: dict[Any, None] = {}
+    for eqn in eqns:
+        for var in eqn.invars:
+            if isinstance(var, jex_core.Var) and var not in made:
+                needed[var] = None
+        for var in eqn.outvars:
+            if not isinstance(var, _DropVar):
+                made[var] = None
+    effects = frozenset().union(*(eqn.effects for eqn in eqns))
+    info = _DebugInfo("jaxdbg's NaN location", "a piece of the program",
+                      tuple(f"in{i}" for i in range(len(needed))),
+                      tuple(f"out{i}" for i in range(len(made))))
+    jaxpr = jex_core.Jaxpr([], list(needed), list(made), eqns, effects, info)
+    return jex_core.ClosedJaxpr(jaxpr, []), list(needed), list(made)
+
+
+def run_in_pieces(closed_jaxpr: Any, args: list[Any],
+                  run_piece: Callable[[Any, list[Any], bool], list[Any] | None]) -> bool:
+    """Run a traced program (``jax.make_jaxpr``) on ``args`` (its flat inputs) piece by
+    piece: each shard_map (also one inside a jit call, which is opened) alone, the
+    equations between them together. ``run_piece(closed, inputs, backward)`` runs one
+    piece (``backward``: a shard_map JAX made by transposing, the backward pass, which
+    checkify's check inside cannot tell) and returns its outputs, or None to stop
+    there. Whether it ran to the end."""
+    from jax.extend import core as jex_core
+
+    def run(jaxpr: Any, consts: list[Any], inputs: list[Any], backward: bool) -> list[Any] | None:
+        env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts))
+        env.update(zip(jaxpr.invars, inputs))
+        pending: list[Any] = []
+
+        def read(atom: Any) -> Any:
+            return env[atom] if isinstance(atom, jex_core.Var) else atom.val
+
+        def flush(in_backward_pass: bool = False) -> bool:
+            if not pending:
+                return True
+            piece, needed, made = _piece(pending)
+            pending.clear()
+            outs = run_piece(piece, [read(v) for v in needed], in_backward_pass)
+            if outs is None:
+                return False
+            env.update(zip(made, outs))
+            return True
+
+        for eqn in jaxpr.eqns:
+            if _is_jit_call(eqn) and holds_shard_map(eqn.params["jaxpr"]):
+                if not flush():
+                    return None
+                inner = eqn.params["jaxpr"]
+                outs = run(inner.jaxpr, list(inner.consts), [read(v) for v in eqn.invars],
+                           backward or equation_is_backward(eqn))
+                if outs is None:
+                    return None
+                env.update((v, out) for v, out in zip(eqn.outvars, outs) if not isinstance(v, _DropVar))
+            elif equation_primitive(eqn) == "shard_map":
+                if not flush():
+                    return None
+                pending.append(eqn)
+                if not flush(backward or equation_is_backward(eqn)):
+                    return None
+            else:
+                pending.append(eqn)
+        if not flush():
+            return None
+        return [read(v) for v in jaxpr.outvars]
+
+    return run(closed_jaxpr.jaxpr, list(closed_jaxpr.consts), list(args), False) is not None

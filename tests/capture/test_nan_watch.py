@@ -114,6 +114,28 @@ def test_a_nan_or_inf_of_the_backward_pass_names_the_forward_line(watch, value, 
         f"({value} made by mul in the backward pass (the gradient) of this line)")
 
 
+@pytest.mark.parametrize("value,part,infs", [("NaN", _safe_root, False), ("Inf", _squashed, True)])
+def test_the_backward_pass_of_a_shard_map_names_the_forward_line_and_device(watch, value, part, infs):
+    # The gradient's program holds two shard_maps (the forward one and its transpose),
+    # which checkify cannot check as one program.
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(_devices(8)), ("d",))
+    out = watch("where; c", infs=infs)
+
+    def loss(w):
+        return _shard_map()(part, mesh=mesh, in_specs=P("d"), out_specs=P("d"))(w).sum()
+
+    w = (jnp.arange(16.0) + 1).at[11].set(0.0)  # only device 5's block holds a 0
+    with pytest.raises(FloatingPointError) as raised:
+        jax.jit(jax.grad(loss))(w)
+    line = part.__code__.co_firstlineno + 1
+    assert _banner(out.getvalue()) == (
+        f"Stopped at {__file__}:{line} in {part.__name__} "
+        f"(device 5; {value} made by mul in the backward pass (the gradient) of this line)")
+    assert getattr(raised.value, nan_watch.SERVED).devices == (5,)
+
+
 def test_a_plain_jit_nan_is_left_to_jaxs_rerun_and_the_post_mortem(watch):
     out = watch("c")
 
