@@ -189,8 +189,8 @@ def _reached(origin: nan_location.NanOrigin, frames: list[Frame]) -> bool:
 def jax_found_it(origin: nan_location.NanOrigin, error: BaseException) -> bool:
     """Whether JAX's own op-by-op re-run already stopped at the line, on one device and
     in the forward pass: then the post-mortem after the cell shows it, with its values,
-    and a stop here would add nothing."""
-    if origin.devices or origin.backward:
+    and a stop here would add nothing (it would not say the line's derivative made it)."""
+    if origin.devices or origin.backward or origin.derivative:
         return False
     return _reached(origin, postmortem.frames_from_traceback(error.__traceback__))
 

@@ -854,3 +854,78 @@ def run_in_pieces(closed_jaxpr: Any, args: list[Any],
         return [read(v) for v in jaxpr.outvars]
 
     return run(closed_jaxpr.jaxpr, list(closed_jaxpr.consts), list(args), False) is not None
+
+
+# -- equations a gradient's linearization made: the derivative of a line --
+# Under jax.grad the forward pass is traced as a JVP, so its equations all read
+# ``jvp(...)`` in their name stack: the primal ones (sqrt) and the ones the primitive's
+# derivative rule added (sqrt's 0.5 / sqrt(x), a div). The name stack cannot tell them
+# apart; where their values go can: a primal value reaches the function's own result
+# (the loss, which grad traces and drops), a derivative's reaches only the backward
+# pass. Bodies of jit calls and shard_maps are followed (their name stacks nest).
+
+def _inlined(closed_jaxpr: Any) -> list[tuple[Any, str, list[Any], list[Any]]]:
+    """``(eqn, name stack, inputs, outputs)`` of every equation, jit and shard_map
+    bodies opened in place; a value is named by its Var or a stand-in, and a body's
+    inputs and outputs by those of the equation that calls it."""
+    from jax.extend import core as jex_core
+
+    found: list[tuple[Any, str, list[Any], list[Any]]] = []
+
+    def walk(jaxpr: Any, stack: str, rename: dict[Any, Any]) -> None:
+        def name(atom: Any) -> Any:
+            return rename.get(atom, atom) if isinstance(atom, jex_core.Var) else None
+
+        for eqn in jaxpr.eqns:
+            inner = eqn.params.get("jaxpr") if isinstance(eqn.params, dict) else None
+            body: Any = getattr(inner, "jaxpr", inner)
+            here = f"{stack}/{eqn.source_info.name_stack}"
+            if (equation_primitive(eqn) in (*_JIT_CALLS, "shard_map") and hasattr(body, "eqns")
+                    and len(body.invars) == len(eqn.invars) and len(body.outvars) == len(eqn.outvars)):
+                inner_names = {v: name(a) for v, a in zip(body.invars, eqn.invars)}
+                outer_outs = [name(v) for v in eqn.outvars]
+                # A body's result is the equation's: a stand-in reads the body's value.
+                for v, out in zip(body.outvars, outer_outs):
+                    if isinstance(v, jex_core.Var) and v not in inner_names and out is not None:
+                        inner_names[v] = out
+                    elif out is not None:  # passed through or a literal: an identity step
+                        found.append((eqn, here, [inner_names.get(v)], [out]))
+                walk(body, here, inner_names)
+                continue
+            # A dropped output is a value nothing reads: a stand-in of its own.
+            found.append((eqn, here, [name(a) for a in eqn.invars],
+                          [object() if isinstance(v, _DropVar) else name(v) for v in eqn.outvars]))
+
+    walk(closed_jaxpr.jaxpr, "", {})
+    return found
+
+
+def derivative_equations(closed_jaxpr: Any) -> list[Any]:
+    """The equations a gradient's linearization added to its forward pass (a
+    primitive's derivative), found by where their values go (see above)."""
+    from jax.extend import core as jex_core
+
+    eqns = _inlined(closed_jaxpr)
+    forward = [i for i, (_, stack, _, _) in enumerate(eqns)
+               if "jvp(" in stack and "transpose(" not in stack]
+    readers: dict[Any, list[int]] = {}
+    for i, (_, _, ins, _) in enumerate(eqns):
+        for v in ins:
+            if v is not None:
+                readers.setdefault(v, []).append(i)
+    results = {v for v in closed_jaxpr.jaxpr.outvars if isinstance(v, jex_core.Var)}
+    forward_set = set(forward)
+    # The function's own result: forward values nothing reads, or the program returns.
+    primal = {i for i in forward
+              if any(not readers.get(v) or v in results for v in eqns[i][3])}
+    if not primal:
+        return []  # no result of the forward pass is left to tell by
+    changed = True
+    while changed:
+        changed = False
+        for i in forward:
+            if i not in primal and any(r in primal for v in eqns[i][3] for r in readers.get(v, ())
+                                       if r in forward_set):
+                primal.add(i)
+                changed = True
+    return [eqns[i][0] for i in forward if i not in primal]

@@ -136,6 +136,36 @@ def test_the_backward_pass_of_a_shard_map_names_the_forward_line_and_device(watc
     assert getattr(raised.value, nan_watch.SERVED).devices == (5,)
 
 
+def _sine_root(w):
+    wave = jnp.sin(w)
+    return jnp.sqrt(wave)  # finite at 0; its derivative there, 0.5 / sqrt(0), is Inf
+
+
+def test_an_inf_made_while_a_gradient_linearizes_is_named_the_lines_derivative(watch):
+    out = watch("where; p wave; c", infs=True)
+
+    def loss(w):
+        return jnp.sum(_sine_root(w))
+
+    with pytest.raises(FloatingPointError, match=r"\(inf\)") as raised:
+        jax.jit(jax.grad(loss))(jnp.array([0.0, 1.0]))
+    line = _sine_root.__code__.co_firstlineno + 2
+    text = out.getvalue()
+    assert _banner(text) == (f"Stopped at {__file__}:{line} in _sine_root "
+                             "(Inf made by div in the derivative (the gradient) of this line)")
+    origin = getattr(raised.value, nan_watch.SERVED)
+    assert origin.derivative and not origin.backward
+
+
+def test_a_nan_of_the_forward_pass_under_a_gradient_is_not_called_its_derivative():
+    def loss(w):
+        return jnp.sum(_root(w))  # sqrt of a negative: the forward pass's own NaN
+
+    origin = nan_location.locate(jax.jit(jax.grad(loss)), (jnp.array([4.0, 16.0]),), {})
+    assert (origin.primitive, origin.backward, origin.derivative) == ("sqrt", False, False)
+    assert origin.describe() == "NaN made by sqrt"
+
+
 def test_a_plain_jit_nan_is_left_to_jaxs_rerun_and_the_post_mortem(watch):
     out = watch("c")
 
