@@ -506,6 +506,8 @@ def names_in_use() -> dict[str, bool]:
         "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
             _checkify_error_fields_present(),
         "jax._src.core.DropVar, DebugInfo": _DropVar is not None and _DebugInfo is not None,
+        "jax._src.shard_map.ShardMapTracer(val), jax._src.interpreters.ad.LinearizeTracer, "
+        "JVPTracer": _rerun_value_names_present(),
     }
 
 
@@ -929,3 +931,47 @@ def derivative_equations(closed_jaxpr: Any) -> list[Any]:
                 primal.add(i)
                 changed = True
     return [eqns[i][0] for i in forward if i not in primal]
+
+
+# -- the values JAX's op-by-op re-run of a failing call held --
+# jax_debug_nans re-runs a failing call eagerly; where it raises, the user's frames
+# hold its tracers, which carry concrete values: a shard_map's (ShardMapTracer.val,
+# every device's block along a leading axis in the mesh's device order, or one block
+# for a value the same on all) and a gradient's forward pass (the primal of a
+# Linearize/JVP tracer).
+_ShardMapTracer = _private("jax._src.shard_map", "ShardMapTracer")
+_PRIMAL_TRACERS = tuple(t for t in (_private("jax._src.interpreters.ad", "LinearizeTracer"),
+                                    _private("jax._src.interpreters.ad", "JVPTracer"))
+                        if t is not None)
+
+
+def rerun_value(value: Any, device: int | None) -> Any | None:
+    """The concrete value of a tracer of JAX's eager re-run (``device``: the position in
+    the mesh of the device whose block a shard_map value is read from); None when it
+    holds none, or the value is not one device's alone."""
+    for _ in range(8):  # tracers nest: a gradient of a shard_map, ...
+        if not isinstance(value, jax.core.Tracer):
+            return value
+        if _ShardMapTracer is not None and isinstance(value, _ShardMapTracer):
+            blocks = value.val
+            mesh = getattr(getattr(value, "_trace", None), "mesh", None)
+            count = getattr(blocks, "shape", (0,))[0] if getattr(blocks, "ndim", 0) else 0
+            if count == 1:
+                value = blocks[0]
+            elif device is not None and mesh is not None and count == mesh.size and device < count:
+                value = blocks[device]
+            else:  # varying over some of the mesh's axes only: not read here
+                return None
+        elif _PRIMAL_TRACERS and isinstance(value, _PRIMAL_TRACERS):
+            value = value.primal
+        else:
+            return None
+    return None
+
+
+def _rerun_value_names_present() -> bool:
+    if _ShardMapTracer is None or len(_PRIMAL_TRACERS) != 2:
+        return False
+    init = getattr(_ShardMapTracer, "__init__", None)
+    code = getattr(init, "__code__", None)
+    return code is not None and "val" in code.co_varnames

@@ -61,7 +61,7 @@ def test_a_nan_under_shard_map_stops_at_its_line_on_the_device_that_made_it(watc
     from jax.sharding import Mesh, PartitionSpec as P
 
     mesh = Mesh(np.array(_devices(8)), ("d",))
-    out = watch("where; c")
+    out = watch("where; p shifted; up; p block; c")
 
     def shard_fn(block):
         return jax.lax.psum(_root(block), "d")  # every device gets the NaN through psum
@@ -75,6 +75,9 @@ def test_a_nan_under_shard_map_stops_at_its_line_on_the_device_that_made_it(watc
     assert _banner(text) == (f"Stopped at {__file__}:{line} in _root "
                              "(device 5; NaN made by sqrt)")
     assert "return jnp.sqrt(shifted)" in text
+    # The traced lines' values, as JAX's re-run computed them on device 5 (x[10:12]).
+    assert "(jaxdbg) p shifted\nArray([ 10., -11.], dtype=float32)" in text
+    assert "(jaxdbg) p block\nArray([20., -1.], dtype=float32)" in text
 
 
 def test_a_nan_under_pmap_names_each_device_that_made_one(watch):
@@ -137,8 +140,10 @@ def test_the_backward_pass_of_a_shard_map_names_the_forward_line_and_device(watc
 
 
 def _sine_root(w):
-    wave = jnp.sin(w)
-    return jnp.sqrt(wave)  # finite at 0; its derivative there, 0.5 / sqrt(0), is Inf
+    # lax's own primitives: jnp's are jitted functions, whose cached programs JAX's
+    # re-run evaluates without coming back to this line.
+    wave = jax.lax.sin(w)
+    return jax.lax.sqrt(wave)  # finite at 0; its derivative there, 0.5 / sqrt(0), is Inf
 
 
 def test_an_inf_made_while_a_gradient_linearizes_is_named_the_lines_derivative(watch):
@@ -149,12 +154,14 @@ def test_an_inf_made_while_a_gradient_linearizes_is_named_the_lines_derivative(w
 
     with pytest.raises(FloatingPointError, match=r"\(inf\)") as raised:
         jax.jit(jax.grad(loss))(jnp.array([0.0, 1.0]))
-    line = _sine_root.__code__.co_firstlineno + 2
+    line = _sine_root.__code__.co_firstlineno + 4
     text = out.getvalue()
     assert _banner(text) == (f"Stopped at {__file__}:{line} in _sine_root "
                              "(Inf made by div in the derivative (the gradient) of this line)")
     origin = getattr(raised.value, nan_watch.SERVED)
     assert origin.derivative and not origin.backward
+    # The forward pass's value at the line, from JAX's re-run (the gradient's primal).
+    assert "(jaxdbg) p wave\nArray([0.        , 0.84147096], dtype=float32)" in text
 
 
 def test_a_nan_of_the_forward_pass_under_a_gradient_is_not_called_its_derivative():
