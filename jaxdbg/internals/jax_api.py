@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import re
@@ -506,6 +507,8 @@ def names_in_use() -> dict[str, bool]:
         "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
             _checkify_error_fields_present(),
         "jax._src.core.DropVar, DebugInfo": _DropVar is not None and _DebugInfo is not None,
+        "jax._src.checkify.error_checks, nan_error_check, default_checkify_rule, "
+        "jax._src.lax.lax.convert_element_type_p": _cast_check_names_present(),
         "jax._src.shard_map.ShardMapTracer(val), jax._src.interpreters.ad.LinearizeTracer, "
         "JVPTracer": _rerun_value_names_present(),
     }
@@ -673,12 +676,52 @@ def _check_nans_told(primitive: Any, *args: Any) -> Any:
     return _jax_check_nans(primitive, *leading, enabled_errors, out)
 
 
+# checkify checks no cast, but a cast to a narrower float makes Infs (float16 of 1e6):
+# while jaxdbg locates (NamesPass in the error set), convert_element_type gets checkify's
+# NaN check of its output, as the arithmetic primitives have; otherwise its own rule.
+_error_checks: Any = getattr(_checkify_internal, "error_checks", None)
+_nan_error_check: Any = getattr(_checkify_internal, "nan_error_check", None)
+_default_checkify_rule: Any = getattr(_checkify_internal, "default_checkify_rule", None)
+_convert_element_type_p = _private("jax._src.lax.lax", "convert_element_type_p")
+
+
+class _CheckedWhileLocating:
+    """A primitive's checkify rule that checks its output while jaxdbg locates."""
+
+    def __init__(self, primitive: Any, previous: Any) -> None:
+        self.primitive = primitive
+        self.previous = previous
+
+    def __call__(self, *args: Any, **params: Any) -> Any:
+        # (error, enabled_errors, *in_vals), with a leading context from JAX 0.12
+        locating = any(isinstance(a, (set, frozenset)) and NamesPass in a for a in args[:3])
+        if locating:
+            return _nan_error_check(self.primitive, *args, **params)
+        return self.previous(*args, **params)
+
+
+def _check_casts_while_locating() -> None:
+    if not _cast_check_names_present():
+        return
+    if isinstance(_error_checks.get(_convert_element_type_p), _CheckedWhileLocating):
+        return
+    previous = _error_checks.get(_convert_element_type_p,
+                                 functools.partial(_default_checkify_rule, _convert_element_type_p))
+    _error_checks[_convert_element_type_p] = _CheckedWhileLocating(_convert_element_type_p, previous)
+
+
+def _cast_check_names_present() -> bool:
+    return (isinstance(_error_checks, dict) and callable(_nan_error_check)
+            and callable(_default_checkify_rule) and _convert_element_type_p is not None)
+
+
 def located_checks(nan_checks: Any, infs: bool = False) -> frozenset:
     """checkify's ``nan_checks`` whose errors name the backward pass (``mul in the
     backward pass``) and, with ``infs``, find the first primitive that made an Inf
-    instead (reported as checkify's NaN error of that primitive)."""
+    instead (reported as checkify's NaN error of that primitive); casts are checked too."""
     if _inf_check_names_present() and _checkify_internal.check_nans is not _check_nans_told:
         _checkify_internal.check_nans = _check_nans_told
+    _check_casts_while_locating()
     return frozenset(nan_checks) | {NamesPass} | ({InfsAsNaNs} if infs else set())
 
 

@@ -268,3 +268,40 @@ def test_an_inf_is_located_in_a_plain_jit_where_the_nan_checks_see_nothing():
     assert (origin.value, origin.primitive, origin.backward) == ("Inf", "exp", False)
     assert origin.where.lineno == f.__wrapped__.__code__.co_firstlineno + 2
     assert nan_location.locate(f, (jnp.array([1.0, 2.0]),), {}, infs=True) is None
+
+
+def _narrowed(block):
+    scaled = block * 1e4
+    return scaled.astype(jnp.float16).astype(jnp.float32)  # float16 ends at 65504: Inf past it
+
+
+def test_an_inf_made_by_a_narrowing_cast_is_located_on_its_device(watch):
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(_devices(8)), ("d",))
+    out = watch("c", infs=True)
+
+    def shard_fn(block):
+        return jax.lax.psum(_narrowed(block), "d")
+
+    f = jax.jit(_shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P()))
+    x = jnp.ones(16).at[11].set(7.0)  # only device 5's block holds a value past 6.5504
+    with pytest.raises(FloatingPointError, match=r"\(inf\)"):
+        f(x)
+    line = _narrowed.__code__.co_firstlineno + 2
+    assert _banner(out.getvalue()) == (f"Stopped at {__file__}:{line} in _narrowed "
+                                       "(device 5; Inf made by convert_element_type)")
+
+
+def test_a_cast_is_checked_only_while_jaxdbg_locates():
+    from jax.experimental import checkify
+
+    @jax.jit
+    def f(x):
+        return x.astype(jnp.float16) * 1
+
+    x = jnp.array([1.0, 1e6])
+    assert nan_location.locate(f, (x,), {}, infs=True).primitive == "convert_element_type"
+    err, _ = checkify.checkify(lambda v: v.astype(jnp.float16), errors=checkify.nan_checks)(
+        jnp.array([jnp.nan]))
+    assert err.get() is None  # a user's own checkify checks no cast, as JAX's does not
