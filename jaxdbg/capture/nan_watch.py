@@ -35,7 +35,6 @@ from jaxdbg.capture.stop_info import StopInfo
 from jaxdbg.engine import debug_host, notices, registry, stop_serving
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.engine.guarded_calls import format_exception, guarded
-from jaxdbg.internals import jax_api
 
 #: Set on a FloatingPointError whose NaN a stop was opened for (its NanOrigin), so the
 #: post-mortem after the cell does not open another.
@@ -203,40 +202,18 @@ TRACED_NOT_RUN = frames_mod.Unavailable(
     "device; a jaxdbg.breakpoint() on the line shows them")
 
 
-def _fill_rerun_values(frames: list[Frame], error: BaseException, device: int | None) -> None:
-    """Every one of these frames is below the watched call, inside JAX's re-run: a local
-    it holds as a tracer gets the value the re-run computed (that device's block under
-    shard_map, the forward value under a gradient), or says why it has none."""
-    raw: dict[tuple[str, int, str], dict[str, Any]] = {}
-    tb = error.__traceback__
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        raw[(code.co_filename, tb.tb_lineno, code.co_name)] = tb.tb_frame.f_locals
-        tb = tb.tb_next
-    for frame in frames:
-        held = raw.get((frame.filename, frame.lineno, frame.function), {})
-        for name, value in frame.locals.items():
-            if value is frames_mod.OUTSIDE_BODY:
-                frame.locals[name] = _rerun_value(held.get(name), device)
-
-
-def _rerun_value(value: Any, device: int | None) -> Any:
-    leaves, tree = jax.tree_util.tree_flatten(value)
-    concrete = [jax_api.rerun_value(leaf, device) for leaf in leaves]
-    if not leaves or any(c is None for c in concrete):
-        return TRACED_NOT_RUN
-    return jax.tree_util.tree_unflatten(tree, concrete)
-
-
 def stop_frames(origin: nan_location.NanOrigin, error: BaseException) -> list[Frame]:
     """JAX's op-by-op re-run's frames when it reached the NaN's line (they hold values,
     or say why not); else the line's frames as traced."""
-    rerun = postmortem.frames_from_traceback(error.__traceback__)
+    rerun = postmortem.frames_from_traceback(error.__traceback__,
+                                             origin.devices[0] if origin.devices else None)
     where = origin.where
     if where is not None and _reached(origin, rerun):
         while rerun and (rerun[0].filename, rerun[0].lineno) != (where.filename, where.lineno):
             rerun.pop(0)
-        _fill_rerun_values(rerun, error, origin.devices[0] if origin.devices else None)
+        for frame in rerun:  # every one is below the watched call, inside JAX's re-run
+            frame.locals = {name: TRACED_NOT_RUN if value is frames_mod.OUTSIDE_BODY else value
+                            for name, value in frame.locals.items()}
         return rerun
     traced = _origin_frames(origin)
     return traced or rerun
