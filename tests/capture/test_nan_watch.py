@@ -164,6 +164,21 @@ def test_an_inf_made_while_a_gradient_linearizes_is_named_the_lines_derivative(w
     assert "(jaxdbg) p wave\nArray([0.        , 0.84147096], dtype=float32)" in text
 
 
+def test_a_lines_derivative_under_shard_map_names_the_device():
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(_devices(8)), ("d",))
+
+    def loss(w):
+        return _shard_map()(_sine_root, mesh=mesh, in_specs=P("d"), out_specs=P("d"))(w).sum()
+
+    w = (jnp.arange(16.0) + 1).at[11].set(0.0)  # sin(0) = 0 on device 5 only
+    origin = nan_location.locate(jax.jit(jax.grad(loss)), (w,), {}, infs=True)
+    assert (origin.primitive, origin.devices, origin.where.lineno) == (
+        "div", (5,), _sine_root.__code__.co_firstlineno + 4)
+    assert origin.describe() == "Inf made by div in the derivative (the gradient) of this line"
+
+
 def test_a_nan_of_the_forward_pass_under_a_gradient_is_not_called_its_derivative():
     def loss(w):
         return jnp.sum(_root(w))  # sqrt of a negative: the forward pass's own NaN
