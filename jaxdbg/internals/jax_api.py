@@ -934,7 +934,8 @@ def _inlined(closed_jaxpr: Any) -> list[tuple[Any, str, list[Any], list[Any]]]:
                     if isinstance(v, jex_core.Var) and v not in inner_names and out is not None:
                         inner_names[v] = out
                     elif out is not None:  # passed through or a literal: an identity step
-                        found.append((eqn, here, [inner_names.get(v)], [out]))
+                        source = inner_names.get(v) if isinstance(v, jex_core.Var) else None
+                        found.append((eqn, here, [source], [out]))
                 walk(body, here, inner_names)
                 continue
             # A dropped output is a value nothing reads: a stand-in of its own.
@@ -953,26 +954,22 @@ def derivative_equations(closed_jaxpr: Any) -> list[Any]:
     eqns = _inlined(closed_jaxpr)
     forward = [i for i, (_, stack, _, _) in enumerate(eqns)
                if "jvp(" in stack and "transpose(" not in stack]
-    readers: dict[Any, list[int]] = {}
-    for i, (_, _, ins, _) in enumerate(eqns):
-        for v in ins:
-            if v is not None:
-                readers.setdefault(v, []).append(i)
-    results = {v for v in closed_jaxpr.jaxpr.outvars if isinstance(v, jex_core.Var)}
     forward_set = set(forward)
-    # The function's own result: forward values nothing reads, or the program returns.
-    primal = {i for i in forward
-              if any(not readers.get(v) or v in results for v in eqns[i][3])}
-    if not primal:
+    read: set[Any] = {v for _, _, ins, _ in eqns for v in ins if v is not None}
+    made_by = {v: i for i, (_, _, _, outs) in enumerate(eqns) for v in outs if v is not None}
+    results = {v for v in closed_jaxpr.jaxpr.outvars if isinstance(v, jex_core.Var)}
+    # The function's own result: forward values nothing reads, or the program returns;
+    # every forward equation whose value leads there is the forward pass proper.
+    pending = [i for i in forward if any(v not in read or v in results for v in eqns[i][3])]
+    if not pending:
         return []  # no result of the forward pass is left to tell by
-    changed = True
-    while changed:
-        changed = False
-        for i in forward:
-            if i not in primal and any(r in primal for v in eqns[i][3] for r in readers.get(v, ())
-                                       if r in forward_set):
-                primal.add(i)
-                changed = True
+    primal = set(pending)
+    while pending:
+        for v in eqns[pending.pop()][2]:
+            maker = made_by.get(v)
+            if maker in forward_set and maker not in primal:
+                primal.add(maker)
+                pending.append(maker)
     return [eqns[i][0] for i in forward if i not in primal]
 
 
