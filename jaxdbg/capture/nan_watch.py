@@ -11,7 +11,8 @@ those turned to Infs, on the same inputs) and opens a stop there:
 its reason names the primitive, the devices and the pass; its frames are those of
 JAX's op-by-op re-run when that reached the line (with their values: the tracers
 it left in them hold the stopped device's block under shard_map, the forward value
-under a gradient), else the line itself and the caller's frames. The error is raised after the stop, as before.
+under a gradient), else the line itself and the caller's frames. The error is
+raised after the stop, as before.
 Where JAX's re-run already found the line on one device in the forward pass (a
 plain jit), the post-mortem after the cell shows it as before, and no stop opens here.
 

@@ -852,8 +852,9 @@ def run_in_pieces(closed_jaxpr: Any, args: list[Any],
     """Run a traced program (``jax.make_jaxpr``) on ``args`` (its flat inputs) piece by
     piece: each shard_map (also one inside a jit call, which is opened) alone, the
     equations between them together. ``run_piece(closed, inputs, backward)`` runs one
-    piece (``backward``: a shard_map JAX made by transposing, the backward pass, which
-    checkify's check inside cannot tell) and returns its outputs, or None to stop
+    piece (``backward``: a shard_map JAX made by transposing, or a piece of a jit call's
+    body it made so, the backward pass, which checkify's checks inside cannot tell)
+    and returns its outputs, or None to stop
     there. Whether it ran to the end."""
     from jax.extend import core as jex_core
 
@@ -865,7 +866,7 @@ def run_in_pieces(closed_jaxpr: Any, args: list[Any],
         def read(atom: Any) -> Any:
             return env[atom] if isinstance(atom, jex_core.Var) else atom.val
 
-        def flush(in_backward_pass: bool = False) -> bool:
+        def flush(in_backward_pass: bool = backward) -> bool:  # a body's name stack is its own
             if not pending:
                 return True
             piece, needed, made = _piece(pending)
