@@ -16,6 +16,16 @@ checkify has no Inf check; for an Inf its NaN checks are turned to Infs
 output holds an Inf, with the same locations and devices. The checks also name a
 primitive that ran in a transposed equation (the backward pass) in their message.
 
+A program that holds a ``shard_map`` (a gradient of one holds two: the forward one
+and its transpose) is checked piece by piece instead, each shard_map alone
+(:func:`jax_api.run_in_pieces`): checkify checks nothing after a shard_map. A piece
+that is a transposed shard_map is the backward pass.
+
+Under a gradient the forward pass is traced as a JVP: an equation that the line's
+derivative rule added there (sqrt's ``0.5 / sqrt(x)``, Inf at 0) is told from the
+line's own by where its value goes (:func:`jax_api.derivative_equations`), and the
+origin says it was the line's derivative.
+
 This costs nothing until a NaN was found: the failing call is traced and compiled
 once more, with the checks, and run on the same inputs.
 """
@@ -53,6 +63,9 @@ class NanOrigin:
     # In a jax.distributed job: whether the first of ``devices`` is one of this process's
     # (every process locates the same failure; only that device's process stops).
     here: bool = True
+    # Made with the forward pass by the line's derivative, while a gradient linearizes
+    # it (sqrt's derivative at 0); never with ``backward``.
+    derivative: bool = False
 
     @property
     def where(self) -> checkify_errors.SourceFrame | None:
@@ -64,6 +77,8 @@ class NanOrigin:
         text = f"{self.value} made by {self.primitive}"
         if self.backward:
             text += " in the backward pass (the gradient) of this line"
+        elif self.derivative:
+            text += " in the derivative (the gradient) of this line"
         if len(self.devices) > 1:
             others = ", ".join(str(d) for d in self.devices[1:])
             text += f"; also on device{'s' if len(self.devices) > 2 else ''} {others}"
@@ -107,13 +122,22 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
     pmap, so every JAX reports the device). The origin of the first NaN (Inf), or None
     when none appears (one a primitive checkify does not check made, or one that does
     not come back on a second run)."""
-    checked = checkify_errors.checkify(fun, errors=jax_api.located_checks(jax_checkify.nan_checks, infs))
+    errors = jax_api.located_checks(jax_checkify.nan_checks, infs)
+    checked = checkify_errors.checkify(fun, errors=errors)
     program = fun
     if pmap_options is not None:
         pmap = jax_routes.PMAP.original()
         checked, program = pmap(checked, **pmap_options), pmap(fun, **pmap_options)
     with without_jax_nan_checks():
-        err, _ = checked(*args, **kwargs)
+        traced = _traced(program, args, kwargs)
+        in_backward_pass = False
+        if pmap_options is None and traced is not None and jax_api.holds_shard_map(traced):
+            failed = _checked_in_pieces(traced, args, kwargs, errors)
+            if failed is None:
+                return None
+            err, in_backward_pass = failed
+        else:
+            err, _ = checked(*args, **kwargs)
         held_here = _positions_held_here(err)
         err = _readable_here(err)
         sites = checkify_errors.error_sites(err)
@@ -124,10 +148,44 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
         primitive = _primitive_of(first.message)
         devices = tuple(int(s.index[0]) for s in made
                         if s.index and _primitive_of(s.message) == primitive and s.where == first.where)
-        backward = (jax_api.BACKWARD_PASS in first.message
-                    or _is_backward(program, args, kwargs, primitive, first.where))
+        at_line = _equations_at(traced, primitive, first.where)
+        backward = (in_backward_pass or jax_api.BACKWARD_PASS in first.message
+                    or (bool(at_line) and all(jax_api.equation_is_backward(e) for e in at_line)))
+        derivative = not backward and bool(at_line) and _all_derivative(traced, at_line)
     here = held_here is None or not devices or devices[0] in held_here
-    return NanOrigin(primitive, first.frames, devices, backward, "Inf" if infs else "NaN", here)
+    return NanOrigin(primitive, first.frames, devices, backward, "Inf" if infs else "NaN", here,
+                     derivative)
+
+
+def _traced(fun: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """The program ``fun`` runs on these inputs (``jax.make_jaxpr``), or None. One that
+    holds a shard_map is checked piece by piece (checkify checks nothing after a
+    shard_map: see :func:`jax_api.run_in_pieces`); its equations tell the pass."""
+    try:
+        return jax.make_jaxpr(fun)(*args, **kwargs)
+    except Exception:  # a function make_jaxpr cannot trace (static arguments): checked whole
+        return None
+
+
+def _checked_in_pieces(program: Any, args: tuple, kwargs: dict,
+                       errors: frozenset) -> tuple[Any, bool] | None:
+    """The checks' error of the first piece of the program (each shard_map alone, the
+    equations between them together) in which one failed, and whether that piece is
+    a shard_map of the backward pass; None when none failed."""
+    from jax.extend import core as jex_core
+
+    jit = jax_routes.JIT.original()
+    failed: list[tuple[Any, bool]] = []
+
+    def run_piece(piece: Any, inputs: list[Any], backward: bool) -> list[Any] | None:
+        err, outs = checkify_errors.checkify(jit(jex_core.jaxpr_as_fun(piece)), errors=errors)(*inputs)
+        if checkify_errors.error_sites(_readable_here(err)):
+            failed.append((err, backward))
+            return None
+        return list(outs)
+
+    jax_api.run_in_pieces(program, jax.tree_util.tree_leaves((args, kwargs)), run_piece)
+    return failed[0] if failed else None
 
 
 def _spread_leaves(err: Any) -> list[Any]:
@@ -163,17 +221,19 @@ def _readable_here(err: Any) -> Any:
     return jax.tree_util.tree_unflatten(tree, gathered)
 
 
-def _is_backward(fun: Callable[..., Any], args: tuple, kwargs: dict, primitive: str,
-                 where: checkify_errors.SourceFrame | None) -> bool:
-    """Whether the equations of ``primitive`` traced at ``where`` are all transposes."""
-    if where is None:
-        return False
-    try:
-        program = jax.make_jaxpr(fun)(*args, **kwargs)
-    except Exception:  # a function make_jaxpr cannot trace (static arguments): say nothing
-        return False
-    matching = [eqn for eqn in jax_api.program_equations(program)
-                if jax_api.equation_primitive(eqn) == primitive
-                and any(f == where.filename and line == where.lineno
-                        for f, line, _ in jax_api.equation_frames(eqn))]
-    return bool(matching) and all(jax_api.equation_is_backward(eqn) for eqn in matching)
+def _equations_at(program: Any, primitive: str,
+                  where: checkify_errors.SourceFrame | None) -> list[Any]:
+    """The equations of ``primitive`` traced at ``where``."""
+    if program is None or where is None:
+        return []
+    return [eqn for eqn in jax_api.program_equations(program)
+            if jax_api.equation_primitive(eqn) == primitive
+            and any(f == where.filename and line == where.lineno
+                    for f, line, _ in jax_api.equation_frames(eqn))]
+
+
+def _all_derivative(program: Any, equations: list[Any]) -> bool:
+    """Whether these are all equations a gradient's linearization added (a primitive's
+    derivative, computed with the forward pass)."""
+    made = {id(eqn) for eqn in jax_api.derivative_equations(program)}
+    return all(id(eqn) in made for eqn in equations)

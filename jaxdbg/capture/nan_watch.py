@@ -9,8 +9,10 @@ jaxdbg), ``jax.jit`` and ``jax.pmap`` make functions whose call, when JAX raises
 error, asks :mod:`nan_location` where the value came from (checkify's NaN checks, or
 those turned to Infs, on the same inputs) and opens a stop there:
 its reason names the primitive, the devices and the pass; its frames are those of
-JAX's op-by-op re-run when that reached the line (with their values), else the
-line itself and the caller's frames. The error is raised after the stop, as before.
+JAX's op-by-op re-run when that reached the line (with their values: the tracers
+it left in them hold the stopped device's block under shard_map, the forward value
+under a gradient), else the line itself and the caller's frames. The error is
+raised after the stop, as before.
 Where JAX's re-run already found the line on one device in the forward pass (a
 plain jit), the post-mortem after the cell shows it as before, and no stop opens here.
 Under a sharded jit, JAX's re-run checks each device's buffer of each primitive's
@@ -235,20 +237,30 @@ def _reached(origin: nan_location.NanOrigin, frames: list[Frame]) -> bool:
 def jax_found_it(origin: nan_location.NanOrigin, error: BaseException) -> bool:
     """Whether JAX's own op-by-op re-run already stopped at the line, on one device and
     in the forward pass: then the post-mortem after the cell shows it, with its values,
-    and a stop here would add nothing."""
-    if origin.devices or origin.backward:
+    and a stop here would add nothing (it would not say the line's derivative made it)."""
+    if origin.devices or origin.backward or origin.derivative:
         return False
     return _reached(origin, postmortem.frames_from_traceback(error.__traceback__))
 
 
+#: A local of a frame inside JAX's re-run whose tracer holds no value of one device.
+TRACED_NOT_RUN = frames_mod.Unavailable(
+    "JAX traced this line into the computation that failed, whose values stay on the "
+    "device; a jaxdbg.breakpoint() on the line shows them")
+
+
 def stop_frames(origin: nan_location.NanOrigin, error: BaseException) -> list[Frame]:
-    """JAX's op-by-op re-run's frames when it reached the NaN's line (they hold values);
-    else the line's frames as traced."""
-    rerun = postmortem.frames_from_traceback(error.__traceback__)
+    """JAX's op-by-op re-run's frames when it reached the NaN's line (they hold values,
+    or say why not); else the line's frames as traced."""
+    rerun = postmortem.frames_from_traceback(error.__traceback__,
+                                             origin.devices[0] if origin.devices else None)
     where = origin.where
     if where is not None and _reached(origin, rerun):
         while rerun and (rerun[0].filename, rerun[0].lineno) != (where.filename, where.lineno):
             rerun.pop(0)
+        for frame in rerun:  # every one is below the watched call, inside JAX's re-run
+            frame.locals = {name: TRACED_NOT_RUN if value is frames_mod.OUTSIDE_BODY else value
+                            for name, value in frame.locals.items()}
         return rerun
     traced = _origin_frames(origin)
     return traced or rerun

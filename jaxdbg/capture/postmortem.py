@@ -23,13 +23,16 @@ import jax
 
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.engine import notices, registry
-from jaxdbg.internals import ipython_api
+from jaxdbg.internals import ipython_api, jax_api
 from jaxdbg.capture.frames import Frame
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.stop_info import StopInfo
 
-def frames_from_traceback(tb: types.TracebackType | None) -> list[Frame]:
-    """The user's frames of a traceback, innermost first, at the lines that raised."""
+def frames_from_traceback(tb: types.TracebackType | None, device: int | None = None) -> list[Frame]:
+    """The user's frames of a traceback, innermost first, at the lines that raised. A
+    local that JAX's eager re-run (or an eager gradient) holds as a tracer gets the value
+    the tracer carries: the forward value under a gradient, ``device``'s block (its
+    position in the mesh) under shard_map."""
     entries = []
     while tb is not None:
         entries.append((tb.tb_frame, tb.tb_lineno))
@@ -40,8 +43,19 @@ def frames_from_traceback(tb: types.TracebackType | None) -> list[Frame]:
             continue
         built = frames_mod.live_frame(frame)
         built.lineno = lineno
+        for name, value in built.locals.items():
+            if value is frames_mod.OUTSIDE_BODY:
+                built.locals[name] = _carried_value(frame.f_locals.get(name), device, value)
         frames.append(built)
     return frames
+
+
+def _carried_value(value: Any, device: int | None, otherwise: Any) -> Any:
+    leaves, tree = jax.tree_util.tree_flatten(value)
+    concrete = [jax_api.rerun_value(leaf, device) for leaf in leaves]
+    if not leaves or any(c is None for c in concrete):
+        return otherwise
+    return jax.tree_util.tree_unflatten(tree, concrete)
 
 
 def _last_exception() -> BaseException | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import re
@@ -507,6 +508,11 @@ def names_in_use() -> dict[str, bool]:
             _checkify_error_fields_present(),
         "jax._src.dispatch.check_special (and check_special_array from JAX 0.10), "
         "jax._src.api_util.InternalFloatingPointError (name, ty)": _special_checks_present(),
+        "jax._src.core.DropVar, DebugInfo": _DropVar is not None and _DebugInfo is not None,
+        "jax._src.checkify.error_checks, nan_error_check, default_checkify_rule, "
+        "jax._src.lax.lax.convert_element_type_p": _cast_check_names_present(),
+        "jax._src.shard_map.ShardMapTracer(val), jax._src.interpreters.ad.LinearizeTracer, "
+        "JVPTracer": _rerun_value_names_present(),
     }
 
 
@@ -672,12 +678,52 @@ def _check_nans_told(primitive: Any, *args: Any) -> Any:
     return _jax_check_nans(primitive, *leading, enabled_errors, out)
 
 
+# checkify checks no cast, but a cast to a narrower float makes Infs (float16 of 1e6):
+# while jaxdbg locates (NamesPass in the error set), convert_element_type gets checkify's
+# NaN check of its output, as the arithmetic primitives have; otherwise its own rule.
+_error_checks: Any = getattr(_checkify_internal, "error_checks", None)
+_nan_error_check: Any = getattr(_checkify_internal, "nan_error_check", None)
+_default_checkify_rule: Any = getattr(_checkify_internal, "default_checkify_rule", None)
+_convert_element_type_p = _private("jax._src.lax.lax", "convert_element_type_p")
+
+
+class _CheckedWhileLocating:
+    """A primitive's checkify rule that checks its output while jaxdbg locates."""
+
+    def __init__(self, primitive: Any, previous: Any) -> None:
+        self.primitive = primitive
+        self.previous = previous
+
+    def __call__(self, *args: Any, **params: Any) -> Any:
+        # (error, enabled_errors, *in_vals), with a leading context from JAX 0.12
+        locating = any(isinstance(a, (set, frozenset)) and NamesPass in a for a in args[:3])
+        if locating:
+            return _nan_error_check(self.primitive, *args, **params)
+        return self.previous(*args, **params)
+
+
+def _check_casts_while_locating() -> None:
+    if not _cast_check_names_present():
+        return
+    if isinstance(_error_checks.get(_convert_element_type_p), _CheckedWhileLocating):
+        return
+    previous = _error_checks.get(_convert_element_type_p,
+                                 functools.partial(_default_checkify_rule, _convert_element_type_p))
+    _error_checks[_convert_element_type_p] = _CheckedWhileLocating(_convert_element_type_p, previous)
+
+
+def _cast_check_names_present() -> bool:
+    return (isinstance(_error_checks, dict) and callable(_nan_error_check)
+            and callable(_default_checkify_rule) and _convert_element_type_p is not None)
+
+
 def located_checks(nan_checks: Any, infs: bool = False) -> frozenset:
     """checkify's ``nan_checks`` whose errors name the backward pass (``mul in the
     backward pass``) and, with ``infs``, find the first primitive that made an Inf
-    instead (reported as checkify's NaN error of that primitive)."""
+    instead (reported as checkify's NaN error of that primitive); casts are checked too."""
     if _inf_check_names_present() and _checkify_internal.check_nans is not _check_nans_told:
         _checkify_internal.check_nans = _check_nans_told
+    _check_casts_while_locating()
     return frozenset(nan_checks) | {NamesPass} | ({InfsAsNaNs} if infs else set())
 
 
@@ -928,3 +974,214 @@ def run_up_to(closed_jaxpr: Any, path: list[Any], flat_args: list[Any]) -> list[
             env.update(zip(eqn.outvars, outs))
         raise ValueError("the equation is not in the program")
     return run(closed_jaxpr.jaxpr, list(closed_jaxpr.consts), list(flat_args), 0)
+# -- a program run piece by piece, each shard_map a piece of its own --
+# checkify's rule for shard_map hands the error so far into the body replicated and
+# gives it back with a leading axis of devices; a check after that (a second shard_map,
+# as a gradient's backward pass makes, or any checked primitive) then fails to trace
+# ("select cases must have the same shapes"). Run piece by piece, each piece checked
+# on its own starts from a fresh error. The pieces are jax.extend.core Jaxprs of the
+# program's own equations, so each keeps its traceback and name stack (the pass).
+_DropVar = _private("jax._src.core", "DropVar")
+_DebugInfo = _private("jax._src.core", "DebugInfo")
+_JIT_CALLS = ("pjit", "jit")  # the jit call primitive's name: pjit before 0.8, jit after
+
+
+def _is_jit_call(eqn: Any) -> bool:
+    return equation_primitive(eqn) in _JIT_CALLS and hasattr(eqn.params.get("jaxpr"), "jaxpr")
+
+
+def holds_shard_map(closed_jaxpr: Any) -> bool:
+    return any(equation_primitive(eqn) == "shard_map" for eqn in program_equations(closed_jaxpr))
+
+
+def _piece(eqns: list[Any]) -> tuple[Any, list[Any], list[Any]]:
+    """The closed program of these equations: of the values they read and do not make,
+    to every value they make; with those inputs and outputs."""
+    from jax.extend import core as jex_core
+
+    made: dict[Any, None] = {}
+    needed: dict[Any, None] = {}
+    for eqn in eqns:
+        for var in eqn.invars:
+            if isinstance(var, jex_core.Var) and var not in made:
+                needed[var] = None
+        for var in eqn.outvars:
+            if not isinstance(var, _DropVar):
+                made[var] = None
+    effects = frozenset().union(*(eqn.effects for eqn in eqns))
+    info = _DebugInfo("jaxdbg's NaN location", "a piece of the program",
+                      tuple(f"in{i}" for i in range(len(needed))),
+                      tuple(f"out{i}" for i in range(len(made))))
+    jaxpr = jex_core.Jaxpr([], list(needed), list(made), eqns, effects, info)
+    return jex_core.ClosedJaxpr(jaxpr, []), list(needed), list(made)
+
+
+def run_in_pieces(closed_jaxpr: Any, args: list[Any],
+                  run_piece: Callable[[Any, list[Any], bool], list[Any] | None]) -> bool:
+    """Run a traced program (``jax.make_jaxpr``) on ``args`` (its flat inputs) piece by
+    piece: each shard_map (also one inside a jit call, which is opened) alone, the
+    equations between them together. ``run_piece(closed, inputs, backward)`` runs one
+    piece (``backward``: a shard_map JAX made by transposing, or a piece of a jit call's
+    body it made so, the backward pass, which checkify's checks inside cannot tell)
+    and returns its outputs, or None to stop
+    there. Whether it ran to the end."""
+    from jax.extend import core as jex_core
+
+    def run(jaxpr: Any, consts: list[Any], inputs: list[Any], backward: bool) -> list[Any] | None:
+        env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts))
+        env.update(zip(jaxpr.invars, inputs))
+        pending: list[Any] = []
+
+        def read(atom: Any) -> Any:
+            return env[atom] if isinstance(atom, jex_core.Var) else atom.val
+
+        def flush(in_backward_pass: bool = backward) -> bool:  # a body's name stack is its own
+            if not pending:
+                return True
+            piece, needed, made = _piece(pending)
+            pending.clear()
+            outs = run_piece(piece, [read(v) for v in needed], in_backward_pass)
+            if outs is None:
+                return False
+            env.update(zip(made, outs))
+            return True
+
+        for eqn in jaxpr.eqns:
+            if _is_jit_call(eqn) and holds_shard_map(eqn.params["jaxpr"]):
+                if not flush():
+                    return None
+                inner = eqn.params["jaxpr"]
+                outs = run(inner.jaxpr, list(inner.consts), [read(v) for v in eqn.invars],
+                           backward or equation_is_backward(eqn))
+                if outs is None:
+                    return None
+                env.update((v, out) for v, out in zip(eqn.outvars, outs) if not isinstance(v, _DropVar))
+            elif equation_primitive(eqn) == "shard_map":
+                if not flush():
+                    return None
+                pending.append(eqn)
+                if not flush(backward or equation_is_backward(eqn)):
+                    return None
+            else:
+                pending.append(eqn)
+        if not flush():
+            return None
+        return [read(v) for v in jaxpr.outvars]
+
+    return run(closed_jaxpr.jaxpr, list(closed_jaxpr.consts), list(args), False) is not None
+
+
+# -- equations a gradient's linearization made: the derivative of a line --
+# Under jax.grad the forward pass is traced as a JVP, so its equations all read
+# ``jvp(...)`` in their name stack: the primal ones (sqrt) and the ones the primitive's
+# derivative rule added (sqrt's 0.5 / sqrt(x), a div). The name stack cannot tell them
+# apart; where their values go can: a primal value reaches the function's own result
+# (the loss, which grad traces and drops), a derivative's reaches only the backward
+# pass. Bodies of jit calls and shard_maps are followed (their name stacks nest).
+
+def _inlined(closed_jaxpr: Any) -> list[tuple[Any, str, list[Any], list[Any]]]:
+    """``(eqn, name stack, inputs, outputs)`` of every equation, jit and shard_map
+    bodies opened in place; a value is named by its Var or a stand-in, and a body's
+    inputs and outputs by those of the equation that calls it."""
+    from jax.extend import core as jex_core
+
+    found: list[tuple[Any, str, list[Any], list[Any]]] = []
+
+    def walk(jaxpr: Any, stack: str, rename: dict[Any, Any]) -> None:
+        def name(atom: Any) -> Any:
+            return rename.get(atom, atom) if isinstance(atom, jex_core.Var) else None
+
+        for eqn in jaxpr.eqns:
+            inner = eqn.params.get("jaxpr") if isinstance(eqn.params, dict) else None
+            body: Any = getattr(inner, "jaxpr", inner)
+            here = f"{stack}/{eqn.source_info.name_stack}"
+            if (equation_primitive(eqn) in (*_JIT_CALLS, "shard_map") and hasattr(body, "eqns")
+                    and len(body.invars) == len(eqn.invars) and len(body.outvars) == len(eqn.outvars)):
+                inner_names = {v: name(a) for v, a in zip(body.invars, eqn.invars)}
+                outer_outs = [name(v) for v in eqn.outvars]
+                # A body's result is the equation's: a stand-in reads the body's value.
+                for v, out in zip(body.outvars, outer_outs):
+                    if isinstance(v, jex_core.Var) and v not in inner_names and out is not None:
+                        inner_names[v] = out
+                    elif out is not None:  # passed through or a literal: an identity step
+                        source = inner_names.get(v) if isinstance(v, jex_core.Var) else None
+                        found.append((eqn, here, [source], [out]))
+                walk(body, here, inner_names)
+                continue
+            # A dropped output is a value nothing reads: a stand-in of its own.
+            found.append((eqn, here, [name(a) for a in eqn.invars],
+                          [object() if isinstance(v, _DropVar) else name(v) for v in eqn.outvars]))
+
+    walk(closed_jaxpr.jaxpr, "", {})
+    return found
+
+
+def derivative_equations(closed_jaxpr: Any) -> list[Any]:
+    """The equations a gradient's linearization added to its forward pass (a
+    primitive's derivative), found by where their values go (see above)."""
+    from jax.extend import core as jex_core
+
+    eqns = _inlined(closed_jaxpr)
+    forward = [i for i, (_, stack, _, _) in enumerate(eqns)
+               if "jvp(" in stack and "transpose(" not in stack]
+    forward_set = set(forward)
+    read: set[Any] = {v for _, _, ins, _ in eqns for v in ins if v is not None}
+    made_by = {v: i for i, (_, _, _, outs) in enumerate(eqns) for v in outs if v is not None}
+    results = {v for v in closed_jaxpr.jaxpr.outvars if isinstance(v, jex_core.Var)}
+    # The function's own result: forward values nothing reads, or the program returns;
+    # every forward equation whose value leads there is the forward pass proper.
+    pending = [i for i in forward if any(v not in read or v in results for v in eqns[i][3])]
+    if not pending:
+        return []  # no result of the forward pass is left to tell by
+    primal = set(pending)
+    while pending:
+        for v in eqns[pending.pop()][2]:
+            maker = made_by.get(v)
+            if maker in forward_set and maker not in primal:
+                primal.add(maker)
+                pending.append(maker)
+    return [eqns[i][0] for i in forward if i not in primal]
+
+
+# -- the values JAX's op-by-op re-run of a failing call held --
+# jax_debug_nans re-runs a failing call eagerly; where it raises, the user's frames
+# hold its tracers, which carry concrete values: a shard_map's (ShardMapTracer.val,
+# every device's block along a leading axis in the mesh's device order, or one block
+# for a value the same on all) and a gradient's forward pass (the primal of a
+# Linearize/JVP tracer).
+_ShardMapTracer = _private("jax._src.shard_map", "ShardMapTracer")
+_PRIMAL_TRACERS = tuple(t for t in (_private("jax._src.interpreters.ad", "LinearizeTracer"),
+                                    _private("jax._src.interpreters.ad", "JVPTracer"))
+                        if t is not None)
+
+
+def rerun_value(value: Any, device: int | None) -> Any | None:
+    """The concrete value of a tracer of JAX's eager re-run (``device``: the position in
+    the mesh of the device whose block a shard_map value is read from); None when it
+    holds none, or the value is not one device's alone."""
+    for _ in range(8):  # tracers nest: a gradient of a shard_map, ...
+        if not isinstance(value, jax.core.Tracer):
+            return value
+        if _ShardMapTracer is not None and isinstance(value, _ShardMapTracer):
+            blocks = value.val
+            mesh = getattr(getattr(value, "_trace", None), "mesh", None)
+            count = getattr(blocks, "shape", (0,))[0] if getattr(blocks, "ndim", 0) else 0
+            if count == 1:
+                value = blocks[0]
+            elif device is not None and mesh is not None and count == mesh.size and device < count:
+                value = blocks[device]
+            else:  # varying over some of the mesh's axes only: not read here
+                return None
+        elif _PRIMAL_TRACERS and isinstance(value, _PRIMAL_TRACERS):
+            value = value.primal
+        else:
+            return None
+    return None
+
+
+def _rerun_value_names_present() -> bool:
+    if _ShardMapTracer is None or len(_PRIMAL_TRACERS) != 2:
+        return False
+    init = getattr(_ShardMapTracer, "__init__", None)
+    code = getattr(init, "__code__", None)
+    return code is not None and "val" in code.co_varnames

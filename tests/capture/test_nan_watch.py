@@ -61,7 +61,7 @@ def test_a_nan_under_shard_map_stops_at_its_line_on_the_device_that_made_it(watc
     from jax.sharding import Mesh, PartitionSpec as P
 
     mesh = Mesh(np.array(_devices(8)), ("d",))
-    out = watch("where; c")
+    out = watch("where; p shifted; up; p block; c")
 
     def shard_fn(block):
         return jax.lax.psum(_root(block), "d")  # every device gets the NaN through psum
@@ -75,6 +75,9 @@ def test_a_nan_under_shard_map_stops_at_its_line_on_the_device_that_made_it(watc
     assert _banner(text) == (f"Stopped at {__file__}:{line} in _root "
                              "(device 5; NaN made by sqrt)")
     assert "return jnp.sqrt(shifted)" in text
+    # The traced lines' values, as JAX's re-run computed them on device 5 (x[10:12]).
+    assert "(jaxdbg) p shifted\nArray([ 10., -11.], dtype=float32)" in text
+    assert "(jaxdbg) p block\nArray([20., -1.], dtype=float32)" in text
 
 
 def test_a_nan_under_pmap_names_each_device_that_made_one(watch):
@@ -112,6 +115,77 @@ def test_a_nan_or_inf_of_the_backward_pass_names_the_forward_line(watch, value, 
     assert _banner(out.getvalue()) == (
         f"Stopped at {__file__}:{line} in {part.__name__} "
         f"({value} made by mul in the backward pass (the gradient) of this line)")
+
+
+@pytest.mark.parametrize("value,part,infs", [("NaN", _safe_root, False), ("Inf", _squashed, True)])
+def test_the_backward_pass_of_a_shard_map_names_the_forward_line_and_device(watch, value, part, infs):
+    # The gradient's program holds two shard_maps (the forward one and its transpose),
+    # which checkify cannot check as one program.
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(_devices(8)), ("d",))
+    out = watch("where; c", infs=infs)
+
+    def loss(w):
+        return _shard_map()(part, mesh=mesh, in_specs=P("d"), out_specs=P("d"))(w).sum()
+
+    w = (jnp.arange(16.0) + 1).at[11].set(0.0)  # only device 5's block holds a 0
+    with pytest.raises(FloatingPointError) as raised:
+        jax.jit(jax.grad(loss))(w)
+    line = part.__code__.co_firstlineno + 1
+    assert _banner(out.getvalue()) == (
+        f"Stopped at {__file__}:{line} in {part.__name__} "
+        f"(device 5; {value} made by mul in the backward pass (the gradient) of this line)")
+    assert getattr(raised.value, nan_watch.SERVED).devices == (5,)
+
+
+def _sine_root(w):
+    # lax's own primitives: jnp's are jitted functions, whose cached programs JAX's
+    # re-run evaluates without coming back to this line.
+    wave = jax.lax.sin(w)
+    return jax.lax.sqrt(wave)  # finite at 0; its derivative there, 0.5 / sqrt(0), is Inf
+
+
+def test_an_inf_made_while_a_gradient_linearizes_is_named_the_lines_derivative(watch):
+    out = watch("where; p wave; c", infs=True)
+
+    def loss(w):
+        return jnp.sum(_sine_root(w))
+
+    with pytest.raises(FloatingPointError, match=r"\(inf\)") as raised:
+        jax.jit(jax.grad(loss))(jnp.array([0.0, 1.0]))
+    line = _sine_root.__code__.co_firstlineno + 4
+    text = out.getvalue()
+    assert _banner(text) == (f"Stopped at {__file__}:{line} in _sine_root "
+                             "(Inf made by div in the derivative (the gradient) of this line)")
+    origin = getattr(raised.value, nan_watch.SERVED)
+    assert origin.derivative and not origin.backward
+    # The forward pass's value at the line, from JAX's re-run (the gradient's primal).
+    assert "(jaxdbg) p wave\nArray([0.        , 0.84147096], dtype=float32)" in text
+
+
+def test_a_lines_derivative_under_shard_map_names_the_device():
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(_devices(8)), ("d",))
+
+    def loss(w):
+        return _shard_map()(_sine_root, mesh=mesh, in_specs=P("d"), out_specs=P("d"))(w).sum()
+
+    w = (jnp.arange(16.0) + 1).at[11].set(0.0)  # sin(0) = 0 on device 5 only
+    origin = nan_location.locate(jax.jit(jax.grad(loss)), (w,), {}, infs=True)
+    assert (origin.primitive, origin.devices, origin.where.lineno) == (
+        "div", (5,), _sine_root.__code__.co_firstlineno + 4)
+    assert origin.describe() == "Inf made by div in the derivative (the gradient) of this line"
+
+
+def test_a_nan_of_the_forward_pass_under_a_gradient_is_not_called_its_derivative():
+    def loss(w):
+        return jnp.sum(_root(w))  # sqrt of a negative: the forward pass's own NaN
+
+    origin = nan_location.locate(jax.jit(jax.grad(loss)), (jnp.array([4.0, 16.0]),), {})
+    assert (origin.primitive, origin.backward, origin.derivative) == ("sqrt", False, False)
+    assert origin.describe() == "NaN made by sqrt"
 
 
 def test_a_plain_jit_nan_is_left_to_jaxs_rerun_and_the_post_mortem(watch):
@@ -256,3 +330,38 @@ def test_a_sharded_jit_names_the_device_by_its_jax_id(watch):
     with pytest.raises(FloatingPointError):
         jax.jit(_root)(x)
     assert _banner(out.getvalue()).endswith("in _root (device 7; NaN made by sqrt)")
+def _narrowed(block):
+    scaled = block * 1e4
+    return scaled.astype(jnp.float16).astype(jnp.float32)  # float16 ends at 65504: Inf past it
+
+
+def test_an_inf_made_by_a_narrowing_cast_is_located_on_its_device(watch):
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(_devices(8)), ("d",))
+    out = watch("c", infs=True)
+
+    def shard_fn(block):
+        return jax.lax.psum(_narrowed(block), "d")
+
+    f = jax.jit(_shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P()))
+    x = jnp.ones(16).at[11].set(7.0)  # only device 5's block holds a value past 6.5504
+    with pytest.raises(FloatingPointError, match=r"\(inf\)"):
+        f(x)
+    line = _narrowed.__code__.co_firstlineno + 2
+    assert _banner(out.getvalue()) == (f"Stopped at {__file__}:{line} in _narrowed "
+                                       "(device 5; Inf made by convert_element_type)")
+
+
+def test_a_cast_is_checked_only_while_jaxdbg_locates():
+    from jax.experimental import checkify
+
+    @jax.jit
+    def f(x):
+        return x.astype(jnp.float16) * 1
+
+    x = jnp.array([1.0, 1e6])
+    assert nan_location.locate(f, (x,), {}, infs=True).primitive == "convert_element_type"
+    err, _ = checkify.checkify(lambda v: v.astype(jnp.float16), errors=checkify.nan_checks)(
+        jnp.array([jnp.nan]))
+    assert err.get() is None  # a user's own checkify checks no cast, as JAX's does not

@@ -42,6 +42,17 @@ def test_nan_in_jit_stops_at_the_users_line_with_real_values():
     assert "Array([1.  , 0.25], dtype=float32)" in text
 
 
+def test_nan_in_a_jitted_gradient_shows_the_forward_values():
+    # JAX's re-run of the gradient linearizes the forward pass: its locals are JAX's
+    # tracers of that, each carrying the forward value.
+    with jax.debug_nans(True):
+        with pytest.raises(FloatingPointError) as info:
+            jax.jit(jax.grad(lambda v: (inner(v * 2) ** 2).sum()))(jnp.array([1.0, 0.25]))
+    text = run_prompt(info.value, "p z\nc\n")
+    assert f"Stopped at {__file__}:{LOG_LINE} in inner (post-mortem: FloatingPointError" in text
+    assert "(jaxdbg) p z\nArray([ 1. , -0.5], dtype=float32)" in text
+
+
 def test_any_exception_and_the_last_one():
     def divide(a, b):
         ratio = a / b

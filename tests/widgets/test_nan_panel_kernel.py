@@ -88,8 +88,8 @@ def _stop_of(kernel, cell: str, function: str, device: int) -> tuple[str, str, d
 def test_an_inf_on_one_shard_map_device_opens_the_panel_at_its_line(kernel):
     mid, cid, status = _stop_of(kernel, SHARD_MAP_CELL, "shard_fn", 3)
     assert status["reason"] == "Inf made by log", status
-    submit(kernel, "p shifted", cid=cid)  # the traced line: its values stayed on the device
-    wait_log(kernel, r"\(jaxdbg\) p shifted\n<unavailable", cid)
+    submit(kernel, "p shifted", cid=cid)  # device 3's block, as JAX's re-run computed it
+    wait_log(kernel, r"\(jaxdbg\) p shifted\nArray\(\[7., 0.\], dtype=float32\)", cid)
     press(kernel, "up", cid)
     wait_source(kernel, MODULE_HEADING, cid)
     submit(kernel, "p x[6:8]", cid=cid)  # the cell's own values are live
