@@ -22,13 +22,13 @@ import jax
 import numpy as np
 
 from jaxdbg.capture import checkify_errors, jax_routes, nan_location
-from jaxdbg.internals import jax_api
+from jaxdbg.internals import jax_nan_checks, jax_programs
 
 
 def _is_origin(primitive: str, where: checkify_errors.SourceFrame) -> Callable[[Any], bool]:
     def found(eqn: Any) -> bool:
-        return jax_api.equation_primitive(eqn) == primitive and any(
-            f == where.filename and line == where.lineno for f, line, _ in jax_api.equation_frames(eqn))
+        return jax_programs.equation_primitive(eqn) == primitive and any(
+            f == where.filename and line == where.lineno for f, line, _ in jax_programs.equation_frames(eqn))
     return found
 
 
@@ -43,18 +43,18 @@ def devices_in_job(fun: Callable[..., Any], args: tuple, kwargs: dict, primitive
         program = jax.make_jaxpr(fun)(*args, **kwargs)
     except Exception:  # a function make_jaxpr cannot trace (static arguments): say nothing
         return ()
-    path = jax_api.path_to_equation(program, _is_origin(primitive, where))
+    path = jax_programs.path_to_equation(program, _is_origin(primitive, where))
     if path is None:
         return ()
     flat = jax.tree_util.tree_leaves((args, kwargs))
     jit = jax_routes.JIT.original()  # not the watched one: its checks are this module's
     with nan_location.without_jax_nan_checks():  # JAX's re-run would leave collectives waiting
-        outs = jit(lambda *values: jax_api.run_up_to(program, path, list(values)))(*flat)
+        outs = jit(lambda *values: jax_programs.run_up_to(program, path, list(values)))(*flat)
     order = [d.id for d in jax.devices()]
     local = np.zeros(len(order), dtype=np.int32)
     for out in outs:
         for shard in getattr(out, "addressable_shards", ()):
-            if jax_api.holds_nonfinite(shard.data, kind):
+            if jax_nan_checks.holds_nonfinite(shard.data, kind):
                 local[order.index(shard.device.id)] = 1
     from jax.experimental import multihost_utils
 

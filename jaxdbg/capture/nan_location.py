@@ -12,18 +12,18 @@ checks say so in their message, or else the traced program's equations at that l
 tell it.
 
 checkify has no Inf check; for an Inf its NaN checks are turned to Infs
-(:func:`jax_api.located_checks`), and the same run finds the first primitive whose
+(:func:`jax_nan_checks.located_checks`), and the same run finds the first primitive whose
 output holds an Inf, with the same locations and devices. The checks also name a
 primitive that ran in a transposed equation (the backward pass) in their message.
 
 A program that holds a ``shard_map`` (a gradient of one holds two: the forward one
 and its transpose) is checked piece by piece instead, each shard_map alone
-(:func:`jax_api.run_in_pieces`): checkify checks nothing after a shard_map. A piece
+(:func:`jax_programs.run_in_pieces`): checkify checks nothing after a shard_map. A piece
 that is a transposed shard_map is the backward pass.
 
 Under a gradient the forward pass is traced as a JVP: an equation that the line's
 derivative rule added there (sqrt's ``0.5 / sqrt(x)``, Inf at 0) is told from the
-line's own by where its value goes (:func:`jax_api.derivative_equations`), and the
+line's own by where its value goes (:func:`jax_programs.derivative_equations`), and the
 origin says it was the line's derivative.
 
 This costs nothing until a NaN was found: the failing call is traced and compiled
@@ -40,7 +40,7 @@ import jax
 from jax.experimental import checkify as jax_checkify
 
 from jaxdbg.capture import checkify_errors, jax_routes
-from jaxdbg.internals import jax_api
+from jaxdbg.internals import jax_nan_checks, jax_programs
 
 # Primitives that only pass on a NaN made elsewhere (a sum over devices of one NaN).
 _COLLECTIVES = frozenset({"psum", "pmax", "pmin", "pmean", "all_gather", "all_to_all", "ppermute",
@@ -122,7 +122,7 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
     pmap, so every JAX reports the device). The origin of the first NaN (Inf), or None
     when none appears (one a primitive checkify does not check made, or one that does
     not come back on a second run)."""
-    errors = jax_api.located_checks(jax_checkify.nan_checks, infs)
+    errors = jax_nan_checks.located_checks(jax_checkify.nan_checks, infs)
     checked = checkify_errors.checkify(fun, errors=errors)
     program = fun
     if pmap_options is not None:
@@ -131,7 +131,7 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
     with without_jax_nan_checks():
         traced = _traced(program, args, kwargs)
         in_backward_pass = False
-        if pmap_options is None and traced is not None and jax_api.holds_shard_map(traced):
+        if pmap_options is None and traced is not None and jax_programs.holds_shard_map(traced):
             failed = _checked_in_pieces(traced, args, kwargs, errors)
             if failed is None:
                 return None
@@ -149,8 +149,8 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
         devices = tuple(int(s.index[0]) for s in made
                         if s.index and _primitive_of(s.message) == primitive and s.where == first.where)
         at_line = _equations_at(traced, primitive, first.where)
-        backward = (in_backward_pass or jax_api.BACKWARD_PASS in first.message
-                    or (bool(at_line) and all(jax_api.equation_is_backward(e) for e in at_line)))
+        backward = (in_backward_pass or jax_nan_checks.BACKWARD_PASS in first.message
+                    or (bool(at_line) and all(jax_programs.equation_is_backward(e) for e in at_line)))
         derivative = not backward and bool(at_line) and _all_derivative(traced, at_line)
     here = held_here is None or not devices or devices[0] in held_here
     return NanOrigin(primitive, first.frames, devices, backward, "Inf" if infs else "NaN", here,
@@ -160,7 +160,7 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
 def _traced(fun: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """The program ``fun`` runs on these inputs (``jax.make_jaxpr``), or None. One that
     holds a shard_map is checked piece by piece (checkify checks nothing after a
-    shard_map: see :func:`jax_api.run_in_pieces`); its equations tell the pass."""
+    shard_map: see :func:`jax_programs.run_in_pieces`); its equations tell the pass."""
     try:
         return jax.make_jaxpr(fun)(*args, **kwargs)
     except Exception:  # a function make_jaxpr cannot trace (static arguments): checked whole
@@ -184,7 +184,7 @@ def _checked_in_pieces(program: Any, args: tuple, kwargs: dict,
             return None
         return list(outs)
 
-    jax_api.run_in_pieces(program, jax.tree_util.tree_leaves((args, kwargs)), run_piece)
+    jax_programs.run_in_pieces(program, jax.tree_util.tree_leaves((args, kwargs)), run_piece)
     return failed[0] if failed else None
 
 
@@ -226,14 +226,14 @@ def _equations_at(program: Any, primitive: str,
     """The equations of ``primitive`` traced at ``where``."""
     if program is None or where is None:
         return []
-    return [eqn for eqn in jax_api.program_equations(program)
-            if jax_api.equation_primitive(eqn) == primitive
+    return [eqn for eqn in jax_programs.program_equations(program)
+            if jax_programs.equation_primitive(eqn) == primitive
             and any(f == where.filename and line == where.lineno
-                    for f, line, _ in jax_api.equation_frames(eqn))]
+                    for f, line, _ in jax_programs.equation_frames(eqn))]
 
 
 def _all_derivative(program: Any, equations: list[Any]) -> bool:
     """Whether these are all equations a gradient's linearization added (a primitive's
     derivative, computed with the forward pass)."""
-    made = {id(eqn) for eqn in jax_api.derivative_equations(program)}
+    made = {id(eqn) for eqn in jax_programs.derivative_equations(program)}
     return all(id(eqn) in made for eqn in equations)

@@ -16,7 +16,7 @@ raised after the stop, as before.
 Where JAX's re-run already found the line on one device in the forward pass (a
 plain jit), the post-mortem after the cell shows it as before, and no stop opens here.
 Under a sharded jit, JAX's re-run checks each device's buffer of each primitive's
-output; the failing checks it records (:func:`jax_api.failed_checks`) name the
+output; the failing checks it records (:func:`jax_nan_checks.failed_checks`) name the
 devices, and the stop opens here, on the re-run's frames.
 
 Functions made by ``jax.jit`` / ``jax.pmap`` before the watch was turned on keep
@@ -40,7 +40,7 @@ from jaxdbg.capture.stop_info import StopInfo
 from jaxdbg.engine import debug_host, notices, registry, stop_serving
 from jaxdbg.engine.errors import DebuggerQuit
 from jaxdbg.engine.guarded_calls import format_exception, guarded
-from jaxdbg.internals import jax_api
+from jaxdbg.internals import jax_nan_checks
 
 #: Set on a FloatingPointError whose NaN a stop was opened for (its NanOrigin), so the
 #: post-mortem after the cell does not open another.
@@ -65,7 +65,7 @@ class WatchedFunction:
             return self._call_in_job(args, kwargs)
         # Inside another trace nothing runs, so nothing raises: the outer call watches.
         try:
-            with jax_api.failed_checks() as checks:
+            with jax_nan_checks.failed_checks() as checks:
                 return self._compiled(*args, **kwargs)
         except FloatingPointError as error:
             if enabled():
@@ -141,7 +141,7 @@ class WatchedFunction:
 
 
 def with_rerun_devices(origin: nan_location.NanOrigin,
-                       checks: list[jax_api.FailedCheck]) -> nan_location.NanOrigin:
+                       checks: list[jax_nan_checks.FailedCheck]) -> nan_location.NanOrigin:
     """Under a sharded jit, the devices JAX's op-by-op re-run found the NaN (Inf) on.
 
     checkify's checks of a jitted program name no device; JAX's re-run runs each
@@ -199,7 +199,7 @@ def set_enabled(on: bool, backend: str | None = None, *, infs: bool = False,
     them: it stays on while either kind of check is on."""
     jax.config.update("jax_debug_infs" if infs else "jax_debug_nans", bool(on))
     if on:
-        jax_api.record_failed_checks()  # the devices of a sharded jit's NaN
+        jax_nan_checks.record_failed_checks()  # the devices of a sharded jit's NaN
         _options.update(backend=backend, options=backend_options)
         if not jax_routes.JIT.install(_watching_jit) and not enabled():
             notices.notice("jax.jit is taken by another jaxdbg feature (a %%checkify cell); "

@@ -23,7 +23,7 @@ import jax
 
 from jaxdbg.capture import frames as frames_mod
 from jaxdbg.engine import notices, registry
-from jaxdbg.internals import ipython_api, jax_api
+from jaxdbg.internals import ipython_api, jax_nan_checks
 from jaxdbg.capture.frames import Frame
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.stop_info import StopInfo
@@ -52,7 +52,7 @@ def frames_from_traceback(tb: types.TracebackType | None, device: int | None = N
 
 def _carried_value(value: Any, device: int | None, otherwise: Any) -> Any:
     leaves, tree = jax.tree_util.tree_flatten(value)
-    concrete = [jax_api.rerun_value(leaf, device) for leaf in leaves]
+    concrete = [jax_nan_checks.rerun_value(leaf, device) for leaf in leaves]
     if not leaves or any(c is None for c in concrete):
         return otherwise
     return jax.tree_util.tree_unflatten(tree, concrete)

@@ -4,6 +4,8 @@ No module outside this package touches a private name of those libraries (a test
 scans the sources). One module per concern:
 
 - ``jax_api``: frames, traces, the debugger registry, callback errors of JAX.
+- ``jax_programs``: a traced program's equations, read and run up to one or piece by piece.
+- ``jax_nan_checks``: JAX's NaN / Inf checks, hooked to tell the pass, devices and value.
 - ``ipython_api``: cell labels, short errors, the custom-exception slot, cell events,
   display formatters' type printers, caching a cell's source.
 - ``ipywidgets_api``: the widget styles and traits ipywidgets keeps private.

@@ -3,13 +3,18 @@
 import jax
 import pytest
 
-from jaxdbg.internals import jax_api
+from jaxdbg.internals import jax_api, jax_nan_checks, jax_programs
+
+# Every module that touches JAX internals reports the private names it uses.
+JAX_ADAPTERS = (jax_api, jax_programs, jax_nan_checks)
 
 
-@pytest.mark.parametrize("name", sorted(jax_api.names_in_use()))
-def test_private_jax_name_still_exists(name):
-    assert jax_api.names_in_use()[name], (
-        f"{name} is gone in jax {jax.__version__}; update jaxdbg/internals/jax_api.py")
+@pytest.mark.parametrize("module, name", [
+    (module, name) for module in JAX_ADAPTERS for name in sorted(module.names_in_use())],
+    ids=lambda value: getattr(value, "__name__", value))
+def test_private_jax_name_still_exists(module, name):
+    assert module.names_in_use()[name], (
+        f"{name} is gone in jax {jax.__version__}; update {module.__file__}")
 
 
 def test_jax_version_in_tested_range():
