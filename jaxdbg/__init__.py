@@ -37,6 +37,7 @@ from jaxdbg.engine.registry import (available_debuggers, get_debugger, register_
                              unregister_debugger)
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.capture.postmortem import post_mortem
+from jaxdbg.capture.nan_watch import debug_infs, debug_nans
 from jaxdbg.capture.prints import callback
 from jaxdbg.capture.prints import debug_print as print  # jaxdbg.print, like jax.debug.print
 from jaxdbg.engine.saved_stops import SavedStopError, open_stop
@@ -69,6 +70,6 @@ __all__ = [
     "get_debugger", "available_debuggers", "install_jax_hook", "uninstall_jax_hook",
     "load_ipython_extension", "unload_ipython_extension", "__version__",
     "visualize_sharding", "sharding_view", "inspect_sharding",
-    "print", "callback", "checkify", "show", "post_mortem", "open_stop", "SavedStopError",
+    "print", "callback", "checkify", "show", "post_mortem", "debug_nans", "debug_infs", "open_stop", "SavedStopError",
     "distributed",
 ]

@@ -215,6 +215,18 @@ def set_enabled(on: bool, backend: str | None = None, *, infs: bool = False,
 postmortem.register_nan_switch(set_enabled)
 
 
+def debug_nans(enabled: bool = True, backend: str | None = None, **backend_options: Any) -> None:
+    """``%jaxdbg nans on`` outside a notebook: JAX's ``jax_debug_nans`` on (or off), and a
+    NaN made by a function jitted or pmapped from then on opens the debugger (``backend``,
+    default the best one) at the line and device that made it."""
+    set_enabled(enabled, backend, **backend_options)
+
+
+def debug_infs(enabled: bool = True, backend: str | None = None, **backend_options: Any) -> None:
+    """``%jaxdbg infs on``: as :func:`debug_nans`, for Infs (JAX's ``jax_debug_infs``)."""
+    set_enabled(enabled, backend, infs=True, **backend_options)
+
+
 # -- the stop --------------------------------------------------------------------------
 
 def _origin_frames(origin: nan_location.NanOrigin) -> list[Frame]:

@@ -365,3 +365,31 @@ def test_a_cast_is_checked_only_while_jaxdbg_locates():
     err, _ = checkify.checkify(lambda v: v.astype(jnp.float16), errors=checkify.nan_checks)(
         jnp.array([jnp.nan]))
     assert err.get() is None  # a user's own checkify checks no cast, as JAX's does not
+
+
+def test_debug_nans_and_debug_infs_switch_the_watch_outside_a_notebook(monkeypatch):
+    """``jaxdbg.debug_nans()`` / ``debug_infs()`` are ``%jaxdbg nans on`` / ``infs on``
+    for a script: JAX's flag and the watch on, a stop at the line, then both off."""
+    import jaxdbg
+
+    monkeypatch.delenv(scripted.ENV_VAR, raising=False)
+    scripted.reset()
+    out = io.StringIO()
+    original_jit = jax_routes.JIT.original()
+    flags = jax.config
+    try:
+        jaxdbg.debug_nans(backend="cli", stdout=out, stdin=io.StringIO(""), commands="c")
+        assert flags.jax_debug_nans and not flags.jax_debug_infs and nan_watch.enabled()
+        with pytest.raises(FloatingPointError):
+            jax.jit(jax.grad(lambda w: jnp.sum(_safe_root(w))))(jnp.array([0.0, 4.0]))
+        assert _banner(out.getvalue()).endswith("in _safe_root (NaN made by mul in the "
+                                                "backward pass (the gradient) of this line)")
+        jaxdbg.debug_infs(backend="cli", stdout=out, stdin=io.StringIO(""), commands="c")
+        jaxdbg.debug_nans(False)  # the Inf checks still on: still watched
+        assert flags.jax_debug_infs and not flags.jax_debug_nans and nan_watch.enabled()
+    finally:
+        jaxdbg.debug_infs(False)
+        jaxdbg.debug_nans(False)
+        scripted.reset()
+    assert not nan_watch.enabled() and jax.jit is original_jit
+    assert not flags.jax_debug_nans and not flags.jax_debug_infs
