@@ -16,7 +16,7 @@ raised after the stop, as before.
 Where JAX's re-run already found the line on one device in the forward pass (a
 plain jit), the post-mortem after the cell shows it as before, and no stop opens here.
 Under a sharded jit, JAX's re-run checks each device's buffer of each primitive's
-output; the failing checks it records (:func:`jax_nan_checks.failed_checks`) name the
+output; the failing checks it records (:func:`jax_nan_checks.failed_checks_since`) name the
 devices, and the stop opens here, on the re-run's frames.
 
 Functions made by ``jax.jit`` / ``jax.pmap`` before the watch was turned on keep
@@ -64,11 +64,12 @@ class WatchedFunction:
         if enabled() and jax.process_count() > 1:
             return self._call_in_job(args, kwargs)
         # Inside another trace nothing runs, so nothing raises: the outer call watches.
+        mark = jax_nan_checks.failed_checks_mark()
         try:
-            with jax_nan_checks.failed_checks() as checks:
-                return self._compiled(*args, **kwargs)
+            return self._compiled(*args, **kwargs)
         except FloatingPointError as error:
             if enabled():
+                checks = jax_nan_checks.failed_checks_since(mark)  # JAX's, before ours run
                 located = self._locate(args, kwargs, infs=is_inf_error(error))
                 if located is not None and self._pmap_options is None:
                     located = with_rerun_devices(located, checks)

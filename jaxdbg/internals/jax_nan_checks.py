@@ -8,11 +8,10 @@ here so that they do. Each name they need is checked by
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import threading
-from typing import Any, Callable, Iterator, cast
+from typing import Any, Callable, cast
 
 import jax
 
@@ -180,11 +179,10 @@ def _recording(check: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return check(*args, **kwargs)
         except Exception as exc:
-            records = getattr(_failed_checks, "records", None)
-            if records is not None and isinstance(exc, _InternalFloatingPointError):
+            if isinstance(exc, _InternalFloatingPointError):
                 try:
                     pieces = _pieces(args)
-                    records.append(FailedCheck(
+                    _records().append(FailedCheck(
                         str(exc.name), str(exc.ty),
                         tuple(d for d, buf in pieces if holds_nonfinite(buf, str(exc.ty))), len(pieces)))
                 except Exception:  # buffers this cannot read: the check's error stands alone
@@ -195,9 +193,9 @@ def _recording(check: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def record_failed_checks() -> bool:
-    """Wrap JAX's NaN / Inf output checks so that :func:`failed_checks` can tell where
-    they failed. Returns whether this JAX has them. Idempotent; a check outside
-    :func:`failed_checks` costs one more Python call, and only while JAX's flags are on."""
+    """Wrap JAX's NaN / Inf output checks so that :func:`failed_checks_since` can tell where
+    they failed. Returns whether this JAX has them. Idempotent; a check
+    costs one more Python call, and only while JAX's flags are on."""
     if _dispatch is None or _InternalFloatingPointError is None \
             or not hasattr(_dispatch, "check_special"):
         return False
@@ -208,17 +206,24 @@ def record_failed_checks() -> bool:
     return True
 
 
-@contextlib.contextmanager
-def failed_checks() -> Iterator[list[FailedCheck]]:
-    """The checks that fail in this thread inside the block, in the order they failed
-    (the call's own output first, then its re-run's)."""
-    outer = getattr(_failed_checks, "records", None)
-    records: list[FailedCheck] = []
-    _failed_checks.records = records
-    try:
-        yield records
-    finally:
-        _failed_checks.records = outer
+def _records() -> list[FailedCheck]:
+    records = getattr(_failed_checks, "records", None)
+    if records is None:
+        records = _failed_checks.records = []
+    return records
+
+
+def failed_checks_mark() -> int:
+    """Where this thread's record of failed checks stands: taken before each watched
+    call, so it must cost next to nothing (no context manager)."""
+    return len(_records())
+
+
+def failed_checks_since(mark: int) -> list[FailedCheck]:
+    """The checks that failed in this thread since ``mark``, in the order they failed
+    (the call's own output first, then its re-run's). A failure is rare and its record
+    small, so the record is never trimmed."""
+    return _records()[mark:]
 
 
 def _special_checks_present() -> bool:
