@@ -34,7 +34,7 @@ from typing import Any, Callable
 import jax
 
 from jaxdbg.capture import frames as frames_mod
-from jaxdbg.capture import jax_routes, nan_in_job, nan_location, postmortem
+from jaxdbg.capture import jax_routes, nan_in_job, nan_location, postmortem, source_locals
 from jaxdbg.capture.frames import Frame
 from jaxdbg.capture.stop_info import StopInfo
 from jaxdbg.engine import debug_host, notices, registry, stop_serving
@@ -231,13 +231,16 @@ def debug_infs(enabled: bool = True, backend: str | None = None, **backend_optio
 # -- the stop --------------------------------------------------------------------------
 
 def _origin_frames(origin: nan_location.NanOrigin) -> list[Frame]:
-    """The NaN's line (and the user's calls around it) as JAX traced them: no values."""
+    """The NaN's line (and the user's calls around it) as JAX traced them: no values,
+    but the functions' local names, each saying why it has none."""
     frames = []
     for site in origin.frames:
         module_globals = frames_mod.module_globals(site.filename)
         source = linecache.getlines(site.filename, module_globals)
         name = site.function.rsplit(".", 1)[-1]  # JAX keeps the qualified name; frames show co_name
-        frames.append(Frame(site.filename, site.lineno, name, {}, module_globals, source, 1))
+        names = source_locals.local_names(source, site.lineno)
+        frames.append(Frame(site.filename, site.lineno, name, dict.fromkeys(names, TRACED_NOT_RUN),
+                            module_globals, source, 1))
     return frames
 
 

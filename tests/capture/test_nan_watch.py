@@ -393,3 +393,28 @@ def test_debug_nans_and_debug_infs_switch_the_watch_outside_a_notebook(monkeypat
         scripted.reset()
     assert not nan_watch.enabled() and jax.jit is original_jit
     assert not flags.jax_debug_nans and not flags.jax_debug_infs
+
+
+def test_a_line_the_rerun_did_not_reach_lists_its_names_saying_why_they_have_no_value(watch):
+    """The backward pass of a shard_map: JAX's re-run stops in the transpose, at no line
+    of yours, so the stop has the line as traced; ``p w`` says why it has no value
+    instead of raising a NameError."""
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    mesh = Mesh(np.array(_devices(8)), ("d",))
+    out = watch("p w; locals; c")
+
+    def loss(x):
+        per_device = _shard_map()(lambda block: _safe_root(block).sum(keepdims=True),
+                                  mesh=mesh, in_specs=P("d"), out_specs=P("d"))
+        return per_device(x).sum()
+
+    with pytest.raises(FloatingPointError):
+        jax.jit(jax.grad(loss))((jnp.arange(16.0) + 1).at[10].set(0.0))
+    text = out.getvalue()
+    assert _banner(text).endswith(
+        "in _safe_root (device 5; NaN made by mul in the backward pass (the gradient) of this line)")
+    unavailable = f"<unavailable: {nan_watch.TRACED_NOT_RUN.why}>"
+    assert f"(jaxdbg) p w\n{unavailable}\n" in text
+    assert f"(jaxdbg) locals\nw  Unavailable  {unavailable}\n" in text
+    assert "NameError" not in text
