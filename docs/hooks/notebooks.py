@@ -34,7 +34,8 @@ COMMANDS = {
     "checkify.ipynb": "p ratio; up; p x; c",                                 # the NaN post-mortem
     "replay.ipynb": ("replay; next; next; p i; p total; continue; continue;"  # scan
                      "replay; step; step; p mid; where; continue; continue; continue;"  # shard_map
-                     "where; c"),                                            # the NaN's stop
+                     "where; c;"                                             # the NaN's stop
+                     "where; c"),                                            # the gradient's
     "multiprocess.ipynb": "p y; locals; continue all",                      # process 2's stop
     "sharding.ipynb": None,                                                  # no stops
     "printing.ipynb": None,
