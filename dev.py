@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -242,7 +243,17 @@ def cmd_nox(args: list[str]) -> None:
     exec_nox(args)
 
 
+def hear_ctrl_c() -> None:
+    """A shell that starts a command in the background without job control (`cmd &` in a
+    script) starts it with SIGINT ignored, and every child inherits that: the kernels and
+    the tests of Ctrl-C would then never see one. Handled here, children start with the
+    default again."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str]) -> None:
+    hear_ctrl_c()
     commands = {"lab": cmd_lab, "test": cmd_test, "setup": cmd_setup, "bench": cmd_bench,
                 "docs": cmd_docs, "nox": cmd_nox}
     if not argv or argv[0] not in commands:

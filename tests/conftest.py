@@ -5,6 +5,7 @@ test module imports jax.
 """
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -13,6 +14,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+# Started in the background without job control (`pytest &` in a script), this process
+# and every kernel it starts would ignore SIGINT, and the tests of Ctrl-C and kernel
+# interrupts would wait forever: handle it as Python does by default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import pytest
 
