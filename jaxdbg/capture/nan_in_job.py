@@ -25,13 +25,6 @@ from jaxdbg.capture import checkify_errors, jax_routes, nan_location
 from jaxdbg.internals import jax_nan_checks, jax_programs
 
 
-def _is_origin(primitive: str, where: checkify_errors.SourceFrame) -> Callable[[Any], bool]:
-    def found(eqn: Any) -> bool:
-        return jax_programs.equation_primitive(eqn) == primitive and any(
-            f == where.filename and line == where.lineno for f, line, _ in jax_programs.equation_frames(eqn))
-    return found
-
-
 def devices_in_job(fun: Callable[..., Any], args: tuple, kwargs: dict, primitive: str,
                    where: checkify_errors.SourceFrame | None, kind: str) -> tuple[int, ...]:
     """The JAX ids of the devices whose shard of ``primitive``'s output at ``where``
@@ -43,7 +36,7 @@ def devices_in_job(fun: Callable[..., Any], args: tuple, kwargs: dict, primitive
         program = jax.make_jaxpr(fun)(*args, **kwargs)
     except Exception:  # a function make_jaxpr cannot trace (static arguments): say nothing
         return ()
-    path = jax_programs.path_to_equation(program, _is_origin(primitive, where))
+    path = jax_programs.path_to_equation(program, nan_location.made_at(primitive, where))
     if path is None:
         return ()
     flat = jax.tree_util.tree_leaves((args, kwargs))

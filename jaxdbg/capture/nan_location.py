@@ -221,15 +221,20 @@ def _readable_here(err: Any) -> Any:
     return jax.tree_util.tree_unflatten(tree, gathered)
 
 
+def made_at(primitive: str, where: checkify_errors.SourceFrame) -> Callable[[Any], bool]:
+    """Whether an equation is one of ``primitive`` traced at the user's line ``where``."""
+    def found(eqn: Any) -> bool:
+        return jax_programs.equation_primitive(eqn) == primitive and any(
+            f == where.filename and line == where.lineno for f, line, _ in jax_programs.equation_frames(eqn))
+    return found
+
+
 def _equations_at(program: Any, primitive: str,
                   where: checkify_errors.SourceFrame | None) -> list[Any]:
     """The equations of ``primitive`` traced at ``where``."""
     if program is None or where is None:
         return []
-    return [eqn for eqn in jax_programs.program_equations(program)
-            if jax_programs.equation_primitive(eqn) == primitive
-            and any(f == where.filename and line == where.lineno
-                    for f, line, _ in jax_programs.equation_frames(eqn))]
+    return [eqn for eqn in jax_programs.program_equations(program) if made_at(primitive, where)(eqn)]
 
 
 def _all_derivative(program: Any, equations: list[Any]) -> bool:
