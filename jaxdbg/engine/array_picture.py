@@ -10,8 +10,11 @@ the classes NaN, +Inf, -Inf and zero, which every view marks in colours of their
 (:mod:`jaxdbg.views.palette`). Each kept cell is one element of the array, so the
 index and value a view shows on hover are exact.
 
-The histogram is over the finite values of the kept cells; the statistics
-(:func:`jaxdbg.engine.summaries.array_stats`) are exact, over the whole host copy.
+A sample never drops a NaN or an Inf of the slice: the rows and columns that hold them
+replace the nearest sampled ones (up to ``max_side`` of each), and the note says how
+many of them the picture shows. The statistics (:func:`jaxdbg.engine.summaries.array_stats`:
+the range the ramp spans by default, the NaN / Inf counts and the places of the first
+of them) are exact, over the whole host copy; only the histogram is over the kept cells.
 
 Views draw an :class:`ArrayPicture` as plain text, with rich and as HTML through the
 drawings :mod:`jaxdbg.views.array_picture_view` registers (the engine imports no view).
@@ -24,6 +27,8 @@ import enum
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
+
+from jaxdbg.engine import summaries
 
 #: Colour codes of the ramp: 0 (the range's low end) .. LEVELS - 1 (its high end).
 LEVELS = 248
@@ -51,6 +56,9 @@ class Sampling(str, enum.Enum):
 THUMBNAIL_SIDE = 32  # the locals table's small pictures
 VIEW_SIDE = 512      # the large view (a 4096 x 4096 array: every 8th row and column)
 HISTOGRAM_BINS = 32
+# Zero cells are counted over the whole array up to this size (a pass of its own; the
+# NaN / Inf counts come with the statistics); a bigger array's picture leaves "zero" out.
+ZERO_COUNT_ELEMENTS = 1 << 20
 
 
 class PictureError(ValueError):
@@ -81,10 +89,29 @@ class ArrayPicture:
     sampling: Sampling | None
     histogram: np.ndarray          # counts of the finite kept values per bin
     histogram_edges: np.ndarray    # HISTOGRAM_BINS + 1 edges from low to high
-    class_counts: dict[str, int]   # "nan", "+inf", "-inf", "zero" among the kept cells
+    # "nan", "+inf", "-inf" in the whole array, and "zero" where counted (ZERO_COUNT_ELEMENTS)
+    class_counts: dict[str, int]
     magnitudes: bool = False       # a complex array, drawn as |x|
     row_cuts: tuple[int, ...] = ()  # shard boundaries: the row index where a shard starts
     col_cuts: tuple[int, ...] = ()
+    #: The whole array's exact statistics (None where they could not be taken).
+    stats: summaries.ArrayStats | None = None
+    #: NaN / Inf cells in the shown slice, and how many of them a sample kept.
+    slice_nonfinite: int = 0
+    nonfinite_kept: int = 0
+
+    @property
+    def nonfinite_cells(self) -> tuple[summaries.NonFiniteCell, ...]:
+        """Where the array's first NaN / Inf values are (full indices, row-major order;
+        at most :data:`~jaxdbg.engine.summaries.NONFINITE_LISTED`)."""
+        return self.stats.nonfinite_cells if self.stats is not None else ()
+
+    @property
+    def nonfinite_count(self) -> int:
+        """The NaN / Inf values of the whole array."""
+        if self.stats is not None:
+            return self.stats.nonfinite_count
+        return sum(self.class_counts.get(k, 0) for k in ("nan", "+inf", "-inf"))
 
     @property
     def sampled(self) -> bool:
@@ -113,6 +140,10 @@ class ArrayPicture:
             cut = [f"{len(kept)} of {n} {what}" for kept, n, what in
                    zip((self.rows, self.cols), self.slice_shape, ("rows", "columns")) if len(kept) < n]
             parts.append(f"sampled ({how}): " + ", ".join(cut))
+            if self.slice_nonfinite:
+                kept = ("every NaN / Inf cell kept" if self.nonfinite_kept == self.slice_nonfinite
+                        else f"{self.nonfinite_kept:,} of its {self.slice_nonfinite:,} NaN / Inf cells kept")
+                parts.append(kept)
         if self.magnitudes:
             parts.append("|x| of complex values")
         return "; ".join(parts)
@@ -303,9 +334,17 @@ def picture(value: Any, *, axes: Sequence[int] | None = None,
     cols_n = shape[shown[1]] if shape else 1
     rows = _kept(rows_n, max_side, sampling)
     cols = _kept(cols_n, max_side, sampling)
+    stats = summaries.array_stats(value) if host.dtype.kind != "O" else None
+    slice_nonfinite = 0
+    if stats is not None and stats.nonfinite_count and (len(rows) < rows_n or len(cols) < cols_n):
+        cells, slice_nonfinite = _nonfinite_in_slice(host, shown, index, max_side)
+        rows, cols = _keep_cells(rows, cols, cells)
     block = _block(host, shown, index, rows, cols)
     values = _as_numbers(block)
-    low, high = value_range if value_range is not None else _finite_range(values)
+    if value_range is None:  # the whole array's exact range, else (no statistics) the cells'
+        value_range = ((stats.min, stats.max) if stats is not None and stats.min is not None
+                       else _finite_range(values))
+    low, high = value_range
     codes = colour_codes(values, low, high)
     counts, edges = _histogram(values, low, high)
     row_cuts: tuple[int, ...] = ()
@@ -315,9 +354,78 @@ def picture(value: Any, *, axes: Sequence[int] | None = None,
         row_cuts = cuts[shown[0]] if shown[0] is not None else ()
         col_cuts = cuts[shown[1]] if shape else ()
     was_sampled = len(rows) < rows_n or len(cols) < cols_n
+    kept_nonfinite = (int(np.count_nonzero((codes >= CellClass.NAN) & (codes <= CellClass.NEG_INF)))
+                      if slice_nonfinite else 0)
     return ArrayPicture(shape, str(host.dtype), shown, index, rows, cols, codes, values, low, high,
                         sampling if was_sampled else None, counts, edges,
-                        _class_counts(codes), magnitudes, row_cuts, col_cuts)
+                        _whole_counts(host, stats, codes), magnitudes, row_cuts, col_cuts,
+                        stats, slice_nonfinite, kept_nonfinite)
+
+
+def _whole_counts(host: np.ndarray, stats: summaries.ArrayStats | None, codes: np.ndarray
+                  ) -> dict[str, int]:
+    """The marked classes counted over the whole array: NaN / Inf from the exact
+    statistics, zero by a pass of its own up to ZERO_COUNT_ELEMENTS (else left out)."""
+    if stats is None:  # no statistics: what the kept cells show is all that is known
+        return _class_counts(codes)
+    counts = stats.class_counts()
+    if host.size <= ZERO_COUNT_ELEMENTS:
+        try:
+            counts["zero"] = int(host.size - np.count_nonzero(host))
+        except TypeError:  # a dtype count_nonzero does not know
+            counts["zero"] = int(np.count_nonzero(host == 0))
+    return counts
+
+
+def _slice_of(host: np.ndarray, shown: tuple[int | None, int], index: tuple[int | None, ...]
+              ) -> np.ndarray:
+    """The shown slice as a (rows, cols) view of the host copy."""
+    if host.ndim <= 1:
+        return host.reshape(1, -1)
+    row_axis, col_axis = shown
+    whole = host[tuple(i if i is not None else slice(None) for i in index)]
+    return whole if row_axis < col_axis else whole.T  # type: ignore[operator]
+
+
+def _nonfinite_in_slice(host: np.ndarray, shown: tuple[int | None, int],
+                        index: tuple[int | None, ...], limit: int) -> tuple[np.ndarray, int]:
+    """The (row, col) of the slice's first ``limit`` NaN / Inf cells, and how many it holds."""
+    part = _slice_of(host, shown, index)
+    try:
+        bad = ~np.isfinite(part)
+    except TypeError:  # an ml_dtypes float numpy's isfinite does not take
+        bad = ~np.isfinite(part.astype(np.float32))
+    return np.argwhere(bad)[:limit], int(np.count_nonzero(bad))
+
+
+def _keep_cells(rows: np.ndarray, cols: np.ndarray, cells: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The kept rows and columns with the rows and columns of ``cells`` swapped in, each
+    for the nearest kept one not itself holding such a cell (so the picture keeps its size
+    and its place for everything else)."""
+    rows, cols = rows.copy(), cols.copy()
+    fixed_rows: set[int] = set()
+    fixed_cols: set[int] = set()
+    for r, c in cells:
+        if _swap_in(rows, fixed_rows, int(r)):
+            _swap_in(cols, fixed_cols, int(c))
+    return np.sort(rows), np.sort(cols)
+
+
+def _swap_in(kept: np.ndarray, fixed: set[int], wanted: int) -> bool:
+    """Make ``wanted`` one of ``kept`` (in place), replacing the nearest position not in
+    ``fixed``; False when every kept position is already fixed."""
+    if wanted in fixed:
+        return True
+    if not (kept == wanted).any():
+        for j in np.argsort(np.abs(kept - wanted), kind="stable"):
+            if int(kept[j]) not in fixed:
+                kept[j] = wanted
+                break
+        else:
+            return False
+    fixed.add(wanted)
+    return True
 
 
 def _histogram(values: np.ndarray, low: float | None, high: float | None

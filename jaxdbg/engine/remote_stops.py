@@ -113,7 +113,9 @@ def picture_message(pic: array_picture.ArrayPicture) -> dict[str, Any]:
             "sampling": pic.sampling.value if pic.sampling is not None else None,
             "histogram": _array_message(pic.histogram), "edges": _array_message(pic.histogram_edges),
             "classes": dict(pic.class_counts), "magnitudes": pic.magnitudes,
-            "row_cuts": list(pic.row_cuts), "col_cuts": list(pic.col_cuts)}
+            "row_cuts": list(pic.row_cuts), "col_cuts": list(pic.col_cuts),
+            "stats": pic.stats.to_json() if pic.stats is not None else None,
+            "slice_nonfinite": pic.slice_nonfinite, "nonfinite_kept": pic.nonfinite_kept}
 
 
 def picture_from_message(data: dict[str, Any]) -> array_picture.ArrayPicture:
@@ -128,7 +130,9 @@ def picture_from_message(data: dict[str, Any]) -> array_picture.ArrayPicture:
         array_picture.Sampling(data["sampling"]) if data.get("sampling") else None,
         _array_from_message(data["histogram"]), _array_from_message(data["edges"]),
         {str(k): int(v) for k, v in dict(data["classes"]).items()}, bool(data["magnitudes"]),
-        tuple(int(n) for n in data["row_cuts"]), tuple(int(n) for n in data["col_cuts"]))
+        tuple(int(n) for n in data["row_cuts"]), tuple(int(n) for n in data["col_cuts"]),
+        summaries.ArrayStats.from_json(data["stats"]) if data.get("stats") else None,
+        int(data.get("slice_nonfinite") or 0), int(data.get("nonfinite_kept") or 0))
 
 
 def output_message(output: Output) -> dict[str, Any]:
@@ -158,19 +162,15 @@ def output_from_message(data: dict[str, Any]) -> Output:
 def watch_value_message(value: watches.WatchValue) -> dict[str, Any]:
     """A watch's value as it travels: small by construction (a number, statistics, text)."""
     data = dataclasses.asdict(value)
-    stats = data.get("stats")
-    if stats is not None and isinstance(stats.get("mean"), complex):
-        stats["mean"] = [stats["mean"].real, stats["mean"].imag]  # JSON has no complex
+    if value.stats is not None:
+        data["stats"] = value.stats.to_json()  # JSON has no complex, no named tuple
     return data
 
 
 def watch_value_from_message(data: dict[str, Any]) -> watches.WatchValue:
     stats = data.get("stats")
     if isinstance(stats, dict):
-        mean = stats.get("mean")
-        if isinstance(mean, list):
-            mean = complex(*mean)
-        stats = summaries.ArrayStats(**{**stats, "mean": mean})
+        stats = summaries.ArrayStats.from_json(stats)
     shape = data.get("shape")
     return watches.WatchValue(
         hit=data.get("hit"), text=str(data.get("text", "")), number=data.get("number"), stats=stats,

@@ -11,7 +11,7 @@ import functools
 import reprlib
 import types
 import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -27,10 +27,31 @@ _SHORT_REPR.maxother = 60
 _SHORT_REPR.maxlist = _SHORT_REPR.maxtuple = _SHORT_REPR.maxdict = 6
 
 
+#: The non-finite cells whose indices the statistics keep (the first, in row-major
+#: order); the counts are always whole.
+NONFINITE_LISTED = 32
+#: How many of them a one-line summary names.
+NONFINITE_NAMED = 3
+
+
+class NonFiniteCell(NamedTuple):
+    """Where one NaN or Inf is: its full index, and ``"nan"``, ``"+inf"`` or ``"-inf"``
+    (a complex array's infinities are ``"+inf"``: its ``|x|``)."""
+
+    index: tuple[int, ...]
+    kind: str
+
+    def text(self) -> str:
+        return f"{self.kind} at [{', '.join(map(str, self.index))}]"
+
+
 @dataclasses.dataclass(frozen=True)
 class ArrayStats:
     """Over the finite values. For a complex array ``min`` / ``max`` are of ``|x|``
-    (complex numbers have no order) and ``mean`` is the complex mean."""
+    (complex numbers have no order) and ``mean`` is the complex mean.
+
+    ``nan_count`` / ``inf_count`` count the whole array; ``nonfinite_cells`` lists where
+    the first :data:`NONFINITE_LISTED` of them are, so a view can name them."""
 
     min: float | None
     max: float | None
@@ -38,6 +59,44 @@ class ArrayStats:
     nan_count: int
     inf_count: int
     magnitudes: bool = False  # min / max are of |x| (a complex array)
+    neg_inf_count: int = 0  # of inf_count, the -Inf values (a real array's)
+    nonfinite_cells: tuple[NonFiniteCell, ...] = ()
+
+    @property
+    def nonfinite_count(self) -> int:
+        return self.nan_count + self.inf_count
+
+    def class_counts(self) -> dict[str, int]:
+        """``nan``, ``+inf`` and ``-inf`` counts, as the array pictures name them."""
+        return {"nan": self.nan_count, "+inf": self.inf_count - self.neg_inf_count,
+                "-inf": self.neg_inf_count}
+
+    def nonfinite_places(self, named: int = NONFINITE_NAMED) -> str:
+        """``nan at [40, 3], +inf at [57, 20]``: the first ``named`` NaN / Inf cells, and
+        how many more there are ("" when there are none or their places are unknown)."""
+        if not self.nonfinite_cells:
+            return ""
+        shown = self.nonfinite_cells[:named]
+        more = self.nonfinite_count - len(shown)
+        return ", ".join(c.text() for c in shown) + (f" and {phrases.count(more)} more" if more > 0 else "")
+
+    def to_json(self) -> dict[str, Any]:
+        """As it travels between processes (JSON has no complex number or tuple)."""
+        data = dataclasses.asdict(self)
+        if isinstance(self.mean, complex):
+            data["mean"] = [self.mean.real, self.mean.imag]
+        data["nonfinite_cells"] = [[list(c.index), c.kind] for c in self.nonfinite_cells]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "ArrayStats":
+        mean = data.get("mean")
+        if isinstance(mean, list):
+            mean = complex(*mean)
+        cells = tuple(NonFiniteCell(tuple(int(i) for i in index), str(kind))
+                      for index, kind in data.get("nonfinite_cells") or ())
+        return cls(data.get("min"), data.get("max"), mean, int(data["nan_count"]), int(data["inf_count"]),
+                   bool(data.get("magnitudes")), int(data.get("neg_inf_count") or 0), cells)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +148,8 @@ class ValueSummary:
             parts.append((f"nan={phrases.count(s.nan_count)}", True))
         if s.inf_count:
             parts.append((f"inf={phrases.count(s.inf_count)}", True))
+        if s.nonfinite_places():
+            parts.append((f"({s.nonfinite_places()})", True))
         return parts
 
     def details(self) -> str:
@@ -242,9 +303,10 @@ def _min_max_mean(host: np.ndarray) -> tuple[Any, Any, float]:
 def _chunked_stats(host: np.ndarray, convert: Any) -> ArrayStats:
     """The statistics in one pass of STATS_CHUNK-element pieces (a contiguous array is
     cut without copying)."""
-    flat = host.reshape(-1)
+    flat = host.reshape(-1)  # row-major, so the cells found are in index order
     lo = hi = None
-    total, finite_count, nan_count, inf_count = 0.0, 0, 0, 0
+    total, finite_count, nan_count, inf_count, neg_inf_count = 0.0, 0, 0, 0, 0
+    cells: list[NonFiniteCell] = []
     for start in range(0, flat.size, STATS_CHUNK):
         chunk = flat[start:start + STATS_CHUNK]
         if convert is not None:
@@ -255,6 +317,8 @@ def _chunked_stats(host: np.ndarray, convert: Any) -> ArrayStats:
             nan_count += nans
             inf_count += int(chunk.size - finite.sum()) - nans
             if nans or not finite.all():
+                neg_inf_count += int(np.count_nonzero(chunk == -np.inf))
+                _note_cells(cells, chunk, finite, start, host.shape)
                 chunk = chunk[finite]
         if chunk.size == 0:
             continue
@@ -263,9 +327,22 @@ def _chunked_stats(host: np.ndarray, convert: Any) -> ArrayStats:
         hi = c_hi if hi is None else max(hi, c_hi)
         total += float(chunk.sum(dtype=np.float64))
         finite_count += chunk.size
-    if finite_count == 0:
-        return ArrayStats(None, None, None, nan_count, inf_count)
-    return ArrayStats(lo, hi, total / finite_count, nan_count, inf_count)
+    mean = None if finite_count == 0 else total / finite_count
+    return ArrayStats(lo, hi, mean, nan_count, inf_count, False, neg_inf_count, tuple(cells))
+
+
+def _note_cells(cells: list[NonFiniteCell], chunk: np.ndarray, finite: np.ndarray, start: int,
+                shape: tuple[int, ...]) -> None:
+    """Add the places of ``chunk``'s non-finite values (its first element is flat index
+    ``start``) to ``cells``, up to NONFINITE_LISTED."""
+    room = NONFINITE_LISTED - len(cells)
+    if room <= 0:
+        return
+    at = np.flatnonzero(~finite)[:room]
+    for position, value in zip(at, chunk[at]):
+        kind = "nan" if np.isnan(value) else ("-inf" if value < 0 else "+inf")
+        index = np.unravel_index(start + int(position), shape) if shape else ()
+        cells.append(NonFiniteCell(tuple(int(i) for i in index), kind))
 
 
 def _complex_stats(host: np.ndarray) -> ArrayStats:
@@ -274,6 +351,7 @@ def _complex_stats(host: np.ndarray) -> ArrayStats:
     flat = host.reshape(-1)
     lo = hi = None
     total, finite_count, nan_count, inf_count = 0j, 0, 0, 0
+    cells: list[NonFiniteCell] = []
     for start in range(0, flat.size, STATS_CHUNK):
         chunk = flat[start:start + STATS_CHUNK]
         # |x| is NaN where either part is NaN (and no part is infinite), Inf where one is.
@@ -283,6 +361,7 @@ def _complex_stats(host: np.ndarray) -> ArrayStats:
         nan_count += nans
         inf_count += int(chunk.size - finite.sum()) - nans
         if nans or not finite.all():
+            _note_cells(cells, magnitudes, finite, start, host.shape)
             chunk, magnitudes = chunk[finite], magnitudes[finite]
         if chunk.size == 0:
             continue
@@ -291,9 +370,8 @@ def _complex_stats(host: np.ndarray) -> ArrayStats:
         hi = c_hi if hi is None else max(hi, c_hi)
         total += complex(chunk.sum(dtype=np.complex128))
         finite_count += chunk.size
-    if finite_count == 0:
-        return ArrayStats(None, None, None, nan_count, inf_count, magnitudes=True)
-    return ArrayStats(lo, hi, total / finite_count, nan_count, inf_count, magnitudes=True)
+    mean = None if finite_count == 0 else total / finite_count
+    return ArrayStats(lo, hi, mean, nan_count, inf_count, True, 0, tuple(cells))
 
 
 def _type_name(value: Any) -> str:

@@ -55,10 +55,20 @@ def _number(x: float | None) -> str:
     return "-" if x is None else f"{x:.4g}"
 
 
+def places_text(pic: ArrayPicture) -> str:
+    """Where the array's first NaN / Inf values are: ``(nan at [40, 3], +inf at [57, 20])``."""
+    places = pic.stats.nonfinite_places() if pic.stats is not None else ""
+    return f"({places})" if places else ""
+
+
 def legend_text(pic: ArrayPicture) -> str:
-    """``low … high`` and the counts of the marked classes among the shown cells."""
+    """``low … high`` (the ramp's ends: the array's exact range unless a view chose
+    one), the counts of the marked classes in the whole array, and where its first
+    NaN / Inf values are."""
     parts = [f"{_number(pic.low)} .. {_number(pic.high)}"]
     parts += [f"{name}={count:,}" for name, count in pic.class_counts.items() if count]
+    if places_text(pic):
+        parts.append(places_text(pic))
     return "  ".join(parts)
 
 
@@ -102,6 +112,8 @@ def render_rich(pic: ArrayPicture) -> Iterator[Any]:
             scale.append("  ")
             scale.append("█", Style(color=palette.hex_colour(palette.PICTURE_CLASSES[name])))
             scale.append(f" {name}={count:,}")
+    if places_text(pic):
+        scale.append(f"  {places_text(pic)}")
     yield scale
 
 

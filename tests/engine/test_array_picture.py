@@ -3,6 +3,8 @@ histograms, for every dtype the array view draws."""
 
 from __future__ import annotations
 
+import json
+
 import jax
 import jax.numpy as jnp
 import ml_dtypes
@@ -10,6 +12,7 @@ import numpy as np
 import pytest
 
 from jaxdbg.engine import array_picture as ap
+from jaxdbg.engine import summaries
 from jaxdbg.engine.array_picture import CellClass, LEVELS, PictureError, Sampling
 
 
@@ -134,3 +137,77 @@ def test_pytree_leaves_and_small_pictures_of_locals():
     assert [name for name, _ in pics] == ["x"] and pics[0][1].codes.shape == (32, 32)
     huge = np.broadcast_to(np.float32(0), (ap.SUMMARY_MAX_ELEMENTS + 1,))  # no memory of its own
     assert ap.small_pictures({"huge": huge, "x": np.zeros(3)})[0][0] == "x"
+
+
+# -- a sample never hides a NaN or an Inf; the statistics are the whole array's ----------
+
+def _with_nan_and_inf(shape, nan_at, inf_at, seed=0):
+    x = np.random.default_rng(seed).uniform(-1, 1, shape).astype(np.float32)
+    x[nan_at], x[inf_at] = np.nan, np.inf
+    return x
+
+
+def test_a_thumbnail_of_64_rows_keeps_the_rows_holding_a_nan_and_an_inf():
+    # Rows 41 and 57 are both odd: an even stride of 32 of 64 rows passes over them.
+    x = _with_nan_and_inf((64, 32), (41, 3), (57, 20))
+    pic = ap.picture(jnp.asarray(x), max_side=ap.THUMBNAIL_SIDE)
+    assert pic.sampled and pic.codes.shape == (32, 32) and len(set(pic.rows.tolist())) == 32
+    assert 41 in pic.rows and 57 in pic.rows and list(pic.rows) == sorted(pic.rows)
+    r, c = list(pic.rows).index(41), list(pic.cols).index(3)
+    assert pic.codes[r, c] == CellClass.NAN and pic.element_index(r, c) == (41, 3)
+    assert (pic.codes == CellClass.POS_INF).sum() == 1
+    finite = x[np.isfinite(x)]
+    assert (pic.low, pic.high) == (float(finite.min()), float(finite.max()))  # whole, not the sample's
+    assert pic.class_counts["nan"] == 1 and pic.class_counts["+inf"] == 1
+    assert pic.nonfinite_count == 2 and [cell.index for cell in pic.nonfinite_cells] == [(41, 3), (57, 20)]
+    assert [cell.kind for cell in pic.nonfinite_cells] == ["nan", "+inf"]
+    assert "every NaN / Inf cell kept" in pic.note
+
+
+@pytest.mark.parametrize("sampling", list(Sampling))
+def test_a_large_view_keeps_a_nan_off_the_stride_in_either_sampling(sampling):
+    x = np.zeros((2048, 1024), np.float32)
+    x[1001, 333] = np.nan
+    x[7, 5] = -np.inf
+    pic = ap.picture(x, max_side=256, sampling=sampling)
+    assert pic.codes.shape == (256, 256)
+    assert (pic.codes == CellClass.NAN).sum() == 1 and (pic.codes == CellClass.NEG_INF).sum() == 1
+    assert pic.class_counts == {"nan": 1, "+inf": 0, "-inf": 1}  # no zero count this big
+    assert "every NaN / Inf cell kept" in pic.note
+
+
+def test_more_nans_than_the_picture_has_rows_are_counted_whole_and_said_so():
+    x = np.ones((300, 300))
+    x[:, 7] = np.nan  # 300 NaN in one column: one column and 40 rows can show 40 of them
+    pic = ap.picture(x, max_side=40)
+    assert pic.class_counts["nan"] == 300 and (pic.codes == CellClass.NAN).sum() == 40
+    assert "40 of its 300 NaN / Inf cells kept" in pic.note
+    assert len(pic.nonfinite_cells) == summaries.NONFINITE_LISTED and pic.nonfinite_count == 300
+
+
+def test_a_nan_in_another_slice_is_counted_and_placed_but_not_drawn():
+    x = np.zeros((3, 4, 5))
+    x[2, 1, 1] = np.nan
+    pic = ap.picture(x)  # the slice [0, :, :]
+    assert (pic.codes == CellClass.NAN).sum() == 0 and pic.class_counts["nan"] == 1
+    assert pic.nonfinite_cells[0].index == (2, 1, 1) and pic.class_counts["zero"] == 59
+
+
+def test_exact_statistics_list_where_the_first_nonfinite_values_are():
+    x = np.zeros(100_000, np.float32)
+    x[[5, 70_000]] = np.nan
+    x[9] = -np.inf
+    stats = summaries.array_stats(x.reshape(100, 1000))
+    assert (stats.nan_count, stats.inf_count, stats.neg_inf_count) == (2, 1, 1)
+    assert stats.nonfinite_cells == (summaries.NonFiniteCell((0, 5), "nan"), summaries.NonFiniteCell((0, 9), "-inf"),
+                                     summaries.NonFiniteCell((70, 0), "nan"))
+    assert stats.nonfinite_places(2) == "nan at [0, 5], -inf at [0, 9] and 1 more"
+    assert summaries.ArrayStats.from_json(json.loads(json.dumps(stats.to_json()))) == stats
+    many = np.full((10, 10), np.inf)
+    assert len(summaries.array_stats(many).nonfinite_cells) == summaries.NONFINITE_LISTED
+
+
+def test_the_locals_row_names_where_the_nan_is():
+    x = _with_nan_and_inf((64, 32), (41, 3), (57, 20))
+    text = summaries.summarize("h", jnp.asarray(x)).describe()
+    assert "nan=1 inf=1 (nan at [41, 3], +inf at [57, 20])" in text

@@ -30,9 +30,9 @@ def test_a_scalar_row_shows_its_value_not_statistics():
 def test_statistics_of_an_array_with_nan_say_they_cover_finite_values():
     row = summaries.summarize("n", jnp.array([1.0, 3.0, np.nan, np.inf]))
     assert [text for text, _ in row.stat_parts()] == [
-        "min=1 max=3 mean=2 of finite values", "nan=1", "inf=1"]
+        "min=1 max=3 mean=2 of finite values", "nan=1", "inf=1", "(nan at [2], +inf at [3])"]
     assert [text for text, _ in summaries.summarize("m", jnp.full(3, np.nan)).stat_parts()] == [
-        "no finite values", "nan=3"]
+        "no finite values", "nan=3", "(nan at [0], nan at [1], nan at [2])"]
 
 
 def test_statistics_over_several_chunks_count_every_nan_and_inf(monkeypatch):
@@ -245,7 +245,7 @@ def test_complex_arrays_show_a_complex_mean_and_labelled_magnitudes():
 def test_complex_statistics_with_nan_cover_the_finite_values():
     row = summaries.summarize("z", jnp.array([1 + 1j, 3 - 1j, np.nan], jnp.complex64))
     assert [part for part, _ in row.stat_parts()] == [
-        "mean=2+0j |x| min=1.414 max=3.162 of finite values", "nan=1"]
+        "mean=2+0j |x| min=1.414 max=3.162 of finite values", "nan=1", "(nan at [2])"]
 
 
 def test_float32_scalars_show_as_numpy_prints_their_dtype():

@@ -49,7 +49,7 @@ def test_a_picture_travels_whole_and_its_values_exactly():
         _, pic, _ = session.row_picture(["big"], large=large, sampling=sampling)
         back = remote_stops.picture_from_message(remote_stops.picture_message(pic))
         for field in ("shape", "dtype", "axes", "index", "low", "high", "sampling", "class_counts",
-                      "magnitudes", "row_cuts", "col_cuts"):
+                      "magnitudes", "row_cuts", "col_cuts", "stats", "slice_nonfinite", "nonfinite_kept"):
             assert getattr(back, field) == getattr(pic, field), field
         for field in ("rows", "cols", "codes", "values", "histogram", "histogram_edges"):
             assert np.array_equal(getattr(back, field), getattr(pic, field)), field

@@ -30,7 +30,7 @@ def test_show_draws_the_array_with_its_marked_cells():
     lines = t.answers("show act")[0].splitlines()
     assert lines[0] == "act: float32[2,3]"  # plain text: not a terminal
     assert lines[1] == "Ni0" and lines[2][-1] == "@"  # NaN, -inf, log(1) == 0; the maximum
-    assert lines[3] == "0 .. 1.386  nan=1  -inf=1  zero=1"
+    assert lines[3] == "0 .. 1.386  nan=1  -inf=1  zero=1  (nan at [0, 0], -inf at [0, 1])"
 
 
 def test_show_draws_each_array_of_a_pytree():

@@ -64,7 +64,7 @@ def test_plain_text_marks_each_class_with_a_letter():
     text = str(ap.picture(np.array([np.nan, np.inf, -np.inf, 0.0, -1.0, 2.0])))
     lines = text.splitlines()
     assert lines[0] == "float64[6]" and lines[1] == "NIi0.@"
-    assert lines[2] == "-1 .. 2  nan=1  +inf=1  -inf=1  zero=1"
+    assert lines[2] == "-1 .. 2  nan=1  +inf=1  -inf=1  zero=1  (nan at [0], +inf at [1], -inf at [2])"
 
 
 def test_rich_draws_two_rows_per_line_in_the_palettes_colours():
@@ -87,3 +87,36 @@ def test_the_browser_gets_every_codes_colour():
     colours = view.browser_colours()
     assert len(colours["table"]) == 256 and colours["levels"] == ap.LEVELS
     assert colours["table"][int(ap.CellClass.NAN)] == palette.hex_colour(palette.PICTURE_CLASSES["nan"])
+
+
+def test_the_stop_summary_says_the_whole_arrays_range_and_where_its_nan_and_inf_are():
+    """Every view of the summary (text, rich, HTML) reads the exact statistics, in a
+    small array drawn whole and in one the thumbnail samples."""
+    from jaxdbg.capture.frames import Frame
+    from jaxdbg.capture.stop_info import StopInfo
+    from jaxdbg.engine.session import Session
+    from jaxdbg.views import html, text
+
+    rng = np.random.default_rng(1)
+    small = rng.uniform(-1, 1, (4, 8)).astype(np.float32)
+    small[1, 2], small[3, 7] = np.nan, np.inf
+    big = rng.uniform(-1, 1, (64, 32)).astype(np.float32)
+    big[41, 3], big[57, 20] = np.nan, np.inf
+    session = Session([Frame("<cell>", 1, "f", {"small": small, "big": big}, {}, ["f()\n"], 1)], StopInfo())
+    summary = session.summary()
+
+    def exact(x):
+        finite = x[np.isfinite(x)]
+        return f"{finite.min():.4g} .. {finite.max():.4g}  nan=1  +inf=1"
+
+    plain = text.stop_summary(summary)
+    assert f"small: float32[4,8]  {exact(small)}  (nan at [1, 2], +inf at [3, 7])" in plain
+    assert ("big: float32[64,32]  sampled (evenly spaced): 32 of 64 rows; every NaN / Inf cell kept  "
+            f"{exact(big)}  (nan at [41, 3], +inf at [57, 20])") in plain
+    markup = str(html.stop_summary(summary))
+    assert f"{exact(big)}  (nan at [41, 3], +inf at [57, 20])" in markup
+    (_, big_picture), = [p for p in summary.pictures if p[0] == "big"]
+    console = Console(record=True, width=200, file=io.StringIO())
+    console.print(big_picture)
+    drawn = console.export_text()
+    assert "nan=1" in drawn and "(nan at [41, 3], +inf at [57, 20])" in drawn
