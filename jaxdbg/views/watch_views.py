@@ -66,6 +66,15 @@ def _history_text(watch: Watch) -> str:
     return ""
 
 
+# Every row and cell carries the same inline style: a notebook's own table rules (Lab
+# right-aligns cells, shades every other row and boxes <code>) must not make two
+# watches look different. Inline styles win over those rules and stay in a saved file.
+_TABLE = "border-collapse:collapse;border:none;margin:2px 0;table-layout:auto;"
+_ROW = "background:transparent;border:none;"
+_CELL = "text-align:left;vertical-align:middle;border:none;line-height:normal;padding:0 6px 0 0;"
+_CODE = "background:transparent;padding:0;"
+
+
 def table_html(watches: Sequence[Watch]) -> Markup:
     """The watches of a stop's breakpoint: expression, latest value, hits, history."""
     if not watches:
@@ -74,15 +83,15 @@ def table_html(watches: Sequence[Watch]) -> Markup:
     for w in watches:
         last = w.values[-1] if w.values else None
         history = plot_svg(w) or Markup("{}").format(_history_text(w))
-        rows.append(Markup('<tr><td style="padding:0 6px 0 0;"><code>{}</code></td>'
-                           '<td style="padding:0 6px;{}">{}</td><td style="padding:0 6px;{}">{}</td>'
-                           '<td>{}</td></tr>').format(
+        rows.append(Markup('<tr class="jaxdbg-watch" style="{row}"><td style="{cell}"><code style="{code}">{}</code>'
+                           '</td><td style="{cell}{}">{}</td><td style="{cell}{}">{}</td>'
+                           '<td style="{cell}">{}</td></tr>').format(
             w.expression, theme.ERROR if last is not None and last.error else "",
             "" if last is None else _shown(last), theme.MUTED,
-            f"{len(w.values)} hit{'s' if len(w.values) != 1 else ''}", history))
-    return Markup('<table class="jaxdbg-watches" style="border-collapse:collapse;margin:2px 0;">'
-                  '<caption style="text-align:left;{}">watches</caption>{}</table>').format(
-        theme.MUTED, Markup("").join(rows))
+            f"{len(w.values)} hit{'s' if len(w.values) != 1 else ''}", history,
+            row=_ROW, cell=_CELL, code=_CODE))
+    return Markup('<table class="jaxdbg-watches" style="{}"><caption style="text-align:left;{}">watches'
+                  '</caption><tbody>{}</tbody></table>').format(_TABLE, theme.MUTED, Markup("").join(rows))
 
 
 def table_text(watches: Sequence[Watch]) -> str:

@@ -93,8 +93,8 @@ def test_the_live_view_plots_a_watched_scalar_with_one_point_per_hit():
     s.watch_book.add(7, "loss<1")  # no value yet; its expression is escaped
     html = colab_view.render_stop(s, [], "abc", 1, live=True)
     assert html.count('<svg class="jaxdbg-watch-plot"') == 1 and html.count("<circle") == 3
-    assert "<code>loss</code>" in html and "3 hits" in html and "loss over 3 hits" in html
-    assert "<code>loss&lt;1</code>" in html and "loss<1" not in html
+    assert ">loss</code>" in html and "3 hits" in html and "loss over 3 hits" in html
+    assert ">loss&lt;1</code>" in html and "loss<1" not in html
 
 
 def test_the_live_view_has_no_watch_table_without_watches():

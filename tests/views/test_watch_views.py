@@ -54,3 +54,18 @@ def test_plot_points_skip_non_finite_values_and_fit_the_box():
 def test_no_watches_no_table():
     assert "jaxdbg-watches" not in str(html.stop_summary(_summary()))
     assert not re.search("watch ", text.stop_summary(_summary()))
+
+
+def test_every_watch_row_is_styled_alike_whatever_the_notebooks_table_rules():
+    """Lab right-aligns table cells, shades every other row and boxes <code>: each
+    row and cell says its own alignment and background, the same for every watch."""
+    stats = summaries.ArrayStats(0.0, 3.0, 1.5, 0, 0)
+    arrays = Watch("grads", [WatchValue(1, "min=0 max=3", stats=stats, shape=(4,), dtype="float32")])
+    markup = watch_views.table_html([_scalar(3), arrays])
+    rows = re.findall(r'<tr class="jaxdbg-watch" style="([^"]*)">(.*?)</tr>', str(markup))
+    assert len(rows) == 2 and rows[0][0] == rows[1][0] and "background:transparent" in rows[0][0]
+    cells = [re.findall(r'<td style="([^"]*)"', body) for _, body in rows]
+    assert all("text-align:left" in style and "border:none" in style for row in cells for style in row)
+    assert cells[0][0] == cells[1][0] and cells[0][3] == cells[1][3]
+    codes = re.findall(r'<code style="([^"]*)"', str(markup))
+    assert len(codes) == 2 and codes[0] == codes[1] and "background:transparent" in codes[0]
