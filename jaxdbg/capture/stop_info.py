@@ -26,6 +26,8 @@ class StopInfo:
     breakpoint_id: int | None = None  # pdb-style number of the breakpoint (breakpoint_state)
     hit: int | None = None  # how many times that breakpoint has been hit, this one included
     process: str | None = None  # "process 1/4" in a jax.distributed job of several processes
+    # A neutral line about the stop that is not why it stopped ("reopened from FILE").
+    note: str | None = None
 
     @property
     def batched(self) -> bool:
@@ -61,6 +63,7 @@ class StopInfo:
     def details(self, reason: bool = True) -> str:
         parts = [p for p in (self.breakpoint_label(), self.batch_label(), self.place_label(),
                              self.mesh_label(),
+                             self.note if reason else None,
                              self.reason if reason else None) if p]
         waiting = self.waiting()
         if waiting:

@@ -347,8 +347,8 @@ def _saved_stop(path: str, meta: dict, reader: _Reader) -> SavedStop:
     if not frames:
         raise _fail(path, "it has no frames")
     i = meta["info"]
-    reason = f"reopened from {os.path.basename(path)}" + (f"; {i['reason']}" if i.get("reason") else "")
-    info = StopInfo(reason=reason, batch_index=tuple(i["batch_index"]), batch_size=tuple(i["batch_size"]),
+    info = StopInfo(reason=i.get("reason") or None, note=f"reopened from {os.path.basename(path)}",
+                    batch_index=tuple(i["batch_index"]), batch_size=tuple(i["batch_size"]),
                     device=i["device"], device_axes=tuple((str(a), int(b)) for a, b in i["device_axes"]),
                     mesh=i["mesh"], breakpoint_id=i["breakpoint"], hit=i["hit"])
     selected = int(meta.get("selected", 0))

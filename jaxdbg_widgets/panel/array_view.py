@@ -38,7 +38,11 @@ def describe(pic: ArrayPicture) -> dict:
             "classes": pic.class_counts, "row_cuts": list(pic.row_cuts),
             "col_cuts": list(pic.col_cuts), "integer": _integer(pic.dtype),
             "sampling": str(pic.sampling) if pic.sampling is not None else None,
-            "values": np.dtype(_value_type(pic.dtype)).name}
+            "values": np.dtype(_value_type(pic.dtype)).name,
+            # the whole array's NaN / Inf: how many, and where the first ones are (the
+            # view's "next NaN / Inf" walks them; a picture cell cannot show one NaN)
+            "nonfinite": {"count": pic.nonfinite_count,
+                          "cells": [{"index": list(c.index), "kind": c.kind} for c in pic.nonfinite_cells]}}
 
 
 # Dtypes whose every value float32 holds exactly: their hover values travel at half size.

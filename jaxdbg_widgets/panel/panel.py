@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from jaxdbg.engine import array_picture, evaluation
+from jaxdbg.engine import array_picture, breakpoint_state, evaluation
 from jaxdbg.engine import outputs
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
@@ -101,6 +101,13 @@ def _html_of(output: Output) -> str:
         return ""
 
 
+def _for_breakpoint(s: Session) -> bool:
+    """Whether the stop is a live numbered breakpoint's, so that Continue all, Disable
+    and Ignore mean something (not a post-mortem, a NaN stop or a reopened saved stop)."""
+    number = s.info.breakpoint_id
+    return s.watch_book is None and number is not None and breakpoint_state.exists(number)
+
+
 class DebuggerPanel:
     """Frames, source, locals, a console and buttons over one stop's Session.
 
@@ -155,6 +162,8 @@ class DebuggerPanel:
         s = self.session
         # The reason has a line of its own under the banner: said once.
         return {"banner": s.banner(reason=False), "reason": s.info.reason or "",
+                "note": s.info.note or "", "for_breakpoint": _for_breakpoint(s),
+                "can_replay": s.current.code is not None,
                 "finished": s.finished, "ended": "" if not s.finished else str(s.resume),
                 "batched": s.info.batched, "many_stops": self._many_stops,
                 "replaying": s.replay is not None,

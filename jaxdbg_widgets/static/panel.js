@@ -10,7 +10,7 @@
 // are functions here rather than files: commandQueue, toolbarArea, framesArea,
 // sourceArea, localsArea, arrayViewArea (the large view of an array), watchesArea,
 // breakpointsArea, consoleLog, consoleInput (with inputHistory and completer),
-// shortcutKeys and watchKernel. Each builds its nodes, takes what it needs (the model,
+// panelKeys (which keys stay in the panel) and watchKernel. Each builds its nodes, takes what it needs (the model,
 // `run` to send a command) and returns its nodes and its draw / message handlers;
 // render() puts them together and connects them to the model.
 
@@ -108,7 +108,8 @@ function toolbarArea(model, run) {
   const header = h("div", "jaxdbg-header");
   const banner = h("div", "jaxdbg-banner");
   const reason = h("div", "jaxdbg-reason");
-  header.append(banner, reason);
+  const note = h("div", "jaxdbg-note"); // "reopened from FILE": said, not as an error
+  header.append(banner, note, reason);
 
   const toolbar = h("div", "jaxdbg-toolbar");
   // Each button's tooltip is its command's help in the command table (tooltips: line -> help).
@@ -126,6 +127,7 @@ function toolbarArea(model, run) {
   ignoreCount.min = "1";
   ignoreCount.value = "10";
   ignoreCount.title = "how many hits to ignore";
+  ignoreCount.setAttribute("aria-label", "how many hits to ignore");
   const bIgnore = button("Ignore", tip("ignore") + staysNote);
   const bQuit = button("Quit", `${tip("quit")} (${SHORTCUTS.quit.label})`, "jaxdbg-danger");
   // Replay runs the selected frame's function again; while it runs, the stepping buttons
@@ -166,15 +168,26 @@ function toolbarArea(model, run) {
     banner.textContent = s.banner || "";
     reason.textContent = s.reason || "";
     reason.hidden = !s.reason;
+    note.textContent = s.note || "";
+    note.hidden = !s.note;
+    const focused = document.activeElement;
     bSkip.hidden = !s.batched;
-    manyStops.hidden = !s.many_stops;
+    // A post-mortem or a reopened saved stop has no breakpoint to pass or disable, and
+    // a frame without its code cannot be replayed: only what applies shows.
+    manyStops.hidden = !s.many_stops || s.for_breakpoint === false;
     bUp.disabled = !!s.oldest || !!s.finished || kernelGone;
     bDown.disabled = !!s.newest || !!s.finished || kernelGone;
     for (const b of [bContinue, bSkip, bQuit, bAll, bDisable, bIgnore, bReplay, bStep, bNext, bReturn]) {
       b.disabled = !!s.finished || kernelGone;
     }
-    bReplay.hidden = !tips.replay || !!s.replaying;
+    bReplay.hidden = !tips.replay || !!s.replaying || s.can_replay === false;
     stepping.hidden = !s.replaying;
+    // A focused button that is now disabled would drop the focus to the page (Space on
+    // Down at the innermost frame): it goes to the button that still moves, or Continue.
+    if (focused instanceof HTMLButtonElement && focused.disabled && toolbar.contains(focused)) {
+      const next = [focused === bDown ? bUp : bDown, bContinue].find((b) => !b.disabled && !b.hidden);
+      if (next) next.focus();
+    }
   }
 
   // The buttons the keyboard shortcuts press, by SHORTCUTS name.
@@ -202,10 +215,35 @@ function framesArea(model, run, sizeBody) {
   const framesBox = h("div", "jaxdbg-frames");
   framesBox.setAttribute("role", "listbox");
   framesBox.setAttribute("aria-label", "frames, innermost first");
+  // One option is in the Tab order (the selected one, or the one the arrows moved to);
+  // ↑/↓, Home and End move between them, Enter or Space selects.
+  const rows = () => [...framesBox.children];
+  function focusRow(row) {
+    if (!row) return;
+    for (const r of rows()) r.tabIndex = r === row ? 0 : -1;
+    row.focus();
+    row.scrollIntoView({ block: "nearest" });
+  }
+  framesBox.addEventListener("keydown", (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) return; // Alt+↑/↓ are the panel's Up / Down
+    const row = e.target.closest(".jaxdbg-frame");
+    if (!row) return;
+    const all = rows();
+    const at = all.indexOf(row);
+    const to = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: all.length - 1 }[e.key];
+    if (to !== undefined) {
+      e.preventDefault();
+      focusRow(all[Math.max(0, Math.min(all.length - 1, to))]);
+    } else if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      run(`frame ${row.dataset.index}`);
+    }
+  });
 
   function draw() {
     sizeBody();
     const selected = model.get("selected");
+    const hadFocus = framesBox.contains(document.activeElement) ? document.activeElement.dataset.index : null;
     framesBox.replaceChildren();
     (model.get("frames") || []).forEach((f, i) => {
       const row = h("div", "jaxdbg-frame" + (i === selected ? " jaxdbg-selected" : "")
@@ -218,17 +256,21 @@ function framesArea(model, run, sizeBody) {
       // A frame of a replay run from the stop: marked after its name (the stop's are below).
       if (f.replay) name.append(h("span", "jaxdbg-frame-mark", shared(model).PHRASES.replayMark));
       row.append(h("span", "jaxdbg-frame-index", i), name, h("span", "jaxdbg-frame-where", f.where));
+      row.tabIndex = i === selected ? 0 : -1;
       row.onclick = () => run(`frame ${i}`);
       framesBox.append(row);
     });
+    if (hadFocus !== null) focusRow(framesBox.children[Number(hadFocus)] || framesBox.firstChild);
   }
 
   function drawSelected() {
     const selected = model.get("selected");
+    const moving = framesBox.contains(document.activeElement); // the arrows keep their place
     for (const row of framesBox.children) {
       const on = Number(row.dataset.index) === selected;
       row.classList.toggle("jaxdbg-selected", on);
       row.setAttribute("aria-selected", String(on));
+      if (!moving) row.tabIndex = on ? 0 : -1;
       if (on) row.scrollIntoView({ block: "nearest" });
     }
   }
@@ -301,15 +343,27 @@ function localsArea(model, run, openView) {
     return JSON.stringify(path);
   }
 
-  function localRow(r, path, depth) {
+  // A child's name below its parent's, as Python spells it: a field (`.kernel`), an
+  // item (`[0]`) or a key (`['w']`).
+  function childLabel(parent, child) {
+    if (child.startsWith("[")) return parent + child;
+    if (/^[A-Za-z_]\w*$/.test(child)) return `${parent}.${child}`;
+    return `${parent}[${child}]`;
+  }
+
+  // `label` is what the row's controls name: the local, or the path to a child
+  // (`params['w']`, `state.kernel`, `xs[0]`).
+  function localRow(r, path, depth, label = r.name) {
     const tr = h("tr", "jaxdbg-local" + (r.nonfinite ? " jaxdbg-nonfinite" : ""));
     tr.dataset.path = pathKey(path);
+    tr.dataset.label = label;
     const name = h("td", "jaxdbg-col-name");
     name.style.paddingLeft = `${4 + depth * 14}px`;
     if (r.expandable) {
       const t = h("button", "jaxdbg-toggle", "▸");
       t.type = "button";
       t.title = "expand";
+      t.setAttribute("aria-label", `expand ${label}`);
       t.setAttribute("aria-expanded", "false");
       t.onclick = (e) => {
         e.stopPropagation();
@@ -319,15 +373,19 @@ function localsArea(model, run, openView) {
     } else {
       name.append(h("span", "jaxdbg-toggle-space"));
     }
-    const label = h("span", "jaxdbg-name", r.name);
     if (depth === 0) {
-      label.classList.add("jaxdbg-clickable");
-      label.title = `show ${r.name} in full (pp ${r.name})`;
-      label.onclick = () => run(`pp ${r.name}`);
+      // A button, so Tab reaches it and Enter / Space run it as a click does.
+      const nameButton = h("button", "jaxdbg-name jaxdbg-clickable", r.name);
+      nameButton.type = "button";
+      nameButton.title = `show ${r.name} in full (pp ${r.name})`;
+      nameButton.setAttribute("aria-label", `show ${r.name} in full (pp ${r.name})`);
+      nameButton.onclick = () => run(`pp ${r.name}`);
+      name.append(nameButton);
+    } else {
+      name.append(h("span", "jaxdbg-name", r.name));
     }
-    name.append(label);
     const array = h("td", "jaxdbg-col-array");
-    if (r.picture) array.append(thumbnail(path), " ");
+    if (r.picture) array.append(thumbnail(path, label), " ");
     array.append(r.array);
     tr.append(name, h("td", "jaxdbg-col-type", r.type), array,
               h("td", "jaxdbg-col-sharding", r.sharding));
@@ -345,17 +403,17 @@ function localsArea(model, run, openView) {
 
   // A small picture, asked for once its row scrolls into view (as big rows' statistics
   // are); a click opens the large view.
-  function thumbnail(path) {
+  function thumbnail(path, label) {
     const canvas = h("canvas", "jaxdbg-thumb");
     canvas.dataset.path = pathKey(path);
-    canvas.title = "open the array view";
+    canvas.title = `open the array view of ${label}`;
     canvas.width = canvas.height = 1;
     canvas.tabIndex = 0;
     canvas.setAttribute("role", "button");
-    canvas.setAttribute("aria-label", "open the array view");
+    canvas.setAttribute("aria-label", `open the array view of ${label}`);
     const open = (e) => {
       e.stopPropagation();
-      openView((model.get("locals_page") || {}).frame, path);
+      openView((model.get("locals_page") || {}).frame, path, canvas);
     };
     canvas.onclick = open;
     canvas.onkeydown = (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(e); } };
@@ -391,7 +449,7 @@ function localsArea(model, run, openView) {
     const page = model.get("locals_page") || {};
     if (msg.frame !== page.frame) return;
     const old = tbody.querySelector(`tr[data-path='${CSS.escape(pathKey(msg.path))}']`);
-    if (old) old.replaceWith(localRow(msg.row, msg.path, msg.path.length - 1));
+    if (old) old.replaceWith(localRow(msg.row, msg.path, msg.path.length - 1, old.dataset.label));
   }
 
   function toggle(tr, t, path, depth) {
@@ -400,10 +458,14 @@ function localsArea(model, run, openView) {
       const prefix = pathKey(path).slice(0, -1) + ",";
       for (const row of [...tbody.querySelectorAll("tr")]) if (row.dataset.path.startsWith(prefix)) row.remove();
       t.setAttribute("aria-expanded", "false");
+      t.setAttribute("aria-label", `expand ${tr.dataset.label}`);
+      t.title = "expand";
       t.textContent = "▸";
       return;
     }
     t.setAttribute("aria-expanded", "true");
+    t.setAttribute("aria-label", `collapse ${tr.dataset.label}`);
+    t.title = "collapse";
     t.textContent = "▾";
     tr.dataset.depth = String(depth);
     model.send({ type: TO_KERNEL.EXPAND, frame: model.get("selected"), path });
@@ -417,7 +479,7 @@ function localsArea(model, run, openView) {
     const depth = Number(parent.dataset.depth || 0) + 1;
     let after = parent;
     msg.rows.forEach((r, i) => {
-      const row = localRow(r, [...msg.path, i], depth);
+      const row = localRow(r, [...msg.path, i], depth, childLabel(parent.dataset.label, r.name));
       after.after(row);
       after = row;
     });
@@ -569,7 +631,14 @@ function arrayViewArea(model) {
   const head = h("div", "jaxdbg-array-head");
   const title = h("span", "jaxdbg-array-title");
   const close = button("×", "close the array view", "jaxdbg-array-close");
-  close.onclick = () => { box.hidden = true; current = null; };
+  close.setAttribute("aria-label", "close the array view");
+  let opener = null; // the picture that opened the view: the focus goes back to it
+  close.onclick = () => {
+    const back = box.contains(document.activeElement) && opener && opener.isConnected ? opener : null;
+    box.hidden = true;
+    current = null;
+    if (back) back.focus();
+  };
   head.append(title, close);
   const note = h("div", "jaxdbg-array-note");
   const controls = h("div", "jaxdbg-array-controls");
@@ -583,12 +652,14 @@ function arrayViewArea(model) {
   const histNote = h("div", "jaxdbg-array-hist-note");
   const stats = h("div", "jaxdbg-array-stats");
   const error = h("div", "jaxdbg-array-error");
-  box.append(head, note, controls, stage, tip, legend, hist, histNote, stats, error);
+  const nonfinite = nonfiniteList((cell) => goTo(cell));
+  box.append(head, note, controls, nonfinite.node, stage, tip, legend, hist, histNote, stats, error);
 
   let current = null; // {frame, path, axes, indices, ...the last drawn picture}
 
-  function open(frame, path) {
-    current = { frame, path, axes: null, indices: {}, sampling: "strided" };
+  function open(frame, path, from = null) {
+    opener = from;
+    current = { frame, path, axes: null, indices: {}, sampling: "strided", target: null };
     box.hidden = false;
     request();
   }
@@ -658,6 +729,7 @@ function arrayViewArea(model) {
       slider.oninput = () => {
         text.textContent = `axis ${axis}: ${slider.value}`;
         current.indices = { ...current.indices, [axis]: Number(slider.value) };
+        current.target = null; // another slice: the ring and its line go
         request();
       };
       label.append(text, slider);
@@ -696,6 +768,54 @@ function arrayViewArea(model) {
     }
     current.cell = cell;
     current.cellH = cellH;
+  }
+
+  // Where a NaN / Inf of the whole array is in this picture: its kept row and column,
+  // or null when the slice shown does not hold it (another index along a hidden axis).
+  function placeOf(index) {
+    const pic = current.pic;
+    if (pic.index.some((i, axis) => i !== null && i !== index[axis])) return null;
+    const r = pic.axes[0] === null ? 0 : current.rowIndex.indexOf(index[pic.axes[0]]);
+    const c = pic.shape.length ? current.colIndex.indexOf(index[pic.axes[1]]) : 0;
+    return r < 0 || c < 0 ? null : { r, c };
+  }
+
+  // Show one NaN / Inf cell: the slice that holds it, a ring around it, its value below.
+  function goTo(target) {
+    if (!current || !current.pic) return;
+    current.target = target;
+    const pic = current.pic;
+    const hidden = {};
+    target.index.forEach((i, axis) => { if (pic.index[axis] !== null) hidden[axis] = i; });
+    if (Object.entries(hidden).some(([axis, i]) => pic.index[axis] !== i)) {
+      current.indices = hidden;
+      request(); // the answer is drawn with the ring (onView)
+      return;
+    }
+    markTarget();
+  }
+
+  function markTarget() {
+    const target = current.target;
+    if (!target) return;
+    drawHeatmap(current.pic, current.codes);
+    const at = placeOf(target.index);
+    const where = `${current.name}[${target.index.join(", ")}]`;
+    if (!at) {
+      tip.textContent = `${where} = ${target.kind} (not among the sampled cells)`;
+      return;
+    }
+    const ctx = heat.getContext("2d");
+    const [under, over] = colours.shard_line || ["#000000", "#ffffff"];
+    const pad = 2;
+    for (const [colour, width] of [[under, 4], [over, 2]]) {
+      ctx.strokeStyle = colour;
+      ctx.lineWidth = width;
+      ctx.strokeRect(at.c * current.cell - pad, at.r * current.cellH - pad,
+                     current.cell + 2 * pad, current.cellH + 2 * pad);
+    }
+    tip.textContent = `${where} = ${formatValue(current.values[at.r * current.pic.cols + at.c], current.pic.integer)}`;
+    heat.scrollIntoView({ block: "nearest" });
   }
 
   function drawLegend(pic) {
@@ -745,7 +865,7 @@ function arrayViewArea(model) {
     const pic = msg.picture;
     const codes = new Uint8Array(bufferBytes(buffers[0]));
     Object.assign(current, {
-      pic, name: msg.name,
+      pic, name: msg.name, codes,
       values: new (pic.values === "float32" ? Float32Array : Float64Array)(bufferBytes(buffers[1])),
       rowIndex: Array.from(new Int32Array(bufferBytes(buffers[2]))),
       colIndex: Array.from(new Int32Array(bufferBytes(buffers[3]))),
@@ -759,6 +879,8 @@ function arrayViewArea(model) {
     drawLegend(pic);
     drawHistogram(pic);
     tip.textContent = "";
+    nonfinite.draw(pic.nonfinite, msg.name);
+    markTarget();
     box.dataset.drawn = String(Number(box.dataset.drawn || 0) + 1); // tests wait on this
   }
 
@@ -779,6 +901,45 @@ function arrayViewArea(model) {
   heat.addEventListener("mouseleave", () => { tip.textContent = ""; });
 
   return { node: box, open, onView, closeIfFrameChanged: close_if_frame_changed };
+}
+
+// The array's NaN / Inf cells under its large view: a "Next NaN / Inf" button that
+// walks them and a button per listed cell; onPick(cell) shows one.
+function nonfiniteList(onPick) {
+  const node = h("div", "jaxdbg-array-nonfinite");
+  node.hidden = true;
+  const next = button("Next NaN / Inf", "show the next NaN or Inf cell of this array", "jaxdbg-array-next-nan");
+  const count = h("span", "jaxdbg-array-nonfinite-count");
+  const list = h("span", "jaxdbg-array-nonfinite-cells");
+  node.append(next, count, list);
+  let cells = [];
+  let at = -1;
+  next.onclick = () => {
+    if (!cells.length) return;
+    at = (at + 1) % cells.length;
+    onPick(cells[at]);
+  };
+
+  function draw(info, name) {
+    const fresh = JSON.stringify((info && info.cells) || []) !== JSON.stringify(cells);
+    cells = (info && info.cells) || [];
+    if (fresh) at = -1;
+    node.hidden = !info || !info.count;
+    if (node.hidden) return;
+    next.setAttribute("aria-label", `go to the next NaN or Inf of ${name}`);
+    count.textContent = `${info.count.toLocaleString()} NaN / Inf:`;
+    list.replaceChildren();
+    cells.forEach((c, i) => {
+      const where = `[${c.index.join(", ")}]`;
+      const b = button(`${where} ${c.kind}`, `show ${name}${where}`, "jaxdbg-array-nonfinite-cell");
+      b.setAttribute("aria-label", `show ${name}${where}, ${c.kind}`);
+      b.onclick = () => { at = i; onPick(c); };
+      list.append(b);
+    });
+    if (info.count > cells.length) list.append(h("span", "", `and ${(info.count - cells.length).toLocaleString()} more`));
+  }
+
+  return { node, draw };
 }
 
 // -- console: the log -------------------------------------------------------------
@@ -863,6 +1024,14 @@ function completer(model, input, completions) {
   const { TO_KERNEL } = shared(model);
   let completionId = 0;
   let choices = null; // {head, rest, items: [full line], shown: [full line], active}
+  let settled = null; // the text a completion has nothing more for: Tab then moves on
+
+  // Whether Tab completes (a word is being typed and may go further) or leaves the
+  // console, as Tab does everywhere else.
+  function wouldComplete() {
+    const typed = input.value.slice(0, caret());
+    return !!choices || (/\S$/.test(typed) && input.value !== settled);
+  }
 
   function request() {
     completionId += 1;
@@ -912,13 +1081,19 @@ function completer(model, input, completions) {
     const rest = input.value.slice(caret());
     const matches = [...new Set((msg.matches || []).map((m) => applyCompletion(text, m)))];
     hide();
-    if (!matches.length) return;
+    if (!matches.length) {
+      settled = input.value;
+      return;
+    }
     const prefix = commonPrefix(matches);
     if (prefix.length > text.length) {
       input.value = prefix + rest;
       input.setSelectionRange(prefix.length, prefix.length);
     }
-    if (matches.length === 1) return;
+    if (matches.length === 1) {
+      settled = input.value;
+      return;
+    }
     choices = { head: prefix.slice(0, wordStart(prefix)), rest, items: matches, shown: matches, active: 0 };
     draw();
   }
@@ -957,7 +1132,7 @@ function completer(model, input, completions) {
     completions.classList.add("jaxdbg-open");
   }
 
-  return { isOpen: () => !!choices, key, hide, request, onCompletions, narrow };
+  return { isOpen: () => !!choices, wouldComplete, key, hide, request, onCompletions, narrow };
 }
 
 // Notebook shortcuts that run no code go on to the notebook: save (Ctrl/Cmd+S) and
@@ -975,10 +1150,12 @@ function consoleInput(model, run) {
   input.spellcheck = false;
   input.autocomplete = "off";
   input.placeholder = "expression, statement or command; Enter runs it, Tab completes, ↑/↓ history";
+  input.setAttribute("aria-label", "debugger console: an expression, statement or command");
   const ppLabel = h("label", "jaxdbg-pp");
   const pp = h("input");
   pp.type = "checkbox";
   ppLabel.title = "pretty-print results (pp)";
+  pp.setAttribute("aria-label", "pretty-print results (pp)");
   ppLabel.append(pp, document.createTextNode(" pp"));
   const completions = h("div", "jaxdbg-completions");
   completions.setAttribute("role", "listbox");
@@ -1010,16 +1187,25 @@ function consoleInput(model, run) {
       e.preventDefault();
       const newer = history.newer();
       if (newer !== null) input.value = newer;
-    } else if (e.key === "Tab" && !e.shiftKey) {
+    } else if (e.key === "Tab" && !e.shiftKey && completion.wouldComplete()) {
       e.preventDefault();
       completion.request();
-    }
+    } // any other Tab leaves the console (to the pp box), as Tab does
   });
   input.addEventListener("keyup", (e) => e.stopPropagation());
   input.addEventListener("keypress", (e) => e.stopPropagation());
   input.addEventListener("input", completion.narrow);
 
-  return { node: inputRow, input, onCompletions: completion.onCompletions, hideCompletions: completion.hide };
+  // A key typed on one of the panel's buttons or pictures lands here, at the caret.
+  function typeKey(key) {
+    input.focus();
+    input.setRangeText(key, input.selectionStart ?? input.value.length,
+                       input.selectionEnd ?? input.value.length, "end");
+    completion.narrow();
+  }
+
+  return { node: inputRow, input, typeKey, onCompletions: completion.onCompletions,
+           hideCompletions: completion.hide };
 }
 
 // -- watches and breakpoints ---------------------------------------------------------
@@ -1140,6 +1326,7 @@ function watchesArea(model, run) {
       const last = w.values[w.values.length - 1];
       const shown = !last ? "" : last.error ? `*** ${last.error}` : last.text;
       const remove = button("×", `unwatch ${w.expression}`, "jaxdbg-unwatch");
+      remove.setAttribute("aria-label", `unwatch ${w.expression}`);
       remove.onclick = () => run(`unwatch ${w.expression}`);
       row.append(cell("jaxdbg-watch-expression", w.expression),
                  cell("jaxdbg-watch-value" + (last && last.error ? " jaxdbg-error" : ""), shown),
@@ -1232,7 +1419,12 @@ function breakpointsArea(model, run) {
 
 // -- keys -------------------------------------------------------------------------
 // The panel's shortcuts press its buttons, wherever the focus is inside the panel.
-function shortcutKeys(root, buttons) {
+// Every other key pressed inside the panel belongs to it: none reaches the notebook's
+// command mode, where `d d` on a focused button deletes the paused cell and `z` brings
+// it back with two live panels (JupyterLab's shortcuts are matched when the keydown
+// bubbles to the document). A printable key on a control that takes no text goes to
+// the console; Esc leaves the panel for its cell; Ctrl/Cmd+S still saves.
+function panelKeys(root, buttons, console) {
   root.addEventListener("keydown", (e) => {
     for (const [name, s] of Object.entries(SHORTCUTS)) {
       if (s.test(e)) {
@@ -1242,7 +1434,37 @@ function shortcutKeys(root, buttons) {
         return;
       }
     }
+    if (reachesNotebook(e, false) && e.key !== "Escape") return;
+    e.stopPropagation();
+    if (e.key === "Escape") {
+      leavePanel(root);
+    } else if (printable(e) && !takesText(e.target) && !console.input.disabled) {
+      e.preventDefault();
+      console.typeKey(e.key);
+    }
   });
+}
+
+function printable(e) {
+  return e.key.length === 1 && e.key !== " " && !e.ctrlKey && !e.metaKey && !e.altKey;
+}
+
+// Controls whose own keys are letters: text fields and lists (a select picks by letter).
+function takesText(node) {
+  if (node instanceof HTMLSelectElement || node instanceof HTMLTextAreaElement || node.isContentEditable) return true;
+  return node instanceof HTMLInputElement && !["checkbox", "radio", "range", "button"].includes(node.type);
+}
+
+// Esc hands the focus to the nearest focusable element around the panel (the cell, in
+// JupyterLab and Notebook 7: its command mode), so the notebook's keys work from there.
+function leavePanel(root) {
+  for (let e = root.parentElement; e; e = e.parentElement) {
+    if (e.tabIndex >= 0 || e.hasAttribute("tabindex")) {
+      e.focus();
+      return;
+    }
+  }
+  if (document.activeElement instanceof HTMLElement) document.activeElement.blur();
 }
 
 // -- kernel gone --------------------------------------------------------------------
@@ -1331,7 +1553,7 @@ function render({ model, el }) {
 
   root.append(bar.header, gone, bar.toolbar, body, locals.node, arrayView.node, watched.node,
               breakpoints.node, log.node, commandLine.node, ended);
-  shortcutKeys(root, bar.shortcutButtons);
+  panelKeys(root, bar.shortcutButtons, commandLine);
 
   function onKernelGone() {
     if (kernelGone || finished()) return;

@@ -122,7 +122,7 @@ def test_save_in_the_panel_and_open_it_again(kernel, tmp_path):
 
     msg = kernel.execute(f"jaxdbg.open_stop({str(path)!r})")
     cid = live_panel(kernel)
-    kernel.wait_for(lambda: "reopened from stop.npz" in state(kernel, cid).get("status", {}).get("reason", ""),
+    kernel.wait_for(lambda: "reopened from stop.npz" in state(kernel, cid).get("status", {}).get("note", ""),
                     60, "the saved stop's reason line")
     assert re.search(r"breakpoint \d+, hit \d+", state(kernel, cid)["status"]["banner"])
     submit(kernel, "p grads", cid=cid)
