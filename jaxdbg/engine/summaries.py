@@ -11,7 +11,7 @@ import functools
 import reprlib
 import types
 import weakref
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import numpy as np
@@ -34,7 +34,8 @@ NONFINITE_LISTED = 32
 NONFINITE_NAMED = 3
 
 
-class NonFiniteCell(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class NonFiniteCell:
     """Where one NaN or Inf is: its full index, and ``"nan"``, ``"+inf"`` or ``"-inf"``
     (a complex array's infinities are ``"+inf"``: its ``|x|``)."""
 

@@ -62,7 +62,7 @@ def test_array_statistics_read_the_same_in_every_view():
     many_nans[:500] = 1.0
     session = Session([live_frame(sys._getframe())])
     row = next(r for r in session.locals_table().locals if r.name == "many_nans")
-    expected = "min=1 max=1 mean=1 of finite values nan=1,500"
+    expected = "min=1 max=1 mean=1 of finite values nan=1,500 (nan at [500], nan at [501], nan at [502] and 1,497 more)"
     assert row.details() == expected
     assert expected in session.locals_table().text
     assert state.local_row("many_nans", many_nans)["summary"] == expected
