@@ -79,6 +79,8 @@ class Route:
 BREAKPOINT = Route(jax.debug, "breakpoint")
 # jaxdbg.capture.prints: jax.debug.print rows carry their file:line to the print log.
 PRINT = Route(jax.debug, "print")
+# The same for jax.debug.log, jax.debug.print's logging twin (newer JAX; None before it).
+LOG: Route | None = Route(jax.debug, "log") if hasattr(jax.debug, "log") else None
 # jaxdbg.ipython.sharding_hooks: jaxdbg's layouts for JAX's sharding functions.
 VISUALIZE_ARRAY_SHARDING = Route(jax.debug, "visualize_array_sharding")
 INSPECT_ARRAY_SHARDING = Route(jax.debug, "inspect_array_sharding")
@@ -92,8 +94,9 @@ PMAP = Route(jax, "pmap")
 CALLBACK = Route(jax.debug, "callback")
 CHECKIFY = Route(jax_checkify, "checkify")
 
-ROUTES = (BREAKPOINT, PRINT, VISUALIZE_ARRAY_SHARDING, INSPECT_ARRAY_SHARDING, JIT, PMAP, CALLBACK,
-          CHECKIFY)
+ROUTES = tuple(route for route in (BREAKPOINT, PRINT, LOG, VISUALIZE_ARRAY_SHARDING,
+                                   INSPECT_ARRAY_SHARDING, JIT, PMAP, CALLBACK, CHECKIFY)
+               if route is not None)
 
 
 def is_installed() -> bool:

@@ -13,6 +13,10 @@ they add travels with each call:
 Where a row goes is decided on the host, at run time (a jitted function may have
 been traced long before): to the sink that a notebook installs (the print log of
 ``%load_ext jaxdbg``), else to ``sys.stdout`` exactly as ``jax.debug.print`` writes it.
+
+``jax.debug.log`` (newer JAX: ``jax.debug.print`` whose rows are Python logging records
+at INFO) is routed the same way; its rows carry their level, go to the print log, and
+still reach Python logging where JAX's logger is enabled for that level, as JAX's do.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import contextlib
 import contextvars
 import dataclasses
 import functools
+import logging
 import string
 import sys
 import threading
@@ -85,6 +90,11 @@ class PrintRow:
     ordered: bool = False
     from_jax: bool = False  # a jax.debug.print call routed here
     partitioned: bool = False  # one shard's local value (``partitioned=True``)
+    level: int | None = None  # a jax.debug.log row: its logging level
+
+    @property
+    def level_name(self) -> str | None:
+        return None if self.level is None else logging.getLevelName(self.level)
 
 
 # -- where rows go -------------------------------------------------------------------
@@ -132,15 +142,30 @@ def _deliver_here(row: PrintRow, prefix: str = "") -> None:
     if sink is not None and (routing_enabled() or not row.from_jax):
         try:
             sink(row)
+            if row.level is not None and jax_api.debug_log_logger().isEnabledFor(row.level):
+                _log(row)  # logging set up to show or keep these records still gets them
             return
         except Exception:  # a broken view must not lose the print
             pass
+    if row.level is not None:
+        _log(row, prefix)
+        return
     sys.stdout.write(prefix + row.text + "\n")
+
+
+def _log(row: PrintRow, prefix: str = "") -> None:
+    """A ``jax.debug.log`` row as JAX hands it to Python logging: a record of JAX's
+    debugging logger at the row's level, with the call's file and line."""
+    logger = jax_api.debug_log_logger()
+    assert row.level is not None
+    record = logger.makeRecord(logger.name, row.level, row.site.filename, row.site.lineno,
+                               prefix + row.text, (), None, func=row.site.function)
+    logger.handle(record)
 
 
 def _row_message(row: PrintRow) -> dict[str, Any]:
     return {**dataclasses.asdict(row.site), "text": row.text, "ordered": row.ordered,
-            "from_jax": row.from_jax}
+            "from_jax": row.from_jax, "level": row.level}
 
 
 def _from_another_process(message: dict[str, Any]) -> None:
@@ -151,8 +176,9 @@ def _from_another_process(message: dict[str, Any]) -> None:
                     message.get("device"),
                     tuple((str(n), int(i)) for n, i in message.get("device_axes") or ()),
                     message.get("process"))
+    level = message.get("level")
     row = PrintRow(str(message["text"]), site, bool(message.get("ordered")),
-                   bool(message.get("from_jax")))
+                   bool(message.get("from_jax")), level=None if level is None else int(level))
     _deliver_here(row, prefix=f"{site.process} | " if site.process else "")
 
 
@@ -352,7 +378,7 @@ def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple,
 
 
 def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, partitioned: bool, skip: int,
-           from_jax: bool) -> None:
+           from_jax: bool, level: int | None = None) -> None:
     _checker.format(fmt, *args, **kwargs)  # the same errors, at the same (trace) time
     debug_host.join_job()  # in a job, rows may travel to its debug host
     placeholders = _has_placeholders(fmt)
@@ -360,7 +386,7 @@ def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, partitioned: bool
 
     def host(site: CallSite, args, kwargs) -> None:
         deliver(PrintRow(_format(fmt, printoptions, placeholders, args, kwargs), site,
-                         ordered, from_jax, partitioned))
+                         ordered, from_jax, partitioned, level))
 
     _stage_host_call(host, _origin(skip + 1), args, kwargs, ordered, partitioned)
 
@@ -431,38 +457,56 @@ def callback(fn: Callable[..., Any] | None = None, *args: Any, ordered: bool = F
     return None
 
 
-# -- jax.debug.print routed to the log while the extension is loaded -----------------------
+# -- jax.debug.print and jax.debug.log routed to the log while the extension is loaded -------
 
 _JAX_ONLY_OPTIONS = frozenset({"skip_format_check", "_use_logging"})
+#: The level of ``jax.debug.log``'s records (JAX makes them at INFO).
+LOG_LEVEL = logging.INFO
 
 
-def _routed_jax_print(fmt: str | None = None, *args: Any, ordered: bool = False,
-                      partitioned: bool = False, **kwargs: Any) -> Any:
-    """Stands in for ``jax.debug.print``; forms only JAX knows go to JAX unchanged.
+def _routed(route: jax_routes.Route, level: int | None) -> Callable[..., Any]:
+    """What stands in for ``route``'s function (``jax.debug.print``, or ``jax.debug.log``
+    whose rows carry ``level``); forms only JAX knows go to JAX unchanged.
 
     A function traced while it stood in keeps calling it after :func:`unroute_jax_print`;
     ``original()`` is then JAX's own function again."""
-    original = jax_routes.PRINT.original()
-    options = dict(ordered=ordered, partitioned=partitioned)
-    if not routing_enabled() or _JAX_ONLY_OPTIONS & kwargs.keys():
-        return original(fmt, *args, **options, **kwargs)
-    if fmt is None:
-        _first_of_two_calls(original, args, dict(options, **kwargs))
 
-        def print_with_options(fmt: str, *args: Any, **kwargs: Any) -> None:
-            _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=True)
-        return print_with_options
-    _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=True)
-    return None
+    def routed(fmt: str | None = None, *args: Any, ordered: bool = False,
+               partitioned: bool = False, **kwargs: Any) -> Any:
+        original = route.original()
+        options = dict(ordered=ordered, partitioned=partitioned)
+        if not routing_enabled() or _JAX_ONLY_OPTIONS & kwargs.keys():
+            return original(fmt, *args, **options, **kwargs)
+        if fmt is None:
+            _first_of_two_calls(original, args, dict(options, **kwargs))
+
+            def print_with_options(fmt: str, *args: Any, **kwargs: Any) -> None:
+                _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=True, level=level)
+            return print_with_options
+        _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=True, level=level)
+        return None
+
+    routed.__name__ = routed.__qualname__ = f"routed_jax_{route.name}"
+    routed.__doc__ = getattr(route.original(), "__doc__", None)
+    return routed
+
+
+_routed_jax_print = _routed(jax_routes.PRINT, None)
+_routed_jax_log = _routed(jax_routes.LOG, LOG_LEVEL) if jax_routes.LOG is not None else None
 
 
 def route_jax_print() -> None:
-    """Make ``jax.debug.print`` calls traced from now on carry their location to the log."""
+    """Make ``jax.debug.print`` (and, where JAX has it, ``jax.debug.log``) calls traced
+    from now on carry their location to the log."""
     jax_routes.PRINT.install(_routed_jax_print)
+    if jax_routes.LOG is not None and _routed_jax_log is not None:
+        jax_routes.LOG.install(_routed_jax_log)
 
 
 def unroute_jax_print() -> None:
     jax_routes.PRINT.uninstall()
+    if jax_routes.LOG is not None:
+        jax_routes.LOG.uninstall()
 
 
 @contextlib.contextmanager

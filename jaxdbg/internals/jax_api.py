@@ -383,6 +383,23 @@ def unquiet_callback_failures() -> None:
         logger.removeFilter(f)
 
 
+# jax.debug.log (newer JAX) hands its rows to the same module's logger, at INFO.
+_debugging_logger = _private("jax._src.debugging", "logger")
+
+
+def debug_log_logger() -> logging.Logger:
+    """The logger ``jax.debug.log`` hands its records to, so a routed row that reaches
+    Python logging is the record JAX would have made (filters, handlers, level)."""
+    return logging.getLogger(_CALLBACK_LOGGER)
+
+
+def _debug_log_logger_present() -> bool:
+    """Where JAX has ``jax.debug.log``, its records go to :func:`debug_log_logger`."""
+    if not hasattr(jax.debug, "log"):
+        return True
+    return getattr(_debugging_logger, "name", None) == _CALLBACK_LOGGER
+
+
 _runtime_tokens = _private("jax._src.dispatch", "runtime_tokens")
 _RuntimeTokenSet = _private("jax._src.dispatch", "RuntimeTokenSet")
 _TOKEN_SET_FIELDS = ("current_tokens", "output_runtime_tokens", "clear")
@@ -490,6 +507,7 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.debugger.core.get_debugger": _get_jax_debugger is not None,
         "jax._src.debugger.core.DebuggerFrame": _DebuggerFrame is not None,
         "logger jax._src.debugging": _CALLBACK_LOGGER in logging.Logger.manager.loggerDict,
+        "jax._src.debugging.logger (jax.debug.log's records)": _debug_log_logger_present(),
         "jax._src.core.trace_state_clean": _trace_state_clean is not None,
         "jax._src.dispatch.runtime_tokens": _runtime_tokens is not None,
         "jax._src.dispatch.RuntimeTokenSet (current_tokens, output_runtime_tokens, clear)":

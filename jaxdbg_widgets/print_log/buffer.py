@@ -26,10 +26,12 @@ SHOWN_ROWS = 20  # rows shown at each end of the log
 
 
 def where(row: PrintRow) -> str:
-    """The row's batch element and device, as far as known ("" for neither), and
-    ``recomputed`` for a row printed again by the backward pass of ``jax.checkpoint``."""
+    """The row's logging level (a ``jax.debug.log`` row), batch element and device, as
+    far as known ("" for none), and ``recomputed`` for a row printed again by the
+    backward pass of ``jax.checkpoint``."""
     recomputed = phrases.RECOMPUTED if row.site.recomputed else None
-    return " · ".join(p for p in (row.site.batch_label, row.site.device_label, recomputed) if p)
+    return " · ".join(p for p in (row.level_name, row.site.batch_label, row.site.device_label,
+                                  recomputed) if p)
 
 
 def row_cells(row: PrintRow) -> list[str]:
