@@ -4,6 +4,9 @@
     python3 dev.py lab [jupyter lab args]   open notebooks/quickstart.ipynb in JupyterLab
     python3 dev.py test [pytest args]       the lint and type checks, every test venv and
                                             Chromium, the whole suite, the docs build
+    python3 dev.py test --quick [pytest args]
+                                            lint, types and the tests without a kernel or
+                                            a browser, in the main venv only
     python3 dev.py setup                    only build the venvs `test` uses
     python3 dev.py bench [--quick] [--only NAME ...] [--compare OLD.json]
                                             run every benchmark in benchmarks/ and print one
@@ -174,16 +177,33 @@ def junit_counts(path: Path) -> dict[str, int] | None:
     return total
 
 
+def slowest_tests(runs: list[tuple[str, Path]], count: int = 10) -> list[tuple[float, str, str]]:
+    """The ``count`` slowest test cases over the runs' JUnit XML: (seconds, test, run)."""
+    cases: list[tuple[float, str, str]] = []
+    for label, path in runs:
+        try:
+            root = ET.parse(path).getroot()
+        except (OSError, ET.ParseError):
+            continue
+        for case in root.iter("testcase"):
+            test = f"{case.get('classname', '')}::{case.get('name', '')}".lstrip(":")
+            cases.append((float(case.get("time") or 0), test, label))
+    return sorted(cases, reverse=True)[:count]
+
+
 def summarize(nox_rc: int) -> int:
-    """Print every run of the matrix and the closing `matrix:` line; the exit status."""
+    """Print every run of the matrix with its time, the ten slowest tests and the closing
+    `matrix:` line; the exit status."""
     print("\n[dev] test matrix:", flush=True)
     total = {"passed": 0, "failed": 0, "skipped": 0}
+    junits: list[tuple[str, Path]] = []
     for path in sorted(RESULTS.glob("*.json"), key=lambda p: p.stat().st_mtime):
         if path == REPORT:
             continue
         run = json.loads(path.read_text())
         counts = run["counts"]
         if counts is None:  # a pytest run: its JUnit XML, or nothing when it did not finish
+            junits.append((run["label"], RESULTS / run["junit"]))
             counts = junit_counts(RESULTS / run["junit"]) or {"failed": 1}
         if not counts:  # a venv whose kernel the main run used: its versions only
             print(f"[dev]   {run['label']}: {run['versions']}", flush=True)
@@ -192,7 +212,13 @@ def summarize(nox_rc: int) -> int:
             total[key] += counts.get(key, 0)
         state = "ok" if not counts.get("failed") else "FAILED"
         shown = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
-        print(f"[dev]   {run['label']}: {state} ({shown}); {run['versions']}", flush=True)
+        took = f" in {run['seconds']:.0f}s" if run.get("seconds") is not None else ""
+        print(f"[dev]   {run['label']}: {state} ({shown}){took}; {run['versions']}", flush=True)
+    slowest = slowest_tests(junits)
+    if slowest:
+        print("[dev] the ten slowest tests:", flush=True)
+        for seconds, test, label in slowest:
+            print(f"[dev]   {seconds:6.1f}s  {test}  ({label})", flush=True)
     failed_sessions = False
     if REPORT.is_file():
         for session in json.loads(REPORT.read_text()).get("sessions", []):
@@ -209,12 +235,22 @@ def summarize(nox_rc: int) -> int:
 # ------------------------------------------------------------------ commands
 
 
+QUICK_SESSIONS = ["lint", "quick", "types"]
+
+
 def cmd_test(args: list[str]) -> None:
-    """Every default session of noxfile.py, pytest arguments passed on; then the summary."""
+    """Every default session of noxfile.py, pytest arguments passed on; then the summary.
+    `--quick`: lint, types and the tests that need no kernel and no browser, in the main
+    venv only (a developer's loop)."""
     started = time.monotonic()
     shutil.rmtree(RESULTS, ignore_errors=True)
     RESULTS.mkdir(parents=True)
-    rc = run_nox(["--report", str(REPORT), *(["--", *args] if args else [])])
+    sessions: list[str] = []
+    if args[:1] == ["--quick"]:
+        sessions, args = ["-s", *QUICK_SESSIONS], args[1:]
+        if not (ROOT / ".nox" / "tests" / "bin" / "python").exists():
+            run_nox(["--install-only", "-s", "tests"])
+    rc = run_nox(["--report", str(REPORT), *sessions, *(["--", *args] if args else [])])
     log(f"total time {time.monotonic() - started:.0f}s")
     sys.exit(summarize(rc))
 

@@ -34,6 +34,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import nox
@@ -52,10 +53,17 @@ CHROMIUM = Path("/usr/bin/chromium")
 # one of them existed does not see it, so their presence is part of the stamp.
 PACKAGES = ("jaxdbg", "jaxdbg_widgets")
 MAIN_EXTRAS = ".[notebook,test,docs]"
-CORE_TEST_TOOLS = ["pytest", "pytest-timeout"]
+CORE_TEST_TOOLS = ["pytest", "pytest-timeout", "pytest-xdist"]
+# Most tests wait on kernels, processes and browsers, so pytest runs them in more workers
+# than the machine has cores (2 here: 3 workers). `worksteal` starts each worker on a
+# contiguous share of the tests (a module's tests stay together, sharing its kernel) and
+# moves single tests only to a worker that ran dry. JAXDBG_TEST_WORKERS=0 runs in-process.
+TEST_WORKERS = os.environ.get("JAXDBG_TEST_WORKERS") or str((os.cpu_count() or 1) + 1)
+PARALLEL_ARGS = ["-n", TEST_WORKERS, "--dist", "worksteal"] if TEST_WORKERS != "0" else []
 # The tests that run under every matrix interpreter (the kernel tests already run each
 # matrix kernel from the main venv).
-CORE_TEST_ARGS = ["-m", "not kernel and not browser", "--ignore=tests/browser", "-q", "-p", "no:cacheprovider"]
+CORE_TEST_ARGS = ["-m", "not kernel and not browser", "--ignore=tests/browser", "-q", "-p", "no:cacheprovider",
+                  *PARALLEL_ARGS]
 # What the main run's kernel tests read to start the kernels of the other venvs
 # (tests/support/kernel_harness.py), by the session that builds each venv.
 KERNEL_ENV = {
@@ -175,30 +183,45 @@ def describe(python: str | Path) -> str:
     return out.stdout.strip() or f"(could not import: {out.stderr.strip().splitlines()[-1:]})"
 
 
-def record(label: str, versions: str, counts: dict[str, int] | None = None) -> Path:
+def record(label: str, versions: str, counts: dict[str, int] | None = None,
+           seconds: float | None = None) -> Path:
     """Note a run for the summary: its counts, or (None) the JUnit XML its pytest writes,
-    whose path this returns."""
+    whose path this returns; and how long it took, once it has ended."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     slug = re.sub(r"\W+", "-", label).strip("-")
     (RESULTS / f"{slug}.json").write_text(json.dumps({"label": label, "versions": versions,
-                                                      "counts": counts, "junit": f"{slug}.xml"}))
+                                                      "counts": counts, "junit": f"{slug}.xml",
+                                                      "seconds": seconds}))
     return RESULTS / f"{slug}.xml"
 
 
 def check(session: nox.Session, label: str, versions: str, *args: str, **kwargs) -> None:
     """Run a check that counts as one test in the summary: passed, or failed."""
+    started = time.monotonic()
     record(label, versions, {"failed": 1})
-    session.run(*args, **kwargs)
-    record(label, versions, {"passed": 1})
+    try:
+        session.run(*args, **kwargs)
+    except BaseException:
+        record(label, versions, {"failed": 1}, time.monotonic() - started)
+        raise
+    record(label, versions, {"passed": 1}, time.monotonic() - started)
 
 
-def pytest(session: nox.Session, label: str, args: list[str], env: dict[str, str] | None = None) -> None:
-    """pytest in the session's venv; its counts go to the summary through JUnit XML."""
-    junit = record(label, describe(Path(session.virtualenv.location) / "bin" / "python"))
+def pytest(session: nox.Session, label: str, args: list[str], env: dict[str, str] | None = None,
+           python: Path | None = None) -> None:
+    """pytest in the session's venv (or ``python``'s); its counts go to the summary
+    through JUnit XML."""
+    python = python or Path(session.virtualenv.location) / "bin" / "python"
+    versions = describe(python)
+    junit = record(label, versions)
     junit.unlink(missing_ok=True)
-    session.run("python", "-m", "pytest", *args, f"--junitxml={junit}",
-                env={"PYTHONUNBUFFERED": "1", **(env or {})},
-                success_codes=[0, 5])  # 5: nothing collected, not a failure of the matrix
+    started = time.monotonic()
+    try:
+        session.run(str(python), "-m", "pytest", *args, f"--junitxml={junit}",
+                    env={"PYTHONUNBUFFERED": "1", **(env or {})},
+                    success_codes=[0, 5])  # 5: nothing collected, not a failure of the matrix
+    finally:
+        record(label, versions, None, time.monotonic() - started)
 
 
 # ------------------------------------------------------------------ checks
@@ -343,11 +366,25 @@ def tests(session: nox.Session) -> None:
     for name in ("ipykernel6", "installed_wheel"):  # kernels only: the summary names their versions
         if venv_python(name).exists():
             record(f"{name} kernel", describe(venv_python(name)), {})
+    # Without arguments, the whole suite in parallel workers; with them, as given (add
+    # `-n 3` yourself to run a selection in parallel).
+    args = session.posargs or PARALLEL_ARGS
     try:
-        pytest(session, "main (+ kernel tests on every matrix kernel)", session.posargs, env)
+        pytest(session, "main (+ matrix-marked kernel tests on every matrix kernel)", args, env)
     finally:
         if not session.posargs:
             build_docs(session)
+
+
+@nox.session(default=False, python=False)
+def quick(session: nox.Session) -> None:
+    """The tests without a kernel or a browser, in the `tests` session's venv (dev.py builds
+    it first), in parallel workers: `python3 dev.py test --quick`, with lint and types;
+    pytest arguments after --."""
+    main = venv_python("tests")
+    if not main.exists():
+        session.error("the tests venv is not built: run `python3 dev.py setup` first")
+    pytest(session, "quick (no kernel, no browser)", [*CORE_TEST_ARGS, *session.posargs], python=main)
 
 
 @nox.session

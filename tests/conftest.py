@@ -14,6 +14,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Every process the tests start (kernels, scripts, a job's processes) inherits this: a
+# crash (SIGSEGV, SIGABRT) then writes every thread's Python stack to its stderr, which
+# the test's failure shows, instead of a bare exit status of -11.
+os.environ.setdefault("PYTHONFAULTHANDLER", "1")
 
 # Started in the background without job control (`pytest &` in a script), this process
 # and every kernel it starts would ignore SIGINT, and the tests of Ctrl-C and kernel
@@ -33,6 +37,16 @@ from support.kernel_harness import (  # noqa: F401
     shared_kernels,
 )
 from support.kernel_harness import keep_call_report as pytest_runtest_makereport  # noqa: F401
+from support.kernel_harness import split_by_kernel_matrix
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Kernel tests not marked ``matrix`` run on the current kernel only (see
+    CONTRIBUTING.md, "Which tests run on every kernel")."""
+    kept, dropped = split_by_kernel_matrix(items)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture(autouse=True)

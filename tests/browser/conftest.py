@@ -17,7 +17,8 @@ Helpers (import them with `from support.lab_helpers import ...`):
   wait_heading(page, panel, regex)
 
 Every test in this folder is marked `browser`. On failure, a screenshot and the browser
-console go to test-artifacts/; the server log is test-artifacts/jupyterlab-server.log.
+console go to test-artifacts/; the server logs are test-artifacts/jupyterlab-server[-gwN].log
+and notebook7-server[-gwN].log (one server of each per pytest worker).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # so `import support.lab_helpers` works under any import mode
     sys.path.insert(0, str(HERE.parent))
 
+from support.port_lock import PortLock  # noqa: E402
 from support.lab_helpers import ARTIFACTS, INSTALLED_WHEEL_KERNEL, LabServer, save_screenshot  # noqa: E402
 
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
@@ -62,9 +64,21 @@ _skip_reasons: set[str] = set()
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    """Mark every test here `browser`. A test parametrized over `theme` checks colours:
+    every theme runs in JupyterLab, while in Notebook 7, which draws with the same theme
+    packages, only the light theme runs (the flow's behaviour)."""
+    kept, dropped = [], []
     for item in items:
         if HERE in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.browser)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if params.get("server") == "notebook" and params.get("theme", "light") != "light":
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -143,6 +157,7 @@ def _serve(app: str, tmp_path_factory):
         d.mkdir()
     _write_lab_settings(settings)
     token = secrets.token_hex(16)
+    ports = PortLock().acquire()  # released once the server answers on its port
     port = _free_port()
     cmd = [
         sys.executable, "-m", "jupyterlab" if app == "lab" else "notebook",
@@ -168,12 +183,19 @@ def _serve(app: str, tmp_path_factory):
         PYTHONUNBUFFERED="1",
     )
     ARTIFACTS.mkdir(exist_ok=True)
-    log_path = ARTIFACTS / ("jupyterlab-server.log" if app == "lab" else "notebook7-server.log")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # one server (and log) per worker
+    log_path = ARTIFACTS / (("jupyterlab-server" if app == "lab" else "notebook7-server")
+                            + (f"-{worker}" if worker else "") + ".log")
     log = open(log_path, "w")
-    proc = subprocess.Popen(
-        cmd, cwd=root_dir, env=env, stdin=subprocess.DEVNULL, stdout=log,
-        stderr=subprocess.STDOUT, start_new_session=True,
-    )
+    try:
+        proc = subprocess.Popen(
+            cmd, cwd=root_dir, env=env, stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    except BaseException:
+        ports.release()
+        log.close()
+        raise
     url = f"http://127.0.0.1:{port}/"
     server = LabServer(url=url, token=token, root_dir=root_dir, log_path=log_path, app=app)
     try:
@@ -185,6 +207,7 @@ def _serve(app: str, tmp_path_factory):
                     + log_path.read_text()[-3000:])
             try:
                 server.api("GET", "api/status", timeout=5)
+                ports.release()
                 break
             except (urllib.error.URLError, ConnectionError, OSError):
                 pass
@@ -194,6 +217,7 @@ def _serve(app: str, tmp_path_factory):
             time.sleep(0.25)
         yield server
     finally:
+        ports.release()  # a no-op when released already
         _stop(proc)
         log.close()
 

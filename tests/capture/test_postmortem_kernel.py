@@ -8,7 +8,7 @@ import pytest
 
 from support.kernel_harness import kernel_fixture
 
-pytestmark = [pytest.mark.kernel]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix]
 
 SETUP = textwrap.dedent("""
     import os

@@ -5,7 +5,7 @@ exception slot with a handler installed before it."""
 import pytest
 
 
-pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix, pytest.mark.timeout(300)]
 
 SNAPSHOT = """
 def snapshot():

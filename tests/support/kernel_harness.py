@@ -39,6 +39,8 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from support.port_lock import ports_chosen_and_bound
+
 ROOT = Path(__file__).resolve().parents[2]
 IPYKERNEL6_ENV = "JAXDBG_IPYKERNEL6_PYTHON"
 COLAB_ENV = "JAXDBG_COLAB_PYTHON"
@@ -70,6 +72,45 @@ def kernel_pythons() -> list[pytest.param]:
         if other:
             params.append(pytest.param(other, id=label))
     return params
+
+
+#: Set to run every kernel test on every kernel of the matrix, marked ``matrix`` or not
+#: (for a change to the kernel-facing plumbing itself, before it lands).
+ALL_KERNELS_ENV = "JAXDBG_ALL_KERNELS"
+
+
+def matrix_only_pythons() -> set[str]:
+    """The kernels' Pythons that only tests marked ``matrix`` run on: every matrix
+    Python but the running one."""
+    own = os.path.abspath(sys.executable)
+    return {os.path.abspath(p) for var in MATRIX_ENV if (p := os.environ.get(var))} - {own}
+
+
+def runs_on_matrix_kernel(item: pytest.Item, matrix_pythons: set[str]) -> bool:
+    """Whether a collected test is parametrized with one of ``matrix_pythons``' kernels
+    (through ``kernel``, a :func:`kernel_fixture` or a test's own ``kernel_pythons()``)."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return False
+    return any(isinstance(v, str) and os.path.abspath(v) in matrix_pythons
+               for v in callspec.params.values())
+
+
+def split_by_kernel_matrix(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:
+    """(kept, deselected): a kernel test runs on the current kernel, and on the other
+    kernels of the matrix only when it is marked ``matrix`` (what it checks depends on
+    the versions: ipykernel 6 / 7 routing, Colab's pins, oldest / newest JAX, the wheel)."""
+    matrix_pythons = matrix_only_pythons()
+    if not matrix_pythons or os.environ.get(ALL_KERNELS_ENV):
+        return items, []
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        if runs_on_matrix_kernel(item, matrix_pythons) and item.get_closest_marker("matrix") is None:
+            dropped.append(item)
+        else:
+            kept.append(item)
+    return kept, dropped
 
 
 def runs_installed_wheel(python: str) -> bool:
@@ -194,8 +235,10 @@ class KernelHarness:
         self.log_path = Path(self._tmp) / "kernel.log"
         self.dump_path = Path(self._tmp) / "threads.txt"
         env["JAXDBG_THREAD_DUMP"] = str(self.dump_path)
-        for attempt in (1, 2):  # a port race at launch is rare but real: retry once
-            self.km = KernelManager(kernel_name=self.name, kernel_spec_manager=ksm)
+        self.km = KernelManager(kernel_name=self.name, kernel_spec_manager=ksm)
+        # The kernel's ports are chosen here and bound by the kernel while it starts:
+        # no other worker picks ports meanwhile (no retry that would hide a real failure).
+        with ports_chosen_and_bound():
             with open(self.log_path, "ab") as log:
                 self.km.start_kernel(env=env, cwd=kernel_cwd, stdout=log, stderr=log)
             self.kc = self.km.client()
@@ -203,13 +246,11 @@ class KernelHarness:
             self.kc.start_channels()
             try:
                 self.kc.wait_for_ready(timeout=timeout)
-                break
             except RuntimeError as exc:
                 self.kc.stop_channels()
                 if self.km.is_alive():
                     self.km.shutdown_kernel(now=True)
-                if attempt == 2:
-                    raise RuntimeError(f"{exc}; kernel log:\n{self.kernel_log()[-4000:]}") from exc
+                raise RuntimeError(f"{exc}; kernel log:\n{self.kernel_log()[-4000:]}") from exc
         for target in (self._read_iopub, self._read_shell, self._read_stdin):
             t = threading.Thread(target=target, daemon=True, name=f"harness-{target.__name__}")
             t.start()

@@ -1,0 +1,48 @@
+"""One lock, across every pytest worker of a run, from choosing free ports to binding them.
+
+jupyter_client (a kernel's five ports) and the browser tests' servers pick a port by
+binding port 0 and closing the socket; the process that needs it binds it again later.
+Between the two another worker could pick the same port, and one of the two processes
+fails to start. Holding this lock over that window, in every worker, closes it (as other
+Jupyter projects do in their parallel test suites).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Iterator
+
+LOCK_FILE = Path(tempfile.gettempdir()) / f"jaxdbg-tests-ports-{os.getuid()}.lock"
+
+
+class PortLock:
+    """The lock, taken by :meth:`acquire`; :meth:`release` may be called more than once."""
+
+    def __init__(self) -> None:
+        self._handle: IO[str] | None = None
+
+    def acquire(self) -> "PortLock":
+        handle = open(LOCK_FILE, "a")
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        self._handle = handle
+        return self
+
+    def release(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
+
+
+@contextlib.contextmanager
+def ports_chosen_and_bound() -> Iterator[None]:
+    """Held while a process picks free ports and until whoever uses them has bound them."""
+    lock = PortLock().acquire()
+    try:
+        yield
+    finally:
+        lock.release()
