@@ -1421,10 +1421,15 @@ function breakpointsArea(model, run) {
 // The panel's shortcuts press its buttons, wherever the focus is inside the panel.
 // Every other key pressed inside the panel belongs to it: none reaches the notebook's
 // command mode, where `d d` on a focused button deletes the paused cell and `z` brings
-// it back with two live panels (JupyterLab's shortcuts are matched when the keydown
-// bubbles to the document). A printable key on a control that takes no text goes to
-// the console; Esc leaves the panel for its cell; Ctrl/Cmd+S still saves.
+// it back with two live panels. JupyterLab matches its shortcuts as the keydown bubbles
+// to the document (stopped here); Notebook 7 as it is captured there, before the panel
+// sees it, so a focused control that takes no text carries Lumino's
+// data-lm-suppress-shortcuts (text fields do not: Ctrl/Cmd+S in them still saves).
+// A printable key on such a control goes to the console; Esc leaves the panel for its cell.
 function panelKeys(root, buttons, console) {
+  root.addEventListener("focusin", (e) => {
+    if (!takesText(e.target)) e.target.setAttribute("data-lm-suppress-shortcuts", "true");
+  });
   root.addEventListener("keydown", (e) => {
     for (const [name, s] of Object.entries(SHORTCUTS)) {
       if (s.test(e)) {

@@ -176,7 +176,7 @@ def test_every_control_is_reached_by_tab_named_and_worked_by_keys(page, server):
     option = panel.get_by_role("option").first
     option.focus()
     page.keyboard.press("ArrowDown")
-    assert _focus(page)["role"] == "option" and "outer" in _focus(page)["label"]
+    assert _focus(page)["role"] == "option" and "outer" in _focus(page)["label"], (_focus(page), labels)
     page.keyboard.press("Enter")
     wait_heading(page, panel, r" in outer$")
     panel.get_by_role("button", name="Down", exact=True).focus()
