@@ -8,6 +8,7 @@ lists them from it. This module imports nothing of jaxdbg, so every layer may us
 from __future__ import annotations
 
 import dataclasses
+import enum
 import os
 import threading
 
@@ -126,3 +127,68 @@ PRINT_ROUTING = Switch(
     default=True)
 
 SWITCHES = (PRINT_ROUTING,)
+
+
+class PanelDrawn(str, enum.Enum):
+    """What a client's frontend did with the debugger panel (see :class:`PanelDrawing`)."""
+
+    UNKNOWN = "not shown yet"
+    DRAWN = "drawn by this frontend"
+    NOT_DRAWN = "not drawn by this frontend"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class PanelDrawing:
+    """Whether each frontend attached to this kernel draws the debugger panel.
+
+    A frontend without a widget manager (jupyter console, qtconsole, an editor's client)
+    shows a widget's text and never draws it; the first stop finds that out by waiting
+    for the panel's browser code to say it holds the panel, and later stops of the same
+    client (its Jupyter session id) use the typed prompt at once. ``%jaxdbg backend
+    widgets`` forces the panel for every client.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, PanelDrawn] = {}
+        #: client -> seconds from showing its first panel to each message heard ("held", "drawn")
+        self.heard_after: dict[str, dict[str, float]] = {}
+        self._forced = False
+        self._lock = threading.Lock()
+
+    def of(self, client: str) -> PanelDrawn:
+        with self._lock:
+            return self._seen.get(client, PanelDrawn.UNKNOWN)
+
+    def record(self, client: str, drawn: bool) -> None:
+        with self._lock:
+            self._seen[client] = PanelDrawn.DRAWN if drawn else PanelDrawn.NOT_DRAWN
+
+    def heard(self, client: str, message: str, seconds: float) -> None:
+        """The first ``message`` from ``client``'s frontend came ``seconds`` after its panel showed."""
+        with self._lock:
+            self.heard_after.setdefault(client, {}).setdefault(message, seconds)
+
+    @property
+    def forced(self) -> bool:
+        return self._forced
+
+    def force(self, on: bool) -> None:
+        """``%jaxdbg backend widgets`` (on) or another choice (off)."""
+        with self._lock:
+            self._forced = bool(on)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._seen.clear()
+            self.heard_after.clear()
+            self._forced = False
+
+
+PANEL_DRAWING = PanelDrawing()
+
+#: How long a stop waits for the frontend to say it holds the panel before it answers at
+#: the typed prompt (or continues, without stdin). The first render measured in
+#: JupyterLab 4 and Notebook 7 is in docs/frontends.md; this leaves a wide margin.
+PANEL_DRAW_WAIT_S = 5.0

@@ -39,11 +39,14 @@ class NoInput(Exception):
 
 
 class FallBack(Exception):
-    """Raised by a frontend that cannot serve the stop any longer; the prompt takes it."""
+    """Raised by a frontend that cannot serve the stop any longer; the prompt takes it.
 
-    def __init__(self, why: str) -> None:
+    ``line``, when given, is the notice said before the prompt instead of the usual one."""
+
+    def __init__(self, why: str, line: str | None = None) -> None:
         super().__init__(why)
         self.why = why
+        self.line = line
 
 
 class Frontend:
@@ -100,7 +103,7 @@ def drive(session: Session, frontend: Frontend, *,
         except FallBack as fall:
             if fallback is None:
                 raise
-            fall_back(session, fall.why, fallback, options)
+            fall_back(session, fall.why, fallback, options, line=fall.line)
 
 
 def _serve(session: Session, frontend: Frontend) -> None:
@@ -135,12 +138,13 @@ def _serve(session: Session, frontend: Frontend) -> None:
 
 
 def fall_back(session: Session, why: str, prompt: Callable[[Session], None],
-              options: dict[str, Any] | None = None) -> None:
-    """Hand the stop to ``prompt`` saying why, or continue it when nobody could type."""
+              options: dict[str, Any] | None = None, *, line: str | None = None) -> None:
+    """Hand the stop to ``prompt`` saying why (or ``line``), or continue it when nobody
+    could type."""
     if not interactive_input_available(options):  # nbclient, papermill, Voila
         continue_without_input(session, f"{why}, and {no_input_reason()}")
         return
-    notices.notice(f"{why}; type debugger commands at the prompt below instead (help lists them).")
+    notices.notice(line or f"{why}; type debugger commands at the prompt below instead (help lists them).")
     prompt(session)
 
 

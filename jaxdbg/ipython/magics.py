@@ -174,6 +174,33 @@ def panel_status() -> tuple[str, str]:
                             "cell is paused")
 
 
+def panel_drawing_status() -> tuple[str, str]:
+    """Whether this frontend draws the debugger panel, as the stops found out."""
+    from jaxdbg.internals import ipykernel_kernel, ipykernel_parents
+
+    drawing = config.PANEL_DRAWING
+    if drawing.forced:
+        return "forced", ("set with %jaxdbg backend widgets: stops show the panel and never "
+                          "fall back to the prompt")
+    kernel = ipykernel_kernel.current_kernel()
+    if kernel is None:
+        return "not used", "not running in an IPython kernel: stops use the prompt"
+    try:
+        parent = ipykernel_parents.cell_parent(kernel)[1] or {}
+    except Exception:
+        parent = {}
+    client = str((parent.get("header") or {}).get("session") or "")
+    seen = drawing.of(client)
+    heard = drawing.heard_after.get(client, {})
+    after = ", ".join(f"{kind} {seconds:.2f} s" for kind, seconds in heard.items())
+    if seen is config.PanelDrawn.DRAWN:
+        return str(seen), "stops use the panel" + (f" (heard after {after})" if after else "")
+    if seen is config.PanelDrawn.NOT_DRAWN:
+        return str(seen), "stops use the prompt (%jaxdbg backend widgets shows the panel again)"
+    return str(seen), (f"the first stop shows it and waits up to {config.PANEL_DRAW_WAIT_S:g} s "
+                       "for this frontend to draw it, else answers at the prompt")
+
+
 def _hooks_status() -> tuple[str, str]:
     from jaxdbg.capture import jax_routes
     from jaxdbg.ipython import sharding_hooks
@@ -209,6 +236,7 @@ def status_table() -> StatusTable:
              for name, why in sorted(backend_plugins.load_failures().items())]
     rows += [StatusRow("JAX hooks", *_hooks_status()),
              StatusRow("panel clicks", *panel_status()),
+             StatusRow("panel", *panel_drawing_status()),
              StatusRow("devices", *_devices_status())]
     in_job = job.describe()
     if in_job is not None:
@@ -230,6 +258,7 @@ def _backend(args: str) -> None:
                          + ", ".join(registry.registered_debuggers() + ["auto"]))
     if not _backend_before_magic:
         _backend_before_magic.append(config.BACKEND.raw())
+    config.PANEL_DRAWING.force(name == "widgets")  # the panel, even where none was drawn
     if name == "auto":
         config.BACKEND.set(None)
         _backend_set_by_magic = None
@@ -337,4 +366,5 @@ def _restore_backend_choice() -> None:
     if not _backend_before_magic:
         return
     config.BACKEND.set(_backend_before_magic.pop())
+    config.PANEL_DRAWING.force(False)
     _backend_set_by_magic = None

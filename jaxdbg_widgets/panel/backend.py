@@ -7,6 +7,15 @@ through the session and redraws. When the stop ends, the panel collapses to stat
 HTML, also written into the cell's output as a plain ``text/html`` bundle so a saved
 notebook or nbconvert shows it without a kernel.
 
+Whether anyone can click is found out, not assumed: a frontend without a widget
+manager (jupyter console, qtconsole, an editor's client, a VS Code whose widget renderer
+failed) prints the panel's text and never draws it. The panel's browser code says
+``held`` when a widget manager holds it and ``drawn`` when a view renders; when neither
+comes within :data:`jaxdbg.config.PANEL_DRAW_WAIT_S`, the stop is answered at the typed
+prompt (or continued, when the cell allows no stdin), and later stops of that client go
+to the prompt at once (:data:`jaxdbg.config.PANEL_DRAWING`). The decision is made before
+any stdin request, which a frontend cannot withdraw.
+
 When widget clicks cannot reach this thread (``Mechanism.PROMPT``) or the panel
 was closed while paused, it says so and falls back to the typed prompt of
 :func:`jaxdbg.frontends.cli.run_cli`, which reads with ``input()`` from any thread. When the
@@ -17,7 +26,10 @@ shown in the cell again.
 from __future__ import annotations
 
 import importlib.util
+import time
 from typing import Any
+
+from jaxdbg import config
 
 from jaxdbg.frontends import cli, driver
 from jaxdbg.engine import interrupts, notices
@@ -25,8 +37,11 @@ from jaxdbg.engine.outputs import Resume
 from jaxdbg.internals import ipykernel_kernel, ipykernel_parents, ipython_api
 from jaxdbg.engine.session import Session
 from jaxdbg.views import phrases
+from jaxdbg_widgets.panel.protocol import PRESENCE, TYPE
 
 HEADER_REFRESH_S = 0.5  # how often a paused panel re-reads the count of waiting stops
+NOT_DRAWN = "this frontend did not draw the jaxdbg panel"
+NOT_DRAWN_LINE = f"{NOT_DRAWN}; answering here"
 PANEL_CONTEXT = phrases.PANEL_CONTEXT  # default ``context``: source lines either side of the current line
 # The panel's own option, plus the typed prompt's (used when falling back to it).
 OPTIONS = tuple(dict.fromkeys(("context", *cli.OPTIONS)))
@@ -105,6 +120,9 @@ class PanelInCell(driver.Frontend):
         self.parent: dict | None = None
         self.panel: Any = None
         self.display_handle: Any = None
+        self.client = ""  # the Jupyter session id of the frontend that ran the cell
+        self.shown_at = 0.0
+        self.draw_deadline: float | None = None  # until a frontend says it holds the panel
 
     def open(self, session: Session) -> None:
         from IPython.display import display
@@ -121,14 +139,25 @@ class PanelInCell(driver.Frontend):
                 self.parent = ipykernel_parents.cell_parent(self.kernel)[1]
             except Exception:
                 self.parent = None
+        self.client = str(((self.parent or {}).get("header") or {}).get("session") or "")
+        drawing = config.PANEL_DRAWING
+        seen = drawing.of(self.client)
+        if seen is config.PanelDrawn.NOT_DRAWN and not drawing.forced:
+            raise driver.FallBack(NOT_DRAWN, line=NOT_DRAWN_LINE)  # found at an earlier stop
         session.context = self.options["context"]
         self.prompt_options = self.options
         # The comm is routed before the frontend hears of it, so even a command sent the
         # moment the panel appears reaches this stop.
         self.panel = DebuggerPanel(session, post=channel.post, context=self.options["context"],
                                    before_open=channel.attach)
+        answered = ("answering at the prompt below" if driver.interactive_input_available(self.options)
+                    else "continuing, since nothing can answer a prompt here")
+        self.panel.widget.text_form = self.panel.text_form(f"no panel here, {answered}")
         with _output_to_cell(self.kernel, self.parent):
             self.display_handle = display(self.panel.widget, display_id=True)
+        self.shown_at = time.monotonic()
+        if seen is config.PanelDrawn.UNKNOWN and not drawing.forced:
+            self.draw_deadline = self.shown_at + config.PANEL_DRAW_WAIT_S
 
         def end_stuck() -> None:
             """An interrupted command that cannot be ended at once: the panel ends now,
@@ -141,7 +170,18 @@ class PanelInCell(driver.Frontend):
     def read(self, session: Session) -> Any:
         from jaxdbg_widgets.pause import CLOSED, HIDDEN, UNRESPONSIVE, QueuedCell
 
-        command = self.channel.wait(timeout=HEADER_REFRESH_S)
+        timeout = HEADER_REFRESH_S
+        if self.draw_deadline is not None:
+            left = self.draw_deadline - time.monotonic()
+            if left <= 0:  # decided before any stdin request, which cannot be withdrawn
+                config.PANEL_DRAWING.record(self.client, drawn=False)
+                raise driver.FallBack(NOT_DRAWN, line=NOT_DRAWN_LINE)
+            timeout = min(timeout, left)
+        command = self.channel.wait(timeout=timeout)
+        if isinstance(command, dict):  # only a frontend that holds the panel sends any
+            self._heard(command)
+            if command.get(TYPE) in PRESENCE:
+                return None
         if command is None:  # timed out: only the waiting count may have moved
             self.panel.refresh_header()
             return None
@@ -165,11 +205,26 @@ class PanelInCell(driver.Frontend):
             return None  # not a browser message (the panel ignores those, so a line never runs)
         return command  # the panel runs it (handle)
 
+    def _heard(self, command: dict) -> None:
+        """A message from the panel's browser code: the frontend holds the panel."""
+        kind = command.get(TYPE)
+        if kind in PRESENCE:
+            config.PANEL_DRAWING.heard(self.client, str(kind), time.monotonic() - self.shown_at)
+        if self.draw_deadline is not None:
+            self.draw_deadline = None
+            config.PANEL_DRAWING.record(self.client, drawn=True)
+
     def handle(self, session: Session, command: Any) -> None:
         self.panel.handle(command)
 
     def close(self, session: Session, fell_back: str | None = None) -> None:
-        self._finish(f"{fell_back}; continued at the text prompt." if fell_back else None)
+        note = f"{fell_back}; continued at the text prompt." if fell_back else None
+        if fell_back == NOT_DRAWN:  # what a view drawn late shows: the stop is answered elsewhere
+            answered = ("this stop is being answered at the prompt"
+                        if driver.interactive_input_available(self.prompt_options)
+                        else "this stop continued, since nothing could answer a prompt")
+            note = f"{NOT_DRAWN} within {config.PANEL_DRAW_WAIT_S:g} s; {answered}."
+        self._finish(note)
 
     def _finish(self, note: str | None) -> None:
         _finish(self.panel, self.display_handle, self.kernel, self.parent, note)

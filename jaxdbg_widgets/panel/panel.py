@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from jaxdbg.engine import array_picture, breakpoint_state, evaluation
+from jaxdbg.engine import array_picture, breakpoint_state, evaluation, notices
 from jaxdbg.engine import outputs
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
@@ -37,7 +37,7 @@ from jaxdbg.views import html as html_view
 from jaxdbg.views import phrases
 from jaxdbg_widgets.panel import array_view
 from jaxdbg_widgets.panel import state as model
-from jaxdbg_widgets.panel.protocol import TYPE, ToBrowser, ToKernel, message
+from jaxdbg_widgets.panel.protocol import PRESENCE, TYPE, ToBrowser, ToKernel, message
 from jaxdbg_widgets.panel.widget import PanelWidget
 
 Command = Any  # a message dict from the browser
@@ -148,6 +148,12 @@ class DebuggerPanel:
                 hook(widget)
 
             self.widget = PanelWidget(before_open=prepare, **self._initial_state())
+        self.widget.text_form = self.text_form("the panel needs a Jupyter frontend that draws widgets")
+
+    def text_form(self, next_step: str) -> str:
+        """The panel as a frontend without widgets prints it: the stop, and what happens next."""
+        frame = self.session.stop_frames[0]
+        return notices.phrase(f"paused at {frame.location} in {frame.function}; {next_step}")
 
     # -- state ------------------------------------------------------------------------
 
@@ -247,8 +253,11 @@ class DebuggerPanel:
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any = None) -> None:
         """The widget's message handler: only queue (it may run on another thread)."""
-        if not isinstance(content, dict) or content.get(TYPE) not in _HANDLERS:
+        if not isinstance(content, dict):
             return  # not ours (malformed messages are ignored)
+        kind = content.get(TYPE)
+        if kind not in _HANDLERS and kind not in PRESENCE:
+            return
         if self._post is None:
             self.handle(content)
         else:

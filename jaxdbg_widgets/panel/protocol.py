@@ -31,6 +31,10 @@ class ToKernel(str, enum.Enum):
     COMPLETE = "complete"  # Tab completion of the input
     MORE = "more"          # show a cut log entry in full
     VIEWS = VIEWS_MESSAGE   # how many views of the widget the page shows (Clear Output)
+    # Whether anyone can click: a frontend without a widget manager sends neither, and the
+    # stop is then answered at the typed prompt (jaxdbg_widgets.panel.backend).
+    HELD = "held"          # a widget manager holds the panel (anywidget's initialize ran)
+    DRAWN = "drawn"        # a view of the panel has rendered (sent once per model)
 
     def __str__(self) -> str:
         return self.value
@@ -62,7 +66,12 @@ KERNEL_FIELDS: dict[ToKernel, tuple[str, ...]] = {
     ToKernel.VIEW: ("frame", "path", "axes", "indices", "sampling"),
     ToKernel.MORE: ("entry",),
     ToKernel.VIEWS: ("count",),
+    ToKernel.HELD: (),
+    ToKernel.DRAWN: (),
 }
+
+#: The messages that only say a frontend holds or drew the panel; not commands.
+PRESENCE = frozenset({ToKernel.HELD.value, ToKernel.DRAWN.value})
 BROWSER_FIELDS: dict[ToBrowser, tuple[str, ...]] = {
     ToBrowser.LOCALS: ("frame", "start", "rows"),
     ToBrowser.STATS: ("frame", "path", "row"),

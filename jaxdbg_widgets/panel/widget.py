@@ -50,6 +50,8 @@ class PanelWidget(anywidget.AnyWidget):
     def __init__(self, *, before_open: Callable[["PanelWidget"], None] | None = None,
                  **kwargs: Any) -> None:
         self._before_open = before_open
+        #: What a frontend that draws no widgets prints (the stop and what happens next).
+        self.text_form = "jaxdbg debugger panel"
         super().__init__(**kwargs)
 
     def open(self) -> None:
@@ -61,4 +63,4 @@ class PanelWidget(anywidget.AnyWidget):
         ipywidgets_api.open_with_hook(self, hook, super().open)
 
     def __repr__(self) -> str:
-        return "<jaxdbg debugger panel>"
+        return self.text_form

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import anywidget
 import traitlets
 
+from jaxdbg import config
 from jaxdbg.internals import ipykernel_busy, ipykernel_kernel, ipykernel_parents
 from jaxdbg_widgets.print_log.buffer import Batch, row_cells
 
@@ -50,9 +51,13 @@ class LiveLog:
         self._release_busy: Callable[[], None] | None = None
 
     def show(self, title: str) -> None:
-        """Display the live widget in the cell this log belongs to."""
+        """Display the live widget in the cell this log belongs to; where this cell's
+        frontend is known not to draw widgets (a stop found out), nothing yet: the static
+        log, whose text carries every row, is displayed when the cell ends."""
         from IPython.display import display
 
+        if not _frontend_draws_widgets(self._parent):
+            return
         self.widget = PrintLogWidget(title=title, log_id=uuid.uuid4().hex)
         self._keep_cell_busy()
         with _InCell(self._parent):
@@ -83,8 +88,14 @@ class LiveLog:
         return True
 
     def show_static(self, bundle: Callable[[], dict[str, str]]) -> None:
-        """Put ``bundle()`` (the static output) where the widget was shown."""
+        """Put ``bundle()`` (the static output) where the widget was shown (or, where no
+        widget was shown, into the cell as a new display)."""
         if self._handle is None:
+            if self.widget is None:
+                from IPython.display import display
+
+                with _InCell(self._parent):
+                    self._handle = display(bundle(), raw=True, display_id=True)
             return
         with _InCell(self._parent):
             try:
@@ -100,6 +111,14 @@ class LiveLog:
         if self.widget is not None:
             self.widget.close()
         return release_busy
+
+
+def _frontend_draws_widgets(parent: tuple[Any, dict] | None) -> bool:
+    """False once a stop found that the frontend which ran this cell draws no widgets."""
+    header = (parent[1] or {}).get("header") if parent is not None else None
+    client = str((header or {}).get("session") or "")
+    drawing = config.PANEL_DRAWING
+    return drawing.forced or drawing.of(client) is not config.PanelDrawn.NOT_DRAWN
 
 
 class _InCell:

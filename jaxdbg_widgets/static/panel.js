@@ -1627,6 +1627,7 @@ function render({ model, el }) {
   // Clear Output sends the kernel nothing; tell it when this page shows no view of a
   // live panel any more, so the paused stop can show the panel again.
   model.jaxdbgViews = (model.jaxdbgViews || 0) + 1;
+  tellKernel(model, TO_KERNEL.DRAWN);
 
   return () => {
     model.jaxdbgViews -= 1;
@@ -1654,4 +1655,19 @@ function render({ model, el }) {
   };
 }
 
-export default { render };
+// The kernel waits a few seconds after showing a stop for one of these, then answers the
+// stop at a typed prompt instead (a frontend without a widget manager draws nothing).
+// `initialize` runs once per model wherever a widget manager holds it, before any view:
+// a windowed notebook draws an off-screen cell only when it is scrolled into view.
+// (anywidget hands each call its own proxy of the model, so nothing is kept on it.)
+function tellKernel(model, type) {
+  try {
+    model.send({ type });
+  } catch (e) {} // the stop has already ended (its comm is closed)
+}
+
+function initialize({ model }) {
+  tellKernel(model, shared(model).TO_KERNEL.HELD);
+}
+
+export default { initialize, render };

@@ -24,6 +24,35 @@ MODULE_HEADING = r"in (<module>|<cell line: \d+>)$"
 PANEL_WIDGET = "jaxdbg_widgets.panel.widget.PanelWidget"
 
 
+# What anywidget sends for a panel in a frontend with a widget manager: ``held`` from the
+# module's initialize, ``drawn`` once a view rendered. Without them the kernel answers the
+# stop at the typed prompt after a few seconds, as in jupyter console.
+_held: set[str] = set()
+
+
+def hold(kernel, cid: str) -> None:
+    """Act as a frontend that holds and draws panel ``cid`` (once per panel)."""
+    if cid in _held:
+        return
+    _held.add(cid)
+    kernel.send_custom(cid, {"type": "held"})
+    kernel.send_custom(cid, {"type": "drawn"})
+
+
+def draw_panels_when_opened(kernel) -> None:
+    """From now on, say ``held`` / ``drawn`` the moment a panel opens, as a browser does
+    (for a test whose first look at a panel may come later than the kernel waits)."""
+    before = kernel.on_comm_open
+
+    def opened(cid: str, state: dict) -> None:
+        if state.get("_anywidget_id") == PANEL_WIDGET:
+            hold(kernel, cid)
+        if before is not None:
+            before(cid, state)
+
+    kernel.on_comm_open = opened
+
+
 def panels(kernel) -> dict[str, dict]:
     """comm_id -> state of every open panel widget."""
     return {cid: st for cid, st in kernel.widgets().items() if st.get("_anywidget_id") == PANEL_WIDGET}
@@ -35,7 +64,9 @@ def live_panel(kernel, timeout: float = 120) -> str:
         live = [cid for cid, st in panels(kernel).items() if not st.get("status", {}).get("finished")]
         assert len(live) <= 1, live
         return live[0] if live else None
-    return kernel.wait_for(look, timeout, "a live debugger panel")
+    cid = kernel.wait_for(look, timeout, "a live debugger panel")
+    hold(kernel, cid)
+    return cid
 
 
 def state(kernel, cid: str) -> dict:
@@ -101,6 +132,8 @@ def wait_panel(kernel, msg_id: str, count: int = 1) -> None:
         kernel.wait_for(shown, 120, f"panel {count} displayed")
     except TimeoutError as exc:  # say what the cell did instead
         raise TimeoutError(f"{exc}; the cell so far: {kernel.result(msg_id)!r}") from None
+    for cid in comms_opened_by(kernel.result(msg_id)) & set(panels(kernel)):
+        hold(kernel, cid)
 
 
 def static_outputs(result) -> list[str]:
