@@ -1627,7 +1627,9 @@ function render({ model, el }) {
   // Clear Output sends the kernel nothing; tell it when this page shows no view of a
   // live panel any more, so the paused stop can show the panel again.
   model.jaxdbgViews = (model.jaxdbgViews || 0) + 1;
-  tellKernel(model, TO_KERNEL.DRAWN);
+  try {
+    model.send({ type: TO_KERNEL.DRAWN }); // see initialize
+  } catch (e) {} // the stop has already ended (its comm is closed)
 
   return () => {
     model.jaxdbgViews -= 1;
@@ -1655,19 +1657,16 @@ function render({ model, el }) {
   };
 }
 
-// The kernel waits a few seconds after showing a stop for one of these, then answers the
-// stop at a typed prompt instead (a frontend without a widget manager draws nothing).
-// `initialize` runs once per model wherever a widget manager holds it, before any view:
-// a windowed notebook draws an off-screen cell only when it is scrolled into view.
-// (anywidget hands each call its own proxy of the model, so nothing is kept on it.)
-function tellKernel(model, type) {
-  try {
-    model.send({ type });
-  } catch (e) {} // the stop has already ended (its comm is closed)
-}
-
+// The kernel waits a few seconds after showing a stop for this message or render's
+// DRAWN, then answers the stop at a typed prompt instead (a frontend without a widget
+// manager draws nothing). `initialize` runs once per model wherever a widget manager
+// holds it, before any view: a windowed notebook draws an off-screen cell only when it
+// is scrolled into view.
 function initialize({ model }) {
-  tellKernel(model, shared(model).TO_KERNEL.HELD);
+  const { TO_KERNEL } = shared(model);
+  try {
+    model.send({ type: TO_KERNEL.HELD });
+  } catch (e) {} // the stop has already ended (its comm is closed)
 }
 
 export default { initialize, render };

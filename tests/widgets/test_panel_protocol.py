@@ -67,8 +67,9 @@ def test_the_widget_syncs_the_names_panel_js_reads():
 
 
 def test_the_kernel_handles_every_message_the_browser_sends():
-    # the views count goes to the pause channel, every other message to the panel
-    assert set(panel_mod._HANDLERS) | {channel.VIEWS_MESSAGE} == {m.value for m in ToKernel}
+    # the views count goes to the pause channel, "held" / "drawn" to the stop's frontend
+    # (jaxdbg_widgets.panel.backend), every other message to the panel
+    assert set(panel_mod._HANDLERS) | {channel.VIEWS_MESSAGE} | protocol.PRESENCE == {m.value for m in ToKernel}
 
 
 def test_each_direction_keeps_its_own_fields():
