@@ -314,14 +314,16 @@ def picture(value: Any, *, axes: Sequence[int] | None = None,
             indices: dict[int, int] | None = None, max_side: int = VIEW_SIDE,
             sampling: Sampling | str = Sampling.STRIDED,
             value_range: tuple[float | None, float | None] | None = None,
-            sharding: Any = None) -> ArrayPicture:
+            sharding: Any = None, stats: summaries.ArrayStats | None = None) -> ArrayPicture:
     """The picture of one 2-D slice of ``value`` (see the module's docstring).
 
     ``axes``: the (row, column) axes shown (default the last two); ``indices``: the
     index of each other axis (default 0). ``value_range``: the ramp's ends (default the
     finite range of the kept cells; the panel passes the whole array's, so every slice
     shares one scale). ``sharding``: a layout whose shard boundaries to keep (default the
-    value's own, when it spans devices). Raises :class:`PictureError` with a message.
+    value's own, when it spans devices). ``stats``: the value's exact statistics when the
+    caller has them (else taken here: cached for a jax.Array, not for a writable numpy
+    array). Raises :class:`PictureError` with a message.
     """
     host, magnitudes = host_values(value)
     sampling = Sampling(sampling)
@@ -334,7 +336,8 @@ def picture(value: Any, *, axes: Sequence[int] | None = None,
     cols_n = shape[shown[1]] if shape else 1
     rows = _kept(rows_n, max_side, sampling)
     cols = _kept(cols_n, max_side, sampling)
-    stats = summaries.array_stats(value) if host.dtype.kind != "O" else None
+    if stats is None and host.dtype.kind != "O":
+        stats = summaries.array_stats(value)
     slice_nonfinite = 0
     if stats is not None and stats.nonfinite_count and (len(rows) < rows_n or len(cols) < cols_n):
         cells, slice_nonfinite = _nonfinite_in_slice(host, shown, index, max_side)

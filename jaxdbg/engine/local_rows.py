@@ -152,6 +152,6 @@ def row_picture(label: str, value: Any, *, large: bool, axes: tuple[int, int] | 
     stats = summaries.array_stats(value) if summaries.is_array(value) else None
     value_range = (stats.min, stats.max) if stats is not None and stats.min is not None else None
     pic = array_picture.picture(value, axes=axes, indices=indices, max_side=array_picture.VIEW_SIDE,
-                                value_range=value_range, sharding=sharding,
+                                value_range=value_range, sharding=sharding, stats=stats,
                                 sampling=sampling if sampling is not None else array_picture.Sampling.STRIDED)
     return pic, summaries.summarize(label, value).describe()
