@@ -13,8 +13,8 @@ import textwrap
 import pytest
 
 from support.kernel_harness import kernel_fixture
-from support.panel_driver import (PANEL_WIDGET, SETUP, comms_opened_by, live_panel, panels, press,
-                                  submit, wait_log)
+from support.panel_driver import (PANEL_WIDGET, SETUP, live_panel, panels, press,
+                                  static_texts, submit, wait_log)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
@@ -39,6 +39,11 @@ def _status(kernel) -> str:
                                    if m["msg_type"] in ("execute_result", "display_data"))
 
 
+def _panel_comms(result) -> list[str]:
+    return [m["content"]["comm_id"] for m in result.messages if m["msg_type"] == "comm_open"
+            and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET]
+
+
 def _panel_texts(result) -> list[str]:
     return [m["content"]["data"].get("text/plain", "") for m in result.messages
             if m["msg_type"] == "display_data"
@@ -51,9 +56,19 @@ def test_a_frontend_without_widgets_gets_the_prompt_and_it_is_remembered(own_ker
     assert kernel.run("%load_ext jaxdbg", timeout=120).status == "ok"
     kernel.answer_input("p y")
     kernel.answer_input("up")
+    mid = kernel.execute(STOP_CELL)
+    kernel.wait_for(lambda: len(kernel.input_requests) == 3, 120, "the third (jaxdbg) prompt")
+    # A view drawn late (a page that joins now) takes no commands: the prompt has the stop.
+    [cid] = _panel_comms(kernel.result(mid))
+    kernel.send_custom(cid, {"type": "held"})
+    kernel.send_custom(cid, {"type": "run", "id": "late:1", "line": "p 'twice'", "typed": True})
     kernel.answer_input("c")
-    first = kernel.run(STOP_CELL, timeout=120)
+    first = kernel.wait_reply(mid, timeout=120)
     assert first.status == "ok", first
+    assert "twice" not in first.stdout
+    [summary] = static_texts(first)
+    assert "this frontend did not draw the jaxdbg panel within 5 s; " \
+           "this stop is being answered at the prompt." in summary, summary
     # What such a frontend prints for the panel: the stop and what happens next.
     [text] = _panel_texts(first)
     assert text.startswith("jaxdbg: paused at In[") and " in f; " in text, text
@@ -71,7 +86,7 @@ def test_a_frontend_without_widgets_gets_the_prompt_and_it_is_remembered(own_ker
     kernel.answer_input("c")
     second = kernel.run(STOP_CELL, timeout=120)
     assert second.status == "ok", second
-    assert not (comms_opened_by(second) & set(panels(kernel))), "no panel was shown again"
+    assert _panel_comms(second) == [], "no panel was shown again"
     assert second.stdout.count(NOT_DRAWN) == 1 and "result [1.0, 3.0, 5.0]" in second.stdout
     assert len(kernel.input_requests) == 4
 
