@@ -340,7 +340,7 @@ def picture(value: Any, *, axes: Sequence[int] | None = None,
         stats = summaries.array_stats(value)
     slice_nonfinite = 0
     if stats is not None and stats.nonfinite_count and (len(rows) < rows_n or len(cols) < cols_n):
-        cells, slice_nonfinite = _nonfinite_in_slice(host, shown, index, max_side)
+        cells, slice_nonfinite = _nonfinite_in_slice(host, shown, index, max_side, stats)
         rows, cols = _keep_cells(rows, cols, cells)
     block = _block(host, shown, index, rows, cols)
     values = _as_numbers(block)
@@ -391,9 +391,16 @@ def _slice_of(host: np.ndarray, shown: tuple[int | None, int], index: tuple[int 
 
 
 def _nonfinite_in_slice(host: np.ndarray, shown: tuple[int | None, int],
-                        index: tuple[int | None, ...], limit: int) -> tuple[np.ndarray, int]:
+                        index: tuple[int | None, ...], limit: int,
+                        stats: summaries.ArrayStats) -> tuple[np.ndarray, int]:
     """The (row, col) of the slice's first ``limit`` NaN / Inf cells, and how many it holds."""
-    part = _slice_of(host, shown, index)
+    if stats.nonfinite_count <= len(stats.nonfinite_cells):  # the statistics know every place
+        row_axis, col_axis = shown
+        here = [c.index for c in stats.nonfinite_cells
+                if all(i is None or c.index[axis] == i for axis, i in enumerate(index))]
+        places = [(0 if row_axis is None else at[row_axis], at[col_axis]) for at in here]
+        return np.array(places[:limit], np.int64).reshape(-1, 2), len(places)
+    part = _slice_of(host, shown, index)  # else one pass over the slice finds them
     try:
         bad = ~np.isfinite(part)
     except TypeError:  # an ml_dtypes float numpy's isfinite does not take

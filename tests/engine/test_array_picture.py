@@ -211,3 +211,13 @@ def test_the_locals_row_names_where_the_nan_is():
     x = _with_nan_and_inf((64, 32), (41, 3), (57, 20))
     text = summaries.summarize("h", jnp.asarray(x)).describe()
     assert "nan=1 inf=1 (nan at [41, 3], +inf at [57, 20])" in text
+
+
+def test_a_sampled_slice_of_chosen_axes_keeps_its_own_nan_only():
+    x = np.zeros((3, 50, 60))
+    x[2, 10, 7], x[0, 49, 59] = np.nan, np.inf
+    pic = ap.picture(x, indices={0: 2}, axes=(2, 1), max_side=8)  # rows along axis 2
+    (r, c), = np.argwhere(pic.codes == CellClass.NAN)
+    assert pic.element_index(r, c) == (2, 10, 7) and (pic.codes == CellClass.POS_INF).sum() == 0
+    assert pic.slice_nonfinite == 1 and "every NaN / Inf cell kept" in pic.note
+    assert pic.class_counts["+inf"] == 1  # the whole array's count, though not in this slice
