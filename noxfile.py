@@ -378,13 +378,17 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(default=False, python=False)
 def quick(session: nox.Session) -> None:
-    """The tests without a kernel or a browser, in the `tests` session's venv (dev.py builds
-    it first), in parallel workers: `python3 dev.py test --quick`, with lint and types;
-    pytest arguments after --."""
+    """The tests without a kernel, a browser or a job of processes, in the `tests` session's
+    venv (dev.py builds it first), in parallel workers: `python3 dev.py test --quick`,
+    with lint and types; pytest arguments after --."""
     main = venv_python("tests")
     if not main.exists():
         session.error("the tests venv is not built: run `python3 dev.py setup` first")
-    pytest(session, "quick (no kernel, no browser)", [*CORE_TEST_ARGS, *session.posargs], python=main)
+    # No kernel, no browser, no jax.distributed job of processes: the unit and core tests.
+    quick_args = ["-m", "not kernel and not browser and not distributed", *CORE_TEST_ARGS[2:],
+                  # building the wheel and pip's dry run into Colab's pins: release checks
+                  "--ignore=tests/release/test_packaging.py", "--ignore=tests/release/test_colab_pins.py"]
+    pytest(session, "quick (no kernel, browser or job)", [*quick_args, *session.posargs], python=main)
 
 
 @nox.session

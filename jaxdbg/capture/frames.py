@@ -26,7 +26,7 @@ from jaxdbg.internals import ipython_api, jax_api
 _HIDDEN_MODULE_PREFIXES = (
     "jax", "jaxlib", "jaxdbg", "jaxdbg_widgets", "IPython", "ipykernel",
     "asyncio", "tornado", "zmq", "traitlets", "runpy", "threading",
-    "concurrent", "_pytest", "pluggy", "pytest", "comm", "ipywidgets",
+    "concurrent", "_pytest", "pluggy", "pytest", "xdist", "execnet", "comm", "ipywidgets",
 )
 
 
