@@ -229,7 +229,7 @@ def test_functions_traced_with_jax_breakpoint_before_the_hook_get_jaxdbg_frames(
         "test_functions_traced_with_jax_breakpoint_before_the_hook_get_jaxdbg_frames"]
     assert frames(where)[1:3] == ours[1:3]
     assert "?" not in where
-    assert not any(name in where for name in ("pytest", "pluggy", "runpy"))
+    assert not any(name in where for name in ("pytest", "pluggy", "runpy", "xdist", "execnet"))
     banner = t_jax.text.split("Stopped at ", 1)[1].splitlines()[0]  # after JAX's own prompt
     assert banner.endswith(" in <lambda>"), banner
     assert t_jax.answers("up")[0].startswith("> ") and " in _inner" in t_jax.answers("up")[0]
