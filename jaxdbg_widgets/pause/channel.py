@@ -66,6 +66,7 @@ from jaxdbg.internals import (
     ipykernel_busy,
     ipykernel_comms,
     ipykernel_kernel,
+    ipykernel_parents,
     ipykernel_paused_requests,
     ipykernel_pump,
     ipykernel_subshells,
@@ -206,12 +207,37 @@ class PauseChannel:
         if not self._subshell_failed and ipykernel_subshells.supports_subshells(kernel):
             return Mechanism.SUBSHELL
         on_main = waiter is threading.main_thread()
-        if not on_main and not ipykernel_busy.main_shell_busy(kernel):
+        if not on_main and not self._main_shell_held():
             return Mechanism.IDLE
         if ipykernel_pump.supports_pump(kernel):
             return Mechanism.PUMP
         self.detail = f"ipykernel {ipykernel_kernel.kernel_version()} offers no way to handle widgets here"
         return Mechanism.PROMPT
+
+    def _main_shell_held(self) -> bool:
+        """Whether the main shell is inside a request that may keep it from its loop.
+
+        A message for this stop's own widgets does not: the idle kernel is handling a
+        click (a late callback's wait often starts just then), and its loop reads the
+        shell socket again right after. Pumping beside it would read that socket from
+        two threads. On 6.x, the only kernels that get here, the shell's parent is the
+        one request the main shell is handling.
+        """
+        kernel = self._kernel
+        if not ipykernel_busy.main_shell_busy(kernel):
+            return False
+        try:
+            _ident, request = ipykernel_parents.current_parent(kernel)
+        except Exception:
+            return True
+        header, content = request.get("header") or {}, request.get("content") or {}
+        if header.get("msg_type") != "comm_msg":
+            return True
+        with self._lock:
+            roots = list(self._roots)
+        own = {getattr(getattr(w, "comm", None), "comm_id", None)
+               for root in roots for w in _widget_tree(root)}
+        return content.get("comm_id") not in own - {None}
 
     # -- widgets --------------------------------------------------------------------
 

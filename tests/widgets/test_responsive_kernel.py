@@ -319,6 +319,52 @@ threading.Thread(target=later).start()
     assert kernel.run("print('still fine')").stdout == "still fine\n"
 
 
+@pytest.mark.timeout(120)
+def test_wait_after_cell_returned_while_the_main_shell_handles_the_click(kernel):
+    """A late callback's wait that starts while the idle main shell is handling a click
+    on the stop's own widget: the kernel's loop comes back at once, so nothing may pump
+    its shell socket beside it (6.x), and the click is still delivered."""
+    mid = kernel.execute("""
+bm = widgets.Button(description="Go-during")
+chm = PauseChannel(); chm.attach(bm)
+in_click, waited = threading.Event(), threading.Event()
+bm.on_click(lambda _: chm.post("go"))
+bm.on_click(lambda _: (in_click.set(), waited.wait(60)))  # the main shell stays in it
+cell_done = threading.Event()
+def _cell_done(result=None):
+    cell_done.set()
+get_ipython().events.register("post_run_cell", _cell_done)
+def during():
+    assert cell_done.wait(60)
+    get_ipython().events.unregister("post_run_cell", _cell_done)
+    deadline = _time.monotonic() + 60
+    while ipykernel_busy.main_shell_busy(get_ipython().kernel) and _time.monotonic() < deadline:
+        _time.sleep(0.01)
+    with chm.pinned():
+        print("during waiting", flush=True)
+        assert in_click.wait(60)
+        r = chm.wait(timeout=60)
+        waited.set()
+        print("during got", r, chm.mechanism, flush=True)
+import time as _time
+threading.Thread(target=during).start()
+""")
+    assert kernel.wait_reply(mid).status == "ok"
+    kernel.wait_for_output(mid, "during waiting")
+    kernel.click(kernel.find_widget("ButtonModel", description="Go-during"))
+    expected = "subshell" if kernel_major(kernel) >= 7 else "idle"
+
+    def during_got() -> list[str]:
+        # Whatever request each piece of the line went to (6.17: the click).
+        text = "".join(m["content"]["text"] for m in list(kernel._all) if m["msg_type"] == "stream")
+        return [line for line in text.splitlines(keepends=True) if line.startswith("during got")
+                and line.endswith("\n")]
+
+    got = kernel.wait_for(during_got, 60, "during got")
+    assert got == [f"during got go {expected}\n"], got
+    assert kernel.run("print('still fine')").stdout == "still fine\n"
+
+
 def test_outside_a_kernel_the_channel_asks_for_a_prompt():
     """No kernel (plain Python, as in this pytest process): fall back to input()."""
     from jaxdbg_widgets.pause import UNRESPONSIVE, PauseChannel
