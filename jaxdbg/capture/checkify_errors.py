@@ -13,7 +13,6 @@ mapped indices and the error at each. ``err.throw()`` is JAX's own.
 from __future__ import annotations
 
 import dataclasses
-import linecache
 from typing import Any, Callable
 
 import jax
@@ -177,7 +176,7 @@ def checkify(f: Callable[..., Any], errors: frozenset = jax_checkify.user_checks
 # -- the view -------------------------------------------------------------------------------
 
 def _source(frame: SourceFrame, context: int = CONTEXT_LINES) -> tuple[int, list[str]]:
-    lines = linecache.getlines(frame.filename)
+    lines = frames_mod.source_lines(frame.filename, None)
     if not lines:
         return frame.lineno, []
     first = max(1, frame.lineno - context)

@@ -72,6 +72,19 @@ class Frame:
         return self.function == "<module>" or self.function.startswith("<cell line")
 
 
+# The name compile(), exec() and `python -c` give code without a file: many sources share
+# it (from Python 3.13 linecache holds the `-c` command under it), so none of them is
+# the source of a given frame.
+_NAMELESS_SOURCE = "<string>"
+
+
+def source_lines(filename: str, module_globals: dict[str, Any] | None) -> list[str]:
+    """The lines of a frame's file or notebook cell, [] where there is none to trust."""
+    if filename == _NAMELESS_SOURCE:
+        return []
+    return linecache.getlines(filename, module_globals)
+
+
 def display_filename(filename: str) -> str:
     """A notebook cell's temp file reads as ``<cell>``-style name; files stay as they are."""
     cell = ipython_api.cell_label(filename)
@@ -163,7 +176,7 @@ def from_jax_frames(raw_frames: list[Any]) -> list[Frame]:
         if hidden(f.filename):
             continue
         module_globals = _module_globals(f.filename)
-        lines = linecache.getlines(f.filename, module_globals)
+        lines = source_lines(f.filename, module_globals)
         first = f.lineno - f.offset if f.offset is not None else 1
         whole_file = f.offset is not None and first == 1 and len(f.source) >= len(lines)
         if not lines:  # no file to read: JAX's copy of the function's source
@@ -239,7 +252,7 @@ class FrameTemplate:
         """The frame with runtime values; ``compiled(i)``: operand i's compiled sharding."""
         if not self.order:  # module code: locals are the (live) globals
             return Frame(self.filename, self.lineno, self.function, dict(self.static_locals),
-                         self.globals, linecache.getlines(self.filename, self.globals),
+                         self.globals, source_lines(self.filename, self.globals),
                          self.first_lineno)
         values = {}
         for name in self.order:
@@ -251,7 +264,7 @@ class FrameTemplate:
                                        lambda e: Unavailable(f"rebuilding it raised {type(e).__name__}"))
             else:
                 values[name] = self.static_locals[name]
-        source = linecache.getlines(self.filename, self.globals)
+        source = source_lines(self.filename, self.globals)
         chosen = {name: compiled(i) for name, i in self.sharded_operands.items()} if compiled else {}
         return Frame(self.filename, self.lineno, self.function, values, self.globals,
                      source, self.first_lineno, dict(self.shardings),

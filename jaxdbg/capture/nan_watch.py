@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import linecache
 from typing import Any, Callable
 
 import jax
@@ -236,7 +235,7 @@ def _origin_frames(origin: nan_location.NanOrigin) -> list[Frame]:
     frames = []
     for site in origin.frames:
         module_globals = frames_mod.module_globals(site.filename)
-        source = linecache.getlines(site.filename, module_globals)
+        source = frames_mod.source_lines(site.filename, module_globals)
         name = site.function.rsplit(".", 1)[-1]  # JAX keeps the qualified name; frames show co_name
         names = source_locals.local_names(source, site.lineno)
         frames.append(Frame(site.filename, site.lineno, name, dict.fromkeys(names, TRACED_NOT_RUN),

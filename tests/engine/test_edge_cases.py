@@ -193,6 +193,20 @@ def test_repeated_list_without_source_keeps_saying_so():
     assert t.answers("l") == ["> <string>:2 in f\n(source not available)"] * 2
 
 
+def test_code_without_a_file_never_shows_another_codes_source(monkeypatch):
+    """From Python 3.13 linecache holds a `python -c` command under "<string>", the name
+    every exec'd source shares (pytest-xdist's workers start so): it is not f's source."""
+    import linecache
+
+    monkeypatch.setitem(linecache.cache, "<string>", (1, None, ["import sys;exec(eval(sys.stdin.readline()))\n"],
+                                                      "<string>"))
+    t = Transcript("l", "c")
+    namespace = {"jaxdbg": jaxdbg, "t": t}
+    exec("def f(x):\n    jaxdbg.breakpoint(**t.options)\n    return x\n", namespace)
+    jax.jit(namespace["f"])(1.0)
+    assert t.answers("l") == ["> <string>:2 in f\n(source not available)"]
+
+
 def test_a_bare_call_returning_none_prints_only_its_own_output(capsys):
     t = Transcript("print('hello from the prompt')", "p None", "c")
 
