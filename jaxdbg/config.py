@@ -190,6 +190,6 @@ PANEL_DRAWING = PanelDrawing()
 
 #: How long a stop waits for the frontend to say it holds the panel before it answers at
 #: the typed prompt (or continues, without stdin). Measured in JupyterLab 4 and Notebook 7
-#: on the shared test machine (docs/frontends.md): held within 0.12 s, a first view within
+#: on the shared test machine (docs/frontends.md): held within 0.2 s, a first view within
 #: 0.43 s, cold; a wide margin, paid once per kernel session by a frontend without widgets.
 PANEL_DRAW_WAIT_S = 5.0
