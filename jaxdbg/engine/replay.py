@@ -19,7 +19,6 @@ import bdb
 import contextlib
 import dataclasses
 import functools
-import linecache
 import os
 import queue
 import sys
@@ -311,7 +310,7 @@ def _is_users(frame: types.FrameType) -> bool:
     if os.path.isabs(filename) and os.path.realpath(filename).startswith(_library_roots()):
         return False
     # Generated code (namedtuple's, numpy's dispatch, <string>) has no lines to show.
-    return bool(linecache.getlines(filename, frame.f_globals))
+    return bool(frames_mod.source_lines(filename, frame.f_globals))
 
 
 def _live_stack(frame: types.FrameType, root: types.FrameType) -> list[types.FrameType]:

@@ -526,3 +526,17 @@ def test_a_pmap_given_its_devices_replays_on_the_device_at_the_stops_position():
     text = _transcript(out)
     assert _stops(text) == 1 and "device 2" in text
     assert _device_ids(text, "p x.devices()") == [5], text
+
+
+def test_stepping_passes_over_code_without_a_file_whatever_linecache_holds_for_it(monkeypatch):
+    """Python 3.13 keeps a `python -c` command under "<string>" (pytest-xdist's workers
+    start so): a replay's step must not stop in exec'd code (jax 0.7 has some) as if
+    that command were its source."""
+    import linecache
+
+    from jaxdbg.engine import replay
+
+    monkeypatch.setitem(linecache.cache, "<string>", (1, None, ["import sys\n"], "<string>"))
+    namespace: dict = {}
+    exec("import sys\ndef here():\n    return sys._getframe()\n", namespace)
+    assert not replay._is_users(namespace["here"]())
