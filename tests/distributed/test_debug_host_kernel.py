@@ -28,6 +28,10 @@ def host_kernel(program: str, processes: int, backend: str, **env: str):
     env = {**SECRET, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "COORDINATOR": address,
            "NUM_PROCESSES": str(processes), "PROCESS_ID": "0", "JAXDBG_BACKEND": backend, **env}
     with KernelHarness(env=env) as kernel:
+        # As a browser does: without held / drawn within a few seconds of a panel's
+        # display the kernel answers the stop at the typed prompt instead, and these
+        # tests' first message to a panel may come later (another process's rows first).
+        panel_driver.draw_panels_when_opened(kernel)
         kernel.run("import os; os.chdir(os.environ.get('TMPDIR', '/tmp')); import jaxdbg_widgets")
         joining = kernel.execute(PREAMBLE)
         with Job(program, processes, env=SECRET, address=address, launch=list(range(1, processes))) as job:
