@@ -61,9 +61,11 @@ CORE_TEST_TOOLS = ["pytest", "pytest-timeout", "pytest-xdist"]
 TEST_WORKERS = os.environ.get("JAXDBG_TEST_WORKERS") or str((os.cpu_count() or 1) + 1)
 PARALLEL_ARGS = ["-n", TEST_WORKERS, "--dist", "worksteal"] if TEST_WORKERS != "0" else []
 # The tests that run under every matrix interpreter (the kernel tests already run each
-# matrix kernel from the main venv).
-CORE_TEST_ARGS = ["-m", "not kernel and not browser", "--ignore=tests/browser", "-q", "-p", "no:cacheprovider",
-                  *PARALLEL_ARGS]
+# matrix kernel from the main venv): no kernel, no browser, and of the jobs of processes
+# those marked `matrix` (what JAX's coordination service and collectives do per version;
+# the debug host's own protocol runs in the main venv).
+CORE_TEST_ARGS = ["-m", "not kernel and not browser and (not distributed or matrix)", "--ignore=tests/browser",
+                  "-q", "-p", "no:cacheprovider", *PARALLEL_ARGS]
 # What the main run's kernel tests read to start the kernels of the other venvs
 # (tests/support/kernel_harness.py), by the session that builds each venv.
 KERNEL_ENV = {

@@ -21,6 +21,7 @@ def host_commands(commands: str) -> dict[int, dict[str, str]]:
     return {0: {"JAXDBG_COMMANDS": commands}}
 
 
+@pytest.mark.matrix
 def test_every_processs_stops_are_served_at_the_debug_host():
     commands = "p y; c; p y; c; p y; locals; up; p x.shape; c; whatis y; c"
     with Job(SHARD_MAP, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
@@ -42,6 +43,7 @@ def test_every_processs_stops_are_served_at_the_debug_host():
     assert "result 1 [24.0, 32.0]" in other
 
 
+@pytest.mark.matrix
 def test_quit_at_the_host_ends_the_computation_in_every_process():
     with Job(SHARD_MAP, 2, env=SECRET, per_process_env=host_commands("q")) as job:
         assert job.wait(120) == [1, 1], job.outputs()
@@ -118,6 +120,7 @@ print("result", PROCESS, np.asarray(f(x).addressable_data(0)).tolist(), flush=Tr
 '''
 
 
+@pytest.mark.matrix
 def test_a_quit_ends_a_process_that_waits_in_a_collective_without_a_stop_of_its_own():
     with Job(QUIT_WHILE_OTHERS_WAIT_IN_A_COLLECTIVE, 2, env=SECRET, per_process_env=host_commands("q")) as job:
         assert job.wait(120) == [1, 1], job.outputs()  # neither hangs
@@ -337,6 +340,7 @@ print("jit result", PROCESS, float(np.asarray(h(x).addressable_data(0))), flush=
 '''
 
 
+@pytest.mark.matrix
 def test_pmap_stops_of_every_process_and_a_sharded_jit_stop_at_the_host():
     commands = "p y; c; p y; c; p y; c; p y; c; p z; c"
     with Job(PMAP_AND_SHARDED_JIT, 2, env=SECRET, per_process_env=host_commands(commands)) as job:

@@ -19,6 +19,7 @@ raise SystemExit(PROCESS)
 '''
 
 
+@pytest.mark.matrix
 def test_a_program_file_runs_in_every_launched_process_as_a_script(tmp_path, monkeypatch):
     (tmp_path / "step.py").write_text(PROGRAM)
     (tmp_path / "helper.py").write_text("WORD = 'beside'\n")

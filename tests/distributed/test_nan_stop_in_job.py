@@ -11,7 +11,7 @@ import pytest
 
 from support.job_launcher import PROGRAMS, Job
 
-pytestmark = pytest.mark.distributed
+pytestmark = [pytest.mark.distributed, pytest.mark.matrix]  # JAX's NaN checks, per version
 
 SECRET = {"JAXDBG_DEBUG_SECRET": "a secret only the launcher knows"}
 
