@@ -62,6 +62,13 @@ class RemoteSession(Session):
             try:
                 reply = self.job.read(f"{self.stop}/out/{number}", job_mod.WAIT_SLICE_S)
             except coordination.Timeout:
+                if self._owner_finished():
+                    # The owner ended the stop and deleted its keys, the reply to our
+                    # `end` with them, before our get for that reply reached the store.
+                    if request.get("op") == "end":
+                        return {"ended": True}
+                    self.gone = f"{self.job.label(self.owner)} has ended its stop"
+                    raise OwnerGone(self.gone) from None
                 self._resend_if_replaced(f"{self.stop}/in/{number}", request)
                 if not self.job.alive(self.owner):
                     self.gone = (f"{self.job.label(self.owner)} is gone (its heartbeat in the "
@@ -79,6 +86,15 @@ class RemoteSession(Session):
             # Not deleted one by one: that would cost a store call per command; the owner
             # deletes the stop's keys together when it ends.
             return reply
+
+    def _owner_finished(self) -> bool:
+        """Whether the owner has finished with this stop: it deletes the stop's
+        announcement last, when its stop has ended (one store call, made only when a
+        reply is late)."""
+        try:
+            return self.job.store.try_get(f"{self.job.namespace}stops/{self.stop}") is None
+        except Exception:
+            return False  # the service is gone: the next get says so
 
     def _resend_if_replaced(self, name: str, request: dict[str, Any]) -> None:
         """A forged message written over our request was refused and deleted by the

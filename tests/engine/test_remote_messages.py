@@ -4,14 +4,19 @@ JSON through the coordination service's store, as the signed messages carry it."
 from __future__ import annotations
 
 import json
+import threading
 
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdbg.engine import job as job_mod
 from jaxdbg.engine import remote_stops, watches
+from jaxdbg.engine.outputs import Resume
+from jaxdbg.engine.remote_session import RemoteSession
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.frames import Frame
 from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.internals import coordination
 
 
 def _travelled(value: watches.WatchValue) -> watches.WatchValue:
@@ -34,3 +39,89 @@ def test_watch_values_of_every_kind_come_back_as_they_left():
     assert text.text == "'3'"
     assert raised.error and "ZeroDivisionError" in raised.error
     assert missing.error and "nope" in missing.error
+
+
+class _MemoryClient:
+    """The coordination service's client methods jaxdbg calls, over one dict."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+        self.changed = threading.Condition()
+
+    def key_value_set(self, key: str, value: str, allow_overwrite: bool = True) -> None:
+        with self.changed:
+            self.values[key] = value
+            self.changed.notify_all()
+
+    def blocking_key_value_get(self, key: str, timeout_ms: int) -> str:
+        with self.changed:
+            if not self.changed.wait_for(lambda: key in self.values, timeout_ms / 1000):
+                raise RuntimeError(f"DEADLINE_EXCEEDED: {key}")
+            return self.values[key]
+
+    def key_value_try_get(self, key: str) -> str:
+        with self.changed:
+            if key not in self.values:
+                raise RuntimeError(f"NOT_FOUND: {key}")
+            return self.values[key]
+
+    def key_value_dir_get(self, prefix: str) -> list[tuple[str, str]]:
+        with self.changed:
+            return [(k, v) for k, v in self.values.items() if k.startswith(prefix)]
+
+    def key_value_delete(self, key: str) -> None:
+        with self.changed:
+            for k in [k for k in self.values if k == key or (key.endswith("/") and k.startswith(key))]:
+                del self.values[k]
+            self.changed.notify_all()
+
+
+class _LateReader(_MemoryClient):
+    """The host's view of the store: its get of the reply to ``end`` reaches the service
+    only after the owner has finished with the stop (a host thread that lost the CPU
+    between writing the request and asking for the answer)."""
+
+    def __init__(self, shared: _MemoryClient) -> None:
+        self.__dict__ = shared.__dict__
+        self.end_sent = threading.Event()
+
+    def key_value_set(self, key: str, value: str, allow_overwrite: bool = True) -> None:
+        super().key_value_set(key, value, allow_overwrite)
+        if '"end"' in value:
+            self.end_sent.set()
+
+    def blocking_key_value_get(self, key: str, timeout_ms: int) -> str:
+        if self.end_sent.is_set() and "/out/" in key:
+            with self.changed:
+                self.changed.wait_for(lambda: not any("/stops/" in k for k in self.values), 30)
+        return super().blocking_key_value_get(key, timeout_ms)
+
+
+def test_the_end_of_a_remote_stop_reaches_the_host_even_when_it_asks_for_the_answer_late():
+    owner_client = _MemoryClient()
+    host_client = _LateReader(owner_client)
+    secret, namespace = b"job secret", "jaxdbg/test/"
+    owner_job = job_mod.Job(coordination.Store(owner_client, 1, 2), secret, namespace)
+    host_job = job_mod.Job(coordination.Store(host_client, 0, 2), secret, namespace)
+    host_job.write("watching/0", {"process": 0})
+    frame = Frame("<cell>", 1, "f", {"x": 1}, {}, ["x\n"], 1)
+    session = Session([frame], StopInfo())
+    ended: list = []
+    owner = threading.Thread(target=lambda: ended.append(
+        remote_stops.serve_at_host(owner_job, session, None, None, False)))
+    owner.start()
+    announcement = None
+    for _ in range(200):
+        found = host_job.new_messages("stops/", set())
+        if found:
+            announcement = found[0]
+            break
+        owner.join(0.05)
+    assert announcement is not None
+    remote = RemoteSession(host_job, announcement, remote_stops.info_from_message(announcement["info"]))
+    assert remote.execute("p x + 1").text.strip() == "2"
+    remote.finish_remotely(Resume.CONTINUE)
+    owner.join(30)
+    assert ended == [Resume.CONTINUE]
+    assert remote.gone is None, remote.gone  # the owner answered; it is not gone
+    assert [k for k in owner_client.values if announcement["stop"] in k] == []  # nothing written again
