@@ -95,7 +95,13 @@ def render(console: "Console", output: Output) -> None:
 
 
 def _enable_line_editing() -> None:
-    """Arrow keys and history at a real terminal prompt, as in pdb."""
+    """Arrow keys and history at a real terminal prompt, as in pdb.
+
+    Only where ``input()`` reads the line: a prompt off the main thread reads the
+    descriptor itself, and loading readline there would run its set-up (which calls
+    setlocale, unsafe while XLA's other threads run) for nothing."""
+    if terminal_input.should_read_descriptor():
+        return
     if sys.stdin is not None and sys.stdin.isatty():
         try:
             import readline  # noqa: F401  (importing it is what turns editing on)

@@ -12,14 +12,16 @@ import sys
 from typing import Any, Iterator
 
 from jaxdbg.engine.session import Session
+from jaxdbg.frontends import terminal_input
 
 # Python's usual delimiters: "." is not one, so "x.sha" is completed as a whole.
 DELIMITERS = " \t\n`~!@#$%^&*()-=+[{]}\\|;:'\",<>/?"
 
 
 def _readline() -> Any:
-    """The readline module when input() reads from a terminal through it, else None."""
-    if sys.stdin is None or not sys.stdin.isatty():
+    """The readline module when input() reads from a terminal through it, else None
+    (a prompt that reads the descriptor itself, e.g. off the main thread, does not)."""
+    if sys.stdin is None or not sys.stdin.isatty() or terminal_input.should_read_descriptor():
         return None
     try:
         import readline

@@ -346,6 +346,21 @@ def test_ctrl_c_at_a_pmap_prompt_ends_an_uncaught_script_with_one_line():
     assert "Exception ignored" not in out and "Traceback" not in out, out
 
 
+@pytest.mark.multidevice
+def test_a_pmap_prompt_at_a_terminal_leaves_readline_unloaded():
+    """A stop on an XLA thread reads the terminal's descriptor itself, so readline (whose
+    set-up calls setlocale, unsafe while other threads run) is not loaded there."""
+    with Script(INTERRUPT_SCRIPT.format(call=CAUGHT), stdin="pty") as run:
+        at = run.expect("(jaxdbg) ", 120)
+        run.send("p 'readline loaded', 'readline' in __import__('sys').modules\n")
+        at = run.expect("('readline loaded', ", 60, after=at)
+        run.expect("(jaxdbg) ", 60, after=at)
+        out = run.output
+        run.signal(signal.SIGINT)
+        assert run.wait(60) == 0, run.output
+    assert "('readline loaded', False)" in out, out
+
+
 CHAINED_HANDLER_SCRIPT = """
 from IPython.core.interactiveshell import InteractiveShell
 shell = InteractiveShell.instance()
