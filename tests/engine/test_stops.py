@@ -245,6 +245,7 @@ print("script end", flush=True)
 
 
 @pytest.mark.multidevice
+# Up to a minute on 2 cores: eight scripts, since the race it guards is intermittent.
 @pytest.mark.timeout(600)
 def test_a_pmap_quit_served_while_the_script_exits_prints_nothing_at_exit():
     """The race is intermittent by nature: run the script several times."""

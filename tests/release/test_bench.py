@@ -55,6 +55,9 @@ def test_an_unknown_benchmark_is_named_with_the_known_ones():
 
 
 @pytest.mark.kernel
+# Over 60 s (about 5.5 min on 2 cores): it runs every benchmark once, at its smallest
+# size, each in its own process and most with a real kernel or a job of processes, so
+# that a benchmark that no longer runs fails here rather than at `dev.py bench`.
 @pytest.mark.timeout(1800)
 def test_the_quick_run_writes_every_measure_without_the_test_suite(tmp_path):
     # The test tools and harnesses cannot be imported: benchmarks must not need them.
