@@ -5,39 +5,14 @@ the two watch rows of the summary are styled alike under the notebook's table ru
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from support.lab_helpers import (EXTENSION_SETUP_CELL, cell, live_panel, open_notebook, run_cell, save_screenshot,
                                  type_command, wait_for_output_text, wait_log)
 
+from support.nonfinite_locals import STOP_CELL, finite_ranges
+
 pytestmark = pytest.mark.browser
-
-# Rows 41 and 57 are odd: an even stride of 32 of the 64 rows passes over both.
-STOP_CELL = """\
-import numpy as np
-rng = np.random.default_rng(7)
-small_host = rng.uniform(-1, 1, (4, 8)).astype(np.float32)
-small_host[1, 2], small_host[3, 7] = np.nan, np.inf
-big_host = rng.uniform(-1, 1, (64, 32)).astype(np.float32)
-big_host[41, 3], big_host[57, 20] = np.nan, np.inf
-
-@jax.jit
-def layer(small, big):
-    jaxdbg.breakpoint()
-    return small.sum() + big.sum()
-print("done", layer(small_host, big_host))
-"""
-
-
-def _ranges() -> dict[str, str]:
-    rng = np.random.default_rng(7)
-    small = rng.uniform(-1, 1, (4, 8)).astype(np.float32)
-    big = rng.uniform(-1, 1, (64, 32)).astype(np.float32)
-    return {name: f"{x.min():.4g} .. {x.max():.4g}" for name, x in
-            (("small", np.delete(small.ravel(), [1 * 8 + 2, 3 * 8 + 7])),
-             ("big", np.delete(big.ravel(), [41 * 32 + 3, 57 * 32 + 20])))}
-
 
 # Computed styles of each watch row, its cells and its <code>, as the page draws them.
 WATCH_STYLES = """(root) => [...root.querySelectorAll('.jaxdbg-static table.jaxdbg-watches tr')].map(tr => ({
@@ -51,7 +26,7 @@ WATCH_STYLES = """(root) => [...root.querySelectorAll('.jaxdbg-static table.jaxd
 
 
 def test_the_summary_after_continue_counts_and_places_each_nan_and_inf(page, server):
-    ranges = _ranges()
+    ranges = finite_ranges()
     open_notebook(page, server, f"summary-nonfinite-{server.app}.ipynb", [EXTENSION_SETUP_CELL, STOP_CELL])
     run_cell(page, 0)
     run_cell(page, 1, wait=False)
