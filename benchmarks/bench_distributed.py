@@ -73,6 +73,8 @@ def store_round_trip():
     store.get(f"bench/echo/{n}/out", 60)
     return time.perf_counter() - start
 
+served = threading.Semaphore(0)  # one release per stop the host has timed
+
 def timing_backend(session):
     session.execute("p y")  # warm
     times = []
@@ -86,6 +88,7 @@ def timing_backend(session):
         floor = statistics.median(store_round_trip() for _ in range(COMMANDS))
         print(f"TIMING {run} store {floor:.6f}", flush=True)
     session.execute("c")
+    served.release()
 
 jaxdbg.register_debugger("timing", timing_backend, priority=0)
 mesh = Mesh(np.array(jax.devices()), ("x",))
@@ -100,6 +103,10 @@ x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")), lambda i: np
 for run in range(RUNS):
     jax.block_until_ready(f(x))
 if PROCESS == 0:
+    # Another process's last stop may still be queued at the host after this process's
+    # own run returned: the echo it needs must outlive it.
+    for _ in range(RUNS * jax.device_count()):
+        assert served.acquire(timeout=600)
     store.set(f"bench/echo/{next(echoes)}/in", "end")
 else:
     echoing.join()  # not left blocked in the store's client at exit
