@@ -8,7 +8,7 @@ import pytest
 
 from support.kernel_harness import kernel_fixture
 
-pytestmark = [pytest.mark.kernel, pytest.mark.matrix]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jupyter", "jax")]
 
 SETUP = textwrap.dedent("""
     import os

@@ -52,7 +52,7 @@ def static_output(result) -> dict:
     return updates[-1]["content"]["data"]
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jax")
 def test_rows_carry_location_and_batch_labels(kernel):
     result = kernel.run(textwrap.dedent("""
         def f(x):
@@ -72,7 +72,7 @@ def test_rows_carry_location_and_batch_labels(kernel):
 
 
 @pytest.mark.multidevice
-@pytest.mark.matrix
+@pytest.mark.matrix("jax")
 def test_pmap_rows_name_their_device(kernel):
     result = kernel.run(textwrap.dedent("""
         def g(x):
@@ -130,7 +130,7 @@ def test_ordered_prints_keep_their_order(kernel):
     assert [r[2] for r in rows] == [f"ordered {k}" for k in range(20)]
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_log_becomes_static_output_and_widget_closes(kernel):
     result = kernel.run('jaxdbg.print("<b>not bold</b> {}", jnp.ones(2))')
     assert result.status == "ok", result
@@ -159,7 +159,7 @@ def send_control(kernel, msg_type: str, content: dict) -> str:
     return msg["header"]["msg_id"]
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_a_cell_writing_to_the_print_log_stays_busy_after_other_requests(kernel, tmp_path):
     """While a cell runs the kernel handles control messages (JupyterLab asks for a
     subshell for the widgets' comms the moment the print log's widget opens), each with

@@ -108,7 +108,7 @@ SURFACES = {
 @pytest.mark.parametrize("surface", sorted(SURFACES))
 # How a quit surfaces depends on JAX's error wrapping, so jit's five surfaces run on every
 # kernel of the matrix; the other transforms reach the same code on the current kernel.
-@pytest.mark.parametrize("transform", [pytest.param("jit", marks=pytest.mark.matrix), "pmap", "shard_map", "vmap"])
+@pytest.mark.parametrize("transform", [pytest.param("jit", marks=pytest.mark.matrix("jupyter")), "pmap", "shard_map", "vmap"])
 def test_a_quit_is_one_line_wherever_it_surfaces(kernel, transform, surface):
     assert kernel.run(QUIT_SETUP, timeout=120).status == "ok"
     results = []

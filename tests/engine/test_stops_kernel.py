@@ -10,7 +10,7 @@ from support.panel_driver import SETUP, live_panel, wait_panel
 
 from jaxdbg.engine.quit_reporting import INTERRUPT_LINE
 
-pytestmark = [pytest.mark.kernel, pytest.mark.matrix, pytest.mark.multidevice, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jax"), pytest.mark.multidevice, pytest.mark.timeout(400)]
 
 PMAP_CELL = """
 def body(x):

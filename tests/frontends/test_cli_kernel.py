@@ -3,7 +3,7 @@
 import pytest
 
 
-pytestmark = [pytest.mark.kernel, pytest.mark.matrix, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jupyter"), pytest.mark.timeout(240)]
 
 
 def test_jax_debug_breakpoint_answered_over_stdin(kernel):

@@ -18,7 +18,7 @@ import pytest
 
 from support.kernel_harness import MULTI_DEVICE_XLA_FLAGS, ROOT, KernelHarness, kernel_pythons
 
-pytestmark = [pytest.mark.kernel, pytest.mark.matrix, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jupyter"), pytest.mark.timeout(300)]
 
 STANDIN = Path(__file__).resolve().parents[1] / "support" / "colab_standin"
 EVAL_JS = "[colab eval_js] "

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 
-pytestmark = [pytest.mark.kernel, pytest.mark.matrix, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jupyter"), pytest.mark.timeout(300)]
 
 SETUP = "import jax, jax.numpy as jnp, jaxdbg\nprint('devices', jax.device_count())"
 

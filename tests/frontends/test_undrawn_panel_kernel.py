@@ -50,7 +50,7 @@ def _panel_texts(result) -> list[str]:
             and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]]
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_a_frontend_without_widgets_gets_the_prompt_and_it_is_remembered(own_kernel):
     kernel = own_kernel
     assert kernel.run("%load_ext jaxdbg", timeout=120).status == "ok"
@@ -103,7 +103,7 @@ def test_a_frontend_without_widgets_gets_the_prompt_and_it_is_remembered(own_ker
     assert NOT_DRAWN not in third.stdout and len(kernel.input_requests) == 4
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_no_view_and_no_stdin_continues_with_one_line(own_kernel):
     """nbclient, papermill, nbconvert --execute: nobody can click or type."""
     kernel = own_kernel
@@ -119,7 +119,7 @@ def test_no_view_and_no_stdin_continues_with_one_line(own_kernel):
     assert "result [1.0, 3.0, 5.0]" in result.stdout
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_a_frontend_that_draws_the_panel_never_gets_a_stdin_request(own_kernel):
     """The panel's browser code says it holds the panel: no fallback, however long the
     stop stays paused, and %jaxdbg reports the panel drawn."""
@@ -150,7 +150,7 @@ def test_a_frontend_that_draws_the_panel_never_gets_a_stdin_request(own_kernel):
     assert "drawn by this frontend" in status and "not drawn" not in status, status
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_panel_messages_on_the_main_shell_channel_are_answered_while_paused(own_kernel):
     """Named requirement: VS Code does not use kernel subshells, so its widget messages
     arrive on the main shell channel with no subshell id. The paused panel answers them."""

@@ -30,7 +30,7 @@ def result_bundle(result) -> dict:
     return results[-1]["content"]["data"]
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jax")
 def test_error_as_cell_result_shows_its_location(kernel):
     result = kernel.run(textwrap.dedent("""
         err, out = jaxdbg.checkify(jax.jit(scale))(jnp.array([-1.0, 2.0]))
@@ -55,7 +55,7 @@ def test_plain_checkify_error_renders_too(kernel):
     assert ":7 in scale" in data["text/plain"]
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jax")
 def test_vmapped_error_shows_a_table_of_indices(kernel):
     result = kernel.run(textwrap.dedent("""
         xs = jnp.array([[1.0, 2.0], [-1.0, 2.0], [3.0, 0.0]])

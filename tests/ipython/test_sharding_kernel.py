@@ -68,7 +68,7 @@ def test_load_and_unload_are_symmetric(kernel):
     assert _snapshot(kernel) == during
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jax")
 def test_mesh_and_named_sharding_results_display_as_layouts(loaded):
     [bundle] = _bundles(_ok(loaded, "mesh"), "execute_result")
     assert 'class="jaxdbg-sharding"' in bundle["text/html"] and "Mesh x=2 × y=4" in bundle["text/html"]
@@ -79,7 +79,7 @@ def test_mesh_and_named_sharding_results_display_as_layouts(loaded):
     assert bundle["text/plain"].startswith("NamedSharding(")
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jax")
 def test_visualize_sharding_displays_inline_and_jax_routes_to_it(loaded):
     [bundle] = _bundles(_ok(loaded, "import jaxdbg; jaxdbg.visualize_sharding(x)"), "display_data")
     html = bundle["text/html"]
@@ -90,7 +90,7 @@ def test_visualize_sharding_displays_inline_and_jax_routes_to_it(loaded):
     assert routed["text/html"] == html
 
 
-@pytest.mark.matrix
+@pytest.mark.matrix("jax")
 def test_inspect_sharding_shows_on_compile_and_on_cached_calls(loaded):
     _ok(loaded, "f = jax.jit(lambda a: jaxdbg.inspect_sharding(a) * 2)")
     first = _ok(loaded, "f(x).block_until_ready();")

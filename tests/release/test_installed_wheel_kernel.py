@@ -15,7 +15,7 @@ import pytest
 
 from support.kernel_harness import ROOT, WHEEL_ENV, runs_installed_wheel
 
-pytestmark = [pytest.mark.kernel, pytest.mark.matrix]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix("wheel")]
 
 WHERE = r"""
 import json, os, sys

@@ -55,6 +55,20 @@ MATRIX_ENV = {
     "JAXDBG_OLDEST_JAX_PYTHON": "oldest-jax",
     WHEEL_ENV: "installed-wheel",
 }
+#: What each kernel the matrix adds is there to check. A test marked
+#: ``@pytest.mark.matrix("jupyter", ...)`` runs on the kernels whose concern it names;
+#: bare ``matrix``, on every kernel. "jupyter": ipykernel 6 / 7 message routing, stdin,
+#: IPython and ipywidgets (Colab's pins are old ones); "jax": what JAX does at a stop
+#: (Colab pins a JAX of its own); "wheel": what only the installed wheel can get wrong
+#: (its package data, its entry points).
+MATRIX_CONCERNS = frozenset({"jupyter", "jax", "wheel"})
+KERNEL_CONCERNS = {
+    IPYKERNEL6_ENV: {"jupyter"},
+    COLAB_ENV: {"jupyter", "jax"},
+    "JAXDBG_NEWEST_JAX_PYTHON": {"jax"},
+    "JAXDBG_OLDEST_JAX_PYTHON": {"jax"},
+    WHEEL_ENV: {"wheel"},
+}
 MULTI_DEVICE_XLA_FLAGS = "--xla_force_host_platform_device_count=8"
 # The kernel writes every thread's stack here on SIGUSR1 (see KernelHarness.thread_dump).
 # Run at kernel start without binding a name in the user's namespace.
@@ -79,34 +93,55 @@ def kernel_pythons() -> list[pytest.param]:
 ALL_KERNELS_ENV = "JAXDBG_ALL_KERNELS"
 
 
-def matrix_only_pythons() -> set[str]:
-    """The kernels' Pythons that only tests marked ``matrix`` run on: every matrix
-    Python but the running one."""
+def matrix_only_pythons() -> dict[str, set[str]]:
+    """The kernels' Pythons that only tests marked ``matrix`` run on (every matrix
+    Python but the running one), each with the concerns it checks."""
     own = os.path.abspath(sys.executable)
-    return {os.path.abspath(p) for var in MATRIX_ENV if (p := os.environ.get(var))} - {own}
+    found: dict[str, set[str]] = {}
+    for var, concerns in KERNEL_CONCERNS.items():
+        python = os.environ.get(var)
+        if python and os.path.abspath(python) != own:
+            found.setdefault(os.path.abspath(python), set()).update(concerns)
+    return found
 
 
-def runs_on_matrix_kernel(item: pytest.Item, matrix_pythons: set[str]) -> bool:
-    """Whether a collected test is parametrized with one of ``matrix_pythons``' kernels
-    (through ``kernel``, a :func:`kernel_fixture` or a test's own ``kernel_pythons()``)."""
+def matrix_kernel_of(item: pytest.Item, matrix_pythons: dict[str, set[str]]) -> str | None:
+    """The matrix kernel's Python a collected test is parametrized with (through
+    ``kernel``, a :func:`kernel_fixture` or a test's own ``kernel_pythons()``), if any."""
     callspec = getattr(item, "callspec", None)
     if callspec is None:
-        return False
-    return any(isinstance(v, str) and os.path.abspath(v) in matrix_pythons
-               for v in callspec.params.values())
+        return None
+    for value in callspec.params.values():
+        if isinstance(value, str) and os.path.abspath(value) in matrix_pythons:
+            return os.path.abspath(value)
+    return None
+
+
+def matrix_concerns(item: pytest.Item) -> frozenset[str]:
+    """The concerns a test's ``matrix`` marks name (none: not marked; bare: all)."""
+    marks = list(item.iter_markers("matrix"))
+    if not marks:
+        return frozenset()
+    named = {concern for mark in marks for concern in mark.args}
+    unknown = named - MATRIX_CONCERNS
+    if unknown:
+        raise pytest.UsageError(f"{item.nodeid}: matrix({', '.join(sorted(unknown))}): "
+                                f"the concerns are {', '.join(sorted(MATRIX_CONCERNS))}")
+    return frozenset(named) if all(mark.args for mark in marks) else MATRIX_CONCERNS
 
 
 def split_by_kernel_matrix(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:
-    """(kept, deselected): a kernel test runs on the current kernel, and on the other
-    kernels of the matrix only when it is marked ``matrix`` (what it checks depends on
-    the versions: ipykernel 6 / 7 routing, Colab's pins, oldest / newest JAX, the wheel)."""
+    """(kept, deselected): a kernel test runs on the current kernel, and on another
+    kernel of the matrix only when it is marked ``matrix`` with a concern that kernel
+    checks (see :data:`KERNEL_CONCERNS`)."""
     matrix_pythons = matrix_only_pythons()
     if not matrix_pythons or os.environ.get(ALL_KERNELS_ENV):
         return items, []
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
-        if runs_on_matrix_kernel(item, matrix_pythons) and item.get_closest_marker("matrix") is None:
+        python = matrix_kernel_of(item, matrix_pythons)
+        if python is not None and not matrix_concerns(item) & matrix_pythons[python]:
             dropped.append(item)
         else:
             kept.append(item)

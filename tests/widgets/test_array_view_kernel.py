@@ -13,7 +13,7 @@ import pytest
 from support.kernel_harness import kernel_fixture
 from support.panel_driver import SETUP, answer, live_panel, press, state, static_outputs, static_texts, wait_panel
 
-pytestmark = [pytest.mark.kernel, pytest.mark.matrix]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jupyter")]
 
 shared_kernel = kernel_fixture(SETUP)
 

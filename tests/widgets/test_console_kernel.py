@@ -46,7 +46,7 @@ def test_typed_command_words_are_commands_even_where_locals_have_their_names(ker
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_what_a_typed_command_prints_is_in_its_log_entry_not_below_the_panel(kernel):
     mid = kernel.execute("""
 @jax.jit

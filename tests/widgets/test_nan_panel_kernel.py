@@ -11,7 +11,7 @@ import pytest
 from support.kernel_harness import kernel_fixture
 from support.panel_driver import MODULE_HEADING, SETUP, live_panel, press, state, submit, wait_banner, wait_log, wait_panel, wait_source
 
-pytestmark = [pytest.mark.kernel, pytest.mark.matrix]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jax")]
 
 kernel = kernel_fixture(SETUP + "%load_ext jaxdbg\n%jaxdbg infs on\n",
                         expect="backends ['widgets', 'cli'] devices 8")

@@ -47,7 +47,7 @@ LINE_BREAKPOINT, LINE_MIDDLE, LINE_OUTER, LINE_MODULE = 3, 7, 12, 14
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter", "jax", "wheel")
 def test_panel_frames_expressions_and_continue(kernel):
     mid = kernel.execute(FLOW_CELL)
     wait_panel(kernel, mid)
@@ -183,7 +183,7 @@ fh(jnp.ones(2))
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_quit_ends_the_cell_with_one_line(kernel):
     mid = kernel.execute("""
 @jax.jit
@@ -205,7 +205,7 @@ fq(jnp.ones(2))
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_closed_panel_falls_back_to_the_prompt(kernel):
     mid = kernel.execute("""
 @jax.jit
@@ -227,7 +227,7 @@ print("result", fc(jnp.ones(2)).tolist())
 
 @pytest.mark.timeout(400)
 @pytest.mark.multidevice
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter", "jax")
 def test_pmap_one_panel_at_a_time_all_served(kernel):
     mid = kernel.execute("""
 def body(x):
@@ -262,7 +262,7 @@ print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_interrupt_while_the_panel_waits(kernel):
     mid = kernel.execute("""
 @jax.jit
@@ -339,7 +339,7 @@ def statuses(kernel) -> list[tuple[str, str]]:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_a_paused_cell_shows_busy_after_each_panel_message(kernel):
     """The kernel handles the panel's messages while the cell is paused, each with its
     busy/idle pair; a frontend's status bar follows the last status, so after each
@@ -367,7 +367,7 @@ print("result", fb(jnp.ones(2)).tolist())
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_a_cell_run_while_paused_shows_the_stop(kernel):
     """A page reloaded without saving shows no stop; a cell run from it waits behind
     the paused one and shows, in its own output, why, and the live panel itself."""

@@ -49,7 +49,7 @@ def cell(code: str) -> str:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_cells_queued_while_paused_run_after_continue_in_order(shared_kernel):
     kernel = shared_kernel
     paused = kernel.execute(cell("""
@@ -85,7 +85,7 @@ def test_cells_queued_while_paused_run_after_continue_in_order(shared_kernel):
 
 @pytest.mark.timeout(400)
 @pytest.mark.multidevice
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_breakpoints_after_the_cell_returned_still_work(shared_kernel):
     """pmap on CPU dispatches asynchronously: the cell returns before its callbacks run."""
     kernel = shared_kernel
@@ -132,7 +132,7 @@ def test_breakpoints_after_the_cell_returned_still_work(shared_kernel):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter", "jax")
 def test_vmap_header_and_skip_batch(shared_kernel):
     kernel = shared_kernel
     mid = kernel.execute(cell("""
@@ -159,7 +159,7 @@ def test_vmap_header_and_skip_batch(shared_kernel):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_prints_from_the_box_and_the_program_reach_the_cell(shared_kernel):
     kernel = shared_kernel
     mid = kernel.execute(cell("""
@@ -191,7 +191,7 @@ def test_prints_from_the_box_and_the_program_reach_the_cell(shared_kernel):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter", "jax", "wheel")
 def test_load_ext_routes_jax_debug_breakpoint_to_the_panel(kernel):
     """A fresh kernel: only ``%load_ext jaxdbg``, then JAX's own breakpoint."""
     setup = kernel.run("%load_ext jaxdbg\nimport jax, jax.numpy as jnp", timeout=180)
@@ -219,7 +219,7 @@ def test_load_ext_routes_jax_debug_breakpoint_to_the_panel(kernel):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter", "wheel")
 def test_plain_import_finds_the_panel_through_its_entry_point(kernel_python, tmp_path):
     """An installed jaxdbg_widgets declares the ``jaxdbg.backends`` entry point; a kernel
     that only runs ``import jaxdbg`` then opens the panel. The distribution metadata is

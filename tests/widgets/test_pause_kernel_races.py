@@ -18,7 +18,7 @@ import pytest
 
 from support.kernel_harness import KernelHarness, kernel_fixture
 
-pytestmark = [pytest.mark.kernel, pytest.mark.matrix, pytest.mark.multidevice]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jupyter"), pytest.mark.multidevice]
 
 SETUP = textwrap.dedent("""
     import os, threading, time

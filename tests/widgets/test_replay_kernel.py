@@ -85,7 +85,7 @@ print("result", float(f(jnp.float32(21))))
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.matrix
+@pytest.mark.matrix("jupyter")
 def test_the_kernels_interrupt_ends_a_hanging_replay_and_the_stop_goes_on(kernel, tmp_path):
     marker = tmp_path / "replay-hangs"
     mid = kernel.execute(f"MARKER = {str(marker)!r}\n" + HANG_CELL)

@@ -16,7 +16,7 @@ import pytest
 
 from support.kernel_harness import ipykernel_version_of, kernel_fixture
 
-pytestmark = [pytest.mark.kernel, pytest.mark.matrix, pytest.mark.multidevice]
+pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jupyter"), pytest.mark.multidevice]
 
 SETUP = textwrap.dedent("""
     import threading
