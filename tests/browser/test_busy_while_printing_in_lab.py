@@ -74,6 +74,7 @@ SAMPLE_JS = """() => {
 SAMPLES = 12
 
 
+@pytest.mark.notebook7
 def test_a_cell_writing_to_the_live_print_log_shows_busy(page, server):
     """The kernel connection (and Lab's status bar) say Busy all the while the cell runs
     and prints; the status messages the page received end with the cell's busy."""

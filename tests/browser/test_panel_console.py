@@ -355,6 +355,7 @@ SEEN_JS = """(sel) => { const p = document.querySelector('.jaxdbg-panel:not(.jax
   const hit = document.elementFromPoint(x, y); return !!hit && e.contains(hit); }"""
 
 
+@pytest.mark.notebook7
 def test_run_all_shows_the_top_of_the_panel(page, server):
     """Run All: the stop's cell is far below what is on screen, and more cells follow it;
     its panel comes into view from its top: the banner and the source, not only the input."""
@@ -506,6 +507,7 @@ KERNEL_STATUS_JS = ("() => { const k = window.jupyterapp.shell.currentWidget.ses
                     " return k ? k.status : null; }")
 
 
+@pytest.mark.notebook7
 def test_a_paused_cell_shows_the_kernel_busy(page, server):
     """The status bar (and the kernel status every indicator reads) says Busy while the
     cell is paused, also after the panel's commands were handled; Idle once it ends."""
@@ -531,6 +533,7 @@ def test_a_paused_cell_shows_the_kernel_busy(page, server):
 # --------------------------------------------------------------------------- kernel restart
 
 
+@pytest.mark.notebook7
 def test_a_panel_whose_kernel_restarted_says_so(page, server):
     """Restart the kernel while paused: the old panel says its kernel is gone and its
     controls are disabled, instead of dropping clicks and typed lines silently."""

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from support.lab_helpers import (EXTENSION_SETUP_CELL, JITTED_STOP_CELL, live_panel, open_notebook,
                                  run_all_cells, run_cell, wait_for_output_text, write_notebook)
 
@@ -46,6 +48,7 @@ def _report_times(page, index: int, app: str, what: str) -> None:
     print(f"\n{app} {what}: {heard.group(1) if heard else status}")
 
 
+@pytest.mark.notebook7
 def test_first_stop_after_kernel_start_uses_the_panel(page, server):
     frames = _record_kernel_frames(page)
     open_notebook(page, server, f"first-stop-{server.app}.ipynb", [FIRST_STOP_CELL, STATUS_CELL])
@@ -74,6 +77,7 @@ def _bring_other_notebook_to_front(page, server, name: str) -> None:
     other.bring_to_front()
 
 
+@pytest.mark.notebook7
 def test_stop_in_a_background_tab_uses_the_panel(page, server):
     frames = _record_kernel_frames(page)
     name = f"background-{server.app}.ipynb"
@@ -95,6 +99,7 @@ def test_stop_in_a_background_tab_uses_the_panel(page, server):
     _no_prompt_anywhere(page, frames)
 
 
+@pytest.mark.notebook7
 def test_run_all_uses_the_panel(page, server):
     frames = _record_kernel_frames(page)
     filler = 'print("\\n".join(f"filler line {i}" for i in range(60)))'

@@ -85,6 +85,7 @@ def execution_counts(page) -> list:
         " c => c.model.type === 'code' ? c.model.executionCount : null)")
 
 
+@pytest.mark.notebook7
 def test_load_pause_frames_print_continue_save_and_convert(page, server, tmp_path):
     """In JupyterLab 4 and Notebook 7: load the extension, stop, click through the
     frames, ``p`` and ``pp`` in each, Continue; the saved notebook keeps the summary."""
@@ -164,6 +165,7 @@ def test_load_pause_frames_print_continue_save_and_convert(page, server, tmp_pat
 QUIT_LINE = "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped"
 
 
+@pytest.mark.notebook7
 def test_queued_cell_runs_after_continue_and_next_cell_after_quit(page, server):
     open_notebook(page, server, f"queued-{server.app}.ipynb", [SETUP_CELL, STOP_CELL, QUEUED_CELL])
     run_cell(page, 0)

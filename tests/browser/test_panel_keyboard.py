@@ -74,6 +74,7 @@ def _focus(page):
     return page.evaluate(FOCUS_JS)
 
 
+@pytest.mark.notebook7
 def test_keys_pressed_on_the_panels_controls_stay_in_the_panel(page, server):
     panel = _paused(page, server, f"keys-{server.app}.ipynb")
     box = panel.locator(".jaxdbg-input")
@@ -148,6 +149,7 @@ def _tab_until(page, done, limit=60):
     raise AssertionError(f"Tab never reached it: {seen}")
 
 
+@pytest.mark.notebook7
 def test_every_control_is_reached_by_tab_named_and_worked_by_keys(page, server):
     panel = _paused(page, server, f"tab-{server.app}.ipynb")
     panel.locator("canvas.jaxdbg-thumb[data-drawn='1']").first.wait_for(timeout=60_000)

@@ -39,6 +39,7 @@ PAGE_READY_JS = """() => { const w = window.jupyterapp && window.jupyterapp.shel
 DIRTY_JS = "() => window.jupyterapp.shell.currentWidget.context.model.dirty"
 
 
+@pytest.mark.notebook7
 def test_reload_without_saving_then_run_a_cell(page, server):
     name = f"unsaved-{server.app}.ipynb"
     open_notebook(page, server, name, [SETUP_CELL, STOP_CELL, LATER_CELL])
