@@ -57,7 +57,7 @@ def many_cell(n_locals: int, side: int) -> str:
 
 # Turns the rows' pictures off (and on again) in the kernel: the baseline panel.
 PICTURES_SWITCH = textwrap.dedent("""
-    from jaxdbg.engine import local_rows as _rows
+    from jaxdbg.engine.values import local_rows as _rows
     from jaxdbg_widgets.panel import state as _state, widget as _widget
     _with_pictures = _rows.local_row
     _colours = _widget.PanelWidget.class_traits()["picture_colours"].default_value

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 import jaxdbg
-from jaxdbg.capture import program_shardings
+from jaxdbg.engine import program_shardings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -53,7 +53,7 @@ def _cases(mesh_shape: tuple[int, ...], arrays: list[tuple[str, tuple[int, ...],
     import numpy as np
     from jax.sharding import NamedSharding
 
-    from jaxdbg.engine.sharding_layout import sharding_view
+    from jaxdbg.engine.values.layout_reading import sharding_view
 
     try:
         import treescope

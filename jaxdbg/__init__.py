@@ -18,9 +18,10 @@ Public API::
     jaxdbg.distributed.serve_here()    serve every process's stops of a jax.distributed job here
 """
 
-from jaxdbg.engine import breakpoint_commands as _breakpoint_commands  # noqa: F401 (registers commands)
-from jaxdbg.engine import replay as _replay  # noqa: F401 (registers replay and the stepping commands)
-from jaxdbg.engine import watch_commands as _watch_commands  # noqa: F401 (registers commands)
+from jaxdbg.commands import core as _core_commands  # noqa: F401 (registers the core commands, first in help)
+from jaxdbg.commands import breakpoints as _breakpoint_commands  # noqa: F401 (registers commands)
+from jaxdbg.replay import stepping as _replay  # noqa: F401 (registers replay and the stepping commands)
+from jaxdbg.commands import watches as _watch_commands  # noqa: F401 (registers commands)
 from jaxdbg.views import sharding_html as _sharding_html  # noqa: F401 (registers ShardingView's HTML)
 from jaxdbg.views import sharding_text as _sharding_text  # noqa: F401 (registers its text and rich)
 from jaxdbg.views import array_picture_view as _array_picture_view  # noqa: F401 (registers pictures' drawings)
@@ -29,8 +30,8 @@ from jaxdbg.frontends import colab as _colab
 from jaxdbg.frontends import scripted as _scripted  # noqa: F401 (answers stops before backends)
 from jaxdbg.capture.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
 from jaxdbg.capture.checkify_errors import checkify
-from jaxdbg.engine.errors import DebuggerQuit
-from jaxdbg.capture.frames import Frame
+from jaxdbg.runtime.errors import DebuggerQuit
+from jaxdbg.engine.frames import Frame
 from jaxdbg.ipython.extension import load_ipython_extension, unload_ipython_extension
 from jaxdbg.capture.breakpoint_hook import install_jax_hook, uninstall_jax_hook
 from jaxdbg.engine.registry import (available_debuggers, get_debugger, register_debugger,
@@ -43,10 +44,11 @@ from jaxdbg.capture.prints import debug_print as print  # jaxdbg.print, like jax
 from jaxdbg.engine.saved_stops import SavedStopError, open_stop
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.sharding_display import inspect_sharding, visualize_sharding
-from jaxdbg.engine.sharding_layout import sharding_view
-from jaxdbg.capture.stop_info import StopInfo
-from jaxdbg.ipython.display import show  # the function, not the module of that name
+from jaxdbg.engine.values.layout_reading import sharding_view
+from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.capture.display import show  # the function, not the module of that name
 from jaxdbg import distributed  # jaxdbg.distributed.serve_here(), for jax.distributed jobs
+from jaxdbg.job import stop_routing as _stop_routing  # noqa: F401 (routes a job's stops to its debug host)
 
 __version__ = "0.1.0"
 

@@ -2,7 +2,7 @@
 
 Two routes, so that every call reaches us: ``jax.debug.breakpoint`` itself is
 replaced by :func:`jaxdbg.breakpoint` (same signature; full frame capture with
-globals and batch indices) through :data:`jaxdbg.capture.jax_routes.BREAKPOINT`,
+globals and batch indices) through :data:`jaxdbg.runtime.jax_routes.BREAKPOINT`,
 and jaxdbg is registered as the preferred backend
 of JAX's own debugger registry for code that holds a reference to JAX's
 function from before the hook.
@@ -14,12 +14,13 @@ import threading
 from typing import Any
 
 from jaxdbg.capture import breakpoints
-from jaxdbg.capture import frames as frames_mod
-from jaxdbg.capture.jax_routes import BREAKPOINT, is_installed
-from jaxdbg.capture.stop_info import StopInfo
-from jaxdbg.engine import notices, registry
+from jaxdbg.engine import frames as frames_mod
+from jaxdbg.runtime.jax_routes import BREAKPOINT, is_installed
+from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.runtime import notices
+from jaxdbg.engine import registry
 from jaxdbg.engine import stop_serving
-from jaxdbg.internals import jax_api
+from jaxdbg.internals import jax_debugger
 
 _JAX_REGISTRY_NAME = "jaxdbg"
 _JAX_REGISTRY_PRIORITY = 1_000
@@ -59,12 +60,12 @@ def _hand_back_to_jax(frames: list[Any], options: dict[str, Any]) -> bool:
     import threading
 
     thread_id = None if threading.current_thread() is threading.main_thread() else threading.get_ident()
-    jax_frames = [jax_api.JaxFrame(f.filename, f.lineno, dict(f.locals),
+    jax_frames = [jax_debugger.JaxFrame(f.filename, f.lineno, dict(f.locals),
                                    [line.rstrip("\n") for line in f.source[f.first_lineno - 1:]],
                                    f.lineno - f.first_lineno)
                   for f in frames]
     with _jax_debugger_turn:  # JAX's debugger serves one stop at a time too
-        return jax_api.call_jax_debugger(jax_frames, thread_id, None, options)
+        return jax_debugger.call_jax_debugger(jax_frames, thread_id, None, options)
 
 
 jaxdbg_breakpoint_for_jax.__doc__ = (jaxdbg_breakpoint_for_jax.__doc__ or "") + \
@@ -75,7 +76,7 @@ def install_jax_hook() -> None:
     """Route ``jax.debug.breakpoint`` to jaxdbg (its keyword options pass through)."""
     with _lock:
         BREAKPOINT.install(jaxdbg_breakpoint_for_jax)
-        jax_api.register_with_jax_debugger(_JAX_REGISTRY_NAME, _serve_jax_frames, _JAX_REGISTRY_PRIORITY)
+        jax_debugger.register_with_jax_debugger(_JAX_REGISTRY_NAME, _serve_jax_frames, _JAX_REGISTRY_PRIORITY)
 
 
 def uninstall_jax_hook() -> None:
@@ -87,7 +88,7 @@ def uninstall_jax_hook() -> None:
     """
     with _lock:
         BREAKPOINT.uninstall()
-        jax_api.unregister_from_jax_debugger(_JAX_REGISTRY_NAME)
+        jax_debugger.unregister_from_jax_debugger(_JAX_REGISTRY_NAME)
 
 
 __all__ = ["install_jax_hook", "uninstall_jax_hook", "is_installed", "jaxdbg_breakpoint_for_jax"]

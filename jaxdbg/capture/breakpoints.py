@@ -28,20 +28,20 @@ import numpy as np
 
 from jaxdbg.engine import breakpoint_checks
 from jaxdbg.engine import breakpoint_state
-from jaxdbg.engine import debug_host
-from jaxdbg.capture import frames as frames_mod
-from jaxdbg.engine import interrupts
-from jaxdbg.capture import program_shardings
+from jaxdbg.job import debug_host
+from jaxdbg.engine import frames as frames_mod
+from jaxdbg.runtime import interrupts
+from jaxdbg.engine import program_shardings
 from jaxdbg.capture import prints
 from jaxdbg.capture import staging
-from jaxdbg.engine import quit_reporting
-from jaxdbg.engine import quit_watch
+from jaxdbg.runtime import quit_reporting
+from jaxdbg.job import quit_watch
 from jaxdbg.engine import registry
-from jaxdbg.engine import replay
+from jaxdbg.replay import stepping as replay
 from jaxdbg.engine import stop_serving
 from jaxdbg.internals import ipython_api, jax_api
 from jaxdbg.engine.outputs import Resume
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.stop_info import StopInfo
 
 # How many frames sit between the user's call and place_breakpoint (the public function).
 _CALLER = 1

@@ -17,12 +17,12 @@ from typing import Any, Callable
 
 import jax
 from jax.experimental import checkify as jax_checkify
-from markupsafe import Markup
 
-from jaxdbg.capture import frames as frames_mod
-from jaxdbg.capture import jax_routes
-from jaxdbg.internals import jax_api
-from jaxdbg.views import theme
+from jaxdbg.engine import frames as frames_mod
+from jaxdbg.runtime import jax_routes
+from jaxdbg.internals import jax_checkify_errors
+from jaxdbg.engine.values.drawable import Drawable
+from jaxdbg.views import checkify_view
 
 CONTEXT_LINES = 3  # source lines shown either side of the failing line
 
@@ -81,7 +81,7 @@ def user_frames(traceback_info: Any) -> tuple[SourceFrame, ...]:
     """The user's frames of a checkify traceback, innermost first."""
     hidden = frames_mod.hidden_file_test()  # the same machinery a breakpoint leaves out
     frames = []
-    for filename, lineno, function in jax_api.traceback_frames(traceback_info):
+    for filename, lineno, function in jax_checkify_errors.traceback_frames(traceback_info):
         if hidden(filename):
             continue
         frames.append(SourceFrame(filename, lineno, function))
@@ -109,7 +109,7 @@ def mapped_shape(err: Any) -> tuple[int, ...]:
     """The batch shape of a mapped error (``()`` when it is not mapped)."""
     import numpy as np
 
-    for pred in jax_api.checkify_error_predicates(err):
+    for pred in jax_checkify_errors.checkify_error_predicates(err):
         return tuple(np.shape(pred))
     return ()
 
@@ -128,7 +128,7 @@ class LocatedError(jax_checkify.Error):
 
     @classmethod
     def of(cls, err: jax_checkify.Error) -> "LocatedError":
-        return cls(*jax_api.checkify_error_fields(err))
+        return cls(*jax_checkify_errors.checkify_error_fields(err))
 
     def get(self) -> str | None:
         sites = error_sites(self)
@@ -136,7 +136,7 @@ class LocatedError(jax_checkify.Error):
             return None
         if sites[0].index is None:
             return sites[0].describe()
-        return "\n".join(f"at mapped index {_index_label(s.index)}: {s.describe()}"
+        return "\n".join(f"at mapped index {index_label(s.index)}: {s.describe()}"
                          for s in sites)
 
     def __str__(self) -> str:
@@ -160,10 +160,10 @@ def checkify(f: Callable[..., Any], errors: frozenset = jax_checkify.user_checks
         errors = parse_errors(errors)
     # Its own error set: checkify interpretations (and so locations) are not shared
     # with another checkified function's.
-    checked = jax_routes.CHECKIFY.original()(f, errors=jax_api.errors_interpreted_apart(errors))
+    checked = jax_routes.CHECKIFY.original()(f, errors=jax_checkify_errors.errors_interpreted_apart(errors))
 
     def run(*args: Any, **kwargs: Any) -> tuple[LocatedError, Any]:
-        with jax_api.checkify_errors_at_user_frames(user_frames, is_user_file):
+        with jax_checkify_errors.checkify_errors_at_user_frames(user_frames, is_user_file):
             err, out = checked(*args, **kwargs)
         return LocatedError.of(err), out
 
@@ -184,13 +184,14 @@ def _source(frame: SourceFrame, context: int = CONTEXT_LINES) -> tuple[int, list
     return first, [line.rstrip("\n") for line in lines[first - 1:last]]
 
 
-def _index_label(index: tuple[int, ...] | None) -> str:
+def index_label(index: tuple[int, ...] | None) -> str:
     return "" if index is None else ", ".join(map(str, index))  # None: an unmapped error
 
 
-@dataclasses.dataclass
-class CheckifyView:
-    """What :func:`show` draws for one checkify ``Error``."""
+@dataclasses.dataclass(repr=False)
+class CheckifyView(Drawable):
+    """What :func:`show` draws for one checkify ``Error`` (drawn by
+    :mod:`jaxdbg.views.checkify_view`, registered there)."""
 
     sites: list[ErrorSite]
     shape: tuple[int, ...] = ()
@@ -203,7 +204,7 @@ class CheckifyView:
     def mapped(self) -> bool:
         return bool(self.shape)
 
-    def _distinct_frames(self) -> list[SourceFrame]:
+    def distinct_frames(self) -> list[SourceFrame]:
         seen, out = set(), []
         for site in self.sites:
             if site.where is not None and site.where not in seen:
@@ -221,71 +222,25 @@ class CheckifyView:
             total *= n
         return f"checkify errors at {len(self.sites)} of {total} mapped indices"
 
-    # -- text ----------------------------------------------------------------------------
-    def __str__(self) -> str:
-        lines = [self.headline()]
-        if self.mapped and self.sites:
-            width = max(len("index"), *(len(_index_label(s.index)) for s in self.sites))
-            lines.append(f"  {'index'.ljust(width)}  error  (where)")
-            for s in self.sites:
-                where = f"  ({s.where.location} in {s.where.function})" if s.where else ""
-                lines.append(f"  {_index_label(s.index).ljust(width)}  {s.message}{where}")
-        for frame in self._distinct_frames():
-            lines.append(f"at {frame.location} in {frame.function}")
-            first, source = _source(frame)
-            for n, text in enumerate(source, start=first):
-                lines.append(f"{'->' if n == frame.lineno else '  '} {n:>4} | {text}")
-        callers = self.sites[0].frames[1:] if self.sites else ()
-        for frame in callers:
-            lines.append(f"called from {frame.location} in {frame.function}")
-        if self.sites and not self.sites[0].frames:
-            lines.append("(JAX recorded no user frame for this error)")
-        return "\n".join(lines)
+    def source(self, frame: SourceFrame) -> tuple[int, list[str]]:
+        """The first line number and the lines of ``frame``'s source around its line."""
+        return _source(frame)
+
+    def callers(self) -> tuple[SourceFrame, ...]:
+        """The frames that called the first error's frame, innermost first."""
+        return tuple(self.sites[0].frames[1:]) if self.sites else ()
 
     def __repr__(self) -> str:
         return str(self)
 
-    # -- HTML ----------------------------------------------------------------------------
-    def _repr_html_(self) -> str:
-        parts = [Markup('<div class="jaxdbg-checkify" style="{}">').format(_BOX),
-                 Markup('<div style="{}"><b>{}</b></div>').format(
-                     _ERROR if self.sites else "", self.headline())]
-        if self.mapped and self.sites:
-            rows = Markup("").join(
-                Markup('<tr><td style="{td}">{i}</td><td style="{td}">{m}</td>'
-                       '<td style="{td}{muted}">{w}</td></tr>').format(
-                    td=_TD, muted=_MUTED, i=_index_label(s.index), m=s.message,
-                    w=f"{s.where.location} in {s.where.function}" if s.where else "")
-                for s in self.sites)
-            parts.append(Markup('<table style="border-collapse:collapse;margin:4px 0">'
-                                '<tr><th style="{td}">index</th><th style="{td}">error</th>'
-                                '<th style="{td}">where</th></tr>{rows}</table>')
-                         .format(td=_TD, rows=rows))
-        for frame in self._distinct_frames():
-            first, source = _source(frame)
-            parts.append(Markup('<div style="margin-top:4px">at <b>{}</b> in <code>{}</code></div>')
-                         .format(frame.location, frame.function))
-            if source:
-                parts.append(theme.highlighted_lines(source, first, frame.lineno))
-        for frame in (self.sites[0].frames[1:] if self.sites else ()):
-            parts.append(Markup('<div style="{}">called from {} in <code>{}</code></div>')
-                         .format(_MUTED, frame.location, frame.function))
-        parts.append(Markup("</div>"))
-        return str(Markup("").join(parts))
-
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
 
-    def __rich__(self) -> Any:
-        from rich.text import Text
 
-        return Text(str(self))
-
-
-_BOX = theme.BOX
-_ERROR = theme.ERROR
-_MUTED = theme.MUTED
-_TD = "padding:0 10px 0 0;text-align:left;vertical-align:top;"
+CheckifyView.register_drawing(
+    plain=lambda view: checkify_view.render_plain(view, index_label),
+    rich=checkify_view.render_rich,
+    html=lambda view: checkify_view.render_html(view, index_label))
 
 
 def view_of(obj: Any) -> CheckifyView | None:

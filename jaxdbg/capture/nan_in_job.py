@@ -21,7 +21,8 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from jaxdbg.capture import checkify_errors, jax_routes, nan_location
+from jaxdbg.capture import checkify_errors, nan_location
+from jaxdbg.runtime import jax_routes
 from jaxdbg.internals import jax_nan_checks, jax_programs
 
 

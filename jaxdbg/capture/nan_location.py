@@ -39,7 +39,8 @@ from typing import Any, Callable
 import jax
 from jax.experimental import checkify as jax_checkify
 
-from jaxdbg.capture import checkify_errors, jax_routes
+from jaxdbg.capture import checkify_errors
+from jaxdbg.runtime import jax_routes
 from jaxdbg.internals import jax_nan_checks, jax_programs
 
 # Primitives that only pass on a NaN made elsewhere (a sum over devices of one NaN).

@@ -21,12 +21,13 @@ from typing import Any, Callable
 
 import jax
 
-from jaxdbg.capture import frames as frames_mod
-from jaxdbg.engine import notices, registry
+from jaxdbg.engine import frames as frames_mod
+from jaxdbg.runtime import notices
+from jaxdbg.engine import registry
 from jaxdbg.internals import ipython_api, jax_nan_checks
-from jaxdbg.capture.frames import Frame
+from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.session import Session
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.stop_info import StopInfo
 
 def frames_from_traceback(tb: types.TracebackType | None, device: int | None = None) -> list[Frame]:
     """The user's frames of a traceback, innermost first, at the lines that raised. A

@@ -37,10 +37,11 @@ import numpy as np
 from jax.custom_batching import custom_vmap
 
 from jaxdbg import config
-from jaxdbg.capture import frames as frames_mod
-from jaxdbg.capture import jax_routes, shard_devices
-from jaxdbg.capture.stop_info import StopInfo
-from jaxdbg.engine import debug_host, job, remote_prints
+from jaxdbg.engine import frames as frames_mod
+from jaxdbg.runtime import jax_routes
+from jaxdbg.capture import shard_devices
+from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.job import debug_host, membership as job, remote_prints
 from jaxdbg.internals import jax_api
 
 
@@ -128,7 +129,7 @@ def deliver(row: PrintRow) -> None:
     """Hand a row to the installed sink, or write its text as jax.debug.print does.
 
     In a job of several processes the row says which one printed it, and goes to the
-    debug host when one serves the job (:mod:`jaxdbg.engine.remote_prints`)."""
+    debug host when one serves the job (:mod:`jaxdbg.job.remote_prints`)."""
     in_job = job.current()
     if in_job is not None and row.site.process is None:
         row = dataclasses.replace(row, site=dataclasses.replace(row.site, process=in_job.label()))
@@ -377,7 +378,7 @@ def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple,
     _call_per_batch_element(call_host, list(firsts.values()) + list(device_indices) + extra)
 
 
-def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, partitioned: bool, skip: int,
+def stage_print(fmt: str, args: tuple, kwargs: dict, ordered: bool, partitioned: bool, skip: int,
            from_jax: bool, level: int | None = None) -> None:
     _checker.format(fmt, *args, **kwargs)  # the same errors, at the same (trace) time
     debug_host.join_job()  # in a job, rows may travel to its debug host
@@ -391,7 +392,7 @@ def _print(fmt: str, args: tuple, kwargs: dict, ordered: bool, partitioned: bool
     _stage_host_call(host, _origin(skip + 1), args, kwargs, ordered, partitioned)
 
 
-def _first_of_two_calls(jax_own: Callable[..., Any], args: tuple, options: dict) -> Any:
+def first_of_two_calls(jax_own: Callable[..., Any], args: tuple, options: dict) -> Any:
     """JAX's own first call of the two-call form (``jax.debug.print(ordered=True)``).
 
     Called for what it checks: its errors for misuse (positional arguments in the
@@ -413,13 +414,13 @@ def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False,
     on its own device, without gathering the array; each row names that device.
     """
     if fmt is None:
-        _first_of_two_calls(jax_routes.PRINT.original(), args,
+        first_of_two_calls(jax_routes.PRINT.original(), args,
                             dict(ordered=ordered, partitioned=partitioned, **kwargs))
 
         def print_with_options(fmt: str, *args: Any, **kwargs: Any) -> None:
-            _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=False)
+            stage_print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=False)
         return print_with_options
-    _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=False)
+    stage_print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=False)
     return None
 
 
@@ -447,7 +448,7 @@ def callback(fn: Callable[..., Any] | None = None, *args: Any, ordered: bool = F
     ``jax.debug.callback`` has it.
     """
     if fn is None:
-        _first_of_two_calls(jax_routes.CALLBACK.original(), args,
+        first_of_two_calls(jax_routes.CALLBACK.original(), args,
                             dict(ordered=ordered, partitioned=partitioned, **kwargs))
 
         def callback_with_options(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
@@ -455,58 +456,6 @@ def callback(fn: Callable[..., Any] | None = None, *args: Any, ordered: bool = F
         return callback_with_options
     _callback(fn, args, kwargs, ordered, partitioned)
     return None
-
-
-# -- jax.debug.print and jax.debug.log routed to the log while the extension is loaded -------
-
-_JAX_ONLY_OPTIONS = frozenset({"skip_format_check", "_use_logging"})
-#: The level of ``jax.debug.log``'s records (JAX makes them at INFO).
-LOG_LEVEL = logging.INFO
-
-
-def _routed(route: jax_routes.Route, level: int | None) -> Callable[..., Any]:
-    """What stands in for ``route``'s function (``jax.debug.print``, or ``jax.debug.log``
-    whose rows carry ``level``); forms only JAX knows go to JAX unchanged.
-
-    A function traced while it stood in keeps calling it after :func:`unroute_jax_print`;
-    ``original()`` is then JAX's own function again."""
-
-    def routed(fmt: str | None = None, *args: Any, ordered: bool = False,
-               partitioned: bool = False, **kwargs: Any) -> Any:
-        original = route.original()
-        options = dict(ordered=ordered, partitioned=partitioned)
-        if not routing_enabled() or _JAX_ONLY_OPTIONS & kwargs.keys():
-            return original(fmt, *args, **options, **kwargs)
-        if fmt is None:
-            _first_of_two_calls(original, args, dict(options, **kwargs))
-
-            def print_with_options(fmt: str, *args: Any, **kwargs: Any) -> None:
-                _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=True, level=level)
-            return print_with_options
-        _print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=True, level=level)
-        return None
-
-    routed.__name__ = routed.__qualname__ = f"routed_jax_{route.name}"
-    routed.__doc__ = getattr(route.original(), "__doc__", None)
-    return routed
-
-
-_routed_jax_print = _routed(jax_routes.PRINT, None)
-_routed_jax_log = _routed(jax_routes.LOG, LOG_LEVEL) if jax_routes.LOG is not None else None
-
-
-def route_jax_print() -> None:
-    """Make ``jax.debug.print`` (and, where JAX has it, ``jax.debug.log``) calls traced
-    from now on carry their location to the log."""
-    jax_routes.PRINT.install(_routed_jax_print)
-    if jax_routes.LOG is not None and _routed_jax_log is not None:
-        jax_routes.LOG.install(_routed_jax_log)
-
-
-def unroute_jax_print() -> None:
-    jax_routes.PRINT.uninstall()
-    if jax_routes.LOG is not None:
-        jax_routes.LOG.uninstall()
 
 
 @contextlib.contextmanager

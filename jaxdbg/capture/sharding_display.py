@@ -14,9 +14,10 @@ from typing import Any, Callable, Sequence
 
 import jax
 
-from jaxdbg.capture import jax_routes
-from jaxdbg.engine.sharding_layout import ShardingView, layout_of, sharding_view
-from jaxdbg.ipython.display import show
+from jaxdbg.runtime import jax_routes
+from jaxdbg.engine.values.layout_reading import layout_of, sharding_view
+from jaxdbg.engine.values.sharding_layout import ShardingView
+from jaxdbg.capture.display import show
 
 
 def visualize_sharding(x: Any, *, shape: Sequence[int] | None = None, **_jax_options: Any) -> None:

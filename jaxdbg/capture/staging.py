@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
-from jaxdbg.capture import jax_routes
+from jaxdbg.runtime import jax_routes
 
 
 class StagedSite(Protocol):

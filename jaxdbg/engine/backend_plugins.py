@@ -16,7 +16,8 @@ import threading
 import types
 from importlib import metadata
 
-from jaxdbg.engine import notices, registry
+from jaxdbg.runtime import notices
+from jaxdbg.engine import registry
 from jaxdbg.internals import ipykernel_kernel
 
 GROUP = "jaxdbg.backends"

@@ -20,10 +20,11 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from jaxdbg.capture.frames import Frame
-from jaxdbg.capture.stop_info import StopInfo
-from jaxdbg.engine import breakpoint_state, evaluation, notices, watches
-from jaxdbg.engine.guarded_calls import format_exception, guarded
+from jaxdbg.engine.frames import Frame
+from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.engine import breakpoint_state, evaluation, watches
+from jaxdbg.runtime import notices
+from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
 #: How a logpoint's line reaches the print log: ``write(text, frame, info)``; handed down
 #: by the capture layer, which owns the print log's rows.

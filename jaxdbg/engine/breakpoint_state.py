@@ -38,8 +38,9 @@ import sys
 import threading
 from typing import Callable
 
-from jaxdbg.engine import notices, runs
-from jaxdbg.capture.frames import display_filename
+from jaxdbg.runtime import notices
+from jaxdbg.engine import runs
+from jaxdbg.engine.frames import display_filename
 from jaxdbg.internals import ipython_api
 
 
@@ -323,7 +324,7 @@ def _schedule_report() -> None:
 
 
 # What must finish before a script's run ends at exit: a jax.distributed job's debug host
-# still serves the other processes' stops then (jaxdbg.engine.debug_host).
+# still serves the other processes' stops then (jaxdbg.job.debug_host).
 _before_exit_report: list[Callable[[], None]] = []
 
 

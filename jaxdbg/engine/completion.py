@@ -3,7 +3,7 @@
 Completes command words at the start of a line, names visible in the frame
 (scratch names, locals, module globals, builtins), attributes after a dot and
 string keys of a dict after ``[``. After a command word, what completes is what
-its :class:`~jaxdbg.engine.commands.ArgumentKind` in the command table says: an
+its :class:`~jaxdbg.engine.command_table.ArgumentKind` in the command table says: an
 expression as above, a command name, a sub-word (``continue all``), the frame
 numbers or the known breakpoint numbers. A number is offered only at an empty
 word: typed digits are left as they are.
@@ -21,9 +21,9 @@ import builtins
 import re
 from typing import Any, Callable, Protocol
 
-from jaxdbg.capture.frames import Frame
+from jaxdbg.engine.frames import Frame
 from jaxdbg.engine import breakpoint_state
-from jaxdbg.engine.commands import TABLE, ArgumentKind, Command, split_command
+from jaxdbg.engine.command_table import TABLE, ArgumentKind, Command, split_command
 
 
 class CompletionContext(Protocol):

@@ -11,11 +11,11 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from jaxdbg.engine import interrupts
-from jaxdbg.engine import quit_reporting
-from jaxdbg.engine.errors import DebuggerQuit
-from jaxdbg.capture.frames import Frame
-from jaxdbg.engine.guarded_calls import format_exception, guarded  # noqa: F401  (re-exported)
+from jaxdbg.runtime import interrupts
+from jaxdbg.runtime import quit_reporting
+from jaxdbg.runtime.errors import DebuggerQuit
+from jaxdbg.engine.frames import Frame
+from jaxdbg.runtime.guarded_calls import format_exception, guarded  # noqa: F401  (re-exported)
 
 
 NESTED_QUIT = "DebuggerQuit: the nested stop was quit"

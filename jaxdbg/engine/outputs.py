@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the data types of the kinds; their modules import this one's users
     from jaxdbg.engine.breakpoint_state import BreakpointRow
-    from jaxdbg.engine.sharding_layout import ShardingView
-    from jaxdbg.engine.array_picture import ShownArrays
-    from jaxdbg.engine.summaries import ValueSummary
+    from jaxdbg.engine.values.sharding_layout import ShardingView
+    from jaxdbg.engine.values.picture_sets import ShownArrays
+    from jaxdbg.engine.values.summaries import ValueSummary
     from jaxdbg.engine.watches import Watch
 
 
@@ -38,7 +38,7 @@ class OutputKind(str, enum.Enum):
     RESUME = "resume"      # data: None; Output.resume says how the stop ends
     SHARDING = "sharding"  # data: sharding_layout.ShardingView (str, rich and _repr_html_)
     BREAKPOINTS = "breakpoints"  # data: list[breakpoint_state.BreakpointRow]
-    PICTURE = "picture"    # data: array_picture.ShownArrays (str, rich and _repr_html_)
+    PICTURE = "picture"    # data: picture_sets.ShownArrays (str, rich and _repr_html_)
     WATCHES = "watches"    # data: list[watches.Watch] (snapshots, values over hits)
 
     def __str__(self) -> str:

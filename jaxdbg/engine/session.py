@@ -2,9 +2,9 @@
 
 Backends are views: they feed lines (or button presses, which are lines too)
 to :meth:`Session.execute` and render the :class:`Output` it returns. Command
-semantics live here once, as ``bdb`` is to ``pdb``: the core commands at the end of
-this module, registered in the public table of :mod:`jaxdbg.engine.commands` that
-``execute`` dispatches through (other modules add theirs the same way).
+semantics live here once, as ``bdb`` is to ``pdb``; the commands themselves are in
+:mod:`jaxdbg.commands`, registered in the public table of
+:mod:`jaxdbg.engine.command_table` that ``execute`` dispatches through.
 """
 
 from __future__ import annotations
@@ -19,17 +19,17 @@ from typing import Any, Callable
 from jaxdbg.engine import command_output
 from jaxdbg.engine import completion
 from jaxdbg.engine import evaluation
-from jaxdbg.engine import interrupts
-from jaxdbg.engine import array_picture, local_rows, summaries
+from jaxdbg.runtime import interrupts
+from jaxdbg.engine.values import array_picture, local_rows, picture_sets, summaries
 from jaxdbg.engine import watches
-from jaxdbg.capture.frames import Frame, display_filename
+from jaxdbg.engine.frames import Frame, display_filename
 from jaxdbg.engine.outputs import (ENDED_OTHERWISE, INTERRUPTED, FrameRow, LogEntry, Output, OutputKind, Resume,
                             SourceView, StopSummary)
-from jaxdbg.capture.stop_info import StopInfo
-from jaxdbg.engine.commands import ArgumentKind, Command, command, error, split_command
-from jaxdbg.engine.commands import TABLE as COMMANDS
-from jaxdbg.engine.guarded_calls import format_exception, guarded
-from jaxdbg.views import phrases
+from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.engine.command_table import Command, error, split_command
+from jaxdbg.engine.command_table import TABLE as COMMANDS
+from jaxdbg.runtime.guarded_calls import format_exception, guarded
+from jaxdbg.runtime import phrases
 from jaxdbg.engine import source_window as source_lines
 
 MAX_RESULT_CHARS = 20_000
@@ -60,13 +60,13 @@ class Session:
         self._previous_line = ""
         self._listed: tuple[int, int] | None = None  # (frame index, next line) after a list
         #: A view's way to end itself when an interrupted command cannot be stopped at
-        #: once (see :func:`jaxdbg.engine.interrupts.running_command`); called on another thread.
+        #: once (see :func:`jaxdbg.runtime.interrupts.running_command`); called on another thread.
         self.on_stuck_command: Callable[[], None] | None = None
         self.interrupted = False  # ended by an interrupt rather than a command
         #: Where what a command prints also goes, as it is written (the terminal's
         #: stream, so a long command is seen while it runs); None: only into its Output.
         self.echo_printed: Any = None
-        #: The replay running from this stop (jaxdbg.engine.replay.ReplayRun), whose frames
+        #: The replay running from this stop (jaxdbg.replay.stepping.ReplayRun), whose frames
         #: are shown above the stop's; continue and quit go to it while it runs.
         self.replay: Any = None
         #: The watches this stop shows: a reopened saved stop's own; None: this process's.
@@ -198,7 +198,7 @@ class Session:
         frame = self.current
         view = self.source_view(frame.lineno - context, frame.lineno + context)
         self._listed = (self.index, view.first_lineno + len(view.lines))
-        return Output(OutputKind.SOURCE, _render_source(view, self.heading()), view)
+        return Output(OutputKind.SOURCE, source_lines.plain_text(view, self.heading()), view)
 
     def list_source(self, context: int | None = None) -> Output:
         """``list``: around the current line, then onwards when repeated (as in pdb)."""
@@ -212,7 +212,7 @@ class Session:
         context = self.context if context is None else context
         view = self.source_view(start, start + 2 * context)
         self._listed = (self.index, view.first_lineno + len(view.lines))
-        return Output(OutputKind.SOURCE, _render_source(view, self.heading()), view)
+        return Output(OutputKind.SOURCE, source_lines.plain_text(view, self.heading()), view)
 
     def function_source(self) -> Output:
         frame = self.current
@@ -227,7 +227,7 @@ class Session:
             except Exception:
                 block = frame.source[start - 1:]
         view = self.source_view(start, start + len(block) - 1)
-        return Output(OutputKind.SOURCE, _render_source(view, self.heading()), view)
+        return Output(OutputKind.SOURCE, source_lines.plain_text(view, self.heading()), view)
 
     def heading(self) -> str:
         """The current frame as every source view titles it: ``> In[3]:4 in f``."""
@@ -303,7 +303,7 @@ class Session:
 
     def local_rows(self, start: int, count: int, *, lazy: bool = True) -> list[dict[str, Any]]:
         """Rows ``start`` .. ``start + count`` of the current frame's locals table as
-        the panel draws them (:func:`jaxdbg.engine.local_rows.local_row`); ``lazy``: big
+        the panel draws them (:func:`jaxdbg.engine.values.local_rows.local_row`); ``lazy``: big
         arrays' statistics are left for later (the row says ``pending``)."""
         names = self.local_names()[max(start, 0):max(start, 0) + max(count, 0)]
         values, shardings = self.visible_locals(), self.program_shardings()
@@ -326,7 +326,7 @@ class Session:
                     indices: dict[int, int] | None = None, sampling: Any = None
                     ) -> tuple[str, array_picture.ArrayPicture, str]:
         """The label, picture and statistics text of the array row ``path``: its small
-        picture, or the large view's slice (see :func:`jaxdbg.engine.local_rows.row_picture`)."""
+        picture, or the large view's slice (see :func:`jaxdbg.engine.values.local_rows.row_picture`)."""
         label, value = local_rows.value_at(self.visible_locals(), path)
         # Shard boundaries: the value's own, or as compiled for a traced local.
         compiled = self.current.compiled_shardings.get(label) if large and len(path) == 1 else None
@@ -396,7 +396,7 @@ class Session:
         # below the frames of a replay, if one runs
         here, self.index = self.index, len(self.frames) - len(self.stop_frames)
         try:  # the stopped-at frame's arrays, as small pictures a saved notebook keeps
-            pictures = array_picture.small_pictures(self.visible_locals())
+            pictures = picture_sets.small_pictures(self.visible_locals())
         finally:
             self.index = here
         return StopSummary(self.banner(), frame.location, frame.line().strip(), tuple(log),
@@ -434,139 +434,3 @@ def _with_printed(output: Output, printed: str) -> Output:
 
 def _render_source(view: SourceView, heading: str) -> str:
     return source_lines.plain_text(view, heading)
-
-
-def _count(arg: str) -> int | None:
-    if not arg:
-        return 1
-    try:
-        n = int(arg)
-    except ValueError:
-        return None
-    return n if n > 0 else None
-
-
-# -- the core commands (registered in the public table, as any other) -------------
-_EXPRESSION, _COUNT = ArgumentKind.EXPRESSION, ArgumentKind.COUNT
-
-
-@command("where", "w", "bt", usage="where", summary="Show the stack, innermost frame first.")
-def _where(s: Session, arg: str) -> Output:
-    return s.where()
-
-
-@command("up", "u", usage="up [count]", summary="Move to an older (calling) frame.", argument=_COUNT)
-def _up(s: Session, arg: str) -> Output:
-    n = _count(arg)
-    return error(f"up takes a positive count, not {arg!r}") if n is None else s.up(n)
-
-
-@command("down", "d", usage="down [count]", summary="Move to a newer (called) frame.", argument=_COUNT)
-def _down(s: Session, arg: str) -> Output:
-    n = _count(arg)
-    return error(f"down takes a positive count, not {arg!r}") if n is None else s.down(n)
-
-
-@command("frame", "f", usage="frame n", summary="Select frame n (0 is innermost, as in 'where').",
-         argument=ArgumentKind.FRAME_NUMBER)
-def _frame(s: Session, arg: str) -> Output:
-    if not arg:
-        return error(f"frame needs a frame number, 0 (innermost) to {len(s.frames) - 1}; "
-                     "'where' lists them")
-    try:
-        return s.select(int(arg))
-    except ValueError:
-        return error(f"frame takes a frame number, not {arg!r}")
-
-
-@command("list", "l", usage="list", summary="Show source around the current line; again: the next lines.")
-def _list(s: Session, arg: str) -> Output:
-    return s.list_source()
-
-
-@command("ll", "longlist", usage="ll", summary="Show the whole current function.")
-def _longlist(s: Session, arg: str) -> Output:
-    return s.function_source()
-
-
-@command("p", usage="p expr", summary="Evaluate expr and print its repr.", argument=_EXPRESSION)
-def _print(s: Session, arg: str) -> Output:
-    return s.evaluate(arg, expression_only=True)
-
-
-@command("pp", usage="pp expr", summary="Evaluate expr and pretty-print it.", argument=_EXPRESSION)
-def _pretty(s: Session, arg: str) -> Output:
-    return s.evaluate(arg, pretty=True, expression_only=True)
-
-
-@command("whatis", usage="whatis expr", summary="Show the type (and shape, dtype) of expr.",
-         argument=_EXPRESSION)
-def _whatis(s: Session, arg: str) -> Output:
-    return s.whatis(arg) if arg else error("whatis needs an expression")
-
-
-@command("locals", "a", "args", usage="locals", summary="Table of the frame's locals with array summaries.")
-def _locals(s: Session, arg: str) -> Output:
-    return s.locals_table()
-
-
-@command("sharding", usage="sharding expr",
-         summary="Show how an array (or a Mesh, or 'sharding, shape') is laid out over devices.",
-         argument=_EXPRESSION)
-def _sharding(s: Session, arg: str) -> Output:
-    from jaxdbg.engine import sharding_command  # imports jax; only when asked
-
-    return sharding_command.run(s, arg)
-
-
-@command("show", usage="show expr",
-         summary="Draw an array (or each array of a pytree) as a heatmap: NaN, Inf and zero marked.",
-         argument=_EXPRESSION)
-def _show(s: Session, arg: str) -> Output:
-    from jaxdbg.engine import show_command  # imports numpy pictures; only when asked
-
-    return show_command.run(s, arg)
-
-
-# 'continue all' is declared as a sub-word where the many-stops state lives
-# (jaxdbg.engine.breakpoint_commands).
-@command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.",
-         argument=ArgumentKind.SUB_WORDS)
-def _continue(s: Session, arg: str) -> Output:
-    if s.replay is not None and not arg:  # in a replay: run it on (to the stop's line or its end)
-        return s.replay.go("continue")
-    return s.end(Resume.CONTINUE)
-
-
-@command("skip", usage="skip", summary="Continue and skip the remaining elements of this vmap batch.")
-def _skip(s: Session, arg: str) -> Output:
-    if not s.info.batched:
-        return error("skip works inside vmap; this stop is not batched (use continue)")
-    return s.end(Resume.SKIP)
-
-
-@command("quit", "q", "exit", usage="quit", summary="Stop the computation with jaxdbg.DebuggerQuit.")
-def _quit(s: Session, arg: str) -> Output:
-    if s.replay is not None:  # as in pdb's recursive debugger: quit leaves the replay
-        return s.replay.go("quit")
-    return s.end(Resume.QUIT)
-
-
-@command("help", "h", "?", usage="help [command]", summary="List commands, or describe one.",
-         argument=ArgumentKind.COMMAND_NAME)
-def _help(s: Session, arg: str) -> Output:
-    if arg:
-        described = COMMANDS.get(arg)
-        if described is None:
-            return error(f"no command {arg!r}; type 'help' for the list")
-        entry = described.help()
-        aliases = ", ".join(entry.names)
-        return Output(OutputKind.HELP, f"{entry.usage}\n    {entry.summary}\n    aliases: {aliases}",
-                      [entry])
-    entries = [c.help() for c in COMMANDS.commands()]
-    lines = [f"{entry.usage:<16} {entry.summary}" for entry in entries]
-    lines.append("A line that starts with a command word is that command, even where a local has "
-                 "its name (p l and p(l) print l).")
-    lines.append("Start a line with ! to run it as Python: !p = 3, !c. Any other line is evaluated "
-                 "as a Python expression or statement in the current frame.")
-    return Output(OutputKind.HELP, "\n".join(lines), entries)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from jaxdbg.engine.outputs import SourceView
-from jaxdbg.views import phrases
+from jaxdbg.runtime import phrases
 
 
 @dataclasses.dataclass(frozen=True)

@@ -32,8 +32,9 @@ shares its rounds. A conditional breakpoint's round that quit takes no later
 arrivals, since its other devices may never stop there: a device stopping
 there next belongs to the next execution.
 
-In a ``jax.distributed`` job with a debug host (:mod:`jaxdbg.engine.job`), a process
-that is not the host hands each stop to the host (:mod:`jaxdbg.engine.remote_stops`);
+In a ``jax.distributed`` job with a debug host (:mod:`jaxdbg.job`, which plugs in
+through :func:`route_stops_with`), a process that is not the host hands each stop to
+the host (:mod:`jaxdbg.job.remote_stops`);
 the host serves those stops here too, through :func:`serve_session`, in the same
 queue as its own. There a round is the breakpoint's (by call site, the same number on
 every process), so a round spans the devices of every process, is served in global
@@ -53,18 +54,15 @@ from typing import Any, Callable
 
 from jaxdbg.engine import breakpoint_state
 from jaxdbg.engine import command_output
-from jaxdbg.engine import interrupts
-from jaxdbg.engine import job
-from jaxdbg.engine import quit_watch
-from jaxdbg.engine import remote_stops
-from jaxdbg.engine import quit_reporting
+from jaxdbg.runtime import interrupts
+from jaxdbg.runtime import quit_reporting
 from jaxdbg.engine import registry
 from jaxdbg.engine import watches
-from jaxdbg.engine.errors import DebuggerQuit
-from jaxdbg.capture.frames import Frame
+from jaxdbg.runtime.errors import DebuggerQuit
+from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.session import Session
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.stop_info import StopInfo
 
 # How long the first stop of a multi-device round waits for the round's other devices
 # (it stops waiting as soon as all have arrived). Measured with pmap over forced host
@@ -153,6 +151,24 @@ def job_site(breakpoint_id: int | None, site: object) -> object:
     if breakpoint_id is None:
         return site
     return _job_sites.setdefault(breakpoint_id, _JobSite())
+
+
+# A job of processes routes each stop before it is served here, and hears of a quit
+# (jaxdbg.job.stop_routing registers these when imported): serving knows no processes.
+# route_stop(frames, info, location, devices, every_device, site) returns how the stop
+# ended when it was served elsewhere (else None), and the site its round is keyed by.
+RouteStop = Callable[[list[Frame], StopInfo, "tuple[str, int, str] | None", "int | None", bool, object],
+                     "tuple[Resume | None, object]"]
+_route_stop: RouteStop | None = None
+_quit_listeners: list[Callable[[], None]] = []
+
+
+def route_stops_with(route_stop: RouteStop, on_quit: Callable[[], None]) -> None:
+    """Let a job of processes route every stop first, and call ``on_quit`` when the user quits."""
+    global _route_stop
+    _route_stop = route_stop
+    if on_quit not in _quit_listeners:
+        _quit_listeners.append(on_quit)
 
 
 def _join_round(site: object, device: int | None, devices: int | None,
@@ -253,14 +269,6 @@ def _end_round(ended: _Round | None, cause: type[BaseException]) -> None:
         _cond.notify_all()  # waiting stops of this round leave at once
 
 
-def _tell_the_job_it_quit() -> None:
-    """At a job's debug host: a quit ends the computation on every process, also on
-    those waiting in a collective without a stop of their own (:mod:`quit_watch`)."""
-    in_job = job.current()
-    if in_job is not None and in_job.signed and in_job.is_host():
-        quit_watch.announce(in_job)
-
-
 def serve(frames: list[Frame], info: StopInfo, backend: str | None,
           options: dict[str, Any], site: object = None, *,
           devices: int | None = None, every_device: bool = False,
@@ -277,20 +285,12 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
     """
     quit_reporting.install()
     interrupts.install()
-    in_job = job.current()
-    if in_job is not None:
-        info.process = in_job.label()
-        if not in_job.signed:
-            job.remote_serving_off_notice(in_job)
-        elif not in_job.is_host():
-            resume = remote_stops.serve_at_host(in_job, Session(frames, info), location,
-                                                devices, every_device)
-            if resume is not None:
-                if resume is Resume.QUIT:
-                    raise DebuggerQuit()
-                return resume
-        else:
-            site = job_site(info.breakpoint_id, site)
+    if _route_stop is not None:
+        served_elsewhere, site = _route_stop(frames, info, location, devices, every_device, site)
+        if served_elsewhere is Resume.QUIT:
+            raise DebuggerQuit()
+        if served_elsewhere is not None:
+            return served_elsewhere
     ticket = ticket_for(site, info, devices, every_device)
     return serve_session(ticket, lambda: Session(frames, info), info, backend, options, site,
                          frames=frames)
@@ -327,7 +327,8 @@ def serve_session(ticket: _Ticket, make_session: Callable[[], Session], info: St
             raise
         if session.resume is Resume.QUIT:
             _end_round(ticket.round, DebuggerQuit)
-            _tell_the_job_it_quit()
+            for listener in _quit_listeners:
+                listener()
             raise DebuggerQuit()
         return session.resume or Resume.CONTINUE
     finally:

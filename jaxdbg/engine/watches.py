@@ -24,9 +24,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from jaxdbg.capture.frames import Frame
-from jaxdbg.engine import evaluation, notices, summaries
-from jaxdbg.engine.guarded_calls import format_exception, guarded
+from jaxdbg.engine.frames import Frame
+from jaxdbg.engine import evaluation
+from jaxdbg.runtime import notices
+from jaxdbg.engine.values import summaries
+from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
 HISTORY_LENGTH = 10_000  # values kept per watch (the oldest leave first)
 TEXT_CHARS = 200  # a value's text beyond this is cut

@@ -15,13 +15,13 @@ import sys
 import weakref
 from typing import IO, TYPE_CHECKING
 
-from jaxdbg.engine import interrupts, notices
+from jaxdbg.runtime import interrupts, notices
 from jaxdbg.frontends import driver
 from jaxdbg.frontends import terminal_input
 from jaxdbg.engine.backend_plugins import panel_hint
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import DEFAULT_CONTEXT, Session
-from jaxdbg.views.phrases import PROMPT
+from jaxdbg.runtime.phrases import PROMPT
 from jaxdbg.frontends.terminal_completion import tab_completion
 from jaxdbg.engine.source_window import window_lines
 

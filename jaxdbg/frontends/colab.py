@@ -17,12 +17,12 @@ import json
 import uuid
 from typing import Any
 
-from jaxdbg.engine import notices
+from jaxdbg.runtime import notices
 from jaxdbg.engine.outputs import Output
 from jaxdbg.engine.session import Session
 from jaxdbg.frontends import driver
-from jaxdbg.views.phrases import PROMPT
-from jaxdbg.views import phrases
+from jaxdbg.runtime.phrases import PROMPT
+from jaxdbg.runtime import phrases
 
 OPTIONS = ("context",)  # run_colab's keyword options
 

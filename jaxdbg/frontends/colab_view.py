@@ -14,13 +14,13 @@ import string
 
 from markupsafe import Markup, escape
 
-from jaxdbg.capture.frames import display_filename
-from jaxdbg.engine.commands import TABLE as COMMANDS
+from jaxdbg.engine.frames import display_filename
+from jaxdbg.engine.command_table import TABLE as COMMANDS
 from jaxdbg.engine.outputs import LogEntry, Output, SourceView
 from jaxdbg.engine.session import Session
 from jaxdbg.views import html as html_view
 from jaxdbg.views import palette
-from jaxdbg.views import phrases
+from jaxdbg.runtime import phrases
 from jaxdbg.views import text as text_view
 from jaxdbg.views import watch_views
 from jaxdbg.engine.source_window import window_lines

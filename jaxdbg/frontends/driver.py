@@ -24,7 +24,7 @@ import sys
 from typing import IO, Any, Callable
 
 from jaxdbg import config
-from jaxdbg.engine import notices
+from jaxdbg.runtime import notices
 from jaxdbg.engine.outputs import Output
 from jaxdbg.engine.session import Session
 from jaxdbg.frontends import command_queue

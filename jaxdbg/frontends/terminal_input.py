@@ -22,7 +22,7 @@ import sys
 import threading
 from typing import IO
 
-from jaxdbg.engine import interrupts
+from jaxdbg.runtime import interrupts
 
 
 def _stdin_fd() -> int | None:
@@ -55,7 +55,7 @@ def should_read_descriptor() -> bool:
 
 def read_line(prompt: str, stdout: IO[str] | None = None) -> str:
     """One line from stdin without its newline; EOFError at end of input,
-    KeyboardInterrupt on Ctrl-C (see :mod:`jaxdbg.engine.interrupts`)."""
+    KeyboardInterrupt on Ctrl-C (see :mod:`jaxdbg.runtime.interrupts`)."""
     out = stdout if stdout is not None else sys.stdout
     fd = _stdin_fd()
     if fd is None:  # callers ask should_read_descriptor() first

@@ -1,24 +1,22 @@
 """JAX internals for stopping inside a traced program, each use guarded and tested.
 
-Frames, traces, named axes, the debugger registry, host calls under remat and
-custom_vmap, callback errors and checkify's tracebacks. With ``jax_programs`` (a traced
-program's equations) and ``jax_nan_checks`` (JAX's NaN / Inf checks) these are the only
-modules that touch JAX internals; everything else in jaxdbg uses public JAX APIs.
+Frames, traces, named axes, host calls under remat and custom_vmap, and callback
+errors. With ``jax_debugger`` (JAX's debugger registry), ``jax_checkify_errors``
+(checkify's tracebacks and errors), ``jax_programs`` (a traced program's equations) and
+``jax_nan_checks`` (JAX's NaN / Inf checks) these are the only modules that touch JAX
+internals; everything else in jaxdbg uses public JAX APIs.
 ``tests/internals/test_internals.py`` fails loudly when a name used here moves in a new
 JAX release.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import logging
 import os
 import re
 import sys
-import threading
 import types
-from typing import Any, Callable, Iterator, cast
+from typing import Any, Callable, cast
 
 import jax
 
@@ -304,58 +302,6 @@ def in_reach(tracer: Any, reach: list[Any] | None) -> bool:
     return any(trace is t for t in reach)
 
 
-# -- JAX's own debugger registry, so that jax.debug.breakpoint opens jaxdbg --
-# JAX calls a registered debugger as ``debugger(frames, thread_id, **kwargs)``:
-# ``frames`` are DebuggerFrame objects, innermost first, with runtime values;
-# ``kwargs`` are the breakpoint's keyword options other than JAX's own.
-_jax_debugger_registry = _private("jax._src.debugger.core", "_debugger_registry")
-_get_jax_debugger = _private("jax._src.debugger.core", "get_debugger")
-_DebuggerFrame = _private("jax._src.debugger.core", "DebuggerFrame")
-
-
-def register_with_jax_debugger(name: str, debugger: Callable[..., None], priority: int) -> None:
-    if _jax_debugger_registry is None:
-        return
-    _jax_debugger_registry[name] = (priority, debugger)
-
-
-def unregister_from_jax_debugger(name: str) -> None:
-    if _jax_debugger_registry is not None:
-        _jax_debugger_registry.pop(name, None)
-
-
-@dataclasses.dataclass(frozen=True)
-class JaxFrame:
-    """What jaxdbg reads from one of JAX's DebuggerFrame objects."""
-
-    filename: str
-    lineno: int
-    locals: dict[str, Any]
-    source: list[str]   # the frame's function (or whole module), without newlines
-    offset: int | None  # lineno's index into ``source``; None when JAX found no source
-
-
-def read_jax_frame(frame: Any) -> JaxFrame:
-    return JaxFrame(frame.filename, int(frame.lineno), dict(frame.locals),
-                    list(frame.source or []), frame.offset)
-
-
-def call_jax_debugger(frames: list[JaxFrame], thread_id: int | None, backend: str | None,
-                      options: dict[str, Any]) -> bool:
-    """Serve a stop with JAX's own debugger (its registry's choice, or ``backend``).
-    False when this JAX has no such entry point."""
-    if _get_jax_debugger is None or _DebuggerFrame is None:
-        return False
-    jax_frames = []
-    for f in frames:
-        line = f.source[f.offset] if f.offset is not None and 0 <= f.offset < len(f.source) else ""
-        jax_frames.append(_DebuggerFrame(filename=f.filename, locals=f.locals, globals={},
-                                         code_context=[line + "\n"] if line else None,
-                                         source=f.source, lineno=f.lineno, offset=f.offset))
-    _get_jax_debugger(backend=backend)(jax_frames, thread_id, **options)
-    return True
-
-
 # -- silence JAX's "jax.debug.callback failed" log for a deliberate quit --
 _CALLBACK_LOGGER = "jax._src.debugging"
 
@@ -449,33 +395,6 @@ def is_jax_runtime_error(exc: BaseException) -> bool:
     return isinstance(exc, jax.errors.JaxRuntimeError)
 
 
-# -- the traceback JAX keeps with each checkify error --
-
-def traceback_frames(traceback_info: Any) -> list[tuple[str, int, str]]:
-    """``(file, line, function)`` of a traceback JAX recorded, innermost first.
-
-    checkify stores ``jax._src.source_info_util`` tracebacks: jaxlib ``Traceback``
-    objects whose ``frames`` hold ``file_name`` / ``line_num`` / ``function_name``.
-    A Python traceback is accepted too. Anything else yields no frames.
-    """
-    if traceback_info is None:
-        return []
-    if isinstance(traceback_info, types.TracebackType):
-        import traceback
-        return [(f.filename, f.lineno or 0, f.name)
-                for f in reversed(traceback.extract_tb(traceback_info))]
-    frames = getattr(traceback_info, "frames", None)
-    if frames is None:
-        return []
-    out = []
-    for frame in frames:
-        try:
-            out.append((str(frame.file_name), int(frame.line_num), str(frame.function_name)))
-        except AttributeError:
-            continue
-    return out
-
-
 def failed_callback_names(exc: BaseException, name: str) -> bool:
     """Whether ``exc`` is XLA's error for a host callback that raised ``name``.
 
@@ -503,9 +422,6 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.traceback_util.include_frame": _include_frame is not None,
         "jax._src.core.get_axis_env": _get_axis_env is not None,
         "jax._src.interpreters.batching.BatchTracer": _BatchTracer is not None,
-        "jax._src.debugger.core._debugger_registry": _jax_debugger_registry is not None,
-        "jax._src.debugger.core.get_debugger": _get_jax_debugger is not None,
-        "jax._src.debugger.core.DebuggerFrame": _DebuggerFrame is not None,
         "logger jax._src.debugging": _CALLBACK_LOGGER in logging.Logger.manager.loggerDict,
         "jax._src.debugging.logger (jax.debug.log's records)": _debug_log_logger_present(),
         "jax._src.core.trace_state_clean": _trace_state_clean is not None,
@@ -520,144 +436,9 @@ def names_in_use() -> dict[str, bool]:
         or not _CUSTOM_VMAP_DROPS_EFFECTS,
         "jax._src.interpreters.partial_eval (custom rules, ensure_enum, Saveable / Recompute)"
         ", jax._src.core.Var": _remat_names_present(),
-        "jax._src.checkify.get_traceback, checkify_jaxpr_flat": _locating_names_present(),
         "jax._src.interpreters.ad.primitive_transposes":
             hasattr(_ad, "primitive_transposes"),
-        "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
-            _checkify_error_fields_present(),
     }
-
-
-# -- checkify errors raised inside jnp's own jitted functions: the user's frame --
-# checkify records with each error the traceback of the equation that failed. For
-# ``x // y`` that equation (lax.div) sits inside jnp.floor_divide's jitted body, whose
-# tracebacks start at floor_divide: no user frame. checkify interprets that body while
-# interpreting the enclosing equation (the call of floor_divide, whose traceback holds
-# the user's line), so while jaxdbg.checkify traces, an error's traceback that holds
-# no user frame is replaced by the nearest enclosing equation's that does. JAX 0.7's
-# tracebacks are whole stacks instead: floor_divide's body, traced once and cached by
-# jit, keeps the stack of whichever call traced it first. There an error's traceback
-# whose user frames do not end with the enclosing call's is that stale one, and the
-# enclosing call's is used.
-_WHOLE_STACK_TRACEBACKS = jax_version() < (0, 8)  # 0.7 measured; 0.10 and 0.12 are cut
-# checkify keeps its interpretation of a nested body (with the errors it made, and
-# their tracebacks) in a cache keyed by the body, the enabled error set and the error
-# state's types, so the first call of floor_divide in any checkified function would
-# reuse one interpreted for another function. Each jaxdbg.checkify adds a marker of its
-# own to its enabled error set (checkify only tests membership in it): its
-# interpretations are its own, and kept across its calls, so nothing is traced again.
-_checkify_internal = _private("jax._src", "checkify")
-_jax_get_traceback: Any = getattr(_checkify_internal, "get_traceback", None)
-_checkify_interpreter = getattr(_checkify_internal, "checkify_jaxpr_flat", None)
-_locating = threading.local()
-
-
-def _enclosing_equations() -> list[Any]:
-    """The equations checkify is interpreting now, innermost first."""
-    code = getattr(_checkify_interpreter, "__code__", None)
-    found = []
-    frame: types.FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code is code:
-            eqn = frame.f_locals.get("eqn")
-            if getattr(getattr(eqn, "source_info", None), "traceback", None) is not None:
-                found.append(eqn)
-        frame = frame.f_back
-    return found
-
-
-def _called_function_file(eqn: Any) -> str | None:
-    """The file of the function a call equation (a jit) traced, from its debug info."""
-    called = eqn.params.get("jaxpr") if isinstance(getattr(eqn, "params", None), dict) else None
-    info = getattr(getattr(called, "jaxpr", called), "debug_info", None)
-    where = getattr(info, "func_src_info", None)  # "f at /path/file.py:13"
-    if not isinstance(where, str) or " at " not in where:
-        return None
-    return where.split(" at ", 1)[1].rsplit(":", 1)[0]
-
-
-def _located_get_traceback() -> Any:
-    traceback = _jax_get_traceback()
-    user_frames_of = getattr(_locating, "user_frames_of", None)
-    if user_frames_of is None:
-        return traceback
-    inner = user_frames_of(traceback)
-    if inner and not _WHOLE_STACK_TRACEBACKS:
-        return traceback
-    is_user_file = getattr(_locating, "is_user_file", None)
-    for outer_eqn in _enclosing_equations():
-        outer = outer_eqn.source_info.traceback
-        if outer is traceback:
-            continue  # the failing equation's own
-        around = user_frames_of(outer)
-        if around:
-            whole = len(inner) >= len(around) and tuple(inner[-len(around):]) == tuple(around)
-            # A body of the user's own (a jit traced before, whose recorded stack ends at
-            # the call that traced it): the failing equation's frames are right there.
-            called = _called_function_file(outer_eqn)
-            own_body = called is not None and is_user_file is not None and is_user_file(called)
-            return traceback if inner and (whole or own_body) else outer
-    return traceback
-
-
-def _locating_names_present() -> bool:
-    return _jax_get_traceback is not None and hasattr(_checkify_interpreter, "__code__")
-
-
-@contextlib.contextmanager
-def checkify_errors_at_user_frames(user_frames_of: Callable[[Any], Any],
-                                   is_user_file: Callable[[str], bool] | None = None) -> Iterator[None]:
-    """While checkify traces inside this block, an error whose traceback holds no
-    user frame (``user_frames_of(traceback)``, innermost first) records the enclosing
-    user call's instead (``is_user_file(path)``: whether a traced body is the user's)."""
-    if not _locating_names_present():
-        yield
-        return
-    if _checkify_internal.get_traceback is not _located_get_traceback:
-        _checkify_internal.get_traceback = _located_get_traceback
-    previous = getattr(_locating, "user_frames_of", None), getattr(_locating, "is_user_file", None)
-    _locating.user_frames_of, _locating.is_user_file = user_frames_of, is_user_file
-    try:
-        yield
-    finally:
-        _locating.user_frames_of, _locating.is_user_file = previous
-
-
-class _InterpretedForOneFunction:
-    """A member of a checkify error set that no error belongs to (see above)."""
-
-
-def errors_interpreted_apart(errors: Any) -> frozenset:
-    """``errors`` (any collection of error classes, as checkify takes) with a marker of
-    its own, so checkify's cached interpretations made with it serve no other
-    checkified function."""
-    marker = type("InterpretedForOneFunction", (_InterpretedForOneFunction,), {})
-    return frozenset(errors) | {marker}
-
-
-# -- checkify's Error: its dataclass fields (all private) --
-# LocatedError subclasses jax.experimental.checkify.Error and is built from one; the
-# batch shape of a mapped error is the shape of its predicates.
-_CHECKIFY_ERROR_FIELDS = ("_pred", "_code", "_metadata", "_payload")
-
-
-def checkify_error_fields(err: Any) -> tuple[Any, ...]:
-    """The constructor arguments of a checkify ``Error``, in order."""
-    return tuple(getattr(err, name) for name in _CHECKIFY_ERROR_FIELDS)
-
-
-def checkify_error_predicates(err: Any) -> list[Any]:
-    """The failure predicates of a checkify ``Error``, one per error kind it checks."""
-    return list(err._pred.values())
-
-
-def _checkify_error_fields_present() -> bool:
-    import dataclasses
-
-    from jax.experimental import checkify
-
-    fields = tuple(f.name for f in dataclasses.fields(checkify.Error))
-    return fields == _CHECKIFY_ERROR_FIELDS
 
 
 # -- are we staging a computation, or running eagerly? --

@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, cast
 
-from jaxdbg.internals.jax_api import _private, traceback_frames
+from jaxdbg.internals.jax_api import _private
+from jaxdbg.internals.jax_checkify_errors import traceback_frames
 
 # -- the equations of a traced program, for where a NaN came from --
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Protocol
 
 from jaxdbg.capture import breakpoint_hook
 from jaxdbg.capture import postmortem
-from jaxdbg.engine import quit_reporting
+from jaxdbg.runtime import quit_reporting
 from jaxdbg.ipython import checkify_cell
 from jaxdbg.ipython import magics
 from jaxdbg.ipython import sharding_hooks

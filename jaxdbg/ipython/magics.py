@@ -16,8 +16,10 @@ from markupsafe import Markup
 
 from jaxdbg import config
 from jaxdbg.capture import nan_watch, prints
-from jaxdbg.engine import breakpoint_state, job, notices, registry
-from jaxdbg.ipython.display import show
+from jaxdbg.engine import breakpoint_state, registry
+from jaxdbg.job import membership as job
+from jaxdbg.runtime import notices
+from jaxdbg.capture.display import show
 from jaxdbg.views import theme
 
 MAGIC_NAME = "jaxdbg"
@@ -202,7 +204,7 @@ def panel_drawing_status() -> tuple[str, str]:
 
 
 def _hooks_status() -> tuple[str, str]:
-    from jaxdbg.capture import jax_routes
+    from jaxdbg.runtime import jax_routes
     from jaxdbg.ipython import sharding_hooks
 
     parts = [f"jax.debug.breakpoint: {'jaxdbg' if jax_routes.is_installed() else 'JAX'}",

@@ -18,9 +18,9 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from jaxdbg.capture import jax_routes
+from jaxdbg.runtime import jax_routes
 from jaxdbg.capture.sharding_display import inspect_sharding, visualize_sharding
-from jaxdbg.engine.sharding_layout import sharding_view
+from jaxdbg.engine.values.layout_reading import sharding_view
 from jaxdbg.internals import ipython_api
 
 _lock = threading.Lock()

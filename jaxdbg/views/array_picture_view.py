@@ -1,4 +1,4 @@
-"""Array pictures (:class:`jaxdbg.engine.array_picture.ArrayPicture`) as plain text,
+"""Array pictures (:class:`jaxdbg.engine.values.array_picture.ArrayPicture`) as plain text,
 with rich (block characters in colour, the ``show`` command) and as HTML (an inline PNG,
 which a saved notebook keeps); and the colour table the panel's browser code draws with.
 
@@ -12,8 +12,8 @@ from typing import Any, Iterator
 import numpy as np
 from markupsafe import Markup
 
-from jaxdbg.engine import array_picture as model
-from jaxdbg.engine.array_picture import ArrayPicture, CellClass
+from jaxdbg.engine.values import array_picture as model
+from jaxdbg.engine.values.array_picture import ArrayPicture, CellClass
 from jaxdbg.views import palette, png, theme
 
 _CLASS_NAMES = {CellClass.NAN: "nan", CellClass.POS_INF: "+inf", CellClass.NEG_INF: "-inf",
@@ -135,4 +135,4 @@ def render_html(pic: ArrayPicture) -> Markup:
             header_text(pic) + "  " + legend_text(pic))
 
 
-model.register_drawing(plain=render_plain, rich=render_rich, html=render_html)
+model.ArrayPicture.register_drawing(plain=render_plain, rich=render_rich, html=render_html)

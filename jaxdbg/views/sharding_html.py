@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from jaxdbg.engine.sharding_layout import (Fold, LayoutKind, ShardingLayout, Shard, compress_ids, fold,
-                                           register_drawing)
+from jaxdbg.engine.values.sharding_layout import (Fold, LayoutKind, Shard, ShardingLayout, ShardingView,
+                                                 compress_ids, fold)
 from jaxdbg.views import palette
 
 MAX_ROWS = 32
@@ -138,4 +138,4 @@ def _legend(layout: ShardingLayout, parts: list[Markup]) -> None:
     parts.append(Markup("</ul>"))
 
 
-register_drawing(html=render_html)
+ShardingView.register_drawing(html=render_html)

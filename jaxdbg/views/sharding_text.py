@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Iterator, Union
 
-from jaxdbg.engine.sharding_layout import Fold, LayoutKind, ShardingLayout, compress_ids, fold, register_drawing
+from jaxdbg.engine.values.sharding_layout import Fold, LayoutKind, ShardingLayout, ShardingView, compress_ids, fold
 from jaxdbg.views import palette
 
 MAX_ROWS = 16
@@ -162,4 +162,4 @@ def _legend(layout: ShardingLayout) -> list[Line]:
     return out
 
 
-register_drawing(plain=render_plain, rich=render_rich)
+ShardingView.register_drawing(plain=render_plain, rich=render_rich)

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from markupsafe import Markup
 
-from jaxdbg.engine import watch_commands
+from jaxdbg.commands import watches as watch_commands
 from jaxdbg.engine.watches import Watch, WatchValue
 from jaxdbg.views import palette, theme
 

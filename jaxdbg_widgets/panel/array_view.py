@@ -1,7 +1,7 @@
 """The panel's array view: the messages that carry array pictures to the browser.
 
 A locals row's small picture and the large view are both
-:class:`~jaxdbg.engine.array_picture.ArrayPicture` s, sent as one JSON message (the
+:class:`~jaxdbg.engine.values.array_picture.ArrayPicture` s, sent as one JSON message (the
 picture's description) plus binary buffers (anywidget delivers them to ``panel.js`` as
 ``DataView`` s), never as JSON lists:
 
@@ -12,7 +12,7 @@ picture's description) plus binary buffers (anywidget delivers them to ``panel.j
 
 The browser draws the codes with :func:`jaxdbg.views.array_picture_view.browser_colours`,
 synced once into the widget. The large view's colour scale spans the whole array's
-finite range (exact statistics, :func:`jaxdbg.engine.summaries.array_stats`), so every
+finite range (exact statistics, :func:`jaxdbg.engine.values.summaries.array_stats`), so every
 slice a slider picks shares one scale.
 """
 
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from jaxdbg.engine import array_picture, local_rows
-from jaxdbg.engine.array_picture import ArrayPicture
+from jaxdbg.engine.values import array_picture, local_rows
+from jaxdbg.engine.values.array_picture import ArrayPicture
 from jaxdbg_widgets.panel.protocol import ToBrowser, message
 
 

@@ -29,12 +29,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from jaxdbg.engine import array_picture, breakpoint_state, evaluation, notices
+from jaxdbg.engine.values import array_picture
+from jaxdbg.engine import breakpoint_state, evaluation
+from jaxdbg.runtime import notices
 from jaxdbg.engine import outputs
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
 from jaxdbg.views import html as html_view
-from jaxdbg.views import phrases
+from jaxdbg.runtime import phrases
 from jaxdbg_widgets.panel import array_view
 from jaxdbg_widgets.panel import state as model
 from jaxdbg_widgets.panel.protocol import PRESENCE, TYPE, ToBrowser, ToKernel, message
@@ -50,10 +52,6 @@ HISTORY_LENGTH = 500
 
 #: Lines typed in any panel of this kernel, oldest first (↑ / ↓ across stops).
 HISTORY: list[str] = []
-
-# Commands of the many-stops engine; their buttons show only where the engine has them.
-_MANY_STOPS = ("continue all", "disable", "ignore")
-
 
 class LogEntry:
     """One command and what it printed, cut for display (full text kept for "more")."""
@@ -132,7 +130,6 @@ class DebuggerPanel:
         self._most: int | None = None
         self._frames_shown = session.frames  # a replay swaps the list: then all is redrawn
         self._tooltips = model.button_tooltips()
-        self._many_stops = all(line in self._tooltips for line in _MANY_STOPS)
 
         if before_open is None:  # no pause channel: messages come on this thread, later
             self.widget = PanelWidget(**self._initial_state())
@@ -171,7 +168,7 @@ class DebuggerPanel:
                 "note": s.info.note or "", "for_breakpoint": _for_breakpoint(s),
                 "can_replay": s.current.code is not None,
                 "finished": s.finished, "ended": "" if not s.finished else str(s.resume),
-                "batched": s.info.batched, "many_stops": self._many_stops,
+                "batched": s.info.batched,
                 "replaying": s.replay is not None,
                 "oldest": s.index >= len(s.frames) - 1, "newest": s.index == 0}
 

@@ -14,10 +14,11 @@ from typing import Any, Iterable
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES, Token
 
-from jaxdbg.engine import breakpoint_state, local_rows, summaries
-from jaxdbg.capture.frames import display_filename
-from jaxdbg.views import phrases
-from jaxdbg.engine.commands import TABLE as COMMANDS
+from jaxdbg.engine import breakpoint_state
+from jaxdbg.engine.values import local_rows, summaries
+from jaxdbg.engine.frames import display_filename
+from jaxdbg.runtime import phrases
+from jaxdbg.engine.command_table import TABLE as COMMANDS
 from jaxdbg.engine.session import Session
 from jaxdbg.views import text as text_view
 

@@ -16,7 +16,7 @@ import traitlets as t
 
 from jaxdbg.internals import ipywidgets_api
 from jaxdbg.views import array_picture_view as _pictures
-from jaxdbg.views import phrases as _phrases
+from jaxdbg.runtime import phrases as _phrases
 from jaxdbg_widgets.panel import protocol as _protocol
 
 _STATIC = Path(__file__).resolve().parents[1] / "static"

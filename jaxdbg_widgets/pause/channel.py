@@ -71,7 +71,7 @@ from jaxdbg.internals import (
     ipykernel_pump,
     ipykernel_subshells,
 )
-from jaxdbg.engine import interrupts
+from jaxdbg.runtime import interrupts
 from jaxdbg_widgets.pause import interrupt_watch
 from jaxdbg_widgets.pause.cells import PausedCell, QueuedCell
 from jaxdbg_widgets.pause.preparation import install

@@ -89,8 +89,8 @@ WATCH = InterruptWatch()
 
 def listener(on_main: bool) -> Any:
     """Off the main thread, with interrupts counted: a SIGINT ends this wait (which
-    watches the count) instead of raising in the main thread (see jaxdbg.engine.interrupts)."""
-    from jaxdbg.engine import interrupts
+    watches the count) instead of raising in the main thread (see jaxdbg.runtime.interrupts)."""
+    from jaxdbg.runtime import interrupts
 
     return interrupts.listening(active=not on_main and WATCH.installed)
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 from jaxdbg.capture.prints import PrintRow
-from jaxdbg.views import phrases
+from jaxdbg.runtime import phrases
 
 __all__ = ["FLUSH_INTERVAL_S", "MAX_FLUSH_INTERVAL_S", "ROWS_PER_MESSAGE", "SHOWN_ROWS",
            "Batch", "RowBuffer", "row_cells", "where"]

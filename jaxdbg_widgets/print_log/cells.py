@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from jaxdbg.capture import prints
+from jaxdbg.capture import jax_print_routing, prints
 from jaxdbg.capture.prints import PrintRow
 from jaxdbg.internals import ipykernel_kernel, ipykernel_parents, ipython_api
 from jaxdbg_widgets.print_log import static
@@ -126,13 +126,13 @@ class PrintLogs:
         self._unregister_cells = ipython_api.register_cell_events(
             self.shell, pre_run_cell=self.pre_run_cell, post_run_cell=self.post_run_cell)
         self._previous_sink = prints.set_sink(self.add)
-        prints.route_jax_print()
+        jax_print_routing.route_jax_print()
         self._thread = threading.Thread(target=self._flush_loop, name="jaxdbg-print-log", daemon=True)
         self._thread.start()
 
     def uninstall(self) -> None:
         self._unregister_cells()
-        prints.unroute_jax_print()
+        jax_print_routing.unroute_jax_print()
         prints.set_sink(self._previous_sink)
         self._stop.set()
         self._wake.set()

@@ -58,7 +58,7 @@ function wordStart(text) {
 }
 
 // Message names and shared phrases come from Python (jaxdbg_widgets.panel.protocol,
-// jaxdbg.views.phrases) through the widget's state, so they are written once.
+// jaxdbg.runtime.phrases) through the widget's state, so they are written once.
 function shared(model) {
   const protocol = model.get("protocol");
   const PHRASES = model.get("phrases");
@@ -115,6 +115,7 @@ function toolbarArea(model, run) {
   // Each button's tooltip is its command's help in the command table (tooltips: line -> help).
   const tips = model.get("tooltips") || {};
   const tip = (line) => tips[line] || line;
+  const MANY_STOPS = ["continue all", "disable", "ignore"];
   const staysNote = " (stays paused here: Continue goes on)";
   const bContinue = button("Continue", `${tip("continue")} (${SHORTCUTS.continue.label})`, "jaxdbg-primary");
   const bUp = button("Up", `${tip("up")} (${SHORTCUTS.up.label})`);
@@ -174,7 +175,8 @@ function toolbarArea(model, run) {
     bSkip.hidden = !s.batched;
     // A post-mortem or a reopened saved stop has no breakpoint to pass or disable, and
     // a frame without its code cannot be replayed: only what applies shows.
-    manyStops.hidden = !s.many_stops || s.for_breakpoint === false;
+    // The many-stops buttons show where the command table has their commands.
+    manyStops.hidden = !MANY_STOPS.every((line) => tips[line]) || s.for_breakpoint === false;
     bUp.disabled = !!s.oldest || !!s.finished || kernelGone;
     bDown.disabled = !!s.newest || !!s.finished || kernelGone;
     for (const b of [bContinue, bSkip, bQuit, bAll, bDisable, bIgnore, bReplay, bStep, bNext, bReturn]) {

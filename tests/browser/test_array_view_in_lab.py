@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jaxdbg.engine import array_picture
+from jaxdbg.engine.values import array_picture
 from jaxdbg.views import array_picture_view
 from support.lab_helpers import (THEMES, WCAG_AA, live_panel, open_notebook, run_cell, save_screenshot,
                                  in_theme, text_contrast, wait_for_output_text)

@@ -14,9 +14,9 @@ import pytest
 
 from jaxdbg.frontends import colab
 from jaxdbg.frontends import colab_view
-from jaxdbg.capture.frames import Frame
+from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.session import Session
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.stop_info import StopInfo
 from support.lab_helpers import save_screenshot
 
 # Colab's theme variables, as its dark theme sets them in an output frame.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaxdbg.engine.commands import TABLE
+from jaxdbg.engine.command_table import TABLE
 from support.lab_helpers import EXTENSION_SETUP_CELL, live_panel, open_notebook, run_cell, wait_for_output_text
 
 pytestmark = pytest.mark.browser

@@ -10,7 +10,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxdbg.capture import jax_routes, prints
+from jaxdbg.runtime import jax_routes
+from jaxdbg.capture import jax_print_routing, prints
 from jaxdbg.internals import jax_api
 
 pytestmark = pytest.mark.skipif(not hasattr(jax.debug, "log"), reason="this JAX has no jax.debug.log")
@@ -19,12 +20,12 @@ pytestmark = pytest.mark.skipif(not hasattr(jax.debug, "log"), reason="this JAX 
 @pytest.fixture
 def routed():
     collected: list[prints.PrintRow] = []
-    prints.route_jax_print()
+    jax_print_routing.route_jax_print()
     try:
         with prints.sink_installed(collected.append):
             yield collected
     finally:
-        prints.unroute_jax_print()
+        jax_print_routing.unroute_jax_print()
 
 
 def _line_of(text: str) -> int:
@@ -64,12 +65,12 @@ def test_logging_at_its_default_level_gets_nothing_twice(routed, caplog):
 
 
 def test_without_a_sink_a_row_is_a_logging_record_as_jax_makes_it(caplog, capsys):
-    prints.route_jax_print()
+    jax_print_routing.route_jax_print()
     try:
         with caplog.at_level(logging.INFO, logger=jax_api.debug_log_logger().name):
             jax.jit(lambda x: jax.debug.log("alone {}", x))(7)  # the lone line
     finally:
-        prints.unroute_jax_print()
+        jax_print_routing.unroute_jax_print()
     (record,) = [r for r in caplog.records if r.getMessage() == "alone 7"]
     assert record.lineno == _line_of("# the lone line") and record.name == jax_api.debug_log_logger().name
     assert "alone" not in capsys.readouterr().out  # a log row is never a print
@@ -84,6 +85,6 @@ def test_routing_off_and_unrouting_give_jax_its_own_function(routed, caplog):
         prints.set_routing(True)
     assert not routed and [r.getMessage() for r in caplog.records if "theirs" in r.getMessage()] == ["theirs 8"]
     assert jax_routes.LOG is not None and jax_routes.LOG.installed
-    prints.unroute_jax_print()
+    jax_print_routing.unroute_jax_print()
     assert jax.debug.log is jax_routes.LOG.original() and not jax_routes.LOG.installed
-    prints.route_jax_print()  # the fixture takes it out again
+    jax_print_routing.route_jax_print()  # the fixture takes it out again

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import jax
 
-from jaxdbg.capture import jax_routes
-from jaxdbg.capture.jax_routes import Route
+from jaxdbg.runtime import jax_routes
+from jaxdbg.runtime.jax_routes import Route
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,7 +85,7 @@ def test_only_the_routes_module_assigns_jax_attributes():
     offenders = []
     for package in ("jaxdbg", "jaxdbg_widgets"):
         for path in sorted((ROOT / package).rglob("*.py")):
-            if path == ROOT / "jaxdbg" / "capture" / "jax_routes.py":
+            if path == ROOT / "jaxdbg" / "runtime" / "jax_routes.py":
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
                 targets = []
@@ -97,4 +97,4 @@ def test_only_the_routes_module_assigns_jax_attributes():
                 for target in targets:
                     if isinstance(target, ast.Attribute) and ast.unparse(target.value).split(".")[0] == "jax":
                         offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert not offenders, "swap jax functions through jaxdbg.capture.jax_routes:\n" + "\n".join(offenders)
+    assert not offenders, "swap jax functions through jaxdbg.runtime.jax_routes:\n" + "\n".join(offenders)

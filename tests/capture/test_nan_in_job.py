@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from jaxdbg.capture import nan_in_job, nan_location
+from jaxdbg.capture import nan_in_job
+from jaxdbg.capture import nan_location
 
 
 def _sharded(values):

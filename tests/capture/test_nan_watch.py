@@ -12,7 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxdbg.capture import jax_routes, nan_location, nan_watch
+from jaxdbg.runtime import jax_routes
+from jaxdbg.capture import nan_location, nan_watch
 from jaxdbg.frontends import scripted
 
 

@@ -17,7 +17,7 @@ import pytest
 from jax.experimental import checkify
 
 import jaxdbg
-from jaxdbg.capture import jax_routes
+from jaxdbg.runtime import jax_routes
 
 JAX_CHECKIFY = jax_routes.CHECKIFY.original()
 LOCATION = re.compile(r" \(at (?P<file>.+):(?P<line>\d+) in (?P<fn>[^)]+)\)$")

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import jaxdbg
-from jaxdbg.capture import jax_routes, prints
+from jaxdbg.runtime import jax_routes
+from jaxdbg.capture import jax_print_routing, prints
 
 JAX_PRINT = jax_routes.PRINT.original()
 JAX_CALLBACK = jax_routes.CALLBACK.original()
@@ -45,13 +46,13 @@ def way_in_place(name: str) -> Iterator[types.SimpleNamespace]:
     if name != "routed":
         yield WAYS[name]
         return
-    prints.route_jax_print()
+    jax_print_routing.route_jax_print()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(jax.debug, "callback", jaxdbg.callback)
         try:
             yield WAYS[name]
         finally:
-            prints.unroute_jax_print()
+            jax_print_routing.unroute_jax_print()
 
 
 @pytest.fixture
@@ -147,11 +148,11 @@ def test_rebinding_jax_debug_to_jaxdbg_does_not_recurse(monkeypatch, capfd):
 # -- positional arguments in the routed print --------------------------------------------
 
 def test_routed_print_keeps_positional_arguments_when_fmt_is_none():
-    prints.route_jax_print()
+    jax_print_routing.route_jax_print()
     try:
         ours = raised(lambda: jax.debug.print(None, 42, ordered=True)("hello {a}"))
     finally:
-        prints.unroute_jax_print()
+        jax_print_routing.unroute_jax_print()
     assert ours == raised(lambda: JAX_PRINT(None, 42, ordered=True)("hello {a}"))
     assert ours[0] is TypeError  # never the KeyError of a dropped argument
 

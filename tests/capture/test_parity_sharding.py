@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from jaxdbg.capture import jax_routes
-from jaxdbg.engine.sharding_layout import layout_of
+from jaxdbg.runtime import jax_routes
+from jaxdbg.engine.values.layout_reading import layout_of
 
 pytestmark = pytest.mark.multidevice
 pytest.importorskip("rich", reason="JAX draws shardings with rich")

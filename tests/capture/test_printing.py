@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jaxdbg
-from jaxdbg.capture import prints
+from jaxdbg.capture import jax_print_routing, prints
 
 PROGRAM = Path(__file__).resolve().parents[1] / "support" / "programs" / "print_program.py"
 THIS_FILE = __file__
@@ -133,7 +133,7 @@ def test_ordered_prints_keep_program_order(rows):
 
 
 def test_routing_off_sends_jax_prints_to_stdout_even_when_traced_before(rows, capsys):
-    prints.route_jax_print()
+    jax_print_routing.route_jax_print()
     try:
         f = jax.jit(lambda x: jax.debug.print("routed {}", x))
         f(1)
@@ -144,10 +144,10 @@ def test_routing_off_sends_jax_prints_to_stdout_even_when_traced_before(rows, ca
         jaxdbg.print("ours {}", 4)
     finally:
         prints.set_routing(True)
-        prints.unroute_jax_print()
+        jax_print_routing.unroute_jax_print()
     assert capsys.readouterr().out == "routed 2\nfresh 3\n"
     assert [r.text for r in rows] == ["routed 1", "ours 4"]
-    assert jax.debug.print is not prints._routed_jax_print
+    assert jax.debug.print is not jax_print_routing._routed_jax_print
 
 
 def test_a_failing_sink_still_prints(capsys):

@@ -456,7 +456,7 @@ def test_num_frames_and_unfiltered():
 
 
 def test_quit_inside_jit_is_one_clear_line():
-    from jaxdbg.engine import quit_reporting
+    from jaxdbg.runtime import quit_reporting
 
     t = Transcript("q")
     with pytest.raises(Exception) as info:
@@ -469,7 +469,7 @@ def test_quit_inside_jit_is_one_clear_line():
 
 
 def test_quit_in_pmap_stops_every_device():
-    from jaxdbg.engine import quit_reporting
+    from jaxdbg.runtime import quit_reporting
 
     t = Transcript("q")
     with pytest.raises(Exception) as info:

@@ -141,7 +141,7 @@ def test_a_quit_ends_a_process_that_waits_in_a_collective_without_a_stop_of_its_
 FORGER = '''
 import json, threading, time
 from jax._src import distributed
-from jaxdbg.engine import message_signing
+from jaxdbg.job import message_signing
 
 def forge():
     client = distributed.global_state.client

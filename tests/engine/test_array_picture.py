@@ -11,9 +11,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from jaxdbg.engine import array_picture as ap
-from jaxdbg.engine import summaries
-from jaxdbg.engine.array_picture import CellClass, LEVELS, PictureError, Sampling
+from jaxdbg.engine.values import array_picture as ap
+from jaxdbg.engine.values import picture_sets
+from jaxdbg.engine.values import summaries
+from jaxdbg.engine.values.array_picture import CellClass, LEVELS, PictureError, Sampling
 
 
 def test_marked_classes_have_their_own_codes_and_counts():
@@ -132,11 +133,11 @@ def test_shard_boundaries_of_a_sharded_array():
 
 def test_pytree_leaves_and_small_pictures_of_locals():
     tree = {"a": np.zeros(3), "b": [np.ones((2, 2)), "text"], "c": np.zeros(0)}
-    assert [path for path, _ in ap.array_leaves(tree)] == ["['a']", "['b'][0]"]
-    pics = ap.small_pictures({"x": np.zeros((50, 50)), "s": np.float32(1), "t": "no", "e": np.zeros(0)})
+    assert [path for path, _ in picture_sets.array_leaves(tree)] == ["['a']", "['b'][0]"]
+    pics = picture_sets.small_pictures({"x": np.zeros((50, 50)), "s": np.float32(1), "t": "no", "e": np.zeros(0)})
     assert [name for name, _ in pics] == ["x"] and pics[0][1].codes.shape == (32, 32)
-    huge = np.broadcast_to(np.float32(0), (ap.SUMMARY_MAX_ELEMENTS + 1,))  # no memory of its own
-    assert ap.small_pictures({"huge": huge, "x": np.zeros(3)})[0][0] == "x"
+    huge = np.broadcast_to(np.float32(0), (picture_sets.SUMMARY_MAX_ELEMENTS + 1,))  # no memory of its own
+    assert picture_sets.small_pictures({"huge": huge, "x": np.zeros(3)})[0][0] == "x"
 
 
 # -- a sample never hides a NaN or an Inf; the statistics are the whole array's ----------

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import jaxdbg
-from jaxdbg.capture import frames
-from jaxdbg.capture.stop_info import StopInfo
-from jaxdbg.engine import breakpoint_state, commands, completion
-from jaxdbg.engine.commands import TABLE, ArgumentKind
+from jaxdbg.engine import frames
+from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.engine import breakpoint_state, command_table as commands, completion
+from jaxdbg.engine.command_table import TABLE, ArgumentKind
 
 ENGINE = Path(jaxdbg.__file__).parent / "engine"
 
@@ -178,7 +178,7 @@ def _imports(path: Path) -> set[str]:
 
 def test_the_table_and_completion_do_not_import_the_session():
     """The Session imports both; either importing it back would be a cycle."""
-    for module in ("commands.py", "completion.py"):
+    for module in ("command_table.py", "completion.py"):
         assert "jaxdbg.engine.session" not in _imports(ENGINE / module), module
 
 

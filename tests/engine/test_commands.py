@@ -463,7 +463,7 @@ def test_other_threads_print_where_they_did_while_a_command_runs(capsys):
 def test_module_code_locals_leave_out_the_shells_names_whatever_ipython_calls_it(function):
     """Top-level cell code (IPython 7 names it ``<cell line: N>``) shows the user's names,
     not the shell's history variables and private names; a function shows every local."""
-    from jaxdbg.capture.frames import Frame
+    from jaxdbg.engine.frames import Frame
     from jaxdbg.engine.session import Session
 
     names = {"x": 1, "In": [], "_": None, "_i3": "", "get_ipython": print}

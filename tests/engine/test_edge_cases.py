@@ -11,7 +11,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 import jaxdbg
 from jaxdbg.engine import breakpoint_state
-from jaxdbg.engine import summaries
+from jaxdbg.engine.values import summaries
 from support.transcript import Transcript
 
 
@@ -239,7 +239,7 @@ def test_frame_without_a_number_ca_with_a_word_and_a_repeated_number():
 
 
 def test_an_unavailable_local_says_why_in_full():
-    from jaxdbg.capture.frames import OUTSIDE_BODY
+    from jaxdbg.engine.frames import OUTSIDE_BODY
 
     row = summaries.summarize("xs", OUTSIDE_BODY)
     assert row.describe() == repr(OUTSIDE_BODY)

@@ -13,9 +13,9 @@ def test_reload_ext_reloads_and_keeps_every_feature(kernel):
     assert loaded.status == "ok", loaded
     reloaded = kernel.run("%reload_ext jaxdbg", timeout=120)
     assert reloaded.status == "ok" and not reloaded.errors, reloaded
-    status = kernel.run("%jaxdbg\nimport jaxdbg.engine.registry, jaxdbg.capture.jax_routes\n"
+    status = kernel.run("%jaxdbg\nimport jaxdbg.engine.registry, jaxdbg.runtime.jax_routes\n"
                         "print(sorted(jaxdbg.engine.registry.registered_debuggers()), "
-                        "jaxdbg.capture.jax_routes.is_installed())")
+                        "jaxdbg.runtime.jax_routes.is_installed())")
     assert status.status == "ok", status
     assert "['cli', 'widgets'] True" in status.stdout, status
     shown = "".join(m["content"]["data"].get("text/plain", "") for m in status.messages

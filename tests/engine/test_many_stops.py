@@ -9,8 +9,8 @@ import pytest
 
 import jaxdbg
 from jaxdbg.engine import breakpoint_state
-from jaxdbg.capture import frames
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine import frames
+from jaxdbg.engine.stop_info import StopInfo
 from support.transcript import Transcript
 
 

@@ -1,10 +1,10 @@
-"""Signed messages between the processes of a job (jaxdbg/engine/message_signing.py)."""
+"""Signed messages between the processes of a job (jaxdbg/job/message_signing.py)."""
 
 import json
 
 import pytest
 
-from jaxdbg.engine import message_signing as signing
+from jaxdbg.job import message_signing as signing
 
 SECRET = b"the job's secret"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 
-from jaxdbg.engine import notices
+from jaxdbg.runtime import notices
 
 
 class FlushCounter(io.StringIO):

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jaxdbg.capture.frames import Frame
-from jaxdbg.engine import array_picture, remote_stops
+from jaxdbg.engine.frames import Frame
+from jaxdbg.engine.values import array_picture
+from jaxdbg.job import remote_stops
 from jaxdbg.engine.session import Session
 
 

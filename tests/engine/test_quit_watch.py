@@ -8,7 +8,7 @@ import queue
 import threading
 import time
 
-from jaxdbg.engine import quit_watch
+from jaxdbg.job import quit_watch
 
 
 class _Job:

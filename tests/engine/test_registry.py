@@ -166,7 +166,7 @@ def test_typed_prompt_in_a_kernel_says_how_to_get_the_panel(monkeypatch):
 
     from jaxdbg.engine import backend_plugins
     from jaxdbg.frontends import cli
-    from jaxdbg.capture.frames import live_frame
+    from jaxdbg.engine.frames import live_frame
     from jaxdbg.internals import ipykernel_kernel
     from jaxdbg.engine.registry import _registry
 
@@ -279,7 +279,7 @@ def test_module_code_frames_from_jax_are_named_module(tmp_path):
 
 @pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
 def test_after_uninstall_stops_traced_under_the_hook_go_to_jax_debugger():
-    from jaxdbg.internals import jax_api
+    from jaxdbg.internals import jax_debugger
 
     got = []
 
@@ -300,11 +300,11 @@ def test_after_uninstall_stops_traced_under_the_hook_go_to_jax_debugger():
         assert len(t.stops()) == 1
     finally:
         jaxdbg.uninstall_jax_hook()
-    jax_api.register_with_jax_debugger("test-jax-side", jax_side_debugger, 10**9)
+    jax_debugger.register_with_jax_debugger("test-jax-side", jax_side_debugger, 10**9)
     try:
         f(2.0)  # compiled while hooked; now JAX's debugger serves it
     finally:
-        jax_api.unregister_from_jax_debugger("test-jax-side")
+        jax_debugger.unregister_from_jax_debugger("test-jax-side")
     assert len(t.stops()) == 1  # jaxdbg did not open again
     (frames, kwargs), = got
     assert set(kwargs) == {"stdin", "stdout"}

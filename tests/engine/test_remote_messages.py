@@ -9,13 +9,14 @@ import threading
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdbg.engine import job as job_mod
-from jaxdbg.engine import remote_stops, watches
+from jaxdbg.job import membership as job_mod
+from jaxdbg.job import remote_stops
+from jaxdbg.engine import watches
 from jaxdbg.engine.outputs import Resume
-from jaxdbg.engine.remote_session import RemoteSession
+from jaxdbg.job.remote_session import RemoteSession
 from jaxdbg.engine.session import Session
-from jaxdbg.capture.frames import Frame
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.frames import Frame
+from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.internals import coordination
 
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import jaxdbg
-from jaxdbg.capture.frames import Frame
-from jaxdbg.engine import replay_inputs
+from jaxdbg.engine.frames import Frame
+from jaxdbg.replay import inputs as replay_inputs
 from jaxdbg.frontends import scripted
 
 
@@ -364,7 +364,7 @@ def test_replay_inside_fori_loop_while_loop_and_cond_runs_the_body_or_branch_onc
 
 
 def test_the_banner_says_where_the_replay_is_and_ending_the_stop_ends_the_replay():
-    from jaxdbg.engine import commands
+    from jaxdbg.engine import command_table as commands
     from jaxdbg.engine.outputs import Output, OutputKind
 
     out = io.StringIO()
@@ -534,7 +534,7 @@ def test_stepping_passes_over_code_without_a_file_whatever_linecache_holds_for_i
     that command were its source."""
     import linecache
 
-    from jaxdbg.engine import replay
+    from jaxdbg.replay import stepping as replay
 
     monkeypatch.setitem(linecache.cache, "<string>", (1, None, ["import sys\n"], "<string>"))
     namespace: dict = {}

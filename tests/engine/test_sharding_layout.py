@@ -13,7 +13,8 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 import jaxdbg
 from jaxdbg.ipython import sharding_hooks
-from jaxdbg.engine.sharding_layout import compress_ids, layout_from_indices, sharding_view, ShardingView
+from jaxdbg.engine.values.layout_reading import layout_from_indices, sharding_view
+from jaxdbg.engine.values.sharding_layout import ShardingView, compress_ids
 
 pytestmark = pytest.mark.multidevice
 
@@ -335,7 +336,7 @@ def test_routed_jax_functions_and_restore(meshes, capsys):
 # -- the `sharding EXPR` Session command ---------------------------------------------------
 
 def _session(**local_values):
-    from jaxdbg.capture.frames import Frame
+    from jaxdbg.engine.frames import Frame
 
     source = ["x = 1\n"]
     frame = Frame("<cell>", 1, "f", dict(local_values), {"P": P}, source, 1)

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 
 import jaxdbg
-from jaxdbg.engine import commands
+from jaxdbg.engine import command_table as commands
 from support.transcript import Transcript
 
 

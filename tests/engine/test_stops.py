@@ -13,7 +13,7 @@ import pytest
 
 import jaxdbg
 from support.hang_guard import Script, join_or_dump, wait_or_dump
-from jaxdbg.engine import quit_reporting
+from jaxdbg.runtime import quit_reporting
 from jaxdbg.engine import stop_serving
 
 pytestmark = pytest.mark.timeout(240)
@@ -372,7 +372,7 @@ def mine(shell, etype, value, tb, tb_offset=None):
 shell.set_custom_exc((ValueError,), mine)
 shell.colors = "nocolor"
 import jaxdbg
-from jaxdbg.engine import quit_reporting
+from jaxdbg.runtime import quit_reporting
 quit_reporting.install()
 shell.run_cell("raise ValueError('for the earlier handler')")
 print("seen", seen, flush=True)
@@ -397,7 +397,7 @@ def test_quit_reporting_chains_to_an_earlier_ipython_handler_and_unloads():
 @pytest.fixture
 def relay():
     """jaxdbg's SIGINT relay installed over the default handler, then taken away."""
-    from jaxdbg.engine import interrupts
+    from jaxdbg.runtime import interrupts
 
     previous = signal.getsignal(signal.SIGINT)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -446,7 +446,7 @@ def test_a_sigint_a_waiting_thread_noticed_first_is_still_kept_from_the_main_thr
 def test_an_idle_kernels_interrupt_wakes_a_waiting_thread_and_never_raises(monkeypatch):
     """Between cells ipykernel ignores SIGINT and puts back the handler it saved before
     each request; a debug host makes that one its relay, which never raises."""
-    from jaxdbg.engine import interrupts
+    from jaxdbg.runtime import interrupts
     from jaxdbg.internals import ipykernel_kernel
 
     class Kernel:  # what the adapter sees of ipykernel's kernel inside a cell
@@ -474,7 +474,7 @@ def test_a_main_thread_wait_gets_its_interrupt_as_keyboardinterrupt(relay):
 
 
 def test_a_stop_its_debug_host_could_not_serve_ends_with_its_reason_as_one_line():
-    from jaxdbg.engine.errors import DebuggerQuit, DebugHostGone
+    from jaxdbg.runtime.errors import DebuggerQuit, DebugHostGone
 
     why = "the debug host (process 1) has left the job, so the stop of process 0/2 was not served"
 

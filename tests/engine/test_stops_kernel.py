@@ -8,7 +8,7 @@ import pytest
 
 from support.panel_driver import SETUP, live_panel, wait_panel
 
-from jaxdbg.engine.quit_reporting import INTERRUPT_LINE
+from jaxdbg.runtime.quit_reporting import INTERRUPT_LINE
 
 pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jax"), pytest.mark.multidevice, pytest.mark.timeout(400)]
 

@@ -8,11 +8,11 @@ import jax.numpy as jnp
 
 from markupsafe import escape
 
-from jaxdbg.engine.commands import TABLE as COMMANDS
+from jaxdbg.engine.command_table import TABLE as COMMANDS
 from jaxdbg.frontends import colab_view
-from jaxdbg.capture.frames import Frame
+from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.session import Session
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.stop_info import StopInfo
 
 
 def _session(source: list[str] | None = None, **local_values) -> Session:

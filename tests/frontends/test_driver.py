@@ -235,11 +235,11 @@ def test_a_script_that_ends_the_stop_never_opens_the_frontend(stop):
 
 def test_notices_said_during_a_stop_go_to_the_frontends_stream(stop, capsys):
     out = io.StringIO()
-    line = "p __import__('jaxdbg.engine.notices', fromlist=['notice']).notice('said in a stop')"
+    line = "p __import__('jaxdbg.runtime.notices', fromlist=['notice']).notice('said in a stop')"
     frontend = Lines(line, "c", notice_stream=out)
     assert stop(lambda session: driver.drive(session, frontend)) == 7
     assert out.getvalue() == "jaxdbg: said in a stop\n"
-    from jaxdbg.engine import notices
+    from jaxdbg.runtime import notices
 
     notices.notice("after the stop")
     assert capsys.readouterr().out == "jaxdbg: after the stop\n"

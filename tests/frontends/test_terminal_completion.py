@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 import jaxdbg
-from jaxdbg.capture.frames import live_frame
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.frames import live_frame
+from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.frontends.terminal_completion import DELIMITERS, ReadlineCompleter
 
 

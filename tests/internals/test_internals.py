@@ -3,10 +3,10 @@
 import jax
 import pytest
 
-from jaxdbg.internals import jax_api, jax_nan_checks, jax_programs
+from jaxdbg.internals import jax_api, jax_checkify_errors, jax_debugger, jax_nan_checks, jax_programs
 
 # Every module that touches JAX internals reports the private names it uses.
-JAX_ADAPTERS = (jax_api, jax_programs, jax_nan_checks)
+JAX_ADAPTERS = (jax_api, jax_checkify_errors, jax_debugger, jax_programs, jax_nan_checks)
 
 
 @pytest.mark.parametrize("module, name", [
@@ -70,7 +70,7 @@ def test_checkify_traceback_frames_are_readable():
         return x
 
     err, _ = checkify.checkify(failing)(-1.0)
-    frames = jax_api.traceback_frames(err.get_exception().traceback_info)
+    frames = jax_checkify_errors.traceback_frames(err.get_exception().traceback_info)
     mine = [f for f in frames if f[0] == __file__]
     assert mine and mine[0][1] == failing.__code__.co_firstlineno + 1, frames
     assert mine[0][2].endswith("failing"), frames
@@ -79,11 +79,11 @@ def test_checkify_traceback_frames_are_readable():
 @pytest.mark.filterwarnings("ignore:Python iterable type:DeprecationWarning")
 def test_jax_debugger_frames_and_call_convention():
     """JAX calls a registered debugger as debugger(frames, thread_id, **kwargs) with
-    DebuggerFrames that jax_api.read_jax_frame understands."""
+    DebuggerFrames that jax_debugger.read_jax_frame understands."""
     from jax._src.debugger import core
 
     got = []
-    jax_api.register_with_jax_debugger("convention-test", lambda *a, **k: got.append((a, k)), 10**9)
+    jax_debugger.register_with_jax_debugger("convention-test", lambda *a, **k: got.append((a, k)), 10**9)
     try:
         def f(x):
             y = x + 1
@@ -91,10 +91,10 @@ def test_jax_debugger_frames_and_call_convention():
             return y
         jax.jit(f)(1.0)
     finally:
-        jax_api.unregister_from_jax_debugger("convention-test")
+        jax_debugger.unregister_from_jax_debugger("convention-test")
     (frames, thread_id), kwargs = got[0]
     assert kwargs == {"flavour": "mint"} and (thread_id is None or isinstance(thread_id, int))
-    first = jax_api.read_jax_frame(frames[0])
+    first = jax_debugger.read_jax_frame(frames[0])
     assert first.filename == __file__ and float(first.locals["y"]) == 2.0
     assert first.source[first.offset].strip() == 'core.breakpoint(flavour="mint")'
     assert first.lineno - first.offset == f.__code__.co_firstlineno
@@ -131,15 +131,27 @@ def test_private_ipython_ipywidgets_and_comm_names():
 
 
 def test_display_publisher_parent_header_on_ipykernel_6():
-    """ipykernel_parents.display_parent_6x sets ZMQDisplayPublisher.parent_header (6.x)."""
-    import ipykernel
+    """ipykernel_parents.display_parent_6x points ipykernel 6's one global display parent
+    (ZMQDisplayPublisher.parent_header) at the paused cell inside its block and puts the
+    old one back; on 7.x, which pins a parent per thread, it leaves the publisher alone."""
+    from types import SimpleNamespace
+
     from ipykernel.zmqshell import ZMQDisplayPublisher
 
-    if int(ipykernel.__version__.split(".")[0]) >= 7:
-        assert hasattr(ZMQDisplayPublisher, "set_thread_parent")  # 7.x pins per thread instead
+    from jaxdbg.internals import ipykernel_parents
+
+    publisher = ZMQDisplayPublisher()
+    kernel = SimpleNamespace(shell=SimpleNamespace(display_pub=publisher))
+    before = {"msg_id": "click", "msg_type": "comm_msg"}
+    publisher.parent_header = before
+    cell = {"header": {"msg_id": "paused-cell", "msg_type": "execute_request"}}
+    with ipykernel_parents.display_parent_6x(kernel, cell):
+        inside = publisher.parent_header
+    assert publisher.parent_header is before
+    if hasattr(ZMQDisplayPublisher, "set_thread_parent"):  # ipykernel 7: per-thread parents
+        assert inside is before
     else:
-        assert "parent_header" in ZMQDisplayPublisher.class_traits() or \
-            hasattr(ZMQDisplayPublisher, "parent_header")
+        assert inside["msg_id"] == "paused-cell", inside
 
 
 def test_custom_vmap_keeps_the_effects_of_its_body():
@@ -170,7 +182,7 @@ def test_custom_vmap_keeps_the_effects_of_its_body():
 
 
 def test_checkify_error_fields_rebuild_the_error():
-    """LocatedError.of copies a checkify Error through jax_api.checkify_error_fields;
+    """LocatedError.of copies a checkify Error through jax_checkify_errors.checkify_error_fields;
     mapped_shape reads the shape of its predicates."""
     from jax.experimental import checkify
 
@@ -181,11 +193,11 @@ def test_checkify_error_fields_rebuild_the_error():
         return x
 
     err, _ = checkify.checkify(failing)(jax.numpy.float32(-1.0))
-    copy = checkify.Error(*jax_api.checkify_error_fields(err))
+    copy = checkify.Error(*jax_checkify_errors.checkify_error_fields(err))
     assert copy.get() == err.get() and "x must be positive, got -1.0" in copy.get()
     assert "x must be positive" in LocatedError.of(err).get()
     batched, _ = jax.vmap(checkify.checkify(failing))(jax.numpy.array([1.0, -2.0, 3.0]))
-    assert [tuple(jax.numpy.shape(p)) for p in jax_api.checkify_error_predicates(batched)] == [(3,)]
+    assert [tuple(jax.numpy.shape(p)) for p in jax_checkify_errors.checkify_error_predicates(batched)] == [(3,)]
     assert mapped_shape(batched) == (3,)
 
 
@@ -373,8 +385,8 @@ def test_checkify_errors_inside_jnp_functions_walk_out_to_the_user_frame():
         return x // y
 
     args = (jax.numpy.int32(3), jax.numpy.int32(0))
-    errors = jax_api.errors_interpreted_apart(checkify.div_checks)
-    with jax_api.checkify_errors_at_user_frames(user_frames):
+    errors = jax_checkify_errors.errors_interpreted_apart(checkify.div_checks)
+    with jax_checkify_errors.checkify_errors_at_user_frames(user_frames):
         err, _ = checkify.checkify(f, errors=errors)(*args)
     frames = user_frames(err.get_exception().traceback_info)
     assert frames and frames[0].function.split(".")[-1] == "f"

@@ -63,14 +63,43 @@ def test_every_public_name_is_in_the_api_reference():
 def test_the_api_reference_names_the_documented_modules():
     text = API_PAGE.read_text()
     assert re.search(r"^::: jaxdbg\.engine\.breakpoint_state\s*$", text, flags=re.M)
-    assert re.search(r"^::: jaxdbg\.ipython\.magics\.register_subcommand\s*$", text, flags=re.M)
+    assert re.search(r"^::: jaxdbg\.extend\.register_subcommand\s*$", text, flags=re.M)
 
 
-def test_every_module_is_named_where_things_live():
-    """CONTRIBUTING.md's module map names every module of both packages."""
+def test_the_extension_page_documents_every_name_of_jaxdbg_extend_at_that_path():
+    """A plugin's names are documented where they stay: jaxdbg.extend, never an inner module."""
+    import jaxdbg.extend
+
+    text = API_PAGE.read_text()
+    section = text[text.index("## Extending jaxdbg"):]
+    documented = set(re.findall(r"^::: jaxdbg\.extend\.(\w+)\s*$", section, flags=re.M))
+    assert documented == set(jaxdbg.extend.__all__)
+    inner = re.findall(r"^::: (jaxdbg\.(?!extend\b)\S+)", section, flags=re.M)
+    assert not inner, inner
+
+
+def module_map() -> dict[str, set[str]]:
+    """CONTRIBUTING.md's 'Where things live': folder -> the file names its row names."""
     text = (ROOT / "CONTRIBUTING.md").read_text()
     section = text[text.index("## Where things live"):]
-    modules = sorted(p for package in ("jaxdbg", "jaxdbg_widgets") for p in (ROOT / package).rglob("*.py")
-                     if p.name != "__init__.py" or p.parent.name == "jaxdbg")
-    missing = [str(p.relative_to(ROOT)) for p in modules if f"`{p.name}`" not in section]
-    assert not missing, f"not in CONTRIBUTING.md's 'Where things live': {missing}"
+    rows = {}
+    for folder, cell in re.findall(r"^\| `([\w/]+/)` \| (.*) \|$", section, flags=re.M):
+        rows[folder.rstrip("/")] = set(re.findall(r"`([\w]+\.(?:py|js|css))`", cell))
+    return rows
+
+
+def test_the_module_map_matches_the_tree():
+    """CONTRIBUTING.md's module map has a row per folder of both packages, and each row
+    names exactly that folder's modules (and static files): none missing, none gone."""
+    tree: dict[str, set[str]] = {}
+    for package in ("jaxdbg", "jaxdbg_widgets"):
+        for path in (ROOT / package).rglob("*"):
+            if path.suffix in (".py", ".js", ".css") and "__pycache__" not in path.parts:
+                if path.name == "__init__.py" and path.parent.name != "jaxdbg":
+                    continue
+                tree.setdefault(str(path.parent.relative_to(ROOT)), set()).add(path.name)
+    mapped = module_map()
+    assert set(mapped) == set(tree), (sorted(set(tree) - set(mapped)), sorted(set(mapped) - set(tree)))
+    wrong = {folder: (sorted(tree[folder] - mapped[folder]), sorted(mapped[folder] - tree[folder]))
+             for folder in tree if tree[folder] != mapped[folder]}
+    assert not wrong, f"CONTRIBUTING.md's 'Where things live' (missing, gone): {wrong}"

@@ -4,7 +4,7 @@
         job.wait(timeout=120)        # every exit status, or fails with the outputs
         job.output(0)                # stdout and stderr of process 0
 
-``jaxdbg.local_job.LocalProcesses`` with the tests' failure reporting: a process still
+``jaxdbg.job.local_processes.LocalProcesses`` with the tests' failure reporting: a process still
 running at a deadline has its threads dumped, is killed, and the test fails with every
 output. Each process runs the program after ``PREAMBLE`` (it joins the job, 2 CPU
 devices per process) with the checkout first on PYTHONPATH and the terminal backend.
@@ -18,7 +18,7 @@ from typing import NoReturn
 
 import pytest
 
-from jaxdbg.local_job import PREAMBLE, LocalProcesses, StillRunning, free_address
+from jaxdbg.job.local_processes import PREAMBLE, LocalProcesses, StillRunning, free_address
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests" / "support" / "programs"  # programs the jobs of several tests run

@@ -11,7 +11,7 @@ import zlib
 import numpy as np
 from rich.console import Console
 
-from jaxdbg.engine import array_picture as ap
+from jaxdbg.engine.values import array_picture as ap
 from jaxdbg.views import array_picture_view as view
 from jaxdbg.views import palette, png
 
@@ -92,8 +92,8 @@ def test_the_browser_gets_every_codes_colour():
 def test_the_stop_summary_says_the_whole_arrays_range_and_where_its_nan_and_inf_are():
     """Every view of the summary (text, rich, HTML) reads the exact statistics, in a
     small array drawn whole and in one the thumbnail samples."""
-    from jaxdbg.capture.frames import Frame
-    from jaxdbg.capture.stop_info import StopInfo
+    from jaxdbg.engine.frames import Frame
+    from jaxdbg.engine.stop_info import StopInfo
     from jaxdbg.engine.session import Session
     from jaxdbg.views import html, text
 

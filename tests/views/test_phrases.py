@@ -1,4 +1,4 @@
-"""The phrases every view shares are written once, in jaxdbg.views.phrases.
+"""The phrases every view shares are written once, in jaxdbg.runtime.phrases.
 
 A view that spells one of them again (or the panel's browser code, which reads them
 from the widget's ``phrases`` trait) fails here.
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from jaxdbg.views import phrases
+from jaxdbg.runtime import phrases
 
 ROOT = Path(__file__).resolve().parents[2]
-PHRASES_MODULE = ROOT / "jaxdbg" / "views" / "phrases.py"
+PHRASES_MODULE = ROOT / "jaxdbg" / "runtime" / "phrases.py"
 # The literal text of each shared phrase, as another module would write it again.
 WRITTEN_ONCE = ["(jaxdbg) ", "source not available", "(no locals)", "more characters"]
 SOURCES = sorted(p for package in ("jaxdbg", "jaxdbg_widgets")
@@ -30,7 +30,7 @@ def test_the_phrases_module_holds_each_phrase():
 def test_no_other_module_writes_the_phrase_again(phrase):
     again = [str(p.relative_to(ROOT)) for p in SOURCES
              if p != PHRASES_MODULE and phrase in p.read_text(encoding="utf-8")]
-    assert not again, f"{phrase!r} is written again in {again}; use jaxdbg.views.phrases"
+    assert not again, f"{phrase!r} is written again in {again}; use jaxdbg.runtime.phrases"
 
 
 def test_the_default_context_is_defined_once():
@@ -53,7 +53,7 @@ def test_array_statistics_read_the_same_in_every_view():
 
     import numpy as np
 
-    from jaxdbg.capture.frames import live_frame
+    from jaxdbg.engine.frames import live_frame
     from jaxdbg.engine.session import Session
     from jaxdbg.frontends import colab_view
     from jaxdbg_widgets.panel import state

@@ -45,7 +45,7 @@ def capture(p):
 
 
 def test_a_shown_rows_picture_comes_as_codes_in_a_buffer(monkeypatch):
-    from jaxdbg.engine import array_picture
+    from jaxdbg.engine.values import array_picture
     made: list = []
     drawn = array_picture.picture
     monkeypatch.setattr(array_picture, "picture", lambda *a, **k: made.append(1) or drawn(*a, **k))
@@ -114,7 +114,7 @@ def test_arrays_inside_pytrees_get_pictures_by_path():
 
 
 def test_describe_is_json_sized_and_says_the_sampling():
-    from jaxdbg.engine import array_picture
+    from jaxdbg.engine.values import array_picture
     pic = array_picture.picture(np.zeros((4096, 4096), np.float32))
     d = array_view.describe(pic)
     assert d["sampled"] and "512 of 4096 rows" in d["note"] and d["rows"] == 512
@@ -155,7 +155,7 @@ def test_the_large_view_of_a_traced_local_in_a_sharded_jit_draws_the_compiled_sh
 
 
 def test_a_big_slice_in_the_large_view_is_sampled_as_the_browser_asks():
-    from jaxdbg.engine import array_picture
+    from jaxdbg.engine.values import array_picture
     big = np.arange(2000.0)
     strided, _ = array_view.large_view(0, ["v"], "v", big)
     edges, buffers = array_view.large_view(0, ["v"], "v", big, sampling="edges")

@@ -285,7 +285,7 @@ fi(jnp.ones(2))
 
 
 BIG_LOCAL_CELL = """
-import jaxdbg.engine.summaries as _summaries
+import jaxdbg.engine.values.summaries as _summaries
 STATS_TAKEN = []
 if not hasattr(_summaries, "_untouched_array_stats"):
     _summaries._untouched_array_stats = _summaries.array_stats

@@ -85,7 +85,7 @@ def test_a_message_with_an_undeclared_field_is_refused():
 
 
 def test_a_panel_widget_carries_the_names_and_phrases():
-    from jaxdbg.views import phrases
+    from jaxdbg.runtime import phrases
 
     widget = PanelWidget()
     try:

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import jaxdbg
-from jaxdbg.capture.frames import live_frame
-from jaxdbg.capture.stop_info import StopInfo
-from jaxdbg.engine.commands import TABLE, CommandTable
+from jaxdbg.engine.frames import live_frame
+from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.engine.command_table import TABLE, CommandTable
 from jaxdbg_widgets.panel import state
 from jaxdbg_widgets.panel.panel import DebuggerPanel
 
@@ -43,6 +43,11 @@ def test_a_button_whose_command_is_missing_is_hidden(monkeypatch):
             without.add(command)
     monkeypatch.setattr(state, "COMMANDS", without)
     p = _panel()
-    assert "disable" not in p.widget.tooltips and p.widget.status["many_stops"] is False
+    assert "disable" not in p.widget.tooltips
     monkeypatch.undo()
-    assert _panel().widget.status["many_stops"] is True
+    assert "disable" in _panel().widget.tooltips
+    # The browser hides the many-stops group unless the table has each of its commands.
+    source = PANEL_JS.read_text(encoding="utf-8")
+    group = re.search(r'const MANY_STOPS = \[([^\]]*)\];', source)
+    assert group and set(re.findall(r'"([a-z ]+)"', group.group(1))) == {"continue all", "disable", "ignore"}
+    assert "manyStops.hidden = !MANY_STOPS.every((line) => tips[line])" in source

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import jaxdbg
-from jaxdbg.engine import summaries
-from jaxdbg.capture.frames import live_frame
+from jaxdbg.engine.values import summaries
+from jaxdbg.engine.frames import live_frame
 from jaxdbg.engine.session import Session
 from jaxdbg_widgets.panel import panel as panel_mod
 from jaxdbg_widgets.panel.backend import run_widget_debugger

@@ -2,8 +2,8 @@
 
 import jax.numpy as jnp
 
-from jaxdbg.capture.frames import Frame
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.frames import Frame
+from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.engine import breakpoint_state, watches
 from jaxdbg.engine.session import Session
 from jaxdbg_widgets.panel.panel import DebuggerPanel

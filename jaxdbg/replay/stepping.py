@@ -1,7 +1,7 @@
 """``replay``: run the selected frame's function again, eagerly, in a stepping debugger.
 
 At a stop every captured frame holds concrete values, its arguments among them
-(:mod:`jaxdbg.engine.replay_inputs` makes the call). The replay calls the function
+(:mod:`jaxdbg.replay.inputs` makes the call). The replay calls the function
 again under ``jax.disable_jit()`` on its own thread, traced by a ``bdb.Bdb`` (the
 engine pdb is built on). Each time the replay pauses, its live frames are shown
 above the stop's, marked as a replay, so ``p``, ``locals``, ``where``, ``up`` and
@@ -29,14 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from jaxdbg.capture import frames as frames_mod
-from jaxdbg.capture.frames import Frame
-from jaxdbg.engine import command_output, evaluation, interrupts
-from jaxdbg.engine.commands import ArgumentKind, command, error
-from jaxdbg.engine.guarded_calls import format_exception
+from jaxdbg.engine import frames as frames_mod
+from jaxdbg.engine.frames import Frame
+from jaxdbg.engine import command_output, evaluation
+from jaxdbg.runtime import interrupts
+from jaxdbg.engine.command_table import ArgumentKind, command, error
+from jaxdbg.runtime.guarded_calls import format_exception
 from jaxdbg.engine.outputs import Output, OutputKind
-from jaxdbg.engine.replay_collectives import collective_reached
-from jaxdbg.engine.replay_inputs import (ReplayCall, ReplayRefused, parse_given, placed_on, replay_call,
+from jaxdbg.replay.collectives import collective_reached
+from jaxdbg.replay.inputs import (ReplayCall, ReplayRefused, parse_given, placed_on, replay_call,
                                          replay_device)
 
 if TYPE_CHECKING:

@@ -16,10 +16,10 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxdbg.capture import program_shardings
-from jaxdbg.capture.frames import Unavailable
-from jaxdbg.engine.guarded_calls import format_exception, guarded
-from jaxdbg.views import phrases
+from jaxdbg.engine import program_shardings
+from jaxdbg.engine.frames import Unavailable
+from jaxdbg.runtime.guarded_calls import format_exception, guarded
+from jaxdbg.runtime import phrases
 
 _SHORT_REPR = reprlib.Repr()
 _SHORT_REPR.maxstring = 60

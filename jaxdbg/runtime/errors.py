@@ -5,7 +5,7 @@ class DebuggerQuit(Exception):
     """Raised into the debugged computation when the user quits the debugger.
 
     Eagerly it propagates as itself. From inside ``jax.jit`` XLA wraps it in a
-    ``JaxRuntimeError``; :mod:`jaxdbg.engine.quit_reporting` shows that as one line.
+    ``JaxRuntimeError``; :mod:`jaxdbg.runtime.quit_reporting` shows that as one line.
 
     It is an ``Exception``, as pdb's ``BdbQuit`` is: a program's own
     ``except Exception:`` catches it. Deriving from BaseException would not let it
@@ -21,4 +21,4 @@ class DebuggerQuit(Exception):
 class DebugHostGone(DebuggerQuit):
     """Raised into a computation whose stop cannot be served: the job's debug host left
     or died, or the job's coordination service ended. Its message says which, in one
-    line (:mod:`jaxdbg.engine.quit_reporting` shows it instead of the quit's)."""
+    line (:mod:`jaxdbg.runtime.quit_reporting` shows it instead of the quit's)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, TypeVar
 
-from jaxdbg.engine import interrupts
+from jaxdbg.runtime import interrupts
 
 T = TypeVar("T")
 

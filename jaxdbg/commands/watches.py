@@ -8,7 +8,7 @@ stop where it was set; its value at that stop is taken at once.
 from __future__ import annotations
 
 from jaxdbg.engine import watches
-from jaxdbg.engine.commands import ArgumentKind, command, error
+from jaxdbg.engine.command_table import ArgumentKind, command, error
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
 

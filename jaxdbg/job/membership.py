@@ -5,7 +5,7 @@ script, panel) serves every process's stops. It is process ``$JAXDBG_DEBUG_PROCE
 (0 by default), or the process that called ``jaxdbg.distributed.serve_here()``.
 Stops travel to it only when the job's secret is set (``$JAXDBG_DEBUG_SECRET``, the
 same in every process): every message is signed with it
-(:mod:`jaxdbg.engine.message_signing`). Without it each process serves its own stops,
+(:mod:`jaxdbg.job.message_signing`). Without it each process serves its own stops,
 as a single process does, and says once how to turn the debug host on.
 
 Keys live under ``jaxdbg/<job tag>/``: ``host`` (who serves), ``watching`` (the host is
@@ -21,7 +21,8 @@ import threading
 import time
 
 from jaxdbg import config
-from jaxdbg.engine import message_signing, notices
+from jaxdbg.job import message_signing
+from jaxdbg.runtime import notices
 from jaxdbg.internals import coordination
 
 # How long one blocking get waits before the waiter looks around (is the other side

@@ -4,9 +4,9 @@
 :data:`TABLE`; ``help`` lists it; completion reads each command's
 :class:`ArgumentKind`; the panel's buttons take their tooltips from it. The core
 commands (in :mod:`jaxdbg.engine.session`), the many-stops ones
-(:mod:`jaxdbg.engine.breakpoint_commands`) and a plugin's all register the same way::
+(:mod:`jaxdbg.commands.breakpoints`) and a plugin's all register the same way::
 
-    from jaxdbg.engine import commands
+    from jaxdbg.engine import command_table as commands
 
     @commands.command("shape", usage="shape expr", summary="Show the shape of expr.",
                       argument=commands.ArgumentKind.EXPRESSION)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxdbg.engine import array_picture, summaries
+from jaxdbg.engine.values import array_picture, summaries
 
 # Arrays above this many elements get their statistics only when the browser shows
 # their row (a "stats" request), after the panel is up: a 400 MB local took 0.7 s of
@@ -146,7 +146,7 @@ def row_picture(label: str, value: Any, *, large: bool, axes: tuple[int, int] | 
     """An array row's picture and its statistics text: the small one of the table, or
     (``large``) the chosen slice of the large view, whose colour scale spans the whole
     array's finite range (exact statistics), so every slice shares one scale. Raises
-    :class:`~jaxdbg.engine.array_picture.PictureError` with a message."""
+    :class:`~jaxdbg.engine.values.array_picture.PictureError` with a message."""
     if not large:
         return array_picture.picture(value, max_side=array_picture.THUMBNAIL_SIDE), ""
     stats = summaries.array_stats(value) if summaries.is_array(value) else None

@@ -118,7 +118,7 @@ def listening(wake: Callable[[], None] | None = None, *, active: bool = True) ->
 #: main thread anyway (a command inside one long C call gets its KeyboardInterrupt
 #: only when that call returns).
 STUCK_GRACE_S = 1.0
-#: Said through :mod:`jaxdbg.engine.notices` (which adds the ``jaxdbg:`` prefix).
+#: Said through :mod:`jaxdbg.runtime.notices` (which adds the ``jaxdbg:`` prefix).
 STUCK_NOTICE = ("the interrupted command is inside a call that cannot be interrupted; "
                 "the stop has ended, and the command ends, printing nothing more, when that "
                 "call returns.")

@@ -20,7 +20,7 @@ from typing import Any
 
 import jax
 
-from jaxdbg.capture import jax_routes
+from jaxdbg.runtime import jax_routes
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
-from jaxdbg.engine import interrupts
-from jaxdbg.engine.errors import DebuggerQuit, DebugHostGone
+from jaxdbg.runtime import interrupts
+from jaxdbg.runtime.errors import DebuggerQuit, DebugHostGone
 from jaxdbg.internals import ipython_api, jax_api
 
 QUIT_LINE = "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped"

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxdbg.engine import array_picture
-from jaxdbg.engine import job as job_mod
-from jaxdbg.engine import message_signing
-from jaxdbg.engine import remote_stops, watches
-from jaxdbg.engine.commands import TABLE, error, split_command
+from jaxdbg.engine.values import array_picture
+from jaxdbg.job import membership as job_mod
+from jaxdbg.job import message_signing
+from jaxdbg.job import remote_stops
+from jaxdbg.engine import watches
+from jaxdbg.engine.command_table import TABLE, error, split_command
 from jaxdbg.engine.outputs import Output, Resume
 from jaxdbg.engine.session import Session
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.internals import coordination
 
 # Commands answered by the host's own state (their primary names in the table).

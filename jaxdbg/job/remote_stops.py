@@ -8,7 +8,7 @@ numbered request at a time: each command runs here, in this process's own
 The host ends the stop with an ``end`` request that says how (continue, skip, quit),
 and whether the host was interrupted (the stop then ends with DebuggerQuit and says so).
 
-Every wait is a slice of :data:`jaxdbg.engine.job.WAIT_SLICE_S`; between slices the
+Every wait is a slice of :data:`jaxdbg.job.membership.WAIT_SLICE_S`; between slices the
 owner checks that the host is alive. A stop whose host has left the job (it says so
 in the store on its way out), or died, ends with DebugHostGone (a DebuggerQuit),
 shown as one line that says why, at once for a host that left.
@@ -25,14 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from jaxdbg.engine import array_picture
-from jaxdbg.engine import job as job_mod
-from jaxdbg.engine import message_signing, summaries, watches
-from jaxdbg.engine.errors import DebugHostGone
+from jaxdbg.engine.values import array_picture
+from jaxdbg.job import membership as job_mod
+from jaxdbg.job import message_signing
+from jaxdbg.engine.values import summaries
+from jaxdbg.engine import watches
+from jaxdbg.runtime.errors import DebugHostGone
 from jaxdbg.engine.outputs import FrameRow, Output, OutputKind, Resume, SourceView
 from jaxdbg.engine.session import Session
-from jaxdbg.capture.frames import Frame
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.frames import Frame
+from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.internals import coordination
 
 # How long a stop waits for the host to say it serves the job (it says so when it

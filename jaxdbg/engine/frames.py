@@ -18,9 +18,9 @@ from typing import Any, Callable
 
 import jax
 
-from jaxdbg.capture import program_shardings
-from jaxdbg.engine.guarded_calls import guarded
-from jaxdbg.internals import ipython_api, jax_api
+from jaxdbg.engine import program_shardings
+from jaxdbg.runtime.guarded_calls import guarded
+from jaxdbg.internals import ipython_api, jax_api, jax_debugger
 
 # Modules whose frames are machinery, not the user's program.
 _HIDDEN_MODULE_PREFIXES = (
@@ -56,7 +56,7 @@ class Frame:
     # led to the stop): what a replay calls again, and how it tells a rebound argument.
     code: types.CodeType | None = None
     instruction: int = -1
-    replay: bool = False  # a frame of a replay run from the stop (engine/replay.py)
+    replay: bool = False  # a frame of a replay run from the stop (replay/stepping.py)
 
     def line(self, lineno: int | None = None) -> str:
         n = self.lineno if lineno is None else lineno
@@ -172,7 +172,7 @@ def from_jax_frames(raw_frames: list[Any]) -> list[Frame]:
     hidden = hidden_file_test()
     frames = []
     for raw in raw_frames:
-        f = jax_api.read_jax_frame(raw)
+        f = jax_debugger.read_jax_frame(raw)
         if hidden(f.filename):
             continue
         module_globals = _module_globals(f.filename)

@@ -31,8 +31,9 @@ import sysconfig
 import threading
 from typing import Callable
 
-from jaxdbg.engine import job as job_mod
-from jaxdbg.engine import quit_reporting, remote_stops
+from jaxdbg.job import membership as job_mod
+from jaxdbg.runtime import quit_reporting
+from jaxdbg.job import remote_stops
 
 POLL_S = 0.5
 # How long a thread may stay in the one call into JAX it was in when the quit came

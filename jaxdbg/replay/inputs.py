@@ -25,8 +25,8 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from jaxdbg.capture.frames import Frame, Unavailable
-from jaxdbg.capture.stop_info import StopInfo
+from jaxdbg.engine.frames import Frame, Unavailable
+from jaxdbg.engine.stop_info import StopInfo
 
 _STORES = frozenset({"STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF",
                      "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_MAYBE_NULL"})

@@ -12,7 +12,7 @@ index and value a view shows on hover are exact.
 
 A sample never drops a NaN or an Inf of the slice: the rows and columns that hold them
 replace the nearest sampled ones (up to ``max_side`` of each), and the note says how
-many of them the picture shows. The statistics (:func:`jaxdbg.engine.summaries.array_stats`:
+many of them the picture shows. The statistics (:func:`jaxdbg.engine.values.summaries.array_stats`:
 the range the ramp spans by default, the NaN / Inf counts and the places of the first
 of them) are exact, over the whole host copy; only the histogram is over the kept cells.
 
@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from jaxdbg.engine import summaries
+from jaxdbg.engine.values import summaries
+from jaxdbg.engine.values.drawable import Drawable
 
 #: Colour codes of the ramp: 0 (the range's low end) .. LEVELS - 1 (its high end).
 LEVELS = 248
@@ -66,7 +67,7 @@ class PictureError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
-class ArrayPicture:
+class ArrayPicture(Drawable):
     """One drawn slice of an array.
 
     ``rows`` / ``cols`` are the indices, along ``axes``, of the kept rows and columns;
@@ -103,7 +104,7 @@ class ArrayPicture:
     @property
     def nonfinite_cells(self) -> tuple[summaries.NonFiniteCell, ...]:
         """Where the array's first NaN / Inf values are (full indices, row-major order;
-        at most :data:`~jaxdbg.engine.summaries.NONFINITE_LISTED`)."""
+        at most :data:`~jaxdbg.engine.values.summaries.NONFINITE_LISTED`)."""
         return self.stats.nonfinite_cells if self.stats is not None else ()
 
     @property
@@ -158,14 +159,6 @@ class ArrayPicture:
         return tuple(int(i) for i in index)  # type: ignore[arg-type]
 
     # Drawn by jaxdbg.views.array_picture_view (registered there).
-    def __str__(self) -> str:
-        return _draw("plain", self)
-
-    def _repr_html_(self) -> str:
-        return str(_draw("html", self))
-
-    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
-        yield from _draw("rich", self)
 
 
 # ---------------------------------------------------------------------- the host copy
@@ -468,102 +461,3 @@ def _block(host: np.ndarray, shown: tuple[int | None, int], index: tuple[int | N
     selector[col_axis] = cols[None, :] if row_axis < col_axis else cols[:, None]
     block = host[tuple(selector)]
     return block if row_axis < col_axis else block.T
-
-
-SUMMARY_PICTURES = 12  # arrays the static stop summary draws
-# Bigger arrays are left out of the summary: drawing one reads its host copy, which for a
-# value still on an accelerator (a notebook global) is a transfer the user never asked for.
-SUMMARY_MAX_ELEMENTS = 1 << 24
-
-
-def small_pictures(values: dict[str, Any], limit: int = SUMMARY_PICTURES
-                   ) -> tuple[tuple[str, ArrayPicture], ...]:
-    """Small pictures of the arrays among ``values`` (a frame's locals), at most ``limit``;
-    values that cannot be drawn (scalars, empty, object arrays) or hold more than
-    SUMMARY_MAX_ELEMENTS elements are left out."""
-    found: list[tuple[str, ArrayPicture]] = []
-    for name, value in values.items():
-        if len(found) >= limit:
-            break
-        if name.startswith("__") or isinstance(value, type):
-            continue
-        try:
-            if not (hasattr(value, "shape") and hasattr(value, "dtype")) or not tuple(value.shape):
-                continue
-            if int(np.prod(value.shape)) > SUMMARY_MAX_ELEMENTS:
-                continue
-            found.append((name, picture(value, max_side=THUMBNAIL_SIDE)))
-        except (PictureError, TypeError, ValueError):
-            continue
-    return tuple(found)
-
-
-# ---------------------------------------------------------------------- pytrees
-
-
-def array_leaves(value: Any, limit: int = 16) -> list[tuple[str, Any]]:
-    """``(key path, leaf)`` of the array leaves of a pytree (the value itself when it
-    is an array), at most ``limit``."""
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return [("", value)]
-    import jax
-
-    found: list[tuple[str, Any]] = []
-    for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
-        if hasattr(leaf, "shape") and hasattr(leaf, "dtype") and int(getattr(leaf, "size", 0)):
-            found.append((jax.tree_util.keystr(path), leaf))
-            if len(found) >= limit:
-                break
-    return found
-
-
-class ShownArrays:
-    """The pictures ``show`` drew, each with its pytree key path ("" for the value itself)."""
-
-    def __init__(self, source: str, pictures: list[tuple[str, ArrayPicture]],
-                 more: int = 0) -> None:
-        self.source = source
-        self.pictures = pictures
-        self.more = more  # array leaves left out
-
-    def _labels(self) -> Iterator[tuple[str, ArrayPicture]]:
-        for path, pic in self.pictures:
-            yield self.source + path, pic
-
-    def __str__(self) -> str:
-        parts = [f"{label}: {pic}" for label, pic in self._labels()]
-        if self.more:
-            parts.append(f"... {self.more} more arrays")
-        return "\n".join(parts)
-
-    def _repr_html_(self) -> str:
-        return "".join(pic._repr_html_() for _, pic in self.pictures)
-
-    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
-        for label, pic in self._labels():
-            yield f"{label}:"
-            yield pic
-        if self.more:
-            yield f"... {self.more} more arrays"
-
-
-# ---------------------------------------------------------------------- drawings
-
-_drawings: dict[str, Callable[[ArrayPicture], Any]] = {}
-
-
-def register_drawing(*, plain: Callable[[ArrayPicture], str] | None = None,
-                     rich: Callable[[ArrayPicture], Iterator[Any]] | None = None,
-                     html: Callable[[ArrayPicture], str] | None = None) -> None:
-    """Set how an :class:`ArrayPicture` draws itself as plain text, with rich, or as HTML."""
-    for form, draw in (("plain", plain), ("rich", rich), ("html", html)):
-        if draw is not None:
-            _drawings[form] = draw
-
-
-def _draw(form: str, pic: ArrayPicture) -> Any:
-    draw = _drawings.get(form)
-    if draw is None:
-        raise LookupError(f"no {form} drawing of array pictures is registered "
-                          f"(import jaxdbg.views.array_picture_view)")
-    return draw(pic)

@@ -14,8 +14,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from jaxdbg.engine import job as job_mod
-from jaxdbg.engine import message_signing, remote_stops
+from jaxdbg.job import membership as job_mod
+from jaxdbg.job import message_signing, remote_stops
 
 _lock = threading.Lock()
 _sequence = itertools.count()

@@ -1,7 +1,7 @@
 """Session commands for many stops: ``continue all``, ``disable``, ``enable``, ``ignore``,
 ``condition``, ``log``, ``breakpoints``.
 
-They register in the public command table (:mod:`jaxdbg.engine.commands`), as a
+They register in the public command table (:mod:`jaxdbg.engine.command_table`), as a
 plugin's would, so every view (terminal, panel, Colab) has them, and ``continue``
 gets its ``all`` sub-word there; the state they change lives in
 :mod:`jaxdbg.engine.breakpoint_state`.
@@ -13,7 +13,7 @@ import ast
 
 from jaxdbg.engine import breakpoint_checks, breakpoint_state
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
-from jaxdbg.engine.commands import ArgumentKind, add_sub_word, command, error
+from jaxdbg.engine.command_table import ArgumentKind, add_sub_word, command, error
 from jaxdbg.engine.session import Session
 
 _NO_NUMBER = "this stop does not come from a numbered breakpoint"

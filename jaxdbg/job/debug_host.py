@@ -6,7 +6,7 @@ the program's own prints go on while another process's stop is served here, and 
 of their lines comes out whole instead of cut by the stop's banner or prompt.
 
 One daemon thread reads the ``stops/`` directory every POLL_S. Each new stop becomes a
-:class:`~jaxdbg.engine.remote_session.RemoteSession`, numbered by its call site on the
+:class:`~jaxdbg.job.remote_session.RemoteSession`, numbered by its call site on the
 host's breakpoint state (so ``disable``, ``ignore`` and ``continue all`` typed here
 decide for every process), queued in (process, device) order, and served on a thread
 of its own through this process's backend. When it ends the owner is told how.
@@ -23,12 +23,13 @@ import threading
 import time
 from typing import Any
 
-from jaxdbg.engine import breakpoint_state, command_output, interrupts, registry, stop_serving
-from jaxdbg.engine import job as job_mod
-from jaxdbg.engine.errors import DebuggerQuit
+from jaxdbg.engine import breakpoint_state, command_output, registry, stop_serving
+from jaxdbg.runtime import interrupts
+from jaxdbg.job import membership as job_mod
+from jaxdbg.runtime.errors import DebuggerQuit
 from jaxdbg.engine.outputs import Resume
-from jaxdbg.engine.remote_session import RemoteSession
-from jaxdbg.engine import quit_watch, remote_prints, remote_stops
+from jaxdbg.job.remote_session import RemoteSession
+from jaxdbg.job import quit_watch, remote_prints, remote_stops
 
 POLL_S = 0.05
 # Past this long at exit, the host says which processes it still waits for.

@@ -2,7 +2,7 @@
 
 The Session evaluates ``EXPR`` in the current frame; this module turns the value into
 an :class:`~jaxdbg.engine.outputs.Output` of kind ``SHARDING`` whose ``data`` is the
-:class:`~jaxdbg.engine.sharding_layout.ShardingView` (the terminal prints it with rich, the
+:class:`~jaxdbg.engine.values.sharding_layout.ShardingView` (the terminal prints it with rich, the
 panel embeds its ``_repr_html_()``) and whose ``text`` is its plain rendering.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxdbg.engine.commands import error as _error
+from jaxdbg.engine.command_table import error as _error
 from jaxdbg.engine.outputs import Output, OutputKind
 
 
@@ -18,7 +18,7 @@ def sharding_output(value: Any, source: str = "") -> Output:
     """The SHARDING output for ``value``, or an ERROR output that says what was expected."""
     import jax
 
-    from jaxdbg.engine.sharding_layout import sharding_view
+    from jaxdbg.engine.values.layout_reading import sharding_view
 
     shape = None
     if (isinstance(value, tuple) and len(value) == 2
@@ -68,7 +68,8 @@ def _as_compiled(session: Any, source: str, value: Any) -> Output | None:
     not fit the value (under vmap the compiler lays out the whole batch)."""
     import dataclasses
 
-    from jaxdbg.engine.sharding_layout import ShardingView, layout_of
+    from jaxdbg.engine.values.layout_reading import layout_of
+    from jaxdbg.engine.values.sharding_layout import ShardingView
 
     sharding = session.current.compiled_shardings.get(source)
     if sharding is None or not hasattr(value, "shape"):

@@ -2,7 +2,7 @@
 
 The Session evaluates ``EXPR`` in the current frame; this module makes an
 :class:`~jaxdbg.engine.outputs.Output` of kind ``PICTURE`` whose ``data`` is a
-:class:`~jaxdbg.engine.array_picture.ShownArrays` (the terminal draws it with rich block characters, the panel
+:class:`~jaxdbg.engine.values.picture_sets.ShownArrays` (the terminal draws it with rich block characters, the panel
 embeds its HTML) and whose ``text`` is its plain rendering.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxdbg.engine import array_picture
-from jaxdbg.engine.commands import error as _error
+from jaxdbg.engine.values import array_picture, picture_sets
+from jaxdbg.engine.command_table import error as _error
 from jaxdbg.engine.outputs import Output, OutputKind
 
 #: A terminal row holds about this many cells (two picture rows per text line).
@@ -28,7 +28,7 @@ def run(session: Any, arg: str) -> Output:
     if failed is not None:
         return failed
     try:
-        leaves = array_picture.array_leaves(value, LEAVES_SHOWN + 1)
+        leaves = picture_sets.array_leaves(value, LEAVES_SHOWN + 1)
     except Exception as e:
         return _error(f"could not read the arrays of {source}: {type(e).__name__}: {e}")
     if not leaves:
@@ -39,5 +39,5 @@ def run(session: Any, arg: str) -> Output:
             pictures.append((path, array_picture.picture(leaf, max_side=TERMINAL_SIDE)))
         except array_picture.PictureError as e:
             return _error(f"cannot show {source}{path}: {e}")
-    shown = array_picture.ShownArrays(source, pictures, more=len(leaves) - len(pictures))
+    shown = picture_sets.ShownArrays(source, pictures, more=len(leaves) - len(pictures))
     return Output(OutputKind.PICTURE, str(shown), shown)

@@ -1,0 +1,1 @@
+"""``replay``: run a stopped frame's function again, eagerly, in a stepping debugger."""
