@@ -29,10 +29,10 @@ import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import jaxdbg
-from jaxdbg.engine import breakpoint_state
 from measure import arguments, finish, interleave, ratio_row, timed
 
+import jaxdbg
+from jaxdbg.engine import breakpoint_state
 
 # -- 1. untriggered breakpoint_if ------------------------------------------------------
 

@@ -77,7 +77,8 @@ def _finite_calls(repeats: int, n: int, infs: bool = False) -> list[Row]:
 
 
 def _nan_under_shard_map(repeats: int, infs: bool = False) -> Row:
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     shard_map = getattr(jax, "shard_map", None)
     if shard_map is None:

@@ -18,6 +18,11 @@ Public API::
     jaxdbg.distributed.serve_here()    serve every process's stops of a jax.distributed job here
 """
 
+# isort: skip_file
+# The order of these imports is the order features register in: the core commands
+# first in `help`, then the many-stops, replay and watch commands; the drawings and the
+# frontends before the installed backends.
+
 from jaxdbg.commands import core as _core_commands  # noqa: F401 (registers the core commands, first in help)
 from jaxdbg.commands import breakpoints as _breakpoint_commands  # noqa: F401 (registers commands)
 from jaxdbg.replay import stepping as _replay  # noqa: F401 (registers replay and the stepping commands)

@@ -9,7 +9,8 @@ every process are served at the job's debug host: process ``$JAXDBG_DEBUG_PROCES
 from __future__ import annotations
 
 from jaxdbg import config
-from jaxdbg.job import debug_host, membership as job
+from jaxdbg.job import debug_host
+from jaxdbg.job import membership as job
 from jaxdbg.job.local_processes import LocalProcesses, StillRunning, start_local_processes
 
 __all__ = ["LocalProcesses", "StillRunning", "serve_here", "start_local_processes", "status"]

@@ -18,8 +18,8 @@ from typing import Any
 
 from jaxdbg.engine import registry
 from jaxdbg.ipython import extension
-from jaxdbg_widgets.panel.backend import OPTIONS, available, prepare, run_widget_debugger
 from jaxdbg_widgets import pause
+from jaxdbg_widgets.panel.backend import OPTIONS, available, prepare, run_widget_debugger
 
 NAME = "widgets"
 

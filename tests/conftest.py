@@ -31,13 +31,13 @@ import pytest
 # (`kernel_python`); a module that shares one binds `kernel = kernel_fixture(SETUP)`.
 # A shared kernel is replaced after a test that failed with it: the hook keeps each
 # test's call report where the kernel's fixture reads it.
+from support.kernel_harness import keep_call_report as pytest_runtest_makereport  # noqa: F401
 from support.kernel_harness import (  # noqa: F401
     kernel,
     kernel_python,
     shared_kernels,
+    split_by_kernel_matrix,
 )
-from support.kernel_harness import keep_call_report as pytest_runtest_makereport  # noqa: F401
-from support.kernel_harness import split_by_kernel_matrix
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

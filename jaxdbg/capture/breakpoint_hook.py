@@ -15,12 +15,11 @@ from typing import Any
 
 from jaxdbg.capture import breakpoints
 from jaxdbg.engine import frames as frames_mod
-from jaxdbg.runtime.jax_routes import BREAKPOINT, is_installed
+from jaxdbg.engine import registry, stop_serving
 from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.runtime import notices
-from jaxdbg.engine import registry
-from jaxdbg.engine import stop_serving
 from jaxdbg.internals import jax_debugger
+from jaxdbg.runtime import notices
+from jaxdbg.runtime.jax_routes import BREAKPOINT, is_installed
 
 _JAX_REGISTRY_NAME = "jaxdbg"
 _JAX_REGISTRY_PRIORITY = 1_000

@@ -26,22 +26,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdbg.engine import breakpoint_checks
-from jaxdbg.engine import breakpoint_state
-from jaxdbg.job import debug_host
+from jaxdbg.capture import prints, staging
+from jaxdbg.engine import breakpoint_checks, breakpoint_state, program_shardings, registry, stop_serving
 from jaxdbg.engine import frames as frames_mod
-from jaxdbg.runtime import interrupts
-from jaxdbg.engine import program_shardings
-from jaxdbg.capture import prints
-from jaxdbg.capture import staging
-from jaxdbg.runtime import quit_reporting
-from jaxdbg.job import quit_watch
-from jaxdbg.engine import registry
-from jaxdbg.replay import stepping as replay
-from jaxdbg.engine import stop_serving
-from jaxdbg.internals import ipython_api, jax_api
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.internals import ipython_api, jax_api
+from jaxdbg.job import debug_host, quit_watch
+from jaxdbg.replay import stepping as replay
+from jaxdbg.runtime import interrupts, quit_reporting
 
 # How many frames sit between the user's call and place_breakpoint (the public function).
 _CALLER = 1

@@ -19,9 +19,9 @@ import jax
 from jax.experimental import checkify as jax_checkify
 
 from jaxdbg.engine import frames as frames_mod
-from jaxdbg.runtime import jax_routes
-from jaxdbg.internals import jax_checkify_errors
 from jaxdbg.engine.values.drawable import Drawable
+from jaxdbg.internals import jax_checkify_errors
+from jaxdbg.runtime import jax_routes
 from jaxdbg.views import checkify_view
 
 CONTEXT_LINES = 3  # source lines shown either side of the failing line

@@ -22,8 +22,8 @@ import jax
 import numpy as np
 
 from jaxdbg.capture import checkify_errors, nan_location
-from jaxdbg.runtime import jax_routes
 from jaxdbg.internals import jax_nan_checks, jax_programs
+from jaxdbg.runtime import jax_routes
 
 
 def devices_in_job(fun: Callable[..., Any], args: tuple, kwargs: dict, primitive: str,

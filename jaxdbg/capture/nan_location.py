@@ -40,8 +40,8 @@ import jax
 from jax.experimental import checkify as jax_checkify
 
 from jaxdbg.capture import checkify_errors
-from jaxdbg.runtime import jax_routes
 from jaxdbg.internals import jax_nan_checks, jax_programs
+from jaxdbg.runtime import jax_routes
 
 # Primitives that only pass on a NaN made elsewhere (a sum over devices of one NaN).
 _COLLECTIVES = frozenset({"psum", "pmax", "pmin", "pmean", "all_gather", "all_to_all", "ppermute",

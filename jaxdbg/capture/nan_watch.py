@@ -32,18 +32,16 @@ from typing import Any, Callable
 
 import jax
 
+from jaxdbg.capture import nan_in_job, nan_location, postmortem, source_locals
 from jaxdbg.engine import frames as frames_mod
-from jaxdbg.runtime import jax_routes
-from jaxdbg.capture import nan_in_job
-from jaxdbg.capture import nan_location, postmortem, source_locals
+from jaxdbg.engine import registry, stop_serving
 from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.internals import jax_nan_checks
 from jaxdbg.job import debug_host
-from jaxdbg.runtime import notices
-from jaxdbg.engine import registry, stop_serving
+from jaxdbg.runtime import jax_routes, notices
 from jaxdbg.runtime.errors import DebuggerQuit
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
-from jaxdbg.internals import jax_nan_checks
 
 #: Set on a FloatingPointError whose NaN a stop was opened for (its NanOrigin), so the
 #: post-mortem after the cell does not open another.

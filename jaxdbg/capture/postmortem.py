@@ -22,12 +22,13 @@ from typing import Any, Callable
 import jax
 
 from jaxdbg.engine import frames as frames_mod
-from jaxdbg.runtime import notices
 from jaxdbg.engine import registry
-from jaxdbg.internals import ipython_api, jax_nan_checks
 from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.session import Session
 from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.internals import ipython_api, jax_nan_checks
+from jaxdbg.runtime import notices
+
 
 def frames_from_traceback(tb: types.TracebackType | None, device: int | None = None) -> list[Frame]:
     """The user's frames of a traceback, innermost first, at the lines that raised. A

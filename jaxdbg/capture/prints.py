@@ -37,12 +37,13 @@ import numpy as np
 from jax.custom_batching import custom_vmap
 
 from jaxdbg import config
-from jaxdbg.engine import frames as frames_mod
-from jaxdbg.runtime import jax_routes
 from jaxdbg.capture import shard_devices
+from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.job import debug_host, membership as job, remote_prints
 from jaxdbg.internals import jax_api
+from jaxdbg.job import debug_host, remote_prints
+from jaxdbg.job import membership as job
+from jaxdbg.runtime import jax_routes
 
 
 @dataclasses.dataclass(frozen=True)

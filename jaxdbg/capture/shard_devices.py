@@ -23,8 +23,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdbg.runtime import jax_routes
 from jaxdbg.engine import program_shardings
+from jaxdbg.runtime import jax_routes
 
 
 class ShardDevices:

@@ -14,10 +14,10 @@ from typing import Any, Callable, Sequence
 
 import jax
 
-from jaxdbg.runtime import jax_routes
+from jaxdbg.capture.display import show
 from jaxdbg.engine.values.layout_reading import layout_of, sharding_view
 from jaxdbg.engine.values.sharding_layout import ShardingView
-from jaxdbg.capture.display import show
+from jaxdbg.runtime import jax_routes
 
 
 def visualize_sharding(x: Any, *, shape: Sequence[int] | None = None, **_jax_options: Any) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 
 from jaxdbg.engine import breakpoint_checks, breakpoint_state
-from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.engine.command_table import ArgumentKind, add_sub_word, command, error
+from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.engine.session import Session
 
 _NO_NUMBER = "this stop does not come from a numbered breakpoint"

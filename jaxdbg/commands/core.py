@@ -6,12 +6,12 @@ be; :class:`~jaxdbg.engine.session.Session` holds what they do.
 
 from __future__ import annotations
 
+from jaxdbg.commands import sharding as sharding_command
+from jaxdbg.commands import show as show_command
 from jaxdbg.engine.command_table import TABLE as COMMANDS
 from jaxdbg.engine.command_table import ArgumentKind, command, error
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.engine.session import Session
-from jaxdbg.commands import sharding as sharding_command
-from jaxdbg.commands import show as show_command
 
 
 def _count(arg: str) -> int | None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxdbg.engine.values import array_picture, picture_sets
 from jaxdbg.engine.command_table import error as _error
 from jaxdbg.engine.outputs import Output, OutputKind
+from jaxdbg.engine.values import array_picture, picture_sets
 
 #: A terminal row holds about this many cells (two picture rows per text line).
 TERMINAL_SIDE = 64

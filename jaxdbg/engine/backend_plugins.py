@@ -16,9 +16,9 @@ import threading
 import types
 from importlib import metadata
 
-from jaxdbg.runtime import notices
 from jaxdbg.engine import registry
 from jaxdbg.internals import ipykernel_kernel
+from jaxdbg.runtime import notices
 
 GROUP = "jaxdbg.backends"
 

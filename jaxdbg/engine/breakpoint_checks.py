@@ -20,9 +20,9 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+from jaxdbg.engine import breakpoint_state, evaluation, watches
 from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.engine import breakpoint_state, evaluation, watches
 from jaxdbg.runtime import notices
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
 

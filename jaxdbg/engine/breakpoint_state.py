@@ -38,10 +38,10 @@ import sys
 import threading
 from typing import Callable
 
-from jaxdbg.runtime import notices
 from jaxdbg.engine import runs
 from jaxdbg.engine.frames import display_filename
 from jaxdbg.internals import ipython_api
+from jaxdbg.runtime import notices
 
 
 @dataclasses.dataclass

@@ -21,9 +21,9 @@ import builtins
 import re
 from typing import Any, Callable, Protocol
 
-from jaxdbg.engine.frames import Frame
 from jaxdbg.engine import breakpoint_state
 from jaxdbg.engine.command_table import TABLE, ArgumentKind, Command, split_command
+from jaxdbg.engine.frames import Frame
 
 
 class CompletionContext(Protocol):

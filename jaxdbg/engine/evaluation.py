@@ -11,12 +11,10 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from jaxdbg.runtime import interrupts
-from jaxdbg.runtime import quit_reporting
-from jaxdbg.runtime.errors import DebuggerQuit
 from jaxdbg.engine.frames import Frame
+from jaxdbg.runtime import interrupts, quit_reporting
+from jaxdbg.runtime.errors import DebuggerQuit
 from jaxdbg.runtime.guarded_calls import format_exception, guarded  # noqa: F401  (re-exported)
-
 
 NESTED_QUIT = "DebuggerQuit: the nested stop was quit"
 

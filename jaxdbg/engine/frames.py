@@ -19,8 +19,8 @@ from typing import Any, Callable
 import jax
 
 from jaxdbg.engine import program_shardings
-from jaxdbg.runtime.guarded_calls import guarded
 from jaxdbg.internals import ipython_api, jax_api, jax_debugger
+from jaxdbg.runtime.guarded_calls import guarded
 
 # Modules whose frames are machinery, not the user's program.
 _HIDDEN_MODULE_PREFIXES = (

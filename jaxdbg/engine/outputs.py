@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the data types of the kinds; their modules import this one's users
     from jaxdbg.engine.breakpoint_state import BreakpointRow
-    from jaxdbg.engine.values.sharding_layout import ShardingView
     from jaxdbg.engine.values.picture_sets import ShownArrays
+    from jaxdbg.engine.values.sharding_layout import ShardingView
     from jaxdbg.engine.values.summaries import ValueSummary
     from jaxdbg.engine.watches import Watch
 

@@ -33,14 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from jaxdbg.engine.frames import Frame, Unavailable
-from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.engine import breakpoint_state, registry, watches
-from jaxdbg.engine.values import summaries
 from jaxdbg.engine.command_table import ArgumentKind, command, error
-from jaxdbg.runtime.guarded_calls import format_exception, guarded
+from jaxdbg.engine.frames import Frame, Unavailable
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
+from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.engine.values import summaries
+from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
 FORMAT = "jaxdbg-saved-stop"
 VERSION = 1

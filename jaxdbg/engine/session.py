@@ -16,21 +16,26 @@ import re
 import types
 from typing import Any, Callable
 
-from jaxdbg.engine import command_output
-from jaxdbg.engine import completion
-from jaxdbg.engine import evaluation
-from jaxdbg.runtime import interrupts
-from jaxdbg.engine.values import array_picture, local_rows, picture_sets, summaries
-from jaxdbg.engine import watches
-from jaxdbg.engine.frames import Frame, display_filename
-from jaxdbg.engine.outputs import (ENDED_OTHERWISE, INTERRUPTED, FrameRow, LogEntry, Output, OutputKind, Resume,
-                            SourceView, StopSummary)
-from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.engine.command_table import Command, error, split_command
-from jaxdbg.engine.command_table import TABLE as COMMANDS
-from jaxdbg.runtime.guarded_calls import format_exception, guarded
-from jaxdbg.runtime import phrases
+from jaxdbg.engine import command_output, completion, evaluation, watches
 from jaxdbg.engine import source_window as source_lines
+from jaxdbg.engine.command_table import TABLE as COMMANDS
+from jaxdbg.engine.command_table import Command, error, split_command
+from jaxdbg.engine.frames import Frame, display_filename
+from jaxdbg.engine.outputs import (
+    ENDED_OTHERWISE,
+    INTERRUPTED,
+    FrameRow,
+    LogEntry,
+    Output,
+    OutputKind,
+    Resume,
+    SourceView,
+    StopSummary,
+)
+from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.engine.values import array_picture, local_rows, picture_sets, summaries
+from jaxdbg.runtime import interrupts, phrases
+from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
 MAX_RESULT_CHARS = 20_000
 DEFAULT_CONTEXT = phrases.DEFAULT_CONTEXT  # source lines either side of the current line

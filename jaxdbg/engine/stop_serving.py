@@ -52,17 +52,13 @@ import time
 import weakref
 from typing import Any, Callable
 
-from jaxdbg.engine import breakpoint_state
-from jaxdbg.engine import command_output
-from jaxdbg.runtime import interrupts
-from jaxdbg.runtime import quit_reporting
-from jaxdbg.engine import registry
-from jaxdbg.engine import watches
-from jaxdbg.runtime.errors import DebuggerQuit
+from jaxdbg.engine import breakpoint_state, command_output, registry, watches
 from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.session import Session
 from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.runtime import interrupts, quit_reporting
+from jaxdbg.runtime.errors import DebuggerQuit
 
 # How long the first stop of a multi-device round waits for the round's other devices
 # (it stops waiting as soon as all have arrived). Measured with pmap over forced host

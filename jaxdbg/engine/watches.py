@@ -24,10 +24,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from jaxdbg.engine.frames import Frame
 from jaxdbg.engine import evaluation
-from jaxdbg.runtime import notices
+from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.values import summaries
+from jaxdbg.runtime import notices
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
 HISTORY_LENGTH = 10_000  # values kept per watch (the oldest leave first)

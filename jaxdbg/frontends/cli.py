@@ -15,15 +15,14 @@ import sys
 import weakref
 from typing import IO, TYPE_CHECKING
 
-from jaxdbg.runtime import interrupts, notices
-from jaxdbg.frontends import driver
-from jaxdbg.frontends import terminal_input
 from jaxdbg.engine.backend_plugins import panel_hint
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import DEFAULT_CONTEXT, Session
-from jaxdbg.runtime.phrases import PROMPT
-from jaxdbg.frontends.terminal_completion import tab_completion
 from jaxdbg.engine.source_window import window_lines
+from jaxdbg.frontends import driver, terminal_input
+from jaxdbg.frontends.terminal_completion import tab_completion
+from jaxdbg.runtime import interrupts, notices
+from jaxdbg.runtime.phrases import PROMPT
 
 if TYPE_CHECKING:  # rich is imported when a terminal stop is drawn, not with jaxdbg
     from rich.console import Console

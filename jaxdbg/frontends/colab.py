@@ -17,12 +17,11 @@ import json
 import uuid
 from typing import Any
 
-from jaxdbg.runtime import notices
 from jaxdbg.engine.outputs import Output
 from jaxdbg.engine.session import Session
 from jaxdbg.frontends import driver
+from jaxdbg.runtime import notices, phrases
 from jaxdbg.runtime.phrases import PROMPT
-from jaxdbg.runtime import phrases
 
 OPTIONS = ("context",)  # run_colab's keyword options
 

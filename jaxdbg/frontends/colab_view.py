@@ -14,16 +14,15 @@ import string
 
 from markupsafe import Markup, escape
 
-from jaxdbg.engine.frames import display_filename
 from jaxdbg.engine.command_table import TABLE as COMMANDS
+from jaxdbg.engine.frames import display_filename
 from jaxdbg.engine.outputs import LogEntry, Output, SourceView
 from jaxdbg.engine.session import Session
-from jaxdbg.views import html as html_view
-from jaxdbg.views import palette
-from jaxdbg.runtime import phrases
-from jaxdbg.views import text as text_view
-from jaxdbg.views import watch_views
 from jaxdbg.engine.source_window import window_lines
+from jaxdbg.runtime import phrases
+from jaxdbg.views import html as html_view
+from jaxdbg.views import palette, watch_views
+from jaxdbg.views import text as text_view
 
 LOG_ENTRY_CHARS = 4_000  # per logged result; the full text stays available via `p`
 LOG_ENTRIES = 50

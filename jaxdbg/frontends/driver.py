@@ -24,10 +24,10 @@ import sys
 from typing import IO, Any, Callable
 
 from jaxdbg import config
-from jaxdbg.runtime import notices
 from jaxdbg.engine.outputs import Output
 from jaxdbg.engine.session import Session
 from jaxdbg.frontends import command_queue
+from jaxdbg.runtime import notices
 
 
 class NoInput(Exception):

@@ -24,7 +24,13 @@ from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
 from jaxdbg.frontends import command_queue, driver
 from jaxdbg.frontends.command_queue import (  # the scripted-commands API, at one import
-    ENV_VAR, OPTION, backend_options, configured, reset, split_commands)
+    ENV_VAR,
+    OPTION,
+    backend_options,
+    configured,
+    reset,
+    split_commands,
+)
 from jaxdbg.runtime.phrases import PROMPT
 
 __all__ = ["ENV_VAR", "OPTION", "answer", "backend_options", "configured", "handled",

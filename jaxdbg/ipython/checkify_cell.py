@@ -19,10 +19,9 @@ from typing import Any, Callable
 import jax
 from jax.experimental import checkify as jax_checkify
 
-from jaxdbg.runtime import jax_routes
 from jaxdbg.capture.checkify_errors import CheckifyView, LocatedError, parse_errors
 from jaxdbg.internals import ipython_api
-from jaxdbg.runtime import notices
+from jaxdbg.runtime import jax_routes, notices
 
 USAGE = "%%checkify [--errors user|index|float|nan|div|all]  (several joined with commas)"
 

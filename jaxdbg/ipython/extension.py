@@ -16,12 +16,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Protocol
 
-from jaxdbg.capture import breakpoint_hook
-from jaxdbg.capture import postmortem
+from jaxdbg.capture import breakpoint_hook, postmortem
+from jaxdbg.ipython import checkify_cell, magics, sharding_hooks
 from jaxdbg.runtime import quit_reporting
-from jaxdbg.ipython import checkify_cell
-from jaxdbg.ipython import magics
-from jaxdbg.ipython import sharding_hooks
 
 
 class ExtensionFeature(Protocol):

@@ -16,10 +16,10 @@ from markupsafe import Markup
 
 from jaxdbg import config
 from jaxdbg.capture import nan_watch, prints
+from jaxdbg.capture.display import show
 from jaxdbg.engine import breakpoint_state, registry
 from jaxdbg.job import membership as job
 from jaxdbg.runtime import notices
-from jaxdbg.capture.display import show
 from jaxdbg.views import theme
 
 MAGIC_NAME = "jaxdbg"
@@ -204,8 +204,8 @@ def panel_drawing_status() -> tuple[str, str]:
 
 
 def _hooks_status() -> tuple[str, str]:
-    from jaxdbg.runtime import jax_routes
     from jaxdbg.ipython import sharding_hooks
+    from jaxdbg.runtime import jax_routes
 
     parts = [f"jax.debug.breakpoint: {'jaxdbg' if jax_routes.is_installed() else 'JAX'}",
              f"sharding: {'jaxdbg' if sharding_hooks.is_installed() else 'JAX'}"]

@@ -18,10 +18,10 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from jaxdbg.runtime import jax_routes
 from jaxdbg.capture.sharding_display import inspect_sharding, visualize_sharding
 from jaxdbg.engine.values.layout_reading import sharding_view
 from jaxdbg.internals import ipython_api
+from jaxdbg.runtime import jax_routes
 
 _lock = threading.Lock()
 _ROUTES = {"visualize_array_sharding": jax_routes.VISUALIZE_ARRAY_SHARDING,

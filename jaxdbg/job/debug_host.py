@@ -24,12 +24,12 @@ import time
 from typing import Any
 
 from jaxdbg.engine import breakpoint_state, command_output, registry, stop_serving
-from jaxdbg.runtime import interrupts
-from jaxdbg.job import membership as job_mod
-from jaxdbg.runtime.errors import DebuggerQuit
 from jaxdbg.engine.outputs import Resume
-from jaxdbg.job.remote_session import RemoteSession
+from jaxdbg.job import membership as job_mod
 from jaxdbg.job import quit_watch, remote_prints, remote_stops
+from jaxdbg.job.remote_session import RemoteSession
+from jaxdbg.runtime import interrupts
+from jaxdbg.runtime.errors import DebuggerQuit
 
 POLL_S = 0.05
 # Past this long at exit, the host says which processes it still waits for.

@@ -21,9 +21,9 @@ import threading
 import time
 
 from jaxdbg import config
+from jaxdbg.internals import coordination
 from jaxdbg.job import message_signing
 from jaxdbg.runtime import notices
-from jaxdbg.internals import coordination
 
 # How long one blocking get waits before the waiter looks around (is the other side
 # still alive? did the job quit?); every wait on the store is made of such slices.

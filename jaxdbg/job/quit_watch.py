@@ -32,8 +32,8 @@ import threading
 from typing import Callable
 
 from jaxdbg.job import membership as job_mod
-from jaxdbg.runtime import quit_reporting
 from jaxdbg.job import remote_stops
+from jaxdbg.runtime import quit_reporting
 
 POLL_S = 0.5
 # How long a thread may stay in the one call into JAX it was in when the quit came

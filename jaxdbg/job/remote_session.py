@@ -15,16 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxdbg.engine.values import array_picture
-from jaxdbg.job import membership as job_mod
-from jaxdbg.job import message_signing
-from jaxdbg.job import remote_stops
 from jaxdbg.engine import watches
 from jaxdbg.engine.command_table import TABLE, error, split_command
 from jaxdbg.engine.outputs import Output, Resume
 from jaxdbg.engine.session import Session
 from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.engine.values import array_picture
 from jaxdbg.internals import coordination
+from jaxdbg.job import membership as job_mod
+from jaxdbg.job import message_signing, remote_stops
 
 # Commands answered by the host's own state (their primary names in the table).
 HOST_COMMANDS = frozenset({"continue", "skip", "quit", "ca", "disable", "enable", "ignore",

@@ -25,17 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from jaxdbg.engine.values import array_picture
-from jaxdbg.job import membership as job_mod
-from jaxdbg.job import message_signing
-from jaxdbg.engine.values import summaries
 from jaxdbg.engine import watches
-from jaxdbg.runtime.errors import DebugHostGone
+from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.outputs import FrameRow, Output, OutputKind, Resume, SourceView
 from jaxdbg.engine.session import Session
-from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.engine.values import array_picture, summaries
 from jaxdbg.internals import coordination
+from jaxdbg.job import membership as job_mod
+from jaxdbg.job import message_signing
+from jaxdbg.runtime.errors import DebugHostGone
 
 # How long a stop waits for the host to say it serves the job (it says so when it
 # traces a breakpoint or calls serve_here()) before this process serves it itself.

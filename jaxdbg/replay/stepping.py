@@ -29,16 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from jaxdbg.engine import frames as frames_mod
-from jaxdbg.engine.frames import Frame
 from jaxdbg.engine import command_output, evaluation
-from jaxdbg.runtime import interrupts
+from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.command_table import ArgumentKind, command, error
-from jaxdbg.runtime.guarded_calls import format_exception
+from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.replay.collectives import collective_reached
-from jaxdbg.replay.inputs import (ReplayCall, ReplayRefused, parse_given, placed_on, replay_call,
-                                         replay_device)
+from jaxdbg.replay.inputs import ReplayCall, ReplayRefused, parse_given, placed_on, replay_call, replay_device
+from jaxdbg.runtime import interrupts
+from jaxdbg.runtime.guarded_calls import format_exception
 
 if TYPE_CHECKING:
     from jaxdbg.engine.session import Session

@@ -16,8 +16,8 @@ when the main thread itself listens, Ctrl-C does what it always did.
 
 from __future__ import annotations
 
-import contextlib
 import _thread
+import contextlib
 import ctypes
 import os
 import signal

@@ -12,9 +12,9 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
+from jaxdbg.internals import ipython_api, jax_api
 from jaxdbg.runtime import interrupts
 from jaxdbg.runtime.errors import DebuggerQuit, DebugHostGone
-from jaxdbg.internals import ipython_api, jax_api
 
 QUIT_LINE = "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped"
 

@@ -19,11 +19,9 @@ from typing import Any, Iterable
 from markupsafe import Markup, escape
 
 from jaxdbg.engine.outputs import LogEntry, SourceView, StopSummary
-from jaxdbg.views import array_picture_view
 from jaxdbg.runtime import phrases
+from jaxdbg.views import array_picture_view, theme, watch_views
 from jaxdbg.views import text as text_view
-from jaxdbg.views import theme
-from jaxdbg.views import watch_views
 
 ERROR_STYLE = theme.ERROR
 MUTED_STYLE = theme.MUTED

@@ -13,8 +13,15 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from jaxdbg.engine.values.sharding_layout import (Fold, LayoutKind, Shard, ShardingLayout, ShardingView,
-                                                 compress_ids, fold)
+from jaxdbg.engine.values.sharding_layout import (
+    Fold,
+    LayoutKind,
+    Shard,
+    ShardingLayout,
+    ShardingView,
+    compress_ids,
+    fold,
+)
 from jaxdbg.views import palette
 
 MAX_ROWS = 32

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from jaxdbg.engine.outputs import StopSummary
-from jaxdbg.views import array_picture_view
 from jaxdbg.runtime import phrases
-from jaxdbg.views import watch_views
+from jaxdbg.views import array_picture_view, watch_views
 
 
 def clip(text: str, limit: int | None) -> tuple[str, int]:

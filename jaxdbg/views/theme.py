@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from jaxdbg.views import palette
 from jaxdbg.engine.source_window import numbered_lines
+from jaxdbg.views import palette
 
 MONO = ("font-family:var(--jp-code-font-family, monospace);font-size:12px;"
         "line-height:1.45;")

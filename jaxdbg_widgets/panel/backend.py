@@ -30,13 +30,11 @@ import time
 from typing import Any
 
 from jaxdbg import config
-
-from jaxdbg.frontends import cli, driver
-from jaxdbg.runtime import interrupts, notices
 from jaxdbg.engine.outputs import Resume
-from jaxdbg.internals import ipykernel_kernel, ipykernel_parents, ipython_api
 from jaxdbg.engine.session import Session
-from jaxdbg.runtime import phrases
+from jaxdbg.frontends import cli, driver
+from jaxdbg.internals import ipykernel_kernel, ipykernel_parents, ipython_api
+from jaxdbg.runtime import interrupts, notices, phrases
 from jaxdbg_widgets.panel.protocol import PRESENCE, TYPE
 
 HEADER_REFRESH_S = 0.5  # how often a paused panel re-reads the count of waiting stops

@@ -29,14 +29,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from jaxdbg.engine.values import array_picture
-from jaxdbg.engine import breakpoint_state, evaluation
-from jaxdbg.runtime import notices
-from jaxdbg.engine import outputs
+from jaxdbg.engine import breakpoint_state, evaluation, outputs
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
+from jaxdbg.engine.values import array_picture
+from jaxdbg.runtime import notices, phrases
 from jaxdbg.views import html as html_view
-from jaxdbg.runtime import phrases
 from jaxdbg_widgets.panel import array_view
 from jaxdbg_widgets.panel import state as model
 from jaxdbg_widgets.panel.protocol import PRESENCE, TYPE, ToBrowser, ToKernel, message

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES, Token
 
 from jaxdbg.engine import breakpoint_state
-from jaxdbg.engine.values import local_rows, summaries
-from jaxdbg.engine.frames import display_filename
-from jaxdbg.runtime import phrases
 from jaxdbg.engine.command_table import TABLE as COMMANDS
+from jaxdbg.engine.frames import display_filename
 from jaxdbg.engine.session import Session
+from jaxdbg.engine.values import local_rows, summaries
+from jaxdbg.runtime import phrases
 from jaxdbg.views import text as text_view
 
 COMMAND_CHARS = 300  # an echoed command beyond this is cut (a 10 MB paste stays out)

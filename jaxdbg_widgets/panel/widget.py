@@ -15,8 +15,8 @@ import anywidget
 import traitlets as t
 
 from jaxdbg.internals import ipywidgets_api
-from jaxdbg.views import array_picture_view as _pictures
 from jaxdbg.runtime import phrases as _phrases
+from jaxdbg.views import array_picture_view as _pictures
 from jaxdbg_widgets.panel import protocol as _protocol
 
 _STATIC = Path(__file__).resolve().parents[1] / "static"

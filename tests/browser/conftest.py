@@ -41,8 +41,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # so `import support.lab_helpers` works under any import mode
     sys.path.insert(0, str(HERE.parent))
 
-from support.port_lock import PortLock  # noqa: E402
 from support.lab_helpers import ARTIFACTS, INSTALLED_WHEEL_KERNEL, LabServer, save_screenshot  # noqa: E402
+from support.port_lock import PortLock  # noqa: E402
 
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

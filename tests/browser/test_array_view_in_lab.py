@@ -13,8 +13,17 @@ import pytest
 
 from jaxdbg.engine.values import array_picture
 from jaxdbg.views import array_picture_view
-from support.lab_helpers import (THEMES, WCAG_AA, live_panel, open_notebook, run_cell, save_screenshot,
-                                 in_theme, text_contrast, wait_for_output_text)
+from support.lab_helpers import (
+    THEMES,
+    WCAG_AA,
+    in_theme,
+    live_panel,
+    open_notebook,
+    run_cell,
+    save_screenshot,
+    text_contrast,
+    wait_for_output_text,
+)
 
 pytestmark = [pytest.mark.browser]
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 import jax.numpy as jnp
 import pytest
 
-from jaxdbg.frontends import colab
-from jaxdbg.frontends import colab_view
 from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.session import Session
 from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.frontends import colab, colab_view
 from support.lab_helpers import save_screenshot
 
 # Colab's theme variables, as its dark theme sets them in an output frame.

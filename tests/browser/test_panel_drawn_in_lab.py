@@ -17,8 +17,16 @@ import re
 
 import pytest
 
-from support.lab_helpers import (EXTENSION_SETUP_CELL, JITTED_STOP_CELL, live_panel, open_notebook,
-                                 run_all_cells, run_cell, wait_for_output_text, write_notebook)
+from support.lab_helpers import (
+    EXTENSION_SETUP_CELL,
+    JITTED_STOP_CELL,
+    live_panel,
+    open_notebook,
+    run_all_cells,
+    run_cell,
+    wait_for_output_text,
+    write_notebook,
+)
 
 PANEL_TIMEOUT_MS = 120_000
 FIRST_STOP_CELL = EXTENSION_SETUP_CELL + JITTED_STOP_CELL

@@ -18,8 +18,8 @@ import sys
 import pytest
 
 from support.lab_helpers import (
-    EXTENSION_SETUP_CELL,
     ARTIFACTS,
+    EXTENSION_SETUP_CELL,
     cell,
     cell_output_text,
     cell_outputs,

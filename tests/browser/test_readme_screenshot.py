@@ -13,7 +13,16 @@ import re
 
 import pytest
 
-from support.lab_helpers import EXTENSION_SETUP_CELL, ARTIFACTS, cell, live_panel, open_notebook, run_cell, type_command, wait_log
+from support.lab_helpers import (
+    ARTIFACTS,
+    EXTENSION_SETUP_CELL,
+    cell,
+    live_panel,
+    open_notebook,
+    run_cell,
+    type_command,
+    wait_log,
+)
 
 pytestmark = pytest.mark.browser
 

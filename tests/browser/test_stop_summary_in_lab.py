@@ -14,9 +14,9 @@ import json
 import pytest
 
 from support.lab_helpers import (
+    ARTIFACTS,
     EXTENSION_SETUP_CELL,
     JITTED_STOP_CELL,
-    ARTIFACTS,
     cell,
     live_panel,
     open_notebook,

@@ -7,9 +7,17 @@ from __future__ import annotations
 
 import pytest
 
-from support.lab_helpers import (EXTENSION_SETUP_CELL, cell, live_panel, open_notebook, run_cell, save_screenshot,
-                                 type_command, wait_for_output_text, wait_log)
-
+from support.lab_helpers import (
+    EXTENSION_SETUP_CELL,
+    cell,
+    live_panel,
+    open_notebook,
+    run_cell,
+    save_screenshot,
+    type_command,
+    wait_for_output_text,
+    wait_log,
+)
 from support.nonfinite_locals import STOP_CELL, finite_ranges
 
 pytestmark = pytest.mark.browser

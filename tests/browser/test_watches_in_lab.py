@@ -11,9 +11,21 @@ import json
 
 import pytest
 
-from support.lab_helpers import (EXTENSION_SETUP_CELL, THEMES, WCAG_AA, cell, live_panel, open_notebook, run_cell,
-                                 save_screenshot, in_theme, text_contrast,
-                                 type_command, wait_for_output_text, wait_log)
+from support.lab_helpers import (
+    EXTENSION_SETUP_CELL,
+    THEMES,
+    WCAG_AA,
+    cell,
+    in_theme,
+    live_panel,
+    open_notebook,
+    run_cell,
+    save_screenshot,
+    text_contrast,
+    type_command,
+    wait_for_output_text,
+    wait_log,
+)
 
 pytestmark = pytest.mark.browser
 

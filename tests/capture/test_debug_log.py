@@ -10,9 +10,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxdbg.runtime import jax_routes
 from jaxdbg.capture import jax_print_routing, prints
 from jaxdbg.internals import jax_api
+from jaxdbg.runtime import jax_routes
 
 pytestmark = pytest.mark.skipif(not hasattr(jax.debug, "log"), reason="this JAX has no jax.debug.log")
 

@@ -24,13 +24,13 @@ kernel = kernel_fixture(SETUP)
 
 def _log_rows(kernel, result) -> list[list[str]]:
     """The rows the cell's print log widget was sent."""
-    opens = [m for m in kernel._all if m["msg_type"] == "comm_open"
+    opens = [m for m in kernel.messages() if m["msg_type"] == "comm_open"
              and "jaxdbg-print-log" in m["content"]["data"].get("state", {}).get("_css", "")
              and m["parent_header"].get("msg_id") == result.msg_id]
     assert opens, result
     comm_id = opens[-1]["content"]["comm_id"]
     rows: list[list[str]] = []
-    for m in kernel._all:
+    for m in kernel.messages():
         if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == comm_id:
             chunk = m["content"]["data"].get("state", {}).get("chunk")
             if chunk:

@@ -8,10 +8,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from jaxdbg.capture import nan_in_job
-from jaxdbg.capture import nan_location
+from jaxdbg.capture import nan_in_job, nan_location
 
 
 def _sharded(values):

@@ -12,9 +12,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxdbg.runtime import jax_routes
 from jaxdbg.capture import nan_location, nan_watch
 from jaxdbg.frontends import scripted
+from jaxdbg.runtime import jax_routes
 
 
 @pytest.fixture
@@ -59,7 +59,8 @@ def _root(block):
 
 
 def test_a_nan_under_shard_map_stops_at_its_line_on_the_device_that_made_it(watch):
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     mesh = Mesh(np.array(_devices(8)), ("d",))
     out = watch("where; p shifted; up; p block; c")
@@ -122,7 +123,8 @@ def test_a_nan_or_inf_of_the_backward_pass_names_the_forward_line(watch, value, 
 def test_the_backward_pass_of_a_shard_map_names_the_forward_line_and_device(watch, value, part, infs):
     # The gradient's program holds two shard_maps (the forward one and its transpose),
     # which checkify cannot check as one program.
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     mesh = Mesh(np.array(_devices(8)), ("d",))
     out = watch("where; c", infs=infs)
@@ -166,7 +168,8 @@ def test_an_inf_made_while_a_gradient_linearizes_is_named_the_lines_derivative(w
 
 
 def test_a_lines_derivative_under_shard_map_names_the_device():
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     mesh = Mesh(np.array(_devices(8)), ("d",))
 
@@ -229,7 +232,8 @@ def _log(block):
 
 
 def test_an_inf_under_shard_map_stops_at_its_line_on_the_device_that_made_it(watch):
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     mesh = Mesh(np.array(_devices(8)), ("d",))
     out = watch("where; c", infs=True)
@@ -289,7 +293,8 @@ def test_an_inf_is_located_in_a_plain_jit_where_the_nan_checks_see_nothing():
 # -- sharded jit: JAX's re-run checks each device's buffer, which names the device --
 
 def _sharded(values, n: int = 8):
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     return jax.device_put(values, NamedSharding(Mesh(np.array(_devices(n)), ("d",)), P("d")))
 
@@ -322,7 +327,8 @@ def test_a_nan_or_inf_under_a_sharded_jit_stops_once_at_its_line_naming_the_devi
 
 
 def test_a_sharded_jit_names_the_device_by_its_jax_id(watch):
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     out = watch("c")
     devices = _devices(8)[::-1]  # the mesh's position 0 is device 7
@@ -337,7 +343,8 @@ def _narrowed(block):
 
 
 def test_an_inf_made_by_a_narrowing_cast_is_located_on_its_device(watch):
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     mesh = Mesh(np.array(_devices(8)), ("d",))
     out = watch("c", infs=True)
@@ -400,7 +407,8 @@ def test_a_line_the_rerun_did_not_reach_lists_its_names_saying_why_they_have_no_
     """The backward pass of a shard_map: JAX's re-run stops in the transpose, at no line
     of yours, so the stop has the line as traced; ``p w`` says why it has no value
     instead of raising a NameError."""
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     mesh = Mesh(np.array(_devices(8)), ("d",))
     out = watch("p w; locals; c")

@@ -8,7 +8,6 @@ messages are JAX's with `` (at file:line in fn)`` added; everything else is JAX'
 from __future__ import annotations
 
 import logging
-
 import re
 
 import jax

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import jaxdbg
-from jaxdbg.runtime import jax_routes
 from jaxdbg.capture import jax_print_routing, prints
+from jaxdbg.runtime import jax_routes
 
 JAX_PRINT = jax_routes.PRINT.original()
 JAX_CALLBACK = jax_routes.CALLBACK.original()
@@ -236,7 +236,8 @@ def test_recomputed_rows_say_so():
 
 @pytest.mark.multidevice
 def test_partitioned_prints_each_shard_locally_as_jax_does(run_three_ways):
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     mesh = Mesh(np.array(jax.devices()[:4]), ("x",))
     x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
@@ -258,7 +259,8 @@ def test_partitioned_prints_each_shard_locally_as_jax_does(run_three_ways):
 
 @pytest.mark.multidevice
 def test_partitioned_rows_under_shard_map_carry_their_device():
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     shard_map = getattr(jax, "shard_map", None) or __import__(
         "jax.experimental.shard_map", fromlist=["shard_map"]).shard_map
@@ -282,7 +284,8 @@ def test_partitioned_rows_under_shard_map_carry_their_device():
 @pytest.mark.parametrize("spec", [("a", "b"), ("a", None), ()], ids=["split", "rows", "replicated"])
 def test_partitioned_rows_under_a_sharded_jit_carry_the_device_holding_the_shard(way, spec):
     """Each row's device is one that JAX says holds the printed shard, each device once."""
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     # Devices 2..5, so that a device id is never its position in the mesh.
     mesh = Mesh(np.array(jax.devices()[2:6]).reshape(2, 2), ("a", "b"))
@@ -314,7 +317,8 @@ def test_partitioned_rows_under_a_sharded_jit_carry_the_device_holding_the_shard
 
 @pytest.mark.multidevice
 def test_partitioned_rows_on_explicit_mesh_axes_carry_their_device():
-    from jax.sharding import NamedSharding, PartitionSpec as P
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     mesh_context = getattr(jax, "set_mesh", None) or getattr(jax.sharding, "use_mesh", None)
     mesh = jax.make_mesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,),
@@ -332,7 +336,8 @@ def test_partitioned_rows_on_explicit_mesh_axes_carry_their_device():
 @pytest.mark.multidevice
 def test_a_trace_compiled_for_other_devices_leaves_rows_without_a_device():
     """One trace, two device sets: a row cannot say which program printed it."""
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     rows: list[prints.PrintRow] = []
 

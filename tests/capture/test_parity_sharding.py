@@ -13,10 +13,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from jaxdbg.runtime import jax_routes
 from jaxdbg.engine.values.layout_reading import layout_of
+from jaxdbg.runtime import jax_routes
 
 pytestmark = pytest.mark.multidevice
 pytest.importorskip("rich", reason="JAX draws shardings with rich")

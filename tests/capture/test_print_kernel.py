@@ -23,13 +23,13 @@ kernel = kernel_fixture(SETUP)
 
 def log_comm_messages(kernel, result) -> tuple[str, list[dict]]:
     """The print log widget's comm id and the state updates it sent."""
-    opens = [m for m in kernel._all if m["msg_type"] == "comm_open"
+    opens = [m for m in kernel.messages() if m["msg_type"] == "comm_open"
              and m["content"]["data"].get("state", {}).get("_model_name") == "AnyModel"
              and "jaxdbg-print-log" in m["content"]["data"]["state"].get("_css", "")
              and m["parent_header"].get("msg_id") == result.msg_id]
     assert opens, result
     comm_id = opens[-1]["content"]["comm_id"]
-    updates = [m for m in kernel._all if m["msg_type"] == "comm_msg"
+    updates = [m for m in kernel.messages() if m["msg_type"] == "comm_msg"
                and m["content"]["comm_id"] == comm_id
                and m["content"]["data"].get("method") == "update"]
     return comm_id, updates
@@ -147,9 +147,8 @@ def test_log_becomes_static_output_and_widget_closes(kernel):
 
 def statuses(kernel) -> list[tuple[str, str]]:
     """(execution_state, parent msg_id) of every status message so far, in order."""
-    with kernel._lock:
-        return [(m["content"]["execution_state"], m["parent_header"].get("msg_id", ""))
-                for m in kernel._all if m["msg_type"] == "status"]
+    return [(m["content"]["execution_state"], m["parent_header"].get("msg_id", ""))
+            for m in kernel.messages() if m["msg_type"] == "status"]
 
 
 def send_control(kernel, msg_type: str, content: dict) -> str:

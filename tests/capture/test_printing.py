@@ -54,7 +54,8 @@ def test_rows_carry_location_and_batch_labels(rows):
 
 @pytest.mark.multidevice
 def test_pmap_and_shard_map_rows_name_their_device(rows):
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     def f(x):
         jaxdbg.print("v={}", x)

@@ -7,11 +7,10 @@ import contextlib
 import re
 
 import numpy as np
-
 import pytest
 
-from support.job_launcher import PREAMBLE, PROGRAMS, Job, free_port
 from support import panel_driver
+from support.job_launcher import PREAMBLE, PROGRAMS, Job, free_port
 from support.kernel_harness import KernelHarness
 
 pytestmark = [pytest.mark.distributed, pytest.mark.kernel]
@@ -63,7 +62,16 @@ def _stop_panel(kernel, place: str) -> str:
             if not status.get("finished") and place in status.get("banner", ""):
                 return cid
         return None
-    return kernel.wait_for(look, 120, f"a panel at {place}")
+    try:
+        return kernel.wait_for(look, 120, f"a panel at {place}")
+    except TimeoutError:
+        # What the kernel showed instead: each panel's banner, and what it printed.
+        banners = [(st.get("status", {}).get("banner", "")[:200], st.get("status", {}).get("finished"))
+                   for st in panel_driver.panels(kernel).values()]
+        printed = "".join(m["content"].get("text", "") for m in kernel.messages()
+                          if m["msg_type"] == "stream")
+        raise AssertionError(f"no live panel at {place}; panels (banner, finished): {banners}; "
+                             f"the kernel printed:\n{printed[-4000:]}") from None
 
 
 def _rows(kernel, cid: str) -> dict[str, dict]:

@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 
 from jaxdbg.engine.values import array_picture as ap
-from jaxdbg.engine.values import picture_sets
-from jaxdbg.engine.values import summaries
-from jaxdbg.engine.values.array_picture import CellClass, LEVELS, PictureError, Sampling
+from jaxdbg.engine.values import picture_sets, summaries
+from jaxdbg.engine.values.array_picture import LEVELS, CellClass, PictureError, Sampling
 
 
 def test_marked_classes_have_their_own_codes_and_counts():

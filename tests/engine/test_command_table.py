@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import jaxdbg
-from jaxdbg.engine import frames
-from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.engine import breakpoint_state, command_table as commands, completion
+from jaxdbg.engine import breakpoint_state, completion, frames
+from jaxdbg.engine import command_table as commands
 from jaxdbg.engine.command_table import TABLE, ArgumentKind
+from jaxdbg.engine.stop_info import StopInfo
 
 ENGINE = Path(jaxdbg.__file__).parent / "engine"
 

@@ -4,7 +4,6 @@ import re
 
 import pytest
 
-
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
 

@@ -8,8 +8,7 @@ import jax.numpy as jnp
 import pytest
 
 import jaxdbg
-from jaxdbg.engine import breakpoint_state
-from jaxdbg.engine import frames
+from jaxdbg.engine import breakpoint_state, frames
 from jaxdbg.engine.stop_info import StopInfo
 from support.transcript import Transcript
 

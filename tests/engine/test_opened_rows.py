@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from jaxdbg.engine.frames import Frame
+from jaxdbg.engine.session import Session
 from jaxdbg.engine.values import array_picture
 from jaxdbg.job import remote_stops
-from jaxdbg.engine.session import Session
 
 
 def _session() -> Session:

@@ -9,8 +9,8 @@ os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import jax.numpy as jnp
 
-from jaxdbg.engine.frames import live_frame
 from jaxdbg.engine.breakpoint_state import BreakpointRow
+from jaxdbg.engine.frames import live_frame
 from jaxdbg.engine.outputs import CommandHelp, FrameRow, OutputKind, SourceView
 from jaxdbg.engine.session import Session
 from jaxdbg.engine.values.sharding_layout import ShardingView

@@ -163,14 +163,13 @@ def test_jax_hook_catches_references_taken_before_install():
 
 def test_typed_prompt_in_a_kernel_says_how_to_get_the_panel(monkeypatch):
     import io
+    import sys
 
     from jaxdbg.engine import backend_plugins
-    from jaxdbg.frontends import cli
     from jaxdbg.engine.frames import live_frame
-    from jaxdbg.internals import ipykernel_kernel
     from jaxdbg.engine.registry import _registry
-
-    import sys
+    from jaxdbg.frontends import cli
+    from jaxdbg.internals import ipykernel_kernel
     session = jaxdbg.Session([live_frame(sys._getframe())])
     monkeypatch.setattr(ipykernel_kernel, "current_kernel", lambda: object())
     monkeypatch.delitem(_registry, "widgets", raising=False)

@@ -9,15 +9,15 @@ import threading
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdbg.job import membership as job_mod
-from jaxdbg.job import remote_stops
 from jaxdbg.engine import watches
-from jaxdbg.engine.outputs import Resume
-from jaxdbg.job.remote_session import RemoteSession
-from jaxdbg.engine.session import Session
 from jaxdbg.engine.frames import Frame
+from jaxdbg.engine.outputs import Resume
+from jaxdbg.engine.session import Session
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.internals import coordination
+from jaxdbg.job import membership as job_mod
+from jaxdbg.job import remote_stops
+from jaxdbg.job.remote_session import RemoteSession
 
 
 def _travelled(value: watches.WatchValue) -> watches.WatchValue:

@@ -4,11 +4,11 @@ or shard_mapped computation)."""
 
 from __future__ import annotations
 
+import _thread
 import dis
 import io
 import re
 import threading
-import _thread
 
 import jax
 import jax.numpy as jnp
@@ -17,8 +17,8 @@ import pytest
 
 import jaxdbg
 from jaxdbg.engine.frames import Frame
-from jaxdbg.replay import inputs as replay_inputs
 from jaxdbg.frontends import scripted
+from jaxdbg.replay import inputs as replay_inputs
 
 
 @pytest.fixture(autouse=True)
@@ -467,7 +467,8 @@ def test_a_shard_map_shards_replay_runs_on_the_meshs_device_at_that_position():
     ("ppermute", ([(i, (i + 1) % 4) for i in range(4)],)),
 ])
 def test_a_replay_that_reaches_a_collective_says_which_and_returns_to_the_stop(collective, extra):
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     mesh = Mesh(np.array(_devices(4)), ("d",))
     out = io.StringIO()

@@ -9,12 +9,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 import jaxdbg
-from jaxdbg.ipython import sharding_hooks
 from jaxdbg.engine.values.layout_reading import layout_from_indices, sharding_view
 from jaxdbg.engine.values.sharding_layout import ShardingView, compress_ids
+from jaxdbg.ipython import sharding_hooks
 
 pytestmark = pytest.mark.multidevice
 

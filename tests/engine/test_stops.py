@@ -12,9 +12,9 @@ import jax.numpy as jnp
 import pytest
 
 import jaxdbg
-from support.hang_guard import Script, join_or_dump, wait_or_dump
-from jaxdbg.runtime import quit_reporting
 from jaxdbg.engine import stop_serving
+from jaxdbg.runtime import quit_reporting
+from support.hang_guard import Script, join_or_dump, wait_or_dump
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -168,7 +168,8 @@ def test_a_conditional_run_that_quit_does_not_take_the_next_runs_devices(backend
 
 @pytest.mark.multidevice
 def test_shard_map_quit_ends_its_run_and_a_rerun_stops_again(backend):
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     try:
         from jax import shard_map
@@ -446,8 +447,8 @@ def test_a_sigint_a_waiting_thread_noticed_first_is_still_kept_from_the_main_thr
 def test_an_idle_kernels_interrupt_wakes_a_waiting_thread_and_never_raises(monkeypatch):
     """Between cells ipykernel ignores SIGINT and puts back the handler it saved before
     each request; a debug host makes that one its relay, which never raises."""
-    from jaxdbg.runtime import interrupts
     from jaxdbg.internals import ipykernel_kernel
+    from jaxdbg.runtime import interrupts
 
     class Kernel:  # what the adapter sees of ipykernel's kernel inside a cell
         saved_sigint_handler = signal.SIG_IGN

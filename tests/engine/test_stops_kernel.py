@@ -6,9 +6,8 @@ import re
 
 import pytest
 
-from support.panel_driver import SETUP, live_panel, wait_panel
-
 from jaxdbg.runtime.quit_reporting import INTERRUPT_LINE
+from support.panel_driver import SETUP, live_panel, wait_panel
 
 pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jax"), pytest.mark.multidevice, pytest.mark.timeout(400)]
 

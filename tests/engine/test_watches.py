@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import jaxdbg
+from jaxdbg.commands import watches as watch_commands
+from jaxdbg.engine import breakpoint_checks, breakpoint_state, watches
 from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.engine import breakpoint_checks, breakpoint_state, watches
-from jaxdbg.commands import watches as watch_commands
 from support.transcript import Transcript
 
 

@@ -2,7 +2,6 @@
 
 import pytest
 
-
 pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jupyter"), pytest.mark.timeout(240)]
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import sys
 
 import jax.numpy as jnp
-
 from markupsafe import escape
 
 from jaxdbg.engine.command_table import TABLE as COMMANDS
-from jaxdbg.frontends import colab_view
 from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.session import Session
 from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.frontends import colab_view
 
 
 def _session(source: list[str] | None = None, **local_values) -> Session:

@@ -11,7 +11,6 @@ import textwrap
 
 import pytest
 
-
 pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jupyter"), pytest.mark.timeout(300)]
 
 SETUP = "import jax, jax.numpy as jnp, jaxdbg\nprint('devices', jax.device_count())"

@@ -13,8 +13,7 @@ import textwrap
 import pytest
 
 from support.kernel_harness import kernel_fixture
-from support.panel_driver import (PANEL_WIDGET, SETUP, live_panel, panels, press,
-                                  static_texts, submit, wait_log)
+from support.panel_driver import PANEL_WIDGET, SETUP, live_panel, panels, press, static_texts, submit, wait_log
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 

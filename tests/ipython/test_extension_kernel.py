@@ -4,7 +4,6 @@ exception slot with a handler installed before it."""
 
 import pytest
 
-
 pytestmark = [pytest.mark.kernel, pytest.mark.matrix, pytest.mark.timeout(300)]
 
 SNAPSHOT = """

@@ -462,6 +462,11 @@ class KernelHarness:
             return CellResult(msg_id, list(self._by_parent.get(msg_id, [])),
                               self._replies.get(msg_id))
 
+    def messages(self) -> list[dict]:
+        """Every iopub message the kernel has sent so far, in arrival order (a copy)."""
+        with self._lock:
+            return list(self._all)
+
     def wait_for(self, predicate: Callable[[], Any], timeout: float = 30,
                  what: str = "condition") -> Any:
         deadline = time.monotonic() + timeout

@@ -93,8 +93,8 @@ def test_the_stop_summary_says_the_whole_arrays_range_and_where_its_nan_and_inf_
     """Every view of the summary (text, rich, HTML) reads the exact statistics, in a
     small array drawn whole and in one the thumbnail samples."""
     from jaxdbg.engine.frames import Frame
-    from jaxdbg.engine.stop_info import StopInfo
     from jaxdbg.engine.session import Session
+    from jaxdbg.engine.stop_info import StopInfo
     from jaxdbg.views import html, text
 
     rng = np.random.default_rng(1)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from jaxdbg.views import palette, theme
-from jaxdbg.views import sharding_html
+from jaxdbg.views import palette, sharding_html, theme
 
 ROOT = Path(__file__).resolve().parents[2]
 PANEL_CSS = ROOT / "jaxdbg_widgets" / "static" / "panel.css"

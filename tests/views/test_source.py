@@ -6,9 +6,9 @@ import re
 
 from markupsafe import Markup
 
+from jaxdbg.engine import source_window as source
 from jaxdbg.engine.outputs import SourceView
 from jaxdbg.frontends import colab_view
-from jaxdbg.engine import source_window as source
 from jaxdbg.views import theme
 
 VIEW = SourceView("f.py", 8, ["a = 1", "b = '<b>'", "c = 3"], current_lineno=9)

@@ -2,9 +2,8 @@
 
 import re
 
-
-from jaxdbg.engine.values import summaries
 from jaxdbg.engine.outputs import StopSummary
+from jaxdbg.engine.values import summaries
 from jaxdbg.engine.watches import Watch, WatchValue
 from jaxdbg.views import html, text, watch_views
 

@@ -8,8 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxdbg
-from jaxdbg_widgets.panel.panel import DebuggerPanel
 from jaxdbg_widgets.panel import array_view
+from jaxdbg_widgets.panel.panel import DebuggerPanel
 
 _script: dict = {}
 

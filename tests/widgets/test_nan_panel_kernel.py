@@ -9,7 +9,18 @@ import textwrap
 import pytest
 
 from support.kernel_harness import kernel_fixture
-from support.panel_driver import MODULE_HEADING, SETUP, live_panel, press, state, submit, wait_banner, wait_log, wait_panel, wait_source
+from support.panel_driver import (
+    MODULE_HEADING,
+    SETUP,
+    live_panel,
+    press,
+    state,
+    submit,
+    wait_banner,
+    wait_log,
+    wait_panel,
+    wait_source,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jax")]
 

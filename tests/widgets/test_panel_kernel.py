@@ -14,10 +14,25 @@ import re
 import pytest
 
 from support.kernel_harness import kernel_fixture
-
-from support.panel_driver import (MODULE_HEADING, PANEL_WIDGET, SETUP, closed, comms_opened_by, live_panel,  # noqa: F401
-                                   log_text, panels, press, state, static_outputs, static_texts, submit,
-                                   wait_banner, wait_log, wait_panel, wait_source)
+from support.panel_driver import (  # noqa: F401
+    MODULE_HEADING,
+    PANEL_WIDGET,
+    SETUP,
+    closed,
+    comms_opened_by,
+    live_panel,
+    log_text,
+    panels,
+    press,
+    state,
+    static_outputs,
+    static_texts,
+    submit,
+    wait_banner,
+    wait_log,
+    wait_panel,
+    wait_source,
+)
 
 pytestmark = [pytest.mark.kernel]
 
@@ -166,10 +181,9 @@ fh(jnp.ones(2))
     wait_log(kernel, r"\(jaxdbg\) p 'after'\n'after'", cid=cid)
     press(kernel, "continue", cid=cid)
     done = kernel.wait_reply(mid, timeout=60)
-    with kernel._lock:
-        sizes = [len(str(m["content"])) for m in kernel._all
-                 if m["msg_type"] in ("comm_msg", "update_display_data", "display_data")
-                 and m["parent_header"].get("msg_id") != mid or m["msg_type"] == "update_display_data"]
+    sizes = [len(str(m["content"])) for m in kernel.messages()
+             if m["msg_type"] in ("comm_msg", "update_display_data", "display_data")
+             and m["parent_header"].get("msg_id") != mid or m["msg_type"] == "update_display_data"]
     assert max(sizes) < 300_000, max(sizes)
     assert len(static_texts(done)[0]) < 10_000
     # the next stop's panel opens with a history that left the paste out
@@ -333,9 +347,8 @@ def test_a_big_locals_statistics_wait_until_its_row_is_shown(kernel):
 
 def statuses(kernel) -> list[tuple[str, str]]:
     """Every iopub status so far: (execution_state, parent msg_id), in arrival order."""
-    with kernel._lock:
-        return [(m["content"]["execution_state"], m["parent_header"].get("msg_id", ""))
-                for m in kernel._all if m["msg_type"] == "status"]
+    return [(m["content"]["execution_state"], m["parent_header"].get("msg_id", ""))
+            for m in kernel.messages() if m["msg_type"] == "status"]
 
 
 @pytest.mark.timeout(300)

@@ -14,8 +14,18 @@ import textwrap
 import pytest
 
 from support.kernel_harness import kernel_fixture
-from support.panel_driver import (SETUP, closed, live_panel, press, static_outputs, static_texts, submit,
-                               wait_banner, wait_log, wait_panel)
+from support.panel_driver import (
+    SETUP,
+    closed,
+    live_panel,
+    press,
+    static_outputs,
+    static_texts,
+    submit,
+    wait_banner,
+    wait_log,
+    wait_panel,
+)
 
 pytestmark = [pytest.mark.kernel]
 
@@ -26,8 +36,7 @@ shared_kernel = kernel_fixture(SETUP)
 
 def panel_displays(kernel) -> list[dict]:
     """Every panel display the kernel sent, whatever its parent, in order."""
-    with kernel._lock:
-        messages = list(kernel._all)
+    messages = kernel.messages()
     return [m for m in messages if m["msg_type"] == "display_data" and WIDGET_VIEW in m["content"]["data"]]
 
 
@@ -184,9 +193,8 @@ def test_prints_from_the_box_and_the_program_reach_the_cell(shared_kernel):
     assert "program says 4.0" in done.stdout, done
     assert done.stdout.endswith("after the call [3.0, 3.0]\n"), done
     # and nothing went to another request (e.g. the click's comm message)
-    with kernel._lock:
-        strays = [m for m in kernel._all if m["msg_type"] == "stream"
-                  and m["parent_header"].get("msg_type") != "execute_request"]
+    strays = [m for m in kernel.messages() if m["msg_type"] == "stream"
+              and m["parent_header"].get("msg_type") != "execute_request"]
     assert strays == [], strays
 
 

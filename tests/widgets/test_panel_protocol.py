@@ -12,8 +12,8 @@ import pytest
 from jaxdbg_widgets.panel import panel as panel_mod
 from jaxdbg_widgets.panel import protocol
 from jaxdbg_widgets.panel.protocol import ToBrowser, ToKernel
-from jaxdbg_widgets.pause import channel
 from jaxdbg_widgets.panel.widget import PanelWidget
+from jaxdbg_widgets.pause import channel
 
 PANEL_JS = (Path(__file__).resolve().parents[2] / "jaxdbg_widgets" / "static" / "panel.js").read_text(
     encoding="utf-8")

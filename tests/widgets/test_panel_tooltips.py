@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import jaxdbg
+from jaxdbg.engine.command_table import TABLE, CommandTable
 from jaxdbg.engine.frames import live_frame
 from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.engine.command_table import TABLE, CommandTable
 from jaxdbg_widgets.panel import state
 from jaxdbg_widgets.panel.panel import DebuggerPanel
 

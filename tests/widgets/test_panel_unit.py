@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import jaxdbg
-from jaxdbg.engine.values import summaries
 from jaxdbg.engine.frames import live_frame
 from jaxdbg.engine.session import Session
+from jaxdbg.engine.values import summaries
 from jaxdbg_widgets.panel import panel as panel_mod
 from jaxdbg_widgets.panel.backend import run_widget_debugger
 from jaxdbg_widgets.panel.panel import DebuggerPanel
@@ -247,7 +247,8 @@ def test_a_thousand_locals_are_sent_a_page_at_a_time():
 def test_sharded_values_show_spec_and_mesh():
     if jax.device_count() < 8:
         pytest.skip("needs 8 host devices (XLA_FLAGS)")
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("x", "y"))
     a = jax.device_put(jnp.zeros((8, 4)), NamedSharding(mesh, P("x", "y")))  # noqa: F841
@@ -388,7 +389,8 @@ def _table_sharding(session: Session, name: str) -> str:
 
 @pytest.mark.multidevice
 def test_the_locals_table_shows_the_program_sharding_that_locals_shows():
-    from jax.sharding import NamedSharding, PartitionSpec as P
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     axis_type = getattr(jax.sharding, "AxisType", None)  # automatic axes, as the compiler picks
     mesh = jax.make_mesh((2, 4), ("data", "model"),
@@ -434,7 +436,8 @@ def test_the_locals_table_under_pmap_names_the_stop_device():
 
 @pytest.mark.multidevice
 def test_a_sharding_command_in_the_console_carries_the_html_layout():
-    from jax.sharding import NamedSharding, PartitionSpec as P
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     mesh = jax.make_mesh((2, 4), ("data", "model"))
     arr = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))  # noqa: F841

@@ -318,7 +318,7 @@ def _whole_lines_from_any_request(kernel, start: str) -> list[str]:
     """The finished printed lines that begin with `start`, whatever request each piece
     went to: on ipykernel 6.17 a thread's prints follow the kernel's one global parent,
     and one print may be sent as several stream messages."""
-    text = "".join(m["content"]["text"] for m in list(kernel._all) if m["msg_type"] == "stream")
+    text = "".join(m["content"]["text"] for m in kernel.messages() if m["msg_type"] == "stream")
     return [line for line in text.splitlines(keepends=True) if line.startswith(start) and line.endswith("\n")]
 
 

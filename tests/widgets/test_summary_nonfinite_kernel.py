@@ -10,9 +10,8 @@ import re
 import pytest
 
 from support.kernel_harness import kernel_fixture
-from support.panel_driver import SETUP, live_panel, press, state, static_outputs, static_texts, wait_panel
-
 from support.nonfinite_locals import STOP_CELL, finite_ranges
+from support.panel_driver import SETUP, live_panel, press, state, static_outputs, static_texts, wait_panel
 
 pytestmark = [pytest.mark.kernel]
 

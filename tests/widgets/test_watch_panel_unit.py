@@ -2,10 +2,10 @@
 
 import jax.numpy as jnp
 
-from jaxdbg.engine.frames import Frame
-from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.engine import breakpoint_state, watches
+from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.session import Session
+from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg_widgets.panel.panel import DebuggerPanel
 
 

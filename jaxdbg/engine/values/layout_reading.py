@@ -12,8 +12,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from jaxdbg.engine.values.sharding_layout import (Interval, LayoutKind, Shard, ShardingLayout, ShardingView)
-
+from jaxdbg.engine.values.sharding_layout import Interval, LayoutKind, Shard, ShardingLayout, ShardingView
 
 # -- building a layout ---------------------------------------------------------------
 

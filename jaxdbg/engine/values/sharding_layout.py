@@ -20,7 +20,6 @@ import functools
 import itertools
 from typing import Any, Sequence
 
-
 from jaxdbg.engine.values.drawable import Drawable
 
 

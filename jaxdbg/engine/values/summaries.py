@@ -18,8 +18,8 @@ import numpy as np
 
 from jaxdbg.engine import program_shardings
 from jaxdbg.engine.frames import Unavailable
-from jaxdbg.runtime.guarded_calls import format_exception, guarded
 from jaxdbg.runtime import phrases
+from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
 _SHORT_REPR = reprlib.Repr()
 _SHORT_REPR.maxstring = 60

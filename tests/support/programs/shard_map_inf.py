@@ -5,7 +5,8 @@ the job makes an Inf on one device only, global device 2 (process 1's first)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 import jaxdbg  # noqa: F401 (the NaN watch's switch)
 from jaxdbg.capture import nan_watch

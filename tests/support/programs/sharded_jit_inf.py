@@ -5,7 +5,8 @@ device of the job makes an Inf in one device's shard only, process 1's first dev
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 import jaxdbg  # noqa: F401 (the NaN watch's switch)
 from jaxdbg.capture import nan_watch
