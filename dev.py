@@ -295,6 +295,8 @@ def cmd_test(args: list[str]) -> None:
 def cmd_setup(args: list[str]) -> None:
     """Build every venv `test` uses (and dist/), without running the tests."""
     rc = build_venvs()
+    if rc:  # builders share the checkout's egg-info: a clash is built again, one at a time
+        rc = run_nox(["--install-only", "-s", *PARALLEL_VENVS])
     rc = rc or run_nox(["-s", "dist"])
     rc = rc or run_nox(["--install-only", "-s", "types", "installed_wheel"])
     sys.exit(rc)
