@@ -287,6 +287,10 @@ def cmd_test(args: list[str]) -> None:
             run_nox(["--install-only", "-s", "tests"])
     else:
         build_venvs()  # a venv that failed to build fails again, with its session, below
+    # A session built --install-only notes its runs without running them: only what runs
+    # from here on is summed up.
+    for record in [*RESULTS.glob("*.json"), *RESULTS.glob("*.xml")]:
+        record.unlink()
     rc = run_nox(["--report", str(REPORT), *sessions, *(["--", *args] if args else [])])
     log(f"total time {time.monotonic() - started:.0f}s")
     sys.exit(summarize(rc))
