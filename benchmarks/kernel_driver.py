@@ -29,6 +29,9 @@ class Kernel:
         self.env = dict(env or {})
         self._tmp = tempfile.mkdtemp(prefix="jaxdbg-bench-")
         self._lock = threading.Lock()
+        # One thread at a time on the wire: a ZMQ socket is not thread-safe, and the
+        # session numbers its messages (sends, and the shell and stdin readers' receives).
+        self._wire = threading.Lock()
         self.messages: list[dict] = []  # iopub, shell and stdin, in arrival order
         self.answers: queue.Queue[str] = queue.Queue()
         self._stop = threading.Event()
@@ -74,10 +77,17 @@ class Kernel:
 
     def _read(self, channel: str) -> None:
         get = getattr(self.kc, f"get_{channel}_msg")
+        shared = channel != "iopub"  # iopub only receives, on this thread alone
         while not self._stop.is_set():
             try:
-                msg = get(timeout=0.05)
+                if shared:
+                    with self._wire:  # polls without waiting, so senders never wait long
+                        msg = get(timeout=0)
+                else:
+                    msg = get(timeout=0.05)
             except queue.Empty:
+                if shared:
+                    time.sleep(0.002)
                 continue
             except Exception:
                 if self._stop.is_set():
@@ -88,7 +98,9 @@ class Kernel:
             with self._lock:
                 self.messages.append(msg)
             if channel == "stdin" and msg["msg_type"] == "input_request":
-                self.kc.input(self.answers.get(timeout=120))
+                answer = self.answers.get(timeout=120)
+                with self._wire:
+                    self.kc.input(answer)
 
     @property
     def pid(self) -> int:
@@ -121,7 +133,8 @@ class Kernel:
         raise TimeoutError(f"timed out waiting for {what}")
 
     def execute(self, code: str) -> str:
-        return self.kc.execute(code, allow_stdin=True, store_history=False)
+        with self._wire:
+            return self.kc.execute(code, allow_stdin=True, store_history=False)
 
     def reply(self, start: int, msg_id: str, timeout: float = 300) -> dict:
         return self.wait(start, lambda m: m["_channel"] == "shell" and m["msg_type"] == "execute_reply"
@@ -145,5 +158,6 @@ class Kernel:
 
     def send_custom(self, comm_id: str, content: Any) -> None:
         """What an anywidget's ``model.send(content)`` sends from the browser."""
-        self.kc.shell_channel.send(self.kc.session.msg(
-            "comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}}))
+        with self._wire:
+            self.kc.shell_channel.send(self.kc.session.msg(
+                "comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}}))

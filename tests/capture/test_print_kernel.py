@@ -153,9 +153,7 @@ def statuses(kernel) -> list[tuple[str, str]]:
 
 def send_control(kernel, msg_type: str, content: dict) -> str:
     """Send a request on the control channel, as a frontend does; its msg_id."""
-    msg = kernel.kc.session.msg(msg_type, content)
-    kernel.kc.control_channel.send(msg)
-    return msg["header"]["msg_id"]
+    return kernel.send_message(msg_type, content, channel="control")["header"]["msg_id"]
 
 
 @pytest.mark.matrix("jupyter")

@@ -48,7 +48,7 @@ def test_a_notebook_kernel_serves_the_stops_of_a_script_process():
         other = job.output(0)
     out = cell.stdout
     assert re.findall(r"process (\d)/2 · device (\d)", out) == [
-        ("0", "0"), ("0", "1"), ("1", "2"), ("1", "3")], out
+        ("0", "0"), ("0", "1"), ("1", "2"), ("1", "3")], f"{out}\nstderr:\n{cell.stderr}\nprocess 1:\n{other}"
     assert "Array([ 8., 10.], dtype=float32)" in out and "Array([12., 14.], dtype=float32)" in out
     assert "Stopped at" not in other and "result 1 [24.0, 32.0]" in other
     assert "result 0 [24.0, 32.0]" in out
@@ -71,7 +71,8 @@ def _stop_panel(kernel, place: str) -> str:
         printed = "".join(m["content"].get("text", "") for m in kernel.messages()
                           if m["msg_type"] == "stream")
         raise AssertionError(f"no live panel at {place}; panels (banner, finished): {banners}; "
-                             f"the kernel printed:\n{printed[-4000:]}") from None
+                             f"the kernel printed:\n{printed[-4000:]}\nits log:\n{kernel.kernel_log()[-4000:]}"
+                             ) from None
 
 
 def _rows(kernel, cid: str) -> dict[str, dict]:

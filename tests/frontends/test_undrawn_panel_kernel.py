@@ -158,10 +158,8 @@ def test_panel_messages_on_the_main_shell_channel_are_answered_while_paused(own_
     cid = kernel.wait_for(lambda: next(iter(panels(kernel)), None), 120, "the panel")
 
     def send(content: dict) -> None:
-        msg = kernel.kc.session.msg("comm_msg", {"comm_id": cid,
-                                                 "data": {"method": "custom", "content": content}})
+        msg = kernel.send_message("comm_msg", {"comm_id": cid, "data": {"method": "custom", "content": content}})
         assert "subshell_id" not in msg["header"]
-        kernel.kc.shell_channel.send(msg)
 
     send({"type": "held"})
     send({"type": "drawn"})

@@ -215,6 +215,11 @@ class KernelHarness:
         self.km = None
         self.kc = None
         self._lock = threading.Lock()
+        # A ZMQ socket must not be used by two threads at once, and the session numbers its
+        # messages: every send (test thread, reader threads) and the shell reader's receive
+        # hold this lock. Used at once, a message could be lost or garbled on the wire,
+        # which a test met as a command, a click or a cell the kernel never answered.
+        self._wire = threading.Lock()
         self._by_parent: dict[str, list[dict]] = {}
         self._comms: dict[str, dict] = {}  # comm_id -> latest widget model state
         self._custom: dict[str, list[dict]] = {}  # comm_id -> custom messages from the kernel
@@ -382,8 +387,10 @@ class KernelHarness:
     def _read_shell(self) -> None:
         while not self._stop.is_set():
             try:
-                msg = self.kc.get_shell_msg(timeout=0.1)
+                with self._wire:  # polls without waiting, so senders never wait long
+                    msg = self.kc.get_shell_msg(timeout=0)
             except queue.Empty:
+                time.sleep(0.005)
                 continue
             except Exception:
                 if self._stop.is_set():
@@ -409,7 +416,8 @@ class KernelHarness:
                 answer = self._next_answer(timeout=60)
                 if answer is None:  # shutting down
                     return
-                self.kc.input(answer)
+                with self._wire:
+                    self.kc.input(answer)
 
     def _next_answer(self, timeout: float) -> str | None:
         """The queued answer to a prompt ("" after ``timeout``), None once stopping."""
@@ -427,7 +435,8 @@ class KernelHarness:
     def execute(self, code: str, allow_stdin: bool = True) -> str:
         """Send an execute_request without waiting; its msg_id. ``allow_stdin=False``
         is what clients without stdin (nbclient, papermill, Voila) send."""
-        return self.kc.execute(code, allow_stdin=allow_stdin, store_history=True)
+        with self._wire:
+            return self.kc.execute(code, allow_stdin=allow_stdin, store_history=True)
 
     def answer_input(self, text: str) -> None:
         """Queue the answer to the next ``input()`` prompt."""
@@ -503,11 +512,29 @@ class KernelHarness:
 
     def comm_msg(self, comm_id: str, data: dict, buffers: list[bytes] | None = None) -> str:
         """Send a comm_msg on the shell channel, as a frontend does; its msg_id."""
-        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
-        if buffers:
-            msg["buffers"] = buffers
-        self.kc.shell_channel.send(msg)
+        with self._wire:
+            msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+            if buffers:
+                msg["buffers"] = buffers
+            self.kc.shell_channel.send(msg)
         return msg["header"]["msg_id"]
+
+    def send_message(self, msg_type: str, content: dict, channel: str = "shell") -> dict:
+        """Send a request as a frontend does, on ``channel`` (shell, control); the message."""
+        with self._wire:
+            msg = self.kc.session.msg(msg_type, content)
+            getattr(self.kc, f"{channel}_channel").send(msg)
+        return msg
+
+    def complete(self, code: str, cursor_pos: int) -> str:
+        """A complete_request (the notebook's Tab); its msg_id."""
+        with self._wire:
+            return self.kc.complete(code, cursor_pos)
+
+    def inspect(self, code: str, cursor_pos: int) -> str:
+        """An inspect_request (the notebook's Shift+Tab); its msg_id."""
+        with self._wire:
+            return self.kc.inspect(code, cursor_pos)
 
     def click(self, comm_id: str) -> str:
         """A Button click: ipywidgets 8 sends a custom message {"event": "click"}."""
@@ -533,8 +560,9 @@ class KernelHarness:
 
     def close_comm(self, comm_id: str) -> str:
         """The frontend closing a widget model (comm_close)."""
-        msg = self.kc.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
-        self.kc.shell_channel.send(msg)
+        with self._wire:
+            msg = self.kc.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
+            self.kc.shell_channel.send(msg)
         with self._lock:  # the frontend forgets the model; the kernel sends no close back
             self._comms.pop(comm_id, None)
         return msg["header"]["msg_id"]

@@ -105,8 +105,19 @@ def log_text(st: dict) -> str:
 def wait_log(kernel, needle: str, cid: str | None = None, timeout: float = 60) -> str:
     """The live panel's console once it matches ``needle`` (a regex)."""
     cid = cid or live_panel(kernel)
-    return kernel.wait_for(lambda: (t := log_text(state(kernel, cid))) and re.search(needle, t) and t,
-                           timeout, f"{needle!r} in the console")
+    try:
+        return kernel.wait_for(lambda: (t := log_text(state(kernel, cid))) and re.search(needle, t) and t,
+                               timeout, f"{needle!r} in the console")
+    except TimeoutError as exc:  # what the panel and the kernel showed instead
+        raise TimeoutError(f"{exc}; {what_was_shown(kernel, cid)}") from None
+
+
+def what_was_shown(kernel, cid: str) -> str:
+    """For a failed wait: the panel's status and console, and the kernel's printed text."""
+    st = state(kernel, cid)
+    printed = "".join(m["content"].get("text", "") for m in kernel.messages() if m["msg_type"] == "stream")
+    return (f"the panel's status {st.get('status')!r}; its console:\n{log_text(st)[-2000:]}\n"
+            f"the kernel printed:\n{printed[-3000:]}")
 
 
 def wait_banner(kernel, needle: str, cid: str | None = None, timeout: float = 60) -> str:

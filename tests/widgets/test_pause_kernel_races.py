@@ -485,9 +485,9 @@ def test_other_cells_tab_completion_and_help_answer_while_paused(kernel):
         print("result", complete_f(jnp.ones(2)).tolist())
     """))
     panel_target(kernel, "continue")
-    completed = shell_reply(kernel, kernel.kc.complete("stop_bur", 8))
+    completed = shell_reply(kernel, kernel.complete("stop_bur", 8))
     assert "stop_burning" in completed["content"]["matches"], completed["content"]
-    inspected = shell_reply(kernel, kernel.kc.inspect("stop_burning", 12))
+    inspected = shell_reply(kernel, kernel.inspect("stop_burning", 12))
     assert inspected["content"]["status"] == "ok" and inspected["content"]["found"], inspected["content"]
     assert kernel.result(paused).reply is None, "the stop must still be paused"
     panel_press(kernel, "continue")

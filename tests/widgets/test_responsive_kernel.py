@@ -202,6 +202,10 @@ jax.pmap(lambda x: (jax.debug.callback(pcb3, x), x)[1])(jnp.arange(2)).block_unt
     # else (Colab's 6.17): one global parent per stream, kept on the paused cell
 
 
+# IPython's words when its traceback formatter raised (it then prints a plain traceback).
+FORMATTING_FAILED = "Unexpected exception formatting exception"
+
+
 def _interrupt_case(kernel, cell: str):
     mid = kernel.execute(cell)
     kernel.wait_for_output(mid, "waiting")
@@ -209,6 +213,13 @@ def _interrupt_case(kernel, cell: str):
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "error", done
     text = " ".join(e["ename"] + " " + e["evalue"] for e in done.errors)
+    if FORMATTING_FAILED in done.stdout:
+        # The interrupt reached the main thread inside JAX's re-raise of the callbacks'
+        # error, and IPython could not format what it left: it prints the traceback
+        # itself (on stderr) instead of sending it as an error message. The cell's own
+        # error names JAX's runtime error; the callbacks' reports on stderr do not.
+        assert re.search(r"(JaxRuntimeError|XlaRuntimeError)", done.stderr), done
+        text = done.stderr
     assert "KeyboardInterrupt" in text, done
     print("interrupt errors:", [(e["ename"], e["evalue"][:200]) for e in done.errors])
     after = kernel.run("print('next cell fine')", timeout=60)
