@@ -42,14 +42,11 @@ from support.kernel_harness import (  # noqa: F401
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Kernel tests not marked ``matrix`` run on the current kernel only (see
-    CONTRIBUTING.md, "Which tests run on every kernel"); tests marked ``long`` run first."""
+    CONTRIBUTING.md, "Which tests run on every kernel")."""
     kept, dropped = split_by_kernel_matrix(items)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-    # The long tests first: pytest-xdist's workers start on contiguous shares of this
-    # list, and one started near the end of its share keeps the whole run waiting.
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 @pytest.fixture(autouse=True)

@@ -246,7 +246,6 @@ print("script end", flush=True)
 
 
 @pytest.mark.multidevice
-@pytest.mark.long
 # Up to a minute on 2 cores: eight scripts, since the race it guards is intermittent.
 @pytest.mark.timeout(600)
 def test_a_pmap_quit_served_while_the_script_exits_prints_nothing_at_exit():

@@ -55,7 +55,6 @@ def test_an_unknown_benchmark_is_named_with_the_known_ones():
 
 
 @pytest.mark.kernel
-@pytest.mark.long
 # Over 60 s (about 5.5 min on 2 cores): it runs every benchmark once, at its smallest
 # size, each in its own process and most with a real kernel or a job of processes, so
 # that a benchmark that no longer runs fails here rather than at `dev.py bench`.
