@@ -512,17 +512,15 @@ class KernelHarness:
 
     def comm_msg(self, comm_id: str, data: dict, buffers: list[bytes] | None = None) -> str:
         """Send a comm_msg on the shell channel, as a frontend does; its msg_id."""
-        with self._wire:
-            msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
-            if buffers:
-                msg["buffers"] = buffers
-            self.kc.shell_channel.send(msg)
-        return msg["header"]["msg_id"]
+        return self.send_message("comm_msg", {"comm_id": comm_id, "data": data}, buffers=buffers)["header"]["msg_id"]
 
-    def send_message(self, msg_type: str, content: dict, channel: str = "shell") -> dict:
+    def send_message(self, msg_type: str, content: dict, channel: str = "shell",
+                     buffers: list[bytes] | None = None) -> dict:
         """Send a request as a frontend does, on ``channel`` (shell, control); the message."""
         with self._wire:
             msg = self.kc.session.msg(msg_type, content)
+            if buffers:
+                msg["buffers"] = buffers
             getattr(self.kc, f"{channel}_channel").send(msg)
         return msg
 
@@ -560,9 +558,7 @@ class KernelHarness:
 
     def close_comm(self, comm_id: str) -> str:
         """The frontend closing a widget model (comm_close)."""
-        with self._wire:
-            msg = self.kc.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
-            self.kc.shell_channel.send(msg)
+        msg = self.send_message("comm_close", {"comm_id": comm_id, "data": {}})
         with self._lock:  # the frontend forgets the model; the kernel sends no close back
             self._comms.pop(comm_id, None)
         return msg["header"]["msg_id"]
