@@ -214,12 +214,10 @@ def _interrupt_case(kernel, cell: str):
     assert done.status == "error", done
     text = " ".join(e["ename"] + " " + e["evalue"] for e in done.errors)
     if FORMATTING_FAILED in done.stdout:
-        # The interrupt reached the main thread inside JAX's re-raise of the callbacks'
-        # error, and IPython could not format what it left: it prints the traceback
-        # itself (on stderr) instead of sending it as an error message. The cell's own
-        # error names JAX's runtime error; the callbacks' reports on stderr do not.
-        assert re.search(r"(JaxRuntimeError|XlaRuntimeError)", done.stderr), done
-        text = done.stderr
+        # The interrupt reached the main thread while IPython formatted the cell's error,
+        # so IPython printed a plain traceback itself (on stdout or stderr, by ipykernel
+        # version) instead of sending an error message. What the user reads is that text.
+        text = done.stdout + done.stderr
     assert "KeyboardInterrupt" in text, done
     print("interrupt errors:", [(e["ename"], e["evalue"][:200]) for e in done.errors])
     after = kernel.run("print('next cell fine')", timeout=60)
