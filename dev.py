@@ -70,8 +70,14 @@ PIP_NOISE = re.compile(r"^WARNING: Location '.*' is ignored: it is neither a fil
 def run_pip(cmd: list[str]) -> None:
     """Run a pip (or build) command with no stdin, passing its output through minus known noise."""
     proc = subprocess.Popen(
-        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        env=quiet_env(), cwd=ROOT, text=True, errors="replace",
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=quiet_env(),
+        cwd=ROOT,
+        text=True,
+        errors="replace",
     )
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -89,16 +95,24 @@ def source_files() -> list[str]:
     """The checkout's files as a clone has them: tracked plus untracked-but-not-ignored
     (without git: every file outside caches, venvs and build outputs)."""
     try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=120,
+        )
         if out.returncode == 0 and out.stdout:
             return sorted({f for f in out.stdout.decode().split("\0") if f and (ROOT / f).is_file()})
     except OSError:
         pass
-    skip = re.compile(r"(^|/)(\.git|\.nox|\.venv[^/]*|__pycache__|build|dist|site|[^/]*\.egg-info"
-                      r"|test-artifacts)(/|$)")
-    return sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*")
-                  if p.is_file() and not skip.search(str(p.relative_to(ROOT))))
+    skip = re.compile(
+        r"(^|/)(\.git|\.nox|\.venv[^/]*|__pycache__|build|dist|site|[^/]*\.egg-info"
+        r"|test-artifacts)(/|$)"
+    )
+    return sorted(
+        str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and not skip.search(str(p.relative_to(ROOT)))
+    )
 
 
 def build_dist(py: Path, outdir: Path = DIST) -> Path:
@@ -135,11 +149,17 @@ def ensure_nox() -> Path:
     started = time.monotonic()
     shutil.rmtree(TOOLS, ignore_errors=True)
     log(f"creating {TOOLS.name} with {sys.executable} and installing {NOX} ...")
-    if subprocess.run([sys.executable, "-m", "venv", str(TOOLS)], stdin=subprocess.DEVNULL,
-                      env=quiet_env(), cwd=ROOT).returncode != 0:
+    if (
+        subprocess.run(
+            [sys.executable, "-m", "venv", str(TOOLS)], stdin=subprocess.DEVNULL, env=quiet_env(), cwd=ROOT
+        ).returncode
+        != 0
+    ):
         shutil.rmtree(TOOLS, ignore_errors=True)
-        sys.exit(f"[dev] could not create a virtual environment with {sys.executable}; on "
-                 "Debian/Ubuntu install the venv module first: apt-get install python3-venv")
+        sys.exit(
+            f"[dev] could not create a virtual environment with {sys.executable}; on "
+            "Debian/Ubuntu install the venv module first: apt-get install python3-venv"
+        )
     run_pip([str(TOOLS / "bin" / "python"), "-m", "pip", "install", "-q", NOX])
     stamp.write_text(NOX + "\n")
     log(f"{TOOLS.name} ready ({time.monotonic() - started:.0f}s)")
@@ -147,8 +167,12 @@ def ensure_nox() -> Path:
 
 
 def run_nox(args: list[str]) -> int:
-    return subprocess.run([str(ensure_nox()), "--noxfile", str(ROOT / "noxfile.py"), *args],
-                          cwd=ROOT, stdin=subprocess.DEVNULL, env=quiet_env()).returncode
+    return subprocess.run(
+        [str(ensure_nox()), "--noxfile", str(ROOT / "noxfile.py"), *args],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        env=quiet_env(),
+    ).returncode
 
 
 def exec_nox(args: list[str]) -> None:
@@ -227,8 +251,7 @@ def summarize(nox_rc: int) -> int:
             elif session["result"] == "failed":
                 failed_sessions = True
                 print(f"[dev]   session {session['name']}: FAILED (its output above says why)", flush=True)
-    print(f"matrix: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped",
-          flush=True)
+    print(f"matrix: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped", flush=True)
     return 1 if nox_rc != 0 or failed_sessions or total["failed"] else 0
 
 
@@ -256,9 +279,14 @@ def build_venvs() -> int:
         while waiting and len(running) < BUILDERS:
             name = waiting.pop(0)
             out = (RESULTS / f"setup-{name}.log").open("w")
-            proc = subprocess.Popen([str(nox), "--noxfile", str(ROOT / "noxfile.py"), "--install-only", "-s", name],
-                                    cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    env=quiet_env())
+            proc = subprocess.Popen(
+                [str(nox), "--noxfile", str(ROOT / "noxfile.py"), "--install-only", "-s", name],
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=quiet_env(),
+            )
             running.append((name, proc, out))
         time.sleep(0.5)
         for entry in [e for e in running if e[1].poll() is not None]:
@@ -268,8 +296,10 @@ def build_venvs() -> int:
             if proc.returncode:
                 failed.append(name)
                 print((RESULTS / f"setup-{name}.log").read_text()[-6000:], flush=True)
-    log(f"venvs {'built' if not failed else 'failed: ' + ', '.join(failed)} "
-        f"({BUILDERS} at a time) in {time.monotonic() - started:.0f}s")
+    log(
+        f"venvs {'built' if not failed else 'failed: ' + ', '.join(failed)} "
+        f"({BUILDERS} at a time) in {time.monotonic() - started:.0f}s"
+    )
     return 1 if failed else 0
 
 
@@ -333,8 +363,14 @@ def hear_ctrl_c() -> None:
 
 def main(argv: list[str]) -> None:
     hear_ctrl_c()
-    commands = {"lab": cmd_lab, "test": cmd_test, "setup": cmd_setup, "bench": cmd_bench,
-                "docs": cmd_docs, "nox": cmd_nox}
+    commands = {
+        "lab": cmd_lab,
+        "test": cmd_test,
+        "setup": cmd_setup,
+        "bench": cmd_bench,
+        "docs": cmd_docs,
+        "nox": cmd_nox,
+    }
     if not argv or argv[0] not in commands:
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)

@@ -64,8 +64,15 @@ PARALLEL_ARGS = ["-n", TEST_WORKERS, "--dist", "worksteal"] if TEST_WORKERS != "
 # matrix kernel from the main venv): no kernel, no browser, and of the jobs of processes
 # those marked `matrix` (what JAX's coordination service and collectives do per version;
 # the debug host's own protocol runs in the main venv).
-CORE_TEST_ARGS = ["-m", "not kernel and not browser and (not distributed or matrix)", "--ignore=tests/browser",
-                  "-q", "-p", "no:cacheprovider", *PARALLEL_ARGS]
+CORE_TEST_ARGS = [
+    "-m",
+    "not kernel and not browser and (not distributed or matrix)",
+    "--ignore=tests/browser",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    *PARALLEL_ARGS,
+]
 # What the main run's kernel tests read to start the kernels of the other venvs
 # (tests/support/kernel_harness.py), by the session that builds each venv.
 KERNEL_ENV = {
@@ -76,8 +83,17 @@ KERNEL_ENV = {
     "oldest_jax": "JAXDBG_OLDEST_JAX_PYTHON",
 }
 
-nox.options.sessions = ["lint", "dist", "installed_wheel", "ipykernel6",
-                        "colab_pins", "newest_jax", "oldest_jax", "tests", "types"]
+nox.options.sessions = [
+    "lint",
+    "dist",
+    "installed_wheel",
+    "ipykernel6",
+    "colab_pins",
+    "newest_jax",
+    "oldest_jax",
+    "tests",
+    "types",
+]
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
 # A Python this machine lacks skips its session (the summary says so), on CI too.
@@ -90,8 +106,13 @@ nox.options.error_on_missing_interpreters = False
 def _version_of(exe: str) -> tuple[int, int] | None:
     """(major, minor) of a Python with a working venv module, else None."""
     try:
-        out = subprocess.run([exe, "-c", "import sys, venv, ensurepip; print(*sys.version_info[:2])"],
-                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [exe, "-c", "import sys, venv, ensurepip; print(*sys.version_info[:2])"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     parts = out.stdout.split()
@@ -104,8 +125,7 @@ def _pythons() -> dict[tuple[int, int], str]:
     candidates = [shutil.which(f"python3.{minor}") for minor in range(10, 20)]
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
     if pyenv.is_dir():
-        candidates += [str(p) for p in sorted(pyenv.glob("3.*/bin/python3.*"))
-                       if re.fullmatch(r"python3\.\d+", p.name)]
+        candidates += [str(p) for p in sorted(pyenv.glob("3.*/bin/python3.*")) if re.fullmatch(r"python3\.\d+", p.name)]
     found: dict[tuple[int, int], str] = {}
     for exe in filter(None, candidates):
         version = _version_of(exe)
@@ -119,11 +139,17 @@ def _matrix_pythons() -> dict[str, str]:
     pythons = _pythons()
     if not pythons:
         return {"colab_pins": "3.13", "newest_jax": "3.13", "oldest_jax": "3.11"}
-    colab = COLAB_PYTHON if COLAB_PYTHON in pythons else min(
-        pythons, key=lambda v: (abs(v[1] - COLAB_PYTHON[1]) if v[0] == 3 else 99, -v[1]))
+    colab = (
+        COLAB_PYTHON
+        if COLAB_PYTHON in pythons
+        else min(pythons, key=lambda v: (abs(v[1] - COLAB_PYTHON[1]) if v[0] == 3 else 99, -v[1]))
+    )
     oldest = [v for v in pythons if v >= OLDEST_JAX_MIN_PYTHON]
-    return {"colab_pins": pythons[colab], "newest_jax": pythons[max(pythons)],
-            "oldest_jax": pythons[min(oldest)] if oldest else "3.11"}
+    return {
+        "colab_pins": pythons[colab],
+        "newest_jax": pythons[max(pythons)],
+        "oldest_jax": pythons[min(oldest)] if oldest else "3.11",
+    }
 
 
 MATRIX_PYTHONS = _matrix_pythons()
@@ -176,24 +202,31 @@ def _jax_floor() -> str:
 
 
 def describe(python: str | Path) -> str:
-    code = ("import sys, jax, ipykernel, IPython, ipywidgets, jupyter_client; "
-            "print(f'Python {sys.version.split()[0]}, jax {jax.__version__}, ipykernel {ipykernel.__version__}, "
-            "IPython {IPython.__version__}, ipywidgets {ipywidgets.__version__}, "
-            "jupyter_client {jupyter_client.__version__}')")
-    out = subprocess.run([str(python), "-c", code], stdin=subprocess.DEVNULL, capture_output=True,
-                         text=True, timeout=120, env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    code = (
+        "import sys, jax, ipykernel, IPython, ipywidgets, jupyter_client; "
+        "print(f'Python {sys.version.split()[0]}, jax {jax.__version__}, ipykernel {ipykernel.__version__}, "
+        "IPython {IPython.__version__}, ipywidgets {ipywidgets.__version__}, "
+        "jupyter_client {jupyter_client.__version__}')"
+    )
+    out = subprocess.run(
+        [str(python), "-c", code],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )
     return out.stdout.strip() or f"(could not import: {out.stderr.strip().splitlines()[-1:]})"
 
 
-def record(label: str, versions: str, counts: dict[str, int] | None = None,
-           seconds: float | None = None) -> Path:
+def record(label: str, versions: str, counts: dict[str, int] | None = None, seconds: float | None = None) -> Path:
     """Note a run for the summary: its counts, or (None) the JUnit XML its pytest writes,
     whose path this returns; and how long it took, once it has ended."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     slug = re.sub(r"\W+", "-", label).strip("-")
-    (RESULTS / f"{slug}.json").write_text(json.dumps({"label": label, "versions": versions,
-                                                      "counts": counts, "junit": f"{slug}.xml",
-                                                      "seconds": seconds}))
+    (RESULTS / f"{slug}.json").write_text(
+        json.dumps({"label": label, "versions": versions, "counts": counts, "junit": f"{slug}.xml", "seconds": seconds})
+    )
     return RESULTS / f"{slug}.xml"
 
 
@@ -209,8 +242,9 @@ def check(session: nox.Session, label: str, versions: str, *args: str, **kwargs)
     record(label, versions, {"passed": 1}, time.monotonic() - started)
 
 
-def pytest(session: nox.Session, label: str, args: list[str], env: dict[str, str] | None = None,
-           python: Path | None = None) -> None:
+def pytest(
+    session: nox.Session, label: str, args: list[str], env: dict[str, str] | None = None, python: Path | None = None
+) -> None:
     """pytest in the session's venv (or ``python``'s); its counts go to the summary
     through JUnit XML."""
     python = python or Path(session.virtualenv.location) / "bin" / "python"
@@ -219,9 +253,15 @@ def pytest(session: nox.Session, label: str, args: list[str], env: dict[str, str
     junit.unlink(missing_ok=True)
     started = time.monotonic()
     try:
-        session.run(str(python), "-m", "pytest", *args, f"--junitxml={junit}",
-                    env={"PYTHONUNBUFFERED": "1", **(env or {})},
-                    success_codes=[0, 5])  # 5: nothing collected, not a failure of the matrix
+        session.run(
+            str(python),
+            "-m",
+            "pytest",
+            *args,
+            f"--junitxml={junit}",
+            env={"PYTHONUNBUFFERED": "1", **(env or {})},
+            success_codes=[0, 5],
+        )  # 5: nothing collected, not a failure of the matrix
     finally:
         record(label, versions, None, time.monotonic() - started)
 
@@ -279,8 +319,12 @@ def ipykernel6(session: nox.Session) -> None:
 # release of the oldest JAX's minor version, whose run has them all, and Colab's kernel runs
 # the kernel tests marked `matrix("jax")`. It keeps what its pinned IPython, ipywidgets,
 # numpy and rich decide.
-COLAB_LEAVES_OUT = ["--ignore=tests/capture", "--ignore=tests/distributed",
-                    "--ignore=tests/engine/test_stops.py", "--ignore=tests/engine/test_replay.py"]
+COLAB_LEAVES_OUT = [
+    "--ignore=tests/capture",
+    "--ignore=tests/distributed",
+    "--ignore=tests/engine/test_stops.py",
+    "--ignore=tests/engine/test_replay.py",
+]
 
 
 def _core_tests(session: nox.Session, label: str, *extra: str) -> None:
@@ -317,8 +361,9 @@ def oldest_jax(session: nox.Session) -> None:
 
 def _chromium_works(path: Path) -> bool:
     try:
-        out = subprocess.run([str(path), "--version"], stdin=subprocess.DEVNULL,
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [str(path), "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0 and "chrom" in out.stdout.lower()
@@ -332,19 +377,21 @@ def ensure_chromium(session: nox.Session) -> Path | None:
     if CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK):
         return CHROMIUM
     if not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
-        session.warn(f"browser tests will be SKIPPED: {CHROMIUM} is missing and we cannot "
-                     "apt-get install chromium (not root, or no apt-get)")
+        session.warn(
+            f"browser tests will be SKIPPED: {CHROMIUM} is missing and we cannot "
+            "apt-get install chromium (not root, or no apt-get)"
+        )
         return None
     session.log("installing chromium with apt-get (needed by the browser tests) ...")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update", "-q"],
-                ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]):
+    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]):
         if subprocess.run(cmd, stdin=subprocess.DEVNULL, env=env).returncode != 0:
             session.warn(f"browser tests will be SKIPPED: `{' '.join(cmd)}` failed")
             return None
     if not _chromium_works(CHROMIUM):
-        session.warn(f"browser tests will be SKIPPED: {CHROMIUM} does not run after "
-                     "`apt-get install chromium` (a snap stub?)")
+        session.warn(
+            f"browser tests will be SKIPPED: {CHROMIUM} does not run after `apt-get install chromium` (a snap stub?)"
+        )
         return None
     return CHROMIUM
 
@@ -356,8 +403,19 @@ def docs_env() -> dict[str, str]:
 
 
 def build_docs(session: nox.Session) -> None:
-    check(session, "docs (mkdocs build --strict)", f"site/ from {session.virtualenv.location}",
-          "python", "-m", "mkdocs", "build", "--strict", "--site-dir", str(DOCS_SITE), env=docs_env())
+    check(
+        session,
+        "docs (mkdocs build --strict)",
+        f"site/ from {session.virtualenv.location}",
+        "python",
+        "-m",
+        "mkdocs",
+        "build",
+        "--strict",
+        "--site-dir",
+        str(DOCS_SITE),
+        env=docs_env(),
+    )
 
 
 @nox.session
@@ -395,9 +453,14 @@ def quick(session: nox.Session) -> None:
     if not main.exists():
         session.error("the tests venv is not built: run `python3 dev.py setup` first")
     # No kernel, no browser, no jax.distributed job of processes: the unit and core tests.
-    quick_args = ["-m", "not kernel and not browser and not distributed", *CORE_TEST_ARGS[2:],
-                  # building the wheel and pip's dry run into Colab's pins: release checks
-                  "--ignore=tests/release/test_packaging.py", "--ignore=tests/release/test_colab_pins.py"]
+    quick_args = [
+        "-m",
+        "not kernel and not browser and not distributed",
+        *CORE_TEST_ARGS[2:],
+        # building the wheel and pip's dry run into Colab's pins: release checks
+        "--ignore=tests/release/test_packaging.py",
+        "--ignore=tests/release/test_colab_pins.py",
+    ]
     pytest(session, "quick (no kernel, browser or job)", [*quick_args, *session.posargs], python=main)
 
 

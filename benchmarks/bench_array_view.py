@@ -50,8 +50,11 @@ def big_cell(side: int) -> str:
 def many_cell(n_locals: int, side: int) -> str:
     lines = ["@jax.jit", "def many(x):"]
     lines += [f"    a{i} = x * {float(i + 1)}" for i in range(n_locals)]
-    lines += ["    jaxdbg.breakpoint()", f"    return a0 + a{n_locals - 1}",
-              f"x_many = jnp.ones(({side}, {side}), jnp.float32)"]
+    lines += [
+        "    jaxdbg.breakpoint()",
+        f"    return a0 + a{n_locals - 1}",
+        f"x_many = jnp.ones(({side}, {side}), jnp.float32)",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -79,13 +82,26 @@ class Stop:
         self.k = k
         self.start = k.mark()
         self.msg_id = k.execute(code)
-        self.shown = k.wait(self.start, lambda m: m["msg_type"] == "display_data"
-                            and m["parent_header"].get("msg_id") == self.msg_id
-                            and WIDGET_VIEW in m["content"].get("data", {}), 120, "the panel")["_t"]
-        opened = k.wait(self.start, lambda m: m["msg_type"] == "comm_open"
-                        and m["parent_header"].get("msg_id") == self.msg_id
-                        and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET,
-                        60, "the panel's comm_open")
+        self.shown = k.wait(
+            self.start,
+            lambda m: (
+                m["msg_type"] == "display_data"
+                and m["parent_header"].get("msg_id") == self.msg_id
+                and WIDGET_VIEW in m["content"].get("data", {})
+            ),
+            120,
+            "the panel",
+        )["_t"]
+        opened = k.wait(
+            self.start,
+            lambda m: (
+                m["msg_type"] == "comm_open"
+                and m["parent_header"].get("msg_id") == self.msg_id
+                and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET
+            ),
+            60,
+            "the panel's comm_open",
+        )
         self.comm_id = opened["content"]["comm_id"]
         self.frame = opened["content"]["data"]["state"]["locals_page"]["frame"]
 
@@ -94,11 +110,17 @@ class Stop:
         mark = self.k.mark()
         sent = time.perf_counter()
         self.k.send_custom(self.comm_id, content)
-        answer = self.k.wait(mark, lambda m: m["msg_type"] == "comm_msg"
-                             and m["content"].get("comm_id") == self.comm_id
-                             and m["content"]["data"].get("method") == "custom"
-                             and m["content"]["data"].get("content", {}).get("type") == content["type"],
-                             120, f"the {content['type']!r} answer")
+        answer = self.k.wait(
+            mark,
+            lambda m: (
+                m["msg_type"] == "comm_msg"
+                and m["content"].get("comm_id") == self.comm_id
+                and m["content"]["data"].get("method") == "custom"
+                and m["content"]["data"].get("content", {}).get("type") == content["type"]
+            ),
+            120,
+            f"the {content['type']!r} answer",
+        )
         return answer["_t"] - sent, answer
 
     def resume(self) -> float:
@@ -154,16 +176,37 @@ def main() -> None:
         def pause(on: bool) -> float:
             k.run(f"pictures({on})")
             return Stop(k, "many(x_many); None").resume()
+
         pauses = interleave({"with": lambda: pause(True), "without": lambda: pause(False)}, repeats)
     what = f"array view of a {side}x{side} float32 local, click -> view answer"
     base = "(locals round trip)"
-    rows = [absolute_row(f"{what}, cold (statistics taken)", opens["cold"], opens["locals"], VIEW_GOAL_S,
-                         unit="ms", baseline_name=base,
-                         note="the exact statistics of every value are taken before the view is drawn"),
-            absolute_row(f"{what}, warm (row shown first)", opens["warm"], opens["locals"], VIEW_GOAL_S,
-                         unit="ms", baseline_name=base),
-            ratio_row(f"pause -> panel shown, {n_locals} array locals, with pictures vs without",
-                      pauses["with"], pauses["without"], PAUSE_GOAL, unit="ms", baseline_name="(without)")]
+    rows = [
+        absolute_row(
+            f"{what}, cold (statistics taken)",
+            opens["cold"],
+            opens["locals"],
+            VIEW_GOAL_S,
+            unit="ms",
+            baseline_name=base,
+            note="the exact statistics of every value are taken before the view is drawn",
+        ),
+        absolute_row(
+            f"{what}, warm (row shown first)",
+            opens["warm"],
+            opens["locals"],
+            VIEW_GOAL_S,
+            unit="ms",
+            baseline_name=base,
+        ),
+        ratio_row(
+            f"pause -> panel shown, {n_locals} array locals, with pictures vs without",
+            pauses["with"],
+            pauses["without"],
+            PAUSE_GOAL,
+            unit="ms",
+            baseline_name="(without)",
+        ),
+    ]
     finish(rows, args.json)
 
 

@@ -125,14 +125,24 @@ class MemorySampler:
 
 
 def _is_panel_view(msg: dict, msg_id: str) -> bool:
-    return (msg["msg_type"] == "display_data" and msg["parent_header"].get("msg_id") == msg_id
-            and WIDGET_VIEW in msg["content"].get("data", {}))
+    return (
+        msg["msg_type"] == "display_data"
+        and msg["parent_header"].get("msg_id") == msg_id
+        and WIDGET_VIEW in msg["content"].get("data", {})
+    )
 
 
 def _panel_opened(k: Kernel, start: int, msg_id: str) -> dict:
-    return k.wait(start, lambda m: m["msg_type"] == "comm_open" and m["parent_header"].get("msg_id") == msg_id
-                  and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET,
-                  60, "the panel's comm_open")
+    return k.wait(
+        start,
+        lambda m: (
+            m["msg_type"] == "comm_open"
+            and m["parent_header"].get("msg_id") == msg_id
+            and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET
+        ),
+        60,
+        "the panel's comm_open",
+    )
 
 
 def _show_pending_rows(k: Kernel, opened: dict) -> float | None:
@@ -146,10 +156,16 @@ def _show_pending_rows(k: Kernel, opened: dict) -> float | None:
         k.send_custom(comm_id, {"type": "stats", "frame": page["frame"], "path": [name]})
     arrived = None
     for name in pending:
-        arrived = k.wait(mark, lambda m, name=name: m["msg_type"] == "comm_msg"
-                         and m["content"]["comm_id"] == comm_id
-                         and m["content"]["data"].get("content", {}).get("path") == [name],
-                         120, f"the statistics of {name}")["_t"]
+        arrived = k.wait(
+            mark,
+            lambda m, name=name: (
+                m["msg_type"] == "comm_msg"
+                and m["content"]["comm_id"] == comm_id
+                and m["content"]["data"].get("content", {}).get("path") == [name]
+            ),
+            120,
+            f"the statistics of {name}",
+        )["_t"]
     return arrived
 
 
@@ -181,8 +197,13 @@ def one_run(k: Kernel, mode: str) -> dict:
     if function in ("callback", "reading_callback"):
         shown = float(k.stdout(k.run("print(RECEIVED[-1])")["parent_header"]["msg_id"]))
     time.sleep(1.0)
-    return {"shown": shown - t0, "stats": None if stats_shown is None else stats_shown - t0,
-            "before": before, "peak": memory.peak, "after_1s": k.rss_mb()}
+    return {
+        "shown": shown - t0,
+        "stats": None if stats_shown is None else stats_shown - t0,
+        "before": before,
+        "peak": memory.peak,
+        "after_1s": k.rss_mb(),
+    }
 
 
 def main() -> None:
@@ -202,21 +223,37 @@ def main() -> None:
     size = f"{n * 4 / 1e6:,.0f} MB local"
     callback = [r["shown"] for r in results["callback"]]
     reading = [r["shown"] for r in results["reading cb"]]
-    bound = (f"a callback that reads the value (as a stop's statistics do) takes "
-             f"{statistics.median(reading) / statistics.median(callback):.2f}x the plain one")
+    bound = (
+        f"a callback that reads the value (as a stop's statistics do) takes "
+        f"{statistics.median(reading) / statistics.median(callback):.2f}x the plain one"
+    )
     rows = []
     for mode, shown in (("terminal", "pause -> prompt"), ("panel", "pause -> panel shown")):
         runs = results[mode]
-        rows.append(ratio_row(f"{size}: {shown} ({mode})", [r["shown"] for r in runs], callback, 1.1,
-                              baseline_name="(plain jax.debug.callback)", note=bound))
+        rows.append(
+            ratio_row(
+                f"{size}: {shown} ({mode})",
+                [r["shown"] for r in runs],
+                callback,
+                1.1,
+                baseline_name="(plain jax.debug.callback)",
+                note=bound,
+            )
+        )
     for mode in ("reading cb", "terminal", "panel"):
         runs = results[mode]
         peak = statistics.median(r["peak"] for r in runs)
         what = "the stop" if mode != "reading cb" else "a reading jax.debug.callback"
-        rows.append(delta_row(f"{size}: resident memory 1 s after {what} ({mode})",
-                              [r["after_1s"] for r in runs], [r["before"] for r in runs], 50,
-                              baseline_name="(before the cell)",
-                              note=f"peak during the stop {peak:,.0f} MB"))
+        rows.append(
+            delta_row(
+                f"{size}: resident memory 1 s after {what} ({mode})",
+                [r["after_1s"] for r in runs],
+                [r["before"] for r in runs],
+                50,
+                baseline_name="(before the cell)",
+                note=f"peak during the stop {peak:,.0f} MB",
+            )
+        )
     stats = [r["stats"] for r in results["panel"] if r["stats"] is not None]
     if stats:
         print(f"panel: execute -> statistics of the big row shown, median {statistics.median(stats):.3f} s")

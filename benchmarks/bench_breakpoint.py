@@ -51,6 +51,7 @@ def _recurrent_scans(width: int):
             carry, _ = step(carry, x)
             stop_if(jnp.any(jnp.isnan(carry)))
             return carry, None
+
         return lambda xs: jax.lax.scan(guarded, jnp.zeros(width), xs)[0]
 
     def jax_recipe(pred):
@@ -62,14 +63,25 @@ def _recurrent_scans(width: int):
 def untriggered(steps: int, width: int, repeats: int):
     plain, ours, recipe = _recurrent_scans(width)
     xs = jnp.linspace(0.0, 1.0, steps)
-    samples = interleave({"none": lambda: timed(lambda: plain(xs).block_until_ready()),
-                          "ours": lambda: timed(lambda: ours(xs).block_until_ready()),
-                          "recipe": lambda: timed(lambda: recipe(xs).block_until_ready())}, repeats)
+    samples = interleave(
+        {
+            "none": lambda: timed(lambda: plain(xs).block_until_ready()),
+            "ours": lambda: timed(lambda: ours(xs).block_until_ready()),
+            "recipe": lambda: timed(lambda: recipe(xs).block_until_ready()),
+        },
+        repeats,
+    )
     floor = statistics.median(r / n for r, n in zip(samples["recipe"], samples["none"]))
-    return ratio_row(f"untriggered breakpoint_if, {steps:,}-step scan", samples["ours"], samples["none"],
-                     1.02, unit="ms", baseline_name="(no breakpoint)",
-                     note=f"bound: the predicate and its lax.cond, JAX's recipe (lax.cond + "
-                          f"jax.debug.breakpoint), cost {floor:.3f}x in the same run")
+    return ratio_row(
+        f"untriggered breakpoint_if, {steps:,}-step scan",
+        samples["ours"],
+        samples["none"],
+        1.02,
+        unit="ms",
+        baseline_name="(no breakpoint)",
+        note=f"bound: the predicate and its lax.cond, JAX's recipe (lax.cond + "
+        f"jax.debug.breakpoint), cost {floor:.3f}x in the same run",
+    )
 
 
 # -- 2. passed stops ---------------------------------------------------------------------
@@ -77,10 +89,12 @@ def untriggered(steps: int, width: int, repeats: int):
 
 def _step_locals_scan(stop):
     """A scan whose step holds a small carry and calls ``stop(carry, x)``."""
+
     def step(carry, x):
         carry = carry * 0.5 + x
         stop(carry, x)
         return carry, None
+
     return jax.jit(lambda xs: jax.lax.scan(step, jnp.zeros(8), xs)[0])
 
 
@@ -124,9 +138,15 @@ def passed_stops(steps: int, repeats: int) -> list:
 
 def _per_step_row(measure: str, samples: dict[str, list[float]], steps: int):
     per_step = {name: [t / steps for t in values] for name, values in samples.items()}
-    return ratio_row(f"{measure}, per step of a {steps:,}-step scan", per_step["ours"], per_step["cb"],
-                     1.2, unit="us", baseline_name="(no-op jax.debug.callback)",
-                     note="floor: the host callback a passed stop still runs (the baseline)")
+    return ratio_row(
+        f"{measure}, per step of a {steps:,}-step scan",
+        per_step["ours"],
+        per_step["cb"],
+        1.2,
+        unit="us",
+        baseline_name="(no-op jax.debug.callback)",
+        note="floor: the host callback a passed stop still runs (the baseline)",
+    )
 
 
 # -- 3. trace + compile ------------------------------------------------------------------
@@ -134,6 +154,7 @@ def _per_step_row(measure: str, samples: dict[str, list[float]], steps: int):
 
 def _deep_function(breakpoint_fn, depth: int, n_locals: int):
     """A chain of ``depth`` nested calls, each frame holding ``n_locals`` traced locals."""
+
     def level(x, d):
         names = {f"v{i}": x + i for i in range(n_locals)}
         locals().update(names)  # keep them visible as frame locals
@@ -142,13 +163,16 @@ def _deep_function(breakpoint_fn, depth: int, n_locals: int):
             breakpoint_fn()
             return sum(names.values())
         return level(x * 1.0, d - 1) + names["v0"]
+
     return lambda x: level(x, depth - 1)
 
 
 def trace_and_compile(depth: int, n_locals: int, repeats: int):
     seed = iter(range(1, 10**6))
-    phases: dict[str, dict[str, list[float]]] = {"jax": {"trace": [], "compile": []},
-                                                  "ours": {"trace": [], "compile": []}}
+    phases: dict[str, dict[str, list[float]]] = {
+        "jax": {"trace": [], "compile": []},
+        "ours": {"trace": [], "compile": []},
+    }
 
     def compile_with(name: str, breakpoint_fn) -> float:
         fn = jax.jit(_deep_function(breakpoint_fn, depth, n_locals))  # a fresh function: no cache
@@ -162,14 +186,27 @@ def trace_and_compile(depth: int, n_locals: int, repeats: int):
         phases[name]["compile"].append(done - traced)
         return done - start
 
-    samples = interleave({"jax": lambda: compile_with("jax", jax.debug.breakpoint),
-                          "ours": lambda: compile_with("ours", jaxdbg.breakpoint)}, repeats)
-    med = {name: {phase: statistics.median(v[-repeats:]) * 1e3 for phase, v in p.items()}
-           for name, p in phases.items()}
-    note = (f"trace (jaxpr + lowering) {med['ours']['trace']:.0f} ms vs {med['jax']['trace']:.0f} ms, "
-            f"XLA compile {med['ours']['compile']:.0f} ms vs {med['jax']['compile']:.0f} ms")
-    return ratio_row(f"trace + compile, {depth} frames x {n_locals} locals", samples["ours"],
-                     samples["jax"], 1.0, unit="ms", baseline_name="(jax.debug.breakpoint)", note=note)
+    samples = interleave(
+        {
+            "jax": lambda: compile_with("jax", jax.debug.breakpoint),
+            "ours": lambda: compile_with("ours", jaxdbg.breakpoint),
+        },
+        repeats,
+    )
+    med = {name: {phase: statistics.median(v[-repeats:]) * 1e3 for phase, v in p.items()} for name, p in phases.items()}
+    note = (
+        f"trace (jaxpr + lowering) {med['ours']['trace']:.0f} ms vs {med['jax']['trace']:.0f} ms, "
+        f"XLA compile {med['ours']['compile']:.0f} ms vs {med['jax']['compile']:.0f} ms"
+    )
+    return ratio_row(
+        f"trace + compile, {depth} frames x {n_locals} locals",
+        samples["ours"],
+        samples["jax"],
+        1.0,
+        unit="ms",
+        baseline_name="(jax.debug.breakpoint)",
+        note=note,
+    )
 
 
 def main() -> None:

@@ -38,6 +38,7 @@ def _program(n_locals: int, with_breakpoint: bool):
         if with_breakpoint:
             jaxdbg.breakpoint_if(jnp.isnan(values[0][0, 0]))  # never true: compile cost only
         return sum(values)
+
     return f
 
 
@@ -59,18 +60,31 @@ def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
     repeats = 2 if args.quick else 9
     axis_type = getattr(jax.sharding, "AxisType", None)
-    mesh = jax.make_mesh((2, 4), ("data", "model"),
-                         **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2}))
+    mesh = jax.make_mesh(
+        (2, 4), ("data", "model"), **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2})
+    )
     x = jax.device_put(jnp.ones((8, 512)), NamedSharding(mesh, P("data", "model")))
     rows = []
     for n_locals in (4, 32):
-        samples = interleave({"none": lambda: _compile_time(n_locals, False, x),
-                              "unrecorded": lambda: _without_recording(n_locals, x),
-                              "recorded": lambda: _compile_time(n_locals, True, x)}, repeats)
+        samples = interleave(
+            {
+                "none": lambda: _compile_time(n_locals, False, x),
+                "unrecorded": lambda: _without_recording(n_locals, x),
+                "recorded": lambda: _compile_time(n_locals, True, x),
+            },
+            repeats,
+        )
         print(f"{n_locals:>2} traced locals: no breakpoint {statistics.median(samples['none']) * 1e3:.1f} ms")
-        rows.append(ratio_row(f"trace + compile, compiled-sharding recording, {n_locals} locals",
-                              samples["recorded"], samples["unrecorded"], 1.05, unit="ms",
-                              baseline_name="(the breakpoint without it)"))
+        rows.append(
+            ratio_row(
+                f"trace + compile, compiled-sharding recording, {n_locals} locals",
+                samples["recorded"],
+                samples["unrecorded"],
+                1.05,
+                unit="ms",
+                baseline_name="(the breakpoint without it)",
+            )
+        )
     finish(rows, args.json)
 
 

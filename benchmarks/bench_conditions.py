@@ -105,11 +105,18 @@ def main() -> None:
             unwatched()
             prepare()
             return _time(fn, xs)
+
         return run
 
     def redrawn_summary() -> None:  # what the panel's summary draws, taken off the stops' thread
-        summary = outputs.StopSummary("breakpoint", "bench.py:1", "jaxdbg.breakpoint()", (), "Continued.",
-                                      watches=tuple(watches.LIVE.watches(number)))
+        summary = outputs.StopSummary(
+            "breakpoint",
+            "bench.py:1",
+            "jaxdbg.breakpoint()",
+            (),
+            "Continued.",
+            watches=tuple(watches.LIVE.watches(number)),
+        )
         str(html_view.stop_summary_display(summary).html)
 
     def with_live_summary() -> float:
@@ -122,32 +129,67 @@ def main() -> None:
             live.stop()
 
     nothing = lambda: None
-    samples = interleave({"no breakpoint": way(nothing, plain), "no-op callback": way(nothing, calling),
-                          "disabled": way(disabled, stopping), "false condition": way(false_condition, stopping),
-                          "false condition + 1 watch": way(false_condition_and_watch, stopping),
-                          "summary redrawn": with_live_summary}, repeats)
+    samples = interleave(
+        {
+            "no breakpoint": way(nothing, plain),
+            "no-op callback": way(nothing, calling),
+            "disabled": way(disabled, stopping),
+            "false condition": way(false_condition, stopping),
+            "false condition + 1 watch": way(false_condition_and_watch, stopping),
+            "summary redrawn": with_live_summary,
+        },
+        repeats,
+    )
     unwatched()
     breakpoint_state.set_condition(number, "")
     breakpoint_state.set_enabled(number, True)
     base = samples["no breakpoint"]
     per_stop = {name: [max(t - b, 1e-9) / steps for t, b in zip(times, base)] for name, times in samples.items()}
-    bound = ("a false condition must bring the frame's values to the host (a host callback, "
-             "the next row's baseline) and build the frame; a disabled breakpoint sends nothing")
-    finish([
-        ratio_row(f"false condition, per stop of a {steps:,}-step scan, vs a disabled breakpoint",
-                  per_stop["false condition"], per_stop["disabled"], CALLBACK_GOAL, unit="us",
-                  baseline_name="disabled", note=bound),
-        ratio_row(f"false condition, per stop of a {steps:,}-step scan, vs a no-op callback",
-                  per_stop["false condition"], per_stop["no-op callback"], CALLBACK_GOAL, unit="us",
-                  baseline_name="jax.debug.callback", note="the frame is built and the condition evaluated"),
-        ratio_row(f"false condition + 1 watch, per stop of a {steps:,}-step scan, vs a no-op callback",
-                  per_stop["false condition + 1 watch"], per_stop["no-op callback"], CALLBACK_GOAL,
-                  unit="us", baseline_name="jax.debug.callback", note="the watch is evaluated at every stop"),
-        ratio_row(f"the same, the ended panel's summary redrawn, per stop of a {steps:,}-step scan",
-                  per_stop["summary redrawn"], per_stop["false condition + 1 watch"], REDRAW_GOAL,
-                  unit="us", baseline_name="not redrawn",
-                  note="redrawn every 0.05 s here (the panel: 0.5 s), on its own thread"),
-    ], args.json)
+    bound = (
+        "a false condition must bring the frame's values to the host (a host callback, "
+        "the next row's baseline) and build the frame; a disabled breakpoint sends nothing"
+    )
+    finish(
+        [
+            ratio_row(
+                f"false condition, per stop of a {steps:,}-step scan, vs a disabled breakpoint",
+                per_stop["false condition"],
+                per_stop["disabled"],
+                CALLBACK_GOAL,
+                unit="us",
+                baseline_name="disabled",
+                note=bound,
+            ),
+            ratio_row(
+                f"false condition, per stop of a {steps:,}-step scan, vs a no-op callback",
+                per_stop["false condition"],
+                per_stop["no-op callback"],
+                CALLBACK_GOAL,
+                unit="us",
+                baseline_name="jax.debug.callback",
+                note="the frame is built and the condition evaluated",
+            ),
+            ratio_row(
+                f"false condition + 1 watch, per stop of a {steps:,}-step scan, vs a no-op callback",
+                per_stop["false condition + 1 watch"],
+                per_stop["no-op callback"],
+                CALLBACK_GOAL,
+                unit="us",
+                baseline_name="jax.debug.callback",
+                note="the watch is evaluated at every stop",
+            ),
+            ratio_row(
+                f"the same, the ended panel's summary redrawn, per stop of a {steps:,}-step scan",
+                per_stop["summary redrawn"],
+                per_stop["false condition + 1 watch"],
+                REDRAW_GOAL,
+                unit="us",
+                baseline_name="not redrawn",
+                note="redrawn every 0.05 s here (the panel: 0.5 s), on its own thread",
+            ),
+        ],
+        args.json,
+    )
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ STORE_FLOOR_GOAL = 1.5
 # Collecting every process's rows at one host may cost at most half as much again.
 PRINTS_GOAL = 1.5
 
-ROUND_TRIP = '''
+ROUND_TRIP = """
 import itertools, statistics, threading, time
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
@@ -110,9 +110,9 @@ if PROCESS == 0:
     store.set(f"bench/echo/{next(echoes)}/in", "end")
 else:
     echoing.join()  # not left blocked in the store's client at exit
-'''
+"""
 
-PRINTS = '''
+PRINTS = """
 import jax.numpy as jnp
 import jaxdbg
 
@@ -127,7 +127,7 @@ def loop(x):
 
 jax.block_until_ready(loop(jnp.float32(PROCESS)))
 print("done", PROCESS, flush=True)
-'''
+"""
 
 SECRET = {"JAXDBG_DEBUG_SECRET": "bench", "JAXDBG_BACKEND": "cli"}
 
@@ -138,8 +138,9 @@ def _job_outputs(job) -> str:
 
 def _round_trip(repeats: int, commands: int) -> list[Row]:
     runs = repeats + 1  # the first run compiles: thrown away
-    with start_local_processes(ROUND_TRIP, 2, env={**SECRET, "JAXDBG_BACKEND": "timing",
-                                                   "COMMANDS": str(commands), "RUNS": str(runs)}) as job:
+    with start_local_processes(
+        ROUND_TRIP, 2, env={**SECRET, "JAXDBG_BACKEND": "timing", "COMMANDS": str(commands), "RUNS": str(runs)}
+    ) as job:
         codes = job.wait(600)
         text = job.output(0)
         if set(codes.values()) != {0}:
@@ -152,14 +153,30 @@ def _round_trip(repeats: int, commands: int) -> list[Row]:
     remote = [best[(run, "remote")] for run in range(1, runs)]
     store = [best[(run, "store")] for run in range(1, runs)]
     measure = f"'p y' at another process's stop ({commands} commands, median)"
-    return [ratio_row(measure, remote, local, ROUND_TRIP_GOAL, unit="ms", baseline_name="in-process",
-                      note="a command and its output each cross the store once; the store's own "
-                           "round trip alone is most of it (next row)"),
-            ratio_row(f"{measure}, over the bare store round trip", remote, store, STORE_FLOOR_GOAL,
-                      unit="ms", baseline_name="set + blocking get, echoed by process 1",
-                      note="what jaxdbg adds to the transport: signing, the command, its output"),
-            absolute_row(f"{measure}, absolute", remote, local, ROUND_TRIP_ABSOLUTE_GOAL, unit="ms",
-                         baseline_name="in-process")]
+    return [
+        ratio_row(
+            measure,
+            remote,
+            local,
+            ROUND_TRIP_GOAL,
+            unit="ms",
+            baseline_name="in-process",
+            note="a command and its output each cross the store once; the store's own "
+            "round trip alone is most of it (next row)",
+        ),
+        ratio_row(
+            f"{measure}, over the bare store round trip",
+            remote,
+            store,
+            STORE_FLOOR_GOAL,
+            unit="ms",
+            baseline_name="set + blocking get, echoed by process 1",
+            note="what jaxdbg adds to the transport: signing, the command, its output",
+        ),
+        absolute_row(
+            f"{measure}, absolute", remote, local, ROUND_TRIP_ABSOLUTE_GOAL, unit="ms", baseline_name="in-process"
+        ),
+    ]
 
 
 def _prints(repeats: int, processes: int, rows: int) -> Row:
@@ -178,12 +195,18 @@ def _prints(repeats: int, processes: int, rows: int) -> Row:
             if printed != expected:
                 raise SystemExit(f"process 0 printed {printed} rows, not {expected}:\n{host[-2000:]}")
             return elapsed
+
         return run
 
     samples = interleave({"own stdout": job(False), "debug host": job(True)}, repeats, warmup=0)
-    return ratio_row(f"{processes} processes x {rows} prints, job wall time", samples["debug host"],
-                     samples["own stdout"], PRINTS_GOAL, baseline_name="each on its own stdout",
-                     note="every row travels through the coordination service's store")
+    return ratio_row(
+        f"{processes} processes x {rows} prints, job wall time",
+        samples["debug host"],
+        samples["own stdout"],
+        PRINTS_GOAL,
+        baseline_name="each on its own stdout",
+        note="every row travels through the coordination service's store",
+    )
 
 
 def main() -> None:

@@ -68,12 +68,21 @@ def _finite_calls(repeats: int, n: int, infs: bool = False) -> list[Row]:
                 if watch:
                     nan_watch.set_enabled(False, infs=infs)
                 jax.config.update(flag, False)
+
         return run
 
     samples = interleave({flag: variant(False), "watch": variant(True)}, repeats)
-    return [ratio_row(f"{'infs' if infs else 'nans'} on, {n} finite calls of a jitted step",
-                      samples["watch"], samples[flag], FINITE_GOAL, unit="ms", baseline_name=flag,
-                      note="the watch wraps JAX's flag, which re-runs nothing on finite calls")]
+    return [
+        ratio_row(
+            f"{'infs' if infs else 'nans'} on, {n} finite calls of a jitted step",
+            samples["watch"],
+            samples[flag],
+            FINITE_GOAL,
+            unit="ms",
+            baseline_name=flag,
+            note="the watch wraps JAX's flag, which re-runs nothing on finite calls",
+        )
+    ]
 
 
 def _nan_under_shard_map(repeats: int, infs: bool = False) -> Row:
@@ -108,8 +117,7 @@ def _nan_under_shard_map(repeats: int, infs: bool = False) -> Row:
             jax.config.update(flag, False)
 
     def with_watch() -> float:
-        nan_watch.set_enabled(True, backend="cli", infs=infs, stdout=io.StringIO(), stdin=io.StringIO(""),
-                              commands="c")
+        nan_watch.set_enabled(True, backend="cli", infs=infs, stdout=io.StringIO(), stdin=io.StringIO(""), commands="c")
         try:
             return failing_call()
         finally:
@@ -119,10 +127,15 @@ def _nan_under_shard_map(repeats: int, infs: bool = False) -> Row:
     samples = interleave({"jax": jax_alone, "watch": with_watch}, repeats, warmup=0)
     # Paid once per NaN: reported with JAX's plain error as the baseline, no goal to meet
     # beyond staying of the same order (the located error compiles checkify's checks once).
-    return ratio_row(f"{'an Inf' if infs else 'a NaN'} under shard_map over 8 devices, located (line, devices)",
-                     samples["watch"],
-                     samples["jax"], 3.0, unit="ms", baseline_name="JAX's error",
-                     note="checkify's NaN checks are compiled and run once more to locate it")
+    return ratio_row(
+        f"{'an Inf' if infs else 'a NaN'} under shard_map over 8 devices, located (line, devices)",
+        samples["watch"],
+        samples["jax"],
+        3.0,
+        unit="ms",
+        baseline_name="JAX's error",
+        note="checkify's NaN checks are compiled and run once more to locate it",
+    )
 
 
 def main() -> None:

@@ -51,35 +51,55 @@ def stop_code(name: str, depth: int, n_locals: int, big: int, every_frame: bool)
     """``name(x)``: ``depth`` frames of recursion; the innermost holds ``n_locals`` traced
     locals (one of them a ``big``-element array) and stops; the outer ones hold as many
     (``every_frame``) or only their arguments."""
+
     def frame_locals(indent: str) -> list[str]:
         return [f"{indent}v{i} = x + {float(i)}" for i in range(n_locals - 3)]
-    lines = [f"def {name}_inner(x, d):", *frame_locals("    "),
-             f"    big = jnp.full(({big},), 0.5, jnp.float32) * x[0]",
-             "    jaxdbg.breakpoint()",
-             "    return v0 + big[:4]",
-             "",
-             f"def {name}_level(x, d):",
-             *(frame_locals("    ") if every_frame else []),
-             f"    return {name}_inner(x, d) if d == 0 else {name}_level(x * 1.0, d - 1) + x",
-             "",
-             "@jax.jit",
-             f"def {name}(x):",
-             f"    return {name}_level(x, {depth - 3})"]
+
+    lines = [
+        f"def {name}_inner(x, d):",
+        *frame_locals("    "),
+        f"    big = jnp.full(({big},), 0.5, jnp.float32) * x[0]",
+        "    jaxdbg.breakpoint()",
+        "    return v0 + big[:4]",
+        "",
+        f"def {name}_level(x, d):",
+        *(frame_locals("    ") if every_frame else []),
+        f"    return {name}_inner(x, d) if d == 0 else {name}_level(x * 1.0, d - 1) + x",
+        "",
+        "@jax.jit",
+        f"def {name}(x):",
+        f"    return {name}_level(x, {depth - 3})",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def _panel_opened(k: Kernel, start: int, msg_id: str) -> dict:
-    return k.wait(start, lambda m: m["msg_type"] == "comm_open" and m["parent_header"].get("msg_id") == msg_id
-                  and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET,
-                  120, "the panel's comm_open")
+    return k.wait(
+        start,
+        lambda m: (
+            m["msg_type"] == "comm_open"
+            and m["parent_header"].get("msg_id") == msg_id
+            and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET
+        ),
+        120,
+        "the panel's comm_open",
+    )
 
 
 def pause_to_panel(k: Kernel, name: str) -> float:
     """One stop of ``name``: seconds from the host callback to the panel shown."""
     start = k.mark()
     msg_id = k.execute(f"{name}(x0).block_until_ready(); None")
-    shown = k.wait(start, lambda m: m["msg_type"] == "display_data" and m["parent_header"].get("msg_id") == msg_id
-                   and WIDGET_VIEW in m["content"].get("data", {}), 120, "the panel")["_t"]
+    shown = k.wait(
+        start,
+        lambda m: (
+            m["msg_type"] == "display_data"
+            and m["parent_header"].get("msg_id") == msg_id
+            and WIDGET_VIEW in m["content"].get("data", {})
+        ),
+        120,
+        "the panel",
+    )["_t"]
     opened = _panel_opened(k, start, msg_id)
     k.send_custom(opened["content"]["comm_id"], {"type": "run", "id": "bench", "line": "continue"})
     reply = k.reply(start, msg_id)
@@ -98,11 +118,19 @@ def main() -> None:
     with Kernel() as k:
         k.run(SETUP, timeout=300)
         k.run(stop_code("small", *small, big, True) + stop_code("wide", *wide, 16, False), timeout=600)
-        samples = interleave({"small": lambda: pause_to_panel(k, "small"),
-                              "wide": lambda: pause_to_panel(k, "wide")}, repeats)  # warm-up: compile
-    rows = [ratio_row(f"pause -> panel shown, {wide[0]} frames x {wide[1]:,} locals vs {small[0]} x {small[1]}",
-                      samples["wide"], samples["small"], 1.2, unit="ms",
-                      baseline_name=f"({small[0]} x {small[1]})")]
+        samples = interleave(
+            {"small": lambda: pause_to_panel(k, "small"), "wide": lambda: pause_to_panel(k, "wide")}, repeats
+        )  # warm-up: compile
+    rows = [
+        ratio_row(
+            f"pause -> panel shown, {wide[0]} frames x {wide[1]:,} locals vs {small[0]} x {small[1]}",
+            samples["wide"],
+            samples["small"],
+            1.2,
+            unit="ms",
+            baseline_name=f"({small[0]} x {small[1]})",
+        )
+    ]
     finish(rows, args.json)
 
 

@@ -45,11 +45,22 @@ def _cell_output_messages(kernel: Kernel, start: int, msg_id: str) -> int:
     """iopub messages a frontend renders for the cell: its streams, displays, and comms."""
     with kernel._lock:
         new = kernel.messages[start:]
-    own = [m for m in new if m["_channel"] == "iopub" and m["parent_header"].get("msg_id") == msg_id
-           and m["msg_type"] not in ("status", "execute_input")]
+    own = [
+        m
+        for m in new
+        if m["_channel"] == "iopub"
+        and m["parent_header"].get("msg_id") == msg_id
+        and m["msg_type"] not in ("status", "execute_input")
+    ]
     comm_ids = {m["content"]["comm_id"] for m in own if m["msg_type"] == "comm_open"}
-    others = [m for m in new if m["_channel"] == "iopub" and m["msg_type"] in ("comm_msg", "comm_close")
-              and m["content"].get("comm_id") in comm_ids and m["parent_header"].get("msg_id") != msg_id]
+    others = [
+        m
+        for m in new
+        if m["_channel"] == "iopub"
+        and m["msg_type"] in ("comm_msg", "comm_close")
+        and m["content"].get("comm_id") in comm_ids
+        and m["parent_header"].get("msg_id") != msg_id
+    ]
     return len(own) + len(others)
 
 
@@ -85,6 +96,7 @@ def terminal(steps: int, repeats: int) -> dict[str, list[float]]:
         def body(c, x):
             show("step {} carry {}", x, c)
             return c + x, None
+
         return jax.jit(lambda xs: jax.lax.scan(body, 0, xs)[0])
 
     runs = {"jax": program(jax.debug.print), "jaxdbg": program(jaxdbg.print)}
@@ -110,12 +122,26 @@ def main() -> None:
     steps, repeats = (200, 2) if args.quick else (10_000, 5)
     rows = []
     samples, counts = notebook(steps, repeats)
-    rows.append(ratio_row(f"{steps:,} prints from a scan in a kernel, execute -> idle", samples["jaxdbg"],
-                          samples["stdout"], 1.0, baseline_name="(jax.debug.print to stdout)",
-                          note=f"output messages: print log {counts['jaxdbg']:,}, stdout {counts['stdout']:,}"))
+    rows.append(
+        ratio_row(
+            f"{steps:,} prints from a scan in a kernel, execute -> idle",
+            samples["jaxdbg"],
+            samples["stdout"],
+            1.0,
+            baseline_name="(jax.debug.print to stdout)",
+            note=f"output messages: print log {counts['jaxdbg']:,}, stdout {counts['stdout']:,}",
+        )
+    )
     samples = terminal(steps, repeats)
-    rows.append(ratio_row(f"{steps:,} prints from a scan, terminal", samples["jaxdbg"], samples["jax"], 1.05,
-                          baseline_name="(jax.debug.print)"))
+    rows.append(
+        ratio_row(
+            f"{steps:,} prints from a scan, terminal",
+            samples["jaxdbg"],
+            samples["jax"],
+            1.05,
+            baseline_name="(jax.debug.print)",
+        )
+    )
     finish(rows, args.json)
 
 

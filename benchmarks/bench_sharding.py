@@ -47,8 +47,7 @@ def _rich_to_buffer(renderable: Any) -> str:
     return buffer.getvalue()
 
 
-def _cases(mesh_shape: tuple[int, ...], arrays: list[tuple[str, tuple[int, ...], Any]],
-           repeat: int) -> dict[str, Any]:
+def _cases(mesh_shape: tuple[int, ...], arrays: list[tuple[str, tuple[int, ...], Any]], repeat: int) -> dict[str, Any]:
     import jax
     import numpy as np
     from jax.sharding import NamedSharding
@@ -60,7 +59,7 @@ def _cases(mesh_shape: tuple[int, ...], arrays: list[tuple[str, tuple[int, ...],
     except ImportError:
         treescope = None
 
-    names = ("x", "y", "z")[:len(mesh_shape)]
+    names = ("x", "y", "z")[: len(mesh_shape)]
     mesh = jax.make_mesh(mesh_shape, names)
     results: dict[str, Any] = {}
     for label, shape, spec in arrays:
@@ -87,8 +86,12 @@ def _cases(mesh_shape: tuple[int, ...], arrays: list[tuple[str, tuple[int, ...],
         timings: dict[str, list[float] | str] = {**interleave(candidates, repeat, warmup=2), **failures}
         text = str(sharding_view(x))
         lines = text.splitlines()
-        results[label] = {"timings": timings, "text_lines": len(lines),
-                          "text_width": max(len(line) for line in lines), "text": text}
+        results[label] = {
+            "timings": timings,
+            "text_lines": len(lines),
+            "text_width": max(len(line) for line in lines),
+            "text": text,
+        }
     return results
 
 
@@ -116,10 +119,14 @@ def _part(which: str, repeat: int) -> dict[str, Any]:
 
     if which == "8":
         return _cases((2, 4), [("(8, 8) over a 2×4 mesh, P('x', 'y')", (8, 8), P("x", "y"))], repeat)
-    return _cases((8, 8, 8), [
-        ("(64, 64, 64) over an 8×8×8 mesh, P('x', 'y', 'z')", (64, 64, 64), P("x", "y", "z")),
-        ("(1024, 512) over an 8×8×8 mesh, P(('x', 'y'), 'z')", (1024, 512), P(("x", "y"), "z")),
-    ], repeat)
+    return _cases(
+        (8, 8, 8),
+        [
+            ("(64, 64, 64) over an 8×8×8 mesh, P('x', 'y', 'z')", (64, 64, 64), P("x", "y", "z")),
+            ("(1024, 512) over an 8×8×8 mesh, P(('x', 'y'), 'z')", (1024, 512), P(("x", "y"), "z")),
+        ],
+        repeat,
+    )
 
 
 def _rows(part: str, results: dict[str, Any]) -> list:
@@ -131,8 +138,16 @@ def _rows(part: str, results: dict[str, Any]) -> list:
         timings = result["timings"]
         for ours, peer in wanted:
             if isinstance(timings.get(peer), list):
-                rows.append(ratio_row(f"sharding layout {label}: {ours.split()[1]}", timings[ours], timings[peer],
-                                      1.0, unit="ms", baseline_name=f"({peer.split()[0]})"))
+                rows.append(
+                    ratio_row(
+                        f"sharding layout {label}: {ours.split()[1]}",
+                        timings[ours],
+                        timings[peer],
+                        1.0,
+                        unit="ms",
+                        baseline_name=f"({peer.split()[0]})",
+                    )
+                )
     return rows
 
 
@@ -149,11 +164,19 @@ def main() -> None:
     results = {}
     repeat = 3 if args.quick else args.repeat
     for part, devices in (("8", 8), ("512", 512)):
-        env = dict(os.environ, JAX_PLATFORMS="cpu",
-                   XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
-                   PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-        out = subprocess.run([sys.executable, __file__, "--part", part, "--repeat", str(repeat)],
-                             env=env, capture_output=True, text=True, check=True)
+        env = dict(
+            os.environ,
+            JAX_PLATFORMS="cpu",
+            XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+            PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        )
+        out = subprocess.run(
+            [sys.executable, __file__, "--part", part, "--repeat", str(repeat)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         results[part] = json.loads(out.stdout.strip().splitlines()[-1])
     _report("8 forced host devices", results["8"], args.show)
     _report("512 forced host devices", results["512"], args.show)

@@ -43,9 +43,16 @@ class Kernel:
 
         spec = Path(self._tmp) / "kernels" / "bench"
         spec.mkdir(parents=True)
-        (spec / "kernel.json").write_text(json.dumps({
-            "argv": [self.python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "jaxdbg bench", "language": "python", "interrupt_mode": "signal"}))
+        (spec / "kernel.json").write_text(
+            json.dumps(
+                {
+                    "argv": [self.python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                    "display_name": "jaxdbg bench",
+                    "language": "python",
+                    "interrupt_mode": "signal",
+                }
+            )
+        )
         env = dict(os.environ)
         env.pop("JPY_PARENT_PID", None)
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
@@ -118,8 +125,9 @@ class Kernel:
         with self._lock:
             return len(self.messages)
 
-    def wait(self, start: int, predicate: Callable[[dict], bool], timeout: float = 120,
-             what: str = "a message") -> dict:
+    def wait(
+        self, start: int, predicate: Callable[[dict], bool], timeout: float = 120, what: str = "a message"
+    ) -> dict:
         deadline = time.monotonic() + timeout
         seen = start
         while time.monotonic() < deadline:
@@ -137,27 +145,47 @@ class Kernel:
             return self.kc.execute(code, allow_stdin=True, store_history=False)
 
     def reply(self, start: int, msg_id: str, timeout: float = 300) -> dict:
-        return self.wait(start, lambda m: m["_channel"] == "shell" and m["msg_type"] == "execute_reply"
-                         and m["parent_header"].get("msg_id") == msg_id, timeout, "execute_reply")
+        return self.wait(
+            start,
+            lambda m: (
+                m["_channel"] == "shell"
+                and m["msg_type"] == "execute_reply"
+                and m["parent_header"].get("msg_id") == msg_id
+            ),
+            timeout,
+            "execute_reply",
+        )
 
     def run(self, code: str, timeout: float = 300) -> dict:
         """Execute and wait for the reply and the idle status (all output has come)."""
         start = self.mark()
         msg_id = self.execute(code)
         reply = self.reply(start, msg_id, timeout)
-        self.wait(start, lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
-                  and m["parent_header"].get("msg_id") == msg_id, timeout, "idle")
+        self.wait(
+            start,
+            lambda m: (
+                m["msg_type"] == "status"
+                and m["content"]["execution_state"] == "idle"
+                and m["parent_header"].get("msg_id") == msg_id
+            ),
+            timeout,
+            "idle",
+        )
         if reply["content"]["status"] != "ok":
             raise RuntimeError(f"cell failed: {reply['content']}\n{code}")
         return reply
 
     def stdout(self, msg_id: str) -> str:
         with self._lock:
-            return "".join(m["content"]["text"] for m in self.messages
-                           if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id)
+            return "".join(
+                m["content"]["text"]
+                for m in self.messages
+                if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id
+            )
 
     def send_custom(self, comm_id: str, content: Any) -> None:
         """What an anywidget's ``model.send(content)`` sends from the browser."""
         with self._wire:
-            self.kc.shell_channel.send(self.kc.session.msg(
-                "comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}}))
+            self.kc.shell_channel.send(
+                self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}})
+            )

@@ -38,8 +38,7 @@ def timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def interleave(candidates: dict[str, Callable[[], float]], repeats: int,
-               warmup: int = 1) -> dict[str, list[float]]:
+def interleave(candidates: dict[str, Callable[[], float]], repeats: int, warmup: int = 1) -> dict[str, list[float]]:
     """Run each candidate once per repeat, in turn (the order rotating each repeat); each
     call returns its own measurement. ``warmup`` rounds first are thrown away."""
     names = list(candidates)
@@ -61,38 +60,92 @@ def _verdict(low: float, high: float, goal: float) -> str:
     return "within noise"
 
 
-def ratio_row(measure: str, ours: list[float], baseline: list[float], goal: float, *,
-              unit: str = "s", baseline_name: str = "", note: str = "") -> Row:
+def ratio_row(
+    measure: str,
+    ours: list[float],
+    baseline: list[float],
+    goal: float,
+    *,
+    unit: str = "s",
+    baseline_name: str = "",
+    note: str = "",
+) -> Row:
     """A row comparing interleaved samples: the ratio ours/baseline per repeat."""
     ratios = [o / b for o, b in zip(ours, baseline) if b > 0]
     low, high = (min(ratios), max(ratios)) if ratios else (float("nan"), float("nan"))
     ratio = statistics.median(ratios) if ratios else float("nan")
-    return {"measure": measure, "kind": "ratio", "unit": unit,
-            "ours": statistics.median(ours), "baseline": statistics.median(baseline),
-            "baseline_name": baseline_name, "ratio": ratio, "spread": [low, high],
-            "goal": goal, "verdict": _verdict(low, high, goal), "repeats": len(ratios), "note": note}
+    return {
+        "measure": measure,
+        "kind": "ratio",
+        "unit": unit,
+        "ours": statistics.median(ours),
+        "baseline": statistics.median(baseline),
+        "baseline_name": baseline_name,
+        "ratio": ratio,
+        "spread": [low, high],
+        "goal": goal,
+        "verdict": _verdict(low, high, goal),
+        "repeats": len(ratios),
+        "note": note,
+    }
 
 
-def delta_row(measure: str, ours: list[float], baseline: list[float], goal: float, *,
-              unit: str = "MB", baseline_name: str = "", note: str = "") -> Row:
+def delta_row(
+    measure: str,
+    ours: list[float],
+    baseline: list[float],
+    goal: float,
+    *,
+    unit: str = "MB",
+    baseline_name: str = "",
+    note: str = "",
+) -> Row:
     """A row whose goal is a difference: ours - baseline per repeat, at most ``goal``."""
     deltas = [o - b for o, b in zip(ours, baseline)]
     low, high = min(deltas), max(deltas)
-    return {"measure": measure, "kind": "delta", "unit": unit,
-            "ours": statistics.median(ours), "baseline": statistics.median(baseline),
-            "baseline_name": baseline_name, "ratio": statistics.median(deltas), "spread": [low, high],
-            "goal": goal, "verdict": _verdict(low, high, goal), "repeats": len(deltas), "note": note}
+    return {
+        "measure": measure,
+        "kind": "delta",
+        "unit": unit,
+        "ours": statistics.median(ours),
+        "baseline": statistics.median(baseline),
+        "baseline_name": baseline_name,
+        "ratio": statistics.median(deltas),
+        "spread": [low, high],
+        "goal": goal,
+        "verdict": _verdict(low, high, goal),
+        "repeats": len(deltas),
+        "note": note,
+    }
 
 
-def absolute_row(measure: str, ours: list[float], baseline: list[float], goal: float, *,
-                 unit: str = "s", baseline_name: str = "", note: str = "") -> Row:
+def absolute_row(
+    measure: str,
+    ours: list[float],
+    baseline: list[float],
+    goal: float,
+    *,
+    unit: str = "s",
+    baseline_name: str = "",
+    note: str = "",
+) -> Row:
     """A row whose goal is an absolute quantity (``goal``, in seconds or MB): ours per
     repeat, at most ``goal``; the baseline, measured alongside, is shown for scale."""
     low, high = min(ours), max(ours)
-    return {"measure": measure, "kind": "absolute", "unit": unit,
-            "ours": statistics.median(ours), "baseline": statistics.median(baseline),
-            "baseline_name": baseline_name, "ratio": statistics.median(ours), "spread": [low, high],
-            "goal": goal, "verdict": _verdict(low, high, goal), "repeats": len(ours), "note": note}
+    return {
+        "measure": measure,
+        "kind": "absolute",
+        "unit": unit,
+        "ours": statistics.median(ours),
+        "baseline": statistics.median(baseline),
+        "baseline_name": baseline_name,
+        "ratio": statistics.median(ours),
+        "spread": [low, high],
+        "goal": goal,
+        "verdict": _verdict(low, high, goal),
+        "repeats": len(ours),
+        "note": note,
+    }
 
 
 _SCALE = {"s": (1.0, "s"), "ms": (1e3, "ms"), "us": (1e6, "µs"), "MB": (1.0, "MB")}
@@ -126,14 +179,21 @@ def format_table(rows: list[Row]) -> str:
     lines = [header]
     for row in rows:
         ratio, spread = result_text(row)
-        lines.append((row["measure"], quantity(row["ours"], row["unit"]),
-                      f"{quantity(row['baseline'], row['unit'])} {row['baseline_name']}".strip(),
-                      ratio, spread, goal_text(row), row["verdict"]))
+        lines.append(
+            (
+                row["measure"],
+                quantity(row["ours"], row["unit"]),
+                f"{quantity(row['baseline'], row['unit'])} {row['baseline_name']}".strip(),
+                ratio,
+                spread,
+                goal_text(row),
+                row["verdict"],
+            )
+        )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
-    notes = [f"- {row['measure']}: {row['note']}" for row in rows
-             if row.get("note") and row["verdict"] != "meets"]
+    notes = [f"- {row['measure']}: {row['note']}" for row in rows if row.get("note") and row["verdict"] != "meets"]
     return "\n".join(out + ([""] + notes if notes else []))
 
 

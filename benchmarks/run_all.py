@@ -47,14 +47,19 @@ def run_one(path: Path, quick: bool, timeout: float) -> tuple[list[Row], str | N
     """The rows of one benchmark, and why it failed (None when it did not)."""
     with tempfile.TemporaryDirectory(prefix="jaxdbg-bench-") as tmp:
         out = Path(tmp) / "rows.json"
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join(
+                [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+            ),
+        )
         cmd = [sys.executable, str(path), "--json", str(out), *(["--quick"] if quick else [])]
         print(f"[bench] {path.name} ...", flush=True)
         started = time.monotonic()
         try:
-            proc = subprocess.run(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, timeout=timeout,
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, timeout=timeout, capture_output=True, text=True
+            )
         except subprocess.TimeoutExpired:
             return [], f"timed out after {timeout:.0f} s"
         print(f"[bench] {path.name}: {time.monotonic() - started:.0f} s", flush=True)
@@ -69,8 +74,14 @@ def run_one(path: Path, quick: bool, timeout: float) -> tuple[list[Row], str | N
 
 def _git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                             text=True, timeout=30, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
         return out.stdout.strip() or "unknown"
     except OSError:
         return "unknown"
@@ -79,6 +90,7 @@ def _git_commit() -> str:
 def _versions() -> str:
     try:
         import jax
+
         return f"Python {platform.python_version()}, jax {jax.__version__}"
     except ImportError:
         return f"Python {platform.python_version()}"
@@ -123,15 +135,20 @@ def main(argv: list[str] | None = None) -> int:
         if failure:
             failures[path.stem] = failure
     commit = _git_commit()
-    result = {"commit": commit, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-              "quick": args.quick, "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
-              "versions": _versions(), "rows": rows, "failures": failures}
+    result = {
+        "commit": commit,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "quick": args.quick,
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+        "versions": _versions(),
+        "rows": rows,
+        "failures": failures,
+    }
     out = args.out or ARTIFACTS / f"bench-{commit}{'-quick' if args.quick else ''}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
 
-    print(f"\n{result['versions']}; {result['machine']}; commit {commit}"
-          f"{' (quick: tiny sizes)' if args.quick else ''}")
+    print(f"\n{result['versions']}; {result['machine']}; commit {commit}{' (quick: tiny sizes)' if args.quick else ''}")
     print(format_table(rows))
     for name, why in failures.items():
         print(f"\n{name} FAILED: {why}")

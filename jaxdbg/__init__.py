@@ -39,8 +39,7 @@ from jaxdbg.runtime.errors import DebuggerQuit
 from jaxdbg.engine.frames import Frame
 from jaxdbg.ipython.extension import load_ipython_extension, unload_ipython_extension
 from jaxdbg.capture.breakpoint_hook import install_jax_hook, uninstall_jax_hook
-from jaxdbg.engine.registry import (available_debuggers, get_debugger, register_debugger,
-                             unregister_debugger)
+from jaxdbg.engine.registry import available_debuggers, get_debugger, register_debugger, unregister_debugger
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.capture.postmortem import post_mortem
 from jaxdbg.capture.nan_watch import debug_infs, debug_nans
@@ -59,12 +58,12 @@ __version__ = "0.1.0"
 
 # The terminal debugger works everywhere, so it is the lowest-priority fallback.
 # replace=True: reloading the package (``%reload_ext jaxdbg``) runs this again.
-register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available,
-                  options=_cli.OPTIONS, replace=True)
+register_debugger("cli", _cli.run_cli, priority=-100, available=_cli.available, options=_cli.OPTIONS, replace=True)
 # In Colab the HTML view is the default (above the widget panel).
 if _colab.importable():
-    register_debugger("colab", _colab.run_colab, priority=200, available=_colab.available,
-                      options=_colab.OPTIONS, replace=True)
+    register_debugger(
+        "colab", _colab.run_colab, priority=200, available=_colab.available, options=_colab.OPTIONS, replace=True
+    )
 
 # Installed backends (the widget panel) register themselves through entry points.
 from jaxdbg.engine.backend_plugins import load_installed_backends as _load_installed_backends  # noqa: E402
@@ -72,11 +71,36 @@ from jaxdbg.engine.backend_plugins import load_installed_backends as _load_insta
 _load_installed_backends()
 
 __all__ = [
-    "breakpoint", "breakpoint_if", "breakpoint_on_nonfinite", "DebuggerQuit", "Frame",
-    "Output", "OutputKind", "Resume", "Session", "StopInfo", "register_debugger", "unregister_debugger",
-    "get_debugger", "available_debuggers", "install_jax_hook", "uninstall_jax_hook",
-    "load_ipython_extension", "unload_ipython_extension", "__version__",
-    "visualize_sharding", "sharding_view", "inspect_sharding",
-    "print", "callback", "checkify", "show", "post_mortem", "debug_nans", "debug_infs", "open_stop", "SavedStopError",
+    "breakpoint",
+    "breakpoint_if",
+    "breakpoint_on_nonfinite",
+    "DebuggerQuit",
+    "Frame",
+    "Output",
+    "OutputKind",
+    "Resume",
+    "Session",
+    "StopInfo",
+    "register_debugger",
+    "unregister_debugger",
+    "get_debugger",
+    "available_debuggers",
+    "install_jax_hook",
+    "uninstall_jax_hook",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+    "__version__",
+    "visualize_sharding",
+    "sharding_view",
+    "inspect_sharding",
+    "print",
+    "callback",
+    "checkify",
+    "show",
+    "post_mortem",
+    "debug_nans",
+    "debug_infs",
+    "open_stop",
+    "SavedStopError",
     "distributed",
 ]

@@ -41,23 +41,25 @@ class EnvironmentVariable:
 
 
 BACKEND = EnvironmentVariable(
-    "JAXDBG_BACKEND",
-    "the debugger backend that serves stops, by name (unset: the best one that can run here)")
+    "JAXDBG_BACKEND", "the debugger backend that serves stops, by name (unset: the best one that can run here)"
+)
 COMMANDS = EnvironmentVariable(
-    "JAXDBG_COMMANDS",
-    "debugger commands that answer stops without a prompt, separated by ';' (\"p x; c\")")
+    "JAXDBG_COMMANDS", "debugger commands that answer stops without a prompt, separated by ';' (\"p x; c\")"
+)
 CI = EnvironmentVariable(
-    "CI",
-    "set by CI services: a stop whose scripted commands ran out continues instead of waiting")
+    "CI", "set by CI services: a stop whose scripted commands ran out continues instead of waiting"
+)
 
 DEBUG_SECRET = EnvironmentVariable(
     "JAXDBG_DEBUG_SECRET",
     "a jax.distributed job's shared secret, the same in every process: it signs the debugger's "
-    "messages between processes (unset: each process serves its own stops)")
+    "messages between processes (unset: each process serves its own stops)",
+)
 DEBUG_PROCESS = EnvironmentVariable(
     "JAXDBG_DEBUG_PROCESS",
     "the process of a jax.distributed job that serves every process's stops (the debug host)",
-    default="0")
+    default="0",
+)
 
 ENVIRONMENT = (BACKEND, COMMANDS, CI, DEBUG_SECRET, DEBUG_PROCESS)
 
@@ -74,7 +76,7 @@ def launched_process_environment() -> dict[str, str]:
 class JaxFlag:
     """A JAX configuration flag that ``%jaxdbg`` shows (and sets, when it has a switch)."""
 
-    name: str            # jax.config name
+    name: str  # jax.config name
     meaning: str
     switch: str | None = None  # ``%jaxdbg SWITCH on|off``; None: shown only
 
@@ -91,8 +93,7 @@ class JaxFlag:
 
 JAX_FLAGS = (
     JaxFlag("jax_debug_nans", "a NaN in a jitted call raises (and opens the post-mortem)", "nans"),
-    JaxFlag("jax_debug_infs", "an Inf in a jitted call raises (and opens the debugger where it was made)",
-            "infs"),
+    JaxFlag("jax_debug_infs", "an Inf in a jitted call raises (and opens the debugger where it was made)", "infs"),
     JaxFlag("jax_disable_jit", "functions run eagerly, op by op", "disable_jit"),
     JaxFlag("jax_log_compiles", "each compilation is logged"),
 )
@@ -123,8 +124,8 @@ class Switch:
 
 
 PRINT_ROUTING = Switch(
-    "print", "jax.debug.print rows go to the print log (off: to stdout, as JAX prints them)",
-    default=True)
+    "print", "jax.debug.print rows go to the print log (off: to stdout, as JAX prints them)", default=True
+)
 
 SWITCHES = (PRINT_ROUTING,)
 

@@ -17,8 +17,7 @@ def init_params(key: jax.Array) -> list[dict[str, jax.Array]]:
     params = []
     for fan_in, fan_out in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:]):
         key, sub = jax.random.split(key)
-        params.append({"w": jax.random.normal(sub, (fan_in, fan_out)) / jnp.sqrt(fan_in),
-                       "b": jnp.zeros(fan_out)})
+        params.append({"w": jax.random.normal(sub, (fan_in, fan_out)) / jnp.sqrt(fan_in), "b": jnp.zeros(fan_out)})
     return params
 
 

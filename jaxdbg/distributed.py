@@ -24,11 +24,15 @@ def serve_here() -> None:
     """
     current = job.current()
     if current is None:
-        raise RuntimeError("jaxdbg.distributed.serve_here() needs a jax.distributed job of "
-                           "several processes (call jax.distributed.initialize first)")
+        raise RuntimeError(
+            "jaxdbg.distributed.serve_here() needs a jax.distributed job of "
+            "several processes (call jax.distributed.initialize first)"
+        )
     if not current.signed:
-        raise RuntimeError(f"jaxdbg.distributed.serve_here() needs ${config.DEBUG_SECRET.name}, "
-                           "set to the same secret in every process of the job")
+        raise RuntimeError(
+            f"jaxdbg.distributed.serve_here() needs ${config.DEBUG_SECRET.name}, "
+            "set to the same secret in every process of the job"
+        )
     debug_host.serve_here(current)
 
 

@@ -28,8 +28,9 @@ def register() -> bool:
     """Register the ``widgets`` backend; False if it already was (idempotent)."""
     if NAME in registry.registered_debuggers():
         return False
-    registry.register_debugger(NAME, run_widget_debugger, priority=100, available=available,
-                               options=OPTIONS, prepare=prepare)
+    registry.register_debugger(
+        NAME, run_widget_debugger, priority=100, available=available, options=OPTIONS, prepare=prepare
+    )
     return True
 
 

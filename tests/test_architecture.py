@@ -151,9 +151,11 @@ def describe(graph, cycle: list[str]) -> str:
 
 def test_the_walker_sees_imports_inside_functions_and_resolves_submodules(tmp_path):
     source = tmp_path / "probe.py"
-    source.write_text("def later():\n    from jaxdbg.engine import session\n"
-                      "    import jaxdbg.views.text\n"
-                      "from . import html\nfrom ..engine.frames import Frame\n")
+    source.write_text(
+        "def later():\n    from jaxdbg.engine import session\n"
+        "    import jaxdbg.views.text\n"
+        "from . import html\nfrom ..engine.frames import Frame\n"
+    )
     names = imported_names("jaxdbg.views.probe", source)
     assert ("jaxdbg.engine", "session", 2) in names
     assert ("jaxdbg.views.text", None, 3) in names
@@ -200,15 +202,25 @@ LAYERS = [
     ("package", ("jaxdbg",)),  # jaxdbg/__init__.py, jaxdbg.demo, jaxdbg.distributed
     ("widgets", ("jaxdbg_widgets",)),
 ]
+
+
 def layer_of(module: str) -> int:
-    matches = [(len(prefix), rank) for rank, (_, prefixes) in enumerate(LAYERS)
-               for prefix in prefixes if module == prefix or module.startswith(prefix + ".")]
+    matches = [
+        (len(prefix), rank)
+        for rank, (_, prefixes) in enumerate(LAYERS)
+        for prefix in prefixes
+        if module == prefix or module.startswith(prefix + ".")
+    ]
     return max(matches)[1]
 
 
 def upward_imports(graph) -> list[str]:
-    return sorted(f"{module} -> {target}" for module, targets in graph.items()
-                  for target in targets if layer_of(target) > layer_of(module))
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if layer_of(target) > layer_of(module)
+    )
 
 
 def test_imports_go_down_the_layers():
@@ -218,7 +230,8 @@ def test_imports_go_down_the_layers():
     assert not wrong, "imports from a higher layer:\n" + "\n".join(
         f"{edge} (line {graph[edge.split(' -> ')[0]][edge.split(' -> ')[1]]}): "
         f"{LAYERS[layer_of(edge.split(' -> ')[0])][0]} imports {LAYERS[layer_of(edge.split(' -> ')[1])][0]}"
-        for edge in wrong)
+        for edge in wrong
+    )
 
 
 # The one core module allowed to name ipywidgets: its private-API adapter, which only
@@ -235,17 +248,20 @@ def core_imports():
 
 @pytest.mark.parametrize("forbidden", FORBIDDEN_IN_CORE)
 def test_the_core_never_imports_the_widget_packages(forbidden):
-    offenders = [f"{path.relative_to(ROOT)}:{line} imports {target}"
-                 for module, path, target, name, line in core_imports()
-                 if target.split(".")[0] == forbidden
-                 and not (module == IPYWIDGETS_ADAPTER and forbidden == "ipywidgets")]
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for module, path, target, name, line in core_imports()
+        if target.split(".")[0] == forbidden and not (module == IPYWIDGETS_ADAPTER and forbidden == "ipywidgets")
+    ]
     assert not offenders, "\n".join(offenders)
 
 
 def test_only_the_widgets_package_uses_the_ipywidgets_adapter():
-    offenders = [f"{path.relative_to(ROOT)}:{line}"
-                 for module, path, target, name, line in core_imports()
-                 if IPYWIDGETS_ADAPTER in (target, f"{target}.{name}")]
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for module, path, target, name, line in core_imports()
+        if IPYWIDGETS_ADAPTER in (target, f"{target}.{name}")
+    ]
     assert not offenders, "\n".join(offenders)
 
 
@@ -255,8 +271,11 @@ MAX_FOLDER_MODULES = 20
 
 
 def test_every_module_is_at_most_500_lines():
-    long = {str(path.relative_to(ROOT)): n for path in module_files().values()
-            if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in module_files().values()
+        if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
     assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by concern): {long}"
 
 

@@ -26,19 +26,30 @@ def imported_test_modules(source: str) -> list[str]:
                 found.append("." * node.level + module)
             elif node.level or module in ("", "tests") or module.startswith("tests."):
                 # `from . import test_x`, `from tests.engine import test_x`
-                found += ["." * node.level + f"{module}.{alias.name}".lstrip(".")
-                          for alias in node.names if _is_test_module(alias.name)]
+                found += [
+                    "." * node.level + f"{module}.{alias.name}".lstrip(".")
+                    for alias in node.names
+                    if _is_test_module(alias.name)
+                ]
     return found
 
 
 def test_the_check_sees_every_way_to_import_a_test_module():
-    source = ("import test_stops\nfrom test_stops import x\nfrom .test_stops import x\n"
-              "from . import test_stops\nfrom tests.engine.test_stops import x\n"
-              "from tests.engine import test_stops\nimport tests.conftest\n"
-              "import support.kernel_harness\nfrom support.transcript import Transcript\n")
+    source = (
+        "import test_stops\nfrom test_stops import x\nfrom .test_stops import x\n"
+        "from . import test_stops\nfrom tests.engine.test_stops import x\n"
+        "from tests.engine import test_stops\nimport tests.conftest\n"
+        "import support.kernel_harness\nfrom support.transcript import Transcript\n"
+    )
     assert imported_test_modules(source) == [
-        "test_stops", "test_stops", ".test_stops", ".test_stops", "tests.engine.test_stops",
-        "tests.engine.test_stops", "tests.conftest"]
+        "test_stops",
+        "test_stops",
+        ".test_stops",
+        ".test_stops",
+        "tests.engine.test_stops",
+        "tests.engine.test_stops",
+        "tests.conftest",
+    ]
 
 
 def test_no_test_module_imports_another_test_module():

@@ -19,8 +19,12 @@ def test_only_the_config_module_reads_the_environment():
             if path == ROOT / "jaxdbg" / "config.py":
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "putenv") \
-                        and isinstance(node.value, ast.Name) and node.value.id == "os":
+                if (
+                    isinstance(node, ast.Attribute)
+                    and node.attr in ("environ", "getenv", "putenv")
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "os"
+                ):
                     readers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not readers, "read the environment through jaxdbg.config:\n" + "\n".join(readers)
 
@@ -37,8 +41,9 @@ def test_the_docs_list_every_variable_and_switch():
 
 def test_the_magic_switches_and_status_come_from_the_table():
     names = [sub.name for sub in magics.subcommands()]
-    assert [flag.switch for flag in config.JAX_FLAGS if flag.switch] == \
-        [name for name in names if name in {"nans", "infs", "disable_jit"}]
+    assert [flag.switch for flag in config.JAX_FLAGS if flag.switch] == [
+        name for name in names if name in {"nans", "infs", "disable_jit"}
+    ]
     assert all(switch.name in names for switch in config.SWITCHES)
     assert magics.FLAGS == tuple(flag.name for flag in config.JAX_FLAGS)
 

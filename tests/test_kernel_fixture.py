@@ -9,7 +9,7 @@ from support import kernel_harness
 
 pytest_plugins = ["pytester"]
 
-MODULE = '''
+MODULE = """
 from support.kernel_harness import kernel_fixture
 
 kernel = kernel_fixture("setup")
@@ -26,11 +26,11 @@ def test_three(kernel):
     seen.append(kernel)
     assert seen[1] is kernel, "a passing test keeps the kernel for the next"
     assert seen[0] is not kernel, "the failed test's kernel was replaced"
-'''
+"""
 
 
 # One Python only, whatever the matrix adds (the real fixture's params are fixed at import).
-CONFTEST = '''
+CONFTEST = """
 import pytest
 from support.kernel_harness import SharedKernels
 from support.kernel_harness import keep_call_report as pytest_runtest_makereport
@@ -40,7 +40,7 @@ def shared_kernels():
     kernels = SharedKernels("python")
     yield kernels
     kernels.close()
-'''
+"""
 
 
 def test_a_failed_test_gets_the_next_one_a_fresh_kernel(pytester, monkeypatch):

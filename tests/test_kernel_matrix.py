@@ -59,11 +59,15 @@ def test_a_concern_runs_on_the_kernels_that_check_it(kernels, concern):
 
 def test_the_kernels_of_each_concern():
     """The matrix's reasons: Colab's pins are old Jupyter packages and a JAX of their own."""
-    by_concern = {c: {kernel_harness.MATRIX_ENV[v] for v, cs in KERNEL_CONCERNS.items() if c in cs}
-                  for c in kernel_harness.MATRIX_CONCERNS}
-    assert by_concern == {"jupyter": {"ipykernel6", "colab-pins"},
-                          "jax": {"colab-pins", "newest-jax", "oldest-jax"},
-                          "wheel": {"installed-wheel"}}
+    by_concern = {
+        c: {kernel_harness.MATRIX_ENV[v] for v, cs in KERNEL_CONCERNS.items() if c in cs}
+        for c in kernel_harness.MATRIX_CONCERNS
+    }
+    assert by_concern == {
+        "jupyter": {"ipykernel6", "colab-pins"},
+        "jax": {"colab-pins", "newest-jax", "oldest-jax"},
+        "wheel": {"installed-wheel"},
+    }
 
 
 def test_a_test_that_is_not_a_kernel_test_is_kept(kernels):

@@ -27,17 +27,21 @@ SITE_FOLDER = NOTEBOOKS.name
 
 # The commands that answer each notebook's stops, in order (see "Scripted sessions").
 COMMANDS = {
-    "quickstart.ipynb": ("p hidden.shape; pp params[0]['b']; up; p y.shape; c;"  # jit
-                         "p scaled; c; skip;"                                # vmap: 2 of 3, then skip
-                         "p logits; c;"                                      # non-finite
-                         "p y; c"),                                          # jax.debug.breakpoint()
-    "checkify.ipynb": "p ratio; up; p x; c",                                 # the NaN post-mortem
-    "replay.ipynb": ("replay; next; next; p i; p total; continue; continue;"  # scan
-                     "replay; step; step; p mid; where; continue; continue; continue;"  # shard_map
-                     "where; c;"                                             # the NaN's stop
-                     "where; c"),                                            # the gradient's
-    "multiprocess.ipynb": "p y; locals; continue all",                      # process 2's stop
-    "sharding.ipynb": None,                                                  # no stops
+    "quickstart.ipynb": (
+        "p hidden.shape; pp params[0]['b']; up; p y.shape; c;"  # jit
+        "p scaled; c; skip;"  # vmap: 2 of 3, then skip
+        "p logits; c;"  # non-finite
+        "p y; c"
+    ),  # jax.debug.breakpoint()
+    "checkify.ipynb": "p ratio; up; p x; c",  # the NaN post-mortem
+    "replay.ipynb": (
+        "replay; next; next; p i; p total; continue; continue;"  # scan
+        "replay; step; step; p mid; where; continue; continue; continue;"  # shard_map
+        "where; c;"  # the NaN's stop
+        "where; c"
+    ),  # the gradient's
+    "multiprocess.ipynb": "p y; locals; continue all",  # process 2's stop
+    "sharding.ipynb": None,  # no stops
     "printing.ipynb": None,
 }
 
@@ -56,8 +60,14 @@ def on_files(files, config):
     for name in notebook_names():
         # src_dir is the checkout's root, so the page's path in the site and the file's
         # path in the checkout are both notebooks/<name>.
-        files.append(File(f"{SITE_FOLDER}/{name}", src_dir=str(ROOT), dest_dir=config["site_dir"],
-                          use_directory_urls=config["use_directory_urls"]))
+        files.append(
+            File(
+                f"{SITE_FOLDER}/{name}",
+                src_dir=str(ROOT),
+                dest_dir=config["site_dir"],
+                use_directory_urls=config["use_directory_urls"],
+            )
+        )
     return files
 
 
@@ -71,8 +81,7 @@ def on_page_markdown(markdown, page, config, files):
     if name is not None:
         if name not in COMMANDS:
             raise KeyError(f"docs/hooks/notebooks.py: no scripted commands for notebooks/{name}")
-        _set_env({"JAXDBG_COMMANDS": COMMANDS[name], "JAX_PLATFORMS": "cpu",
-                  "JUPYTER_PREFER_ENV_PATH": "1"})
+        _set_env({"JAXDBG_COMMANDS": COMMANDS[name], "JAX_PLATFORMS": "cpu", "JUPYTER_PREFER_ENV_PATH": "1"})
     return markdown
 
 

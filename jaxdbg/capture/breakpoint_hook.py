@@ -27,8 +27,9 @@ _lock = threading.Lock()
 _jax_debugger_turn = threading.Lock()
 
 
-def _serve_jax_frames(jax_frames: list[Any], thread_id: int | None, *,
-                      backend: str | None = None, **options: Any) -> None:
+def _serve_jax_frames(
+    jax_frames: list[Any], thread_id: int | None, *, backend: str | None = None, **options: Any
+) -> None:
     """JAX's debugger callback (``debugger(frames, thread_id, **kwargs)``), for
     functions traced with JAX's own breakpoint before the hook was installed."""
     frames = frames_mod.from_jax_frames(jax_frames)
@@ -37,18 +38,34 @@ def _serve_jax_frames(jax_frames: list[Any], thread_id: int | None, *,
     # Traced by JAX, so nothing checked the options then; an unknown one must not lose the stop.
     options, unknown = registry.accepted_options(backend, options)
     if unknown:
-        notices.notice(f"ignoring breakpoint option{'s' if len(unknown) > 1 else ''} "
-                       f"{', '.join(unknown)}, which this backend does not accept")
+        notices.notice(
+            f"ignoring breakpoint option{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(unknown)}, which this backend does not accept"
+        )
     stop_serving.serve(frames, StopInfo(), backend, options)
 
 
-def jaxdbg_breakpoint_for_jax(*, backend: str | None = None, filter_frames: bool = True,
-                              num_frames: int | None = None, ordered: bool = False,
-                              token: Any = None, **kwargs: Any) -> Any:
+def jaxdbg_breakpoint_for_jax(
+    *,
+    backend: str | None = None,
+    filter_frames: bool = True,
+    num_frames: int | None = None,
+    ordered: bool = False,
+    token: Any = None,
+    **kwargs: Any,
+) -> Any:
     """Stands in for ``jax.debug.breakpoint`` while the hook is installed."""
-    return breakpoints.place_breakpoint(pred=None, skip=1, backend=backend, filter_frames=filter_frames,
-                                        num_frames=num_frames, ordered=ordered, token=token,
-                                        options=kwargs, handoff=_hand_back_to_jax)
+    return breakpoints.place_breakpoint(
+        pred=None,
+        skip=1,
+        backend=backend,
+        filter_frames=filter_frames,
+        num_frames=num_frames,
+        ordered=ordered,
+        token=token,
+        options=kwargs,
+        handoff=_hand_back_to_jax,
+    )
 
 
 def _hand_back_to_jax(frames: list[Any], options: dict[str, Any]) -> bool:
@@ -59,16 +76,23 @@ def _hand_back_to_jax(frames: list[Any], options: dict[str, Any]) -> bool:
     import threading
 
     thread_id = None if threading.current_thread() is threading.main_thread() else threading.get_ident()
-    jax_frames = [jax_debugger.JaxFrame(f.filename, f.lineno, dict(f.locals),
-                                   [line.rstrip("\n") for line in f.source[f.first_lineno - 1:]],
-                                   f.lineno - f.first_lineno)
-                  for f in frames]
+    jax_frames = [
+        jax_debugger.JaxFrame(
+            f.filename,
+            f.lineno,
+            dict(f.locals),
+            [line.rstrip("\n") for line in f.source[f.first_lineno - 1 :]],
+            f.lineno - f.first_lineno,
+        )
+        for f in frames
+    ]
     with _jax_debugger_turn:  # JAX's debugger serves one stop at a time too
         return jax_debugger.call_jax_debugger(jax_frames, thread_id, None, options)
 
 
-jaxdbg_breakpoint_for_jax.__doc__ = (jaxdbg_breakpoint_for_jax.__doc__ or "") + \
-    "\n\n" + (breakpoints.breakpoint.__doc__ or "")
+jaxdbg_breakpoint_for_jax.__doc__ = (
+    (jaxdbg_breakpoint_for_jax.__doc__ or "") + "\n\n" + (breakpoints.breakpoint.__doc__ or "")
+)
 
 
 def install_jax_hook() -> None:

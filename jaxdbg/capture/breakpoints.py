@@ -54,6 +54,7 @@ def observe_host_arrivals(observer: Callable[[], None]) -> Callable[[], None]:
     def undo() -> None:
         if observer in _host_arrival_observers:
             _host_arrival_observers.remove(observer)
+
     return undo
 
 
@@ -78,6 +79,7 @@ def _release_operands_after_the_cell() -> None:
         later = threading.Timer(RELEASE_AGAIN_S, gc.collect, args=(0,))
         later.daemon = True
         later.start()
+
     ipython_api.on_cell_finished(release)
 
 
@@ -107,8 +109,9 @@ class _Site:
     def may_stop(self) -> bool:
         quit_watch.entered()  # an execution began: a quit at a job's host may end it here
         # A disabled breakpoint's watches still take their values, so it asks for them.
-        return self.stops_here() and (breakpoint_state.is_enabled(self.breakpoint_id)
-                                      or breakpoint_checks.active(self.breakpoint_id))
+        return self.stops_here() and (
+            breakpoint_state.is_enabled(self.breakpoint_id) or breakpoint_checks.active(self.breakpoint_id)
+        )
 
     def stops_here(self) -> bool:
         """Whether this process of a jax.distributed job is one that stops here."""
@@ -147,8 +150,9 @@ class _Site:
             if opened:
                 _release_operands_after_the_cell()
 
-    def _serve(self, index: tuple, sizes: tuple, levels, operands, host_ops: dict[int, Any],
-               screened: bool) -> Resume | None:
+    def _serve(
+        self, index: tuple, sizes: tuple, levels, operands, host_ops: dict[int, Any], screened: bool
+    ) -> Resume | None:
         """Build the frames of batch element ``index`` and serve its stop (``screened``:
         its condition, log template or watches decide first, on its innermost frame)."""
         cache: dict[int, Any] = {}
@@ -165,8 +169,12 @@ class _Site:
                 cache[i] = value if isinstance(value, jax.Array) else jnp.asarray(value)
             return cache[i]
 
-        info = StopInfo(batch_index=tuple(int(i) for i in index), batch_size=tuple(sizes),
-                        breakpoint_id=self.breakpoint_id, mesh=self.mesh)
+        info = StopInfo(
+            batch_index=tuple(int(i) for i in index),
+            batch_size=tuple(sizes),
+            breakpoint_id=self.breakpoint_id,
+            mesh=self.mesh,
+        )
         if self.device_axes:
             first = len(operands) - len(self.device_axes)
             positions = [int(operand(first + k)) for k in range(len(self.device_axes))]
@@ -184,15 +192,25 @@ class _Site:
             # Conditions, templates and watches read the innermost frame only: the outer
             # frames are built once the stop opens.
             innermost = self.templates[0].build(operand, compiled)
-            if screened and self.breakpoint_id is not None and not breakpoint_checks.screen(
-                    self.breakpoint_id, innermost, info, _write_log_line):
+            if (
+                screened
+                and self.breakpoint_id is not None
+                and not breakpoint_checks.screen(self.breakpoint_id, innermost, info, _write_log_line)
+            ):
                 return None
             built = [innermost] + [t.build(operand, compiled) for t in self.templates[1:]]
             if self.handoff is not None and self.handoff(built, self.options):
                 return None
-            return stop_serving.serve(built, info, self.backend, self.options, site=self,
-                                      devices=self.device_count, every_device=not self.conditional,
-                                      location=self.location)
+            return stop_serving.serve(
+                built,
+                info,
+                self.backend,
+                self.options,
+                site=self,
+                devices=self.device_count,
+                every_device=not self.conditional,
+                location=self.location,
+            )
         finally:
             # The stop's session and views may outlive it in reference cycles until the
             # garbage collector runs; its values (a local's host copy can be hundreds of
@@ -209,17 +227,27 @@ class _Site:
 
 def _write_log_line(text: str, frame: frames_mod.Frame, info: StopInfo) -> None:
     """A logpoint's line, as a row of the print log (stdout without one)."""
-    site = prints.CallSite(frame.filename, frame.lineno, frame.function, info.batch_index,
-                           info.batch_size, info.device, info.device_axes)
+    site = prints.CallSite(
+        frame.filename, frame.lineno, frame.function, info.batch_index, info.batch_size, info.device, info.device_axes
+    )
     prints.deliver(prints.PrintRow(text, site))
 
 
-def place_breakpoint(*, pred: Any, skip: int, backend: str | None, filter_frames: bool,
-                     num_frames: int | None, ordered: bool, token: Any, options: dict[str, Any],
-                     reason: Callable[[list[Any]], str] | None = None,
-                     reason_operands: list | None = None,
-                     handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None,
-                     processes: Any = None) -> Any:
+def place_breakpoint(
+    *,
+    pred: Any,
+    skip: int,
+    backend: str | None,
+    filter_frames: bool,
+    num_frames: int | None,
+    ordered: bool,
+    token: Any,
+    options: dict[str, Any],
+    reason: Callable[[list[Any]], str] | None = None,
+    reason_operands: list | None = None,
+    handoff: Callable[[list[frames_mod.Frame], dict[str, Any]], bool] | None = None,
+    processes: Any = None,
+) -> Any:
     """Shared path of every breakpoint flavour, and of ``jax.debug.breakpoint`` while it
     is routed to jaxdbg: capture the stack ``skip`` frames above this call, then stop
     right away (eager values) or stage the stop into the program being traced.
@@ -254,22 +282,49 @@ def place_breakpoint(*, pred: Any, skip: int, backend: str | None, filter_frames
     describe = _reason_from_operands(reason, first_reason, len(reason_operands))
 
     conditional = pred is not None
-    if not jax_api.is_tracing() and not any(isinstance(o, jax.core.Tracer) for o in operands) \
-            and not isinstance(pred, jax.core.Tracer):
+    if (
+        not jax_api.is_tracing()
+        and not any(isinstance(o, jax.core.Tracer) for o in operands)
+        and not isinstance(pred, jax.core.Tracer)
+    ):
         # Eager: every value is concrete already, so stop right here.
         if conditional and not bool(np.any(np.asarray(pred))):
             return token
-        site = _Site(templates, backend, options, ordered, conditional, [], describe, number,
-                     None, handoff, location=location, processes=stops_on)
+        site = _Site(
+            templates,
+            backend,
+            options,
+            ordered,
+            conditional,
+            [],
+            describe,
+            number,
+            None,
+            handoff,
+            location=location,
+            processes=stops_on,
+        )
         site.on_host(tuple(() for _ in operands), (), np.bool_(True), operands)
         return token
 
     axes = jax_api.device_axis_indices()
     operands += [index for _, _, index in axes]
-    site = _Site(templates, backend, options, ordered, conditional,
-                 [(name, size) for name, size, _ in axes], describe, number, collector.mesh(), handoff,
-                 compiled, location, stops_on,
-                 mapped_devices=jax_api.traced_mesh_devices([name for name, _, _ in axes]) if axes else None)
+    site = _Site(
+        templates,
+        backend,
+        options,
+        ordered,
+        conditional,
+        [(name, size) for name, size, _ in axes],
+        describe,
+        number,
+        collector.mesh(),
+        handoff,
+        compiled,
+        location,
+        stops_on,
+        mapped_devices=jax_api.traced_mesh_devices([name for name, _, _ in axes]) if axes else None,
+    )
     if token is None:
         staging.stage_breakpoint(site, pred, operands, None)
         return None
@@ -289,8 +344,9 @@ def _process_filter(processes: Any) -> Callable[[int], bool] | None:
     try:
         chosen = frozenset(int(p) for p in processes)
     except (TypeError, ValueError):
-        raise TypeError("processes= takes a list of process indices or a callable on the "
-                        f"process index, not {processes!r}") from None
+        raise TypeError(
+            f"processes= takes a list of process indices or a callable on the process index, not {processes!r}"
+        ) from None
     return lambda index: index in chosen
 
 
@@ -308,20 +364,29 @@ def _prepare_for_stops(backend: str | None, options: dict[str, Any]) -> None:
     registry.check_options(backend, options)
 
 
-def _reason_from_operands(reason: Callable[[list[Any]], str] | None, first: int,
-                          count: int) -> Callable[[Callable[[int], Any]], str | None] | None:
+def _reason_from_operands(
+    reason: Callable[[list[Any]], str] | None, first: int, count: int
+) -> Callable[[Callable[[int], Any]], str | None] | None:
     """The site's ``describe_reason``: ``reason`` of the operands ``first..first+count``."""
     if reason is None:
         return None
 
     def describe(operand: Callable[[int], Any]) -> str | None:
         return reason([operand(first + k) for k in range(count)])
+
     return describe
 
 
-def breakpoint(*, backend: str | None = None, filter_frames: bool = True,
-               num_frames: int | None = None, ordered: bool = False, token: Any = None,
-               processes: Any = None, **backend_options: Any) -> Any:
+def breakpoint(
+    *,
+    backend: str | None = None,
+    filter_frames: bool = True,
+    num_frames: int | None = None,
+    ordered: bool = False,
+    token: Any = None,
+    processes: Any = None,
+    **backend_options: Any,
+) -> Any:
     """Stop here with runtime values, under jit, vmap, grad, scan, cond or pmap.
 
     Returns ``token`` unchanged when given (thread it back into the computation
@@ -329,22 +394,46 @@ def breakpoint(*, backend: str | None = None, filter_frames: bool = True,
     ``processes`` (``[0]``, or a callable on the process index) stops only those
     processes of a ``jax.distributed`` job; the others pass at once.
     """
-    return place_breakpoint(pred=None, skip=_CALLER, backend=backend, filter_frames=filter_frames,
-                            num_frames=num_frames, ordered=ordered, token=token, options=backend_options,
-                            processes=processes)
+    return place_breakpoint(
+        pred=None,
+        skip=_CALLER,
+        backend=backend,
+        filter_frames=filter_frames,
+        num_frames=num_frames,
+        ordered=ordered,
+        token=token,
+        options=backend_options,
+        processes=processes,
+    )
 
 
-def breakpoint_if(pred: Any, *, backend: str | None = None, filter_frames: bool = True,
-                  num_frames: int | None = None, ordered: bool = False, token: Any = None,
-                  processes: Any = None, **backend_options: Any) -> Any:
+def breakpoint_if(
+    pred: Any,
+    *,
+    backend: str | None = None,
+    filter_frames: bool = True,
+    num_frames: int | None = None,
+    ordered: bool = False,
+    token: Any = None,
+    processes: Any = None,
+    **backend_options: Any,
+) -> Any:
     """Stop only where ``pred`` holds (any element, for an array predicate).
 
     When it is false nothing leaves the device: the callback sits inside
     ``lax.cond``. Under vmap only the elements where it holds stop.
     """
-    return place_breakpoint(pred=pred, skip=_CALLER, backend=backend, filter_frames=filter_frames,
-                            num_frames=num_frames, ordered=ordered, token=token, options=backend_options,
-                            processes=processes)
+    return place_breakpoint(
+        pred=pred,
+        skip=_CALLER,
+        backend=backend,
+        filter_frames=filter_frames,
+        num_frames=num_frames,
+        ordered=ordered,
+        token=token,
+        options=backend_options,
+        processes=processes,
+    )
 
 
 def _is_float(leaf: Any) -> bool:
@@ -373,16 +462,20 @@ def _nonfinite_reason(names: list[str], values: list[Any]) -> str:
             host = host.astype(np.float32)  # bfloat16 and friends
         nan, inf = int(np.isnan(host).sum()), int(np.isinf(host).sum())
         if nan or inf:
-            counts = " and ".join(c for c in (f"{nan} NaN" if nan else "",
-                                               f"{inf} Inf" if inf else "") if c)
+            counts = " and ".join(c for c in (f"{nan} NaN" if nan else "", f"{inf} Inf" if inf else "") if c)
             found.append(f"{name} ({counts})")
     return ("non-finite values in " + ", ".join(found)) if found else "non-finite values"
 
 
-def breakpoint_on_nonfinite(*arrays: Any, backend: str | None = None,
-                            filter_frames: bool = True, num_frames: int | None = None,
-                            ordered: bool = False, token: Any = None,
-                            **backend_options: Any) -> Any:
+def breakpoint_on_nonfinite(
+    *arrays: Any,
+    backend: str | None = None,
+    filter_frames: bool = True,
+    num_frames: int | None = None,
+    ordered: bool = False,
+    token: Any = None,
+    **backend_options: Any,
+) -> Any:
     """Stop when any leaf of ``arrays`` holds NaN or Inf; the banner says which and how many."""
     names = _leaf_names(arrays, sys._getframe(1).f_locals)
     leaves = jax.tree_util.tree_leaves(arrays)
@@ -391,7 +484,15 @@ def breakpoint_on_nonfinite(*arrays: Any, backend: str | None = None,
         return token
     pred = functools.reduce(jnp.logical_or, [~jnp.all(jnp.isfinite(l)) for _, l in floats])
     float_names = [n for n, _ in floats]
-    return place_breakpoint(pred=pred, skip=_CALLER, backend=backend, filter_frames=filter_frames,
-                            num_frames=num_frames, ordered=ordered, token=token, options=backend_options,
-                            reason=functools.partial(_nonfinite_reason, float_names),
-                            reason_operands=[l for _, l in floats])
+    return place_breakpoint(
+        pred=pred,
+        skip=_CALLER,
+        backend=backend,
+        filter_frames=filter_frames,
+        num_frames=num_frames,
+        ordered=ordered,
+        token=token,
+        options=backend_options,
+        reason=functools.partial(_nonfinite_reason, float_names),
+        reason_operands=[l for _, l in floats],
+    )

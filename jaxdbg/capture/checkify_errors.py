@@ -41,13 +41,17 @@ def parse_errors(spec: str) -> frozenset:
     chosen: frozenset = frozenset()
     for name in (p.strip() for p in spec.replace("|", ",").split(",")):
         if name not in CATEGORIES:
-            raise ValueError(f"unknown checkify error set {name!r}; choose from "
-                             + ", ".join(CATEGORIES) + " (several joined with commas)")
+            raise ValueError(
+                f"unknown checkify error set {name!r}; choose from "
+                + ", ".join(CATEGORIES)
+                + " (several joined with commas)"
+            )
         chosen = chosen | CATEGORIES[name]
     return chosen
 
 
 # -- where an error happened -------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class SourceFrame:
@@ -100,8 +104,10 @@ def error_sites(err: Any) -> list[ErrorSite]:
         return []
     mapping = getattr(exc, "error_mapping", None)  # a BatchedError: vmap / pmap of checkify
     if isinstance(mapping, dict):
-        return [ErrorSite(str(e), tuple(int(i) for i in index), user_frames(e.traceback_info))
-                for index, e in sorted(mapping.items())]
+        return [
+            ErrorSite(str(e), tuple(int(i) for i in index), user_frames(e.traceback_info))
+            for index, e in sorted(mapping.items())
+        ]
     return [ErrorSite(str(exc), None, user_frames(getattr(exc, "traceback_info", None)))]
 
 
@@ -115,6 +121,7 @@ def mapped_shape(err: Any) -> tuple[int, ...]:
 
 
 # -- the error value --------------------------------------------------------------------
+
 
 @jax.tree_util.register_pytree_node_class
 class LocatedError(jax_checkify.Error):
@@ -136,8 +143,7 @@ class LocatedError(jax_checkify.Error):
             return None
         if sites[0].index is None:
             return sites[0].describe()
-        return "\n".join(f"at mapped index {index_label(s.index)}: {s.describe()}"
-                         for s in sites)
+        return "\n".join(f"at mapped index {index_label(s.index)}: {s.describe()}" for s in sites)
 
     def __str__(self) -> str:
         return f"Error({self.get()})"
@@ -149,8 +155,9 @@ class LocatedError(jax_checkify.Error):
         p.text(str(CheckifyView.of(self)))
 
 
-def checkify(f: Callable[..., Any], errors: frozenset = jax_checkify.user_checks
-             ) -> Callable[..., tuple[LocatedError, Any]]:
+def checkify(
+    f: Callable[..., Any], errors: frozenset = jax_checkify.user_checks
+) -> Callable[..., tuple[LocatedError, Any]]:
     """``jax.experimental.checkify.checkify`` whose error knows where each failure happened.
 
     ``errors`` also accepts a name: ``"user"``, ``"index"``, ``"float"``, ``"nan"``,
@@ -175,13 +182,14 @@ def checkify(f: Callable[..., Any], errors: frozenset = jax_checkify.user_checks
 
 # -- the view -------------------------------------------------------------------------------
 
+
 def _source(frame: SourceFrame, context: int = CONTEXT_LINES) -> tuple[int, list[str]]:
     lines = frames_mod.source_lines(frame.filename, None)
     if not lines:
         return frame.lineno, []
     first = max(1, frame.lineno - context)
     last = min(len(lines), frame.lineno + context)
-    return first, [line.rstrip("\n") for line in lines[first - 1:last]]
+    return first, [line.rstrip("\n") for line in lines[first - 1 : last]]
 
 
 def index_label(index: tuple[int, ...] | None) -> str:
@@ -240,7 +248,8 @@ class CheckifyView(Drawable):
 CheckifyView.register_drawing(
     plain=lambda view: checkify_view.render_plain(view, index_label),
     rich=checkify_view.render_rich,
-    html=lambda view: checkify_view.render_html(view, index_label))
+    html=lambda view: checkify_view.render_html(view, index_label),
+)
 
 
 def view_of(obj: Any) -> CheckifyView | None:

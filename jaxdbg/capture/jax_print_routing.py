@@ -22,8 +22,9 @@ def _routed(route: jax_routes.Route, level: int | None) -> Callable[..., Any]:
     A function traced while it stood in keeps calling it after :func:`unroute_jax_print`;
     ``original()`` is then JAX's own function again."""
 
-    def routed(fmt: str | None = None, *args: Any, ordered: bool = False,
-               partitioned: bool = False, **kwargs: Any) -> Any:
+    def routed(
+        fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False, **kwargs: Any
+    ) -> Any:
         original = route.original()
         options = dict(ordered=ordered, partitioned=partitioned)
         if not prints.routing_enabled() or _JAX_ONLY_OPTIONS & kwargs.keys():
@@ -33,6 +34,7 @@ def _routed(route: jax_routes.Route, level: int | None) -> Callable[..., Any]:
 
             def print_with_options(fmt: str, *args: Any, **kwargs: Any) -> None:
                 prints.stage_print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=True, level=level)
+
             return print_with_options
         prints.stage_print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=True, level=level)
         return None

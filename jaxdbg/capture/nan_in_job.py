@@ -26,8 +26,14 @@ from jaxdbg.internals import jax_nan_checks, jax_programs
 from jaxdbg.runtime import jax_routes
 
 
-def devices_in_job(fun: Callable[..., Any], args: tuple, kwargs: dict, primitive: str,
-                   where: checkify_errors.SourceFrame | None, kind: str) -> tuple[int, ...]:
+def devices_in_job(
+    fun: Callable[..., Any],
+    args: tuple,
+    kwargs: dict,
+    primitive: str,
+    where: checkify_errors.SourceFrame | None,
+    kind: str,
+) -> tuple[int, ...]:
     """The JAX ids of the devices whose shard of ``primitive``'s output at ``where``
     holds a ``kind`` (``"nan"`` / ``"inf"``), in the job's device order; () when
     that cannot be said."""

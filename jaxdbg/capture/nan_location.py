@@ -44,8 +44,21 @@ from jaxdbg.internals import jax_nan_checks, jax_programs
 from jaxdbg.runtime import jax_routes
 
 # Primitives that only pass on a NaN made elsewhere (a sum over devices of one NaN).
-_COLLECTIVES = frozenset({"psum", "pmax", "pmin", "pmean", "all_gather", "all_to_all", "ppermute",
-                          "psum_scatter", "reduce_scatter", "pbroadcast", "psum_invariant"})
+_COLLECTIVES = frozenset(
+    {
+        "psum",
+        "pmax",
+        "pmin",
+        "pmean",
+        "all_gather",
+        "all_to_all",
+        "ppermute",
+        "psum_scatter",
+        "reduce_scatter",
+        "pbroadcast",
+        "psum_invariant",
+    }
+)
 _PRIMITIVE = re.compile(r"primitive: (\w+)")
 
 
@@ -107,16 +120,25 @@ def nonfinite_in(out: Any, nans: bool, infs: bool) -> str | None:
     job computes the same reductions, so it may run on arrays spread over processes."""
     import jax.numpy as jnp
 
-    floats = [leaf for leaf in jax.tree_util.tree_leaves(out)
-              if isinstance(leaf, jax.Array) and jnp.issubdtype(leaf.dtype, jnp.inexact)]
+    floats = [
+        leaf
+        for leaf in jax.tree_util.tree_leaves(out)
+        if isinstance(leaf, jax.Array) and jnp.issubdtype(leaf.dtype, jnp.inexact)
+    ]
     for kind, wanted, test in (("nan", nans, jnp.isnan), ("inf", infs, jnp.isinf)):
         if wanted and any(bool(test(leaf).any()) for leaf in floats):
             return kind
     return None
 
 
-def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
-           pmap_options: dict[str, Any] | None = None, infs: bool = False) -> NanOrigin | None:
+def locate(
+    fun: Callable[..., Any],
+    args: tuple,
+    kwargs: dict,
+    *,
+    pmap_options: dict[str, Any] | None = None,
+    infs: bool = False,
+) -> NanOrigin | None:
     """Run ``fun`` on these inputs with checkify's NaN checks (``infs``: turned to Infs):
     a jitted function as it is; with ``pmap_options``, the function a
     ``jax.pmap(fun, **pmap_options)`` maps, checked on each device (checkify inside the
@@ -147,15 +169,20 @@ def locate(fun: Callable[..., Any], args: tuple, kwargs: dict, *,
         made = [s for s in sites if _primitive_of(s.message) not in _COLLECTIVES] or sites
         first = made[0]
         primitive = _primitive_of(first.message)
-        devices = tuple(int(s.index[0]) for s in made
-                        if s.index and _primitive_of(s.message) == primitive and s.where == first.where)
+        devices = tuple(
+            int(s.index[0])
+            for s in made
+            if s.index and _primitive_of(s.message) == primitive and s.where == first.where
+        )
         at_line = _equations_at(traced, primitive, first.where)
-        backward = (in_backward_pass or jax_nan_checks.BACKWARD_PASS in first.message
-                    or (bool(at_line) and all(jax_programs.equation_is_backward(e) for e in at_line)))
+        backward = (
+            in_backward_pass
+            or jax_nan_checks.BACKWARD_PASS in first.message
+            or (bool(at_line) and all(jax_programs.equation_is_backward(e) for e in at_line))
+        )
         derivative = not backward and bool(at_line) and _all_derivative(traced, at_line)
     here = held_here is None or not devices or devices[0] in held_here
-    return NanOrigin(primitive, first.frames, devices, backward, "Inf" if infs else "NaN", here,
-                     derivative)
+    return NanOrigin(primitive, first.frames, devices, backward, "Inf" if infs else "NaN", here, derivative)
 
 
 def _traced(fun: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
@@ -168,8 +195,7 @@ def _traced(fun: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         return None
 
 
-def _checked_in_pieces(program: Any, args: tuple, kwargs: dict,
-                       errors: frozenset) -> tuple[Any, bool] | None:
+def _checked_in_pieces(program: Any, args: tuple, kwargs: dict, errors: frozenset) -> tuple[Any, bool] | None:
     """The checks' error of the first piece of the program (each shard_map alone, the
     equations between them together) in which one failed, and whether that piece is
     a shard_map of the backward pass; None when none failed."""
@@ -192,8 +218,9 @@ def _checked_in_pieces(program: Any, args: tuple, kwargs: dict,
 def _spread_leaves(err: Any) -> list[Any]:
     """The error's arrays that lie partly on other processes' devices (a jax.distributed
     job's program mapped over every process's devices)."""
-    return [leaf for leaf in jax.tree_util.tree_leaves(err)
-            if isinstance(leaf, jax.Array) and not leaf.is_fully_addressable]
+    return [
+        leaf for leaf in jax.tree_util.tree_leaves(err) if isinstance(leaf, jax.Array) and not leaf.is_fully_addressable
+    ]
 
 
 def _positions_held_here(err: Any) -> frozenset[int] | None:
@@ -203,8 +230,7 @@ def _positions_held_here(err: Any) -> frozenset[int] | None:
     if not spread:
         return None
     size = spread[0].shape[0]
-    return frozenset(i for shard in spread[0].addressable_shards
-                     for i in range(*shard.index[0].indices(size)))
+    return frozenset(i for shard in spread[0].addressable_shards for i in range(*shard.index[0].indices(size)))
 
 
 def _readable_here(err: Any) -> Any:
@@ -216,22 +242,27 @@ def _readable_here(err: Any) -> Any:
     from jax.experimental import multihost_utils
 
     leaves, tree = jax.tree_util.tree_flatten(err)
-    gathered = [multihost_utils.process_allgather(leaf, tiled=True)
-                if isinstance(leaf, jax.Array) and not leaf.is_fully_addressable else leaf
-                for leaf in leaves]
+    gathered = [
+        multihost_utils.process_allgather(leaf, tiled=True)
+        if isinstance(leaf, jax.Array) and not leaf.is_fully_addressable
+        else leaf
+        for leaf in leaves
+    ]
     return jax.tree_util.tree_unflatten(tree, gathered)
 
 
 def made_at(primitive: str, where: checkify_errors.SourceFrame) -> Callable[[Any], bool]:
     """Whether an equation is one of ``primitive`` traced at the user's line ``where``."""
+
     def found(eqn: Any) -> bool:
         return jax_programs.equation_primitive(eqn) == primitive and any(
-            f == where.filename and line == where.lineno for f, line, _ in jax_programs.equation_frames(eqn))
+            f == where.filename and line == where.lineno for f, line, _ in jax_programs.equation_frames(eqn)
+        )
+
     return found
 
 
-def _equations_at(program: Any, primitive: str,
-                  where: checkify_errors.SourceFrame | None) -> list[Any]:
+def _equations_at(program: Any, primitive: str, where: checkify_errors.SourceFrame | None) -> list[Any]:
     """The equations of ``primitive`` traced at ``where``."""
     if program is None or where is None:
         return []

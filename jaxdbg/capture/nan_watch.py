@@ -54,8 +54,9 @@ class WatchedFunction:
     """A jitted or pmapped function whose NaN errors open a stop at their origin; every
     attribute (``lower``, ``trace``, ``eval_shape``...) is the wrapped function's."""
 
-    def __init__(self, compiled: Callable[..., Any], fun: Callable[..., Any],
-                 pmap_options: dict[str, Any] | None) -> None:
+    def __init__(
+        self, compiled: Callable[..., Any], fun: Callable[..., Any], pmap_options: dict[str, Any] | None
+    ) -> None:
         self._compiled = compiled
         self._fun = fun
         self._pmap_options = pmap_options
@@ -94,8 +95,7 @@ class WatchedFunction:
         if kind is None:
             return out
         name = getattr(self._fun, "__name__", "the function")
-        error = FloatingPointError(f"invalid value ({kind}) encountered in {name}, "
-                                   "checked on every process of the job")
+        error = FloatingPointError(f"invalid value ({kind}) encountered in {name}, checked on every process of the job")
         located = self._locate(args, kwargs, infs=kind == "inf")
         if located is not None and not located.devices and self._pmap_options is None:
             located = self._devices_in_job(located, args, kwargs, kind)
@@ -104,18 +104,19 @@ class WatchedFunction:
             _serve(located, error)
         raise error
 
-    def _devices_in_job(self, origin: nan_location.NanOrigin, args: tuple, kwargs: dict,
-                        kind: str) -> nan_location.NanOrigin:
+    def _devices_in_job(
+        self, origin: nan_location.NanOrigin, args: tuple, kwargs: dict, kind: str
+    ) -> nan_location.NanOrigin:
         """A sharded jit's origin with the devices that made it, and whether this
         process holds the first (the one that stops)."""
+
         def run() -> tuple[int, ...]:
-            return nan_in_job.devices_in_job(self._compiled, args, kwargs, origin.primitive,
-                                             origin.where, kind)
+            return nan_in_job.devices_in_job(self._compiled, args, kwargs, origin.primitive, origin.where, kind)
 
         def failed(exc: BaseException) -> tuple[int, ...]:
-            notices.notice(f"could not tell which device made the {origin.value}: "
-                           f"{format_exception(exc)}")
+            notices.notice(f"could not tell which device made the {origin.value}: {format_exception(exc)}")
             return ()
+
         devices = guarded(run, failed)
         if not devices:
             return origin
@@ -133,6 +134,7 @@ class WatchedFunction:
         def failed(exc: BaseException) -> None:
             notices.notice(f"could not locate the {'Inf' if infs else 'NaN'}: {format_exception(exc)}")
             return None
+
         return guarded(run, failed)
 
     def __getattr__(self, name: str) -> Any:
@@ -142,8 +144,9 @@ class WatchedFunction:
         return self if instance is None else functools.partial(self, instance)
 
 
-def with_rerun_devices(origin: nan_location.NanOrigin,
-                       checks: list[jax_nan_checks.FailedCheck]) -> nan_location.NanOrigin:
+def with_rerun_devices(
+    origin: nan_location.NanOrigin, checks: list[jax_nan_checks.FailedCheck]
+) -> nan_location.NanOrigin:
     """Under a sharded jit, the devices JAX's op-by-op re-run found the NaN (Inf) on.
 
     checkify's checks of a jitted program name no device; JAX's re-run runs each
@@ -195,8 +198,7 @@ def enabled() -> bool:
     return jax_routes.JIT.replacement is _watching_jit
 
 
-def set_enabled(on: bool, backend: str | None = None, *, infs: bool = False,
-                **backend_options: Any) -> None:
+def set_enabled(on: bool, backend: str | None = None, *, infs: bool = False, **backend_options: Any) -> None:
     """Turn JAX's NaN checks (``infs``: its Inf checks) on or off, and the watch with
     them: it stays on while either kind of check is on."""
     jax.config.update("jax_debug_infs" if infs else "jax_debug_nans", bool(on))
@@ -204,8 +206,10 @@ def set_enabled(on: bool, backend: str | None = None, *, infs: bool = False,
         jax_nan_checks.record_failed_checks()  # the devices of a sharded jit's NaN
         _options.update(backend=backend, options=backend_options)
         if not jax_routes.JIT.install(_watching_jit) and not enabled():
-            notices.notice("jax.jit is taken by another jaxdbg feature (a %%checkify cell); "
-                           "NaNs are located only by JAX's own checks until it ends")
+            notices.notice(
+                "jax.jit is taken by another jaxdbg feature (a %%checkify cell); "
+                "NaNs are located only by JAX's own checks until it ends"
+            )
         jax_routes.PMAP.install(_watching_pmap)
     elif not postmortem.nan_debugging_enabled():  # the other kind still checked: still watched
         if enabled():
@@ -231,6 +235,7 @@ def debug_infs(enabled: bool = True, backend: str | None = None, **backend_optio
 
 # -- the stop --------------------------------------------------------------------------
 
+
 def _origin_frames(origin: nan_location.NanOrigin) -> list[Frame]:
     """The NaN's line (and the user's calls around it) as JAX traced them: no values,
     but the functions' local names, each saying why it has none."""
@@ -240,15 +245,15 @@ def _origin_frames(origin: nan_location.NanOrigin) -> list[Frame]:
         source = frames_mod.source_lines(site.filename, module_globals)
         name = site.function.rsplit(".", 1)[-1]  # JAX keeps the qualified name; frames show co_name
         names = source_locals.local_names(source, site.lineno)
-        frames.append(Frame(site.filename, site.lineno, name, dict.fromkeys(names, TRACED_NOT_RUN),
-                            module_globals, source, 1))
+        frames.append(
+            Frame(site.filename, site.lineno, name, dict.fromkeys(names, TRACED_NOT_RUN), module_globals, source, 1)
+        )
     return frames
 
 
 def _reached(origin: nan_location.NanOrigin, frames: list[Frame]) -> bool:
     where = origin.where
-    return where is not None and any((f.filename, f.lineno) == (where.filename, where.lineno)
-                                     for f in frames)
+    return where is not None and any((f.filename, f.lineno) == (where.filename, where.lineno) for f in frames)
 
 
 def jax_found_it(origin: nan_location.NanOrigin, error: BaseException) -> bool:
@@ -263,21 +268,23 @@ def jax_found_it(origin: nan_location.NanOrigin, error: BaseException) -> bool:
 #: A local of a frame inside JAX's re-run whose tracer holds no value of one device.
 TRACED_NOT_RUN = frames_mod.Unavailable(
     "JAX traced this line into the computation that failed, whose values stay on the "
-    "device; a jaxdbg.breakpoint() on the line shows them")
+    "device; a jaxdbg.breakpoint() on the line shows them"
+)
 
 
 def stop_frames(origin: nan_location.NanOrigin, error: BaseException) -> list[Frame]:
     """JAX's op-by-op re-run's frames when it reached the NaN's line (they hold values,
     or say why not); else the line's frames as traced."""
-    rerun = postmortem.frames_from_traceback(error.__traceback__,
-                                             origin.devices[0] if origin.devices else None)
+    rerun = postmortem.frames_from_traceback(error.__traceback__, origin.devices[0] if origin.devices else None)
     where = origin.where
     if where is not None and _reached(origin, rerun):
         while rerun and (rerun[0].filename, rerun[0].lineno) != (where.filename, where.lineno):
             rerun.pop(0)
         for frame in rerun:  # every one is below the watched call, inside JAX's re-run
-            frame.locals = {name: TRACED_NOT_RUN if value is frames_mod.OUTSIDE_BODY else value
-                            for name, value in frame.locals.items()}
+            frame.locals = {
+                name: TRACED_NOT_RUN if value is frames_mod.OUTSIDE_BODY else value
+                for name, value in frame.locals.items()
+            }
         return rerun
     traced = _origin_frames(origin)
     return traced or rerun

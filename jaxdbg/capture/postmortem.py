@@ -73,8 +73,9 @@ def _reason(exc: BaseException) -> str:
     return f"post-mortem: {type(exc).__name__}" + (f": {text[0]}" if text else "")
 
 
-def post_mortem(exc: BaseException | types.TracebackType | None = None, *,
-                backend: str | None = None, **backend_options: Any) -> None:
+def post_mortem(
+    exc: BaseException | types.TracebackType | None = None, *, backend: str | None = None, **backend_options: Any
+) -> None:
     """Open the debugger on the frames of ``exc`` (default: the last exception), like ``%debug``."""
     if exc is None:
         exc = _last_exception()

@@ -67,8 +67,13 @@ class CallSite:
         return f"{frames_mod.display_filename(self.filename)}:{self.lineno}"
 
     def _info(self) -> StopInfo:
-        return StopInfo(batch_index=self.batch_index, batch_size=self.batch_size,
-                        device=self.device, device_axes=self.device_axes, process=self.process)
+        return StopInfo(
+            batch_index=self.batch_index,
+            batch_size=self.batch_size,
+            device=self.device,
+            device_axes=self.device_axes,
+            process=self.process,
+        )
 
     @property
     def batch_label(self) -> str | None:
@@ -160,27 +165,43 @@ def _log(row: PrintRow, prefix: str = "") -> None:
     debugging logger at the row's level, with the call's file and line."""
     logger = jax_api.debug_log_logger()
     assert row.level is not None
-    record = logger.makeRecord(logger.name, row.level, row.site.filename, row.site.lineno,
-                               prefix + row.text, (), None, func=row.site.function)
+    record = logger.makeRecord(
+        logger.name, row.level, row.site.filename, row.site.lineno, prefix + row.text, (), None, func=row.site.function
+    )
     logger.handle(record)
 
 
 def _row_message(row: PrintRow) -> dict[str, Any]:
-    return {**dataclasses.asdict(row.site), "text": row.text, "ordered": row.ordered,
-            "from_jax": row.from_jax, "level": row.level}
+    return {
+        **dataclasses.asdict(row.site),
+        "text": row.text,
+        "ordered": row.ordered,
+        "from_jax": row.from_jax,
+        "level": row.level,
+    }
 
 
 def _from_another_process(message: dict[str, Any]) -> None:
     """A row that another process of the job printed, at the debug host; on stdout it
     starts with ``process 1/4 | ``."""
-    site = CallSite(str(message["filename"]), int(message["lineno"]), str(message["function"]),
-                    tuple(message.get("batch_index") or ()), tuple(message.get("batch_size") or ()),
-                    message.get("device"),
-                    tuple((str(n), int(i)) for n, i in message.get("device_axes") or ()),
-                    message.get("process"))
+    site = CallSite(
+        str(message["filename"]),
+        int(message["lineno"]),
+        str(message["function"]),
+        tuple(message.get("batch_index") or ()),
+        tuple(message.get("batch_size") or ()),
+        message.get("device"),
+        tuple((str(n), int(i)) for n, i in message.get("device_axes") or ()),
+        message.get("process"),
+    )
     level = message.get("level")
-    row = PrintRow(str(message["text"]), site, bool(message.get("ordered")),
-                   bool(message.get("from_jax")), level=None if level is None else int(level))
+    row = PrintRow(
+        str(message["text"]),
+        site,
+        bool(message.get("ordered")),
+        bool(message.get("from_jax")),
+        level=None if level is None else int(level),
+    )
     _deliver_here(row, prefix=f"{site.process} | " if site.process else "")
 
 
@@ -188,6 +209,7 @@ remote_prints.receive_with(_from_another_process)
 
 
 # -- format checks, as jax.debug.print makes them ---------------------------------------
+
 
 class _FormatChecker(string.Formatter):
     """Raises what ``jax.debug.print`` raises for arguments the format does not use."""
@@ -203,8 +225,9 @@ class _FormatChecker(string.Formatter):
         if unused_kwargs:
             raise ValueError(
                 f"Unused keyword arguments to `jax.debug.print`: {unused_kwargs}. "
-                "You may be passing an f-string (i.e, `f\"{x}\"`) into "
-                "`jax.debug.print` and instead should pass in a regular string.")
+                'You may be passing an f-string (i.e, `f"{x}"`) into '
+                "`jax.debug.print` and instead should pass in a regular string."
+            )
 
 
 _checker = _FormatChecker()
@@ -259,8 +282,7 @@ def _unrolled_batch_layer(call_host: HostCall, known: Batch, recomputed: bool = 
 
     # Under jax.checkpoint the backward pass recomputes the forward one; the layer's
     # copy staged there is this same layer, traced again with ``recomputed`` set.
-    jax_api.recompute_custom_vmap_as(
-        unrolled, lambda: _unrolled_batch_layer(call_host, known, recomputed=True))
+    jax_api.recompute_custom_vmap_as(unrolled, lambda: _unrolled_batch_layer(call_host, known, recomputed=True))
     return call
 
 
@@ -284,8 +306,7 @@ def _call_per_batch_element(call_host: HostCall, operands: list) -> None:
 
 # -- the call ----------------------------------------------------------------------------
 
-_current: contextvars.ContextVar[CallSite | None] = contextvars.ContextVar("jaxdbg_call_site",
-                                                                          default=None)
+_current: contextvars.ContextVar[CallSite | None] = contextvars.ContextVar("jaxdbg_call_site", default=None)
 
 
 def current_call() -> CallSite | None:
@@ -317,8 +338,7 @@ class _Origin:
             for (_, size), position in zip(self.device_axes, positions):
                 device = device * size + position
             named = tuple((name, p) for (name, _), p in zip(self.device_axes, positions))
-        return CallSite(self.filename, self.lineno, self.function, batch_index, batch_size,
-                        device, named)
+        return CallSite(self.filename, self.lineno, self.function, batch_index, batch_size, device, named)
 
 
 def _origin(skip: int) -> tuple[_Origin, list[Any]]:
@@ -326,16 +346,17 @@ def _origin(skip: int) -> tuple[_Origin, list[Any]]:
     stack = frames_mod.python_stack(skip + 1, True, 1) or frames_mod.python_stack(skip + 1, False, 1)
     frame = stack[0]
     axes = jax_api.device_axis_indices() if jax_api.is_tracing() else []
-    return _Origin(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
-                   tuple((name, size) for name, size, _ in axes)), [index for _, _, index in axes]
+    return _Origin(
+        frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, tuple((name, size) for name, size, _ in axes)
+    ), [index for _, _, index in axes]
 
 
-def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple, kwargs: dict,
-                     ordered: bool, partitioned: bool = False) -> None:
+def _stage_host_call(
+    host: Callable[..., None], origin_and_devices, args: tuple, kwargs: dict, ordered: bool, partitioned: bool = False
+) -> None:
     origin, device_indices = origin_and_devices
     # JAX's own callback, also when a user rebound jax.debug.callback to jaxdbg's.
-    jax_callback = functools.partial(jax_routes.CALLBACK.original(), ordered=ordered,
-                                     partitioned=partitioned)
+    jax_callback = functools.partial(jax_routes.CALLBACK.original(), ordered=ordered, partitioned=partitioned)
     flat, tree = jax.tree_util.tree_flatten((args, kwargs))
     traced_at = [i for i, leaf in enumerate(flat) if isinstance(leaf, jax.core.Tracer)]
     if not traced_at and not device_indices:
@@ -355,8 +376,7 @@ def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple,
         firsts.setdefault(id(flat[i]), flat[i])
     # A partitioned call under a sharded jit (no named axes) learns its device from
     # its shard of a tiny positions operand.
-    positioned = (shard_devices.stage(firsts.values())
-                  if partitioned and not device_indices else None)
+    positioned = shard_devices.stage(firsts.values()) if partitioned and not device_indices else None
     n_devices = len(device_indices)
 
     def call_host(batch: Batch, recomputed: bool, operands: list) -> None:
@@ -364,8 +384,8 @@ def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple,
         for i, slot in zip(traced_at, slot_of):
             leaves[i] = operands[slot]
         call_args, call_kwargs = jax.tree_util.tree_unflatten(tree, leaves)
-        devices = operands[n_traced:n_traced + n_devices]
-        positions = operands[n_traced + n_devices:]
+        devices = operands[n_traced : n_traced + n_devices]
+        positions = operands[n_traced + n_devices :]
 
         def on_host(devices, positions, args, kwargs):
             site = origin.site(batch, devices)
@@ -379,16 +399,27 @@ def _stage_host_call(host: Callable[..., None], origin_and_devices, args: tuple,
     _call_per_batch_element(call_host, list(firsts.values()) + list(device_indices) + extra)
 
 
-def stage_print(fmt: str, args: tuple, kwargs: dict, ordered: bool, partitioned: bool, skip: int,
-           from_jax: bool, level: int | None = None) -> None:
+def stage_print(
+    fmt: str,
+    args: tuple,
+    kwargs: dict,
+    ordered: bool,
+    partitioned: bool,
+    skip: int,
+    from_jax: bool,
+    level: int | None = None,
+) -> None:
     _checker.format(fmt, *args, **kwargs)  # the same errors, at the same (trace) time
     debug_host.join_job()  # in a job, rows may travel to its debug host
     placeholders = _has_placeholders(fmt)
     printoptions = np.get_printoptions()
 
     def host(site: CallSite, args, kwargs) -> None:
-        deliver(PrintRow(_format(fmt, printoptions, placeholders, args, kwargs), site,
-                         ordered, from_jax, partitioned, level))
+        deliver(
+            PrintRow(
+                _format(fmt, printoptions, placeholders, args, kwargs), site, ordered, from_jax, partitioned, level
+            )
+        )
 
     _stage_host_call(host, _origin(skip + 1), args, kwargs, ordered, partitioned)
 
@@ -404,8 +435,9 @@ def first_of_two_calls(jax_own: Callable[..., Any], args: tuple, options: dict) 
     return jax_own(**options)
 
 
-def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False,
-                partitioned: bool = False, **kwargs: Any) -> Any:
+def debug_print(
+    fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False, **kwargs: Any
+) -> Any:
     """``jax.debug.print`` that also records the call's file:line, batch element and device.
 
     In a script or terminal it writes exactly what ``jax.debug.print`` writes; with
@@ -415,21 +447,19 @@ def debug_print(fmt: str | None = None, *args: Any, ordered: bool = False,
     on its own device, without gathering the array; each row names that device.
     """
     if fmt is None:
-        first_of_two_calls(jax_routes.PRINT.original(), args,
-                            dict(ordered=ordered, partitioned=partitioned, **kwargs))
+        first_of_two_calls(jax_routes.PRINT.original(), args, dict(ordered=ordered, partitioned=partitioned, **kwargs))
 
         def print_with_options(fmt: str, *args: Any, **kwargs: Any) -> None:
             stage_print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=False)
+
         return print_with_options
     stage_print(fmt, args, kwargs, ordered, partitioned, skip=1, from_jax=False)
     return None
 
 
-def _callback(fn: Callable[..., Any], args: tuple, kwargs: dict, ordered: bool,
-              partitioned: bool) -> None:
+def _callback(fn: Callable[..., Any], args: tuple, kwargs: dict, ordered: bool, partitioned: bool) -> None:
     if not callable(fn):
-        raise TypeError("first argument to jax.debug.callback must be callable, "
-                        f"but got an object of type {type(fn)}")
+        raise TypeError(f"first argument to jax.debug.callback must be callable, but got an object of type {type(fn)}")
 
     def host(site: CallSite, args, kwargs) -> None:
         token = _current.set(site)
@@ -441,19 +471,22 @@ def _callback(fn: Callable[..., Any], args: tuple, kwargs: dict, ordered: bool,
     _stage_host_call(host, _origin(2), args, kwargs, ordered, partitioned)
 
 
-def callback(fn: Callable[..., Any] | None = None, *args: Any, ordered: bool = False,
-             partitioned: bool = False, **kwargs: Any) -> Any:
+def callback(
+    fn: Callable[..., Any] | None = None, *args: Any, ordered: bool = False, partitioned: bool = False, **kwargs: Any
+) -> Any:
     """``jax.debug.callback``; inside ``fn``, :func:`current_call` says where the call came from.
 
     The two-call form ``jaxdbg.callback(ordered=True)(fn, x)`` works where this JAX's
     ``jax.debug.callback`` has it.
     """
     if fn is None:
-        first_of_two_calls(jax_routes.CALLBACK.original(), args,
-                            dict(ordered=ordered, partitioned=partitioned, **kwargs))
+        first_of_two_calls(
+            jax_routes.CALLBACK.original(), args, dict(ordered=ordered, partitioned=partitioned, **kwargs)
+        )
 
         def callback_with_options(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
             _callback(fn, args, kwargs, ordered, partitioned)
+
         return callback_with_options
     _callback(fn, args, kwargs, ordered, partitioned)
     return None

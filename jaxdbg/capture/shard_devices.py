@@ -39,9 +39,9 @@ class ShardDevices:
     def _compiled(self, sharding: Any) -> None:
         try:
             device_at = {
-                int(np.ravel_multi_index(tuple(s.start or 0 for s in index), self._mesh_shape)):
-                    int(device.id)
-                for device, index in sharding.devices_indices_map(self._mesh_shape).items()}
+                int(np.ravel_multi_index(tuple(s.start or 0 for s in index), self._mesh_shape)): int(device.id)
+                for device, index in sharding.devices_indices_map(self._mesh_shape).items()
+            }
         except Exception:  # a sharding this cannot read: no devices
             device_at = {}
         with self._lock:

@@ -44,8 +44,7 @@ class _Reported:
         self.just_compiled = False
 
 
-def _report(sharding: Any, shape: tuple[int, ...], dtype: Any,
-            callback: Callable[[Any], Any] | None) -> None:
+def _report(sharding: Any, shape: tuple[int, ...], dtype: Any, callback: Callable[[Any], Any] | None) -> None:
     if callback is not None:
         callback(sharding)
         return

@@ -53,11 +53,11 @@ def stage_breakpoint(site: StagedSite, pred: Any, operands: list, token: Any) ->
     # The cond sits outside the batching and differentiation wrappers too:
     # XLA then skips the whole breakpoint with one cheap branch when false.
     if token is None:
-        jax.lax.cond(pred_value, lambda: _hidden_from_differentiation(site, pred_value, operands, None),
-                     lambda: None)
+        jax.lax.cond(pred_value, lambda: _hidden_from_differentiation(site, pred_value, operands, None), lambda: None)
         return None
-    return jax.lax.cond(pred_value, lambda: _hidden_from_differentiation(site, pred_value, operands, token),
-                        lambda: token)
+    return jax.lax.cond(
+        pred_value, lambda: _hidden_from_differentiation(site, pred_value, operands, token), lambda: token
+    )
 
 
 def _hidden_from_differentiation(site: StagedSite, pred: Any, operands: list, token: Any) -> Any:
@@ -121,8 +121,10 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
     opens = jnp.logical_and(jnp.any(pred), enabled) if batched_condition else enabled
 
     if token is None:
+
         def call():
             jax_routes.CALLBACK.original()(host, mask, operands, ordered=site.ordered)
+
         jax.lax.cond(opens, call, lambda: None)
         return jnp.zeros((), jnp.float32)
 
@@ -132,7 +134,9 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
         def host_with_token(tok, mask, operands):
             host(mask, operands)
             return tok
+
         return jax.pure_callback(host_with_token, shapes, token, mask, operands)
+
     return jax.lax.cond(opens, call_with_token, lambda: token)
 
 

@@ -54,14 +54,19 @@ def continue_all(s: Session, arg: str) -> Output:
         return error(f"{_NO_NUMBER}; use continue")
     run = breakpoint_state.continue_all(number)
     s.end(Resume.CONTINUE_ALL)
-    return Output(OutputKind.RESUME,
-                  f"Continuing past every remaining stop of breakpoint {number} in {run.description}.",
-                  resume=Resume.CONTINUE_ALL)
+    return Output(
+        OutputKind.RESUME,
+        f"Continuing past every remaining stop of breakpoint {number} in {run.description}.",
+        resume=Resume.CONTINUE_ALL,
+    )
 
 
-add_sub_word("continue", "all", run=continue_all,
-             summary="Continue past every remaining stop of this breakpoint in this run (cell); "
-                     "also 'ca'.")
+add_sub_word(
+    "continue",
+    "all",
+    run=continue_all,
+    summary="Continue past every remaining stop of this breakpoint in this run (cell); also 'ca'.",
+)
 
 
 @command("ca", usage="ca", summary="Same as 'continue all'.")
@@ -69,34 +74,45 @@ def _ca(s: Session, arg: str) -> Output:
     return continue_all(s, arg)
 
 
-@command("disable", usage="disable [N ...]",
-         summary="Stop opening breakpoint N (default: this one) for the rest of the session.",
-         argument=ArgumentKind.BREAKPOINT_NUMBERS)
+@command(
+    "disable",
+    usage="disable [N ...]",
+    summary="Stop opening breakpoint N (default: this one) for the rest of the session.",
+    argument=ArgumentKind.BREAKPOINT_NUMBERS,
+)
 def _disable(s: Session, arg: str) -> Output:
     numbers = _numbers(s, arg, "disable")
     if isinstance(numbers, Output):
         return numbers
     for n in numbers:
         breakpoint_state.set_enabled(n, False)
-    return Output(OutputKind.TEXT, "\n".join(
-        f"Disabled breakpoint {n} at {_row(n).location}; 'enable {n}' turns it back on." for n in numbers))
+    return Output(
+        OutputKind.TEXT,
+        "\n".join(f"Disabled breakpoint {n} at {_row(n).location}; 'enable {n}' turns it back on." for n in numbers),
+    )
 
 
-@command("enable", usage="enable [N ...]", summary="Open breakpoint N (default: this one) again.",
-         argument=ArgumentKind.BREAKPOINT_NUMBERS)
+@command(
+    "enable",
+    usage="enable [N ...]",
+    summary="Open breakpoint N (default: this one) again.",
+    argument=ArgumentKind.BREAKPOINT_NUMBERS,
+)
 def _enable(s: Session, arg: str) -> Output:
     numbers = _numbers(s, arg, "enable")
     if isinstance(numbers, Output):
         return numbers
     for n in numbers:
         breakpoint_state.set_enabled(n, True)
-    return Output(OutputKind.TEXT, "\n".join(
-        f"Enabled breakpoint {n} at {_row(n).location}." for n in numbers))
+    return Output(OutputKind.TEXT, "\n".join(f"Enabled breakpoint {n} at {_row(n).location}." for n in numbers))
 
 
-@command("ignore", usage="ignore [N] COUNT",
-         summary="Pass the next COUNT hits of breakpoint N (default: this one); 0 stops again.",
-         argument=ArgumentKind.BREAKPOINT_AND_COUNT)
+@command(
+    "ignore",
+    usage="ignore [N] COUNT",
+    summary="Pass the next COUNT hits of breakpoint N (default: this one); 0 stops again.",
+    argument=ArgumentKind.BREAKPOINT_AND_COUNT,
+)
 def _ignore(s: Session, arg: str) -> Output:
     words = arg.split()
     usage = "ignore takes [N] COUNT: a breakpoint number (default: this one) and a count >= 0"
@@ -134,10 +150,12 @@ def _number_and_rest(s: Session, arg: str, command: str) -> tuple[int, str] | Ou
     return number, rest.strip()
 
 
-@command("condition", usage="condition N [expr]",
-         summary="Stop at breakpoint N only where expr, evaluated in its frame, is true; "
-                 "without expr: always stop.",
-         argument=ArgumentKind.BREAKPOINT_NUMBERS)
+@command(
+    "condition",
+    usage="condition N [expr]",
+    summary="Stop at breakpoint N only where expr, evaluated in its frame, is true; without expr: always stop.",
+    argument=ArgumentKind.BREAKPOINT_NUMBERS,
+)
 def _condition(s: Session, arg: str) -> Output:
     parsed = _number_and_rest(s, arg, "condition")
     if isinstance(parsed, Output):
@@ -164,11 +182,14 @@ def _template(text: str) -> str:
     return value if isinstance(value, str) else text
 
 
-@command("log", usage="log N [template]",
-         summary="Make breakpoint N a logpoint: it never stops and writes template, its {fields} "
-                 "formatted in its frame ('step {i}: loss={loss:.4f}'), to the print log; "
-                 "without template: stop again.",
-         argument=ArgumentKind.BREAKPOINT_NUMBERS)
+@command(
+    "log",
+    usage="log N [template]",
+    summary="Make breakpoint N a logpoint: it never stops and writes template, its {fields} "
+    "formatted in its frame ('step {i}: loss={loss:.4f}'), to the print log; "
+    "without template: stop again.",
+    argument=ArgumentKind.BREAKPOINT_NUMBERS,
+)
 def _log(s: Session, arg: str) -> Output:
     parsed = _number_and_rest(s, arg, "log")
     if isinstance(parsed, Output):
@@ -184,12 +205,18 @@ def _log(s: Session, arg: str) -> Output:
     breakpoint_checks.forget_reports(number)
     if not template:
         return Output(OutputKind.TEXT, f"Breakpoint {number} stops again (no log template).")
-    return Output(OutputKind.TEXT, f"Breakpoint {number} is a logpoint now: it writes "
-                                   f"{template!r} and does not stop; 'log {number}' makes it stop again.")
+    return Output(
+        OutputKind.TEXT,
+        f"Breakpoint {number} is a logpoint now: it writes "
+        f"{template!r} and does not stop; 'log {number}' makes it stop again.",
+    )
 
 
-@command("breakpoints", usage="breakpoints",
-         summary="List breakpoints: number, location, hits, enabled and ignore state, condition, log.")
+@command(
+    "breakpoints",
+    usage="breakpoints",
+    summary="List breakpoints: number, location, hits, enabled and ignore state, condition, log.",
+)
 def _breakpoints(s: Session, arg: str) -> Output:
     rows = breakpoint_state.rows()
     if not rows:
@@ -198,9 +225,11 @@ def _breakpoints(s: Session, arg: str) -> Output:
     lines = [f"  {'Num':<4} {'Enabled':<8} {'Hits':>6} {'Ignore':>6}  Where"]
     for r in rows:
         note = "  (continuing past its stops in this run)" if r.continuing else ""
-        lines.append(f"{'>' if r.number == current else ' '} {r.number:<4} "
-                     f"{'yes' if r.enabled else 'no':<8} {r.hits:>6} {r.ignore:>6}  "
-                     f"{r.location} in {r.function}{note}")
+        lines.append(
+            f"{'>' if r.number == current else ' '} {r.number:<4} "
+            f"{'yes' if r.enabled else 'no':<8} {r.hits:>6} {r.ignore:>6}  "
+            f"{r.location} in {r.function}{note}"
+        )
         if r.condition:
             lines.append(f"        stop only if {r.condition}")
         if r.log_template:

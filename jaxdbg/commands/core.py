@@ -45,12 +45,16 @@ def _down(s: Session, arg: str) -> Output:
     return error(f"down takes a positive count, not {arg!r}") if n is None else s.down(n)
 
 
-@command("frame", "f", usage="frame n", summary="Select frame n (0 is innermost, as in 'where').",
-         argument=ArgumentKind.FRAME_NUMBER)
+@command(
+    "frame",
+    "f",
+    usage="frame n",
+    summary="Select frame n (0 is innermost, as in 'where').",
+    argument=ArgumentKind.FRAME_NUMBER,
+)
 def _frame(s: Session, arg: str) -> Output:
     if not arg:
-        return error(f"frame needs a frame number, 0 (innermost) to {len(s.frames) - 1}; "
-                     "'where' lists them")
+        return error(f"frame needs a frame number, 0 (innermost) to {len(s.frames) - 1}; 'where' lists them")
     try:
         return s.select(int(arg))
     except ValueError:
@@ -77,8 +81,7 @@ def _pretty(s: Session, arg: str) -> Output:
     return s.evaluate(arg, pretty=True, expression_only=True)
 
 
-@command("whatis", usage="whatis expr", summary="Show the type (and shape, dtype) of expr.",
-         argument=_EXPRESSION)
+@command("whatis", usage="whatis expr", summary="Show the type (and shape, dtype) of expr.", argument=_EXPRESSION)
 def _whatis(s: Session, arg: str) -> Output:
     return s.whatis(arg) if arg else error("whatis needs an expression")
 
@@ -88,24 +91,31 @@ def _locals(s: Session, arg: str) -> Output:
     return s.locals_table()
 
 
-@command("sharding", usage="sharding expr",
-         summary="Show how an array (or a Mesh, or 'sharding, shape') is laid out over devices.",
-         argument=_EXPRESSION)
+@command(
+    "sharding",
+    usage="sharding expr",
+    summary="Show how an array (or a Mesh, or 'sharding, shape') is laid out over devices.",
+    argument=_EXPRESSION,
+)
 def _sharding(s: Session, arg: str) -> Output:
     return sharding_command.run(s, arg)
 
 
-@command("show", usage="show expr",
-         summary="Draw an array (or each array of a pytree) as a heatmap: NaN, Inf and zero marked.",
-         argument=_EXPRESSION)
+@command(
+    "show",
+    usage="show expr",
+    summary="Draw an array (or each array of a pytree) as a heatmap: NaN, Inf and zero marked.",
+    argument=_EXPRESSION,
+)
 def _show(s: Session, arg: str) -> Output:
     return show_command.run(s, arg)
 
 
 # 'continue all' is declared as a sub-word where the many-stops state lives
 # (jaxdbg.commands.breakpoints).
-@command("continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.",
-         argument=ArgumentKind.SUB_WORDS)
+@command(
+    "continue", "c", "cont", usage="continue", summary="Leave the debugger and resume.", argument=ArgumentKind.SUB_WORDS
+)
 def _continue(s: Session, arg: str) -> Output:
     if s.replay is not None and not arg:  # in a replay: run it on (to the stop's line or its end)
         return s.replay.go("continue")
@@ -126,8 +136,14 @@ def _quit(s: Session, arg: str) -> Output:
     return s.end(Resume.QUIT)
 
 
-@command("help", "h", "?", usage="help [command]", summary="List commands, or describe one.",
-         argument=ArgumentKind.COMMAND_NAME)
+@command(
+    "help",
+    "h",
+    "?",
+    usage="help [command]",
+    summary="List commands, or describe one.",
+    argument=ArgumentKind.COMMAND_NAME,
+)
 def _help(s: Session, arg: str) -> Output:
     if arg:
         described = COMMANDS.get(arg)
@@ -135,12 +151,15 @@ def _help(s: Session, arg: str) -> Output:
             return error(f"no command {arg!r}; type 'help' for the list")
         entry = described.help()
         aliases = ", ".join(entry.names)
-        return Output(OutputKind.HELP, f"{entry.usage}\n    {entry.summary}\n    aliases: {aliases}",
-                      [entry])
+        return Output(OutputKind.HELP, f"{entry.usage}\n    {entry.summary}\n    aliases: {aliases}", [entry])
     entries = [c.help() for c in COMMANDS.commands()]
     lines = [f"{entry.usage:<16} {entry.summary}" for entry in entries]
-    lines.append("A line that starts with a command word is that command, even where a local has "
-                 "its name (p l and p(l) print l).")
-    lines.append("Start a line with ! to run it as Python: !p = 3, !c. Any other line is evaluated "
-                 "as a Python expression or statement in the current frame.")
+    lines.append(
+        "A line that starts with a command word is that command, even where a local has "
+        "its name (p l and p(l) print l)."
+    )
+    lines.append(
+        "Start a line with ! to run it as Python: !p = 3, !c. Any other line is evaluated "
+        "as a Python expression or statement in the current frame."
+    )
     return Output(OutputKind.HELP, "\n".join(lines), entries)

@@ -21,17 +21,16 @@ def sharding_output(value: Any, source: str = "") -> Output:
     from jaxdbg.engine.values.layout_reading import sharding_view
 
     shape = None
-    if (isinstance(value, tuple) and len(value) == 2
-            and isinstance(value[0], jax.sharding.Sharding)):
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], jax.sharding.Sharding):
         value, shape = value
         if not (isinstance(shape, (tuple, list)) and all(isinstance(n, int) for n in shape)):
-            return _error(f"the shape after the sharding must be a tuple of ints, "
-                          f"such as (8, 8), not {shape!r}")
+            return _error(f"the shape after the sharding must be a tuple of ints, such as (8, 8), not {shape!r}")
     what = f"{source} is" if source else "this is"
-    if (isinstance(value, jax.sharding.Sharding) and shape is None
-            and not isinstance(value, jax.sharding.NamedSharding)):
-        return _error(f"{what} a {type(value).__name__}, which needs an array shape: "
-                      f"try 'sharding {source or 's'}, (8, 8)' or 'sharding x' for an array x")
+    if isinstance(value, jax.sharding.Sharding) and shape is None and not isinstance(value, jax.sharding.NamedSharding):
+        return _error(
+            f"{what} a {type(value).__name__}, which needs an array shape: "
+            f"try 'sharding {source or 's'}, (8, 8)' or 'sharding x' for an array x"
+        )
     if not isinstance(value, (jax.Array, jax.sharding.Sharding, jax.sharding.Mesh)):
         return _error(f"{what} a {type(value).__name__}, not a jax.Array, a Sharding or a Mesh")
     try:
@@ -57,8 +56,11 @@ def run(session: Any, arg: str) -> Output:
         compiled = _as_compiled(session, source, value)
         if compiled is not None:
             return compiled
-        return Output(OutputKind.TEXT, f"{source} in the program: {in_program} (this stop holds "
-                                       f"a copy on one device, so there is no layout to draw)")
+        return Output(
+            OutputKind.TEXT,
+            f"{source} in the program: {in_program} (this stop holds "
+            f"a copy on one device, so there is no layout to draw)",
+        )
     return sharding_output(value, source)
 
 

@@ -28,8 +28,7 @@ def sparkline(numbers: list[float]) -> str:
         return ""
     low, high = min(finite), max(finite)
     span = (high - low) or 1.0
-    return "".join("·" if x not in finite else SPARK[int((x - low) / span * (len(SPARK) - 1))]
-                   for x in numbers)
+    return "".join("·" if x not in finite else SPARK[int((x - low) / span * (len(SPARK) - 1))] for x in numbers)
 
 
 def _hit_label(value: watches.WatchValue) -> str:
@@ -47,8 +46,10 @@ def describe(number: int, watched: list[watches.Watch]) -> str:
             continue
         last = w.values[-1]
         shown = f"*** {last.error}" if last.error else last.text
-        lines.append(f"  {i}: {w.expression} = {shown}  (hit {_hit_label(last)}; "
-                     f"{len(w.values)} value{'s' if len(w.values) != 1 else ''})")
+        lines.append(
+            f"  {i}: {w.expression} = {shown}  (hit {_hit_label(last)}; "
+            f"{len(w.values)} value{'s' if len(w.values) != 1 else ''})"
+        )
         numbers = [n for _, n in w.numbers]
         if len(numbers) > 1:
             recent = numbers[-SPARK_POINTS:]
@@ -71,10 +72,12 @@ def watch_table(s: Session) -> Output:
     return Output(OutputKind.WATCHES, describe(number, watched), watched)
 
 
-@command("watch", usage="watch [expr]",
-         summary="Evaluate expr at every later stop of this breakpoint and keep its value per hit; "
-                 "alone: list the watches.",
-         argument=ArgumentKind.EXPRESSION)
+@command(
+    "watch",
+    usage="watch [expr]",
+    summary="Evaluate expr at every later stop of this breakpoint and keep its value per hit; alone: list the watches.",
+    argument=ArgumentKind.EXPRESSION,
+)
 def _watch(s: Session, arg: str) -> Output:
     if not arg:
         return watch_table(s)
@@ -93,8 +96,12 @@ def _watch(s: Session, arg: str) -> Output:
     return watch_table(s)
 
 
-@command("unwatch", usage="unwatch expr|N",
-         summary="Stop watching expr (or watch N of the list).", argument=ArgumentKind.EXPRESSION)
+@command(
+    "unwatch",
+    usage="unwatch expr|N",
+    summary="Stop watching expr (or watch N of the list).",
+    argument=ArgumentKind.EXPRESSION,
+)
 def _unwatch(s: Session, arg: str) -> Output:
     number = _number_or_error(s)
     if isinstance(number, Output):

@@ -91,11 +91,14 @@ def take_failure_notice() -> str | None:
 registry.add_selection_notice(take_failure_notice)
 
 
-INSTALL_HINT = notices.phrase("for the clickable debugger panel here, install anywidget and "
-                              "ipywidgets in this kernel's environment (%pip install anywidget "
-                              "ipywidgets) and restart it.")
-LOAD_HINT = notices.phrase("for the clickable debugger panel here, run %load_ext jaxdbg "
-                           "(it also opens the panel for jax.debug.breakpoint()).")
+INSTALL_HINT = notices.phrase(
+    "for the clickable debugger panel here, install anywidget and "
+    "ipywidgets in this kernel's environment (%pip install anywidget "
+    "ipywidgets) and restart it."
+)
+LOAD_HINT = notices.phrase(
+    "for the clickable debugger panel here, run %load_ext jaxdbg (it also opens the panel for jax.debug.breakpoint())."
+)
 
 
 def panel_hint() -> str | None:
@@ -111,6 +114,5 @@ def panel_hint() -> str | None:
         in_kernel = False
     if not in_kernel:
         return None
-    installed = all(importlib.util.find_spec(m) is not None
-                    for m in ("jaxdbg_widgets", "anywidget", "ipywidgets"))
+    installed = all(importlib.util.find_spec(m) is not None for m in ("jaxdbg_widgets", "anywidget", "ipywidgets"))
     return LOAD_HINT if installed else INSTALL_HINT

@@ -79,6 +79,7 @@ def holds(number: int, condition: str, frame: Frame) -> bool:
     def failed(e: BaseException) -> bool:
         failure.append(e)
         return False
+
     truth = guarded(lambda: bool(value), failed)  # an array's __bool__ may raise
     if failure:
         _report_once(number, "condition", condition, format_exception(failure[0]))
@@ -112,9 +113,11 @@ def _report_once(number: int, what: str, source: str, error: str) -> None:
         if key in _reported:
             return
         _reported.add(key)
-    notices.notice(f"the {what} of breakpoint {number}, {source!r}, raised {error}; "
-                   f"{'its stops pass' if what == 'condition' else 'its lines say so'} "
-                   "(said once)")
+    notices.notice(
+        f"the {what} of breakpoint {number}, {source!r}, raised {error}; "
+        f"{'its stops pass' if what == 'condition' else 'its lines say so'} "
+        "(said once)"
+    )
 
 
 def forget_reports(number: int) -> None:

@@ -269,10 +269,21 @@ def continue_all(number: int) -> runs.Run:
 def rows() -> list[BreakpointRow]:
     """Every known breakpoint, by number."""
     with _lock:
-        return [BreakpointRow(bp.number, bp.filename, bp.lineno, bp.function, bp.hits,
-                              bp.enabled, bp.ignore, bp.continuing_in is not None,
-                              bp.condition, bp.log_template)
-                for _, bp in sorted(_by_number.items())]
+        return [
+            BreakpointRow(
+                bp.number,
+                bp.filename,
+                bp.lineno,
+                bp.function,
+                bp.hits,
+                bp.enabled,
+                bp.ignore,
+                bp.continuing_in is not None,
+                bp.condition,
+                bp.log_template,
+            )
+            for _, bp in sorted(_by_number.items())
+        ]
 
 
 def reset() -> None:
@@ -291,8 +302,9 @@ def _finish_continue_all(bp: _Breakpoint) -> None:
     assert run is not None
     if bp.passed:
         stops = "stop" if bp.passed == 1 else "stops"
-        _reports.append(notices.phrase(f"continued past {bp.passed} more {stops} of breakpoint "
-                                       f"{bp.number} in {run.description}"))
+        _reports.append(
+            notices.phrase(f"continued past {bp.passed} more {stops} of breakpoint {bp.number} in {run.description}")
+        )
     bp.continuing_in, bp.passed = None, 0
 
 

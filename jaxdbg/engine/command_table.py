@@ -32,15 +32,15 @@ from jaxdbg.engine.outputs import CommandHelp, Output, OutputKind
 class ArgumentKind(enum.Enum):
     """What follows a command word; completion offers what fits it."""
 
-    NONE = "none"                                # where, list, quit: nothing may follow
-    EXPRESSION = "expression"                    # p x: Python in the selected frame
-    COUNT = "count"                              # up 2: a positive count, 1 when left out
-    FRAME_NUMBER = "frame number"                # frame 1: an index that 'where' lists
-    BREAKPOINT_NUMBERS = "breakpoint numbers"    # disable 1 2: this stop's when left out
+    NONE = "none"  # where, list, quit: nothing may follow
+    EXPRESSION = "expression"  # p x: Python in the selected frame
+    COUNT = "count"  # up 2: a positive count, 1 when left out
+    FRAME_NUMBER = "frame number"  # frame 1: an index that 'where' lists
+    BREAKPOINT_NUMBERS = "breakpoint numbers"  # disable 1 2: this stop's when left out
     BREAKPOINT_AND_COUNT = "breakpoint and count"  # ignore [N] COUNT
-    COMMAND_NAME = "command name"                # help up: a word of this table
-    SUB_WORDS = "sub-words"                      # continue all: the words the command declares
-    PATH = "path"                                # save stop.npz: a file to write
+    COMMAND_NAME = "command name"  # help up: a word of this table
+    SUB_WORDS = "sub-words"  # continue all: the words the command declares
+    PATH = "path"  # save stop.npz: a file to write
 
 
 #: How a command runs: ``run(session, argument)`` -> what to show. ``argument`` is the
@@ -83,8 +83,7 @@ class Command:
     @property
     def help_summary(self) -> str:
         """The line of help ``help`` shows, with a sentence for each sub-word."""
-        return " ".join([self.summary] + [f"'{self.name} {s.word}': {s.summary}"
-                                          for s in self.sub_words])
+        return " ".join([self.summary] + [f"'{self.name} {s.word}': {s.summary}" for s in self.sub_words])
 
     def help(self) -> CommandHelp:
         return CommandHelp(self.names, self.help_usage, self.help_summary)
@@ -179,12 +178,15 @@ class CommandTable:
 TABLE = CommandTable()
 
 
-def command(*names: str, usage: str, summary: str, argument: ArgumentKind = ArgumentKind.NONE,
-            table: CommandTable = TABLE) -> Callable[[Runner], Runner]:
+def command(
+    *names: str, usage: str, summary: str, argument: ArgumentKind = ArgumentKind.NONE, table: CommandTable = TABLE
+) -> Callable[[Runner], Runner]:
     """Decorator: register ``run(session, arg)`` as the command ``names`` in ``table``."""
+
     def register(run: Runner) -> Runner:
         table.add(Command(tuple(names), usage, summary, argument, run))
         return run
+
     return register
 
 
@@ -209,4 +211,4 @@ def split_command(line: str) -> tuple[str, str]:
     """
     match = _COMMAND_WORD.match(line)
     word = match.group() if match else ""
-    return word, line[len(word):].strip()
+    return word, line[len(word) :].strip()

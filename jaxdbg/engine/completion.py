@@ -65,9 +65,9 @@ def _complete(session: CompletionContext, text: str) -> list[str]:
     if text.startswith("!"):
         return ["!" + c for c in _complete_expression(session, text[1:])]
     stripped = text.lstrip()
-    indent = text[:len(text) - len(stripped)]
+    indent = text[: len(text) - len(stripped)]
     word = split_command(stripped)[0]
-    rest = stripped[len(word):].lstrip()  # as typed, trailing spaces kept
+    rest = stripped[len(word) :].lstrip()  # as typed, trailing spaces kept
     if word == stripped:
         # The first word: a command, or the start of an expression.
         commands = [indent + w for w in TABLE.names() if w.startswith(word) and w.isidentifier()]
@@ -77,11 +77,12 @@ def _complete(session: CompletionContext, text: str) -> list[str]:
         # A line that is Python throughout: "z = x.sh" (a command word makes the line
         # that command, as Session.execute reads it: "!c = x.sh" is Python).
         return [indent + c for c in _complete_expression(session, stripped)]
-    head = text[:len(text) - len(rest)]
+    head = text[: len(text) - len(rest)]
     return [head + c for c in COMPLETERS[command.argument](session, command, rest)]
 
 
 # -- arguments, by kind: each gives completions of ``rest`` (the text after the command word)
+
 
 def _no_argument(session: CompletionContext, command: Command, rest: str) -> list[str]:
     return []
@@ -139,11 +140,10 @@ COMPLETERS: dict[ArgumentKind, Callable[[CompletionContext, Command, str], list[
 def _complete_expression(session: CompletionContext, text: str) -> list[str]:
     match = _KEY_AT_END.search(text)
     if match:
-        return [text[:match.start(2)] + c for c in _keys(session, match.group(1), match.group(2),
-                                                           match.group(3))]
+        return [text[: match.start(2)] + c for c in _keys(session, match.group(1), match.group(2), match.group(3))]
     match = _ATTRIBUTE_AT_END.search(text)
-    if match and not _inside_string(text[:match.start()]):
-        before = text[:match.end(1) + 1]
+    if match and not _inside_string(text[: match.start()]):
+        before = text[: match.end(1) + 1]
         return [before + a for a in _attributes(session, match.group(1), match.group(2))]
     match = _NAME_AT_END.search(text)
     assert match is not None  # its empty alternative matches at the end of any text
@@ -188,8 +188,9 @@ def _resolve(session: CompletionContext, chain: str) -> Any:
         if attribute is not None:
             value = getattr(value, attribute)
         elif type(value) is dict:  # built-in containers only: no user __getitem__
-            value = dict.__getitem__(value, single if single is not None else
-                                     double if double is not None else int(number))
+            value = dict.__getitem__(
+                value, single if single is not None else double if double is not None else int(number)
+            )
         elif type(value) in (list, tuple) and number is not None:
             value = value[int(number)]
         else:
@@ -227,5 +228,8 @@ def _keys(session: CompletionContext, chain: str, quote: str, prefix: str) -> li
     if type(value) is not dict:
         return []
     quote = quote or "'"
-    return [f"{quote}{k}{quote}]" for k in list(value) if isinstance(k, str) and k.startswith(prefix)
-            and quote not in k and "\\" not in k]
+    return [
+        f"{quote}{k}{quote}]"
+        for k in list(value)
+        if isinstance(k, str) and k.startswith(prefix) and quote not in k and "\\" not in k
+    ]

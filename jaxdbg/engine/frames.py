@@ -24,9 +24,26 @@ from jaxdbg.runtime.guarded_calls import guarded
 
 # Modules whose frames are machinery, not the user's program.
 _HIDDEN_MODULE_PREFIXES = (
-    "jax", "jaxlib", "jaxdbg", "jaxdbg_widgets", "IPython", "ipykernel",
-    "asyncio", "tornado", "zmq", "traitlets", "runpy", "threading",
-    "concurrent", "_pytest", "pluggy", "pytest", "xdist", "execnet", "comm", "ipywidgets",
+    "jax",
+    "jaxlib",
+    "jaxdbg",
+    "jaxdbg_widgets",
+    "IPython",
+    "ipykernel",
+    "asyncio",
+    "tornado",
+    "zmq",
+    "traitlets",
+    "runpy",
+    "threading",
+    "concurrent",
+    "_pytest",
+    "pluggy",
+    "pytest",
+    "xdist",
+    "execnet",
+    "comm",
+    "ipywidgets",
 )
 
 
@@ -125,8 +142,13 @@ def hidden_file_test() -> Callable[[str], bool]:
     roots_tuple = tuple(roots)
 
     def hidden(filename: str) -> bool:
-        return (filename in files or filename.startswith(roots_tuple)
-                or filename.startswith("<frozen ") or os.path.basename(filename) in _HIDDEN_SCRIPTS)
+        return (
+            filename in files
+            or filename.startswith(roots_tuple)
+            or filename.startswith("<frozen ")
+            or os.path.basename(filename) in _HIDDEN_SCRIPTS
+        )
+
     return hidden
 
 
@@ -184,11 +206,9 @@ def from_jax_frames(raw_frames: list[Any]) -> list[Frame]:
         function = _function_name(lines, f.lineno, first, whole_file)
         if function == "<module>":  # module code: its locals are its globals
             local_values = {**module_globals, **f.locals} if module_globals else f.locals
-            frames.append(Frame(f.filename, f.lineno, function, local_values, module_globals,
-                                lines, 1))
+            frames.append(Frame(f.filename, f.lineno, function, local_values, module_globals, lines, 1))
         else:
-            frames.append(Frame(f.filename, f.lineno, function, f.locals, module_globals,
-                                lines, first))
+            frames.append(Frame(f.filename, f.lineno, function, f.locals, module_globals, lines, first))
     return frames
 
 
@@ -216,8 +236,7 @@ class Unavailable:
 
 
 TANGENT_ONLY = Unavailable("a tangent while JAX linearizes a custom_jvp rule")
-OUTSIDE_BODY = Unavailable("traced outside the jit, scan, cond, loop or checkpoint body "
-                           "this breakpoint is in")
+OUTSIDE_BODY = Unavailable("traced outside the jit, scan, cond, loop or checkpoint body this breakpoint is in")
 
 # Where JAX's machinery starts: a frame of these calls the function it traces.
 _JAX_MODULES = ("jax", "jaxlib")
@@ -247,30 +266,46 @@ class FrameTemplate:
     code: types.CodeType | None = None
     instruction: int = -1
 
-    def build(self, operand: Callable[[int], Any],
-              compiled: Callable[[int], Any] | None = None) -> Frame:
+    def build(self, operand: Callable[[int], Any], compiled: Callable[[int], Any] | None = None) -> Frame:
         """The frame with runtime values; ``compiled(i)``: operand i's compiled sharding."""
         if not self.order:  # module code: locals are the (live) globals
-            return Frame(self.filename, self.lineno, self.function, dict(self.static_locals),
-                         self.globals, source_lines(self.filename, self.globals),
-                         self.first_lineno)
+            return Frame(
+                self.filename,
+                self.lineno,
+                self.function,
+                dict(self.static_locals),
+                self.globals,
+                source_lines(self.filename, self.globals),
+                self.first_lineno,
+            )
         values = {}
         for name in self.order:
             if name in self.traced_locals:
                 treedef, leaves = self.traced_locals[name]
                 filled = [operand(l.index) if isinstance(l, OperandSlot) else l for l in leaves]
                 # A user pytree's unflatten is user code: it must not end the stop.
-                values[name] = guarded(lambda: jax.tree_util.tree_unflatten(treedef, filled),
-                                       lambda e: Unavailable(f"rebuilding it raised {type(e).__name__}"))
+                values[name] = guarded(
+                    lambda: jax.tree_util.tree_unflatten(treedef, filled),
+                    lambda e: Unavailable(f"rebuilding it raised {type(e).__name__}"),
+                )
             else:
                 values[name] = self.static_locals[name]
         source = source_lines(self.filename, self.globals)
         chosen = {name: compiled(i) for name, i in self.sharded_operands.items()} if compiled else {}
-        return Frame(self.filename, self.lineno, self.function, values, self.globals,
-                     source, self.first_lineno, dict(self.shardings),
-                     frozenset(self.traced_locals),
-                     {name: s for name, s in chosen.items() if s is not None},
-                     self.code, self.instruction)
+        return Frame(
+            self.filename,
+            self.lineno,
+            self.function,
+            values,
+            self.globals,
+            source,
+            self.first_lineno,
+            dict(self.shardings),
+            frozenset(self.traced_locals),
+            {name: s for name, s in chosen.items() if s is not None},
+            self.code,
+            self.instruction,
+        )
 
 
 class OperandCollector:
@@ -304,8 +339,10 @@ class OperandCollector:
 
     def for_host(self) -> list[Any]:
         """The operands to ship, each replicated first where the program shards it."""
-        return [v if where is None else program_shardings.replicated_for_host(v, where)
-                for v, where in zip(self.operands, self.shardings)]
+        return [
+            v if where is None else program_shardings.replicated_for_host(v, where)
+            for v, where in zip(self.operands, self.shardings)
+        ]
 
     def mesh(self) -> str | None:
         """The mesh of the first sharded operand (the banner names it)."""
@@ -346,8 +383,9 @@ def capture(frame: types.FrameType, collector: OperandCollector, own: bool = Fal
     if frame.f_locals is frame.f_globals:
         # Module or notebook-cell code: its locals are the live globals, which hold
         # no tracers (they would have leaked); skip flattening a whole namespace.
-        return FrameTemplate(code.co_filename, frame.f_lineno, code.co_name, frame.f_globals,
-                             first, frame.f_globals, {}, [])
+        return FrameTemplate(
+            code.co_filename, frame.f_lineno, code.co_name, frame.f_globals, first, frame.f_globals, {}, []
+        )
     static, traced, order, shardings, sharded = {}, {}, [], {}, {}
     with warnings.catch_warnings():  # e.g. "generator is treated as a leaf"
         warnings.simplefilter("ignore")
@@ -359,8 +397,7 @@ def capture(frame: types.FrameType, collector: OperandCollector, own: bool = Fal
             continue
         leaves, treedef = flattened[name]
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
-            slotted = [collector.slot(l, own) if isinstance(l, jax.core.Tracer) else l
-                       for l in leaves]
+            slotted = [collector.slot(l, own) if isinstance(l, jax.core.Tracer) else l for l in leaves]
             traced[name] = (treedef, slotted)
             only = slotted[0] if len(slotted) == 1 else None
             if isinstance(only, OperandSlot):
@@ -370,8 +407,20 @@ def capture(frame: types.FrameType, collector: OperandCollector, own: bool = Fal
                     sharded[name] = only.index
         else:
             static[name] = value
-    return FrameTemplate(code.co_filename, frame.f_lineno, code.co_name, frame.f_globals,
-                         first, static, traced, order, shardings, sharded, code, frame.f_lasti)
+    return FrameTemplate(
+        code.co_filename,
+        frame.f_lineno,
+        code.co_name,
+        frame.f_globals,
+        first,
+        static,
+        traced,
+        order,
+        shardings,
+        sharded,
+        code,
+        frame.f_lasti,
+    )
 
 
 def live_frame(frame: types.FrameType) -> Frame:

@@ -28,18 +28,18 @@ if TYPE_CHECKING:  # the data types of the kinds; their modules import this one'
 class OutputKind(str, enum.Enum):
     """What a command produced, and so which structured ``data`` comes with it."""
 
-    TEXT = "text"          # data: None, or the ValueSummary that ``whatis`` describes
-    ERROR = "error"        # data: None; text starts with "*** "
-    VALUE = "value"        # data: the evaluated value
-    WHERE = "where"        # data: list[FrameRow]
-    SOURCE = "source"      # data: SourceView
-    LOCALS = "locals"      # data: list[summaries.ValueSummary] (array_type, stat_parts, sharding)
-    HELP = "help"          # data: list[CommandHelp]
-    RESUME = "resume"      # data: None; Output.resume says how the stop ends
+    TEXT = "text"  # data: None, or the ValueSummary that ``whatis`` describes
+    ERROR = "error"  # data: None; text starts with "*** "
+    VALUE = "value"  # data: the evaluated value
+    WHERE = "where"  # data: list[FrameRow]
+    SOURCE = "source"  # data: SourceView
+    LOCALS = "locals"  # data: list[summaries.ValueSummary] (array_type, stat_parts, sharding)
+    HELP = "help"  # data: list[CommandHelp]
+    RESUME = "resume"  # data: None; Output.resume says how the stop ends
     SHARDING = "sharding"  # data: sharding_layout.ShardingView (str, rich and _repr_html_)
     BREAKPOINTS = "breakpoints"  # data: list[breakpoint_state.BreakpointRow]
-    PICTURE = "picture"    # data: picture_sets.ShownArrays (str, rich and _repr_html_)
-    WATCHES = "watches"    # data: list[watches.Watch] (snapshots, values over hits)
+    PICTURE = "picture"  # data: picture_sets.ShownArrays (str, rich and _repr_html_)
+    WATCHES = "watches"  # data: list[watches.Watch] (snapshots, values over hits)
 
     def __str__(self) -> str:
         return self.value
@@ -49,9 +49,9 @@ class Resume(str, enum.Enum):
     """How a stop ended, with the two phrases every view uses for it."""
 
     CONTINUE = "continue"
-    SKIP = "skip"          # continue, and skip the rest of this vmap batch
+    SKIP = "skip"  # continue, and skip the rest of this vmap batch
     CONTINUE_ALL = "continue all"  # continue past every remaining stop of this breakpoint in this run
-    QUIT = "quit"          # stop the computation with DebuggerQuit
+    QUIT = "quit"  # stop the computation with DebuggerQuit
 
     def __str__(self) -> str:
         return self.value
@@ -106,10 +106,10 @@ class StopSummary:
     """
 
     banner: str
-    location: str   # "In[3]:4" or "/path/file.py:12"
-    line: str       # the stopped-at source line, stripped ("" when unknown)
+    location: str  # "In[3]:4" or "/path/file.py:12"
+    line: str  # the stopped-at source line, stripped ("" when unknown)
     log: tuple[LogEntry, ...]
-    outcome: str    # Resume.outcome, or ENDED_OTHERWISE
+    outcome: str  # Resume.outcome, or ENDED_OTHERWISE
     #: The stopped-at frame's arrays as (name, array_picture.ArrayPicture), small.
     pictures: tuple[tuple[str, Any], ...] = ()
     watches: tuple[Watch, ...] = ()  # the breakpoint's watches, values over hits up to this stop
@@ -166,7 +166,7 @@ class Output:
     @property
     def result_text(self) -> str:
         """``text`` without what the command printed first."""
-        return self.text[len(self.printed):].removeprefix("\n") if self.printed else self.text
+        return self.text[len(self.printed) :].removeprefix("\n") if self.printed else self.text
 
     @property
     def is_error(self) -> bool:

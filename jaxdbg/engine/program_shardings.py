@@ -74,7 +74,7 @@ def of_tracer(value: Any) -> ProgramSharding | None:
 def spec_text(spec: Any) -> str:
     """``P('x',)``: a PartitionSpec as JAX >= 0.8 writes it (older JAX spells the name out)."""
     text = str(spec)
-    return "P(" + text[len("PartitionSpec("):] if text.startswith("PartitionSpec(") else text
+    return "P(" + text[len("PartitionSpec(") :] if text.startswith("PartitionSpec(") else text
 
 
 def replicated_for_host(value: Any, where: ProgramSharding) -> Any:

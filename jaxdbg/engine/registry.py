@@ -40,8 +40,7 @@ class _Entry:
 
 
 # The breakpoint's own keywords, named in the error for an unknown option.
-BREAKPOINT_OPTIONS = ("backend", "filter_frames", "num_frames", "ordered", "token", "commands",
-                      "processes")
+BREAKPOINT_OPTIONS = ("backend", "filter_frames", "num_frames", "ordered", "token", "commands", "processes")
 
 
 def _declared_options(debugger: Debugger) -> frozenset[str] | None:
@@ -52,18 +51,23 @@ def _declared_options(debugger: Debugger) -> frozenset[str] | None:
         return None
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return None
-    return frozenset(p.name for p in params
-                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+    return frozenset(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 _registry: dict[str, _Entry] = {}
 _lock = threading.Lock()
 
 
-def register_debugger(name: str, debugger: Debugger, priority: int,
-                      available: Callable[[], bool] | None = None, *,
-                      options: Iterable[str] | None = None, replace: bool = False,
-                      prepare: Callable[[], Any] | None = None) -> None:
+def register_debugger(
+    name: str,
+    debugger: Debugger,
+    priority: int,
+    available: Callable[[], bool] | None = None,
+    *,
+    options: Iterable[str] | None = None,
+    replace: bool = False,
+    prepare: Callable[[], Any] | None = None,
+) -> None:
     """Add a backend.
 
     ``available`` says whether it can run in this process. ``options`` names the
@@ -78,10 +82,10 @@ def register_debugger(name: str, debugger: Debugger, priority: int,
     accepted = frozenset(options) if options is not None else _declared_options(debugger)
     with _lock:
         if name in _registry and not replace:
-            raise ValueError(f"a jaxdbg debugger backend named {name!r} is already registered; "
-                             "pass replace=True to replace it")
-        _registry[name] = _Entry(name, debugger, int(priority), available or (lambda: True),
-                                 accepted, prepare)
+            raise ValueError(
+                f"a jaxdbg debugger backend named {name!r} is already registered; pass replace=True to replace it"
+            )
+        _registry[name] = _Entry(name, debugger, int(priority), available or (lambda: True), accepted, prepare)
 
 
 def unregister_debugger(name: str) -> None:
@@ -168,8 +172,7 @@ def answer_stops_first(answer: StopAnswer, backend_options: Callable[[dict], dic
     _answer_first, _backend_options = answer, backend_options
 
 
-def serve_with_backend(session: Any, backend: str | None, options: dict[str, Any],
-                       site: object = None) -> None:
+def serve_with_backend(session: Any, backend: str | None, options: dict[str, Any], site: object = None) -> None:
     """Serve ``session``: the scripted commands first, then the chosen backend."""
     debugger = get_debugger(backend)
     if _answer_first is not None and _answer_first(session, options, site):
@@ -188,8 +191,10 @@ def accepted_options(name: str | None, options: dict[str, Any]) -> tuple[dict[st
     entry = _select(name)
     if entry.options is None:
         return dict(options), []
-    return ({k: v for k, v in options.items() if k in entry.options},
-            sorted(k for k in options if k not in entry.options))
+    return (
+        {k: v for k, v in options.items() if k in entry.options},
+        sorted(k for k in options if k not in entry.options),
+    )
 
 
 def check_options(name: str | None, options: dict[str, Any]) -> None:
@@ -215,4 +220,5 @@ def check_options(name: str | None, options: dict[str, Any]) -> None:
         raise TypeError(
             f"jaxdbg breakpoint got unexpected keyword argument{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(map(repr, unknown))}; the {entry.name!r} backend accepts: {accepted} "
-            f"(and every breakpoint takes {', '.join(BREAKPOINT_OPTIONS)})")
+            f"(and every breakpoint takes {', '.join(BREAKPOINT_OPTIONS)})"
+        )

@@ -49,12 +49,39 @@ MAX_DEPTH = 20  # nesting kept in a saved pytree; deeper values are kept as thei
 MAX_ITEMS = 10_000  # children kept per container
 REPR_CHARS = 10_000
 #: Modules a frame's globals may name that reopen as themselves (imported, never a user file).
-REIMPORTABLE = frozenset({"numpy", "jax", "jax.numpy", "jax.lax", "jax.nn", "jax.random",
-                          "jax.tree_util", "math", "ml_dtypes"})
-_NUMPY_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                           "uint64", "float16", "float32", "float64", "complex64", "complex128"})
-_ML_DTYPES = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
-                        "float8_e5m2fnuz", "float8_e4m3b11fnuz", "int4", "uint4"})
+REIMPORTABLE = frozenset(
+    {"numpy", "jax", "jax.numpy", "jax.lax", "jax.nn", "jax.random", "jax.tree_util", "math", "ml_dtypes"}
+)
+_NUMPY_DTYPES = frozenset(
+    {
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    }
+)
+_ML_DTYPES = frozenset(
+    {
+        "bfloat16",
+        "float8_e4m3fn",
+        "float8_e4m3fnuz",
+        "float8_e5m2",
+        "float8_e5m2fnuz",
+        "float8_e4m3b11fnuz",
+        "int4",
+        "uint4",
+    }
+)
 
 
 class SavedStopError(ValueError):
@@ -73,6 +100,7 @@ class SavedRepr:
 
 
 # -- writing ----------------------------------------------------------------------------
+
 
 class _Writer:
     def __init__(self) -> None:
@@ -94,7 +122,7 @@ class _Writer:
     def value(self, value: Any, depth: int = 0) -> dict:
         # Exact types: np.float64 is a float and an IntEnum an int, but they are not JSON.
         if value is None or type(value) in (bool, int, str):
-            if type(value) is int and abs(value) >= 2 ** 63:
+            if type(value) is int and abs(value) >= 2**63:
                 return self.other(value)
             return {"kind": "json", "value": value}
         if type(value) is float:
@@ -106,26 +134,44 @@ class _Writer:
         if depth < MAX_DEPTH and type(value) in (dict, list, tuple) and len(value) <= MAX_ITEMS:
             if isinstance(value, dict):
                 if all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in value):
-                    return {"kind": "dict", "items": [[k, self.value(v, depth + 1)]
-                                                      for k, v in value.items()]}
+                    return {"kind": "dict", "items": [[k, self.value(v, depth + 1)] for k, v in value.items()]}
                 return self.other(value)
             return {"kind": type(value).__name__, "items": [self.value(v, depth + 1) for v in value]}
         return self.other(value)
 
 
 def _modules(frame: Frame) -> dict[str, str]:
-    return {name: v.__name__ for name, v in frame.globals.items()
-            if isinstance(v, types.ModuleType) and v.__name__ in REIMPORTABLE}
+    return {
+        name: v.__name__
+        for name, v in frame.globals.items()
+        if isinstance(v, types.ModuleType) and v.__name__ in REIMPORTABLE
+    }
 
 
 def _watch_json(w: watches.Watch) -> dict:
-    return {"expression": w.expression, "values": [
-        {"hit": v.hit, "text": v.text, "number": None if v.number is None else repr(v.number),
-         "stats": None if v.stats is None else {
-             "min": _num(v.stats.min), "max": _num(v.stats.max), "mean": _num(v.stats.mean),
-             "nan_count": v.stats.nan_count, "inf_count": v.stats.inf_count},
-         "shape": None if v.shape is None else list(v.shape), "dtype": v.dtype, "error": v.error}
-        for v in w.values]}
+    return {
+        "expression": w.expression,
+        "values": [
+            {
+                "hit": v.hit,
+                "text": v.text,
+                "number": None if v.number is None else repr(v.number),
+                "stats": None
+                if v.stats is None
+                else {
+                    "min": _num(v.stats.min),
+                    "max": _num(v.stats.max),
+                    "mean": _num(v.stats.mean),
+                    "nan_count": v.stats.nan_count,
+                    "inf_count": v.stats.inf_count,
+                },
+                "shape": None if v.shape is None else list(v.shape),
+                "dtype": v.dtype,
+                "error": v.error,
+            }
+            for v in w.values
+        ],
+    }
 
 
 def _num(x: Any) -> str | None:
@@ -139,21 +185,44 @@ def stop_metadata(session: Session, writer: _Writer) -> dict:
     book = session.watch_book if session.watch_book is not None else watches.LIVE
     frames = []
     for f in session.frames:
-        frames.append({
-            "filename": f.filename, "lineno": f.lineno, "function": f.function,
-            "first_lineno": f.first_lineno, "source": list(f.source),
-            "locals": {str(k): writer.value(v) for k, v in _saved_locals(f).items()},
-            "shardings": dict(f.shardings), "traced": sorted(f.traced), "modules": _modules(f)})
+        frames.append(
+            {
+                "filename": f.filename,
+                "lineno": f.lineno,
+                "function": f.function,
+                "first_lineno": f.first_lineno,
+                "source": list(f.source),
+                "locals": {str(k): writer.value(v) for k, v in _saved_locals(f).items()},
+                "shardings": dict(f.shardings),
+                "traced": sorted(f.traced),
+                "modules": _modules(f),
+            }
+        )
     return {
-        "format": FORMAT, "version": VERSION, "banner": session.banner(),
+        "format": FORMAT,
+        "version": VERSION,
+        "banner": session.banner(),
         "selected": session.index,
-        "info": {"reason": info.reason, "batch_index": list(info.batch_index),
-                 "batch_size": list(info.batch_size), "device": info.device,
-                 "device_axes": [list(a) for a in info.device_axes], "mesh": info.mesh,
-                 "breakpoint": number, "hit": info.hit},
-        "breakpoint": None if row is None else {
-            "number": row.number, "location": row.location, "function": row.function,
-            "hits": row.hits, "condition": row.condition, "log_template": row.log_template},
+        "info": {
+            "reason": info.reason,
+            "batch_index": list(info.batch_index),
+            "batch_size": list(info.batch_size),
+            "device": info.device,
+            "device_axes": [list(a) for a in info.device_axes],
+            "mesh": info.mesh,
+            "breakpoint": number,
+            "hit": info.hit,
+        },
+        "breakpoint": None
+        if row is None
+        else {
+            "number": row.number,
+            "location": row.location,
+            "function": row.function,
+            "hits": row.hits,
+            "condition": row.condition,
+            "log_template": row.log_template,
+        },
         "frames": frames,
         "watches": [_watch_json(w) for w in book.watches(number)] if number is not None else [],
     }
@@ -163,8 +232,11 @@ def _saved_locals(frame: Frame) -> dict[str, Any]:
     """What a frame's table shows: a module frame's globals without modules and private names."""
     if not frame.is_module_code:
         return frame.locals
-    return {k: v for k, v in frame.locals.items()
-            if not k.startswith("_") and not isinstance(v, types.ModuleType) and not callable(v)}
+    return {
+        k: v
+        for k, v in frame.locals.items()
+        if not k.startswith("_") and not isinstance(v, types.ModuleType) and not callable(v)
+    }
 
 
 def save(session: Session, path: str) -> str:
@@ -188,10 +260,13 @@ def save(session: Session, path: str) -> str:
     return path
 
 
-@command("save", usage="save path",
-         summary="Write this stop (frames, source, locals with arrays, watches) to one .npz file; "
-                 "jaxdbg.open_stop(path) reopens it anywhere.",
-         argument=ArgumentKind.PATH)
+@command(
+    "save",
+    usage="save path",
+    summary="Write this stop (frames, source, locals with arrays, watches) to one .npz file; "
+    "jaxdbg.open_stop(path) reopens it anywhere.",
+    argument=ArgumentKind.PATH,
+)
 def _save(s: Session, arg: str) -> Output:
     if not arg:
         return error("save needs a file name: save stop.npz")
@@ -203,6 +278,7 @@ def _save(s: Session, arg: str) -> Output:
 
 
 # -- reading ----------------------------------------------------------------------------
+
 
 def _fail(path: str, why: str) -> SavedStopError:
     return SavedStopError(f"{path} is not a saved stop jaxdbg can open: {why}")
@@ -271,14 +347,27 @@ def _watch_values(entries: list) -> list[watches.WatchValue]:
     values = []
     for v in entries:
         stats = v.get("stats")
-        values.append(watches.WatchValue(
-            v.get("hit"), str(v.get("text", "")), f(v.get("number")),
-            None if stats is None else summaries.ArrayStats(
-                f(stats["min"]), f(stats["max"]),
-                None if stats["mean"] is None else (complex(stats["mean"]) if "j" in stats["mean"]
-                                                    else float(stats["mean"])),
-                int(stats["nan_count"]), int(stats["inf_count"])),
-            None if v.get("shape") is None else tuple(v["shape"]), v.get("dtype"), v.get("error")))
+        values.append(
+            watches.WatchValue(
+                v.get("hit"),
+                str(v.get("text", "")),
+                f(v.get("number")),
+                None
+                if stats is None
+                else summaries.ArrayStats(
+                    f(stats["min"]),
+                    f(stats["max"]),
+                    None
+                    if stats["mean"] is None
+                    else (complex(stats["mean"]) if "j" in stats["mean"] else float(stats["mean"])),
+                    int(stats["nan_count"]),
+                    int(stats["inf_count"]),
+                ),
+                None if v.get("shape") is None else tuple(v["shape"]),
+                v.get("dtype"),
+                v.get("error"),
+            )
+        )
     return values
 
 
@@ -326,8 +415,11 @@ def load(path: str) -> SavedStop:
         raise _fail(path, "it was not written by jaxdbg's save")
     version = meta.get("version")
     if not isinstance(version, int) or version > VERSION or version < 1:
-        raise _fail(path, f"it has format version {version!r}; this jaxdbg reads version "
-                          f"{VERSION} (a newer jaxdbg wrote it: upgrade to open it)")
+        raise _fail(
+            path,
+            f"it has format version {version!r}; this jaxdbg reads version "
+            f"{VERSION} (a newer jaxdbg wrote it: upgrade to open it)",
+        )
     try:
         return _saved_stop(path, meta, _Reader(path, arrays))
     except SavedStopError:
@@ -340,25 +432,38 @@ def _saved_stop(path: str, meta: dict, reader: _Reader) -> SavedStop:
     frames = []
     for f in meta["frames"]:
         module_globals = _module_globals(f.get("modules", {}))
-        frames.append(Frame(str(f["filename"]), int(f["lineno"]), str(f["function"]),
-                            {str(k): reader.value(v) for k, v in f["locals"].items()},
-                            module_globals, [str(line) for line in f["source"]],
-                            int(f["first_lineno"]), {str(k): str(v) for k, v in f["shardings"].items()},
-                            frozenset(str(n) for n in f["traced"])))
+        frames.append(
+            Frame(
+                str(f["filename"]),
+                int(f["lineno"]),
+                str(f["function"]),
+                {str(k): reader.value(v) for k, v in f["locals"].items()},
+                module_globals,
+                [str(line) for line in f["source"]],
+                int(f["first_lineno"]),
+                {str(k): str(v) for k, v in f["shardings"].items()},
+                frozenset(str(n) for n in f["traced"]),
+            )
+        )
     if not frames:
         raise _fail(path, "it has no frames")
     i = meta["info"]
-    info = StopInfo(reason=i.get("reason") or None, note=f"reopened from {os.path.basename(path)}",
-                    batch_index=tuple(i["batch_index"]), batch_size=tuple(i["batch_size"]),
-                    device=i["device"], device_axes=tuple((str(a), int(b)) for a, b in i["device_axes"]),
-                    mesh=i["mesh"], breakpoint_id=i["breakpoint"], hit=i["hit"])
+    info = StopInfo(
+        reason=i.get("reason") or None,
+        note=f"reopened from {os.path.basename(path)}",
+        batch_index=tuple(i["batch_index"]),
+        batch_size=tuple(i["batch_size"]),
+        device=i["device"],
+        device_axes=tuple((str(a), int(b)) for a, b in i["device_axes"]),
+        mesh=i["mesh"],
+        breakpoint_id=i["breakpoint"],
+        hit=i["hit"],
+    )
     selected = int(meta.get("selected", 0))
     if not 0 <= selected < len(frames):
         selected = 0
-    saved_watches = [watches.Watch(str(w["expression"]), _watch_values(w["values"]))
-                     for w in meta.get("watches", [])]
-    return SavedStop(path, frames, info, selected, str(meta.get("banner", "")), saved_watches,
-                     meta.get("breakpoint"))
+    saved_watches = [watches.Watch(str(w["expression"]), _watch_values(w["values"])) for w in meta.get("watches", [])]
+    return SavedStop(path, frames, info, selected, str(meta.get("banner", "")), saved_watches, meta.get("breakpoint"))
 
 
 def open_stop(path: str, *, backend: str | None = None, **backend_options: Any) -> None:

@@ -51,8 +51,7 @@ def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
 class Session:
     """Debugger state for one stop: the frames, which one is selected, and scratch names."""
 
-    def __init__(self, frames: list[Frame], info: StopInfo | None = None,
-                 context: int = DEFAULT_CONTEXT) -> None:
+    def __init__(self, frames: list[Frame], info: StopInfo | None = None, context: int = DEFAULT_CONTEXT) -> None:
         if not frames:
             raise ValueError("a debugger session needs at least one frame")
         self.frames = frames
@@ -143,11 +142,11 @@ class Session:
         else:
             run = found.runner(arg)
             # A bug in a command, or user code it calls, must not end the stop.
-            output = guarded(lambda: run(self, arg),
-                             lambda e: error(f"{name} failed: {format_exception(e)}"))
+            output = guarded(lambda: run(self, arg), lambda e: error(f"{name} failed: {format_exception(e)}"))
         if output.kind is OutputKind.ERROR and arg and self._meant_python(name, arg):
-            output = dataclasses.replace(output, text=f"{output.text}\n    ({_BANG_RULE} "
-                                                       f"Type !{stripped} to run it as Python.)")
+            output = dataclasses.replace(
+                output, text=f"{output.text}\n    ({_BANG_RULE} Type !{stripped} to run it as Python.)"
+            )
         return output
 
     def _meant_python(self, name: str, arg: str) -> bool:
@@ -180,14 +179,16 @@ class Session:
         return self.select(max(self.index - count, 0))
 
     def where(self) -> Output:
-        rows = [FrameRow(i, f.function, f.filename, f.lineno, f.line().strip(), i == self.index,
-                         f.replay)
-                for i, f in enumerate(self.frames)]
+        rows = [
+            FrameRow(i, f.function, f.filename, f.lineno, f.line().strip(), i == self.index, f.replay)
+            for i, f in enumerate(self.frames)
+        ]
         text = "\n".join(
             f"{'>' if r.current else ' '} {r.index:>2}  {r.function}  {display_filename(r.filename)}:{r.lineno}"
             + (f"  {phrases.REPLAY_MARK}" if r.replay else "")
             + (f"\n        {r.line}" if r.line else "")
-            for r in rows)
+            for r in rows
+        )
         return Output(OutputKind.WHERE, text, rows)
 
     # -- source --------------------------------------------------------------
@@ -208,8 +209,12 @@ class Session:
     def list_source(self, context: int | None = None) -> Output:
         """``list``: around the current line, then onwards when repeated (as in pdb)."""
         listed = self._listed
-        if (self._previous_line not in ("l", "list") or listed is None or listed[0] != self.index
-                or not self.current.source):  # nothing to go on from: say so again
+        if (
+            self._previous_line not in ("l", "list")
+            or listed is None
+            or listed[0] != self.index
+            or not self.current.source
+        ):  # nothing to go on from: say so again
             return self.source_around(context)
         start = listed[1]
         if start > len(self.current.source):
@@ -228,9 +233,9 @@ class Session:
             start, block = 1, frame.source
         else:  # a function's own lines, also one that starts a cell's line 1 (as pdb's ll)
             try:
-                block = inspect.getblock(frame.source[start - 1:])
+                block = inspect.getblock(frame.source[start - 1 :])
             except Exception:
-                block = frame.source[start - 1:]
+                block = frame.source[start - 1 :]
         view = self.source_view(start, start + len(block) - 1)
         return Output(OutputKind.SOURCE, source_lines.plain_text(view, self.heading()), view)
 
@@ -249,8 +254,7 @@ class Session:
     def value_of(self, source: str, expression_only: bool = True) -> tuple[Any, Output | None]:
         """Evaluate in the current frame: (value, None), or (None, the error to show)."""
         try:
-            return evaluation.evaluate(source, self.current, self.scratch,
-                                       expression_only=expression_only), None
+            return evaluation.evaluate(source, self.current, self.scratch, expression_only=expression_only), None
         except SyntaxError as e:
             return None, error(f"SyntaxError: {e.msg}")
         except evaluation.EvaluationError as e:
@@ -298,9 +302,11 @@ class Session:
         frame = self.current
         if not frame.is_module_code:  # a function's frame: every local is its own
             return frame.locals
-        return {k: v for k, v in frame.locals.items()
-                if not k.startswith("_") and k not in _SHELL_NAMES
-                and not isinstance(v, types.ModuleType)}
+        return {
+            k: v
+            for k, v in frame.locals.items()
+            if not k.startswith("_") and k not in _SHELL_NAMES and not isinstance(v, types.ModuleType)
+        }
 
     def local_names(self) -> list[str]:
         """The names of the current frame's locals table, in its order."""
@@ -310,7 +316,7 @@ class Session:
         """Rows ``start`` .. ``start + count`` of the current frame's locals table as
         the panel draws them (:func:`jaxdbg.engine.values.local_rows.local_row`); ``lazy``: big
         arrays' statistics are left for later (the row says ``pending``)."""
-        names = self.local_names()[max(start, 0):max(start, 0) + max(count, 0)]
+        names = self.local_names()[max(start, 0) : max(start, 0) + max(count, 0)]
         values, shardings = self.visible_locals(), self.program_shardings()
         return [local_rows.local_row(n, values.get(n), shardings.get(n), lazy=lazy) for n in names]
 
@@ -327,16 +333,23 @@ class Session:
         sharding = self.program_shardings().get(label) if len(path) == 1 else None
         return local_rows.local_row(label, value, sharding)
 
-    def row_picture(self, path: Any, *, large: bool = False, axes: tuple[int, int] | None = None,
-                    indices: dict[int, int] | None = None, sampling: Any = None
-                    ) -> tuple[str, array_picture.ArrayPicture, str]:
+    def row_picture(
+        self,
+        path: Any,
+        *,
+        large: bool = False,
+        axes: tuple[int, int] | None = None,
+        indices: dict[int, int] | None = None,
+        sampling: Any = None,
+    ) -> tuple[str, array_picture.ArrayPicture, str]:
         """The label, picture and statistics text of the array row ``path``: its small
         picture, or the large view's slice (see :func:`jaxdbg.engine.values.local_rows.row_picture`)."""
         label, value = local_rows.value_at(self.visible_locals(), path)
         # Shard boundaries: the value's own, or as compiled for a traced local.
         compiled = self.current.compiled_shardings.get(label) if large and len(path) == 1 else None
-        pic, stats = local_rows.row_picture(label, value, large=large, axes=axes, indices=indices,
-                                            sampling=sampling, sharding=compiled)
+        pic, stats = local_rows.row_picture(
+            label, value, large=large, axes=axes, indices=indices, sampling=sampling, sharding=compiled
+        )
         return label, pic, stats
 
     def program_shardings(self) -> dict[str, str]:
@@ -358,8 +371,7 @@ class Session:
         if not rows:
             return Output(OutputKind.LOCALS, phrases.NO_LOCALS, rows)
         width = max(len(r.name) for r in rows)
-        text = "\n".join(f"{r.name:<{width}}  {r.type_name:<12} {r.describe_with_sharding()}"
-                         for r in rows)
+        text = "\n".join(f"{r.name:<{width}}  {r.type_name:<12} {r.describe_with_sharding()}" for r in rows)
         return Output(OutputKind.LOCALS, text, rows)
 
     # -- completion ----------------------------------------------------------
@@ -404,8 +416,15 @@ class Session:
             pictures = picture_sets.small_pictures(self.visible_locals())
         finally:
             self.index = here
-        return StopSummary(self.banner(), frame.location, frame.line().strip(), tuple(log),
-                           self.outcome(), pictures, tuple(self.watched()))
+        return StopSummary(
+            self.banner(),
+            frame.location,
+            frame.line().strip(),
+            tuple(log),
+            self.outcome(),
+            pictures,
+            tuple(self.watched()),
+        )
 
     def watched(self) -> list[watches.Watch]:
         """The watches of this stop's breakpoint, with their values over its hits."""

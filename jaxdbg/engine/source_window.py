@@ -29,8 +29,10 @@ class NumberedLine:
 def numbered_lines(lines: list[str], first_lineno: int, current_lineno: int | None) -> list[NumberedLine]:
     """``lines`` numbered from ``first_lineno``, the one at ``current_lineno`` marked."""
     width = len(str(first_lineno + len(lines) - 1))
-    return [NumberedLine(n, str(n).rjust(width), code, n == current_lineno)
-            for n, code in enumerate(lines, start=first_lineno)]
+    return [
+        NumberedLine(n, str(n).rjust(width), code, n == current_lineno)
+        for n, code in enumerate(lines, start=first_lineno)
+    ]
 
 
 def window_lines(view: SourceView) -> list[NumberedLine]:

@@ -42,8 +42,7 @@ class StopInfo:
         if self.device is None:
             return None
         # Axis positions only help when there are several axes (a 2-D mesh).
-        named = [f"{name}={i}" for name, i in self.device_axes if name] \
-            if len(self.device_axes) > 1 else []
+        named = [f"{name}={i}" for name, i in self.device_axes if name] if len(self.device_axes) > 1 else []
         return f"device {self.device}" + (f" ({', '.join(named)})" if named else "")
 
     def place_label(self) -> str | None:
@@ -61,10 +60,18 @@ class StopInfo:
         return None if self.mesh is None else f"mesh {self.mesh}"
 
     def details(self, reason: bool = True) -> str:
-        parts = [p for p in (self.breakpoint_label(), self.batch_label(), self.place_label(),
-                             self.mesh_label(),
-                             self.note if reason else None,
-                             self.reason if reason else None) if p]
+        parts = [
+            p
+            for p in (
+                self.breakpoint_label(),
+                self.batch_label(),
+                self.place_label(),
+                self.mesh_label(),
+                self.note if reason else None,
+                self.reason if reason else None,
+            )
+            if p
+        ]
         waiting = self.waiting()
         if waiting:
             parts.append(f"{waiting} more breakpoint{'s' if waiting != 1 else ''} waiting")

@@ -153,8 +153,9 @@ def job_site(breakpoint_id: int | None, site: object) -> object:
 # (jaxdbg.job.stop_routing registers these when imported): serving knows no processes.
 # route_stop(frames, info, location, devices, every_device, site) returns how the stop
 # ended when it was served elsewhere (else None), and the site its round is keyed by.
-RouteStop = Callable[[list[Frame], StopInfo, "tuple[str, int, str] | None", "int | None", bool, object],
-                     "tuple[Resume | None, object]"]
+RouteStop = Callable[
+    [list[Frame], StopInfo, "tuple[str, int, str] | None", "int | None", bool, object], "tuple[Resume | None, object]"
+]
 _route_stop: RouteStop | None = None
 _quit_listeners: list[Callable[[], None]] = []
 
@@ -167,21 +168,23 @@ def route_stops_with(route_stop: RouteStop, on_quit: Callable[[], None]) -> None
         _quit_listeners.append(on_quit)
 
 
-def _join_round(site: object, device: int | None, devices: int | None,
-              every_device: bool) -> _Round | None:
+def _join_round(site: object, device: int | None, devices: int | None, every_device: bool) -> _Round | None:
     if site is None or device is None or not devices:
         return None
     current = _rounds.get(site)
     if current is None or not current.has_room_for(device) or not current.takes_late_arrivals():
-        current = _Round(next(_counter), devices, every_device,
-                         window=JOB_ROUND_WINDOW_S if isinstance(site, _JobSite) else ROUND_WINDOW_S)
+        current = _Round(
+            next(_counter),
+            devices,
+            every_device,
+            window=JOB_ROUND_WINDOW_S if isinstance(site, _JobSite) else ROUND_WINDOW_S,
+        )
         _rounds[site] = current
     current.devices.add(device)
     return current
 
 
-def ticket_for(site: object, info: StopInfo, devices: int | None, every_device: bool,
-               queue: bool = False) -> _Ticket:
+def ticket_for(site: object, info: StopInfo, devices: int | None, every_device: bool, queue: bool = False) -> _Ticket:
     """A stop's place in the serving order (:func:`serve_session` takes its turn);
     ``queue``: put it in the queue now, so that stops made in order keep it."""
     with _cond:
@@ -265,10 +268,17 @@ def _end_round(ended: _Round | None, cause: type[BaseException]) -> None:
         _cond.notify_all()  # waiting stops of this round leave at once
 
 
-def serve(frames: list[Frame], info: StopInfo, backend: str | None,
-          options: dict[str, Any], site: object = None, *,
-          devices: int | None = None, every_device: bool = False,
-          location: tuple[str, int, str] | None = None) -> Resume:
+def serve(
+    frames: list[Frame],
+    info: StopInfo,
+    backend: str | None,
+    options: dict[str, Any],
+    site: object = None,
+    *,
+    devices: int | None = None,
+    every_device: bool = False,
+    location: tuple[str, int, str] | None = None,
+) -> Resume:
     """Open a session on these frames and return how it ended: continue or skip.
 
     ``site`` identifies the breakpoint, ``devices`` the number of devices of a
@@ -288,14 +298,20 @@ def serve(frames: list[Frame], info: StopInfo, backend: str | None,
         if served_elsewhere is not None:
             return served_elsewhere
     ticket = ticket_for(site, info, devices, every_device)
-    return serve_session(ticket, lambda: Session(frames, info), info, backend, options, site,
-                         frames=frames)
+    return serve_session(ticket, lambda: Session(frames, info), info, backend, options, site, frames=frames)
 
 
-def serve_session(ticket: _Ticket, make_session: Callable[[], Session], info: StopInfo,
-                  backend: str | None, options: dict[str, Any], site: object = None, *,
-                  frames: list[Frame] | None = None,
-                  watch_values: watches.ValuesOf | None = None) -> Resume:
+def serve_session(
+    ticket: _Ticket,
+    make_session: Callable[[], Session],
+    info: StopInfo,
+    backend: str | None,
+    options: dict[str, Any],
+    site: object = None,
+    *,
+    frames: list[Frame] | None = None,
+    watch_values: watches.ValuesOf | None = None,
+) -> Resume:
     """Serve the session ``make_session()`` makes when ``ticket``'s turn comes (see serve).
     Its breakpoint's watches take their values in ``frames`` (the stop's own), or by
     ``watch_values`` (another process's stop served at a job's debug host asks there)."""

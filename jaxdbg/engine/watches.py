@@ -80,14 +80,16 @@ def _real_scalar(value: Any) -> float | None:
 
 def value_of(hit: int | None, result: Any) -> WatchValue:
     """What a watch keeps of ``result`` (user code: a repr or ``__array__`` may raise)."""
+
     def describe() -> WatchValue:
         number = _real_scalar(result)
         if number is not None:
             return WatchValue(hit, summaries.scalar_text(result), number=number)
         if summaries.is_array(result):
             summary = summaries.summarize("", result)
-            return WatchValue(hit, summary.details()[:TEXT_CHARS], stats=summary.stats,
-                              shape=summary.shape, dtype=summary.dtype)
+            return WatchValue(
+                hit, summary.details()[:TEXT_CHARS], stats=summary.stats, shape=summary.shape, dtype=summary.dtype
+            )
         return WatchValue(hit, summaries.summarize("", result).preview[:TEXT_CHARS])
 
     return guarded(describe, lambda e: WatchValue(hit, "", error=format_exception(e)))
@@ -157,26 +159,25 @@ class WatchBook:
                 index = int(which) - 1
             if index is None:
                 listed = ", ".join(f"{i}: {w.expression}" for i, w in enumerate(watches, 1))
-                raise ValueError(f"no watch {which!r} at breakpoint {number}"
-                                 + (f" (watched: {listed})" if listed else " (none set)"))
+                raise ValueError(
+                    f"no watch {which!r} at breakpoint {number}"
+                    + (f" (watched: {listed})" if listed else " (none set)")
+                )
             return watches.pop(index).expression
 
-    def record(self, number: int | None, hit: int | None, frames: list[Frame],
-               only: str | None = None) -> None:
+    def record(self, number: int | None, hit: int | None, frames: list[Frame], only: str | None = None) -> None:
         """Evaluate breakpoint ``number``'s watches (or the one ``only``) in the stop's
         innermost frame and keep the values. Nothing to do when it has none."""
         if not frames:
             return
         self.record_with(number, hit, in_frame(frames[0]), only)
 
-    def record_with(self, number: int | None, hit: int | None, values_of: "ValuesOf",
-                    only: str | None = None) -> None:
+    def record_with(self, number: int | None, hit: int | None, values_of: "ValuesOf", only: str | None = None) -> None:
         """As :meth:`record`, the values taken by ``values_of(expressions, hit)``: in this
         process's frames, or in the process that owns another process's stop."""
         if number is None or not self._by_breakpoint.get(number):
             return
-        watched = [w for w in list(self._by_breakpoint.get(number, []))
-                   if only is None or w.expression == only]
+        watched = [w for w in list(self._by_breakpoint.get(number, [])) if only is None or w.expression == only]
         if not watched:
             return
         values = values_of([w.expression for w in watched], hit)
@@ -199,8 +200,9 @@ class WatchBook:
             if key in self._reported:
                 return
             self._reported.add(key)
-        notices.notice(f"watch {expression!r} at breakpoint {number} raised {error}; "
-                       "its values show the error (said once)")
+        notices.notice(
+            f"watch {expression!r} at breakpoint {number} raised {error}; its values show the error (said once)"
+        )
 
 
 #: This process's watches.

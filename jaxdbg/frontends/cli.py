@@ -31,10 +31,12 @@ OPTIONS = ("stdin", "stdout", "color", "context")  # run_cli's keyword options
 # A breakpoint's options are taken once, when its function is traced, so a ``stdin=``
 # stream serves every later call too; these streams were read by a stop already.
 _READ_STREAMS: "weakref.WeakSet[IO[str]]" = weakref.WeakSet()
-USED_UP_NOTICE = ("the stdin= stream of this breakpoint is used up: earlier stops read "
-                  "it (a breakpoint's options are taken once, when the function is traced, so a "
-                  "scripted stdin is consumed across calls). commands= is the per-breakpoint "
-                  "queue of scripted commands; end of input quits, as in pdb.")
+USED_UP_NOTICE = (
+    "the stdin= stream of this breakpoint is used up: earlier stops read "
+    "it (a breakpoint's options are taken once, when the function is traced, so a "
+    "scripted stdin is consumed across calls). commands= is the per-breakpoint "
+    "queue of scripted commands; end of input quits, as in pdb."
+)
 
 
 def _console(stdout: IO[str] | None, color: bool | None) -> "Console":
@@ -43,8 +45,16 @@ def _console(stdout: IO[str] | None, color: bool | None) -> "Console":
     file = stdout if stdout is not None else sys.stdout
     terminal = color if color is not None else (hasattr(file, "isatty") and file.isatty())
     # force_jupyter=False: in a kernel this view prints text; the widget panel is the rich view.
-    return Console(file=file, force_terminal=terminal, no_color=not terminal, force_jupyter=False,
-                   highlight=False, soft_wrap=True, emoji=False, markup=False)
+    return Console(
+        file=file,
+        force_terminal=terminal,
+        no_color=not terminal,
+        force_jupyter=False,
+        highlight=False,
+        soft_wrap=True,
+        emoji=False,
+        markup=False,
+    )
 
 
 def render(console: "Console", output: Output) -> None:
@@ -68,10 +78,17 @@ def render(console: "Console", output: Output) -> None:
     if view is not None and view.lines:
         console.print(Text(output.text.splitlines()[0], style="bold"))  # the engine's heading
         lines = window_lines(view)  # numbered and marked as every source view
-        console.print(Syntax("\n".join(line.code for line in lines), "python", line_numbers=True,
-                             start_line=lines[0].number,
-                             highlight_lines={line.number for line in lines if line.current},
-                             word_wrap=False, theme="ansi_dark"))
+        console.print(
+            Syntax(
+                "\n".join(line.code for line in lines),
+                "python",
+                line_numbers=True,
+                start_line=lines[0].number,
+                highlight_lines={line.number for line in lines if line.current},
+                word_wrap=False,
+                theme="ansi_dark",
+            )
+        )
     elif output.locals:
         table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
         for column in ("name", "type", "array", "sharding", "summary"):
@@ -135,8 +152,7 @@ class Prompt(driver.Frontend):
     """The typed ``(jaxdbg)`` prompt: reads lines from ``stdin`` (or ``input()``), draws
     each result with rich on ``stdout``; a command's prints are shown as they come."""
 
-    def __init__(self, stdin: IO[str] | None, stdout: IO[str] | None, color: bool | None,
-                 context: int) -> None:
+    def __init__(self, stdin: IO[str] | None, stdout: IO[str] | None, color: bool | None, context: int) -> None:
         self.stdin, self.stdout, self.color, self.context = stdin, stdout, color, context
         self.notice_stream = stdout
         self.console: "Console | None" = None
@@ -159,8 +175,7 @@ class Prompt(driver.Frontend):
         # What a command prints is shown as it is written, so it comes before the result,
         # in order, and a long command's progress is seen while it runs.
         session.echo_printed = console.file
-        session.on_stuck_command = lambda: notices.notice(interrupts.STUCK_NOTICE,
-                                                          stream=console.file)
+        session.on_stuck_command = lambda: notices.notice(interrupts.STUCK_NOTICE, stream=console.file)
         self.read_before = _read_before(self.stdin)
 
     def read(self, session: Session) -> str:
@@ -186,8 +201,14 @@ class Prompt(driver.Frontend):
         return "quit"  # as in pdb: end of input quits
 
 
-def run_cli(session: Session, *, stdin: IO[str] | None = None, stdout: IO[str] | None = None,
-            color: bool | None = None, context: int = DEFAULT_CONTEXT) -> None:
+def run_cli(
+    session: Session,
+    *,
+    stdin: IO[str] | None = None,
+    stdout: IO[str] | None = None,
+    color: bool | None = None,
+    context: int = DEFAULT_CONTEXT,
+) -> None:
     """Serve one stop at the terminal until the user continues, skips or quits.
 
     Options: ``stdin`` / ``stdout`` file objects (scripting, tests), ``color``

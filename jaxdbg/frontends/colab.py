@@ -94,8 +94,7 @@ class _View:
                 return
             except Exception as exc:  # never lose the stop over a drawing problem
                 self.html_ok = False
-                notices.notice(f"the HTML view failed ({type(exc).__name__}: {exc}); "
-                               "showing text instead.")
+                notices.notice(f"the HTML view failed ({type(exc).__name__}: {exc}); showing text instead.")
                 self.text_shown = 0
         self._show_text(note)
 
@@ -106,11 +105,13 @@ class _View:
 
         html: object  # what display() shows: a Rendered (HTML and text) or an HTML
         if final:
-            html = colab_view.render_finished(self.session, self.log, self.view_id,
-                                              self.sequence, note)
+            html = colab_view.render_finished(self.session, self.log, self.view_id, self.sequence, note)
         else:
-            html = HTML(colab_view.render_stop(self.session, self.log, self.view_id, self.sequence,
-                                               live=live, note=note, context=self.context))
+            html = HTML(
+                colab_view.render_stop(
+                    self.session, self.log, self.view_id, self.sequence, live=live, note=note, context=self.context
+                )
+            )
         if self.handle is None:
             self.handle = display(html, display_id=True)
         else:
@@ -121,7 +122,7 @@ class _View:
 
         if self.text_shown == 0:
             print(colab_view.render_text(self.session, self.context), flush=True)
-        for entry in self.log[self.text_shown:]:
+        for entry in self.log[self.text_shown :]:
             print(f"{PROMPT}{entry.command}\n{entry.text}", flush=True)
         self.text_shown = len(self.log)
         if note:
@@ -168,9 +169,11 @@ class ColabPage(driver.Frontend):
                 raise
             except Exception as exc:
                 self.buttons = False
-                notices.notice(f"the view's buttons cannot reach the paused cell here "
-                               f"({type(exc).__name__}: {exc}); type debugger commands at the "
-                               "prompt below instead (help lists them).")
+                notices.notice(
+                    f"the view's buttons cannot reach the paused cell here "
+                    f"({type(exc).__name__}: {exc}); type debugger commands at the "
+                    "prompt below instead (help lists them)."
+                )
                 view.show(live=False)  # no buttons that nothing would hear
         try:
             return input(PROMPT)

@@ -74,12 +74,12 @@ def _pygments_css() -> str:
     light = HtmlFormatter(style=palette.PYGMENTS_STYLES["light"]).get_style_defs(".jaxdbg-colab .highlight")
     try:
         dark = HtmlFormatter(style=palette.PYGMENTS_STYLES["dark"]).get_style_defs(
-            "html[theme=dark] .jaxdbg-colab .highlight")
+            "html[theme=dark] .jaxdbg-colab .highlight"
+        )
     except Exception:
         dark = ""
     # The styles' own backgrounds would hide Colab's surface colour.
-    lines = [line for line in (light + "\n" + dark).splitlines()
-             if "{ background" not in line and ".hll" not in line]
+    lines = [line for line in (light + "\n" + dark).splitlines() if "{ background" not in line and ".hll" not in line]
     return "\n".join(lines)
 
 
@@ -93,9 +93,12 @@ def highlighted_source(view: SourceView) -> Markup:
     except ImportError:
         return _plain_source(view)
     lines = window_lines(view)  # pygments numbers them as the other views do
-    formatter = HtmlFormatter(linenos="inline", linenostart=view.first_lineno,
-                              hl_lines=[i for i, line in enumerate(lines, start=1) if line.current],
-                              wrapcode=True)
+    formatter = HtmlFormatter(
+        linenos="inline",
+        linenostart=view.first_lineno,
+        hl_lines=[i for i, line in enumerate(lines, start=1) if line.current],
+        wrapcode=True,
+    )
     return Markup(highlight(code, PythonLexer(), formatter))
 
 
@@ -110,8 +113,9 @@ def _plain_source(view: SourceView) -> Markup:
 def _button(label: str, command: str, css: str = "", title: str = "") -> Markup:
     """A button that sends ``command``; its tooltip is that command's help unless given."""
     title = title or COMMANDS.summary_of(command) or command
-    return Markup('<button type="button" class="{}" data-jaxdbg-command="{}" title="{}">{}</button>'
-                  ).format(css, command, title, label)
+    return Markup('<button type="button" class="{}" data-jaxdbg-command="{}" title="{}">{}</button>').format(
+        css, command, title, label
+    )
 
 
 def _frames(session: Session, live: bool) -> Markup:
@@ -132,9 +136,10 @@ def _locals(session: Session) -> Markup:
     rows = session.locals_table().locals
     if not rows:
         return Markup('<span class="jaxdbg-note">{}</span>').format(phrases.NO_LOCALS)
-    cells = [Markup("<tr><td>{}</td><td>{}</td><td>{}</td></tr>").format(
-        r.name, r.type_name, r.describe_with_sharding())
-        for r in rows]
+    cells = [
+        Markup("<tr><td>{}</td><td>{}</td><td>{}</td></tr>").format(r.name, r.type_name, r.describe_with_sharding())
+        for r in rows
+    ]
     return Markup("<table>") + Markup("").join(cells) + Markup("</table>")
 
 
@@ -147,27 +152,41 @@ def _controls(session: Session) -> Markup:
     if session.info.batched:
         buttons.append(_button("Skip batch", "skip"))
     buttons.append(_button("Quit", "quit"))
-    box = Markup('<input class="jaxdbg-command" type="text" '
-                 'placeholder="p expr, pp expr, up, where, help ... (Enter)" spellcheck="false">')
+    box = Markup(
+        '<input class="jaxdbg-command" type="text" '
+        'placeholder="p expr, pp expr, up, where, help ... (Enter)" spellcheck="false">'
+    )
     return Markup("<div>") + Markup("").join(buttons) + box + Markup("</div>")
 
 
-def render_stop(session: Session, log: list[LogEntry], view_id: str, sequence: int,
-                *, live: bool, note: str = "", context: int = phrases.DEFAULT_CONTEXT) -> str:
+def render_stop(
+    session: Session,
+    log: list[LogEntry],
+    view_id: str,
+    sequence: int,
+    *,
+    live: bool,
+    note: str = "",
+    context: int = phrases.DEFAULT_CONTEXT,
+) -> str:
     """The whole stop as one HTML fragment (``live``: with buttons and the command box)."""
     frame = session.current
     view = session.source_view(frame.lineno - context, frame.lineno + context)
-    source = (highlighted_source(view) if view.lines else
-              Markup('<span class="jaxdbg-note">{}</span>').format(phrases.no_source(frame.location)))
+    source = (
+        highlighted_source(view)
+        if view.lines
+        else Markup('<span class="jaxdbg-note">{}</span>').format(phrases.no_source(frame.location))
+    )
     parts = [
-        Markup('<style>{}</style>').format(Markup(_CSS + _pygments_css())),
-        Markup('<div class="jaxdbg-colab" data-jaxdbg-view="{}" data-jaxdbg-render="{}">').format(
-            view_id, sequence),
+        Markup("<style>{}</style>").format(Markup(_CSS + _pygments_css())),
+        Markup('<div class="jaxdbg-colab" data-jaxdbg-view="{}" data-jaxdbg-render="{}">').format(view_id, sequence),
         Markup('<div class="jaxdbg-banner">{}</div>').format(session.banner()),
         Markup('<div class="jaxdbg-grid"><div class="jaxdbg-box"><h4>{}</h4>{}</div>').format(
-            f"{frame.location} in {frame.function}", source),
+            f"{frame.location} in {frame.function}", source
+        ),
         Markup('<div class="jaxdbg-box"><h4>frames</h4>{}<h4>locals</h4>{}</div></div>').format(
-            _frames(session, live), _locals(session)),
+            _frames(session, live), _locals(session)
+        ),
     ]
     watched = watch_views.table_html(session.watched())  # the static summary's table and plot
     if watched:
@@ -181,16 +200,18 @@ def render_stop(session: Session, log: list[LogEntry], view_id: str, sequence: i
     return str(Markup("").join(parts))
 
 
-def render_finished(session: Session, log: list[LogEntry], view_id: str, sequence: int,
-                    note: str = "") -> html_view.Rendered:
+def render_finished(
+    session: Session, log: list[LogEntry], view_id: str, sequence: int, note: str = ""
+) -> html_view.Rendered:
     """The ended stop: the shared static summary (banner, line, log, outcome) in Colab's
     colours, with its text/plain twin for saved notebooks and text-only viewers."""
     summary = session.summary(log)
     body = html_view.stop_summary(summary, LOG_ENTRY_CHARS)
     if note:
         body += Markup('<div class="jaxdbg-note">{}</div>').format(note)
-    html = Markup('<style>{}</style><div class="jaxdbg-colab" data-jaxdbg-view="{}" '
-                  'data-jaxdbg-render="{}">{}</div>').format(Markup(_CSS), view_id, sequence, body)
+    html = Markup(
+        '<style>{}</style><div class="jaxdbg-colab" data-jaxdbg-view="{}" data-jaxdbg-render="{}">{}</div>'
+    ).format(Markup(_CSS), view_id, sequence, body)
     text = text_view.stop_summary(summary, LOG_ENTRY_CHARS) + (f"\n{note}" if note else "")
     return html_view.Rendered(html, text)
 

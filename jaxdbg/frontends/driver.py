@@ -85,9 +85,13 @@ class Frontend:
         reason): draw its final state. Called once after a successful ``open``."""
 
 
-def drive(session: Session, frontend: Frontend, *,
-          fallback: Callable[[Session], None] | None = None,
-          options: dict[str, Any] | None = None) -> None:
+def drive(
+    session: Session,
+    frontend: Frontend,
+    *,
+    fallback: Callable[[Session], None] | None = None,
+    options: dict[str, Any] | None = None,
+) -> None:
     """Serve ``session`` with ``frontend`` until the stop ends or its input does.
 
     ``fallback`` serves the stop when the frontend raises FallBack (the typed prompt);
@@ -137,8 +141,14 @@ def _serve(session: Session, frontend: Frontend) -> None:
         frontend.close(session, fell_back)
 
 
-def fall_back(session: Session, why: str, prompt: Callable[[Session], None],
-              options: dict[str, Any] | None = None, *, line: str | None = None) -> None:
+def fall_back(
+    session: Session,
+    why: str,
+    prompt: Callable[[Session], None],
+    options: dict[str, Any] | None = None,
+    *,
+    line: str | None = None,
+) -> None:
     """Hand the stop to ``prompt`` saying why (or ``line``), or continue it when nobody
     could type."""
     if not interactive_input_available(options):  # nbclient, papermill, Voila
@@ -200,8 +210,11 @@ def continue_without_input(session: Session, why: str, out: IO[str] | None = Non
     details = session.info.details() if session.info else ""
     if details:
         where = f"{where} ({details})"
-    hint = ("the scripted commands ran out" if command_queue.configured_anywhere()
-            else f"set {command_queue.ENV_VAR} to answer stops without a prompt")
+    hint = (
+        "the scripted commands ran out"
+        if command_queue.configured_anywhere()
+        else f"set {command_queue.ENV_VAR} to answer stops without a prompt"
+    )
     notices.notice(NO_INPUT_NOTICE.format(why=why, where=where, hint=hint), stream=out)
     session.execute("continue")
 

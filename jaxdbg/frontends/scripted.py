@@ -33,8 +33,7 @@ from jaxdbg.frontends.command_queue import (  # the scripted-commands API, at on
 )
 from jaxdbg.runtime.phrases import PROMPT
 
-__all__ = ["ENV_VAR", "OPTION", "answer", "backend_options", "configured", "handled",
-           "reset", "split_commands"]
+__all__ = ["ENV_VAR", "OPTION", "answer", "backend_options", "configured", "handled", "reset", "split_commands"]
 
 
 def _echo(out: IO[str], text: str) -> None:
@@ -109,7 +108,8 @@ def handled(session: Session, options: dict[str, Any], site: object = None) -> b
         return True
     if driver.ci_without_terminal(options):
         driver.continue_without_input(
-            session, "nothing can answer a prompt (CI without a terminal)", _output_stream(options))
+            session, "nothing can answer a prompt (CI without a terminal)", _output_stream(options)
+        )
         return True
     return False
 

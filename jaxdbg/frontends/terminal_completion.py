@@ -45,7 +45,7 @@ class ReadlineCompleter:
             typed = line[:end]
             # Session.complete returns whole lines; readline replaces only the word.
             matches = [c[begin:] for c in self._session.complete(typed) if c.startswith(typed[:begin])]
-            quote = typed[begin - 1:begin]
+            quote = typed[begin - 1 : begin]
             if quote in ("'", '"'):
                 # Inside an open string readline closes the quote itself on a unique
                 # match: leave it (and the bracket after it) out of a dict key.

@@ -76,8 +76,7 @@ def read_line(prompt: str, stdout: IO[str] | None = None) -> str:
         os.close(wake_write)
 
 
-def _read_until_newline(prompt: str, out: IO[str], fd: int, wake_read: int,
-                        listener: interrupts.Listener) -> str:
+def _read_until_newline(prompt: str, out: IO[str], fd: int, wake_read: int, listener: interrupts.Listener) -> str:
     out.write(prompt)
     out.flush()
     data = bytearray()

@@ -13,8 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 # The client methods jaxdbg calls; the tests assert the client has each.
-CLIENT_METHODS = ("key_value_set", "blocking_key_value_get", "key_value_try_get",
-                  "key_value_dir_get", "key_value_delete", "get_live_nodes")
+CLIENT_METHODS = (
+    "key_value_set",
+    "blocking_key_value_get",
+    "key_value_try_get",
+    "key_value_dir_get",
+    "key_value_delete",
+    "get_live_nodes",
+)
 
 
 def _global_state() -> Any:
@@ -32,8 +38,7 @@ class Timeout(Exception):
 class Store:
     """The job's key-value store, through the coordination service's client."""
 
-    def __init__(self, client: Any, process_index: int, process_count: int,
-                 coordinator: str = "") -> None:
+    def __init__(self, client: Any, process_index: int, process_count: int, coordinator: str = "") -> None:
         self.client = client
         self.process_index = process_index
         self.process_count = process_count
@@ -102,6 +107,5 @@ def names_in_use() -> dict[str, bool]:
         "global_state.client": state is not None and hasattr(state, "client"),
         "global_state.process_id": state is not None and hasattr(state, "process_id"),
         "global_state.num_processes": state is not None and hasattr(state, "num_processes"),
-        "global_state.coordinator_address":
-            state is not None and hasattr(state, "coordinator_address"),
+        "global_state.coordinator_address": state is not None and hasattr(state, "coordinator_address"),
     }

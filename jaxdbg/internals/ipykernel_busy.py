@@ -94,6 +94,7 @@ class _KeepCellBusy:
                         del kernel._publish_status
                     except AttributeError:
                         pass
+
         return release
 
     def _busy_again(self, publish: Callable, channel: str, parent: Any) -> None:

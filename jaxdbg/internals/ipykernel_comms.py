@@ -80,6 +80,7 @@ def watch_comm_opens(kernel: Any, callback: Callable[[Any], None]) -> Callable[[
         return lambda: None
     with _lock:
         if manager not in _hooked_managers:
+
             def register_comm(comm: Any) -> Any:
                 comm_id = original(comm)
                 watcher = _open_watchers.get(threading.get_ident())

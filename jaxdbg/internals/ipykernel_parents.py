@@ -15,8 +15,7 @@ from typing import Any, Callable, Iterator
 
 from jaxdbg.internals import ipython_api
 
-__all__ = ["current_parent", "cell_parent", "track_cells", "untrack_cells", "pin_thread_parent",
-           "display_parent_6x"]
+__all__ = ["current_parent", "cell_parent", "track_cells", "untrack_cells", "pin_thread_parent", "display_parent_6x"]
 
 
 def current_parent(kernel: Any) -> tuple[Any, dict]:
@@ -73,7 +72,8 @@ def track_cells(shell: Any | None = None) -> bool:
             _cell_state.update(running=False)
 
     _cell_state["unregister"] = ipython_api.register_cell_events(
-        shell, pre_run_cell=pre_run_cell, post_run_cell=post_run_cell)
+        shell, pre_run_cell=pre_run_cell, post_run_cell=post_run_cell
+    )
     return True
 
 
@@ -162,8 +162,7 @@ def display_parent_6x(kernel: Any, parent: dict | None) -> Iterator[None]:
     """
     shell = getattr(kernel, "shell", None)
     pub = getattr(shell, "display_pub", None)
-    if not parent or pub is None or hasattr(pub, "set_thread_parent") \
-            or not hasattr(pub, "parent_header"):
+    if not parent or pub is None or hasattr(pub, "set_thread_parent") or not hasattr(pub, "parent_header"):
         yield
         return
     from jupyter_client.session import extract_header

@@ -89,9 +89,14 @@ class _InfoDesk:
         else:
             target = (request.get("content") or {}).get("target_name")
             comms = dict(kernel.comm_manager.comms)  # a copy: others add comms meanwhile
-            content = {"status": "ok", "comms": {
-                cid: {"target_name": c.target_name} for cid, c in comms.items()
-                if target is None or c.target_name == target}}
+            content = {
+                "status": "ok",
+                "comms": {
+                    cid: {"target_name": c.target_name}
+                    for cid, c in comms.items()
+                    if target is None or c.target_name == target
+                },
+            }
             reply_type = "comm_info_reply"
         session.send(kernel.shell_stream, reply_type, content, request, idents)
         kernel._publish_status("idle", "shell", parent=request)
@@ -123,10 +128,12 @@ def can_answer_info_requests(kernel: Any) -> bool:
     if kernel is None or version is None or version < (7, 4):
         return False
     try:
-        return (kernel._supports_kernel_subshells
-                and callable(kernel.shell_channel_thread_main)
-                and callable(kernel.shell_stream.on_recv)
-                and kernel.shell_channel_thread.io_loop is not None)
+        return (
+            kernel._supports_kernel_subshells
+            and callable(kernel.shell_channel_thread_main)
+            and callable(kernel.shell_stream.on_recv)
+            and kernel.shell_channel_thread.io_loop is not None
+        )
     except Exception:
         return False
 

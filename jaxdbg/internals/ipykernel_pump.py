@@ -66,9 +66,13 @@ def _keep_global_stream_parents() -> Iterator[None]:
     paused cell's prints, from any thread, would go to the click and frontends drop
     them. While the pump handles a message the streams keep the cell's parent. Newer
     streams keep per-thread parents (``_parent_header``) and need nothing."""
-    streams = [s for s in (sys.stdout, sys.stderr)
-               if not hasattr(s, "_parent_header") and hasattr(s, "set_parent")
-               and isinstance(getattr(s, "parent_header", None), dict)]
+    streams = [
+        s
+        for s in (sys.stdout, sys.stderr)
+        if not hasattr(s, "_parent_header")
+        and hasattr(s, "set_parent")
+        and isinstance(getattr(s, "parent_header", None), dict)
+    ]
     for stream in streams:
         stream.set_parent = _ignore_parent  # an instance attribute shadows the method
     try:
@@ -125,8 +129,7 @@ class _ShellPump:
                 self._idle.clear()
                 self._pauses.put(self._stop)
                 if self._thread is None or not self._thread.is_alive():
-                    self._thread = threading.Thread(
-                        target=self._serve, name="jaxdbg-shell-pump", daemon=True)
+                    self._thread = threading.Thread(target=self._serve, name="jaxdbg-shell-pump", daemon=True)
                     self._thread.start()
 
     def release(self) -> None:
@@ -244,8 +247,7 @@ def _requeue(kernel: Any, execute: Callable, batch: _HeldCells) -> None:
 
 
 @runs_cells_outside_dispatch
-async def _replay(kernel: Any, execute: Callable, batch: _HeldCells,
-                  stream: Any, ident: Any, msg: Any) -> None:
+async def _replay(kernel: Any, execute: Callable, batch: _HeldCells, stream: Any, ident: Any, msg: Any) -> None:
     # Dispatched by a pump serving a cell that paused meanwhile: wait behind that one.
     pump = _pumps.get(kernel)
     if pump is not None and pump.holds_here((stream, ident, msg)):

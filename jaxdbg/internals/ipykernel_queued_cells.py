@@ -15,8 +15,7 @@ __all__ = ["watch_queued_cells", "notify_queued_cell"]
 
 _lock = threading.Lock()
 
-_queued_cell_watchers: "weakref.WeakKeyDictionary[Any, list[Callable[[dict], None]]]" = \
-    weakref.WeakKeyDictionary()
+_queued_cell_watchers: "weakref.WeakKeyDictionary[Any, list[Callable[[dict], None]]]" = weakref.WeakKeyDictionary()
 
 
 def watch_queued_cells(kernel: Any, callback: Callable[[dict], None]) -> Callable[[], None]:
@@ -31,6 +30,7 @@ def watch_queued_cells(kernel: Any, callback: Callable[[dict], None]) -> Callabl
             watchers = _queued_cell_watchers.get(kernel, [])
             if callback in watchers:
                 watchers.remove(callback)
+
     return undo
 
 

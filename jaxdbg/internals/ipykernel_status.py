@@ -38,6 +38,7 @@ def adapter_status(kernel: Any | None = None) -> dict[str, Any]:
 
     try:
         from ipykernel.comm.comm import BaseComm
+
         base_comm: Any = BaseComm
     except Exception:
         base_comm = None
@@ -80,8 +81,7 @@ def adapter_status(kernel: Any | None = None) -> dict[str, Any]:
             "kernel.comm_manager.register_comm",
             # per-thread stream parents came in 6.29; before, one global parent
             # (OutStream.set_parent) that the pump keeps on the paused cell
-            "stdout._parent_header" if version is not None and version >= (6, 29)
-            else "stdout.set_parent",
+            "stdout._parent_header" if version is not None and version >= (6, 29) else "stdout.set_parent",
         ]
     objects = {"kernel": kernel, "shell": shell, "stdout": stdout, "BaseComm": base_comm}
     for path in required:

@@ -73,8 +73,9 @@ def show_short_error(shell, etype: type, message: str, line: str) -> None:
 CustomExcHandler = Callable[[Any, type, BaseException, Any, Any], bool]
 
 
-def add_custom_exc(shell: Any, exc_types: tuple[type[BaseException], ...],
-                   handler: CustomExcHandler) -> Callable[[], None]:
+def add_custom_exc(
+    shell: Any, exc_types: tuple[type[BaseException], ...], handler: CustomExcHandler
+) -> Callable[[], None]:
     """Handle ``exc_types`` in cells, chained to the handler installed before.
 
     IPython has one ``set_custom_exc`` slot; taking it would silently drop another
@@ -104,6 +105,7 @@ def add_custom_exc(shell: Any, exc_types: tuple[type[BaseException], ...],
         if getattr(shell, "CustomTB", None) is installed:
             shell.custom_exceptions = previous_types
             shell.CustomTB = previous
+
     return remove
 
 
@@ -118,8 +120,7 @@ def add_traceback_filter(shell: Any, handler: CustomExcHandler) -> Callable[[], 
 
     def showtraceback(exc_tuple: Any = None, *args: Any, **kwargs: Any) -> Any:
         etype, value, tb = exc_tuple if exc_tuple is not None else sys.exc_info()
-        if value is not None and handler(shell, etype if etype is not None else type(value),
-                                         value, tb, None):
+        if value is not None and handler(shell, etype if etype is not None else type(value), value, tb, None):
             return None
         return original(exc_tuple, *args, **kwargs)
 
@@ -128,6 +129,7 @@ def add_traceback_filter(shell: Any, handler: CustomExcHandler) -> Callable[[], 
     def remove() -> None:
         if vars(shell).get("showtraceback") is showtraceback:
             del shell.showtraceback
+
     return remove
 
 
@@ -136,13 +138,14 @@ def names_in_use() -> dict[str, bool]:
     if ip is None:
         return {}
     compiler = getattr(ip, "compile", None)
-    return {"IPython CachingCompiler._filename_map or HistoryManager.input_hist_parsed":
-            hasattr(compiler, "_filename_map")
-            or isinstance(getattr(ip.history_manager, "input_hist_parsed", None), list),
-            "IPython InteractiveShell._showtraceback": hasattr(ip, "_showtraceback"),
-            "IPython InteractiveShell.showtraceback": hasattr(ip, "showtraceback"),
-            "IPython InteractiveShell.CustomTB / custom_exceptions":
-                hasattr(ip, "CustomTB") and hasattr(ip, "custom_exceptions")}
+    return {
+        "IPython CachingCompiler._filename_map or HistoryManager.input_hist_parsed": hasattr(compiler, "_filename_map")
+        or isinstance(getattr(ip.history_manager, "input_hist_parsed", None), list),
+        "IPython InteractiveShell._showtraceback": hasattr(ip, "_showtraceback"),
+        "IPython InteractiveShell.showtraceback": hasattr(ip, "showtraceback"),
+        "IPython InteractiveShell.CustomTB / custom_exceptions": hasattr(ip, "CustomTB")
+        and hasattr(ip, "custom_exceptions"),
+    }
 
 
 def execution_count() -> int | None:
@@ -167,8 +170,9 @@ def execution_count() -> int | None:
 CellCallback = Callable[[Any], None]
 
 
-def register_cell_events(shell: Any, *, pre_run_cell: CellCallback | None = None,
-                         post_run_cell: CellCallback | None = None) -> Callable[[], None]:
+def register_cell_events(
+    shell: Any, *, pre_run_cell: CellCallback | None = None, post_run_cell: CellCallback | None = None
+) -> Callable[[], None]:
     """Call ``pre_run_cell(info)`` before each cell and ``post_run_cell(result)`` after
     it (IPython's ``shell.events``, with the signatures of IPython >= 7); returns the
     unregister, safe to call more than once. A no-op where ``shell`` has no events.
@@ -179,8 +183,9 @@ def register_cell_events(shell: Any, *, pre_run_cell: CellCallback | None = None
     events = getattr(shell, "events", None)
     if events is None:
         return lambda: None
-    registered = [(name, fn) for name, fn in (("pre_run_cell", pre_run_cell),
-                                               ("post_run_cell", post_run_cell)) if fn is not None]
+    registered = [
+        (name, fn) for name, fn in (("pre_run_cell", pre_run_cell), ("post_run_cell", post_run_cell)) if fn is not None
+    ]
     for name, fn in registered:
         events.register(name, fn)
 
@@ -190,6 +195,7 @@ def register_cell_events(shell: Any, *, pre_run_cell: CellCallback | None = None
                 events.unregister(name, fn)
             except ValueError:  # already gone (unregistered once, or by someone else)
                 pass
+
     return unregister
 
 
@@ -222,6 +228,7 @@ def add_type_printer(formatter: Any, cls: type, printer: Callable[..., Any]) -> 
             formatter.type_printers.pop(cls, None)
         else:
             formatter.type_printers[cls] = previous
+
     return undo
 
 

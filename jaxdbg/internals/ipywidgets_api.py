@@ -37,6 +37,7 @@ def names_in_use() -> dict[str, bool]:
     major = int(ipywidgets.__version__.split(".")[0])
     try:
         from ipywidgets.widgets.widget_string import HTMLStyle  # noqa: F401
+
         found = True
     except ImportError:
         found = False
@@ -76,5 +77,6 @@ def open_with_hook(widget: Any, hook: Callable[[Any], None], default_open: Calla
         return
     widget.comm = comm  # ipywidgets registers its message handler on this assignment
     hook(widget)
-    comm.open(data={"state": state, "buffer_paths": buffer_paths}, buffers=buffers,
-              metadata={"version": __protocol_version__})
+    comm.open(
+        data={"state": state, "buffer_paths": buffer_paths}, buffers=buffers, metadata={"version": __protocol_version__}
+    )

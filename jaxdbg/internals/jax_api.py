@@ -93,8 +93,11 @@ def traced_mesh_devices(axis_names: list[str]) -> tuple[Any, ...] | None:
 
     frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
-        if (frame.f_code.co_filename.endswith(_PXLA_FILE) and "devices" in frame.f_code.co_varnames
-                and len(axis_names) == 1):
+        if (
+            frame.f_code.co_filename.endswith(_PXLA_FILE)
+            and "devices" in frame.f_code.co_varnames
+            and len(axis_names) == 1
+        ):
             devices = frame.f_locals.get("devices")
             if isinstance(devices, (tuple, list)) and devices:
                 return tuple(devices)
@@ -144,16 +147,16 @@ keep_custom_vmap_effects()
 # what JAX's partial evaluation does for a primitive without a rule.
 _pe = _private("jax._src.interpreters", "partial_eval")
 _Var = _private("jax._src.core", "Var")
-_NOT_REALLY_EFFECTS = tuple(t for t in (_private("jax._src.core", "NamedAxisEffect"),
-                                        _private("jax._src.core", "InternalMutableArrayEffect"))
-                            if t is not None)
-_REMAT_NAMES = ("partial_eval_jaxpr_custom_rules", "ensure_enum", "SaveableType",
-                "RecomputeType")
+_NOT_REALLY_EFFECTS = tuple(
+    t
+    for t in (_private("jax._src.core", "NamedAxisEffect"), _private("jax._src.core", "InternalMutableArrayEffect"))
+    if t is not None
+)
+_REMAT_NAMES = ("partial_eval_jaxpr_custom_rules", "ensure_enum", "SaveableType", "RecomputeType")
 _RECOMPUTE_AS = "_jaxdbg_recompute_as"
 
 
-def recompute_custom_vmap_as(vmap_rule: Callable[..., Any],
-                             recomputed: Callable[[], Callable[..., Any]]) -> None:
+def recompute_custom_vmap_as(vmap_rule: Callable[..., Any], recomputed: Callable[[], Callable[..., Any]]) -> None:
     """Mark a ``custom_vmap`` (by its vmap rule) as a host call that ``jax.checkpoint``
     recomputes: the backward pass runs ``recomputed()`` (a custom_vmap of the same
     operands) where JAX's own callback would run again."""
@@ -174,13 +177,12 @@ def _recomputed_eqn(eqn: Any, recomputed: Callable[[], Callable[..., Any]]) -> A
     consts_tree, args_tree = eqn.params["in_tree"].children()
     n_consts = consts_tree.num_leaves
     layer = recomputed()
-    avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype, weak_type=v.aval.weak_type)
-             for v in eqn.invars[n_consts:]]
-    closed = jax.make_jaxpr(
-        lambda *flat: layer(*jax.tree_util.tree_unflatten(args_tree, list(flat))))(*avals)
+    avals = [
+        jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype, weak_type=v.aval.weak_type) for v in eqn.invars[n_consts:]
+    ]
+    closed = jax.make_jaxpr(lambda *flat: layer(*jax.tree_util.tree_unflatten(args_tree, list(flat))))(*avals)
     calls = [e for e in closed.jaxpr.eqns if e.primitive is eqn.primitive]
-    if (len(calls) != 1 or closed.consts or closed.jaxpr.constvars
-            or len(calls[0].invars) != len(eqn.invars)):
+    if len(calls) != 1 or closed.consts or closed.jaxpr.constvars or len(calls[0].invars) != len(eqn.invars):
         return eqn
     return eqn.replace(params=calls[0].params)
 
@@ -189,8 +191,7 @@ def _custom_vmap_partial_eval_custom(saveable: Any, unks_in: Any, inst_in: Any, 
     n_out = len(eqn.outvars)
     if any(unks_in):  # depends on unknowns: the staged half computes it, once
         return None, eqn, [True] * n_out, [True] * n_out, _not_instantiated(eqn, inst_in)
-    policy = _pe.ensure_enum(saveable(eqn.primitive, *[v.aval for v in eqn.invars],
-                                      **eqn.params))
+    policy = _pe.ensure_enum(saveable(eqn.primitive, *[v.aval for v in eqn.invars], **eqn.params))
     recomputed = getattr(eqn.params.get("rule"), _RECOMPUTE_AS, None)
     saved = not isinstance(policy, _pe.RecomputeType)  # saveable or offloadable
     if recomputed is None:
@@ -203,13 +204,16 @@ def _custom_vmap_partial_eval_custom(saveable: Any, unks_in: Any, inst_in: Any, 
     # some input would have to be saved only for it.
     if saved and not all(inst_in):
         return eqn, None, [False] * n_out, [False] * n_out, []
-    return (eqn, _recomputed_eqn(eqn, recomputed), [False] * n_out, [True] * n_out,
-            _not_instantiated(eqn, inst_in))
+    return (eqn, _recomputed_eqn(eqn, recomputed), [False] * n_out, [True] * n_out, _not_instantiated(eqn, inst_in))
 
 
 def _remat_names_present() -> bool:
-    return (_pe is not None and _Var is not None and _custom_vmap_p is not None
-            and all(hasattr(_pe, n) for n in _REMAT_NAMES))
+    return (
+        _pe is not None
+        and _Var is not None
+        and _custom_vmap_p is not None
+        and all(hasattr(_pe, n) for n in _REMAT_NAMES)
+    )
 
 
 def stage_host_calls_again_under_remat() -> bool:
@@ -217,8 +221,7 @@ def stage_host_calls_again_under_remat() -> bool:
     if not _remat_names_present():
         return False
     rules = _pe.partial_eval_jaxpr_custom_rules
-    if rules.get(_custom_vmap_p, _custom_vmap_partial_eval_custom) is not \
-            _custom_vmap_partial_eval_custom:
+    if rules.get(_custom_vmap_p, _custom_vmap_partial_eval_custom) is not _custom_vmap_partial_eval_custom:
         return False
     rules[_custom_vmap_p] = _custom_vmap_partial_eval_custom
     return True
@@ -235,8 +238,9 @@ _ad = _private("jax._src.interpreters", "ad")
 
 def _custom_vmap_transpose(cts: Any, *args: Any, **params: Any) -> list[Any]:
     if getattr(params.get("rule"), _RECOMPUTE_AS, None) is None:
-        raise NotImplementedError("Transpose rule (for reverse-mode differentiation) for "
-                                  "'custom_vmap_call' not implemented")
+        raise NotImplementedError(
+            "Transpose rule (for reverse-mode differentiation) for 'custom_vmap_call' not implemented"
+        )
     return [None] * len(args)
 
 
@@ -426,18 +430,16 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.debugging.logger (jax.debug.log's records)": _debug_log_logger_present(),
         "jax._src.core.trace_state_clean": _trace_state_clean is not None,
         "jax._src.dispatch.runtime_tokens": _runtime_tokens is not None,
-        "jax._src.dispatch.RuntimeTokenSet (current_tokens, output_runtime_tokens, clear)":
-            _RuntimeTokenSet is not None and _runtime_tokens is not None
-            and all(hasattr(_runtime_tokens, f) for f in _TOKEN_SET_FIELDS),
+        "jax._src.dispatch.RuntimeTokenSet (current_tokens, output_runtime_tokens, clear)": _RuntimeTokenSet is not None
+        and _runtime_tokens is not None
+        and all(hasattr(_runtime_tokens, f) for f in _TOKEN_SET_FIELDS),
         "jax._src.interpreters.partial_eval.JaxprTracer": _JaxprTracer is not None,
         "jax._src.core.trace_ctx": _trace_ctx is not None,
         "jax._src.interpreters.partial_eval.DynamicJaxprTrace": _DynamicJaxprTrace is not None,
-        "jax._src.custom_batching.custom_vmap_p": _custom_vmap_p is not None
-        or not _CUSTOM_VMAP_DROPS_EFFECTS,
+        "jax._src.custom_batching.custom_vmap_p": _custom_vmap_p is not None or not _CUSTOM_VMAP_DROPS_EFFECTS,
         "jax._src.interpreters.partial_eval (custom rules, ensure_enum, Saveable / Recompute)"
         ", jax._src.core.Var": _remat_names_present(),
-        "jax._src.interpreters.ad.primitive_transposes":
-            hasattr(_ad, "primitive_transposes"),
+        "jax._src.interpreters.ad.primitive_transposes": hasattr(_ad, "primitive_transposes"),
     }
 
 

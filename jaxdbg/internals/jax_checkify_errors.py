@@ -18,6 +18,7 @@ from jaxdbg.internals.jax_api import _private, jax_version
 
 # -- the traceback JAX keeps with each checkify error --
 
+
 def traceback_frames(traceback_info: Any) -> list[tuple[str, int, str]]:
     """``(file, line, function)`` of a traceback JAX recorded, innermost first.
 
@@ -29,8 +30,8 @@ def traceback_frames(traceback_info: Any) -> list[tuple[str, int, str]]:
         return []
     if isinstance(traceback_info, types.TracebackType):
         import traceback
-        return [(f.filename, f.lineno or 0, f.name)
-                for f in reversed(traceback.extract_tb(traceback_info))]
+
+        return [(f.filename, f.lineno or 0, f.name) for f in reversed(traceback.extract_tb(traceback_info))]
     frames = getattr(traceback_info, "frames", None)
     if frames is None:
         return []
@@ -106,7 +107,7 @@ def _located_get_traceback() -> Any:
             continue  # the failing equation's own
         around = user_frames_of(outer)
         if around:
-            whole = len(inner) >= len(around) and tuple(inner[-len(around):]) == tuple(around)
+            whole = len(inner) >= len(around) and tuple(inner[-len(around) :]) == tuple(around)
             # A body of the user's own (a jit traced before, whose recorded stack ends at
             # the call that traced it): the failing equation's frames are right there.
             called = _called_function_file(outer_eqn)
@@ -120,8 +121,9 @@ def _locating_names_present() -> bool:
 
 
 @contextlib.contextmanager
-def checkify_errors_at_user_frames(user_frames_of: Callable[[Any], Any],
-                                   is_user_file: Callable[[str], bool] | None = None) -> Iterator[None]:
+def checkify_errors_at_user_frames(
+    user_frames_of: Callable[[Any], Any], is_user_file: Callable[[str], bool] | None = None
+) -> Iterator[None]:
     """While checkify traces inside this block, an error whose traceback holds no
     user frame (``user_frames_of(traceback)``, innermost first) records the enclosing
     user call's instead (``is_user_file(path)``: whether a traced body is the user's)."""
@@ -179,6 +181,5 @@ def names_in_use() -> dict[str, bool]:
     """Every private name above and whether this JAX still has it (for the tests)."""
     return {
         "jax._src.checkify.get_traceback, checkify_jaxpr_flat": _locating_names_present(),
-        "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)":
-            _checkify_error_fields_present(),
+        "jax.experimental.checkify.Error fields (_pred, _code, _metadata, _payload)": _checkify_error_fields_present(),
     }

@@ -39,17 +39,17 @@ class JaxFrame:
     filename: str
     lineno: int
     locals: dict[str, Any]
-    source: list[str]   # the frame's function (or whole module), without newlines
+    source: list[str]  # the frame's function (or whole module), without newlines
     offset: int | None  # lineno's index into ``source``; None when JAX found no source
 
 
 def read_jax_frame(frame: Any) -> JaxFrame:
-    return JaxFrame(frame.filename, int(frame.lineno), dict(frame.locals),
-                    list(frame.source or []), frame.offset)
+    return JaxFrame(frame.filename, int(frame.lineno), dict(frame.locals), list(frame.source or []), frame.offset)
 
 
-def call_jax_debugger(frames: list[JaxFrame], thread_id: int | None, backend: str | None,
-                      options: dict[str, Any]) -> bool:
+def call_jax_debugger(
+    frames: list[JaxFrame], thread_id: int | None, backend: str | None, options: dict[str, Any]
+) -> bool:
     """Serve a stop with JAX's own debugger (its registry's choice, or ``backend``).
     False when this JAX has no such entry point."""
     if _get_jax_debugger is None or _DebuggerFrame is None:
@@ -57,9 +57,17 @@ def call_jax_debugger(frames: list[JaxFrame], thread_id: int | None, backend: st
     jax_frames = []
     for f in frames:
         line = f.source[f.offset] if f.offset is not None and 0 <= f.offset < len(f.source) else ""
-        jax_frames.append(_DebuggerFrame(filename=f.filename, locals=f.locals, globals={},
-                                         code_context=[line + "\n"] if line else None,
-                                         source=f.source, lineno=f.lineno, offset=f.offset))
+        jax_frames.append(
+            _DebuggerFrame(
+                filename=f.filename,
+                locals=f.locals,
+                globals={},
+                code_context=[line + "\n"] if line else None,
+                source=f.source,
+                lineno=f.lineno,
+                offset=f.offset,
+            )
+        )
     _get_jax_debugger(backend=backend)(jax_frames, thread_id, **options)
     return True
 

@@ -62,6 +62,7 @@ def _only_infs_as_nans(out: Any) -> Any:
         if not jnp.issubdtype(x.dtype, jnp.inexact):
             return x  # integers, booleans and PRNG keys hold no Inf
         return jnp.where(jnp.isinf(x), jnp.nan, jnp.zeros((), x.dtype))
+
     return [mapped(x) for x in out] if isinstance(out, (list, tuple)) else mapped(out)
 
 
@@ -104,14 +105,19 @@ def _check_casts_while_locating() -> None:
         return
     if isinstance(_error_checks.get(_convert_element_type_p), _CheckedWhileLocating):
         return
-    previous = _error_checks.get(_convert_element_type_p,
-                                 functools.partial(_default_checkify_rule, _convert_element_type_p))
+    previous = _error_checks.get(
+        _convert_element_type_p, functools.partial(_default_checkify_rule, _convert_element_type_p)
+    )
     _error_checks[_convert_element_type_p] = _CheckedWhileLocating(_convert_element_type_p, previous)
 
 
 def _cast_check_names_present() -> bool:
-    return (isinstance(_error_checks, dict) and callable(_nan_error_check)
-            and callable(_default_checkify_rule) and _convert_element_type_p is not None)
+    return (
+        isinstance(_error_checks, dict)
+        and callable(_nan_error_check)
+        and callable(_default_checkify_rule)
+        and _convert_element_type_p is not None
+    )
 
 
 def located_checks(nan_checks: Any, infs: bool = False) -> frozenset:
@@ -126,9 +132,11 @@ def located_checks(nan_checks: Any, infs: bool = False) -> frozenset:
 
 def _inf_check_names_present() -> bool:
     code = getattr(_jax_check_nans, "__code__", None)
-    return (code is not None and _current_name_stack is not None
-            and code.co_varnames[:code.co_argcount][-2:] == ("enabled_errors", "out"))
-
+    return (
+        code is not None
+        and _current_name_stack is not None
+        and code.co_varnames[: code.co_argcount][-2:] == ("enabled_errors", "out")
+    )
 
 
 # -- which devices JAX's NaN / Inf check of one output found the value on --
@@ -182,12 +190,18 @@ def _recording(check: Callable[..., Any]) -> Callable[..., Any]:
             if isinstance(exc, _InternalFloatingPointError):
                 try:
                     pieces = _pieces(args)
-                    _records().append(FailedCheck(
-                        str(exc.name), str(exc.ty),
-                        tuple(d for d, buf in pieces if holds_nonfinite(buf, str(exc.ty))), len(pieces)))
+                    _records().append(
+                        FailedCheck(
+                            str(exc.name),
+                            str(exc.ty),
+                            tuple(d for d, buf in pieces if holds_nonfinite(buf, str(exc.ty))),
+                            len(pieces),
+                        )
+                    )
                 except Exception:  # buffers this cannot read: the check's error stands alone
                     pass
             raise
+
     cast(Any, recorded)._jaxdbg_records_failures = True  # marks the wrapper as ours
     return recorded
 
@@ -196,8 +210,7 @@ def record_failed_checks() -> bool:
     """Wrap JAX's NaN / Inf output checks so that :func:`failed_checks_since` can tell where
     they failed. Returns whether this JAX has them. Idempotent; a check
     costs one more Python call, and only while JAX's flags are on."""
-    if _dispatch is None or _InternalFloatingPointError is None \
-            or not hasattr(_dispatch, "check_special"):
+    if _dispatch is None or _InternalFloatingPointError is None or not hasattr(_dispatch, "check_special"):
         return False
     for name in _SPECIAL_CHECKS:
         check = getattr(_dispatch, name, None)
@@ -231,9 +244,7 @@ def _special_checks_present() -> bool:
         return False
     error = _InternalFloatingPointError("sqrt", "nan")
     needed = _SPECIAL_CHECKS if jax_version() >= (0, 10) else _SPECIAL_CHECKS[:1]
-    return all(callable(getattr(_dispatch, n, None)) for n in needed) \
-        and (error.name, error.ty) == ("sqrt", "nan")
-
+    return all(callable(getattr(_dispatch, n, None)) for n in needed) and (error.name, error.ty) == ("sqrt", "nan")
 
 
 # -- the values JAX's op-by-op re-run of a failing call held --
@@ -243,9 +254,14 @@ def _special_checks_present() -> bool:
 # for a value the same on all) and a gradient's forward pass (the primal of a
 # Linearize/JVP tracer).
 _ShardMapTracer = _private("jax._src.shard_map", "ShardMapTracer")
-_PRIMAL_TRACERS = tuple(t for t in (_private("jax._src.interpreters.ad", "LinearizeTracer"),
-                                    _private("jax._src.interpreters.ad", "JVPTracer"))
-                        if t is not None)
+_PRIMAL_TRACERS = tuple(
+    t
+    for t in (
+        _private("jax._src.interpreters.ad", "LinearizeTracer"),
+        _private("jax._src.interpreters.ad", "JVPTracer"),
+    )
+    if t is not None
+)
 
 
 def rerun_value(value: Any, device: int | None) -> Any | None:

@@ -17,6 +17,7 @@ from jaxdbg.internals.jax_checkify_errors import traceback_frames
 
 # -- the equations of a traced program, for where a NaN came from --
 
+
 def program_equations(closed_jaxpr: Any) -> list[Any]:
     """Every equation of a traced program (``jax.make_jaxpr``), those of the programs
     nested in it (jit, scan and loop bodies, shard_map, custom rules) included."""
@@ -31,9 +32,10 @@ def program_equations(closed_jaxpr: Any) -> list[Any]:
         for eqn in jaxpr.eqns:
             found.append(eqn)
             for value in eqn.params.values():
-                for item in (value if isinstance(value, (tuple, list)) else (value,)):
+                for item in value if isinstance(value, (tuple, list)) else (value,):
                     if hasattr(item, "eqns") or hasattr(getattr(item, "jaxpr", None), "eqns"):
                         walk(item)
+
     walk(closed_jaxpr)
     return found
 
@@ -53,13 +55,11 @@ def equation_is_backward(eqn: Any) -> bool:
     return "transpose(" in str(getattr(eqn.source_info, "name_stack", ""))
 
 
-
 # -- a traced program run up to one of its equations: a value made inside a jit --
 # Equations inside these are the call's own, run once with its inputs: the program up
 # to one of them is the same program with the call inlined. Loops, conds and maps run
 # their bodies other than once (or per device) and are not entered.
-_INLINED_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
-                            "remat", "checkpoint"})
+_INLINED_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "remat", "checkpoint"})
 _CALL_BODIES = ("jaxpr", "call_jaxpr")
 
 
@@ -77,6 +77,7 @@ def _call_body(eqn: Any) -> Any | None:
 def path_to_equation(closed_jaxpr: Any, found: Callable[[Any], bool]) -> list[Any] | None:
     """The equations from the program's top to the first (in program order) that
     ``found`` accepts, entering only inlined calls; None when there is none."""
+
     def walk(jaxpr: Any) -> list[Any] | None:
         for eqn in jaxpr.eqns:
             if found(eqn):
@@ -87,6 +88,7 @@ def path_to_equation(closed_jaxpr: Any, found: Callable[[Any], bool]) -> list[An
                 if inner is not None:
                     return [eqn, *inner]
         return None
+
     return walk(closed_jaxpr.jaxpr)
 
 
@@ -106,6 +108,7 @@ def _bind(eqn: Any, values: list[Any]) -> list[Any]:
 def run_up_to(closed_jaxpr: Any, path: list[Any], flat_args: list[Any]) -> list[Any]:
     """The outputs of the last equation of ``path`` when the program runs on
     ``flat_args`` (traceable: run it inside a ``jax.jit``)."""
+
     def read(env: dict, var: Any) -> Any:
         return var.val if type(var).__name__ == "Literal" else env[var]
 
@@ -122,6 +125,7 @@ def run_up_to(closed_jaxpr: Any, path: list[Any], flat_args: list[Any]) -> list[
                 return outs
             env.update(zip(eqn.outvars, outs))
         raise ValueError("the equation is not in the program")
+
     return run(closed_jaxpr.jaxpr, list(closed_jaxpr.consts), list(flat_args), 0)
 
 
@@ -160,15 +164,19 @@ def _piece(eqns: list[Any]) -> tuple[Any, list[Any], list[Any]]:
             if not isinstance(var, _DropVar):
                 made[var] = None
     effects = frozenset().union(*(eqn.effects for eqn in eqns))
-    info = _DebugInfo("jaxdbg's NaN location", "a piece of the program",
-                      tuple(f"in{i}" for i in range(len(needed))),
-                      tuple(f"out{i}" for i in range(len(made))))
+    info = _DebugInfo(
+        "jaxdbg's NaN location",
+        "a piece of the program",
+        tuple(f"in{i}" for i in range(len(needed))),
+        tuple(f"out{i}" for i in range(len(made))),
+    )
     jaxpr = jex_core.Jaxpr([], list(needed), list(made), eqns, effects, info)
     return jex_core.ClosedJaxpr(jaxpr, []), list(needed), list(made)
 
 
-def run_in_pieces(closed_jaxpr: Any, args: list[Any],
-                  run_piece: Callable[[Any, list[Any], bool], list[Any] | None]) -> bool:
+def run_in_pieces(
+    closed_jaxpr: Any, args: list[Any], run_piece: Callable[[Any, list[Any], bool], list[Any] | None]
+) -> bool:
     """Run a traced program (``jax.make_jaxpr``) on ``args`` (its flat inputs) piece by
     piece: each shard_map (also one inside a jit call, which is opened) alone, the
     equations between them together. ``run_piece(closed, inputs, backward)`` runs one
@@ -202,8 +210,12 @@ def run_in_pieces(closed_jaxpr: Any, args: list[Any],
                 if not flush():
                     return None
                 inner = eqn.params["jaxpr"]
-                outs = run(inner.jaxpr, list(inner.consts), [read(v) for v in eqn.invars],
-                           backward or equation_is_backward(eqn))
+                outs = run(
+                    inner.jaxpr,
+                    list(inner.consts),
+                    [read(v) for v in eqn.invars],
+                    backward or equation_is_backward(eqn),
+                )
                 if outs is None:
                     return None
                 env.update((v, out) for v, out in zip(eqn.outvars, outs) if not isinstance(v, _DropVar))
@@ -230,6 +242,7 @@ def run_in_pieces(closed_jaxpr: Any, args: list[Any],
 # (the loss, which grad traces and drops), a derivative's reaches only the backward
 # pass. Bodies of jit calls and shard_maps are followed (their name stacks nest).
 
+
 def _inlined(closed_jaxpr: Any) -> list[tuple[Any, str, list[Any], list[Any]]]:
     """``(eqn, name stack, inputs, outputs)`` of every equation, jit and shard_map
     bodies opened in place; a value is named by its Var or a stand-in, and a body's
@@ -246,8 +259,12 @@ def _inlined(closed_jaxpr: Any) -> list[tuple[Any, str, list[Any], list[Any]]]:
             inner = eqn.params.get("jaxpr") if isinstance(eqn.params, dict) else None
             body: Any = getattr(inner, "jaxpr", inner)
             here = f"{stack}/{eqn.source_info.name_stack}"
-            if (equation_primitive(eqn) in (*_JIT_CALLS, "shard_map") and hasattr(body, "eqns")
-                    and len(body.invars) == len(eqn.invars) and len(body.outvars) == len(eqn.outvars)):
+            if (
+                equation_primitive(eqn) in (*_JIT_CALLS, "shard_map")
+                and hasattr(body, "eqns")
+                and len(body.invars) == len(eqn.invars)
+                and len(body.outvars) == len(eqn.outvars)
+            ):
                 inner_names = {v: name(a) for v, a in zip(body.invars, eqn.invars)}
                 outer_outs = [name(v) for v in eqn.outvars]
                 # A body's result is the equation's: a stand-in reads the body's value.
@@ -260,8 +277,14 @@ def _inlined(closed_jaxpr: Any) -> list[tuple[Any, str, list[Any], list[Any]]]:
                 walk(body, here, inner_names)
                 continue
             # A dropped output is a value nothing reads: a stand-in of its own.
-            found.append((eqn, here, [name(a) for a in eqn.invars],
-                          [object() if isinstance(v, _DropVar) else name(v) for v in eqn.outvars]))
+            found.append(
+                (
+                    eqn,
+                    here,
+                    [name(a) for a in eqn.invars],
+                    [object() if isinstance(v, _DropVar) else name(v) for v in eqn.outvars],
+                )
+            )
 
     walk(closed_jaxpr.jaxpr, "", {})
     return found
@@ -273,8 +296,7 @@ def derivative_equations(closed_jaxpr: Any) -> list[Any]:
     from jax.extend import core as jex_core
 
     eqns = _inlined(closed_jaxpr)
-    forward = [i for i, (_, stack, _, _) in enumerate(eqns)
-               if "jvp(" in stack and "transpose(" not in stack]
+    forward = [i for i, (_, stack, _, _) in enumerate(eqns) if "jvp(" in stack and "transpose(" not in stack]
     forward_set = set(forward)
     read: set[Any] = {v for _, _, ins, _ in eqns for v in ins if v is not None}
     made_by = {v: i for i, (_, _, _, outs) in enumerate(eqns) for v in outs if v is not None}
@@ -292,7 +314,6 @@ def derivative_equations(closed_jaxpr: Any) -> list[Any]:
                 primal.add(maker)
                 pending.append(maker)
     return [eqns[i][0] for i in forward if i not in primal]
-
 
 
 def names_in_use() -> dict[str, bool]:

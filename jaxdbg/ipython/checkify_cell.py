@@ -36,8 +36,7 @@ class CheckFailed(Exception):
 
 def _is_jitted(value: Any) -> bool:
     # A jax.jit result: callable with the ahead-of-time ``lower`` / ``trace`` methods.
-    return callable(value) and hasattr(value, "lower") and hasattr(value, "trace") \
-        and not isinstance(value, type)
+    return callable(value) and hasattr(value, "lower") and hasattr(value, "trace") and not isinstance(value, type)
 
 
 def _traced(tree: Any) -> bool:
@@ -46,8 +45,7 @@ def _traced(tree: Any) -> bool:
 
 # Checked versions of the notebook's jitted functions, kept across %%checkify runs so
 # a function is traced and compiled once per error set, not once per cell run.
-_checked_cache: "weakref.WeakKeyDictionary[Any, dict[frozenset, Callable]]" = \
-    weakref.WeakKeyDictionary()
+_checked_cache: "weakref.WeakKeyDictionary[Any, dict[frozenset, Callable]]" = weakref.WeakKeyDictionary()
 
 
 class CheckedCalls:
@@ -58,8 +56,9 @@ class CheckedCalls:
         self.original_jit = jax_routes.JIT.original()  # JAX's own, also while the cell's stands in
         self.unchecked: list[str] = []  # functions that could not be checked, and why
 
-    def wrap(self, jitted: Callable[..., Any], *, jit_options: dict | None = None,
-             fun: Callable[..., Any] | None = None) -> Callable[..., Any]:
+    def wrap(
+        self, jitted: Callable[..., Any], *, jit_options: dict | None = None, fun: Callable[..., Any] | None = None
+    ) -> Callable[..., Any]:
         target = fun if fun is not None else jitted
         checked = self._compiled(jitted, target, jit_options)
         name = getattr(target, "__name__", "function")
@@ -90,8 +89,8 @@ class CheckedCalls:
 
     def _compiled(self, jitted: Any, target: Any, jit_options: dict | None) -> Callable[..., Any]:
         def build() -> Callable[..., Any]:
-            return self.original_jit(jax_routes.CHECKIFY.original()(target, errors=self.errors),
-                                     **(jit_options or {}))
+            return self.original_jit(jax_routes.CHECKIFY.original()(target, errors=self.errors), **(jit_options or {}))
+
         if jit_options is not None:  # jitted by this cell: new each run anyway
             return build()
         try:
@@ -104,10 +103,12 @@ class CheckedCalls:
 
     def jit(self) -> Callable[..., Any]:
         """A ``jax.jit`` whose results are checked (decorator and partial forms)."""
+
         def checked_jit(fun: Any = None, **options: Any) -> Any:
             if fun is None:
                 return lambda f: checked_jit(f, **options)
             return self.wrap(self.original_jit(fun, **options), jit_options=options, fun=fun)
+
         return checked_jit
 
 
@@ -145,8 +146,7 @@ def checkify_cell(shell: Any, line: str, cell: str) -> Any:
         return None
     calls = CheckedCalls(errors)
     namespace = shell.user_ns
-    swapped = {name: value for name, value in list(namespace.items())
-               if not name.startswith("_") and _is_jitted(value)}
+    swapped = {name: value for name, value in list(namespace.items()) if not name.startswith("_") and _is_jitted(value)}
     stand_ins = {name: calls.wrap(value) for name, value in swapped.items()}
     for name, value in list(namespace.items()):
         if value is calls.original_jit:  # ``from jax import jit``
@@ -169,6 +169,7 @@ def checkify_cell(shell: Any, line: str, cell: str) -> Any:
 
 
 # -- extension feature ------------------------------------------------------------------------
+
 
 def _html(err: Any) -> str | None:
     return CheckifyView.of(err)._repr_html_()

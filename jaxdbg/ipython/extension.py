@@ -64,8 +64,7 @@ FEATURES: list[ExtensionFeature] = [
     Feature("jax-breakpoint-hook", lambda shell: _hook.load(), lambda shell: _hook.unload()),
     # A quit or interrupt inside jit reads as one line (chained to any other
     # custom exception handler).
-    Feature("quit-reporting", lambda shell: quit_reporting.install(),
-            lambda shell: quit_reporting.uninstall()),
+    Feature("quit-reporting", lambda shell: quit_reporting.install(), lambda shell: quit_reporting.uninstall()),
     # (jaxdbg_widgets adds "widgets" here: the panel becomes the default backend in a kernel.)
     # jax.debug's sharding functions and Sharding/Mesh results draw jaxdbg's layouts.
     Feature("sharding", sharding_hooks.install, lambda shell: sharding_hooks.uninstall()),

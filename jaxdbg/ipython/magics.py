@@ -32,7 +32,7 @@ class UsageError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class Subcommand:
     name: str
-    usage: str           # e.g. "nans on|off"
+    usage: str  # e.g. "nans on|off"
     handler: Callable[[str], None]  # receives the rest of the line; prints its own result
 
 
@@ -86,6 +86,7 @@ def jaxdbg_magic(line: str = "") -> None:
 
 # -- the status table -----------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class StatusRow:
     item: str
@@ -103,7 +104,8 @@ class StatusTable:
         width = max(len(r.item) for r in self.rows)
         vwidth = max(len(r.value) for r in self.rows)
         return "jaxdbg status\n" + "\n".join(
-            f"  {r.item:<{width}}  {r.value:<{vwidth}}  {r.detail}".rstrip() for r in self.rows)
+            f"  {r.item:<{width}}  {r.value:<{vwidth}}  {r.detail}".rstrip() for r in self.rows
+        )
 
     def __repr__(self) -> str:
         return str(self)
@@ -112,19 +114,24 @@ class StatusTable:
         p.text(str(self))
 
     def _repr_html_(self) -> str:
-        row = Markup('<tr><th style="text-align:left;padding:1px 12px 1px 0">{}</th>'
-                     '<td style="text-align:left;padding:1px 12px 1px 0"><code>{}</code></td>'
-                     '<td style="text-align:left;padding:1px 0;{}">{}</td></tr>')
+        row = Markup(
+            '<tr><th style="text-align:left;padding:1px 12px 1px 0">{}</th>'
+            '<td style="text-align:left;padding:1px 12px 1px 0"><code>{}</code></td>'
+            '<td style="text-align:left;padding:1px 0;{}">{}</td></tr>'
+        )
         body = Markup("").join(row.format(r.item, r.value, theme.MUTED, r.detail) for r in self.rows)
-        return str(Markup('<div class="jaxdbg-status">'
-                          '<div style="font-weight:600">jaxdbg status</div>'
-                          '<table style="border-collapse:collapse">{}</table></div>').format(body))
+        return str(
+            Markup(
+                '<div class="jaxdbg-status">'
+                '<div style="font-weight:600">jaxdbg status</div>'
+                '<table style="border-collapse:collapse">{}</table></div>'
+            ).format(body)
+        )
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
         from rich.table import Table
 
-        table = Table(title="jaxdbg status", title_justify="left", show_header=False,
-                      box=None, pad_edge=False)
+        table = Table(title="jaxdbg status", title_justify="left", show_header=False, box=None, pad_edge=False)
         table.add_column(style="bold")
         table.add_column(style="cyan")
         table.add_column(style="dim")
@@ -143,8 +150,7 @@ def backend_status() -> tuple[str, str]:
     """(selected backend, why it is the one)."""
     chosen = config.BACKEND.get().strip()
     if chosen:
-        why = ("set with %jaxdbg backend" if chosen == _backend_set_by_magic
-               else f"from ${registry.ENV_VAR}")
+        why = "set with %jaxdbg backend" if chosen == _backend_set_by_magic else f"from ${registry.ENV_VAR}"
         if chosen not in registry.registered_debuggers():
             why += "; not a known backend, so stops will fail"
         return chosen, why
@@ -152,8 +158,9 @@ def backend_status() -> tuple[str, str]:
     if not available:
         return "none", "no backend can run here"
     others = ", ".join(available[1:])
-    return available[0], ("the preferred backend that can run here"
-                          + (f" (also available: {others})" if others else ""))
+    return available[0], (
+        "the preferred backend that can run here" + (f" (also available: {others})" if others else "")
+    )
 
 
 def panel_status() -> tuple[str, str]:
@@ -167,13 +174,15 @@ def panel_status() -> tuple[str, str]:
         return "typed prompt", "ipywidgets is not installed"
     version = ".".join(map(str, ipykernel_kernel.kernel_version() or ())) or "?"
     if ipykernel_subshells.supports_subshells(kernel):
-        return "subshell", (f"ipykernel {version}: widget messages go to a private kernel "
-                            "subshell while the cell is paused")
+        return "subshell", (
+            f"ipykernel {version}: widget messages go to a private kernel subshell while the cell is paused"
+        )
     if ipykernel_pump.supports_pump(kernel):
-        return "pump", (f"ipykernel {version} has no subshells: a helper thread handles "
-                        "queued widget messages while the cell is paused")
-    return "typed prompt", (f"ipykernel {version} cannot handle widget messages while a "
-                            "cell is paused")
+        return "pump", (
+            f"ipykernel {version} has no subshells: a helper thread handles "
+            "queued widget messages while the cell is paused"
+        )
+    return "typed prompt", (f"ipykernel {version} cannot handle widget messages while a cell is paused")
 
 
 def panel_drawing_status() -> tuple[str, str]:
@@ -182,8 +191,7 @@ def panel_drawing_status() -> tuple[str, str]:
 
     drawing = config.PANEL_DRAWING
     if drawing.forced:
-        return "forced", ("set with %jaxdbg backend widgets: stops show the panel and never "
-                          "fall back to the prompt")
+        return "forced", ("set with %jaxdbg backend widgets: stops show the panel and never fall back to the prompt")
     kernel = ipykernel_kernel.current_kernel()
     if kernel is None:
         return "not used", "not running in an IPython kernel: stops use the prompt"
@@ -199,16 +207,20 @@ def panel_drawing_status() -> tuple[str, str]:
         return str(seen), "stops use the panel" + (f" (heard after {after})" if after else "")
     if seen is config.PanelDrawn.NOT_DRAWN:
         return str(seen), "stops use the prompt (%jaxdbg backend widgets shows the panel again)"
-    return str(seen), (f"the first stop shows it and waits up to {config.PANEL_DRAW_WAIT_S:g} s "
-                       "for this frontend to draw it, else answers at the prompt")
+    return str(seen), (
+        f"the first stop shows it and waits up to {config.PANEL_DRAW_WAIT_S:g} s "
+        "for this frontend to draw it, else answers at the prompt"
+    )
 
 
 def _hooks_status() -> tuple[str, str]:
     from jaxdbg.ipython import sharding_hooks
     from jaxdbg.runtime import jax_routes
 
-    parts = [f"jax.debug.breakpoint: {'jaxdbg' if jax_routes.is_installed() else 'JAX'}",
-             f"sharding: {'jaxdbg' if sharding_hooks.is_installed() else 'JAX'}"]
+    parts = [
+        f"jax.debug.breakpoint: {'jaxdbg' if jax_routes.is_installed() else 'JAX'}",
+        f"sharding: {'jaxdbg' if sharding_hooks.is_installed() else 'JAX'}",
+    ]
     parts.append(f"print: {'jaxdbg' if prints.routing_enabled() else 'JAX'}")
     installed = jax_routes.is_installed() or sharding_hooks.is_installed()
     return ("installed" if installed else "not installed"), "; ".join(parts)
@@ -234,12 +246,15 @@ def status_table() -> StatusTable:
     from jaxdbg.engine import backend_plugins
 
     rows = [StatusRow("backend", *backend_status())]
-    rows += [StatusRow(f"{name} backend", "not loaded", why)
-             for name, why in sorted(backend_plugins.load_failures().items())]
-    rows += [StatusRow("JAX hooks", *_hooks_status()),
-             StatusRow("panel clicks", *panel_status()),
-             StatusRow("panel", *panel_drawing_status()),
-             StatusRow("devices", *_devices_status())]
+    rows += [
+        StatusRow(f"{name} backend", "not loaded", why) for name, why in sorted(backend_plugins.load_failures().items())
+    ]
+    rows += [
+        StatusRow("JAX hooks", *_hooks_status()),
+        StatusRow("panel clicks", *panel_status()),
+        StatusRow("panel", *panel_drawing_status()),
+        StatusRow("devices", *_devices_status()),
+    ]
     in_job = job.describe()
     if in_job is not None:
         rows.append(StatusRow("job", *in_job))
@@ -250,14 +265,14 @@ def status_table() -> StatusTable:
 
 # -- the built-in subcommands ---------------------------------------------------------
 
+
 def _backend(args: str) -> None:
     global _backend_set_by_magic
     name = args.strip()
     if not name:
         raise UsageError("name a backend: " + ", ".join(registry.registered_debuggers() + ["auto"]))
     if name != "auto" and name not in registry.registered_debuggers():
-        raise UsageError(f"unknown backend {name!r}; known: "
-                         + ", ".join(registry.registered_debuggers() + ["auto"]))
+        raise UsageError(f"unknown backend {name!r}; known: " + ", ".join(registry.registered_debuggers() + ["auto"]))
     if not _backend_before_magic:
         _backend_before_magic.append(config.BACKEND.raw())
     config.PANEL_DRAWING.force(name == "widgets")  # the panel, even where none was drawn
@@ -276,6 +291,7 @@ def _flag_switch(flag: config.JaxFlag) -> Callable[[str], None]:
         value = parse_switch(args)
         flag.set(value)
         print(f"{flag.name} = {value}")
+
     return handler
 
 
@@ -313,17 +329,29 @@ del _flag
 def _nans(args: str) -> None:
     value = parse_switch(args)
     nan_watch.set_enabled(value)
-    print(f"jax_debug_nans = {value}"
-          + ("; a NaN opens the debugger where it was made (also under pmap, shard_map and in "
-             "gradients), for functions jitted or pmapped from now on" if value else ""))
+    print(
+        f"jax_debug_nans = {value}"
+        + (
+            "; a NaN opens the debugger where it was made (also under pmap, shard_map and in "
+            "gradients), for functions jitted or pmapped from now on"
+            if value
+            else ""
+        )
+    )
 
 
 def _infs(args: str) -> None:
     value = parse_switch(args)
     nan_watch.set_enabled(value, infs=True)
-    print(f"jax_debug_infs = {value}"
-          + ("; an Inf opens the debugger where it was made (also under pmap, shard_map and in "
-             "gradients), for functions jitted or pmapped from now on" if value else ""))
+    print(
+        f"jax_debug_infs = {value}"
+        + (
+            "; an Inf opens the debugger where it was made (also under pmap, shard_map and in "
+            "gradients), for functions jitted or pmapped from now on"
+            if value
+            else ""
+        )
+    )
 
 
 register_subcommand("nans", "nans on|off", _nans)

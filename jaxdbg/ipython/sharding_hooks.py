@@ -24,8 +24,10 @@ from jaxdbg.internals import ipython_api
 from jaxdbg.runtime import jax_routes
 
 _lock = threading.Lock()
-_ROUTES = {"visualize_array_sharding": jax_routes.VISUALIZE_ARRAY_SHARDING,
-           "inspect_array_sharding": jax_routes.INSPECT_ARRAY_SHARDING}
+_ROUTES = {
+    "visualize_array_sharding": jax_routes.VISUALIZE_ARRAY_SHARDING,
+    "inspect_array_sharding": jax_routes.INSPECT_ARRAY_SHARDING,
+}
 _saved_formatters: list[Callable[[], None]] = []  # the undo of each display formatter added
 
 
@@ -68,8 +70,7 @@ def _formatters(shell: Any) -> list[tuple[Any, type, Callable[..., Any]]]:
     out: list[tuple[Any, type, Callable[..., Any]]] = []
     for mime, fn in (("text/html", _layout_html), ("text/plain", _layout_text)):
         if mime in formatters:
-            out += [(formatters[mime], cls, fn)
-                    for cls in (jax.sharding.Mesh, jax.sharding.NamedSharding)]
+            out += [(formatters[mime], cls, fn) for cls in (jax.sharding.Mesh, jax.sharding.NamedSharding)]
     return out
 
 

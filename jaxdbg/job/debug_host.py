@@ -143,9 +143,12 @@ def _wait_for_the_job(job: job_mod.Job) -> None:
             return
         if running and not said and time.monotonic() - started > EXIT_NOTICE_S:
             said = True
-            job_mod.say_once("exit wait", f"{job.label()} (debug host) waits for "
-                             f"{', '.join(job.label(p) for p in running)} to finish, "
-                             "serving their stops here")
+            job_mod.say_once(
+                "exit wait",
+                f"{job.label()} (debug host) waits for "
+                f"{', '.join(job.label(p) for p in running)} to finish, "
+                "serving their stops here",
+            )
         time.sleep(POLL_S * 2)
 
 
@@ -181,14 +184,15 @@ def _start_serving(job: job_mod.Job, announcement: dict[str, Any]) -> None:
     info = remote_stops.info_from_message(announcement["info"])
     location = announcement.get("breakpoint")
     if location:
-        info.breakpoint_id = breakpoint_state.register(str(location[0]), int(location[1]),
-                                                       str(location[2]))
+        info.breakpoint_id = breakpoint_state.register(str(location[0]), int(location[1]), str(location[2]))
     site = stop_serving.job_site(info.breakpoint_id, None)
-    ticket = stop_serving.ticket_for(site, info, announcement.get("devices"),
-                                     bool(announcement.get("every_device")), queue=True)
+    ticket = stop_serving.ticket_for(
+        site, info, announcement.get("devices"), bool(announcement.get("every_device")), queue=True
+    )
     session = RemoteSession(job, announcement, info)
-    thread = threading.Thread(target=_serve, args=(ticket, session, info, site),
-                              name=f"jaxdbg-stop-{session.stop}", daemon=True)
+    thread = threading.Thread(
+        target=_serve, args=(ticket, session, info, site), name=f"jaxdbg-stop-{session.stop}", daemon=True
+    )
     with _lock:
         for done in [t for t in _serving if not t.is_alive()]:
             _serving.discard(done)
@@ -202,8 +206,9 @@ def _serve(ticket: Any, session: RemoteSession, info: Any, site: object) -> None
     how, interrupted = Resume.CONTINUE, 0
     try:
         # The host's backend, as its own stops choose it ($JAXDBG_BACKEND, or the best here).
-        how = stop_serving.serve_session(ticket, lambda: session, info, None, {}, site,
-                                         watch_values=session.watch_values)
+        how = stop_serving.serve_session(
+            ticket, lambda: session, info, None, {}, site, watch_values=session.watch_values
+        )
     except DebuggerQuit:
         how = Resume.QUIT  # quit here or at a stop of its round
     except KeyboardInterrupt:

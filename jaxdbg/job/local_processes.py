@@ -36,7 +36,7 @@ _IMPORT_ROOT = str(Path(__file__).resolve().parents[1])
 
 # Run first in every launched process: join the job. SIGUSR1 dumps every thread's stack
 # (LocalProcesses.dump_threads), to see where a process that does not end waits.
-PREAMBLE = '''\
+PREAMBLE = """\
 import faulthandler, os, signal, sys
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 import jax
@@ -47,16 +47,19 @@ jax.distributed.initialize(coordinator_address=os.environ["COORDINATOR"],
                            initialization_timeout=60,
                            heartbeat_timeout_seconds=int(os.environ.get("HEARTBEAT_TIMEOUT", "100")))
 PROCESS = jax.process_index()
-'''
+"""
 
 # A launched process: the preamble, then the program (argv[1]) as __main__, with the
 # preamble's names (os, sys, jax, PROCESS) already defined, as if it began with them.
-_RUNNER = PREAMBLE + '''
+_RUNNER = (
+    PREAMBLE
+    + """
 import runpy
 sys.path.insert(0, os.path.dirname(sys.argv[1]))  # the program's own folder, as for `python program.py`
 runpy.run_path(sys.argv[1], run_name="__main__",
                init_globals={name: globals()[name] for name in ("faulthandler", "os", "signal", "sys", "jax", "PROCESS")})
-'''
+"""
+)
 
 
 class StillRunning(TimeoutError):
@@ -73,10 +76,18 @@ def free_address() -> str:
 class LocalProcesses:
     """The processes of a local job started here; see :func:`start_local_processes`."""
 
-    def __init__(self, program: str | os.PathLike, processes: int = 2, *,
-                 launch: list[int] | None = None, env: dict[str, str] | None = None,
-                 per_process_env: dict[int, dict[str, str]] | None = None,
-                 address: str | None = None, devices: int = 2, python: str | None = None) -> None:
+    def __init__(
+        self,
+        program: str | os.PathLike,
+        processes: int = 2,
+        *,
+        launch: list[int] | None = None,
+        env: dict[str, str] | None = None,
+        per_process_env: dict[int, dict[str, str]] | None = None,
+        address: str | None = None,
+        devices: int = 2,
+        python: str | None = None,
+    ) -> None:
         if processes < 1:
             raise ValueError(f"a job needs at least one process, not {processes}")
         self.launched = list(range(processes)) if launch is None else list(launch)
@@ -99,18 +110,28 @@ class LocalProcesses:
         for i in self.launched:
             log = open(Path(self._dir.name) / f"process{i}.txt", "w+")
             self._logs.append(log)
-            self._procs.append(subprocess.Popen(
-                [python or sys.executable, "-c", _RUNNER, str(script)], stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, cwd=self._dir.name,
-                env=self._environment(i, env or {}, (per_process_env or {}).get(i, {}))))
+            self._procs.append(
+                subprocess.Popen(
+                    [python or sys.executable, "-c", _RUNNER, str(script)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=self._dir.name,
+                    env=self._environment(i, env or {}, (per_process_env or {}).get(i, {})),
+                )
+            )
 
     def _environment(self, i: int, env: dict[str, str], own: dict[str, str]) -> dict[str, str]:
         environment = config.launched_process_environment()
         environment.update(
-            JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={self.devices}",
+            JAX_PLATFORMS="cpu",
+            XLA_FLAGS=f"--xla_force_host_platform_device_count={self.devices}",
             PYTHONPATH=os.pathsep.join([_IMPORT_ROOT] + [p for p in [environment.get("PYTHONPATH")] if p]),
-            COORDINATOR=self.address, NUM_PROCESSES=str(self.processes), PROCESS_ID=str(i),
-            PYTHONUNBUFFERED="1")
+            COORDINATOR=self.address,
+            NUM_PROCESSES=str(self.processes),
+            PROCESS_ID=str(i),
+            PYTHONUNBUFFERED="1",
+        )
         environment.update(env)
         environment.update(own)
         return environment
@@ -131,8 +152,12 @@ class LocalProcesses:
         import jax
 
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
-        jax.distributed.initialize(coordinator_address=self.address, num_processes=self.processes,
-                                   process_id=process_id, initialization_timeout=60)
+        jax.distributed.initialize(
+            coordinator_address=self.address,
+            num_processes=self.processes,
+            process_id=process_id,
+            initialization_timeout=60,
+        )
 
     def output(self, i: int) -> str:
         """Everything process ``i`` (a launched one) wrote to stdout and stderr so far."""
@@ -195,15 +220,29 @@ class LocalProcesses:
         self.close()
 
 
-def start_local_processes(program: str | os.PathLike, processes: int = 2, *,
-                          launch: list[int] | None = None, env: dict[str, str] | None = None,
-                          per_process_env: dict[int, dict[str, str]] | None = None,
-                          address: str | None = None, devices: int = 2,
-                          python: str | None = None) -> LocalProcesses:
+def start_local_processes(
+    program: str | os.PathLike,
+    processes: int = 2,
+    *,
+    launch: list[int] | None = None,
+    env: dict[str, str] | None = None,
+    per_process_env: dict[int, dict[str, str]] | None = None,
+    address: str | None = None,
+    devices: int = 2,
+    python: str | None = None,
+) -> LocalProcesses:
     """Start the processes ``launch`` (default: all) of a ``processes``-process job here.
 
     ``env`` goes to every launched process, ``per_process_env[i]`` to process ``i``; the
     processes not launched join from elsewhere at ``address`` (:meth:`LocalProcesses.join`).
     """
-    return LocalProcesses(program, processes, launch=launch, env=env, per_process_env=per_process_env,
-                          address=address, devices=devices, python=python)
+    return LocalProcesses(
+        program,
+        processes,
+        launch=launch,
+        env=env,
+        per_process_env=per_process_env,
+        address=address,
+        devices=devices,
+        python=python,
+    )

@@ -107,9 +107,11 @@ class Job:
                 self.store.delete(key)
             except Exception:
                 pass
-            say_once(f"refused {key.rsplit('/', 1)[0]}",
-                     f"refused a message in the job's store that is not signed with "
-                     f"${config.DEBUG_SECRET.name} ({refused}); it was ignored and deleted")
+            say_once(
+                f"refused {key.rsplit('/', 1)[0]}",
+                f"refused a message in the job's store that is not signed with "
+                f"${config.DEBUG_SECRET.name} ({refused}); it was ignored and deleted",
+            )
             raise
 
     def new_messages(self, directory: str, seen: set[str]) -> list[dict] | None:
@@ -158,8 +160,11 @@ class Job:
         try:
             return int(config.DEBUG_PROCESS.get().strip() or 0)
         except ValueError:
-            say_once("bad host", f"${config.DEBUG_PROCESS.name} must be a process index, not "
-                                 f"{config.DEBUG_PROCESS.get()!r}; process 0 is the debug host")
+            say_once(
+                "bad host",
+                f"${config.DEBUG_PROCESS.name} must be a process index, not "
+                f"{config.DEBUG_PROCESS.get()!r}; process 0 is the debug host",
+            )
             return 0
 
     def is_host(self) -> bool:
@@ -181,8 +186,9 @@ class Job:
         has asked too (a barrier), so one process cannot watch another with it.
         """
         try:
-            if self.signed and (self.try_read(f"done/{process}") is not None
-                                or self.try_read(f"left/{process}") is not None):
+            if self.signed and (
+                self.try_read(f"done/{process}") is not None or self.try_read(f"left/{process}") is not None
+            ):
                 return False
             beat = self.store.try_get(f"{self.namespace}beat/{process}")
         except Exception:  # the service itself is gone: so is everyone else's link
@@ -197,6 +203,7 @@ class Job:
 
     def start_heartbeat(self) -> None:
         """Say every HEARTBEAT_S that this process runs (a daemon thread, once)."""
+
         def beat() -> None:
             count = 0
             while not self.leaving.is_set():
@@ -242,10 +249,13 @@ def current() -> Job | None:
 
 def remote_serving_off_notice(job: Job) -> None:
     """Said once per process when a job's stops cannot travel to its debug host."""
-    say_once("unsigned", f"{job.label()}: serving this process's stops here, since "
-                         f"${config.DEBUG_SECRET.name} is not set; set it to the same secret in "
-                         "every process of the job to serve all stops at the debug host "
-                         f"(process {job.host()}, or ${config.DEBUG_PROCESS.name})")
+    say_once(
+        "unsigned",
+        f"{job.label()}: serving this process's stops here, since "
+        f"${config.DEBUG_SECRET.name} is not set; set it to the same secret in "
+        "every process of the job to serve all stops at the debug host "
+        f"(process {job.host()}, or ${config.DEBUG_PROCESS.name})",
+    )
 
 
 def describe() -> tuple[str, str] | None:
@@ -256,8 +266,10 @@ def describe() -> tuple[str, str] | None:
         return None
     host = job.host()
     if not job.signed:
-        return (f"process {job.process} of {job.count}",
-                f"each process serves its own stops (${config.DEBUG_SECRET.name} is not set)")
+        return (
+            f"process {job.process} of {job.count}",
+            f"each process serves its own stops (${config.DEBUG_SECRET.name} is not set)",
+        )
     role = "debug host" if host == job.process else f"debug host: process {host}"
     if host != job.process and job.has_left(host):
         role += ", which has left the job"

@@ -37,8 +37,7 @@ def open_signed(secret: bytes, key: str, text: str) -> dict[str, Any]:
         body, mac = envelope["body"], envelope["mac"]
     except (ValueError, TypeError, KeyError):
         raise Refused(f"{key}: not a signed message") from None
-    if not isinstance(body, str) or not isinstance(mac, str) \
-            or not hmac.compare_digest(mac, _mac(secret, key, body)):
+    if not isinstance(body, str) or not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(secret, key, body)):
         raise Refused(f"{key}: the signature does not match the job's secret")
     message = json.loads(body)
     if not isinstance(message, dict):

@@ -54,8 +54,7 @@ _JAX_DIR = ""
 def announce(job: job_mod.Job) -> None:
     """At the debug host: a stop served here ended with quit."""
     try:
-        job.write(f"quit/{job.process}-{next(_sequence)}-{secrets.token_hex(4)}",
-                  {"process": job.process})
+        job.write(f"quit/{job.process}-{next(_sequence)}-{secrets.token_hex(4)}", {"process": job.process})
     except Exception:  # the service is gone: so is the rest of the job
         pass
 
@@ -67,8 +66,7 @@ def watch(job: job_mod.Job, end: Callable[[str], None] | None = None) -> None:
         if id(job) in _watching:
             return
         _watching.add(id(job))
-    threading.Thread(target=_watch, args=(job, end or _end_process), name="jaxdbg-quit-watch",
-                     daemon=True).start()
+    threading.Thread(target=_watch, args=(job, end or _end_process), name="jaxdbg-quit-watch", daemon=True).start()
 
 
 def _watch(job: job_mod.Job, end: Callable[[str], None]) -> None:
@@ -84,8 +82,10 @@ def _watch(job: job_mod.Job, end: Callable[[str], None]) -> None:
             continue
         looks -= 1
         if _waits_for_good(QUIT_GRACE_S, job) and not job.leaving.is_set():
-            end(f"{quit_reporting.QUIT_LINE} at the debug host (process {host}); "
-                f"{job.label()} waited in it for the devices that quit, and ends here")
+            end(
+                f"{quit_reporting.QUIT_LINE} at the debug host (process {host}); "
+                f"{job.label()} waited in it for the devices that quit, and ends here"
+            )
             return
 
 
@@ -119,8 +119,11 @@ def _waits_for_good(grace_s: float, job: job_mod.Job) -> bool:
     """Whether a thread of the program sits in one call from now until ``grace_s`` later,
     no execution of a computation with a breakpoint having begun meanwhile."""
     mine = {t.ident for t in threading.enumerate() if t.name.startswith("jaxdbg-")}
-    before = {tid: (frame, frame.f_lasti) for tid, frame in sys._current_frames().items()
-              if tid not in mine and _own_or_jax_code(frame.f_code.co_filename)}
+    before = {
+        tid: (frame, frame.f_lasti)
+        for tid, frame in sys._current_frames().items()
+        if tid not in mine and _own_or_jax_code(frame.f_code.co_filename)
+    }
     executions = _executions
     if not before or job.leaving.wait(grace_s) or _executions != executions:
         return False

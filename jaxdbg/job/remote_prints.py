@@ -43,8 +43,9 @@ def forward(job: job_mod.Job, row: dict[str, Any]) -> bool:
                 return False
             # The first row waits for the host as a stop does (both processes may be
             # tracing at once); later ones only look.
-            watching = remote_stops.host_ready(job, host) if known is None \
-                else job.try_read(f"watching/{host}") is not None
+            watching = (
+                remote_stops.host_ready(job, host) if known is None else job.try_read(f"watching/{host}") is not None
+            )
             _host_watching[id(job)] = True if watching else time.monotonic()
             if not watching:
                 return False

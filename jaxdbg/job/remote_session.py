@@ -26,8 +26,9 @@ from jaxdbg.job import membership as job_mod
 from jaxdbg.job import message_signing, remote_stops
 
 # Commands answered by the host's own state (their primary names in the table).
-HOST_COMMANDS = frozenset({"continue", "skip", "quit", "ca", "disable", "enable", "ignore",
-                           "breakpoints", "help", "watch", "unwatch"})
+HOST_COMMANDS = frozenset(
+    {"continue", "skip", "quit", "ca", "disable", "enable", "ignore", "breakpoints", "help", "watch", "unwatch"}
+)
 
 
 class OwnerGone(Exception):
@@ -55,8 +56,9 @@ class RemoteSession(Session):
         try:
             self.job.write(f"{self.stop}/in/{number}", request)
         except Exception as e:  # the service itself ended
-            self.gone = (f"{self.job.label(self.owner)} can no longer be reached ({str(e).splitlines()[0]})"
-                         ", so its stop ended")
+            self.gone = (
+                f"{self.job.label(self.owner)} can no longer be reached ({str(e).splitlines()[0]}), so its stop ended"
+            )
             raise OwnerGone(self.gone) from None
         while True:
             try:
@@ -71,8 +73,10 @@ class RemoteSession(Session):
                     raise OwnerGone(self.gone) from None
                 self._resend_if_replaced(f"{self.stop}/in/{number}", request)
                 if not self.job.alive(self.owner):
-                    self.gone = (f"{self.job.label(self.owner)} is gone (its heartbeat in the "
-                                 "job's store stopped), so its stop ended")
+                    self.gone = (
+                        f"{self.job.label(self.owner)} is gone (its heartbeat in the "
+                        "job's store stopped), so its stop ended"
+                    )
                     self.job.delete(f"{self.stop}/")
                     self.job.delete(f"stops/{self.stop}")
                     raise OwnerGone(self.gone) from None
@@ -80,8 +84,10 @@ class RemoteSession(Session):
             except message_signing.Refused:
                 continue  # reported once; the owner's reply at this number still counts
             except Exception as e:  # the service itself ended (the job is shutting down)
-                self.gone = (f"{self.job.label(self.owner)} can no longer be reached (the job's "
-                             f"coordination service ended: {str(e).splitlines()[0]}), so its stop ended")
+                self.gone = (
+                    f"{self.job.label(self.owner)} can no longer be reached (the job's "
+                    f"coordination service ended: {str(e).splitlines()[0]}), so its stop ended"
+                )
                 raise OwnerGone(self.gone) from None
             # Not deleted one by one: that would cost a store call per command; the owner
             # deletes the stop's keys together when it ends.
@@ -100,8 +106,10 @@ class RemoteSession(Session):
         """A forged message written over our request was refused and deleted by the
         owner, taking ours with it: write ours again."""
         try:
-            if self.job.try_read(name) is None \
-                    and self.job.store.try_get(self.job.namespace + name.replace("/in/", "/out/")) is None:
+            if (
+                self.job.try_read(name) is None
+                and self.job.store.try_get(self.job.namespace + name.replace("/in/", "/out/")) is None
+            ):
                 self.job.write(name, request)
         except Exception:
             pass  # the next slice looks again (or finds the service gone)
@@ -128,8 +136,7 @@ class RemoteSession(Session):
             reply = self._ask({"op": "watch_values", "expressions": list(expressions), "hit": hit})
         except OwnerGone:
             return []
-        return [remote_stops.watch_value_from_message(v) for v in reply.get("values") or []
-                if isinstance(v, dict)]
+        return [remote_stops.watch_value_from_message(v) for v in reply.get("values") or [] if isinstance(v, dict)]
 
     def complete(self, text: str) -> list[str]:
         try:
@@ -150,8 +157,9 @@ class RemoteSession(Session):
     def local_rows(self, start: int, count: int, *, lazy: bool = True) -> list[dict[str, Any]]:
         """The owner's rows, summarised there."""
         try:
-            reply = self._ask({"op": "local_rows", "frame": self.index, "start": int(start),
-                               "count": int(count), "lazy": bool(lazy)})
+            reply = self._ask(
+                {"op": "local_rows", "frame": self.index, "start": int(start), "count": int(count), "lazy": bool(lazy)}
+            )
         except OwnerGone:
             return []
         return [dict(row) for row in reply.get("rows") or [] if isinstance(row, dict)]
@@ -175,14 +183,25 @@ class RemoteSession(Session):
     def row_in_full(self, path: Any) -> dict[str, Any]:
         return dict(self._ask_row({"op": "row_in_full", "path": list(path)})["row"])
 
-    def row_picture(self, path: Any, *, large: bool = False, axes: tuple[int, int] | None = None,
-                    indices: dict[int, int] | None = None, sampling: Any = None
-                    ) -> tuple[str, array_picture.ArrayPicture, str]:
-        reply = self._ask_row({
-            "op": "row_picture", "path": list(path), "large": large,
-            "axes": list(axes) if axes is not None else None,
-            "indices": {str(k): v for k, v in indices.items()} if indices is not None else None,
-            "sampling": array_picture.Sampling(sampling).value if sampling is not None else None})
+    def row_picture(
+        self,
+        path: Any,
+        *,
+        large: bool = False,
+        axes: tuple[int, int] | None = None,
+        indices: dict[int, int] | None = None,
+        sampling: Any = None,
+    ) -> tuple[str, array_picture.ArrayPicture, str]:
+        reply = self._ask_row(
+            {
+                "op": "row_picture",
+                "path": list(path),
+                "large": large,
+                "axes": list(axes) if axes is not None else None,
+                "indices": {str(k): v for k, v in indices.items()} if indices is not None else None,
+                "sampling": array_picture.Sampling(sampling).value if sampling is not None else None,
+            }
+        )
         return str(reply["label"]), remote_stops.picture_from_message(reply["picture"]), str(reply["stats"])
 
     def visible_locals(self) -> dict[str, Any]:

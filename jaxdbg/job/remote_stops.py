@@ -52,9 +52,11 @@ def stops_in_flight() -> int:
 
 
 def _host_left(job: job_mod.Job, host: int, session: Session) -> DebugHostGone:
-    return DebugHostGone(f"the debug host (process {host}) has left the job, so the stop of "
-                         f"{job.label()} at {_place(session)} was not served and its "
-                         "computation was stopped")
+    return DebugHostGone(
+        f"the debug host (process {host}) has left the job, so the stop of "
+        f"{job.label()} at {_place(session)} was not served and its "
+        "computation was stopped"
+    )
 
 
 def _place(session: Session) -> str:
@@ -64,14 +66,26 @@ def _place(session: Session) -> str:
 
 # -- what travels -------------------------------------------------------------------
 def frame_skeleton(frame: Frame) -> dict[str, Any]:
-    return {"filename": frame.filename, "lineno": frame.lineno, "function": frame.function,
-            "first_lineno": frame.first_lineno, "source": frame.source[:MAX_SOURCE_LINES]}
+    return {
+        "filename": frame.filename,
+        "lineno": frame.lineno,
+        "function": frame.function,
+        "first_lineno": frame.first_lineno,
+        "source": frame.source[:MAX_SOURCE_LINES],
+    }
 
 
 def frame_from_skeleton(data: dict[str, Any]) -> Frame:
     """A frame with the owner's source and no values (the values stay there)."""
-    return Frame(str(data["filename"]), int(data["lineno"]), str(data["function"]), {}, {},
-                 [str(line) for line in data["source"]], int(data["first_lineno"]))
+    return Frame(
+        str(data["filename"]),
+        int(data["lineno"]),
+        str(data["function"]),
+        {},
+        {},
+        [str(line) for line in data["source"]],
+        int(data["first_lineno"]),
+    )
 
 
 _INFO_FIELDS = ("reason", "batch_index", "batch_size", "device", "device_axes", "mesh", "process")
@@ -82,22 +96,29 @@ def info_message(info: StopInfo) -> dict[str, Any]:
 
 
 def info_from_message(data: dict[str, Any]) -> StopInfo:
-    return StopInfo(reason=data.get("reason"), batch_index=tuple(data.get("batch_index") or ()),
-                    batch_size=tuple(data.get("batch_size") or ()), device=data.get("device"),
-                    device_axes=tuple((str(n), int(i)) for n, i in data.get("device_axes") or ()),
-                    mesh=data.get("mesh"), process=data.get("process"))
+    return StopInfo(
+        reason=data.get("reason"),
+        batch_index=tuple(data.get("batch_index") or ()),
+        batch_size=tuple(data.get("batch_size") or ()),
+        device=data.get("device"),
+        device_axes=tuple((str(n), int(i)) for n, i in data.get("device_axes") or ()),
+        mesh=data.get("mesh"),
+        process=data.get("process"),
+    )
 
 
 def _array_message(values: np.ndarray) -> dict[str, Any]:
     values = np.ascontiguousarray(values)
-    return {"dtype": values.dtype.str, "shape": list(values.shape),
-            "data": base64.b64encode(values.tobytes()).decode("ascii")}
+    return {
+        "dtype": values.dtype.str,
+        "shape": list(values.shape),
+        "data": base64.b64encode(values.tobytes()).decode("ascii"),
+    }
 
 
 def _array_from_message(data: dict[str, Any]) -> np.ndarray:
     raw = base64.b64decode(str(data["data"]))
-    return np.frombuffer(raw, dtype=np.dtype(str(data["dtype"]))).reshape(
-        [int(n) for n in data["shape"]]).copy()
+    return np.frombuffer(raw, dtype=np.dtype(str(data["dtype"]))).reshape([int(n) for n in data["shape"]]).copy()
 
 
 def picture_message(pic: array_picture.ArrayPicture) -> dict[str, Any]:
@@ -107,33 +128,54 @@ def picture_message(pic: array_picture.ArrayPicture) -> dict[str, Any]:
     single = values.astype(np.float32)
     if np.array_equal(single, values, equal_nan=True):
         values = single  # half the size where float32 holds every value exactly
-    return {"shape": list(pic.shape), "dtype": pic.dtype, "axes": list(pic.axes), "index": list(pic.index),
-            "rows": _array_message(pic.rows), "cols": _array_message(pic.cols),
-            "codes": _array_message(pic.codes), "values": _array_message(values),
-            "low": pic.low, "high": pic.high,
-            "sampling": pic.sampling.value if pic.sampling is not None else None,
-            "histogram": _array_message(pic.histogram), "edges": _array_message(pic.histogram_edges),
-            "classes": dict(pic.class_counts), "magnitudes": pic.magnitudes,
-            "row_cuts": list(pic.row_cuts), "col_cuts": list(pic.col_cuts),
-            "stats": pic.stats.to_json() if pic.stats is not None else None,
-            "slice_nonfinite": pic.slice_nonfinite, "nonfinite_kept": pic.nonfinite_kept}
+    return {
+        "shape": list(pic.shape),
+        "dtype": pic.dtype,
+        "axes": list(pic.axes),
+        "index": list(pic.index),
+        "rows": _array_message(pic.rows),
+        "cols": _array_message(pic.cols),
+        "codes": _array_message(pic.codes),
+        "values": _array_message(values),
+        "low": pic.low,
+        "high": pic.high,
+        "sampling": pic.sampling.value if pic.sampling is not None else None,
+        "histogram": _array_message(pic.histogram),
+        "edges": _array_message(pic.histogram_edges),
+        "classes": dict(pic.class_counts),
+        "magnitudes": pic.magnitudes,
+        "row_cuts": list(pic.row_cuts),
+        "col_cuts": list(pic.col_cuts),
+        "stats": pic.stats.to_json() if pic.stats is not None else None,
+        "slice_nonfinite": pic.slice_nonfinite,
+        "nonfinite_kept": pic.nonfinite_kept,
+    }
 
 
 def picture_from_message(data: dict[str, Any]) -> array_picture.ArrayPicture:
     axes = data["axes"]
     return array_picture.ArrayPicture(
-        tuple(int(n) for n in data["shape"]), str(data["dtype"]),
+        tuple(int(n) for n in data["shape"]),
+        str(data["dtype"]),
         (None if axes[0] is None else int(axes[0]), int(axes[1])),
         tuple(None if i is None else int(i) for i in data["index"]),
-        _array_from_message(data["rows"]), _array_from_message(data["cols"]),
-        _array_from_message(data["codes"]), _array_from_message(data["values"]).astype(np.float64),
-        data["low"], data["high"],
+        _array_from_message(data["rows"]),
+        _array_from_message(data["cols"]),
+        _array_from_message(data["codes"]),
+        _array_from_message(data["values"]).astype(np.float64),
+        data["low"],
+        data["high"],
         array_picture.Sampling(data["sampling"]) if data.get("sampling") else None,
-        _array_from_message(data["histogram"]), _array_from_message(data["edges"]),
-        {str(k): int(v) for k, v in dict(data["classes"]).items()}, bool(data["magnitudes"]),
-        tuple(int(n) for n in data["row_cuts"]), tuple(int(n) for n in data["col_cuts"]),
+        _array_from_message(data["histogram"]),
+        _array_from_message(data["edges"]),
+        {str(k): int(v) for k, v in dict(data["classes"]).items()},
+        bool(data["magnitudes"]),
+        tuple(int(n) for n in data["row_cuts"]),
+        tuple(int(n) for n in data["col_cuts"]),
         summaries.ArrayStats.from_json(data["stats"]) if data.get("stats") else None,
-        int(data.get("slice_nonfinite") or 0), int(data.get("nonfinite_kept") or 0))
+        int(data.get("slice_nonfinite") or 0),
+        int(data.get("nonfinite_kept") or 0),
+    )
 
 
 def output_message(output: Output) -> dict[str, Any]:
@@ -143,9 +185,14 @@ def output_message(output: Output) -> dict[str, Any]:
         data = dataclasses.asdict(output.source)
     elif output.kind is OutputKind.WHERE:
         data = [dataclasses.asdict(row) for row in output.frames]
-    return {"kind": output.kind.value, "text": output.text, "data": data,
-            "resume": output.resume.value if output.resume else None,
-            "truncated": output.truncated, "printed": output.printed}
+    return {
+        "kind": output.kind.value,
+        "text": output.text,
+        "data": data,
+        "resume": output.resume.value if output.resume else None,
+        "truncated": output.truncated,
+        "printed": output.printed,
+    }
 
 
 def output_from_message(data: dict[str, Any]) -> Output:
@@ -156,8 +203,9 @@ def output_from_message(data: dict[str, Any]) -> Output:
     elif kind is OutputKind.WHERE and data.get("data"):
         structured = [FrameRow(**row) for row in data["data"]]
     resume = Resume(data["resume"]) if data.get("resume") else None
-    return Output(kind, str(data["text"]), structured, resume, bool(data.get("truncated")),
-                  str(data.get("printed") or ""))
+    return Output(
+        kind, str(data["text"]), structured, resume, bool(data.get("truncated")), str(data.get("printed") or "")
+    )
 
 
 def watch_value_message(value: watches.WatchValue) -> dict[str, Any]:
@@ -174,9 +222,14 @@ def watch_value_from_message(data: dict[str, Any]) -> watches.WatchValue:
         stats = summaries.ArrayStats.from_json(stats)
     shape = data.get("shape")
     return watches.WatchValue(
-        hit=data.get("hit"), text=str(data.get("text", "")), number=data.get("number"), stats=stats,
-        shape=tuple(shape) if shape is not None else None, dtype=data.get("dtype"),
-        error=data.get("error"))
+        hit=data.get("hit"),
+        text=str(data.get("text", "")),
+        number=data.get("number"),
+        stats=stats,
+        shape=tuple(shape) if shape is not None else None,
+        dtype=data.get("dtype"),
+        error=data.get("error"),
+    )
 
 
 # -- the owner's loop ---------------------------------------------------------------
@@ -193,8 +246,9 @@ def host_ready(job: job_mod.Job, host: int) -> bool:
         time.sleep(0.05)
 
 
-def serve_at_host(job: job_mod.Job, session: Session, location: tuple[str, int, str] | None,
-                  devices: int | None, every_device: bool) -> Resume | None:
+def serve_at_host(
+    job: job_mod.Job, session: Session, location: tuple[str, int, str] | None, devices: int | None, every_device: bool
+) -> Resume | None:
     """Serve ``session`` at the debug host; how it ended, or None when no host serves
     (this process then serves it itself). Raises DebugHostGone when the host left."""
     host = job.host()
@@ -202,17 +256,28 @@ def serve_at_host(job: job_mod.Job, session: Session, location: tuple[str, int, 
     if job.has_left(host):
         raise _host_left(job, host, session)
     if not ready:
-        job_mod.say_once("no host", f"{job.label()}: the debug host (process {host}) does not serve "
-                                    "stops (jaxdbg must trace a breakpoint there, or call "
-                                    "jaxdbg.distributed.serve_here()); serving this stop here")
+        job_mod.say_once(
+            "no host",
+            f"{job.label()}: the debug host (process {host}) does not serve "
+            "stops (jaxdbg must trace a breakpoint there, or call "
+            "jaxdbg.distributed.serve_here()); serving this stop here",
+        )
         return None
     stop = f"p{job.process}-{next(_sequence)}-{secrets.token_hex(4)}"
-    job.write(f"stops/{stop}", {
-        "stop": stop, "process": job.process, "banner": session.banner(),
-        "info": info_message(session.info), "frames": [frame_skeleton(f) for f in session.frames],
-        "breakpoint": list(location) if location else None, "devices": devices,
-        "every_device": every_device, "index": session.index,
-    })
+    job.write(
+        f"stops/{stop}",
+        {
+            "stop": stop,
+            "process": job.process,
+            "banner": session.banner(),
+            "info": info_message(session.info),
+            "frames": [frame_skeleton(f) for f in session.frames],
+            "breakpoint": list(location) if location else None,
+            "devices": devices,
+            "every_device": every_device,
+            "index": session.index,
+        },
+    )
     global _in_flight
     _in_flight += 1
     try:
@@ -222,9 +287,10 @@ def serve_at_host(job: job_mod.Job, session: Session, location: tuple[str, int, 
         job.delete(f"stops/{stop}")
         job.delete(f"{stop}/")
     if interrupted:  # once for the stops of this process that one interrupt ended
-        job_mod.say_once(f"host interrupted {interrupted}",
-                         f"{job.label()}: the debug host (process {host}) was interrupted; "
-                         "this stop ends with jaxdbg.DebuggerQuit")
+        job_mod.say_once(
+            f"host interrupted {interrupted}",
+            f"{job.label()}: the debug host (process {host}) was interrupted; this stop ends with jaxdbg.DebuggerQuit",
+        )
     return session.resume
 
 
@@ -239,16 +305,20 @@ def _answer_requests(job: job_mod.Job, host: int, stop: str, session: Session) -
             if job.has_left(host):
                 raise _host_left(job, host, session) from None
             if not job.alive(host):
-                raise DebugHostGone(f"the debug host (process {host}) is gone (its heartbeat in "
-                                    f"the job's store stopped), so the stop of {job.label()} at "
-                                    f"{_place(session)} ended and its computation was stopped") from None
+                raise DebugHostGone(
+                    f"the debug host (process {host}) is gone (its heartbeat in "
+                    f"the job's store stopped), so the stop of {job.label()} at "
+                    f"{_place(session)} ended and its computation was stopped"
+                ) from None
             continue
         except message_signing.Refused:
             continue  # reported once; the host's own request at this number still counts
         except Exception as e:  # the coordination service itself is gone
-            raise DebugHostGone(f"the job's coordination service is gone ({str(e).splitlines()[0]}), "
-                                f"so the stop of {job.label()} at {_place(session)} ended and its "
-                                "computation was stopped") from None
+            raise DebugHostGone(
+                f"the job's coordination service is gone ({str(e).splitlines()[0]}), "
+                f"so the stop of {job.label()} at {_place(session)} ended and its "
+                "computation was stopped"
+            ) from None
         job.write(f"{stop}/out/{number}", _answer(session, request))
         number += 1  # each number is used once; serve_at_host deletes them all at the end
         if request.get("op") == "end":
@@ -263,8 +333,9 @@ def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
         return {"output": output_message(output), "index": session.index}
     if op == "watch_values":
         hit = request.get("hit")
-        values = session.watch_values([str(e) for e in request.get("expressions") or []],
-                                      int(hit) if isinstance(hit, int) else None)
+        values = session.watch_values(
+            [str(e) for e in request.get("expressions") or []], int(hit) if isinstance(hit, int) else None
+        )
         return {"values": [watch_value_message(v) for v in values]}
     if op == "complete":
         return {"completions": session.complete(str(request.get("text", "")))}
@@ -281,8 +352,11 @@ def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
 def _locals_answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
     if request.get("op") == "local_names":
         return {"names": session.local_names()}
-    return {"rows": session.local_rows(int(request.get("start") or 0), int(request.get("count") or 0),
-                                       lazy=bool(request.get("lazy", True)))}
+    return {
+        "rows": session.local_rows(
+            int(request.get("start") or 0), int(request.get("count") or 0), lazy=bool(request.get("lazy", True))
+        )
+    }
 
 
 def _opened_row(session: Session, request: dict[str, Any]) -> dict[str, Any]:
@@ -297,10 +371,12 @@ def _opened_row(session: Session, request: dict[str, Any]) -> dict[str, Any]:
             return {"row": session.row_in_full(path)}
         axes, indices = request.get("axes"), request.get("indices")
         label, pic, stats = session.row_picture(
-            path, large=bool(request.get("large")),
+            path,
+            large=bool(request.get("large")),
             axes=(int(axes[0]), int(axes[1])) if axes else None,
             indices={int(k): int(v) for k, v in indices.items()} if indices else None,
-            sampling=array_picture.Sampling(request["sampling"]) if request.get("sampling") else None)
+            sampling=array_picture.Sampling(request["sampling"]) if request.get("sampling") else None,
+        )
         return {"label": label, "picture": picture_message(pic), "stats": stats}
     except array_picture.PictureError as e:
         return {"picture_error": str(e)}

@@ -17,8 +17,14 @@ from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.job import membership, quit_watch, remote_stops
 
 
-def route_stop(frames: list[Frame], info: StopInfo, location: tuple[str, int, str] | None,
-               devices: int | None, every_device: bool, site: object) -> tuple[Resume | None, object]:
+def route_stop(
+    frames: list[Frame],
+    info: StopInfo,
+    location: tuple[str, int, str] | None,
+    devices: int | None,
+    every_device: bool,
+    site: object,
+) -> tuple[Resume | None, object]:
     """How the stop ended when another process served it (else None), and its round's key."""
     job = membership.current()
     if job is None:

@@ -55,8 +55,7 @@ class CollectiveReached:
         return "a one-device replay cannot run a collective (it needs every device of the axis)"
 
 
-def collective_reached(exc: BaseException, traceback: types.TracebackType | None = None
-                       ) -> CollectiveReached | None:
+def collective_reached(exc: BaseException, traceback: types.TracebackType | None = None) -> CollectiveReached | None:
     """The outermost ``jax.lax`` collective whose call ``exc`` was raised in, if any
     (read from ``traceback``, by default the exception's)."""
     codes = _collective_codes()

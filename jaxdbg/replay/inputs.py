@@ -28,8 +28,17 @@ import numpy as np
 from jaxdbg.engine.frames import Frame, Unavailable
 from jaxdbg.engine.stop_info import StopInfo
 
-_STORES = frozenset({"STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF",
-                     "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_MAYBE_NULL"})
+_STORES = frozenset(
+    {
+        "STORE_FAST",
+        "STORE_DEREF",
+        "DELETE_FAST",
+        "DELETE_DEREF",
+        "STORE_FAST_STORE_FAST",
+        "STORE_FAST_LOAD_FAST",
+        "STORE_FAST_MAYBE_NULL",
+    }
+)
 _NOT_REPLAYABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
@@ -54,8 +63,8 @@ class ReplayCall:
 def argument_names(code: types.CodeType) -> tuple[list[str], str | None, list[str], str | None]:
     """(positional, *args name, keyword-only, **kwargs name) of ``code``."""
     names = code.co_varnames
-    positional = list(names[:code.co_argcount])
-    keyword_only = list(names[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
+    positional = list(names[: code.co_argcount])
+    keyword_only = list(names[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
     at = code.co_argcount + code.co_kwonlyargcount
     varargs = names[at] if code.co_flags & inspect.CO_VARARGS else None
     if varargs is not None:
@@ -78,8 +87,11 @@ def rebound_arguments(code: types.CodeType, stopped_at: int) -> list[str]:
     positional, varargs, keyword_only, varkw = argument_names(code)
     arguments = set(positional + keyword_only + [n for n in (varargs, varkw) if n])
     instructions = list(dis.get_instructions(code))
-    loops = [(target, i.offset) for i in instructions
-             if (target := _backward_target(i)) is not None and target <= stopped_at <= i.offset]
+    loops = [
+        (target, i.offset)
+        for i in instructions
+        if (target := _backward_target(i)) is not None and target <= stopped_at <= i.offset
+    ]
     rebound: list[str] = []
     for i in instructions:
         if i.opname not in _STORES:
@@ -137,8 +149,9 @@ def parse_given(text: str, evaluate: Callable[[str], Any]) -> dict[str, Any]:
     assert isinstance(call, ast.Call)
     if call.args or any(k.arg is None for k in call.keywords):
         raise ReplayRefused("replay takes only name=value arguments (replay x=x * 2, key=k)")
-    return {k.arg: evaluate(ast.get_source_segment(f"_({text})", k.value) or "")
-            for k in call.keywords if k.arg is not None}
+    return {
+        k.arg: evaluate(ast.get_source_segment(f"_({text})", k.value) or "") for k in call.keywords if k.arg is not None
+    }
 
 
 def replay_call(frame: Frame, given: dict[str, Any] | None = None) -> ReplayCall:
@@ -146,19 +159,23 @@ def replay_call(frame: Frame, given: dict[str, Any] | None = None) -> ReplayCall
     given = dict(given or {})
     code = frame.code
     if code is None:
-        raise ReplayRefused(f"jaxdbg holds only the line of {frame.function} at {frame.location}, "
-                            "not its function and arguments")
+        raise ReplayRefused(
+            f"jaxdbg holds only the line of {frame.function} at {frame.location}, not its function and arguments"
+        )
     if frame.is_module_code:
-        raise ReplayRefused(f"{frame.function} at {frame.location} is not a function's frame "
-                            "(replay runs a function again; 'up' / 'down' select another frame)")
+        raise ReplayRefused(
+            f"{frame.function} at {frame.location} is not a function's frame "
+            "(replay runs a function again; 'up' / 'down' select another frame)"
+        )
     if code.co_flags & _NOT_REPLAYABLE:
         raise ReplayRefused(f"{frame.function} is a generator or coroutine; replay runs plain functions")
     positional, varargs, keyword_only, varkw = argument_names(code)
     names = positional + ([varargs] if varargs else []) + keyword_only + ([varkw] if varkw else [])
     unknown = [n for n in given if n not in names]
     if unknown:
-        raise ReplayRefused(f"{frame.function} has no argument {unknown[0]!r} "
-                            f"(its arguments: {', '.join(names) or 'none'})")
+        raise ReplayRefused(
+            f"{frame.function} has no argument {unknown[0]!r} (its arguments: {', '.join(names) or 'none'})"
+        )
     rebound = [n for n in rebound_arguments(code, frame.instruction) if n not in given]
     if rebound:
         which = ", ".join(repr(n) for n in rebound)
@@ -166,20 +183,22 @@ def replay_call(frame: Frame, given: dict[str, Any] | None = None) -> ReplayCall
             f"{frame.function} assigns its argument{'s' if len(rebound) > 1 else ''} {which} before "
             f"line {frame.lineno}, so the value{'s' if len(rebound) > 1 else ''} at the stop "
             f"{'are' if len(rebound) > 1 else 'is'} not what it was called with; pass "
-            f"{'them' if len(rebound) > 1 else 'it'}: replay {rebound[0]}=...")
+            f"{'them' if len(rebound) > 1 else 'it'}: replay {rebound[0]}=..."
+        )
     values = {}
     for name in names:
         if name in given:
             values[name] = given[name]
             continue
         if name not in frame.locals:
-            raise ReplayRefused(f"the argument {name!r} of {frame.function} is gone from the frame "
-                                f"(deleted before the stop); pass it: replay {name}=...")
+            raise ReplayRefused(
+                f"the argument {name!r} of {frame.function} is gone from the frame "
+                f"(deleted before the stop); pass it: replay {name}=..."
+            )
         value = frame.locals[name]
         missing = _unavailable_in(value)
         if missing is not None:
-            raise ReplayRefused(f"the argument {name!r} of {frame.function} is {missing!r}; "
-                                f"pass it: replay {name}=...")
+            raise ReplayRefused(f"the argument {name!r} of {frame.function} is {missing!r}; pass it: replay {name}=...")
         values[name] = value
     args = [values[n] for n in positional] + list(values[varargs] if varargs else ())
     kwargs = {n: values[n] for n in keyword_only}
@@ -202,6 +221,7 @@ def replay_device(info: StopInfo) -> Any:
 
 def placed_on(call: ReplayCall, device: Any) -> ReplayCall:
     """``call`` with its array arguments put on ``device``."""
+
     def put(value: Any) -> Any:
         return jax.device_put(value, device) if isinstance(value, (jax.Array, np.ndarray, np.generic)) else value
 
@@ -210,5 +230,7 @@ def placed_on(call: ReplayCall, device: Any) -> ReplayCall:
             return jax.tree_util.tree_map(put, tree)
         except Exception:  # a user pytree whose flatten fails: left as it is
             return tree
-    return dataclasses.replace(call, args=[put_all(a) for a in call.args],
-                               kwargs={k: put_all(v) for k, v in call.kwargs.items()})
+
+    return dataclasses.replace(
+        call, args=[put_all(a) for a in call.args], kwargs={k: put_all(v) for k, v in call.kwargs.items()}
+    )

@@ -42,10 +42,12 @@ from jaxdbg.runtime.guarded_calls import format_exception
 if TYPE_CHECKING:
     from jaxdbg.engine.session import Session
 
-BANNER = ("Replaying {function} eagerly (jax.disable_jit()) on the values of this stop{where}{on}. "
-          "This runs your Python again: prints print and host callbacks run again. "
-          "step, next, return, until, continue go on; quit leaves the replay; "
-          "the stop itself is unchanged.")
+BANNER = (
+    "Replaying {function} eagerly (jax.disable_jit()) on the values of this stop{where}{on}. "
+    "This runs your Python again: prints print and host callbacks run again. "
+    "step, next, return, until, continue go on; quit leaves the replay; "
+    "the stop itself is unchanged."
+)
 #: How long an interrupted replay may take to end before it is left behind (under the
 #: time after which an interrupted command is given up: interrupts.STUCK_GRACE_S).
 INTERRUPT_GRACE_S = 0.5
@@ -144,8 +146,7 @@ class ReplayRun:
         if code is not None and self.frame.lineno:  # 'continue' runs to the stop's line
             debugger.set_break(code.co_filename, self.frame.lineno)
         try:
-            with command_output.writing_to(self._buffer), jax.disable_jit(), \
-                    _default_device(self.device):
+            with command_output.writing_to(self._buffer), jax.disable_jit(), _default_device(self.device):
                 value = debugger.runcall(self.call.call)
             self._events.put(_Finished(value))
         except bdb.BdbQuit:
@@ -233,8 +234,11 @@ class ReplayRun:
     def banner(self) -> str:
         info = self.session.info
         where = ", ".join(p for p in (info.batch_label(), info.device_label()) if p)
-        return BANNER.format(function=self.frame.function, where=f" ({where})" if where else "",
-                             on=f", on {self.device}" if self.device is not None else "")
+        return BANNER.format(
+            function=self.frame.function,
+            where=f" ({where})" if where else "",
+            on=f", on {self.device}" if self.device is not None else "",
+        )
 
     def _back_at_the_stop(self) -> str:
         self.session.frames = self.stop_frames
@@ -253,15 +257,19 @@ class ReplayRun:
                 if collective.caller is not None:  # the line that called it, a lambda's too
                     file, line, function = collective.caller
                     where = f" at {frames_mod.display_filename(file)}:{line} in {function}"
-                text = (f"The replay of {name} reached {collective.call()}{where}: {collective.why()}. "
-                        f"{self._back_at_the_stop()}")
+                text = (
+                    f"The replay of {name} reached {collective.call()}{where}: {collective.why()}. "
+                    f"{self._back_at_the_stop()}"
+                )
                 return Output(OutputKind.ERROR, f"*** {text}")
-            text = (f"The replay of {name} raised {format_exception(event.raised)}{where}. "
-                    f"{self._back_at_the_stop()}")
+            text = f"The replay of {name} raised {format_exception(event.raised)}{where}. {self._back_at_the_stop()}"
             return Output(OutputKind.ERROR, f"*** {text}")
         self.session.scratch["_replay_result"] = event.value
-        return Output(OutputKind.TEXT, f"The replay of {name} returned {_short_repr(event.value)} "
-                                       f"(kept as _replay_result). {self._back_at_the_stop()}")
+        return Output(
+            OutputKind.TEXT,
+            f"The replay of {name} returned {_short_repr(event.value)} "
+            f"(kept as _replay_result). {self._back_at_the_stop()}",
+        )
 
     def _interrupted(self) -> Output:
         """Ctrl-C while the replay ran: end it there, and keep the stop."""
@@ -272,8 +280,10 @@ class ReplayRun:
         if self._thread.is_alive():
             self.abandoned = True  # inside one long call: it ends, unseen, when that returns
             self._buffer = None
-            message = ("The replay is inside a call that cannot be interrupted; it is left to end "
-                       "on its own, and what it prints is dropped.")
+            message = (
+                "The replay is inside a call that cannot be interrupted; it is left to end "
+                "on its own, and what it prints is dropped."
+            )
         else:
             message = "The replay was interrupted."
         while not self._events.empty():
@@ -298,8 +308,7 @@ def _library_roots() -> tuple[str, ...]:
     """Where installed packages and the standard library live: ``step`` does not go
     into numpy's dispatchers or ``contextlib`` (JAX and jaxdbg are hidden anyway)."""
     paths = sysconfig.get_paths()
-    roots = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")
-             if paths.get(k)}
+    roots = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib") if paths.get(k)}
     return tuple(root + os.sep for root in roots)
 
 
@@ -340,6 +349,7 @@ def _user_line_of(exc: BaseException) -> str:
 
 # -- the commands ---------------------------------------------------------------------
 
+
 def _start(s: "Session", arg: str) -> Output:
     if s.replay is not None:
         return error("a replay is already running; quit leaves it")
@@ -367,21 +377,29 @@ def _start(s: "Session", arg: str) -> Output:
 def _stepping(how: str):
     def run(s: "Session", arg: str) -> Output:
         if s.replay is None:
-            return error(f"{how} steps through a replay; 'replay' re-runs the selected frame's "
-                         "function eagerly, to step through it")
+            return error(
+                f"{how} steps through a replay; 'replay' re-runs the selected frame's "
+                "function eagerly, to step through it"
+            )
         return s.replay.go(how)
+
     return run
 
 
-command("replay", usage="replay [name=value, ...]",
-        summary="Run the selected frame's function again, eagerly, on this stop's values, "
-                "and step through it (your Python runs again).",
-        argument=ArgumentKind.EXPRESSION)(_start)
-command("step", "s", usage="step", summary="In a replay: run the current line, stopping in a "
-                                            "function it calls.")(_stepping("step"))
-command("next", "n", usage="next", summary="In a replay: run the current line, stepping over "
-                                            "calls.")(_stepping("next"))
-command("return", "r", usage="return", summary="In a replay: run until the selected function "
-                                                "returns.")(_stepping("return"))
-command("until", "unt", usage="until", summary="In a replay: run until a line past the current "
-                                                "one (out of a loop).")(_stepping("until"))
+command(
+    "replay",
+    usage="replay [name=value, ...]",
+    summary="Run the selected frame's function again, eagerly, on this stop's values, "
+    "and step through it (your Python runs again).",
+    argument=ArgumentKind.EXPRESSION,
+)(_start)
+command("step", "s", usage="step", summary="In a replay: run the current line, stopping in a function it calls.")(
+    _stepping("step")
+)
+command("next", "n", usage="next", summary="In a replay: run the current line, stepping over calls.")(_stepping("next"))
+command("return", "r", usage="return", summary="In a replay: run until the selected function returns.")(
+    _stepping("return")
+)
+command("until", "unt", usage="until", summary="In a replay: run until a line past the current one (out of a loop).")(
+    _stepping("until")
+)

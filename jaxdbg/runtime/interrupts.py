@@ -119,9 +119,11 @@ def listening(wake: Callable[[], None] | None = None, *, active: bool = True) ->
 #: only when that call returns).
 STUCK_GRACE_S = 1.0
 #: Said through :mod:`jaxdbg.runtime.notices` (which adds the ``jaxdbg:`` prefix).
-STUCK_NOTICE = ("the interrupted command is inside a call that cannot be interrupted; "
-                "the stop has ended, and the command ends, printing nothing more, when that "
-                "call returns.")
+STUCK_NOTICE = (
+    "the interrupted command is inside a call that cannot be interrupted; "
+    "the stop has ended, and the command ends, printing nothing more, when that "
+    "call returns."
+)
 
 
 class _CommandRun:

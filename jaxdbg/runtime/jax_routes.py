@@ -94,9 +94,21 @@ PMAP = Route(jax, "pmap")
 CALLBACK = Route(jax.debug, "callback")
 CHECKIFY = Route(jax_checkify, "checkify")
 
-ROUTES = tuple(route for route in (BREAKPOINT, PRINT, LOG, VISUALIZE_ARRAY_SHARDING,
-                                   INSPECT_ARRAY_SHARDING, JIT, PMAP, CALLBACK, CHECKIFY)
-               if route is not None)
+ROUTES = tuple(
+    route
+    for route in (
+        BREAKPOINT,
+        PRINT,
+        LOG,
+        VISUALIZE_ARRAY_SHARDING,
+        INSPECT_ARRAY_SHARDING,
+        JIT,
+        PMAP,
+        CALLBACK,
+        CHECKIFY,
+    )
+    if route is not None
+)
 
 
 def is_installed() -> bool:

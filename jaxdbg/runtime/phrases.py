@@ -42,5 +42,10 @@ def echo(command: str) -> str:
 
 def browser_phrases() -> dict[str, str]:
     """The phrases as the panel's browser code reads them; ``{count}`` is filled there."""
-    return {"prompt": PROMPT, "noSource": NO_SOURCE, "noLocals": NO_LOCALS,
-            "moreCharacters": _MORE_CHARACTERS, "replayMark": REPLAY_MARK}
+    return {
+        "prompt": PROMPT,
+        "noSource": NO_SOURCE,
+        "noLocals": NO_LOCALS,
+        "moreCharacters": _MORE_CHARACTERS,
+        "replayMark": REPLAY_MARK,
+    }

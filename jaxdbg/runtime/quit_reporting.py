@@ -117,8 +117,11 @@ def install() -> None:
     if shell is not None and hasattr(shell, "set_custom_exc"):
         import jax
 
-        _undo.append(ipython_api.add_custom_exc(
-            shell, (jax.errors.JaxRuntimeError, DebuggerQuit, KeyboardInterrupt), _ipython_handler))
+        _undo.append(
+            ipython_api.add_custom_exc(
+                shell, (jax.errors.JaxRuntimeError, DebuggerQuit, KeyboardInterrupt), _ipython_handler
+            )
+        )
         # The cell's value is shown by display formatters, which catch its repr's error
         # (a pmap result whose computation was quit) outside the custom-exception slot.
         _undo.append(ipython_api.add_traceback_filter(shell, _ipython_handler))
@@ -138,6 +141,7 @@ def install() -> None:
     def restore() -> None:
         if sys.excepthook is excepthook:
             sys.excepthook = previous
+
     _undo.append(restore)
 
 

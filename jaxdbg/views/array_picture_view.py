@@ -16,8 +16,7 @@ from jaxdbg.engine.values import array_picture as model
 from jaxdbg.engine.values.array_picture import ArrayPicture, CellClass
 from jaxdbg.views import palette, png, theme
 
-_CLASS_NAMES = {CellClass.NAN: "nan", CellClass.POS_INF: "+inf", CellClass.NEG_INF: "-inf",
-                CellClass.ZERO: "zero"}
+_CLASS_NAMES = {CellClass.NAN: "nan", CellClass.POS_INF: "+inf", CellClass.NEG_INF: "-inf", CellClass.ZERO: "zero"}
 # Plain text: the ramp in nine steps of ink, and a letter for each marked class.
 _TEXT_RAMP = ".:-=+*#%@"
 _TEXT_CLASSES = {CellClass.NAN: "N", CellClass.POS_INF: "I", CellClass.NEG_INF: "i", CellClass.ZERO: "0"}
@@ -27,7 +26,7 @@ THUMBNAIL_PIXELS = 64  # the longest side of an inline picture, in CSS pixels
 def colour_table() -> np.ndarray:
     """(256, 3) uint8: the colour of every code (codes no class uses are grey)."""
     table = np.full((256, 3), 128, np.uint8)
-    table[:model.LEVELS] = np.array(palette.ramp(model.LEVELS), np.uint8)
+    table[: model.LEVELS] = np.array(palette.ramp(model.LEVELS), np.uint8)
     for cls, name in _CLASS_NAMES.items():
         table[int(cls)] = palette.PICTURE_CLASSES[name]
     return table
@@ -44,11 +43,15 @@ def rgb(pic: ArrayPicture) -> np.ndarray:
 def browser_colours() -> dict[str, Any]:
     """What the panel's browser code draws with: the 256 codes' colours, the ramp's
     length and each class's code and colour (synced once into the widget)."""
-    return {"table": [palette.hex_colour(tuple(int(v) for v in c)) for c in _TABLE],  # type: ignore[arg-type]
-            "levels": model.LEVELS,
-            "shard_line": [palette.hex_colour(c) for c in palette.PICTURE_SHARD_LINE],
-            "classes": {name: {"code": int(cls), "colour": palette.hex_colour(palette.PICTURE_CLASSES[name])}
-                        for cls, name in _CLASS_NAMES.items()}}
+    return {
+        "table": [palette.hex_colour(tuple(int(v) for v in c)) for c in _TABLE],  # type: ignore[arg-type]
+        "levels": model.LEVELS,
+        "shard_line": [palette.hex_colour(c) for c in palette.PICTURE_SHARD_LINE],
+        "classes": {
+            name: {"code": int(cls), "colour": palette.hex_colour(palette.PICTURE_CLASSES[name])}
+            for cls, name in _CLASS_NAMES.items()
+        },
+    }
 
 
 def _number(x: float | None) -> str:
@@ -79,8 +82,10 @@ def header_text(pic: ArrayPicture) -> str:
 
 def render_plain(pic: ArrayPicture) -> str:
     """One character per cell (``N`` NaN, ``I`` / ``i`` +/-Inf, ``0`` zero), a header and a legend."""
-    chars = np.array([_TEXT_RAMP[min(i * len(_TEXT_RAMP) // model.LEVELS, len(_TEXT_RAMP) - 1)]
-                      for i in range(model.LEVELS)] + ["?"] * (256 - model.LEVELS))
+    chars = np.array(
+        [_TEXT_RAMP[min(i * len(_TEXT_RAMP) // model.LEVELS, len(_TEXT_RAMP) - 1)] for i in range(model.LEVELS)]
+        + ["?"] * (256 - model.LEVELS)
+    )
     for cls, ch in _TEXT_CLASSES.items():
         chars[int(cls)] = ch
     lines = ["".join(row) for row in chars[pic.codes]]
@@ -99,8 +104,11 @@ def render_rich(pic: ArrayPicture) -> Iterator[Any]:
         line = Text()
         for c in range(image.shape[1]):
             upper = palette.hex_colour(tuple(int(v) for v in image[top, c]))  # type: ignore[arg-type]
-            lower = (palette.hex_colour(tuple(int(v) for v in image[top + 1, c]))  # type: ignore[arg-type]
-                     if top + 1 < image.shape[0] else None)
+            lower = (
+                palette.hex_colour(tuple(int(v) for v in image[top + 1, c]))  # type: ignore[arg-type]
+                if top + 1 < image.shape[0]
+                else None
+            )
             line.append("▀", Style(color=upper, bgcolor=lower))
         yield line
     scale = Text(f"{_number(pic.low)} ")
@@ -130,9 +138,16 @@ def render_html(pic: ArrayPicture) -> Markup:
     return Markup(
         '<span class="jaxdbg-picture"><img src="{}" alt="{}" width="{}" height="{}" '
         'style="image-rendering:pixelated;vertical-align:middle;{}">'
-        ' <span style="{}">{}</span></span>').format(
-            image_uri(pic), header_text(pic), width, height, theme.BORDER, theme.MUTED,
-            header_text(pic) + "  " + legend_text(pic))
+        ' <span style="{}">{}</span></span>'
+    ).format(
+        image_uri(pic),
+        header_text(pic),
+        width,
+        height,
+        theme.BORDER,
+        theme.MUTED,
+        header_text(pic) + "  " + legend_text(pic),
+    )
 
 
 model.ArrayPicture.register_drawing(plain=render_plain, rich=render_rich, html=render_html)

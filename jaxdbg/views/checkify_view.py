@@ -42,28 +42,44 @@ def render_rich(view: Any) -> Iterator[Any]:
 
 
 def render_html(view: Any, index_label: IndexLabel) -> str:
-    parts = [Markup('<div class="jaxdbg-checkify" style="{}">').format(theme.BOX),
-             Markup('<div style="{}"><b>{}</b></div>').format(
-                 theme.ERROR if view.sites else "", view.headline())]
+    parts = [
+        Markup('<div class="jaxdbg-checkify" style="{}">').format(theme.BOX),
+        Markup('<div style="{}"><b>{}</b></div>').format(theme.ERROR if view.sites else "", view.headline()),
+    ]
     if view.mapped and view.sites:
         rows = Markup("").join(
-            Markup('<tr><td style="{td}">{i}</td><td style="{td}">{m}</td>'
-                   '<td style="{td}{muted}">{w}</td></tr>').format(
-                td=_TD, muted=theme.MUTED, i=index_label(s.index), m=s.message,
-                w=f"{s.where.location} in {s.where.function}" if s.where else "")
-            for s in view.sites)
-        parts.append(Markup('<table style="border-collapse:collapse;margin:4px 0">'
-                            '<tr><th style="{td}">index</th><th style="{td}">error</th>'
-                            '<th style="{td}">where</th></tr>{rows}</table>')
-                     .format(td=_TD, rows=rows))
+            Markup(
+                '<tr><td style="{td}">{i}</td><td style="{td}">{m}</td><td style="{td}{muted}">{w}</td></tr>'
+            ).format(
+                td=_TD,
+                muted=theme.MUTED,
+                i=index_label(s.index),
+                m=s.message,
+                w=f"{s.where.location} in {s.where.function}" if s.where else "",
+            )
+            for s in view.sites
+        )
+        parts.append(
+            Markup(
+                '<table style="border-collapse:collapse;margin:4px 0">'
+                '<tr><th style="{td}">index</th><th style="{td}">error</th>'
+                '<th style="{td}">where</th></tr>{rows}</table>'
+            ).format(td=_TD, rows=rows)
+        )
     for frame in view.distinct_frames():
         first, source = view.source(frame)
-        parts.append(Markup('<div style="margin-top:4px">at <b>{}</b> in <code>{}</code></div>')
-                     .format(frame.location, frame.function))
+        parts.append(
+            Markup('<div style="margin-top:4px">at <b>{}</b> in <code>{}</code></div>').format(
+                frame.location, frame.function
+            )
+        )
         if source:
             parts.append(theme.highlighted_lines(source, first, frame.lineno))
     for frame in view.callers():
-        parts.append(Markup('<div style="{}">called from {} in <code>{}</code></div>')
-                     .format(theme.MUTED, frame.location, frame.function))
+        parts.append(
+            Markup('<div style="{}">called from {} in <code>{}</code></div>').format(
+                theme.MUTED, frame.location, frame.function
+            )
+        )
     parts.append(Markup("</div>"))
     return str(Markup("").join(parts))

@@ -34,8 +34,7 @@ def source(view: SourceView | None, heading: str) -> Markup:
     line marked (:func:`jaxdbg.views.theme.highlighted_lines`)."""
     head = Markup('<div class="jaxdbg-source-heading" style="font-weight:bold;">{}</div>').format(heading)
     if view is None or not view.lines:
-        return head + Markup('<div class="jaxdbg-no-source" style="{}">{}</div>'
-                             ).format(MUTED_STYLE, phrases.NO_SOURCE)
+        return head + Markup('<div class="jaxdbg-no-source" style="{}">{}</div>').format(MUTED_STYLE, phrases.NO_SOURCE)
     return head + theme.highlighted_lines(view.lines, view.first_lineno, view.current_lineno)
 
 
@@ -43,20 +42,28 @@ def log_entry(entry: LogEntry, limit: int | None = LOG_CHARS) -> Markup:
     """One command of the log: the echoed command, then its output (or its own markup)."""
     parts = []
     if entry.command:
-        parts.append(Markup('<div class="jaxdbg-in" style="{}">{}</div>')
-                     .format(MUTED_STYLE, phrases.echo(entry.command)))
+        parts.append(
+            Markup('<div class="jaxdbg-in" style="{}">{}</div>').format(MUTED_STYLE, phrases.echo(entry.command))
+        )
     if entry.html is not None:
         parts.append(entry.html if isinstance(entry.html, Markup) else escape(entry.html))
     elif entry.text:
         shown, rest = text_view.clip(entry.text, limit)
         cls = "jaxdbg-out jaxdbg-error" if entry.error else "jaxdbg-out"
-        parts.append(Markup('<pre class="{}" style="margin:0;white-space:pre-wrap;{}">{}</pre>')
-                     .format(cls, ERROR_STYLE if entry.error else "", shown))
+        parts.append(
+            Markup('<pre class="{}" style="margin:0;white-space:pre-wrap;{}">{}</pre>').format(
+                cls, ERROR_STYLE if entry.error else "", shown
+            )
+        )
         if rest:
-            parts.append(Markup('<div class="jaxdbg-more" style="{}font-style:italic;">{}</div>')
-                         .format(MUTED_STYLE, text_view.clipped_note(rest)))
+            parts.append(
+                Markup('<div class="jaxdbg-more" style="{}font-style:italic;">{}</div>').format(
+                    MUTED_STYLE, text_view.clipped_note(rest)
+                )
+            )
     return Markup('<div class="jaxdbg-entry" style="{}margin-bottom:4px;">{}</div>').format(
-        MONO_STYLE, Markup("").join(parts))
+        MONO_STYLE, Markup("").join(parts)
+    )
 
 
 def log(entries: Iterable[LogEntry], limit: int | None = LOG_CHARS) -> Markup:
@@ -75,14 +82,14 @@ def _first_lines(text: str) -> tuple[str, int]:
     """``(the first SUMMARY_LINES lines, each cut to SUMMARY_LINE_CHARS; lines left out)``."""
     lines = text.splitlines()
     keep = len(lines) if len(lines) <= SUMMARY_LINES + 1 else SUMMARY_LINES  # never fold one line
-    shown = [line if len(line) <= SUMMARY_LINE_CHARS else line[:SUMMARY_LINE_CHARS] + " …"
-             for line in lines[:keep]]
+    shown = [line if len(line) <= SUMMARY_LINE_CHARS else line[:SUMMARY_LINE_CHARS] + " …" for line in lines[:keep]]
     return "\n".join(shown), len(lines) - len(shown)
 
 
 def _folded(label: str, body: Markup) -> Markup:
-    return Markup('<details class="jaxdbg-more"><summary style="{}cursor:pointer;">{}</summary>{}</details>'
-                  ).format(MUTED_STYLE, label, body)
+    return Markup('<details class="jaxdbg-more"><summary style="{}cursor:pointer;">{}</summary>{}</details>').format(
+        MUTED_STYLE, label, body
+    )
 
 
 def summary_entry(entry: LogEntry, limit: int | None = LOG_CHARS) -> Markup:
@@ -103,22 +110,35 @@ def stop_summary(summary: StopSummary, limit: int | None = LOG_CHARS) -> Markup:
     result folded under ``<details>``), the outcome."""
     parts = [Markup('<div class="jaxdbg-banner" style="font-weight:bold;">{}</div>').format(summary.banner)]
     if summary.line:
-        parts.append(Markup('<div class="jaxdbg-stop-line">{}: <code>{}</code></div>')
-                     .format(summary.location, summary.line))
+        parts.append(
+            Markup('<div class="jaxdbg-stop-line">{}: <code>{}</code></div>').format(summary.location, summary.line)
+        )
     entries = list(summary.log)
     earlier, last = entries[:-SUMMARY_ENTRIES], entries[-SUMMARY_ENTRIES:]
     if earlier:
-        parts.append(_folded(f"{len(earlier):,} more command{'s' if len(earlier) != 1 else ''}",
-                             Markup("").join(summary_entry(e, limit) for e in earlier)))
+        parts.append(
+            _folded(
+                f"{len(earlier):,} more command{'s' if len(earlier) != 1 else ''}",
+                Markup("").join(summary_entry(e, limit) for e in earlier),
+            )
+        )
     parts.extend(summary_entry(e, limit) for e in last)
     if summary.pictures:
-        parts.append(Markup('<div class="jaxdbg-pictures">{}</div>').format(Markup("").join(
-            Markup('<div class="jaxdbg-picture-row"><code>{}</code> {}</div>').format(
-                name, array_picture_view.render_html(pic)) for name, pic in summary.pictures)))
+        parts.append(
+            Markup('<div class="jaxdbg-pictures">{}</div>').format(
+                Markup("").join(
+                    Markup('<div class="jaxdbg-picture-row"><code>{}</code> {}</div>').format(
+                        name, array_picture_view.render_html(pic)
+                    )
+                    for name, pic in summary.pictures
+                )
+            )
+        )
     parts.append(watch_views.table_html(summary.watches))
     parts.append(Markup('<div class="jaxdbg-ended" style="{}">{}</div>').format(MUTED_STYLE, summary.outcome))
     return Markup('<div class="jaxdbg-static" style="{}{}padding:4px;">{}</div>').format(
-        MONO_STYLE, theme.BORDER, Markup("").join(parts))
+        MONO_STYLE, theme.BORDER, Markup("").join(parts)
+    )
 
 
 class Rendered:

@@ -23,25 +23,35 @@ class Palette:
     """The named colours of a view, as CSS colour values (the fallbacks of a page without
     theme variables; a dark page defines the variables)."""
 
-    fg: str        # text
+    fg: str  # text
     fg_muted: str  # secondary text: line numbers, notes
-    bg: str        # the view's background
-    code_bg: str   # behind source code
+    bg: str  # the view's background
+    code_bg: str  # behind source code
     border: str
-    accent: str    # the current line, focus, the primary button
+    accent: str  # the current line, focus, the primary button
     error: str
 
 
-LIGHT = Palette(fg="#1f1f1f", fg_muted="#555", bg="#fff", code_bg="#fff", border="#ccc",
-                accent="#1976d2", error="#c62828")
+LIGHT = Palette(
+    fg="#1f1f1f", fg_muted="#555", bg="#fff", code_bg="#fff", border="#ccc", accent="#1976d2", error="#c62828"
+)
 
 #: Source token colours: the editor's theme variable ``--jp-mirror-editor-<name>-color``
 #: for each, with JupyterLab's light editor colour as the panel stylesheet's fallback.
 #: (Static HTML falls back to the text colour instead: see :mod:`jaxdbg.views.theme`.)
 EDITOR_TOKENS = {
-    "keyword": "#008000", "builtin": "#008000", "def": "#0000ff", "meta": "#aa22ff",
-    "property": "#05a", "variable": "#1f1f1f", "string": "#ba2121", "number": "#080",
-    "comment": "#408080", "operator": "#aa22ff", "punctuation": "#05a", "error": "#f00",
+    "keyword": "#008000",
+    "builtin": "#008000",
+    "def": "#0000ff",
+    "meta": "#aa22ff",
+    "property": "#05a",
+    "variable": "#1f1f1f",
+    "string": "#ba2121",
+    "number": "#080",
+    "comment": "#408080",
+    "operator": "#aa22ff",
+    "punctuation": "#05a",
+    "error": "#f00",
 }
 #: How much of a token's colour is kept, mixed towards the text colour, so that every
 #: token keeps WCAG AA contrast in Light, Dark and High Contrast (the panel and static HTML).
@@ -58,9 +68,13 @@ NEUTRAL_BORDER = "rgba(128,128,128,.55)"
 
 #: The JupyterLab theme variable each colour comes from on a themed page.
 THEME_VARIABLES = {
-    "fg": "--jp-content-font-color1", "fg_muted": "--jp-content-font-color2",
-    "bg": "--jp-layout-color1", "code_bg": "--jp-layout-color0", "border": "--jp-border-color2",
-    "accent": "--jp-brand-color1", "error": "--jp-error-color1",
+    "fg": "--jp-content-font-color1",
+    "fg_muted": "--jp-content-font-color2",
+    "bg": "--jp-layout-color1",
+    "code_bg": "--jp-layout-color0",
+    "border": "--jp-border-color2",
+    "accent": "--jp-brand-color1",
+    "error": "--jp-error-color1",
 }
 
 
@@ -122,14 +136,19 @@ def shard_terminal_rgb(number: int) -> tuple[int, int, int]:
 # (the ends of lightness, beyond the ramp's). Views draw a theme-coloured border around
 # the picture so white and black cells read on light, dark and high-contrast pages.
 _VIRIDIS_ANCHORS = (
-    (0.00, (68, 1, 84)), (0.13, (71, 44, 122)), (0.25, (59, 81, 139)), (0.38, (44, 113, 142)),
-    (0.50, (33, 144, 141)), (0.63, (39, 173, 129)), (0.75, (92, 200, 99)), (0.88, (170, 220, 50)),
+    (0.00, (68, 1, 84)),
+    (0.13, (71, 44, 122)),
+    (0.25, (59, 81, 139)),
+    (0.38, (44, 113, 142)),
+    (0.50, (33, 144, 141)),
+    (0.63, (39, 173, 129)),
+    (0.75, (92, 200, 99)),
+    (0.88, (170, 220, 50)),
     (1.00, (253, 231, 37)),
 )
 
 #: The colour of each marked class of cells, by the name the engine counts them under.
-PICTURE_CLASSES = {"nan": (213, 94, 0), "+inf": (255, 255, 255), "-inf": (0, 0, 0),
-                   "zero": (150, 150, 150)}
+PICTURE_CLASSES = {"nan": (213, 94, 0), "+inf": (255, 255, 255), "-inf": (0, 0, 0), "zero": (150, 150, 150)}
 
 #: Shard boundaries over a heatmap: a dark line under a light one, which reads on every cell.
 PICTURE_SHARD_LINE = ((0, 0, 0), (255, 255, 255))

@@ -31,7 +31,8 @@ MAX_LEGEND = 32
 
 # Colours from the palette: the hover outline is its accent (written without spaces, as
 # the rest), borders its neutral grey.
-_CSS = Markup("""<style>
+_CSS = Markup(
+    """<style>
 .jaxdbg-sharding{font-family:var(--jp-code-font-family,ui-monospace,SFMono-Regular,Menlo,monospace);
  font-size:var(--jp-code-font-size,12px);color:var(--jp-content-font-color1,inherit);line-height:1.35;
  margin:2px 0}
@@ -53,7 +54,8 @@ _CSS = Markup("""<style>
 .jaxdbg-sharding .jxs-legend li{margin:1px 0;break-inside:avoid}
 .jaxdbg-sharding .jxs-sw{display:inline-block;width:1.6em;height:.95em;vertical-align:-.1em;
  margin-right:.5em;border:1px solid var(--jp-border-color1,{border});border-radius:2px}
-</style>""".replace("{accent}", palette.themed("accent").replace(" ", "")).replace("{border}", palette.NEUTRAL_BORDER))
+</style>""".replace("{accent}", palette.themed("accent").replace(" ", "")).replace("{border}", palette.NEUTRAL_BORDER)
+)
 
 
 tint = palette.shard_tint
@@ -69,10 +71,11 @@ def render_html(layout: ShardingLayout) -> Markup:
     pages = layout.pages()
     for item in fold(len(pages), MAX_GRIDS):
         if isinstance(item, Fold):
-            devices = layout.devices_in(pages[item.first:item.last + 1], range(layout.rows()),
-                                        range(layout.cols()))
-            note = (f"⋯ {item.count} more grids ({layout.page_title(pages[item.first])} to "
-                    f"{layout.page_title(pages[item.last])}; devices {compress_ids(devices)})")
+            devices = layout.devices_in(pages[item.first : item.last + 1], range(layout.rows()), range(layout.cols()))
+            note = (
+                f"⋯ {item.count} more grids ({layout.page_title(pages[item.first])} to "
+                f"{layout.page_title(pages[item.last])}; devices {compress_ids(devices)})"
+            )
             parts.append(Markup('<div class="jxs-note">{}</div>').format(note))
             continue
         _page(layout, pages[item], parts)
@@ -90,15 +93,19 @@ def _page(layout: ShardingLayout, page: tuple[int, ...], parts: list[Markup]) ->
     if layout.page_dims:
         parts.append(Markup("<figcaption>{}</figcaption>").format(layout.page_title(page)))
     label_col = "auto " if rdim is not None else ""
-    parts.append(Markup('<div class="jxs-grid" style="grid-template-columns:{}'
-                        'repeat({},minmax(2.2em,max-content))">').format(label_col, len(col_items)))
+    parts.append(
+        Markup('<div class="jxs-grid" style="grid-template-columns:{}repeat({},minmax(2.2em,max-content))">').format(
+            label_col, len(col_items)
+        )
+    )
     if cdim is not None:
         if rdim is not None:
             parts.append(Markup("<div></div>"))
         for c in col_items:
             if isinstance(c, Fold):
-                parts.append(Markup('<div class="jxs-lab" title="{}">⋯</div>').format(
-                    _fold_title(layout, "columns", cdim, c)))
+                parts.append(
+                    Markup('<div class="jxs-lab" title="{}">⋯</div>').format(_fold_title(layout, "columns", cdim, c))
+                )
             else:
                 parts.append(Markup('<div class="jxs-lab">{}</div>').format(layout.intervals[cdim][c].label))
     for r in row_items:
@@ -140,8 +147,11 @@ def _legend(layout: ShardingLayout, parts: list[Markup]) -> None:
         return
     parts.append(Markup('<div class="jxs-sum">{}</div><ul class="jxs-legend">').format(summary))
     for shard in layout.shards:
-        parts.append(Markup('<li><span class="jxs-sw" style="background:{}"></span>{} {}</li>').format(
-            tint(shard.number), shard.slice_text, shard.holders()))
+        parts.append(
+            Markup('<li><span class="jxs-sw" style="background:{}"></span>{} {}</li>').format(
+                tint(shard.number), shard.slice_text, shard.holders()
+            )
+        )
     parts.append(Markup("</ul>"))
 
 

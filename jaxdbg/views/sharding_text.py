@@ -49,11 +49,16 @@ def _rich_style(style: Style) -> Any:
     if isinstance(style, int):
         r, g, b = palette.shard_terminal_rgb(style)
         return RichStyle(color="black", bgcolor=f"rgb({r},{g},{b})")
-    return {"head": RichStyle(bold=True), "title": RichStyle(bold=True, underline=True),
-            "label": RichStyle(dim=True), "fold": RichStyle(italic=True, dim=True)}[style]
+    return {
+        "head": RichStyle(bold=True),
+        "title": RichStyle(bold=True, underline=True),
+        "label": RichStyle(dim=True),
+        "fold": RichStyle(italic=True, dim=True),
+    }[style]
 
 
 # -- the drawing -----------------------------------------------------------------------
+
 
 def build_lines(layout: ShardingLayout) -> list[Line]:
     lines: list[Line] = [[(layout.header_text(), "head")]]
@@ -63,8 +68,22 @@ def build_lines(layout: ShardingLayout) -> list[Line]:
     pages = layout.pages()
     for item in fold(len(pages), MAX_GRIDS):
         if isinstance(item, Fold):
-            lines.append([(_fold_note(layout, "grids", layout.page_dims[0] if len(layout.page_dims) == 1 else None,
-                                      item, pages[item.first:item.last + 1], None, None), "fold")])
+            lines.append(
+                [
+                    (
+                        _fold_note(
+                            layout,
+                            "grids",
+                            layout.page_dims[0] if len(layout.page_dims) == 1 else None,
+                            item,
+                            pages[item.first : item.last + 1],
+                            None,
+                            None,
+                        ),
+                        "fold",
+                    )
+                ]
+            )
             continue
         page = pages[item]
         if layout.page_dims:
@@ -81,15 +100,18 @@ def _span(layout: ShardingLayout, dim: int, fold_: Fold) -> str:
     return f"{layout.dim_names[dim]} {blocks[fold_.first].start}:{blocks[fold_.last].stop}"
 
 
-def _fold_note(layout: ShardingLayout, what: str, dim: int | None, fold_: Fold,
-               pages: list, rows: range | None, cols: range | None) -> str:
+def _fold_note(
+    layout: ShardingLayout, what: str, dim: int | None, fold_: Fold, pages: list, rows: range | None, cols: range | None
+) -> str:
     rows = rows if rows is not None else range(layout.rows())
     cols = cols if cols is not None else range(layout.cols())
     devices = layout.devices_in(pages, rows, cols)
     where = f"; {_span(layout, dim, fold_)}" if dim is not None else ""
     mark = "⋯" if what == "columns" else "⋮"
-    return (f"{mark} {fold_.count} {what} folded ({what} {fold_.first}–{fold_.last}{where}; "
-            f"devices {compress_ids(devices)})")
+    return (
+        f"{mark} {fold_.count} {what} folded ({what} {fold_.first}–{fold_.last}{where}; "
+        f"devices {compress_ids(devices)})"
+    )
 
 
 def _grid(layout: ShardingLayout, page: tuple[int, ...]) -> list[Line]:
@@ -117,8 +139,7 @@ def _grid(layout: ShardingLayout, page: tuple[int, ...]) -> list[Line]:
 
     cells = [[cell(r, c) for c in col_items] for r in row_items]
     # One width for every column, so a grid reads as a regular lattice.
-    width = max([len(col_label(c)) for c in col_items]
-                + [len(text) for row in cells for text, _ in row]) + 2
+    width = max([len(col_label(c)) for c in col_items] + [len(text) for row in cells for text, _ in row]) + 2
     widths = [width] * len(col_items)
     label_width = max(len(row_label(r)) for r in row_items)
     indent = " " * (label_width + 1)
@@ -128,8 +149,7 @@ def _grid(layout: ShardingLayout, page: tuple[int, ...]) -> list[Line]:
 
     out: list[Line] = []
     if cdim is not None:
-        out.append([(indent + " " + " ".join(col_label(c).center(w) for c, w in zip(col_items, widths)),
-                     "label")])
+        out.append([(indent + " " + " ".join(col_label(c).center(w) for c, w in zip(col_items, widths)), "label")])
     out.append(rule("┌", "┬", "┐"))
     for i, r in enumerate(row_items):
         line: Line = [(row_label(r).rjust(label_width) + " ", "label"), ("│", None)]
@@ -140,12 +160,14 @@ def _grid(layout: ShardingLayout, page: tuple[int, ...]) -> list[Line]:
     out.append(rule("└", "┴", "┘"))
     for r in row_items:
         if isinstance(r, Fold):
-            out.append([(indent + _fold_note(layout, "rows", rdim, r, [page],
-                                             range(r.first, r.last + 1), None), "fold")])
+            out.append(
+                [(indent + _fold_note(layout, "rows", rdim, r, [page], range(r.first, r.last + 1), None), "fold")]
+            )
     for c in col_items:
         if isinstance(c, Fold):
-            out.append([(indent + _fold_note(layout, "columns", cdim, c, [page], None,
-                                             range(c.first, c.last + 1)), "fold")])
+            out.append(
+                [(indent + _fold_note(layout, "columns", cdim, c, [page], None, range(c.first, c.last + 1)), "fold")]
+            )
     return out
 
 
@@ -157,8 +179,7 @@ def _legend(layout: ShardingLayout) -> list[Line]:
     width = max(len(s.slice_text) for s in layout.shards)
     out: list[Line] = [[(layout.replication_summary() + ":", "label")]]
     for shard in layout.shards:
-        out.append([(" ", None), ("  ", shard.number),
-                    (f" {shard.slice_text.ljust(width)}  {shard.holders()}", None)])
+        out.append([(" ", None), ("  ", shard.number), (f" {shard.slice_text.ljust(width)}  {shard.holders()}", None)])
     return out
 
 

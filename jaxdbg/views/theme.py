@@ -23,25 +23,31 @@ from markupsafe import Markup
 from jaxdbg.engine.source_window import numbered_lines
 from jaxdbg.views import palette
 
-MONO = ("font-family:var(--jp-code-font-family, monospace);font-size:12px;"
-        "line-height:1.45;")
+MONO = "font-family:var(--jp-code-font-family, monospace);font-size:12px;line-height:1.45;"
 MUTED = "color:var(--jp-content-font-color2, color-mix(in srgb, currentColor 72%, transparent));"
 # The theme's error colour drawn a quarter towards the text colour, so it keeps AA
 # contrast on Dark (whose red alone falls short of 4.5:1 on its background).
-ERROR = (f"color:color-mix(in srgb, {palette.themed('error')} 75%,"
-         " var(--jp-content-font-color1, currentColor));")
+ERROR = f"color:color-mix(in srgb, {palette.themed('error')} 75%, var(--jp-content-font-color1, currentColor));"
 BORDER = "border:1px solid var(--jp-border-color2, color-mix(in srgb, currentColor 30%, transparent));"
 BOX = MONO + BORDER + "border-radius:3px;padding:4px 6px;"
-CURRENT_LINE = (f"background:color-mix(in srgb, {palette.themed('accent')} 14%, transparent);"
-                "font-weight:bold;")
+CURRENT_LINE = f"background:color-mix(in srgb, {palette.themed('accent')} 14%, transparent);font-weight:bold;"
 
 # pygments token families -> the editor's theme variable for them (as the live panel).
 _TOKEN_VARIABLES = {
-    "Keyword": "keyword", "Operator.Word": "keyword", "Name.Builtin": "builtin",
-    "Name.Function": "def", "Name.Class": "def", "Name.Decorator": "meta",
-    "Name.Attribute": "property", "Name": "variable", "Literal.String": "string",
-    "Literal.Number": "number", "Comment": "comment", "Operator": "operator",
-    "Punctuation": "punctuation", "Error": "error",
+    "Keyword": "keyword",
+    "Operator.Word": "keyword",
+    "Name.Builtin": "builtin",
+    "Name.Function": "def",
+    "Name.Class": "def",
+    "Name.Decorator": "meta",
+    "Name.Attribute": "property",
+    "Name": "variable",
+    "Literal.String": "string",
+    "Literal.Number": "number",
+    "Comment": "comment",
+    "Operator": "operator",
+    "Punctuation": "punctuation",
+    "Error": "error",
 }
 
 
@@ -70,18 +76,25 @@ def highlighted_lines(lines: list[str], first_lineno: int, current_lineno: int |
         for i, piece in enumerate(text.split("\n")):
             row += 1 if i else 0
             if piece and row < len(rows):
-                rows[row].append(Markup('<span style="{}">{}</span>').format(style, piece)
-                                 if style else Markup("{}").format(piece))
+                rows[row].append(
+                    Markup('<span style="{}">{}</span>').format(style, piece) if style else Markup("{}").format(piece)
+                )
     out = []
     for line, runs in zip(numbered_lines(lines, first_lineno, current_lineno), rows):
         current = line.current
-        out.append(Markup('<span class="{cls}" style="{bg}">'
-                          '<span style="{muted}">{n} </span>{marker} {code}</span>\n').format(
-            cls="jaxdbg-line jaxdbg-current-line" if current else "jaxdbg-line",
-            # the current line's number in the text colour: muted on the tint falls short
-            bg=CURRENT_LINE + "display:inline-block;min-width:100%;" if current else "",
-            muted="" if current else MUTED, n=line.number_text,
-            marker="→" if current else " ", code=Markup("").join(runs)))
+        out.append(
+            Markup('<span class="{cls}" style="{bg}"><span style="{muted}">{n} </span>{marker} {code}</span>\n').format(
+                cls="jaxdbg-line jaxdbg-current-line" if current else "jaxdbg-line",
+                # the current line's number in the text colour: muted on the tint falls short
+                bg=CURRENT_LINE + "display:inline-block;min-width:100%;" if current else "",
+                muted="" if current else MUTED,
+                n=line.number_text,
+                marker="→" if current else " ",
+                code=Markup("").join(runs),
+            )
+        )
     # <pre>: the indentation survives an untrusted notebook, where styles are stripped
-    return Markup('<pre class="jaxdbg-code-lines" style="{}overflow-x:auto;margin:2px 0;padding:0;'
-                  'background:transparent;">{}</pre>').format(MONO, Markup("").join(out))
+    return Markup(
+        '<pre class="jaxdbg-code-lines" style="{}overflow-x:auto;margin:2px 0;padding:0;'
+        'background:transparent;">{}</pre>'
+    ).format(MONO, Markup("").join(out))

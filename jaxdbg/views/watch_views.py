@@ -21,8 +21,9 @@ PLOT_HEIGHT = 28
 PLOT_POINTS = 500  # the latest values a plot draws
 
 
-def plot_points(numbers: Sequence[tuple[int, float]], width: int = PLOT_WIDTH,
-                height: int = PLOT_HEIGHT) -> list[tuple[float, float]]:
+def plot_points(
+    numbers: Sequence[tuple[int, float]], width: int = PLOT_WIDTH, height: int = PLOT_HEIGHT
+) -> list[tuple[float, float]]:
     """``(x, y)`` in a ``width`` x ``height`` box for each finite ``(position, value)``."""
     finite = [(i, v) for i, v in numbers[-PLOT_POINTS:] if v == v and abs(v) != float("inf")]
     if not finite:
@@ -43,13 +44,21 @@ def plot_svg(watch: Watch) -> Markup:
         return Markup("")
     stroke = palette.themed("accent")
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
-    dots = Markup("").join(Markup('<circle cx="{:.1f}" cy="{:.1f}" r="1.5" fill="{}"/>').format(x, y, stroke)
-                           for x, y in points)
-    return Markup('<svg class="jaxdbg-watch-plot" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-                  'role="img" aria-label="{label}"><polyline points="{line}" fill="none" '
-                  'stroke="{stroke}" stroke-width="1.2"/>{dots}</svg>').format(
-        w=PLOT_WIDTH, h=PLOT_HEIGHT, label=f"{watch.expression} over {len(points)} hits", line=line,
-        stroke=stroke, dots=dots)
+    dots = Markup("").join(
+        Markup('<circle cx="{:.1f}" cy="{:.1f}" r="1.5" fill="{}"/>').format(x, y, stroke) for x, y in points
+    )
+    return Markup(
+        '<svg class="jaxdbg-watch-plot" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+        'role="img" aria-label="{label}"><polyline points="{line}" fill="none" '
+        'stroke="{stroke}" stroke-width="1.2"/>{dots}</svg>'
+    ).format(
+        w=PLOT_WIDTH,
+        h=PLOT_HEIGHT,
+        label=f"{watch.expression} over {len(points)} hits",
+        line=line,
+        stroke=stroke,
+        dots=dots,
+    )
 
 
 def _shown(value: WatchValue) -> str:
@@ -60,7 +69,7 @@ def _history_text(watch: Watch) -> str:
     """A scalar's history as block characters; an array's first and latest statistics."""
     numbers = [v for _, v in watch.numbers]
     if len(numbers) > 1:
-        return watch_commands.sparkline(numbers[-watch_commands.SPARK_POINTS:])
+        return watch_commands.sparkline(numbers[-watch_commands.SPARK_POINTS :])
     if len(watch.values) > 1 and watch.values[0].stats is not None:
         return f"first: {_shown(watch.values[0])}"
     return ""
@@ -83,15 +92,27 @@ def table_html(watches: Sequence[Watch]) -> Markup:
     for w in watches:
         last = w.values[-1] if w.values else None
         history = plot_svg(w) or Markup("{}").format(_history_text(w))
-        rows.append(Markup('<tr class="jaxdbg-watch" style="{row}"><td style="{cell}"><code style="{code}">{}</code>'
-                           '</td><td style="{cell}{}">{}</td><td style="{cell}{}">{}</td>'
-                           '<td style="{cell}">{}</td></tr>').format(
-            w.expression, theme.ERROR if last is not None and last.error else "",
-            "" if last is None else _shown(last), theme.MUTED,
-            f"{len(w.values)} hit{'s' if len(w.values) != 1 else ''}", history,
-            row=_ROW, cell=_CELL, code=_CODE))
-    return Markup('<table class="jaxdbg-watches" style="{}"><caption style="text-align:left;{}">watches'
-                  '</caption><tbody>{}</tbody></table>').format(_TABLE, theme.MUTED, Markup("").join(rows))
+        rows.append(
+            Markup(
+                '<tr class="jaxdbg-watch" style="{row}"><td style="{cell}"><code style="{code}">{}</code>'
+                '</td><td style="{cell}{}">{}</td><td style="{cell}{}">{}</td>'
+                '<td style="{cell}">{}</td></tr>'
+            ).format(
+                w.expression,
+                theme.ERROR if last is not None and last.error else "",
+                "" if last is None else _shown(last),
+                theme.MUTED,
+                f"{len(w.values)} hit{'s' if len(w.values) != 1 else ''}",
+                history,
+                row=_ROW,
+                cell=_CELL,
+                code=_CODE,
+            )
+        )
+    return Markup(
+        '<table class="jaxdbg-watches" style="{}"><caption style="text-align:left;{}">watches'
+        "</caption><tbody>{}</tbody></table>"
+    ).format(_TABLE, theme.MUTED, Markup("").join(rows))
 
 
 def table_text(watches: Sequence[Watch]) -> str:
@@ -100,6 +121,5 @@ def table_text(watches: Sequence[Watch]) -> str:
     for w in watches:
         last = _shown(w.values[-1]) if w.values else "(no value yet)"
         history = _history_text(w)
-        lines.append(f"watch {w.expression} = {last}  ({len(w.values)} hits)"
-                     + (f"  {history}" if history else ""))
+        lines.append(f"watch {w.expression} = {last}  ({len(w.values)} hits)" + (f"  {history}" if history else ""))
     return "\n".join(lines)

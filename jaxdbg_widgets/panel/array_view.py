@@ -30,24 +30,47 @@ from jaxdbg_widgets.panel.protocol import ToBrowser, message
 def describe(pic: ArrayPicture) -> dict:
     """The JSON half of a picture message: everything but the cells."""
     rows, cols = pic.codes.shape
-    return {"rows": rows, "cols": cols, "shape": list(pic.shape), "dtype": pic.dtype,
-            "axes": [pic.axes[0], pic.axes[1]], "index": list(pic.index),
-            "low": pic.low, "high": pic.high, "note": pic.note, "sampled": pic.sampled,
-            "histogram": [int(n) for n in pic.histogram],
-            "edges": [float(e) for e in pic.histogram_edges],
-            "classes": pic.class_counts, "row_cuts": list(pic.row_cuts),
-            "col_cuts": list(pic.col_cuts), "integer": _integer(pic.dtype),
-            "sampling": str(pic.sampling) if pic.sampling is not None else None,
-            "values": np.dtype(_value_type(pic.dtype)).name,
-            # the whole array's NaN / Inf: how many, and where the first ones are (the
-            # view's "next NaN / Inf" walks them; a picture cell cannot show one NaN)
-            "nonfinite": {"count": pic.nonfinite_count,
-                          "cells": [{"index": list(c.index), "kind": c.kind} for c in pic.nonfinite_cells]}}
+    return {
+        "rows": rows,
+        "cols": cols,
+        "shape": list(pic.shape),
+        "dtype": pic.dtype,
+        "axes": [pic.axes[0], pic.axes[1]],
+        "index": list(pic.index),
+        "low": pic.low,
+        "high": pic.high,
+        "note": pic.note,
+        "sampled": pic.sampled,
+        "histogram": [int(n) for n in pic.histogram],
+        "edges": [float(e) for e in pic.histogram_edges],
+        "classes": pic.class_counts,
+        "row_cuts": list(pic.row_cuts),
+        "col_cuts": list(pic.col_cuts),
+        "integer": _integer(pic.dtype),
+        "sampling": str(pic.sampling) if pic.sampling is not None else None,
+        "values": np.dtype(_value_type(pic.dtype)).name,
+        # the whole array's NaN / Inf: how many, and where the first ones are (the
+        # view's "next NaN / Inf" walks them; a picture cell cannot show one NaN)
+        "nonfinite": {
+            "count": pic.nonfinite_count,
+            "cells": [{"index": list(c.index), "kind": c.kind} for c in pic.nonfinite_cells],
+        },
+    }
 
 
 # Dtypes whose every value float32 holds exactly: their hover values travel at half size.
-_EXACT_IN_FLOAT32 = {"float32", "float16", "bfloat16", "bool", "int8", "uint8", "int16", "uint16",
-                     "float8_e4m3fn", "float8_e5m2"}
+_EXACT_IN_FLOAT32 = {
+    "float32",
+    "float16",
+    "bfloat16",
+    "bool",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "float8_e4m3fn",
+    "float8_e5m2",
+}
 
 
 def _value_type(dtype: str) -> type:
@@ -72,34 +95,49 @@ def thumbnail(frame: int, path: list, value: Any) -> tuple[dict, list[bytes]]:
 
 
 def thumbnail_message(frame: int, path: list, pic: ArrayPicture) -> tuple[dict, list[bytes]]:
-    return (message(ToBrowser.PICTURE, frame=frame, path=path, picture=describe(pic), error=""),
-            [pic.codes.tobytes()])
+    return (message(ToBrowser.PICTURE, frame=frame, path=path, picture=describe(pic), error=""), [pic.codes.tobytes()])
 
 
 def thumbnail_error(frame: int, path: list, error: str) -> dict:
     return message(ToBrowser.PICTURE, frame=frame, path=path, picture=None, error=error)
 
 
-def large_view(frame: int, path: list, label: str, value: Any, *, axes: Any = None,
-               indices: Any = None, sharding: Any = None, sampling: Any = None
-               ) -> tuple[dict, list[bytes]]:
+def large_view(
+    frame: int,
+    path: list,
+    label: str,
+    value: Any,
+    *,
+    axes: Any = None,
+    indices: Any = None,
+    sharding: Any = None,
+    sampling: Any = None,
+) -> tuple[dict, list[bytes]]:
     """The ``view`` message: the chosen slice, its histogram, the exact statistics
     (the row's summary text) and the shard boundaries."""
     try:
-        pic, stats = local_rows.row_picture(label, value, large=True, axes=axes_of(axes),
-                                            indices=indices_of(indices), sampling=sampling_of(sampling),
-                                            sharding=sharding)
+        pic, stats = local_rows.row_picture(
+            label,
+            value,
+            large=True,
+            axes=axes_of(axes),
+            indices=indices_of(indices),
+            sampling=sampling_of(sampling),
+            sharding=sharding,
+        )
     except array_picture.PictureError as e:
         return view_error(frame, path, label, str(e)), []
     return view_message(frame, path, label, pic, stats)
 
 
-def view_message(frame: int, path: list, label: str, pic: ArrayPicture, stats: str
-                 ) -> tuple[dict, list[bytes]]:
-    content = message(ToBrowser.VIEW, frame=frame, path=path, name=label, picture=describe(pic),
-                      stats=stats, error="")
-    buffers = [pic.codes.tobytes(), np.ascontiguousarray(pic.values, _value_type(pic.dtype)).tobytes(),
-               pic.rows.astype(np.int32).tobytes(), pic.cols.astype(np.int32).tobytes()]
+def view_message(frame: int, path: list, label: str, pic: ArrayPicture, stats: str) -> tuple[dict, list[bytes]]:
+    content = message(ToBrowser.VIEW, frame=frame, path=path, name=label, picture=describe(pic), stats=stats, error="")
+    buffers = [
+        pic.codes.tobytes(),
+        np.ascontiguousarray(pic.values, _value_type(pic.dtype)).tobytes(),
+        pic.rows.astype(np.int32).tobytes(),
+        pic.cols.astype(np.int32).tobytes(),
+    ]
     return content, buffers
 
 
@@ -115,7 +153,8 @@ def sampling_of(sampling: Any) -> array_picture.Sampling:
         return array_picture.Sampling(sampling)
     except ValueError:
         raise array_picture.PictureError(
-            f"sampling is one of {[s.value for s in array_picture.Sampling]}, not {sampling!r}") from None
+            f"sampling is one of {[s.value for s in array_picture.Sampling]}, not {sampling!r}"
+        ) from None
 
 
 def axes_of(axes: Any) -> tuple[int, int] | None:

@@ -78,8 +78,10 @@ def _show_in_queued_cell(session: Session, panel: Any, handle: Any, kernel: Any,
     shows no stop) gets a line saying why it waits, and the live panel itself."""
     from IPython.display import display
 
-    line = notices.phrase(f"this cell waits: the kernel is paused at {session.banner()}. "
-                          "Answer the stop in the panel below, or interrupt the kernel to end it.")
+    line = notices.phrase(
+        f"this cell waits: the kernel is paused at {session.banner()}. "
+        "Answer the stop in the panel below, or interrupt the kernel to end it."
+    )
     undo = ipykernel_parents.pin_thread_parent(kernel, None, parent)
     try:
         with _output_to_cell(kernel, parent):
@@ -103,8 +105,9 @@ def run_widget_debugger(session: Session, **options: Any) -> None:
     with channel:  # pins this thread's prints and prompts to the paused cell
         channel.report_queued_cells()
         panel = PanelInCell(channel, options)
-        driver.drive(session, panel, options=options,
-                     fallback=lambda session: cli.run_cli(session, **panel.prompt_options))
+        driver.drive(
+            session, panel, options=options, fallback=lambda session: cli.run_cli(session, **panel.prompt_options)
+        )
 
 
 class PanelInCell(driver.Frontend):
@@ -130,8 +133,9 @@ class PanelInCell(driver.Frontend):
 
         channel = self.channel
         if channel.mechanism is Mechanism.PROMPT:
-            raise driver.FallBack("the debugger panel cannot receive clicks here"
-                                  + (f" ({channel.detail})" if channel.detail else ""))
+            raise driver.FallBack(
+                "the debugger panel cannot receive clicks here" + (f" ({channel.detail})" if channel.detail else "")
+            )
         if self.kernel is not None:
             try:
                 self.parent = ipykernel_parents.cell_parent(self.kernel)[1]
@@ -146,10 +150,14 @@ class PanelInCell(driver.Frontend):
         self.prompt_options = self.options
         # The comm is routed before the frontend hears of it, so even a command sent the
         # moment the panel appears reaches this stop.
-        self.panel = DebuggerPanel(session, post=channel.post, context=self.options["context"],
-                                   before_open=channel.attach)
-        answered = ("answering at the prompt below" if driver.interactive_input_available(self.options)
-                    else "continuing, since nothing can answer a prompt here")
+        self.panel = DebuggerPanel(
+            session, post=channel.post, context=self.options["context"], before_open=channel.attach
+        )
+        answered = (
+            "answering at the prompt below"
+            if driver.interactive_input_available(self.options)
+            else "continuing, since nothing can answer a prompt here"
+        )
         self.panel.widget.text_form = self.panel.text_form(f"no panel here, {answered}")
         with _output_to_cell(self.kernel, self.parent):
             self.display_handle = display(self.panel.widget, display_id=True)
@@ -184,8 +192,7 @@ class PanelInCell(driver.Frontend):
             self.panel.refresh_header()
             return None
         if isinstance(command, QueuedCell):
-            _show_in_queued_cell(session, self.panel, self.display_handle, self.kernel,
-                                 command.parent)
+            _show_in_queued_cell(session, self.panel, self.display_handle, self.kernel, command.parent)
             return None
         if command is HIDDEN:
             # Clear Output removed every view while the stop still needs an answer.
@@ -197,8 +204,7 @@ class PanelInCell(driver.Frontend):
             raise driver.FallBack("the debugger panel was closed")
         if command is UNRESPONSIVE:
             detail = self.channel.detail
-            raise driver.FallBack("the debugger panel stopped receiving clicks"
-                                  + (f" ({detail})" if detail else ""))
+            raise driver.FallBack("the debugger panel stopped receiving clicks" + (f" ({detail})" if detail else ""))
         if not isinstance(command, dict):
             return None  # not a browser message (the panel ignores those, so a line never runs)
         return command  # the panel runs it (handle)
@@ -218,9 +224,11 @@ class PanelInCell(driver.Frontend):
     def close(self, session: Session, fell_back: str | None = None) -> None:
         note = f"{fell_back}; continued at the text prompt." if fell_back else None
         if fell_back == NOT_DRAWN:  # what a view drawn late shows: the stop is answered elsewhere
-            answered = ("this stop is being answered at the prompt"
-                        if driver.interactive_input_available(self.prompt_options)
-                        else "this stop continued, since nothing could answer a prompt")
+            answered = (
+                "this stop is being answered at the prompt"
+                if driver.interactive_input_available(self.prompt_options)
+                else "this stop continued, since nothing could answer a prompt"
+            )
             note = f"{NOT_DRAWN} within {config.PANEL_DRAW_WAIT_S:g} s; {answered}."
         self._finish(note)
 

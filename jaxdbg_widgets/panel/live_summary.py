@@ -20,8 +20,9 @@ class LiveSummary:
     """Calls ``redraw()`` on its own thread, at most every ``interval`` seconds, whenever
     ``recorded()`` has changed; :meth:`stop` ends the thread and redraws a last time."""
 
-    def __init__(self, recorded: Callable[[], int], redraw: Callable[[], None],
-                 interval: float = REDRAW_INTERVAL_S) -> None:
+    def __init__(
+        self, recorded: Callable[[], int], redraw: Callable[[], None], interval: float = REDRAW_INTERVAL_S
+    ) -> None:
         self._recorded = recorded
         self._redraw = redraw
         self._interval = interval

@@ -51,11 +51,21 @@ HISTORY_LENGTH = 500
 #: Lines typed in any panel of this kernel, oldest first (↑ / ↓ across stops).
 HISTORY: list[str] = []
 
+
 class LogEntry:
     """One command and what it printed, cut for display (full text kept for "more")."""
 
-    def __init__(self, number: int, command: str, text: str, *, error: bool = False,
-                 pretty: bool = False, typed: bool = False, html: str = "") -> None:
+    def __init__(
+        self,
+        number: int,
+        command: str,
+        text: str,
+        *,
+        error: bool = False,
+        pretty: bool = False,
+        typed: bool = False,
+        html: str = "",
+    ) -> None:
         self.number = number
         self.command, self.command_cut = model.clip(command, model.COMMAND_CHARS)
         self.full_text = text
@@ -80,9 +90,17 @@ class LogEntry:
             text, cut = self.full_text, 0
         else:
             text, cut = model.clip(self.full_text, model.LOG_CHARS)
-        return {"n": self.number, "command": self.command, "command_cut": self.command_cut,
-                "text": text, "cut": cut, "error": self.error, "pretty": self.pretty,
-                "typed": self.typed, "html": self.html}
+        return {
+            "n": self.number,
+            "command": self.command,
+            "command_cut": self.command_cut,
+            "text": text,
+            "cut": cut,
+            "error": self.error,
+            "pretty": self.pretty,
+            "typed": self.typed,
+            "html": self.html,
+        }
 
 
 def _html_of(output: Output) -> str:
@@ -111,9 +129,14 @@ class DebuggerPanel:
     frontend hears of the widget (the pause channel routes its comm there).
     """
 
-    def __init__(self, session: Session, *, post: Callable[[Command], None] | None = None,
-                 context: int = CONTEXT_LINES,
-                 before_open: Callable[[Any], None] | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        *,
+        post: Callable[[Command], None] | None = None,
+        context: int = CONTEXT_LINES,
+        before_open: Callable[[Any], None] | None = None,
+    ) -> None:
         self.session = session
         self.context = context
         self._post = post
@@ -153,22 +176,35 @@ class DebuggerPanel:
     # -- state ------------------------------------------------------------------------
 
     def _initial_state(self) -> dict:
-        return {"frames": model.frame_rows(self.session), "selected": self.session.index,
-                "source": model.source_state(self.session, self.context),
-                "locals_page": self._locals_page(), "log": [], "status": self._status(),
-                "history": HISTORY[-HISTORY_LENGTH:], "tooltips": self._tooltips,
-                "watches": model.watch_state(self.session), "breakpoints": model.breakpoint_rows()}
+        return {
+            "frames": model.frame_rows(self.session),
+            "selected": self.session.index,
+            "source": model.source_state(self.session, self.context),
+            "locals_page": self._locals_page(),
+            "log": [],
+            "status": self._status(),
+            "history": HISTORY[-HISTORY_LENGTH:],
+            "tooltips": self._tooltips,
+            "watches": model.watch_state(self.session),
+            "breakpoints": model.breakpoint_rows(),
+        }
 
     def _status(self) -> dict:
         s = self.session
         # The reason has a line of its own under the banner: said once.
-        return {"banner": s.banner(reason=False), "reason": s.info.reason or "",
-                "note": s.info.note or "", "for_breakpoint": _for_breakpoint(s),
-                "can_replay": s.current.code is not None,
-                "finished": s.finished, "ended": "" if not s.finished else str(s.resume),
-                "batched": s.info.batched,
-                "replaying": s.replay is not None,
-                "oldest": s.index >= len(s.frames) - 1, "newest": s.index == 0}
+        return {
+            "banner": s.banner(reason=False),
+            "reason": s.info.reason or "",
+            "note": s.info.note or "",
+            "for_breakpoint": _for_breakpoint(s),
+            "can_replay": s.current.code is not None,
+            "finished": s.finished,
+            "ended": "" if not s.finished else str(s.resume),
+            "batched": s.info.batched,
+            "replaying": s.replay is not None,
+            "oldest": s.index >= len(s.frames) - 1,
+            "newest": s.index == 0,
+        }
 
     def refresh_header(self) -> bool:
         """Redraw the banner if it changed (the count of waiting stops moves); cheap."""
@@ -241,8 +277,12 @@ class DebuggerPanel:
 
     def _locals_page(self) -> dict:
         names = self._names_of(self.session.index)
-        return {"frame": self.session.index, "total": len(names), "most": self._most_locals(),
-                "rows": self.locals_rows(0, FIRST_LOCALS)}
+        return {
+            "frame": self.session.index,
+            "total": len(names),
+            "most": self._most_locals(),
+            "rows": self.locals_rows(0, FIRST_LOCALS),
+        }
 
     # -- messages ---------------------------------------------------------------------
 
@@ -305,8 +345,7 @@ class DebuggerPanel:
         if frame != self.session.index:
             return  # the user has moved on; the browser asks again for the new frame
         start, count = int(command.get("start", 0)), min(int(command.get("count", 100)), MAX_PAGE)
-        self.widget.send(message(ToBrowser.LOCALS, frame=frame, start=start,
-                                 rows=self.locals_rows(start, count)))
+        self.widget.send(message(ToBrowser.LOCALS, frame=frame, start=start, rows=self.locals_rows(start, count)))
 
     def _row_path(self, command: dict) -> tuple[int, list] | None:
         """The frame and path a row message names; None when the user has moved to
@@ -368,9 +407,12 @@ class DebuggerPanel:
         label = str(path[-1])
         try:
             label, pic, stats = self.session.row_picture(
-                path, large=True, axes=array_view.axes_of(command.get("axes")),
+                path,
+                large=True,
+                axes=array_view.axes_of(command.get("axes")),
                 indices=array_view.indices_of(command.get("indices")),
-                sampling=array_view.sampling_of(command.get("sampling")))
+                sampling=array_view.sampling_of(command.get("sampling")),
+            )
         except array_picture.PictureError as e:
             self.widget.send(array_view.view_error(frame, path, label, str(e)))
             return
@@ -381,8 +423,9 @@ class DebuggerPanel:
         text = command.get("text")
         if not isinstance(text, str):
             return
-        self.widget.send(message(ToBrowser.COMPLETIONS, id=command.get("id"), text=text,
-                                 matches=self.complete(text)[:200]))
+        self.widget.send(
+            message(ToBrowser.COMPLETIONS, id=command.get("id"), text=text, matches=self.complete(text)[:200])
+        )
 
     def complete(self, text: str) -> list[str]:
         """Completions of ``text`` as whole lines: the Session's, which the terminal's

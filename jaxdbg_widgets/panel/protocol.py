@@ -22,19 +22,19 @@ TYPE = "type"
 class ToKernel(str, enum.Enum):
     """Messages the browser sends (``model.send``); the kernel's handlers are keyed by these."""
 
-    RUN = "run"            # a typed line or a button's command line
-    LOCALS = "locals"      # more rows of the locals table
-    EXPAND = "expand"      # the children of a pytree row (path: name, then positions)
-    STATS = "stats"        # the statistics of a big array's row that was sent pending
-    PICTURE = "picture"    # the small picture of an array row now shown (path as for expand)
-    VIEW = "view"          # the large view of an array: the slice (axes, indices) to draw
+    RUN = "run"  # a typed line or a button's command line
+    LOCALS = "locals"  # more rows of the locals table
+    EXPAND = "expand"  # the children of a pytree row (path: name, then positions)
+    STATS = "stats"  # the statistics of a big array's row that was sent pending
+    PICTURE = "picture"  # the small picture of an array row now shown (path as for expand)
+    VIEW = "view"  # the large view of an array: the slice (axes, indices) to draw
     COMPLETE = "complete"  # Tab completion of the input
-    MORE = "more"          # show a cut log entry in full
-    VIEWS = VIEWS_MESSAGE   # how many views of the widget the page shows (Clear Output)
+    MORE = "more"  # show a cut log entry in full
+    VIEWS = VIEWS_MESSAGE  # how many views of the widget the page shows (Clear Output)
     # Whether anyone can click: a frontend without a widget manager sends neither, and the
     # stop is then answered at the typed prompt (jaxdbg_widgets.panel.backend).
-    HELD = "held"          # a widget manager holds the panel (anywidget's initialize ran)
-    DRAWN = "drawn"        # a view of the panel has rendered (sent once per model)
+    HELD = "held"  # a widget manager holds the panel (anywidget's initialize ran)
+    DRAWN = "drawn"  # a view of the panel has rendered (sent once per model)
 
     def __str__(self) -> str:
         return self.value
@@ -43,12 +43,12 @@ class ToKernel(str, enum.Enum):
 class ToBrowser(str, enum.Enum):
     """Messages the kernel sends (``widget.send``) in answer to the ones above."""
 
-    LOCALS = "locals"            # rows of the locals table
-    STATS = "stats"              # a pending row, now with its statistics
-    CHILDREN = "children"        # the rows of an opened pytree node
+    LOCALS = "locals"  # rows of the locals table
+    STATS = "stats"  # a pending row, now with its statistics
+    CHILDREN = "children"  # the rows of an opened pytree node
     COMPLETIONS = "completions"  # the matches for a ``complete`` request
-    PICTURE = "picture"          # a row's small picture; buffer: colour codes (uint8)
-    VIEW = "view"                # the large view; buffers: codes, values, rows, columns
+    PICTURE = "picture"  # a row's small picture; buffer: colour codes (uint8)
+    VIEW = "view"  # the large view; buffers: codes, values, rows, columns
 
     def __str__(self) -> str:
         return self.value
@@ -99,5 +99,4 @@ def message(kind: ToKernel | ToBrowser, **values: object) -> dict:
 def browser_names() -> dict[str, dict[str, str]]:
     """The names as the browser code reads them from the widget's ``protocol`` trait:
     ``{"toKernel": {"RUN": "run", ...}, "toBrowser": {"LOCALS": "locals", ...}}``."""
-    return {"toKernel": {m.name: m.value for m in ToKernel},
-            "toBrowser": {m.name: m.value for m in ToBrowser}}
+    return {"toKernel": {m.name: m.value for m in ToKernel}, "toBrowser": {m.name: m.value for m in ToBrowser}}

@@ -35,8 +35,20 @@ clip = text_view.clip
 # --------------------------------------------------------------------------- buttons
 
 #: The command line each toolbar button of panel.js runs ("ignore" takes its count there).
-BUTTON_COMMANDS = ("continue", "up", "down", "skip", "quit", "continue all", "disable", "ignore",
-                   "replay", "step", "next", "return")
+BUTTON_COMMANDS = (
+    "continue",
+    "up",
+    "down",
+    "skip",
+    "quit",
+    "continue all",
+    "disable",
+    "ignore",
+    "replay",
+    "step",
+    "next",
+    "return",
+)
 
 
 def button_tooltips() -> dict[str, str]:
@@ -51,8 +63,15 @@ def button_tooltips() -> dict[str, str]:
 
 def frame_rows(session: Session) -> list[dict]:
     """One row per frame, innermost first: function, short file:line, full path."""
-    return [{"function": f.function, "where": f"{display_filename(f.filename)}:{f.lineno}",
-             "path": f"{f.filename}:{f.lineno}", "replay": f.replay} for f in session.frames]
+    return [
+        {
+            "function": f.function,
+            "where": f"{display_filename(f.filename)}:{f.lineno}",
+            "path": f"{f.filename}:{f.lineno}",
+            "replay": f.replay,
+        }
+        for f in session.frames
+    ]
 
 
 # --------------------------------------------------------------------------- source
@@ -89,9 +108,14 @@ def source_state(session: Session, context: int) -> dict:
     f = session.current
     view = session.source_view(f.lineno - context, f.lineno + context)
     mark = f"  {phrases.REPLAY_MARK}" if f.replay else ""
-    return {"heading": f"{display_filename(f.filename)}:{f.lineno} in {f.function}{mark}",
-            "path": f.filename, "first": view.first_lineno, "current": view.current_lineno,
-            "lines": highlight_lines(view.lines), "context": context}
+    return {
+        "heading": f"{display_filename(f.filename)}:{f.lineno} in {f.function}{mark}",
+        "path": f.filename,
+        "first": view.first_lineno,
+        "current": view.current_lineno,
+        "lines": highlight_lines(view.lines),
+        "context": context,
+    }
 
 
 # --------------------------------------------------------------------------- locals
@@ -120,8 +144,6 @@ def child_rows(value: Any) -> tuple[list[dict], int]:
     return [local_row(label, v, lazy=True) for label, v in kids[:MAX_CHILDREN]], len(kids)
 
 
-
-
 # --------------------------------------------------------------------------- watches
 
 WATCH_POINTS = 500  # the latest values of each watch sent to the browser
@@ -133,8 +155,14 @@ def _stats_json(stats: summaries.ArrayStats | None) -> dict | None:
 
     def real(x: Any) -> float | None:
         return None if x is None or isinstance(x, complex) else float(x)
-    return {"min": real(stats.min), "max": real(stats.max), "mean": real(stats.mean),
-            "nan": stats.nan_count, "inf": stats.inf_count}
+
+    return {
+        "min": real(stats.min),
+        "max": real(stats.max),
+        "mean": real(stats.mean),
+        "nan": stats.nan_count,
+        "inf": stats.inf_count,
+    }
 
 
 def watch_state(session: Session) -> dict:
@@ -144,16 +172,40 @@ def watch_state(session: Session) -> dict:
     rows = []
     for w in session.watched():
         values = w.values[-WATCH_POINTS:]
-        rows.append({"expression": w.expression, "total": len(w.values),
-                     "values": [{"hit": v.hit, "text": v.text[:200], "error": v.error or "",
-                                 "number": v.number if v.number is None or v.number == v.number
-                                 and abs(v.number) != float("inf") else None,
-                                 "stats": _stats_json(v.stats)} for v in values]})
+        rows.append(
+            {
+                "expression": w.expression,
+                "total": len(w.values),
+                "values": [
+                    {
+                        "hit": v.hit,
+                        "text": v.text[:200],
+                        "error": v.error or "",
+                        "number": v.number
+                        if v.number is None or v.number == v.number and abs(v.number) != float("inf")
+                        else None,
+                        "stats": _stats_json(v.stats),
+                    }
+                    for v in values
+                ],
+            }
+        )
     return {"breakpoint": number, "watches": rows}
 
 
 def breakpoint_rows() -> list[dict]:
     """The ``breakpoints`` table: hits, enabled, ignore count, condition, log template."""
-    return [{"number": r.number, "where": r.location, "function": r.function, "hits": r.hits,
-             "enabled": r.enabled, "ignore": r.ignore, "condition": r.condition,
-             "log": r.log_template, "continuing": r.continuing} for r in breakpoint_state.rows()]
+    return [
+        {
+            "number": r.number,
+            "where": r.location,
+            "function": r.function,
+            "hits": r.hits,
+            "enabled": r.enabled,
+            "ignore": r.ignore,
+            "condition": r.condition,
+            "log": r.log_template,
+            "continuing": r.continuing,
+        }
+        for r in breakpoint_state.rows()
+    ]

@@ -47,8 +47,7 @@ class PanelWidget(anywidget.AnyWidget):
     # The array pictures' colours (jaxdbg.views.palette), by colour code.
     picture_colours = t.Dict(default_value=_pictures.browser_colours()).tag(sync=True)
 
-    def __init__(self, *, before_open: Callable[["PanelWidget"], None] | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(self, *, before_open: Callable[["PanelWidget"], None] | None = None, **kwargs: Any) -> None:
         self._before_open = before_open
         #: What a frontend that draws no widgets prints (the stop and what happens next).
         self.text_form = "jaxdbg debugger panel"

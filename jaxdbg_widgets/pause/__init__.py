@@ -12,5 +12,16 @@ from jaxdbg_widgets.pause.channel import CLOSED, HIDDEN, UNRESPONSIVE, VIEWS_MES
 from jaxdbg_widgets.pause.interrupt_watch import interrupt_count
 from jaxdbg_widgets.pause.preparation import install, installed, uninstall
 
-__all__ = ["CLOSED", "HIDDEN", "UNRESPONSIVE", "VIEWS_MESSAGE", "Mechanism", "PauseChannel", "QueuedCell",
-           "install", "installed", "interrupt_count", "uninstall"]
+__all__ = [
+    "CLOSED",
+    "HIDDEN",
+    "UNRESPONSIVE",
+    "VIEWS_MESSAGE",
+    "Mechanism",
+    "PauseChannel",
+    "QueuedCell",
+    "install",
+    "installed",
+    "interrupt_count",
+    "uninstall",
+]

@@ -93,7 +93,8 @@ class PausedCell:
             return
         try:
             self._unwatch_queued = ipykernel_queued_cells.watch_queued_cells(
-                self._kernel, lambda request: report(QueuedCell(request)))
+                self._kernel, lambda request: report(QueuedCell(request))
+            )
         except Exception:
             self._unwatch_queued = None
 

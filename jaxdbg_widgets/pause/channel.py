@@ -76,8 +76,7 @@ from jaxdbg_widgets.pause import interrupt_watch
 from jaxdbg_widgets.pause.cells import PausedCell, QueuedCell
 from jaxdbg_widgets.pause.preparation import install
 
-__all__ = ["CLOSED", "HIDDEN", "UNRESPONSIVE", "VIEWS_MESSAGE", "Mechanism", "PauseChannel", "QueuedCell",
-           "WaitResult"]
+__all__ = ["CLOSED", "HIDDEN", "UNRESPONSIVE", "VIEWS_MESSAGE", "Mechanism", "PauseChannel", "QueuedCell", "WaitResult"]
 
 
 class Mechanism(str, enum.Enum):
@@ -235,8 +234,7 @@ class PauseChannel:
             return True
         with self._lock:
             roots = list(self._roots)
-        own = {getattr(getattr(w, "comm", None), "comm_id", None)
-               for root in roots for w in _widget_tree(root)}
+        own = {getattr(getattr(w, "comm", None), "comm_id", None) for root in roots for w in _widget_tree(root)}
         return content.get("comm_id") not in own - {None}
 
     # -- widgets --------------------------------------------------------------------
@@ -251,9 +249,10 @@ class PauseChannel:
                 self._roots.append(widget)
                 on_msg = getattr(widget, "on_msg", None)
                 if callable(on_msg):
-                    def on_views(_w: Any, content: Any, _buffers: Any = None,
-                                 key: int = id(widget)) -> None:
+
+                    def on_views(_w: Any, content: Any, _buffers: Any = None, key: int = id(widget)) -> None:
                         self._on_views(key, content)
+
                     on_msg(on_views)
                     self._listeners.append((widget, on_views))
             if self._subshell_id is None or self._closed:

@@ -44,9 +44,7 @@ class InterruptWatch:
                 return False
             self._keep = (reader, writer)  # keep both ends alive
             self._previous = previous
-            thread = threading.Thread(
-                target=self._watch, args=(reader, previous), name="jaxdbg-sigint", daemon=True
-            )
+            thread = threading.Thread(target=self._watch, args=(reader, previous), name="jaxdbg-sigint", daemon=True)
             thread.start()
             self.installed = True
             return True

@@ -16,8 +16,16 @@ from dataclasses import dataclass
 from jaxdbg.capture.prints import PrintRow
 from jaxdbg.runtime import phrases
 
-__all__ = ["FLUSH_INTERVAL_S", "MAX_FLUSH_INTERVAL_S", "ROWS_PER_MESSAGE", "SHOWN_ROWS",
-           "Batch", "RowBuffer", "row_cells", "where"]
+__all__ = [
+    "FLUSH_INTERVAL_S",
+    "MAX_FLUSH_INTERVAL_S",
+    "ROWS_PER_MESSAGE",
+    "SHOWN_ROWS",
+    "Batch",
+    "RowBuffer",
+    "row_cells",
+    "where",
+]
 
 FLUSH_INTERVAL_S = 0.2  # newest rows reach the frontend this soon while a cell starts
 MAX_FLUSH_INTERVAL_S = 2.0
@@ -30,8 +38,7 @@ def where(row: PrintRow) -> str:
     far as known ("" for none), and ``recomputed`` for a row printed again by the
     backward pass of ``jax.checkpoint``."""
     recomputed = phrases.RECOMPUTED if row.site.recomputed else None
-    return " · ".join(p for p in (row.level_name, row.site.batch_label, row.site.device_label,
-                                  recomputed) if p)
+    return " · ".join(p for p in (row.level_name, row.site.batch_label, row.site.device_label, recomputed) if p)
 
 
 def row_cells(row: PrintRow) -> list[str]:
@@ -95,10 +102,13 @@ class RowBuffer:
             offset, total = self._sent, len(self.rows)
             head_missing = offset < SHOWN_ROWS
             batch = Batch(
-                offset=offset, total=total, new=self.rows[offset:],
+                offset=offset,
+                total=total,
+                new=self.rows[offset:],
                 head=[row_cells(r) for r in self.rows[:SHOWN_ROWS]] if head_missing else None,
                 tail=[row_cells(r) for r in self.rows[-SHOWN_ROWS:]],
-                static_stale=self._static_stale)
+                static_stale=self._static_stale,
+            )
             self._static_stale = False
             self._sent = total
         return batch

@@ -124,7 +124,8 @@ class PrintLogs:
     # -- lifetime --------------------------------------------------------------------
     def install(self) -> None:
         self._unregister_cells = ipython_api.register_cell_events(
-            self.shell, pre_run_cell=self.pre_run_cell, post_run_cell=self.post_run_cell)
+            self.shell, pre_run_cell=self.pre_run_cell, post_run_cell=self.post_run_cell
+        )
         self._previous_sink = prints.set_sink(self.add)
         jax_print_routing.route_jax_print()
         self._thread = threading.Thread(target=self._flush_loop, name="jaxdbg-print-log", daemon=True)

@@ -60,12 +60,21 @@ def html(title: str, rows: list[PrintRow]) -> str:
         '<div class="jaxdbg-print-log jaxdbg-static" style="{box}">'
         '<div style="margin-bottom:4px"><b>{title}</b> · {count} · '
         '<a download="{filename}" href="data:text/plain;charset=utf-8;base64,{data}">Save log</a></div>'
-        '{table}{groups}{details}</div>').format(
-            box=_BOX, title=title, count=_rows_label(count),
-            filename=filename, data=data, table=_rows_table(rows), groups=_groups_html(rows),
-            details=Markup('<details><summary>All {:,} rows as text</summary>'
-                           '<pre style="{}">{}</pre></details>').format(count, _MONO, full)
-            if hidden else "")
+        "{table}{groups}{details}</div>"
+    ).format(
+        box=_BOX,
+        title=title,
+        count=_rows_label(count),
+        filename=filename,
+        data=data,
+        table=_rows_table(rows),
+        groups=_groups_html(rows),
+        details=Markup('<details><summary>All {:,} rows as text</summary><pre style="{}">{}</pre></details>').format(
+            count, _MONO, full
+        )
+        if hidden
+        else "",
+    )
 
 
 def _rows_label(count: int) -> str:
@@ -75,12 +84,15 @@ def _rows_label(count: int) -> str:
 def _rows_table(rows: list[PrintRow]) -> Markup:
     """The first and last SHOWN_ROWS rows with a count of those between."""
     first = rows[:SHOWN_ROWS]
-    last = rows[max(SHOWN_ROWS, len(rows) - SHOWN_ROWS):]
+    last = rows[max(SHOWN_ROWS, len(rows) - SHOWN_ROWS) :]
     hidden = len(rows) - len(first) - len(last)
     body = [_row_html(r) for r in first]
     if hidden:
-        body.append(Markup('<tr><td colspan="3" style="{}">… {:,} more rows …</td></tr>')
-                    .format(_MUTED + "font-style:italic;", hidden))
+        body.append(
+            Markup('<tr><td colspan="3" style="{}">… {:,} more rows …</td></tr>').format(
+                _MUTED + "font-style:italic;", hidden
+            )
+        )
     body += [_row_html(r) for r in last]
     return Markup('<table style="border-collapse:collapse">{}</table>').format(Markup("").join(body))
 
@@ -91,8 +103,11 @@ def _groups_html(rows: list[PrintRow]) -> Markup:
     group's rows. Plain HTML, no script, so it
     works in an untrusted notebook too."""
     parts = []
-    for title, key in (("by line", lambda r: r.site.location), ("by process", lambda r: r.site.process),
-                       ("by device", lambda r: r.site.device_label)):
+    for title, key in (
+        ("by line", lambda r: r.site.location),
+        ("by process", lambda r: r.site.process),
+        ("by device", lambda r: r.site.device_label),
+    ):
         groups: dict[str, list[PrintRow]] = {}
         for row in rows:
             name = key(row)
@@ -101,15 +116,21 @@ def _groups_html(rows: list[PrintRow]) -> Markup:
         if len(groups) < 2:
             continue
         items = Markup("").join(
-            Markup('<details class="jaxdbg-pl-group"><summary style="cursor:pointer">{} · {}</summary>{}</details>')
-            .format(name, _rows_label(len(members)), _rows_table(members))
-            for name, members in groups.items())
-        parts.append(Markup('<div class="jaxdbg-pl-groups" style="margin-top:4px">'
-                            '<div style="{}">Show only the rows {}:</div>{}</div>').format(_MUTED, title, items))
+            Markup(
+                '<details class="jaxdbg-pl-group"><summary style="cursor:pointer">{} · {}</summary>{}</details>'
+            ).format(name, _rows_label(len(members)), _rows_table(members))
+            for name, members in groups.items()
+        )
+        parts.append(
+            Markup(
+                '<div class="jaxdbg-pl-groups" style="margin-top:4px">'
+                '<div style="{}">Show only the rows {}:</div>{}</div>'
+            ).format(_MUTED, title, items)
+        )
     return Markup("").join(parts)
 
 
 def _row_html(row: PrintRow) -> Markup:
-    return Markup('<tr><td style="{muted}">{loc}</td><td style="{muted}">{where}</td>'
-                  '<td style="{td}">{text}</td></tr>').format(
-        muted=_TD + _MUTED, td=_TD, loc=row.site.location, where=where(row), text=escape(row.text))
+    return Markup(
+        '<tr><td style="{muted}">{loc}</td><td style="{muted}">{where}</td><td style="{td}">{text}</td></tr>'
+    ).format(muted=_TD + _MUTED, td=_TD, loc=row.site.location, where=where(row), text=escape(row.text))

@@ -130,8 +130,7 @@ class _InCell:
 
     def __enter__(self) -> None:
         kernel = ipykernel_kernel.current_kernel()
-        if kernel is not None and self.parent is not None and \
-                threading.current_thread() is not threading.main_thread():
+        if kernel is not None and self.parent is not None and threading.current_thread() is not threading.main_thread():
             self.undo = ipykernel_parents.pin_thread_parent(kernel, *self.parent)
 
     def __exit__(self, *exc: Any) -> None:

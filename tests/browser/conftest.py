@@ -62,6 +62,7 @@ _skip_reasons: set[str] = set()
 
 # ---------------------------------------------------------------------------- hooks
 
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark every test here `browser`. A flow runs in Notebook 7 too only when marked
@@ -76,8 +77,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         params = getattr(getattr(item, "callspec", None), "params", {})
         in_notebook7 = params.get("server") == "notebook"
-        if in_notebook7 and (params.get("theme", "light") != "light"
-                             or item.get_closest_marker("notebook7") is None):
+        if in_notebook7 and (params.get("theme", "light") != "light" or item.get_closest_marker("notebook7") is None):
             dropped.append(item)
         else:
             kept.append(item)
@@ -105,13 +105,16 @@ def _skip(reason: str):
 
 # ---------------------------------------------------------------------------- fixtures
 
+
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
     """Path of the Chromium binary Playwright drives; skips the test when there is none."""
     path = os.environ.get("JAXDBG_CHROMIUM") or DEFAULT_CHROMIUM
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        _skip(f"no Chromium at {path} (run `python3 dev.py test` as root, "
-              f"or `apt-get install chromium`, or set JAXDBG_CHROMIUM)")
+        _skip(
+            f"no Chromium at {path} (run `python3 dev.py test` as root, "
+            f"or `apt-get install chromium`, or set JAXDBG_CHROMIUM)"
+        )
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError as exc:
@@ -157,7 +160,8 @@ def _serve(app: str, tmp_path_factory):
     token-protected, in a temp root dir (a generator for the fixtures below)."""
     base = tmp_path_factory.mktemp(app)
     root_dir, settings, workspaces, runtime, config = (
-        base / name for name in ("root", "settings", "workspaces", "runtime", "config"))
+        base / name for name in ("root", "settings", "workspaces", "runtime", "config")
+    )
     for d in (root_dir, workspaces, runtime, config):
         d.mkdir()
     _write_lab_settings(settings)
@@ -165,7 +169,9 @@ def _serve(app: str, tmp_path_factory):
     ports = PortLock().acquire()  # released once the server answers on its port
     port = _free_port()
     cmd = [
-        sys.executable, "-m", "jupyterlab" if app == "lab" else "notebook",
+        sys.executable,
+        "-m",
+        "jupyterlab" if app == "lab" else "notebook",
         "--no-browser",
         f"--ServerApp.token={token}",
         f"--port={port}",
@@ -189,13 +195,19 @@ def _serve(app: str, tmp_path_factory):
     )
     ARTIFACTS.mkdir(exist_ok=True)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # one server (and log) per worker
-    log_path = ARTIFACTS / (("jupyterlab-server" if app == "lab" else "notebook7-server")
-                            + (f"-{worker}" if worker else "") + ".log")
+    log_path = ARTIFACTS / (
+        ("jupyterlab-server" if app == "lab" else "notebook7-server") + (f"-{worker}" if worker else "") + ".log"
+    )
     log = open(log_path, "w")
     try:
         proc = subprocess.Popen(
-            cmd, cwd=root_dir, env=env, stdin=subprocess.DEVNULL, stdout=log,
-            stderr=subprocess.STDOUT, start_new_session=True,
+            cmd,
+            cwd=root_dir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     except BaseException:
         ports.release()
@@ -208,8 +220,8 @@ def _serve(app: str, tmp_path_factory):
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(
-                    f"jupyter lab exited with {proc.returncode}; see {log_path}:\n"
-                    + log_path.read_text()[-3000:])
+                    f"jupyter lab exited with {proc.returncode}; see {log_path}:\n" + log_path.read_text()[-3000:]
+                )
             try:
                 server.api("GET", "api/status", timeout=5)
                 ports.release()
@@ -217,8 +229,7 @@ def _serve(app: str, tmp_path_factory):
             except (urllib.error.URLError, ConnectionError, OSError):
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(f"jupyter lab did not answer within "
-                                   f"{SERVER_START_TIMEOUT_S}s; see {log_path}")
+                raise RuntimeError(f"jupyter lab did not answer within {SERVER_START_TIMEOUT_S}s; see {log_path}")
             time.sleep(0.25)
         yield server
     finally:
@@ -238,12 +249,16 @@ def _write_installed_wheel_kernelspec(data_dir: Path) -> bool:
         return False
     spec_dir = data_dir / "kernels" / INSTALLED_WHEEL_KERNEL
     spec_dir.mkdir(parents=True, exist_ok=True)
-    (spec_dir / "kernel.json").write_text(json.dumps({
-        "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "jaxdbg (installed wheel)",
-        "language": "python",
-        "env": {"PYTHONPATH": ""},
-    }))
+    (spec_dir / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "jaxdbg (installed wheel)",
+                "language": "python",
+                "env": {"PYTHONPATH": ""},
+            }
+        )
+    )
     return True
 
 
@@ -292,8 +307,7 @@ def page(browser, request):
     pg.on("console", lambda msg: console.append(f"[{msg.type}] {msg.text}"))
     pg.on("pageerror", lambda err: console.append(f"[pageerror] {err}"))
     yield pg
-    failed = any(getattr(getattr(request.node, f"rep_{when}", None), "failed", False)
-                 for when in ("setup", "call"))
+    failed = any(getattr(getattr(request.node, f"rep_{when}", None), "failed", False) for when in ("setup", "call"))
     if failed:
         try:
             save_screenshot(pg, f"{request.node.name}-failure")

@@ -62,8 +62,10 @@ RECORD_MESSAGES_JS = """() => {
   return true;
 }"""
 
-KERNEL_STATUS_JS = ("() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
-                    " return k ? k.status : null; }")
+KERNEL_STATUS_JS = (
+    "() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
+    " return k ? k.status : null; }"
+)
 
 SAMPLE_JS = """() => {
   const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;

@@ -26,8 +26,7 @@ html[theme=dark] body { background: #1f1f1f; }</style>"""
 
 
 def _session() -> Session:
-    source = ["def loss(w, x):\n", "    h = jnp.tanh(x @ w)\n", "    jaxdbg.breakpoint()\n",
-              "    return h.sum()\n"]
+    source = ["def loss(w, x):\n", "    h = jnp.tanh(x @ w)\n", "    jaxdbg.breakpoint()\n", "    return h.sum()\n"]
     inner = Frame("<cell In[3]>", 3, "loss", {"h": jnp.ones((2, 3)), "note": "<b>x</b>"}, {}, source, 1)
     outer = Frame("train.py", 10, "step", {"w": jnp.zeros((3, 3))}, {}, [], 1)
     return Session([inner, outer], StopInfo(batch_index=(0,), batch_size=(2,)))
@@ -49,8 +48,7 @@ def _show(page, html: str) -> None:
 
 def _start_waiting(page, view_id: str, sequence: int) -> None:
     script = colab._WAIT_FOR_COMMAND_JS % {"view": view_id, "sequence": sequence}
-    page.evaluate("(s) => { window.__reply = undefined; eval(s).then((v) => { window.__reply = v; }); }",
-                  script)
+    page.evaluate("(s) => { window.__reply = undefined; eval(s).then((v) => { window.__reply = v; }); }", script)
 
 
 def _reply(page) -> str:
@@ -92,8 +90,7 @@ def test_dark_theme_view(page):
     s = _session()
     page.set_content(DARK + colab_view.render_stop(s, [], "v3", 1, live=True))
     page.evaluate("document.documentElement.setAttribute('theme', 'dark')")
-    colour = page.evaluate(
-        "getComputedStyle(document.querySelector('.jaxdbg-colab')).backgroundColor")
+    colour = page.evaluate("getComputedStyle(document.querySelector('.jaxdbg-colab')).backgroundColor")
     assert colour == "rgb(31, 31, 31)"
     text = page.evaluate("getComputedStyle(document.querySelector('.jaxdbg-banner')).color")
     assert text == "rgb(227, 227, 227)"

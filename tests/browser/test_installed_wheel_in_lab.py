@@ -62,17 +62,14 @@ def wheel_python() -> str:
 def test_the_installed_wheel_gives_the_panel_in_lab(lab_page, lab_server, wheel_python):
     page = lab_page
     page.set_viewport_size({"width": 1400, "height": 1300})
-    open_notebook(page, lab_server, "installed-wheel.ipynb", [SETUP_CELL, STOP_CELL],
-                  kernel=INSTALLED_WHEEL_KERNEL)
+    open_notebook(page, lab_server, "installed-wheel.ipynb", [SETUP_CELL, STOP_CELL], kernel=INSTALLED_WHEEL_KERNEL)
     run_cell(page, 0)
     where = wait_for_output_text(page, 0, "from ")
     prefix = os.path.dirname(os.path.dirname(wheel_python))
-    assert re.search(rf"from {re.escape(prefix)}/lib/python[\d.]+/site-packages/jaxdbg/__init__\.py",
-                     where), where
+    assert re.search(rf"from {re.escape(prefix)}/lib/python[\d.]+/site-packages/jaxdbg/__init__\.py", where), where
 
     run_cell(page, 1, wait=False)
-    live = cell(page, 1).locator(".jaxdbg-panel").filter(
-        has=page.get_by_role("button", name="Continue", exact=True))
+    live = cell(page, 1).locator(".jaxdbg-panel").filter(has=page.get_by_role("button", name="Continue", exact=True))
     live.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
     banner = live.locator(".jaxdbg-banner").inner_text()
     assert re.search(r"Stopped at In\[\d+\]:3 in inner", banner), banner

@@ -34,11 +34,16 @@ display(widgets.VBox([button, out]))
 
 def test_lab_runs_cells_and_renders_widgets(lab_page, lab_server):
     page = lab_page
-    open_notebook(page, lab_server, "smoke.ipynb", [
-        "print(6*7)",
-        BUTTON_CELL,
-        "import sys; print(sys.prefix)",
-    ])
+    open_notebook(
+        page,
+        lab_server,
+        "smoke.ipynb",
+        [
+            "print(6*7)",
+            BUTTON_CELL,
+            "import sys; print(sys.prefix)",
+        ],
+    )
     run_all_cells(page)
 
     assert "42" in cell_output_text(page, 0)

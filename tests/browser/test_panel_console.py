@@ -106,8 +106,10 @@ def test_console_typing_history_completion_and_shortcuts(page, server):
 
     # Shortcuts: Alt+↑ / Alt+↓ move between frames, and Lab does not act on them too.
     # Nothing above the console moves when another frame (with fewer locals) shows.
-    layout = "p => ['.jaxdbg-toolbar', '.jaxdbg-source', '.jaxdbg-locals', '.jaxdbg-log'].map(" \
-             "s => { const r = p.querySelector(s).getBoundingClientRect(); return [s, r.top, r.height]; })"
+    layout = (
+        "p => ['.jaxdbg-toolbar', '.jaxdbg-source', '.jaxdbg-locals', '.jaxdbg-log'].map("
+        "s => { const r = p.querySelector(s).getBoundingClientRect(); return [s, r.top, r.height]; })"
+    )
     before = panel.evaluate(layout)
     # ... and the locals box is tall enough for this short table (no scrolling needed)
     assert panel.locator(".jaxdbg-locals").evaluate("e => e.scrollHeight - e.clientHeight") <= 1
@@ -120,7 +122,8 @@ def test_console_typing_history_completion_and_shortcuts(page, server):
     assert cell_count(page) == cells
     # the log box keeps a fixed maximum height and follows the newest entry
     geometry = panel.locator(".jaxdbg-log").evaluate(
-        "e => [e.clientHeight, e.scrollHeight - e.scrollTop - e.clientHeight]")
+        "e => [e.clientHeight, e.scrollHeight - e.scrollTop - e.clientHeight]"
+    )
     assert geometry[0] <= 262 and geometry[1] < 5, geometry
     assert panel.locator(".jaxdbg-button", has_text="Continue").first.get_attribute("title").endswith("(F8)")
     save_screenshot(page, f"panel_console_{server.app}")
@@ -149,7 +152,7 @@ PANEL_TEXT = {
     "current": ".jaxdbg-current .jaxdbg-code span, .jaxdbg-current .jaxdbg-lineno",
     "tokens": ".jaxdbg-source .jaxdbg-code span",
     "text": ".jaxdbg-banner, .jaxdbg-frame span, .jaxdbg-locals td, .jaxdbg-locals th, .jaxdbg-out,"
-            " .jaxdbg-in, .jaxdbg-button",
+    " .jaxdbg-in, .jaxdbg-button",
 }
 
 
@@ -213,7 +216,9 @@ def test_two_hundred_frames_and_a_thousand_locals(page, lab_server):
         table.evaluate("e => { e.scrollTop = e.scrollHeight; }")
         page.wait_for_timeout(250)
     assert panel.locator(".jaxdbg-local").count() >= 1000
-    header_top = table.evaluate("e => e.querySelector('th').getBoundingClientRect().top - e.getBoundingClientRect().top")
+    header_top = table.evaluate(
+        "e => e.querySelector('th').getBoundingClientRect().top - e.getBoundingClientRect().top"
+    )
     assert abs(header_top) <= 2, header_top  # the header stays on top (sticky)
     assert "min=999 max=999" in panel.locator(".jaxdbg-local", has_text="v0999").inner_text()
     save_screenshot(page, "panel_big_stop")
@@ -288,8 +293,13 @@ def test_saved_reloaded_and_untrusted(page, lab_server):
     out.wait_for(state="visible", timeout=60_000)
     page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output').length >= 1")
     text = cell_output_text(page, 1)
-    for needle in ("Stopped at", "in inner", "(jaxdbg) p alpha_value", "Array([2., 4., 6.], dtype=float32)",
-                   "Continued."):
+    for needle in (
+        "Stopped at",
+        "in inner",
+        "(jaxdbg) p alpha_value",
+        "Array([2., 4., 6.], dtype=float32)",
+        "Continued.",
+    ):
         assert needle in text, text
     save_screenshot(page, "panel_untrusted_summary")
 
@@ -317,6 +327,7 @@ print("scan result", jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])(jnp.aran
 @pytest.mark.multidevice
 def test_continue_all_ignore_and_disable_buttons(page, lab_server):
     import os
+
     if "device_count=8" not in os.environ.get("XLA_FLAGS", ""):
         pytest.skip("needs 8 host devices (XLA_FLAGS)")
     open_notebook(page, lab_server, "many.ipynb", [SETUP_CELL, MANY_STOPS_CELL, SCAN_CELL])
@@ -336,8 +347,11 @@ def test_continue_all_ignore_and_disable_buttons(page, lab_server):
     panel.get_by_role("button", name="Ignore", exact=True).click()
     wait_log(page, panel, r"\(jaxdbg\) ignore 3")
     panel.get_by_role("button", name="Continue", exact=True).click()
-    page.wait_for_function("() => [...document.querySelectorAll('.jaxdbg-panel:not(.jaxdbg-finished) .jaxdbg-banner')]"
-                           ".some(b => /hit 5\\b/.test(b.textContent))", timeout=90_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jaxdbg-panel:not(.jaxdbg-finished) .jaxdbg-banner')]"
+        ".some(b => /hit 5\\b/.test(b.textContent))",
+        timeout=90_000,
+    )
     panel = live_panel(page, 2)
     save_screenshot(page, "panel_many_stops")
     panel.get_by_role("button", name="Disable", exact=True).click()
@@ -364,15 +378,18 @@ def test_run_all_shows_the_top_of_the_panel(page, server):
 
     page.set_viewport_size({"width": 1280, "height": 700})  # a laptop: the panel is taller than the view
     filler = 'print("\\n".join(f"filler line {i}" for i in range(60)))'
-    open_notebook(page, server, f"below-{server.app}.ipynb",
-                  [SETUP_CELL] + [filler] * 4 + [STOP_CELL] + ["1 + 1"] * 3)
+    open_notebook(page, server, f"below-{server.app}.ipynb", [SETUP_CELL] + [filler] * 4 + [STOP_CELL] + ["1 + 1"] * 3)
     run_all_cells(page, wait=False)
     panel = live_panel(page, 5)
     panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
-    seen = lambda: all(page.evaluate(SEEN_JS, sel) for sel in
-                       (".jaxdbg-banner", ".jaxdbg-source-heading", ".jaxdbg-current"))
-    page.wait_for_function(f"() => [...{json.dumps(['.jaxdbg-banner', '.jaxdbg-source-heading', '.jaxdbg-current'])}]"
-                           f".every(s => ({SEEN_JS})(s))", timeout=30_000)
+    seen = lambda: all(
+        page.evaluate(SEEN_JS, sel) for sel in (".jaxdbg-banner", ".jaxdbg-source-heading", ".jaxdbg-current")
+    )
+    page.wait_for_function(
+        f"() => [...{json.dumps(['.jaxdbg-banner', '.jaxdbg-source-heading', '.jaxdbg-current'])}]"
+        f".every(s => ({SEEN_JS})(s))",
+        timeout=30_000,
+    )
     page.wait_for_timeout(1000)  # and it stays there (nothing scrolls it away afterwards)
     save_screenshot(page, f"panel_run_all_{server.app}")
     assert seen()
@@ -411,8 +428,10 @@ def test_completion_list_shows_words_narrows_and_takes_the_keys(page, server):
 
     # typing on narrows the list, without another Tab
     page.keyboard.type("gm")
-    page.wait_for_function("() => [...document.querySelectorAll('.jaxdbg-completions.jaxdbg-open .jaxdbg-completion')]"
-                           ".every(e => e.textContent.startsWith('argm'))")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jaxdbg-completions.jaxdbg-open .jaxdbg-completion')]"
+        ".every(e => e.textContent.startsWith('argm'))"
+    )
     narrowed = completion_items(panel)
     assert narrowed and len(narrowed) < len(first) and set(narrowed) <= set(first), narrowed
     assert box.input_value() == "p alpha_value.sum(); p jnp.argm"
@@ -479,7 +498,9 @@ def test_frames_box_fits_its_frames_and_locals_get_the_room(page, lab_server):
     panel = live_panel(page, 1)
     panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
     assert panel.locator(".jaxdbg-frame").count() == 2
-    page.wait_for_function("() => document.querySelectorAll('.jaxdbg-panel:not(.jaxdbg-finished) .jaxdbg-local').length === 13")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.jaxdbg-panel:not(.jaxdbg-finished) .jaxdbg-local').length === 13"
+    )
     frames = panel.locator(".jaxdbg-frames").evaluate("e => [e.clientHeight, e.scrollHeight]")
     line = panel.locator(".jaxdbg-frame").first.evaluate("e => e.getBoundingClientRect().height")
     assert frames[0] <= 9 * line + 40 and frames[1] <= frames[0], (frames, line)
@@ -504,8 +525,10 @@ def test_frames_box_fits_its_frames_and_locals_get_the_room(page, lab_server):
 
 # --------------------------------------------------------------------------- kernel status
 
-KERNEL_STATUS_JS = ("() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
-                    " return k ? k.status : null; }")
+KERNEL_STATUS_JS = (
+    "() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
+    " return k ? k.status : null; }"
+)
 
 
 @pytest.mark.notebook7
@@ -545,7 +568,9 @@ def test_a_panel_whose_kernel_restarted_says_so(page, server):
     panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
     type_command(panel, "p 40 + 2")
     wait_log(page, panel, r"42")
-    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }")
+    page.evaluate(
+        "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }"
+    )
     gone = cell(page, 1).locator(".jaxdbg-panel .jaxdbg-gone")
     gone.wait_for(state="visible", timeout=60_000)
     assert "kernel" in gone.inner_text().lower() and "run the cell again" in gone.inner_text().lower()

@@ -77,8 +77,11 @@ def _bring_other_notebook_to_front(page, server, name: str) -> None:
     write_notebook(server, name, ["1 + 1"])
     if server.app == "lab":
         page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", name)
-        page.wait_for_function("(path) => window.jupyterapp.shell.currentWidget"
-                               " && window.jupyterapp.shell.currentWidget.context.path === path", arg=name)
+        page.wait_for_function(
+            "(path) => window.jupyterapp.shell.currentWidget"
+            " && window.jupyterapp.shell.currentWidget.context.path === path",
+            arg=name,
+        )
         return
     other = page.context.new_page()
     other.goto(server.lab_url(name), wait_until="domcontentloaded")
@@ -111,8 +114,12 @@ def test_stop_in_a_background_tab_uses_the_panel(page, server):
 def test_run_all_uses_the_panel(page, server):
     frames = _record_kernel_frames(page)
     filler = 'print("\\n".join(f"filler line {i}" for i in range(60)))'
-    open_notebook(page, server, f"run-all-{server.app}.ipynb",
-                  [EXTENSION_SETUP_CELL] + [filler] * 4 + [JITTED_STOP_CELL, "1 + 1", STATUS_CELL])
+    open_notebook(
+        page,
+        server,
+        f"run-all-{server.app}.ipynb",
+        [EXTENSION_SETUP_CELL] + [filler] * 4 + [JITTED_STOP_CELL, "1 + 1", STATUS_CELL],
+    )
     run_all_cells(page, wait=False)
     panel = live_panel(page, 5)
     panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)

@@ -58,8 +58,9 @@ PANEL_TIMEOUT_MS = 120_000  # the first jit compile in a fresh kernel is slow on
 
 def panel(page, index: int):
     """The live debugger panel in cell ``index`` (finished panels lose their buttons)."""
-    return cell(page, index).locator(".jaxdbg-panel").filter(
-        has=page.get_by_role("button", name="Continue", exact=True))
+    return (
+        cell(page, index).locator(".jaxdbg-panel").filter(has=page.get_by_role("button", name="Continue", exact=True))
+    )
 
 
 def current_source_line(panel) -> str:
@@ -75,14 +76,14 @@ def select_frame(page, panel, index: int, function: str) -> None:
 def save_notebook(page) -> None:
     """Save from the page, as Ctrl+S does, and wait until the model is clean."""
     page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
-    page.wait_for_function(
-        "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
 
 
 def execution_counts(page) -> list:
     return page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.content.widgets.map("
-        " c => c.model.type === 'code' ? c.model.executionCount : null)")
+        " c => c.model.type === 'code' ? c.model.executionCount : null)"
+    )
 
 
 @pytest.mark.notebook7
@@ -111,8 +112,9 @@ def test_load_pause_frames_print_continue_save_and_convert(page, server, tmp_pat
     # The frame list: 0 inner, 1 outer, 2 <module>. Each click moves the source view,
     # and `p` evaluates in the frame shown: outer's x is inner's x - 1.
     frames = live.locator(".jaxdbg-frame")
-    assert [f.split()[:2] for f in frames.all_inner_texts()] == [
-        ["0", "inner"], ["1", "outer"], ["2", "<module>"]], frames.all_inner_texts()
+    assert [f.split()[:2] for f in frames.all_inner_texts()] == [["0", "inner"], ["1", "outer"], ["2", "<module>"]], (
+        frames.all_inner_texts()
+    )
     select_frame(page, live, 1, "outer")
     assert "return inner(x + 1)" in current_source_line(live)
     type_command(live, "p x")
@@ -126,8 +128,12 @@ def test_load_pause_frames_print_continue_save_and_convert(page, server, tmp_pat
     wait_log(page, live, r"\(jaxdbg\) p x\s*Array\(\[1\., 2\., 3\.\], dtype=float32\)")
     # pp pretty-prints: a dict too wide for one line gets a line per key
     type_command(live, "pp {'x': x, 'y': y}")
-    wait_log(page, live, r"\(jaxdbg\) pp .*\s*\{'x': Array\(\[1\., 2\., 3\.\], dtype=float32\),\n"
-                         r" 'y': Array\(\[2\., 4\., 6\.\], dtype=float32\)\}")
+    wait_log(
+        page,
+        live,
+        r"\(jaxdbg\) pp .*\s*\{'x': Array\(\[1\., 2\., 3\.\], dtype=float32\),\n"
+        r" 'y': Array\(\[2\., 4\., 6\.\], dtype=float32\)\}",
+    )
     # the locals table shows the frame's arrays
     locals_text = live.locator(".jaxdbg-locals").inner_text()
     assert "float32[3]" in locals_text, locals_text  # the engine's one shape notation
@@ -149,9 +155,22 @@ def test_load_pause_frames_print_continue_save_and_convert(page, server, tmp_pat
     saved = server.root_dir / name
     html_path = tmp_path / "panel.html"
     done = subprocess.run(
-        [sys.executable, "-m", "nbconvert", "--to", "html", str(saved),
-         "--output", html_path.stem, "--output-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=180)
+        [
+            sys.executable,
+            "-m",
+            "nbconvert",
+            "--to",
+            "html",
+            str(saved),
+            "--output",
+            html_path.stem,
+            "--output-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     converted = html_path.read_text()
     (ARTIFACTS / f"panel_{server.app}.html").write_text(converted)
@@ -186,7 +205,8 @@ def test_queued_cell_runs_after_continue_and_next_cell_after_quit(page, server):
     assert "result 12.0" not in cell_output_text(page, 2)
     page.wait_for_function(
         "() => { const c = window.jupyterapp.shell.currentWidget.content.widgets;"
-        " return c[2].model.executionCount !== null && c[1].model.executionCount !== null; }")
+        " return c[2].model.executionCount !== null && c[1].model.executionCount !== null; }"
+    )
     counts = execution_counts(page)
     assert counts[0] < counts[1] < counts[2], counts
 
@@ -198,8 +218,9 @@ def test_queued_cell_runs_after_continue_and_next_cell_after_quit(page, server):
     live.get_by_role("button", name="Quit", exact=True).click()
     wait_for_output_text(page, 1, QUIT_LINE, timeout_s=60)
     page.wait_for_function(
-        "() => window.jupyterapp.shell.currentWidget.content.widgets[1].model.executionState"
-        " !== 'running'", timeout=60_000)
+        "() => window.jupyterapp.shell.currentWidget.content.widgets[1].model.executionState !== 'running'",
+        timeout=60_000,
+    )
     errors = [o for o in cell_outputs(page, 1) if o["output_type"] == "error"]
     assert [(e["ename"], e["traceback"]) for e in errors] == [("DebuggerQuit", [QUIT_LINE])], errors
     text = cell_output_text(page, 1)
@@ -251,8 +272,7 @@ def test_pmap_panels_one_at_a_time_and_vmap_skip(lab_page, lab_server):
     run_cell(page, 1, wait=False)
     seen_devices: list[str] = []
     for _ in range(4):
-        device = page.wait_for_function(NEW_LIVE_PANEL_DEVICE, arg=seen_devices,
-                                        timeout=PANEL_TIMEOUT_MS).json_value()
+        device = page.wait_for_function(NEW_LIVE_PANEL_DEVICE, arg=seen_devices, timeout=PANEL_TIMEOUT_MS).json_value()
         live = panel(page, 1)
         assert live.count() == 1, "one live panel at a time"
         seen_devices.append(device)

@@ -168,8 +168,13 @@ def test_every_control_is_reached_by_tab_named_and_worked_by_keys(page, server):
     kinds = [f["role"] for f in seen]
     assert all(f["inPanel"] for f in seen), seen
     first = lambda prefix: next(i for i, n in enumerate(labels) if n.startswith(prefix))
-    order = [labels.index("Up"), kinds.index("option"), first("show "), first("open the array view of "),
-             kinds.index("text")]
+    order = [
+        labels.index("Up"),
+        kinds.index("option"),
+        first("show "),
+        first("open the array view of "),
+        kinds.index("text"),
+    ]
     assert "expand params" in labels and "open the array view of grid" in labels, labels
     assert order == sorted(order), labels
 
@@ -260,7 +265,8 @@ def test_post_mortem_and_reopened_stops_show_only_what_applies(page, lab_server,
     assert panel.get_by_role("button", name="Continue all").is_visible()
     widths = panel.locator(".jaxdbg-frame").evaluate_all(
         "rows => rows.map(r => [r.querySelector('.jaxdbg-frame-function').textContent,"
-        " r.querySelector('.jaxdbg-frame-function').getBoundingClientRect().width])")
+        " r.querySelector('.jaxdbg-frame-function').getBoundingClientRect().width])"
+    )
     library = [w for w in widths if w[0] == "apply_the_function_given"]
     assert library and all(w[1] >= 60 for w in widths), widths
 
@@ -284,11 +290,14 @@ def test_post_mortem_and_reopened_stops_show_only_what_applies(page, lab_server,
     panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
     note = panel.locator(".jaxdbg-note")
     assert note.inner_text() == "reopened from stop.npz"
-    colours = note.evaluate("e => [getComputedStyle(e).color,"
-                            " getComputedStyle(e.closest('.jaxdbg-panel')).getPropertyValue('--jaxdbg-error')]")
+    colours = note.evaluate(
+        "e => [getComputedStyle(e).color,"
+        " getComputedStyle(e.closest('.jaxdbg-panel')).getPropertyValue('--jaxdbg-error')]"
+    )
     error_colour = panel.locator(".jaxdbg-reason").evaluate(
         "e => { const x = document.createElement('div'); x.className = 'jaxdbg-reason'; e.parentNode.append(x);"
-        " const c = getComputedStyle(x).color; x.remove(); return c; }")
+        " const c = getComputedStyle(x).color; x.remove(); return c; }"
+    )
     assert colours[0] != error_colour, colours
     for name in ("Continue all", "Disable", "Ignore", "Replay"):
         assert not panel.get_by_role("button", name=name, exact=True).is_visible(), name

@@ -19,7 +19,8 @@ SETUP_CELL = (
     "os.environ.setdefault('JAX_PLATFORMS', 'cpu')\n"
     "%load_ext jaxdbg\n"
     "import jax, jax.numpy as jnp, jaxdbg\n"
-    "from jax.sharding import NamedSharding, PartitionSpec as P\n")
+    "from jax.sharding import NamedSharding, PartitionSpec as P\n"
+)
 
 STOP_CELL = """\
 axis_type = getattr(jax.sharding, "AxisType", None)

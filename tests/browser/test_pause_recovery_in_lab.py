@@ -28,8 +28,9 @@ PANEL_TIMEOUT_MS = 120_000  # the first jit compile in a fresh kernel is slow on
 
 
 def live_panel(page, index: int):
-    return cell(page, index).locator(".jaxdbg-panel").filter(
-        has=page.get_by_role("button", name="Continue", exact=True))
+    return (
+        cell(page, index).locator(".jaxdbg-panel").filter(has=page.get_by_role("button", name="Continue", exact=True))
+    )
 
 
 def test_clear_output_while_paused_shows_the_panel_again(lab_page, lab_server):
@@ -43,8 +44,8 @@ def test_clear_output_while_paused_shows_the_panel_again(lab_page, lab_server):
         nb.activeCellIndex = 1; nb.deselectAll();
         return app.commands.execute('notebook:clear-cell-output'); }""")
     page.wait_for_function(
-        "() => document.querySelectorAll('.jp-Notebook .jp-Cell')[1]"
-        ".querySelectorAll('.jaxdbg-panel').length === 0")
+        "() => document.querySelectorAll('.jp-Notebook .jp-Cell')[1].querySelectorAll('.jaxdbg-panel').length === 0"
+    )
 
     # The stop still waits for an answer: its panel comes back in the same cell.
     panel = live_panel(page, 1)
@@ -62,8 +63,7 @@ def test_reloaded_page_gets_the_paused_panel_back(lab_page, lab_server):
     run_cell(page, 1, wait=False)
     live_panel(page, 1).wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-    page.wait_for_function(
-        "() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
 
     page.reload(wait_until="domcontentloaded")
     panel = live_panel(page, 1)
@@ -72,4 +72,6 @@ def test_reloaded_page_gets_the_paused_panel_back(lab_page, lab_server):
     page.wait_for_function(
         "() => { const w = window.jupyterapp.shell.currentWidget;"
         " const k = w && w.sessionContext.session && w.sessionContext.session.kernel;"
-        " return k && k.status === 'idle'; }", timeout=60_000)
+        " return k && k.status === 'idle'; }",
+        timeout=60_000,
+    )

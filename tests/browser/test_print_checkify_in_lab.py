@@ -130,5 +130,6 @@ def test_print_log_checkify_view_and_post_mortem(page, server):
     save_screenshot(page, f"post-mortem-panel-{server.app}")
     continue_button.click()
     page.wait_for_function(
-        "() => window.jupyterapp.shell.currentWidget.content.widgets[3].model.executionState"
-        " !== 'running'", timeout=TIMEOUT_MS)
+        "() => window.jupyterapp.shell.currentWidget.content.widgets[3].model.executionState !== 'running'",
+        timeout=TIMEOUT_MS,
+    )

@@ -45,13 +45,20 @@ def _shoot(page, name: str):
 
 
 def _set_theme(page, theme: str, light: bool) -> None:
-    page.evaluate("(t) => { window.jupyterapp.commands.execute('apputils:change-theme', {theme: t});"
-                  " return true; }", theme)
+    page.evaluate(
+        "(t) => { window.jupyterapp.commands.execute('apputils:change-theme', {theme: t}); return true; }", theme
+    )
     want = "true" if light else "false"
-    _poll(page, lambda: page.evaluate(
-        "(w) => document.body.getAttribute('data-jp-theme-light') === w"
-        " && getComputedStyle(document.body).getPropertyValue('--jp-layout-color0').trim() !== ''",
-        want), 60, f"the {theme} theme")
+    _poll(
+        page,
+        lambda: page.evaluate(
+            "(w) => document.body.getAttribute('data-jp-theme-light') === w"
+            " && getComputedStyle(document.body).getPropertyValue('--jp-layout-color0').trim() !== ''",
+            want,
+        ),
+        60,
+        f"the {theme} theme",
+    )
     page.wait_for_load_state("networkidle")
 
 

@@ -34,9 +34,17 @@ STOP_CELL = JITTED_STOP_CELL
 
 # 15 commands: tables of 30 lines, a 3,000-character line, short ones.
 COMMANDS = [f"p jnp.arange({n} * 120.0).reshape(30, {n} * 4)" for n in range(1, 6)] + [
-    "p 'x' * 3000", "p alpha_value", "whatis alpha_value", "p list(range(400))",
-    "p jnp.eye(12)", "p alpha_value * 3", "w", "p {'k%d' % i: i for i in range(60)}",
-    "p jnp.ones((25, 3))", "p alpha_value.sum()"]
+    "p 'x' * 3000",
+    "p alpha_value",
+    "whatis alpha_value",
+    "p list(range(400))",
+    "p jnp.eye(12)",
+    "p alpha_value * 3",
+    "w",
+    "p {'k%d' % i: i for i in range(60)}",
+    "p jnp.ones((25, 3))",
+    "p alpha_value.sum()",
+]
 
 # A compact summary: fits in the notebook area of a laptop screen.
 MAX_HEIGHT_PX = 480
@@ -53,7 +61,10 @@ def test_summary_of_a_long_session_is_compact(lab_page, lab_server):
         type_command(panel, line)
         page.wait_for_function(
             "(n) => document.querySelectorAll('.jaxdbg-panel:not(.jaxdbg-finished)"
-            " .jaxdbg-entry:not(.jaxdbg-pending)').length >= n", arg=n, timeout=60_000)
+            " .jaxdbg-entry:not(.jaxdbg-pending)').length >= n",
+            arg=n,
+            timeout=60_000,
+        )
     wait_log(page, panel, r"p alpha_value\.sum\(\)\s+Array\(6\., dtype=float32\)")
     page.keyboard.press("F8")
     wait_for_output_text(page, 1, "result 6.0", timeout_s=60)

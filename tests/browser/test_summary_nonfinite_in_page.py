@@ -50,8 +50,10 @@ def test_the_summary_after_continue_counts_and_places_each_nan_and_inf(page, ser
     text = " ".join(summary.inner_text().split())  # the page draws runs of spaces as one
     save_screenshot(page, f"summary-nonfinite-{server.app}")
     assert f"small float32[4,8] {ranges['small']} nan=1 +inf=1 (nan at [1, 2], +inf at [3, 7])" in text, text
-    assert (f"big float32[64,32] sampled (evenly spaced): 32 of 64 rows; every NaN / Inf cell kept "
-            f"{ranges['big']} nan=1 +inf=1 (nan at [41, 3], +inf at [57, 20])") in text, text
+    assert (
+        f"big float32[64,32] sampled (evenly spaced): 32 of 64 rows; every NaN / Inf cell kept "
+        f"{ranges['big']} nan=1 +inf=1 (nan at [41, 3], +inf at [57, 20])"
+    ) in text, text
 
     rows = summary.evaluate(WATCH_STYLES)
     assert len(rows) == 2, rows

@@ -110,8 +110,7 @@ def low_contrast(found: list[dict]) -> list[dict]:
 
 def show_every_view(page, server, name: str) -> None:
     flag = server.root_dir / f"{name}.flag"
-    cells = [SETUP_CELL + f"FLAG = {str(flag)!r}\n", STATUS_CELL, PRINT_CELL, CHECKIFY_CELL,
-             SHARDING_CELL, STOP_CELL]
+    cells = [SETUP_CELL + f"FLAG = {str(flag)!r}\n", STATUS_CELL, PRINT_CELL, CHECKIFY_CELL, SHARDING_CELL, STOP_CELL]
     open_notebook(page, server, f"{name}.ipynb", cells)
     run_cell(page, 0)
     run_cell(page, 1)
@@ -176,8 +175,7 @@ def test_every_view_reads_in_the_theme(page, lab_server, theme):
         save_screenshot(page, "views_theme_dark_untrusted")
         found = text_contrast(page, OUTPUTS)
         texts = " ".join(r["text"] for r in found)
-        for needle in ("jaxdbg status", "print log", "normalise needs non-negative", "4 shards",
-                       "Stopped at"):
+        for needle in ("jaxdbg status", "print log", "normalise needs non-negative", "4 shards", "Stopped at"):
             assert needle in texts, (needle, texts[:2000])
         low = [(r["text"], r["colour"], r["ratio"]) for r in low_contrast(found)]
         assert not low, low

@@ -63,8 +63,9 @@ def _plot_and_condition(page, server, theme: str) -> None:
     box.fill("loss")
     box.press("Enter")
     wait_log(page, panel, r"1: loss = 0\.5")
-    page.wait_for_function("(n) => document.querySelectorAll("
-                           "'.jaxdbg-watch-row[data-expression=\"loss\"] circle').length === n", arg=1)
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.jaxdbg-watch-row[data-expression=\"loss\"] circle').length === n", arg=1
+    )
     panel.get_by_role("button", name="Continue all", exact=True).click()
     wait_for_output_text(page, 1, "trained", timeout_s=120)
 
@@ -100,8 +101,10 @@ def _plot_and_condition(page, server, theme: str) -> None:
     wait_for_output_text(page, 2, "again", timeout_s=120)
 
 
-WATCH_TEXT = (".jaxdbg-watch-table td, .jaxdbg-breakpoints-table td, .jaxdbg-breakpoints-table th,"
-              " .jaxdbg-breakpoints-title, .jaxdbg-watch-add")
+WATCH_TEXT = (
+    ".jaxdbg-watch-table td, .jaxdbg-breakpoints-table td, .jaxdbg-breakpoints-table th,"
+    " .jaxdbg-breakpoints-title, .jaxdbg-watch-add"
+)
 
 
 @pytest.mark.parametrize("theme", ["dark", "high-contrast"])

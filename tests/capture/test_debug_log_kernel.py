@@ -24,9 +24,13 @@ kernel = kernel_fixture(SETUP)
 
 def _log_rows(kernel, result) -> list[list[str]]:
     """The rows the cell's print log widget was sent."""
-    opens = [m for m in kernel.messages() if m["msg_type"] == "comm_open"
-             and "jaxdbg-print-log" in m["content"]["data"].get("state", {}).get("_css", "")
-             and m["parent_header"].get("msg_id") == result.msg_id]
+    opens = [
+        m
+        for m in kernel.messages()
+        if m["msg_type"] == "comm_open"
+        and "jaxdbg-print-log" in m["content"]["data"].get("state", {}).get("_css", "")
+        and m["parent_header"].get("msg_id") == result.msg_id
+    ]
     assert opens, result
     comm_id = opens[-1]["content"]["comm_id"]
     rows: list[list[str]] = []
@@ -41,14 +45,16 @@ def _log_rows(kernel, result) -> list[list[str]]:
 def test_jax_debug_log_rows_are_in_the_print_log_with_line_batch_and_level(kernel):
     if "has log True" not in kernel.run("print('has log', hasattr(jax.debug, 'log'))").stdout:
         pytest.skip("this kernel's JAX has no jax.debug.log")
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         def step(x):
             jax.debug.log("loss {x}", x=x)
             jax.debug.print("printed {}", x)
             return x * 2
         jax.jit(jax.vmap(step))(jnp.arange(2.0))
         jax.jit(lambda y: jax.debug.log("alone {}", y))(5)
-    """))
+    """)
+    )
     assert result.status == "ok", result
     rows = _log_rows(kernel, result)
     assert [r[2] for r in rows] == ["loss 0.0", "printed 0.0", "loss 1.0", "printed 1.0", "alone 5"], rows

@@ -91,8 +91,7 @@ def test_only_the_routes_module_assigns_jax_attributes():
                 targets = []
                 if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr" \
-                        and node.args:
+                elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr" and node.args:
                     targets = [ast.Attribute(value=node.args[0], attr="?")]
                 for target in targets:
                     if isinstance(target, ast.Attribute) and ast.unparse(target.value).split(".")[0] == "jax":

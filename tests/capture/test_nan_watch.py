@@ -25,9 +25,9 @@ def watch(monkeypatch):
     out = io.StringIO()
 
     def on(commands: str, infs: bool = False) -> io.StringIO:
-        nan_watch.set_enabled(True, backend="cli", infs=infs, stdout=out, stdin=io.StringIO(""),
-                              commands=commands)
+        nan_watch.set_enabled(True, backend="cli", infs=infs, stdout=out, stdin=io.StringIO(""), commands=commands)
         return out
+
     yield on
     nan_watch.set_enabled(False, infs=True)
     nan_watch.set_enabled(False)
@@ -74,8 +74,7 @@ def test_a_nan_under_shard_map_stops_at_its_line_on_the_device_that_made_it(watc
         f(x)
     text = out.getvalue()
     line = _root.__code__.co_firstlineno + 2
-    assert _banner(text) == (f"Stopped at {__file__}:{line} in _root "
-                             "(device 5; NaN made by sqrt)")
+    assert _banner(text) == (f"Stopped at {__file__}:{line} in _root (device 5; NaN made by sqrt)")
     assert "return jnp.sqrt(shifted)" in text
     # The traced lines' values, as JAX's re-run computed them on device 5 (x[10:12]).
     assert "(jaxdbg) p shifted\nArray([ 10., -11.], dtype=float32)" in text
@@ -92,8 +91,7 @@ def test_a_nan_under_pmap_names_each_device_that_made_one(watch):
     x = (jnp.arange(16.0) + 10).at[1].set(3.0).at[13].set(-2.0)  # devices 0 and 6
     with pytest.raises(FloatingPointError):
         jax.pmap(step, axis_name="i")(x.reshape(8, 2))
-    assert _banner(out.getvalue()).endswith(
-        "in _root (device 0; NaN made by sqrt; also on device 6)")
+    assert _banner(out.getvalue()).endswith("in _root (device 0; NaN made by sqrt; also on device 6)")
 
 
 def _safe_root(w):
@@ -116,7 +114,8 @@ def test_a_nan_or_inf_of_the_backward_pass_names_the_forward_line(watch, value, 
     line = part.__code__.co_firstlineno + 1
     assert _banner(out.getvalue()) == (
         f"Stopped at {__file__}:{line} in {part.__name__} "
-        f"({value} made by mul in the backward pass (the gradient) of this line)")
+        f"({value} made by mul in the backward pass (the gradient) of this line)"
+    )
 
 
 @pytest.mark.parametrize("value,part,infs", [("NaN", _safe_root, False), ("Inf", _squashed, True)])
@@ -138,7 +137,8 @@ def test_the_backward_pass_of_a_shard_map_names_the_forward_line_and_device(watc
     line = part.__code__.co_firstlineno + 1
     assert _banner(out.getvalue()) == (
         f"Stopped at {__file__}:{line} in {part.__name__} "
-        f"(device 5; {value} made by mul in the backward pass (the gradient) of this line)")
+        f"(device 5; {value} made by mul in the backward pass (the gradient) of this line)"
+    )
     assert getattr(raised.value, nan_watch.SERVED).devices == (5,)
 
 
@@ -159,8 +159,9 @@ def test_an_inf_made_while_a_gradient_linearizes_is_named_the_lines_derivative(w
         jax.jit(jax.grad(loss))(jnp.array([0.0, 1.0]))
     line = _sine_root.__code__.co_firstlineno + 4
     text = out.getvalue()
-    assert _banner(text) == (f"Stopped at {__file__}:{line} in _sine_root "
-                             "(Inf made by div in the derivative (the gradient) of this line)")
+    assert _banner(text) == (
+        f"Stopped at {__file__}:{line} in _sine_root (Inf made by div in the derivative (the gradient) of this line)"
+    )
     origin = getattr(raised.value, nan_watch.SERVED)
     assert origin.derivative and not origin.backward
     # The forward pass's value at the line, from JAX's re-run (the gradient's primal).
@@ -179,7 +180,10 @@ def test_a_lines_derivative_under_shard_map_names_the_device():
     w = (jnp.arange(16.0) + 1).at[11].set(0.0)  # sin(0) = 0 on device 5 only
     origin = nan_location.locate(jax.jit(jax.grad(loss)), (w,), {}, infs=True)
     assert (origin.primitive, origin.devices, origin.where.lineno) == (
-        "div", (5,), _sine_root.__code__.co_firstlineno + 4)
+        "div",
+        (5,),
+        _sine_root.__code__.co_firstlineno + 4,
+    )
     assert origin.describe() == "Inf made by div in the derivative (the gradient) of this line"
 
 
@@ -226,6 +230,7 @@ def test_locate_finds_nothing_in_a_finite_program():
 
 # -- Infs: %jaxdbg infs on (JAX's jax_debug_infs the detector) ---------------------------
 
+
 def _log(block):
     shifted = block - 10.0
     return jnp.log(shifted)  # -Inf where block == 10
@@ -262,8 +267,9 @@ def test_an_inf_under_pmap_names_each_device_that_made_one(watch):
     with pytest.raises(FloatingPointError):
         jax.pmap(step, axis_name="i")(x.reshape(8, 2))
     line = step.__code__.co_firstlineno + 1
-    assert _banner(out.getvalue()) == (f"Stopped at {__file__}:{line} in step "
-                                       "(device 0; Inf made by exp; also on device 6)")
+    assert _banner(out.getvalue()) == (
+        f"Stopped at {__file__}:{line} in step (device 0; Inf made by exp; also on device 6)"
+    )
 
 
 def test_nan_and_inf_checks_are_switched_apart_as_jaxs_flags_are(watch):
@@ -292,6 +298,7 @@ def test_an_inf_is_located_in_a_plain_jit_where_the_nan_checks_see_nothing():
 
 # -- sharded jit: JAX's re-run checks each device's buffer, which names the device --
 
+
 def _sharded(values, n: int = 8):
     from jax.sharding import Mesh, NamedSharding
     from jax.sharding import PartitionSpec as P
@@ -299,12 +306,16 @@ def _sharded(values, n: int = 8):
     return jax.device_put(values, NamedSharding(Mesh(np.array(_devices(n)), ("d",)), P("d")))
 
 
-@pytest.mark.parametrize("value,part,primitive,bad,infs", [
-    ("NaN", _root, "sqrt", -1.0, False),  # sqrt of a negative
-    ("Inf", _log, "log", 10.0, True),     # log of 0
-])
+@pytest.mark.parametrize(
+    "value,part,primitive,bad,infs",
+    [
+        ("NaN", _root, "sqrt", -1.0, False),  # sqrt of a negative
+        ("Inf", _log, "log", 10.0, True),  # log of 0
+    ],
+)
 def test_a_nan_or_inf_under_a_sharded_jit_stops_once_at_its_line_naming_the_device(
-        watch, value, part, primitive, bad, infs):
+    watch, value, part, primitive, bad, infs
+):
     out = watch("where; p shifted.shape; p float(shifted[11]); c", infs=infs)
 
     @jax.jit
@@ -317,8 +328,9 @@ def test_a_nan_or_inf_under_a_sharded_jit_stops_once_at_its_line_naming_the_devi
         f(x)
     text = out.getvalue()
     line = part.__code__.co_firstlineno + 2
-    assert _banner(text) == (f"Stopped at {__file__}:{line} in {part.__name__} "
-                             f"(device 1; {value} made by {primitive}; also on device 5)")
+    assert _banner(text) == (
+        f"Stopped at {__file__}:{line} in {part.__name__} (device 1; {value} made by {primitive}; also on device 5)"
+    )
     # The frames are JAX's op-by-op re-run's: the line's locals hold the whole array.
     assert f"(jaxdbg) p shifted.shape\n(16,)\n(jaxdbg) p float(shifted[11])\n{bad - 10.0}\n" in text
     assert text.count("Continuing.") == 1
@@ -332,11 +344,12 @@ def test_a_sharded_jit_names_the_device_by_its_jax_id(watch):
 
     out = watch("c")
     devices = _devices(8)[::-1]  # the mesh's position 0 is device 7
-    x = jax.device_put((jnp.arange(16.0) + 11).at[1].set(-3.0),
-                       NamedSharding(Mesh(np.array(devices), ("d",)), P("d")))
+    x = jax.device_put((jnp.arange(16.0) + 11).at[1].set(-3.0), NamedSharding(Mesh(np.array(devices), ("d",)), P("d")))
     with pytest.raises(FloatingPointError):
         jax.jit(_root)(x)
     assert _banner(out.getvalue()).endswith("in _root (device 7; NaN made by sqrt)")
+
+
 def _narrowed(block):
     scaled = block * 1e4
     return scaled.astype(jnp.float16).astype(jnp.float32)  # float16 ends at 65504: Inf past it
@@ -357,8 +370,9 @@ def test_an_inf_made_by_a_narrowing_cast_is_located_on_its_device(watch):
     with pytest.raises(FloatingPointError, match=r"\(inf\)"):
         f(x)
     line = _narrowed.__code__.co_firstlineno + 2
-    assert _banner(out.getvalue()) == (f"Stopped at {__file__}:{line} in _narrowed "
-                                       "(device 5; Inf made by convert_element_type)")
+    assert _banner(out.getvalue()) == (
+        f"Stopped at {__file__}:{line} in _narrowed (device 5; Inf made by convert_element_type)"
+    )
 
 
 def test_a_cast_is_checked_only_while_jaxdbg_locates():
@@ -370,8 +384,7 @@ def test_a_cast_is_checked_only_while_jaxdbg_locates():
 
     x = jnp.array([1.0, 1e6])
     assert nan_location.locate(f, (x,), {}, infs=True).primitive == "convert_element_type"
-    err, _ = checkify.checkify(lambda v: v.astype(jnp.float16), errors=checkify.nan_checks)(
-        jnp.array([jnp.nan]))
+    err, _ = checkify.checkify(lambda v: v.astype(jnp.float16), errors=checkify.nan_checks)(jnp.array([jnp.nan]))
     assert err.get() is None  # a user's own checkify checks no cast, as JAX's does not
 
 
@@ -390,8 +403,9 @@ def test_debug_nans_and_debug_infs_switch_the_watch_outside_a_notebook(monkeypat
         assert flags.jax_debug_nans and not flags.jax_debug_infs and nan_watch.enabled()
         with pytest.raises(FloatingPointError):
             jax.jit(jax.grad(lambda w: jnp.sum(_safe_root(w))))(jnp.array([0.0, 4.0]))
-        assert _banner(out.getvalue()).endswith("in _safe_root (NaN made by mul in the "
-                                                "backward pass (the gradient) of this line)")
+        assert _banner(out.getvalue()).endswith(
+            "in _safe_root (NaN made by mul in the backward pass (the gradient) of this line)"
+        )
         jaxdbg.debug_infs(backend="cli", stdout=out, stdin=io.StringIO(""), commands="c")
         jaxdbg.debug_nans(False)  # the Inf checks still on: still watched
         assert flags.jax_debug_infs and not flags.jax_debug_nans and nan_watch.enabled()
@@ -414,15 +428,17 @@ def test_a_line_the_rerun_did_not_reach_lists_its_names_saying_why_they_have_no_
     out = watch("p w; locals; c")
 
     def loss(x):
-        per_device = _shard_map()(lambda block: _safe_root(block).sum(keepdims=True),
-                                  mesh=mesh, in_specs=P("d"), out_specs=P("d"))
+        per_device = _shard_map()(
+            lambda block: _safe_root(block).sum(keepdims=True), mesh=mesh, in_specs=P("d"), out_specs=P("d")
+        )
         return per_device(x).sum()
 
     with pytest.raises(FloatingPointError):
         jax.jit(jax.grad(loss))((jnp.arange(16.0) + 1).at[10].set(0.0))
     text = out.getvalue()
     assert _banner(text).endswith(
-        "in _safe_root (device 5; NaN made by mul in the backward pass (the gradient) of this line)")
+        "in _safe_root (device 5; NaN made by mul in the backward pass (the gradient) of this line)"
+    )
     unavailable = f"<unavailable: {nan_watch.TRACED_NOT_RUN.why}>"
     assert f"(jaxdbg) p w\n{unavailable}\n" in text
     assert f"(jaxdbg) locals\nw  Unavailable  {unavailable}\n" in text

@@ -35,7 +35,7 @@ def located(message):
     """(JAX's message, the location suffix's parts) of one of jaxdbg's messages."""
     match = LOCATION.search(message)
     assert match, f"no location in {message!r}"
-    return message[:match.start()], (match["file"], int(match["line"]), match["fn"])
+    return message[: match.start()], (match["file"], int(match["line"]), match["fn"])
 
 
 def line_of(fn, text):
@@ -55,8 +55,7 @@ def test_integer_floor_division_by_zero_names_the_users_line(ours, jit):
     err, out = ours(f, errors=checkify.div_checks)(*args)
     message, (file, line, fn) = located(err.get())
     assert message == theirs.get() == "division by zero"
-    assert (file.endswith("test_parity_checkify.py"), line, fn) == (
-        True, line_of(floor_div, "x // y"), "floor_div")
+    assert (file.endswith("test_parity_checkify.py"), line, fn) == (True, line_of(floor_div, "x // y"), "floor_div")
     assert int(out) == int(JAX_CHECKIFY(f, errors=checkify.div_checks)(*args)[1])
 
 
@@ -101,12 +100,16 @@ def test_an_error_in_the_users_own_jitted_function_keeps_its_line(ours):
     assert (line, fn) == (line_of(users_own_jitted, "inner check"), "users_own_jitted")
 
 
-@pytest.mark.parametrize("program, errors", [
-    (lambda x: checkify.check(x > 0, "x must be positive, got {}", x), checkify.user_checks),
-    (lambda x: jnp.log(x) * jnp.nan, checkify.nan_checks),
-    (lambda x: jnp.arange(3)[jnp.int32(x) + 5], checkify.index_checks),
-    (lambda x: jax.lax.div(jnp.int32(x), jnp.int32(0)), checkify.div_checks),
-], ids=["user", "nan", "index", "div"])
+@pytest.mark.parametrize(
+    "program, errors",
+    [
+        (lambda x: checkify.check(x > 0, "x must be positive, got {}", x), checkify.user_checks),
+        (lambda x: jnp.log(x) * jnp.nan, checkify.nan_checks),
+        (lambda x: jnp.arange(3)[jnp.int32(x) + 5], checkify.index_checks),
+        (lambda x: jax.lax.div(jnp.int32(x), jnp.int32(0)), checkify.div_checks),
+    ],
+    ids=["user", "nan", "index", "div"],
+)
 def test_messages_are_jaxs_with_a_location(ours, program, errors):
     for wrap in (lambda f: f, jax.jit):
         failing = jnp.float32(-1.0)
@@ -150,8 +153,9 @@ def _compilations(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()]
 
 
-@pytest.mark.parametrize("errors", [{}, set(), frozenset(), list(checkify.user_checks)],
-                         ids=["dict", "set", "frozenset", "list"])
+@pytest.mark.parametrize(
+    "errors", [{}, set(), frozenset(), list(checkify.user_checks)], ids=["dict", "set", "frozenset", "list"]
+)
 def test_any_collection_of_error_classes_is_taken_as_jax_takes_it(ours, errors):
     def f(x):
         checkify.check(x > 0, "positive")

@@ -27,16 +27,17 @@ JAX_PRINT = jax_routes.PRINT.original()
 JAX_CALLBACK = jax_routes.CALLBACK.original()
 HAS_TWO_CALL_FORM = inspect.signature(JAX_PRINT).parameters["fmt"].default is None
 needs_two_call_form = pytest.mark.skipif(
-    not HAS_TWO_CALL_FORM,
-    reason=f"jax.debug.print / callback of JAX {jax.__version__} have no two-call form")
+    not HAS_TWO_CALL_FORM, reason=f"jax.debug.print / callback of JAX {jax.__version__} have no two-call form"
+)
 
 
 WAYS = {
     "jax": types.SimpleNamespace(print=JAX_PRINT, callback=JAX_CALLBACK),
     "jaxdbg": types.SimpleNamespace(print=jaxdbg.print, callback=jaxdbg.callback),
     # jax.debug.* looked up at call time: routed (print) or rebound (callback) to jaxdbg's
-    "routed": types.SimpleNamespace(print=lambda *a, **k: jax.debug.print(*a, **k),
-                                    callback=lambda *a, **k: jax.debug.callback(*a, **k)),
+    "routed": types.SimpleNamespace(
+        print=lambda *a, **k: jax.debug.print(*a, **k), callback=lambda *a, **k: jax.debug.callback(*a, **k)
+    ),
 }
 
 
@@ -58,6 +59,7 @@ def way_in_place(name: str) -> Iterator[types.SimpleNamespace]:
 @pytest.fixture
 def run_three_ways(capfd):
     """``run(program)`` calls ``program(debug)`` for each way; returns {way: stdout}."""
+
     def run(program, sort=False):
         outputs = {}
         for name in WAYS:
@@ -67,6 +69,7 @@ def run_three_ways(capfd):
             out = capfd.readouterr().out
             outputs[name] = sorted(out.splitlines()) if sort else out
         return outputs
+
     return run
 
 
@@ -86,6 +89,7 @@ def raised(call):
 
 # -- the two-call form ------------------------------------------------------------------
 
+
 @needs_two_call_form
 def test_two_call_form_prints_and_calls_back_as_jax_does(run_three_ways):
     def program(debug):
@@ -95,6 +99,7 @@ def test_two_call_form_prints_and_calls_back_as_jax_does(run_three_ways):
             debug.callback(ordered=True)(lambda v, scale: print("called", v * scale), x, scale=2)
             debug.print(ordered=True)("then {y}", y=x + 1)
             return x
+
         f(jnp.float32(1.5))
         debug.print(ordered=False)("eager {}", 3)
 
@@ -102,20 +107,22 @@ def test_two_call_form_prints_and_calls_back_as_jax_does(run_three_ways):
 
 
 @needs_two_call_form
-@pytest.mark.parametrize("misuse", [
-    "print(None, 42, ordered=True)",           # positional arguments in the first call
-    "print(ordered=True, x=1)",                 # format arguments in the first call
-    "print(ordered=True)('hello {}', 1, ordered=True)",  # options in both calls
-    "callback(None, 42, ordered=True)",
-    "callback(ordered=True, x=1)",
-    "callback(ordered=True)(3)",                 # not callable
-])
+@pytest.mark.parametrize(
+    "misuse",
+    [
+        "print(None, 42, ordered=True)",  # positional arguments in the first call
+        "print(ordered=True, x=1)",  # format arguments in the first call
+        "print(ordered=True)('hello {}', 1, ordered=True)",  # options in both calls
+        "callback(None, 42, ordered=True)",
+        "callback(ordered=True, x=1)",
+        "callback(ordered=True)(3)",  # not callable
+    ],
+)
 def test_two_call_misuse_raises_what_jax_raises(misuse):
     results = {}
     for name in WAYS:
         with way_in_place(name) as debug:
-            results[name] = raised(lambda: eval(misuse, {"print": debug.print,
-                                                         "callback": debug.callback}))
+            results[name] = raised(lambda: eval(misuse, {"print": debug.print, "callback": debug.callback}))
     assert results["jax"] is not None
     assert results["jaxdbg"] == results["jax"] and results["routed"] == results["jax"]
 
@@ -128,6 +135,7 @@ def test_without_the_two_call_form_in_jax_jaxdbg_has_none_either():
 
 
 # -- rebinding JAX's names to jaxdbg's --------------------------------------------------
+
 
 def test_rebinding_jax_debug_to_jaxdbg_does_not_recurse(monkeypatch, capfd):
     monkeypatch.setattr(jax.debug, "callback", jaxdbg.callback)
@@ -147,6 +155,7 @@ def test_rebinding_jax_debug_to_jaxdbg_does_not_recurse(monkeypatch, capfd):
 
 # -- positional arguments in the routed print --------------------------------------------
 
+
 def test_routed_print_keeps_positional_arguments_when_fmt_is_none():
     jax_print_routing.route_jax_print()
     try:
@@ -158,6 +167,7 @@ def test_routed_print_keeps_positional_arguments_when_fmt_is_none():
 
 
 # -- rematerialisation --------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("transform", ["grad", "jit_grad", "vmap_grad", "scan_grad"])
 def test_checkpoint_prints_again_in_the_recompute_as_jax_does(transform, run_three_ways):
@@ -175,8 +185,10 @@ def test_checkpoint_prints_again_in_the_recompute_as_jax_does(transform, run_thr
         elif transform == "vmap_grad":
             jax.vmap(g)(jnp.arange(2.0))
         else:
+
             def step(c, x):
                 return c + jax.checkpoint(f)(x), None
+
             jax.grad(lambda xs: jax.lax.scan(step, 0.0, xs)[0])(jnp.arange(2.0))
 
     outputs = run_three_ways(program)
@@ -191,8 +203,7 @@ POLICIES = {
     "save only a": jax.checkpoint_policies.save_only_these_names("a"),
     "save names but b": jax.checkpoint_policies.save_any_names_but_these("b"),
     "save anything but a": jax.checkpoint_policies.save_anything_except_these_names("a"),
-    "save anything but a and b":
-        jax.checkpoint_policies.save_anything_except_these_names("a", "b"),
+    "save anything but a and b": jax.checkpoint_policies.save_anything_except_these_names("a", "b"),
 }
 
 
@@ -227,12 +238,12 @@ def test_recomputed_rows_say_so():
     with prints.sink_installed(rows.append):
         jax.grad(jax.checkpoint(f))(1.0)
         jax.grad(f)(1.0)
-    assert [(r.text, r.site.recomputed) for r in rows] == [
-        ("x=1.0", False), ("x=1.0", True), ("x=1.0", False)]
+    assert [(r.text, r.site.recomputed) for r in rows] == [("x=1.0", False), ("x=1.0", True), ("x=1.0", False)]
     assert seen == [False, True, False]
 
 
 # -- partitioned=True -----------------------------------------------------------------
+
 
 @pytest.mark.multidevice
 def test_partitioned_prints_each_shard_locally_as_jax_does(run_three_ways):
@@ -247,9 +258,9 @@ def test_partitioned_prints_each_shard_locally_as_jax_does(run_three_ways):
         def f(x):
             debug.print("shard {}", x, partitioned=True)
             # One write per line: shards call back on several threads at once.
-            debug.callback(lambda v: sys.stdout.write(f"local {np.asarray(v).shape}\n"), x,
-                           partitioned=True)
+            debug.callback(lambda v: sys.stdout.write(f"local {np.asarray(v).shape}\n"), x, partitioned=True)
             return x * 2
+
         f(x)
 
     outputs = run_three_ways(program, sort=True)
@@ -262,8 +273,9 @@ def test_partitioned_rows_under_shard_map_carry_their_device():
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    shard_map = getattr(jax, "shard_map", None) or __import__(
-        "jax.experimental.shard_map", fromlist=["shard_map"]).shard_map
+    shard_map = (
+        getattr(jax, "shard_map", None) or __import__("jax.experimental.shard_map", fromlist=["shard_map"]).shard_map
+    )
     mesh = Mesh(np.array(jax.devices()[:4]), ("x",))
     rows: list[prints.PrintRow] = []
 
@@ -274,8 +286,7 @@ def test_partitioned_rows_under_shard_map_carry_their_device():
     with prints.sink_installed(rows.append):
         jax.jit(shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(jnp.arange(4.0))
         jax.effects_barrier()
-    assert {r.text: r.site.device_label for r in rows} == {
-        f"v=[{i}.]": f"device {i}" for i in range(4)}
+    assert {r.text: r.site.device_label for r in rows} == {f"v=[{i}.]": f"device {i}" for i in range(4)}
     assert all(r.partitioned for r in rows)
 
 
@@ -292,11 +303,13 @@ def test_partitioned_rows_under_a_sharded_jit_carry_the_device_holding_the_shard
     x = jax.device_put(jnp.arange(16.0).reshape(4, 4), NamedSharding(mesh, P(*spec)))
     rows: list[prints.PrintRow] = []
     with way_in_place(way) as debug, prints.sink_installed(rows.append):
+
         @jax.jit
         def f(x):
             debug.print("v={}", x, partitioned=True)
             jax.vmap(lambda r: debug.print("row={}", r, partitioned=True))(x)
             return x * 2
+
         f(x)
         jax.effects_barrier()
         # The positions operand moves nothing: the print alone compiles to no collective.
@@ -321,16 +334,14 @@ def test_partitioned_rows_on_explicit_mesh_axes_carry_their_device():
     from jax.sharding import PartitionSpec as P
 
     mesh_context = getattr(jax, "set_mesh", None) or getattr(jax.sharding, "use_mesh", None)
-    mesh = jax.make_mesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,),
-                         devices=jax.devices()[4:8])
+    mesh = jax.make_mesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,), devices=jax.devices()[4:8])
     rows: list[prints.PrintRow] = []
     with mesh_context(mesh), prints.sink_installed(rows.append):
         x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
         jax.jit(lambda x: jaxdbg.print("v={}", x, partitioned=True))(x)
         jax.effects_barrier()
     holds = {d.id: np.asarray(x)[index] for d, index in x.sharding.devices_indices_map(x.shape).items()}
-    assert sorted((r.site.device, r.text) for r in rows) == sorted(
-        (d, f"v={v}") for d, v in holds.items())
+    assert sorted((r.site.device, r.text) for r in rows) == sorted((d, f"v={v}") for d, v in holds.items())
 
 
 @pytest.mark.multidevice

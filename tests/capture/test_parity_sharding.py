@@ -38,19 +38,19 @@ def jax_cells(x, capfd) -> list[list[tuple[int, ...]]]:
     capfd.readouterr()
     JAX_VISUALIZE(x, use_color=False)
     drawing = capfd.readouterr().out
-    return [[_ids(label) for label in re.findall(r"CPU ([\d,\-]+)", line)]
-            for line in drawing.splitlines() if "CPU" in line]
+    return [
+        [_ids(label) for label in re.findall(r"CPU ([\d,\-]+)", line)] for line in drawing.splitlines() if "CPU" in line
+    ]
 
 
 def jaxdbg_cells(x) -> list[list[tuple[int, ...]]]:
     layout = layout_of(x)
     (page,) = layout.pages()
-    return [[tuple(layout.shard_at(page, r, c).devices) for c in range(layout.cols())]
-            for r in range(layout.rows())]
+    return [[tuple(layout.shard_at(page, r, c).devices) for c in range(layout.cols())] for r in range(layout.rows())]
 
 
 def _mesh(shape, names, order=None):
-    devices = np.array(jax.devices()[:int(np.prod(shape))])
+    devices = np.array(jax.devices()[: int(np.prod(shape))])
     if order is not None:
         devices = devices[list(order)]
     return Mesh(devices.reshape(shape), names)

@@ -18,6 +18,7 @@ def _scan(t: Transcript):
         c = c + x
         jaxdbg.breakpoint(**t.options)
         return c, None
+
     return jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
 
 

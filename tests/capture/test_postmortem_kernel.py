@@ -43,8 +43,8 @@ def test_nan_opens_the_debugger_at_the_line_with_real_values(kernel):
     assert "w = jnp.log(z)" in out
     assert "7 ->     w = jnp.log(z)" in out, out
     assert "Array([ 1. , -0.5], dtype=float32)" in out, out  # z, concrete
-    assert "Array([2. , 0.5], dtype=float32)" in out, out     # y
-    assert "Array([1.  , 0.25], dtype=float32)" in out, out   # x, one frame up in outer
+    assert "Array([2. , 0.5], dtype=float32)" in out, out  # y
+    assert "Array([1.  , 0.25], dtype=float32)" in out, out  # x, one frame up in outer
 
 
 def test_nan_opens_the_panel_in_a_kernel(kernel):
@@ -53,27 +53,32 @@ def test_nan_opens_the_panel_in_a_kernel(kernel):
         msg_id = kernel.execute("outer(jnp.array([0.25]))")
 
         def panel_shown():
-            return any(m["msg_type"] == "display_data"
-                       and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
-                       for m in kernel.result(msg_id).messages)
+            return any(
+                m["msg_type"] == "display_data" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+                for m in kernel.result(msg_id).messages
+            )
+
         kernel.wait_for(panel_shown, 120, "the debugger panel")
         assert [e["ename"] for e in kernel.result(msg_id).errors] == ["FloatingPointError"]
         kernel.interrupt()
         result = kernel.wait_reply(msg_id, timeout=60)
     finally:
         kernel.run("jaxdbg.capture.postmortem.set_nan_debugging(False)")
-    static = [m["content"]["data"].get("text/html", "") for m in result.messages
-              if m["msg_type"] == "update_display_data"]
+    static = [
+        m["content"]["data"].get("text/html", "") for m in result.messages if m["msg_type"] == "update_display_data"
+    ]
     assert any("inner" in html and "In[1]" in html for html in static), result
 
 
 def test_post_mortem_on_any_exception(kernel):
-    failing = kernel.run(textwrap.dedent("""
+    failing = kernel.run(
+        textwrap.dedent("""
         def divide(a, b):
             ratio = a / b
             return ratio + {}
         divide(jnp.ones(2), 0)
-    """))
+    """)
+    )
     assert failing.errors, failing
     kernel.run("os.environ['JAXDBG_BACKEND'] = 'cli'")
     try:

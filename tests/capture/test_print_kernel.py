@@ -23,15 +23,23 @@ kernel = kernel_fixture(SETUP)
 
 def log_comm_messages(kernel, result) -> tuple[str, list[dict]]:
     """The print log widget's comm id and the state updates it sent."""
-    opens = [m for m in kernel.messages() if m["msg_type"] == "comm_open"
-             and m["content"]["data"].get("state", {}).get("_model_name") == "AnyModel"
-             and "jaxdbg-print-log" in m["content"]["data"]["state"].get("_css", "")
-             and m["parent_header"].get("msg_id") == result.msg_id]
+    opens = [
+        m
+        for m in kernel.messages()
+        if m["msg_type"] == "comm_open"
+        and m["content"]["data"].get("state", {}).get("_model_name") == "AnyModel"
+        and "jaxdbg-print-log" in m["content"]["data"]["state"].get("_css", "")
+        and m["parent_header"].get("msg_id") == result.msg_id
+    ]
     assert opens, result
     comm_id = opens[-1]["content"]["comm_id"]
-    updates = [m for m in kernel.messages() if m["msg_type"] == "comm_msg"
-               and m["content"]["comm_id"] == comm_id
-               and m["content"]["data"].get("method") == "update"]
+    updates = [
+        m
+        for m in kernel.messages()
+        if m["msg_type"] == "comm_msg"
+        and m["content"]["comm_id"] == comm_id
+        and m["content"]["data"].get("method") == "update"
+    ]
     return comm_id, updates
 
 
@@ -54,13 +62,15 @@ def static_output(result) -> dict:
 
 @pytest.mark.matrix("jax")
 def test_rows_carry_location_and_batch_labels(kernel):
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         def f(x):
             jaxdbg.print("x is {}", x)
             return x * 2
         jax.jit(jax.vmap(f))(jnp.arange(3.0))
         jax.debug.print("plain {}", 7)
-    """))
+    """)
+    )
     assert result.status == "ok", result
     assert "x is" not in result.stdout and "plain" not in result.stdout, result
     _, updates = log_comm_messages(kernel, result)
@@ -74,12 +84,14 @@ def test_rows_carry_location_and_batch_labels(kernel):
 @pytest.mark.multidevice
 @pytest.mark.matrix("jax")
 def test_pmap_rows_name_their_device(kernel):
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         def g(x):
             jaxdbg.print("dev value {}", x)
             return x
         jax.pmap(g)(jnp.arange(4.0))
-    """))
+    """)
+    )
     assert result.status == "ok", result
     expected = [f"device {i}  | dev value {float(i)}" for i in range(4)]
 
@@ -90,19 +102,23 @@ def test_pmap_rows_name_their_device(kernel):
                 text = m["content"]["data"]["text/plain"]
                 return text if all(e in text for e in expected) else None
         return None
+
     text = kernel.wait_for(static_with_every_device, 30, "every device's row in the static log")
     assert text.count("dev value") == 4, text
     assert all(line.startswith("In[") for line in text.splitlines()[1:]), text
 
 
 def test_ten_thousand_prints_batched_and_none_lost(kernel):
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         def body(c, x):
             jax.debug.print("step {}", x)
             return c + x, None
         jax.jit(lambda xs: jax.lax.scan(body, 0, xs))(jnp.arange(10_000))
         None
-    """), timeout=300)
+    """),
+        timeout=300,
+    )
     assert result.status == "ok", result
     _, updates = log_comm_messages(kernel, result)
     assert len(updates) <= 100, len(updates)
@@ -117,14 +133,16 @@ def test_ten_thousand_prints_batched_and_none_lost(kernel):
 
 
 def test_ordered_prints_keep_their_order(kernel):
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         @jax.jit
         def h(x):
             for k in range(20):
                 jaxdbg.print("ordered {}", x + k, ordered=True)
             return x
         h(0)
-    """))
+    """)
+    )
     assert result.status == "ok", result
     rows = sent_rows(log_comm_messages(kernel, result)[1])
     assert [r[2] for r in rows] == [f"ordered {k}" for k in range(20)]
@@ -140,15 +158,17 @@ def test_log_becomes_static_output_and_widget_closes(kernel):
     assert "&lt;b&gt;not bold&lt;/b&gt; [1. 1.]" in static["text/html"]
     assert "jaxdbg-static" in static["text/html"] and "Save log" in static["text/html"]
     assert static["text/plain"].endswith("| <b>not bold</b> [1. 1.]\n")
-    closed = [m for m in result.messages if m["msg_type"] == "comm_close"
-              and m["content"]["comm_id"] == comm_id]
+    closed = [m for m in result.messages if m["msg_type"] == "comm_close" and m["content"]["comm_id"] == comm_id]
     assert closed, result
 
 
 def statuses(kernel) -> list[tuple[str, str]]:
     """(execution_state, parent msg_id) of every status message so far, in order."""
-    return [(m["content"]["execution_state"], m["parent_header"].get("msg_id", ""))
-            for m in kernel.messages() if m["msg_type"] == "status"]
+    return [
+        (m["content"]["execution_state"], m["parent_header"].get("msg_id", ""))
+        for m in kernel.messages()
+        if m["msg_type"] == "status"
+    ]
 
 
 def send_control(kernel, msg_type: str, content: dict) -> str:
@@ -163,23 +183,29 @@ def test_a_cell_writing_to_the_print_log_stays_busy_after_other_requests(kernel,
     its own busy / idle pair; the status bar follows the last status, so after each idle
     the kernel says busy again for the running cell."""
     flag = tmp_path / "may-end"
-    mid = kernel.execute(textwrap.dedent(f"""
+    mid = kernel.execute(
+        textwrap.dedent(f"""
         import os, time
         jax.jit(lambda xs: jax.lax.scan(
             lambda c, x: (jax.debug.print("step {{}}", x) or c + x, None), 0.0, xs))(jnp.arange(50.0))
         while not os.path.exists({str(flag)!r}):
             time.sleep(0.02)
-    """))
-    kernel.wait_for(lambda: any(m["msg_type"] == "comm_open" for m in kernel.result(mid).messages),
-                    60, "the live print log")
+    """)
+    )
+    kernel.wait_for(
+        lambda: any(m["msg_type"] == "comm_open" for m in kernel.result(mid).messages), 60, "the live print log"
+    )
     requests = ["kernel_info_request"]
     if ipykernel_version_of(kernel.python) >= (7,):  # kernel subshells (JEP 91)
         requests.insert(0, "create_subshell_request")
     for msg_type in requests:
         sent = send_control(kernel, msg_type, {})
         kernel.wait_for(lambda: ("idle", sent) in statuses(kernel), 30, f"the idle of {msg_type}")
-        last = kernel.wait_for(lambda: (s := statuses(kernel)) and s[-1][0] == "busy" and s[-1],
-                               10, f"busy again after {msg_type}: {statuses(kernel)[-4:]}")
+        last = kernel.wait_for(
+            lambda: (s := statuses(kernel)) and s[-1][0] == "busy" and s[-1],
+            10,
+            f"busy again after {msg_type}: {statuses(kernel)[-4:]}",
+        )
         assert last[1] == mid, (last, mid)
     flag.write_text("")
     result = kernel.wait_reply(mid, timeout=60)
@@ -188,21 +214,26 @@ def test_a_cell_writing_to_the_print_log_stays_busy_after_other_requests(kernel,
 
 
 def test_print_off_sends_jax_prints_to_stdout(kernel):
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         %jaxdbg print off
         jax.jit(lambda x: jax.debug.print("to stdout {}", x))(1)
         %jaxdbg print on
-    """))
+    """)
+    )
     assert result.status == "ok", result
-    assert "jaxdbg: jax.debug.print calls go to stdout, as JAX prints them\n" \
-        "to stdout 1\njaxdbg: jax.debug.print calls go to the print log\n" == result.stdout, result
+    assert (
+        "jaxdbg: jax.debug.print calls go to stdout, as JAX prints them\n"
+        "to stdout 1\njaxdbg: jax.debug.print calls go to the print log\n" == result.stdout
+    ), result
     assert not any(m["msg_type"] == "comm_open" for m in result.messages), result
     bad = kernel.run("%jaxdbg print maybe")
     assert "%jaxdbg print: expected on or off, not 'maybe'" in bad.stdout, bad
 
 
 def test_unload_restores_stdout_prints(kernel):
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         %unload_ext jaxdbg
         jax.jit(lambda x: jax.debug.print("after unload {}", x))(1)
         jaxdbg.print("ours after unload {}", 2)
@@ -210,7 +241,8 @@ def test_unload_restores_stdout_prints(kernel):
         html = get_ipython().display_formatter.formatters["text/html"]
         print(jax.debug.print.__module__, checkify.Error in html.type_printers,
               "checkify" in get_ipython().magics_manager.magics["cell"])
-    """))
+    """)
+    )
     try:
         assert result.status == "ok", result
         assert "after unload 1\nours after unload 2\n" in result.stdout, result

@@ -20,8 +20,7 @@ THIS_FILE = __file__
 
 
 def run_program(flavour: str) -> bytes:
-    done = subprocess.run([sys.executable, str(PROGRAM), flavour], capture_output=True,
-                          timeout=300, check=True)
+    done = subprocess.run([sys.executable, str(PROGRAM), flavour], capture_output=True, timeout=300, check=True)
     return done.stdout
 
 
@@ -63,17 +62,20 @@ def test_pmap_and_shard_map_rows_name_their_device(rows):
 
     jax.pmap(f)(jnp.arange(4.0))
     jax.effects_barrier()  # pmap's callbacks run on XLA threads, as jax.debug.print's do
-    assert {r.text: r.site.device_label for r in rows} == {
-        f"v={float(i)}": f"device {i}" for i in range(4)}
+    assert {r.text: r.site.device_label for r in rows} == {f"v={float(i)}": f"device {i}" for i in range(4)}
     rows.clear()
     mesh = Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("a", "b"))
-    shard_map = getattr(jax, "shard_map", None) or __import__(
-        "jax.experimental.shard_map", fromlist=["shard_map"]).shard_map
-    jax.jit(shard_map(f, mesh=mesh, in_specs=P("a", "b"), out_specs=P("a", "b")))(
-        jnp.arange(4.0).reshape(2, 2))
+    shard_map = (
+        getattr(jax, "shard_map", None) or __import__("jax.experimental.shard_map", fromlist=["shard_map"]).shard_map
+    )
+    jax.jit(shard_map(f, mesh=mesh, in_specs=P("a", "b"), out_specs=P("a", "b")))(jnp.arange(4.0).reshape(2, 2))
     jax.effects_barrier()
     assert {r.site.device_label for r in rows} == {
-        "device 0 (a=0, b=0)", "device 1 (a=0, b=1)", "device 2 (a=1, b=0)", "device 3 (a=1, b=1)"}
+        "device 0 (a=0, b=0)",
+        "device 1 (a=0, b=1)",
+        "device 2 (a=1, b=0)",
+        "device 3 (a=1, b=1)",
+    }
 
 
 def test_scan_and_grad_print_once_per_step(rows):
@@ -86,11 +88,14 @@ def test_scan_and_grad_print_once_per_step(rows):
     assert all(r.site.batch_label is None and r.site.device_label is None for r in rows)
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: jaxdbg.print("{}", 1, 2), "Unused positional arguments to `jax.debug.print`: [2]"),
-    (lambda: jaxdbg.print("{x}", x=1, y=2), "Unused keyword arguments to `jax.debug.print`: ['y']"),
-    (lambda: jaxdbg.callback(3), "first argument to jax.debug.callback must be callable"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: jaxdbg.print("{}", 1, 2), "Unused positional arguments to `jax.debug.print`: [2]"),
+        (lambda: jaxdbg.print("{x}", x=1, y=2), "Unused keyword arguments to `jax.debug.print`: ['y']"),
+        (lambda: jaxdbg.callback(3), "first argument to jax.debug.callback must be callable"),
+    ],
+)
 def test_errors_match_jax(call, message):
     with pytest.raises(Exception) as ours:
         call()

@@ -7,7 +7,7 @@ import textwrap
 
 from jaxdbg.capture.source_locals import local_names
 
-SOURCE = textwrap.dedent('''\
+SOURCE = textwrap.dedent("""\
     import jax.numpy as jnp
 
     def outer(x, /, scale, *rest, key=None, **options):
@@ -23,7 +23,7 @@ SOURCE = textwrap.dedent('''\
         return jnp.sqrt(shifted)
 
     value = outer(1.0, 2.0)
-    ''').splitlines(keepends=True)
+    """).splitlines(keepends=True)
 
 
 def _line(text: str) -> int:
@@ -32,8 +32,19 @@ def _line(text: str) -> int:
 
 def test_parameters_then_the_names_the_body_assigns_in_order():
     assert local_names(SOURCE, _line("jnp.sqrt(shifted)")) == [
-        "x", "scale", "key", "rest", "options", "shifted", "total", "count", "helper",
-        "squash", "evens", "step"]
+        "x",
+        "scale",
+        "key",
+        "rest",
+        "options",
+        "shifted",
+        "total",
+        "count",
+        "helper",
+        "squash",
+        "evens",
+        "step",
+    ]
 
 
 def test_a_nested_function_has_its_own_names():

@@ -47,6 +47,7 @@ def test_jit_and_nested_jit():
 def _reused_bodies(t):
     """For each staging construct: a function of ``s`` that stages one body object,
     the same on every call, whose breakpoint names the value it got ``v``."""
+
     def step(v):
         jaxdbg.breakpoint(**t.options)
         return v * 2
@@ -91,8 +92,7 @@ def _reused_bodies(t):
     }
 
 
-@pytest.mark.parametrize("construct", ["scan", "cond", "while_loop", "fori_loop", "checkpoint",
-                                       "custom_vjp", "jit"])
+@pytest.mark.parametrize("construct", ["scan", "cond", "while_loop", "fori_loop", "checkpoint", "custom_vjp", "jit"])
 def test_a_body_reused_by_a_second_jit_holds_no_tracer_of_the_first(construct):
     """JAX caches a staged body's jaxpr by function and types; the enclosing program's
     values seen in outer frames must not become part of it (UnexpectedTracerError
@@ -125,6 +125,7 @@ def test_values_a_body_closes_over_stay_visible():
         def body(c, v):
             jaxdbg.breakpoint(**t.options)
             return c + v * s, v
+
         return jax.lax.scan(body, 0.0, jnp.ones(1))[0]
 
     jax.jit(outer)(jnp.float32(5.0))
@@ -142,8 +143,7 @@ def test_vmap_stops_per_element_and_names_it():
 
     jax.jit(jax.vmap(f))(jnp.arange(3.0))
     assert [s.rsplit("; ", 1)[1] for s in t.stops()] == ["batch 1/3)", "batch 2/3)", "batch 3/3)"]
-    assert t.answers("p y") == ["Array(0., dtype=float32)", "Array(2., dtype=float32)",
-                                "Array(4., dtype=float32)"]
+    assert t.answers("p y") == ["Array(0., dtype=float32)", "Array(2., dtype=float32)", "Array(4., dtype=float32)"]
 
 
 def test_skip_skips_the_rest_of_the_batch():
@@ -162,8 +162,9 @@ def test_skip_skips_the_rest_of_the_batch():
 
 def test_nested_vmap_names_both_levels():
     t = Transcript(*["p (a, b)", "c"] * 4)
-    f = jax.vmap(jax.vmap(lambda a, b: (jaxdbg.breakpoint(**t.options), a + b)[1],
-                          in_axes=(0, None)), in_axes=(None, 0))
+    f = jax.vmap(
+        jax.vmap(lambda a, b: (jaxdbg.breakpoint(**t.options), a + b)[1], in_axes=(0, None)), in_axes=(None, 0)
+    )
     f(jnp.arange(2.0), jnp.arange(2.0) + 10)
     assert "; batch 2/2, 1/2)" in t.stops()[2]
     assert t.answers("p (a, b)")[2] == "(Array(0., dtype=float32), Array(11., dtype=float32))"
@@ -219,6 +220,7 @@ def test_cond_branch_and_checkpoint():
         def hot():
             jaxdbg.breakpoint(**t.options)
             return x * 2
+
         return jax.lax.cond(x > 0, hot, lambda: x)
 
     jax.jit(f)(-1.0)
@@ -314,7 +316,8 @@ def test_sharded_jit_stop_prints_no_xla_rematerialization_warning(tmp_path):
     import textwrap
 
     script = tmp_path / "sharded.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import io, jax, jax.numpy as jnp, jaxdbg
         from jax.sharding import NamedSharding, PartitionSpec as P
         for axis_type in ("Explicit", "Auto"):
@@ -329,11 +332,10 @@ def test_sharded_jit_stop_prints_no_xla_rematerialization_warning(tmp_path):
 
             f(jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("x")))).block_until_ready()
         print("done")
-    """))
-    env = {**__import__("os").environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
-           "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=300, env=env)
+    """)
+    )
+    env = {**__import__("os").environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
     assert done.stdout.strip() == "done", done.stderr
     assert "Involuntary full rematerialization" not in done.stderr, done.stderr
 
@@ -358,6 +360,7 @@ def test_ordered_and_token_together_is_an_error():
 
 def _callback_orderings(fn, *args) -> list[bool]:
     """For each host callback staged by ``fn`` (nested jaxprs too): is it ordered?"""
+
     def walk(jaxpr, out):
         for eqn in jaxpr.eqns:
             if eqn.primitive.name == "debug_callback":
@@ -368,6 +371,7 @@ def _callback_orderings(fn, *args) -> list[bool]:
                     if hasattr(inner, "eqns"):
                         walk(inner, out)
         return out
+
     return walk(jax.make_jaxpr(fn)(*args).jaxpr, [])
 
 
@@ -442,8 +446,7 @@ def test_frame_filtering_drops_machinery_and_hidden_frames():
         helper()
 
     jax.jit(lambda: user())()
-    functions = [line.split()[2] for line in t.answers("where")[0].splitlines()
-                 if re.match(r"^[> ] +\d", line)]
+    functions = [line.split()[2] for line in t.answers("where")[0].splitlines() if re.match(r"^[> ] +\d", line)]
     assert functions[0] == "user" and "helper" not in functions
     assert "jax/_src" not in t.answers("where")[0] and "_pytest" not in t.answers("where")[0]
 
@@ -500,8 +503,7 @@ def test_concurrent_threads_are_served_one_at_a_time(temporary_backend):
         jaxdbg.breakpoint(backend="probe", stdin=t.stdin, stdout=t.stdout)
         return tag
 
-    threads = [threading.Thread(target=lambda i=i: f(jnp.int32(i)).block_until_ready())
-               for i in range(4)]
+    threads = [threading.Thread(target=lambda i=i: f(jnp.int32(i)).block_until_ready()) for i in range(4)]
     for th in threads:
         th.start()
     for th in threads:
@@ -521,6 +523,7 @@ def test_terminal_source_is_highlighted_only_on_a_terminal():
 
 def test_breakpoint_if_callback_sits_inside_cond():
     """When the predicate is false no operand leaves the device."""
+
     def f(x):
         jaxdbg.breakpoint_if(x.sum() > 0)
         return x
@@ -590,8 +593,9 @@ def test_shard_map_names_each_device():
     mesh = jax.make_mesh((4, 2), ("rows", "cols"))
     t = Transcript(*["p x.shape", "c"] * 8)
     spec = P("rows", "cols")
-    f = jax.jit(jax.shard_map(lambda x: (jaxdbg.breakpoint(**t.options), x)[1], mesh=mesh,
-                              in_specs=spec, out_specs=spec))
+    f = jax.jit(
+        jax.shard_map(lambda x: (jaxdbg.breakpoint(**t.options), x)[1], mesh=mesh, in_specs=spec, out_specs=spec)
+    )
     f(jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, spec))).block_until_ready()
     labels = sorted(re.search(r"(device \d \(rows=\d, cols=\d\))", s).group(1) for s in t.stops())
     assert len(labels) == 8 and "device 3 (rows=1, cols=1)" in labels
@@ -626,13 +630,13 @@ def test_custom_jvp_rule_under_grad_shows_tangents_as_unavailable():
 
     @jax.custom_jvp
     def h(x):
-        return x ** 2
+        return x**2
 
     @h.defjvp
     def h_jvp(primals, tangents):
         (x,), (dx,) = primals, tangents
         jaxdbg.breakpoint(**t.options)
-        return x ** 2, 2 * x * dx
+        return x**2, 2 * x * dx
 
     assert float(jax.jit(jax.grad(h))(3.0)) == 6.0  # no transpose error
     assert t.answers("p x")[0].startswith("Array(3., dtype=float32")
@@ -647,9 +651,8 @@ def test_token_keeps_the_gradient_of_the_value_it_threads():
     def loss(w):
         y = w * 3.0
         y = jaxdbg.breakpoint(token=y, **t.options)
-        return (y ** 2).sum()
+        return (y**2).sum()
 
     np.testing.assert_allclose(jax.grad(loss)(jnp.ones(2)), [18.0, 18.0])
     np.testing.assert_allclose(jax.jit(jax.grad(loss))(jnp.ones(2)), [18.0, 18.0])
     assert len(t.stops()) == 2, t.text  # the breakpoint stopped under grad and under jit(grad)
-

@@ -29,8 +29,12 @@ def test_every_processs_stops_are_served_at_the_debug_host():
         host, other = job.output(0), job.output(1)
     banners = re.findall(r"Stopped at .*", host)
     places = [re.search(r"process \d/2 · device \d", b).group(0) for b in banners]
-    assert places == ["process 0/2 · device 0", "process 0/2 · device 1",
-                      "process 1/2 · device 2", "process 1/2 · device 3"], host
+    assert places == [
+        "process 0/2 · device 0",
+        "process 0/2 · device 1",
+        "process 1/2 · device 2",
+        "process 1/2 · device 3",
+    ], host
     # p, locals and up ran in process 1, where device 2's shard is.
     assert "Array([ 8., 10.], dtype=float32)" in host
     assert re.search(r"y\s+Array\s.*process 1/2 · device 2", host), host
@@ -69,7 +73,7 @@ def test_a_watch_takes_its_values_at_every_processs_stops():
     with Job(SHARD_MAP, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
         assert job.wait(120) == [0, 0], job.outputs()
         host = job.output(0)
-    table = host[host.rindex("Watches at breakpoint"):]
+    table = host[host.rindex("Watches at breakpoint") :]
     assert "1: y.sum() = 26.0  (hit 4; 4 values)" in table, host  # the last two in process 1
     assert "min 2  max 26" in table, host
     # Set at process 1's first stop: its value there and at the next, complex.
@@ -101,7 +105,7 @@ def test_a_stops_keys_are_deleted_from_the_store_when_it_ends():
 
 # Only process 0 stops; process 1's devices pass their callbacks and wait in the psum
 # for process 0's, which end their programs when the quit raises in their callbacks.
-QUIT_WHILE_OTHERS_WAIT_IN_A_COLLECTIVE = '''
+QUIT_WHILE_OTHERS_WAIT_IN_A_COLLECTIVE = """
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 import jaxdbg
@@ -117,7 +121,7 @@ def body(x):
 f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x")))
 x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")), lambda i: np.arange(8.0)[i])
 print("result", PROCESS, np.asarray(f(x).addressable_data(0)).tolist(), flush=True)
-'''
+"""
 
 
 @pytest.mark.matrix
@@ -128,9 +132,11 @@ def test_a_quit_ends_a_process_that_waits_in_a_collective_without_a_stop_of_its_
     assert host.count("jaxdbg.DebuggerQuit: the debugger quit") == 1, host
     assert "Stopped at" not in other and "result" not in other + host and "Traceback" not in other
     lines = [line for line in other.splitlines() if line and not line.startswith("[Gloo]")]
-    assert lines == ["jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped at the "
-                     "debug host (process 0); process 1/2 waited in it for the devices that quit, "
-                     "and ends here"], other
+    assert lines == [
+        "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped at the "
+        "debug host (process 0); process 1/2 waited in it for the devices that quit, "
+        "and ends here"
+    ], other
 
 
 # Process 0 also plays an attacker who can reach the coordinator's port: as soon as
@@ -138,7 +144,7 @@ def test_a_quit_ends_a_process_that_waits_in_a_collective_without_a_stop_of_its_
 # which stop is whose), it writes a command for that stop straight into the store,
 # unsigned; once that is refused (deleted), one signed with the wrong secret; and it
 # announces a stop of its own. The host's first stop sleeps meanwhile.
-FORGER = '''
+FORGER = """
 import json, threading, time
 from jax._src import distributed
 from jaxdbg.job import message_signing
@@ -169,7 +175,7 @@ def forge():
 
 if PROCESS == 0:
     threading.Thread(target=forge, daemon=True).start()
-'''
+"""
 
 
 def test_commands_forged_into_the_store_are_refused_and_reported_once():
@@ -187,7 +193,7 @@ def test_commands_forged_into_the_store_are_refused_and_reported_once():
 
 
 # No collective: each process runs its own single-device jit, and only process 1 stops.
-LOCAL_STEP = '''
+LOCAL_STEP = """
 import jax.numpy as jnp
 import jaxdbg
 
@@ -198,7 +204,7 @@ def step(x):
     return y * 2
 
 print("result", PROCESS, step(jnp.arange(3.0)).tolist(), flush=True)
-'''
+"""
 
 
 def test_a_breakpoint_for_some_processes_stops_only_there():
@@ -212,8 +218,7 @@ def test_a_breakpoint_for_some_processes_stops_only_there():
 
 def test_a_process_killed_while_its_stop_is_served_is_reported_by_the_host():
     commands = "__import__('time').sleep(300); c"
-    with Job(LOCAL_STEP, 2, env={**SECRET, "HEARTBEAT_TIMEOUT": "20"},
-             per_process_env=host_commands(commands)) as job:
+    with Job(LOCAL_STEP, 2, env={**SECRET, "HEARTBEAT_TIMEOUT": "20"}, per_process_env=host_commands(commands)) as job:
         job.wait_for(0, "(jaxdbg) __import__('time')")
         job.kill(1)
         job.wait(120)  # the host ends, it does not hang
@@ -225,7 +230,7 @@ def test_a_process_killed_while_its_stop_is_served_is_reported_by_the_host():
 # Process 1 is the debug host: it traces the breakpoint (so it serves the job), ends
 # its program and leaves the job (process 0 has not shown itself to jaxdbg yet). Only
 # then does process 0 reach the breakpoint.
-AFTER_THE_HOST_LEFT = '''
+AFTER_THE_HOST_LEFT = """
 import time
 import jax.numpy as jnp
 import jaxdbg
@@ -243,7 +248,7 @@ else:
         time.sleep(0.1)
     print("status", jaxdbg.distributed.status(), flush=True)
     print("result", step(jnp.arange(3.0)).tolist(), flush=True)
-'''
+"""
 
 
 def test_a_stop_after_the_debug_host_left_ends_at_once_with_one_line():
@@ -254,12 +259,15 @@ def test_a_stop_after_the_debug_host_left_ends_at_once_with_one_line():
     assert "status process 0 of 2, debug host: process 1, which has left the job; running: 0" in late
     lines = [line for line in late.splitlines() if line and not line.startswith("status ")]
     assert len(lines) == 1, late  # no traceback, no notice besides
-    assert re.fullmatch(r"jaxdbg\.DebuggerQuit: the debug host \(process 1\) has left the job, so the "
-                        r"stop of process 0/2 at \S+program\.py:9 was not served and its computation "
-                        r"was stopped", lines[0]), late
+    assert re.fullmatch(
+        r"jaxdbg\.DebuggerQuit: the debug host \(process 1\) has left the job, so the "
+        r"stop of process 0/2 at \S+program\.py:9 was not served and its computation "
+        r"was stopped",
+        lines[0],
+    ), late
 
 
-PRINTS = '''
+PRINTS = """
 import jax.numpy as jnp, numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 import jaxdbg
@@ -280,7 +288,7 @@ for i in range(5):
 from jaxdbg.ipython import magics
 print(magics.status_table(), flush=True)
 print("finished", PROCESS, flush=True)
-'''
+"""
 
 
 def test_prints_of_every_process_land_at_the_debug_host_in_order():
@@ -292,8 +300,10 @@ def test_prints_of_every_process_land_at_the_debug_host_in_order():
     assert re.findall(r"^process 1/2 \| eager (\d) from 1$", host, re.M) == list("01234"), host
     assert re.findall(r"^eager (\d) from 0$", host, re.M) == list("01234"), host
     # Under shard_map each device's rows, once each (XLA orders unordered prints as it likes).
-    rows = sorted((int(step), int(value)) for step, value in
-                  re.findall(r"^process 1/2 \| step (\d) shard \[(\d+)\.?\]$", host, re.M))
+    rows = sorted(
+        (int(step), int(value))
+        for step, value in re.findall(r"^process 1/2 \| step (\d) shard \[(\d+)\.?\]$", host, re.M)
+    )
     assert rows == sorted((step, device + step) for device in (2, 3) for step in range(3)), host
     # %jaxdbg's status names the job and this process's part in it.
     assert re.search(r"job\s+process 0 of 2, debug host\s+running: 0", host), host
@@ -314,7 +324,7 @@ def test_without_the_secret_each_process_serves_its_own_stops_and_says_so_once()
         assert text.count("is not set; set it to the same secret in every process") == 1, text
 
 
-PMAP_AND_SHARDED_JIT = '''
+PMAP_AND_SHARDED_JIT = """
 import jax.numpy as jnp, numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 import jaxdbg
@@ -337,7 +347,7 @@ def h(x):
 
 x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")), lambda i: np.arange(8.0)[i])
 print("jit result", PROCESS, float(np.asarray(h(x).addressable_data(0))), flush=True)
-'''
+"""
 
 
 @pytest.mark.matrix
@@ -346,8 +356,7 @@ def test_pmap_stops_of_every_process_and_a_sharded_jit_stop_at_the_host():
     with Job(PMAP_AND_SHARDED_JIT, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
         assert job.wait(120) == [0, 0], job.outputs()
         host, other = job.output(0), job.output(1)
-    assert re.findall(r"process (\d)/2 · device (\d)", host) == [
-        ("0", "0"), ("0", "1"), ("1", "2"), ("1", "3")], host
+    assert re.findall(r"process (\d)/2 · device (\d)", host) == [("0", "0"), ("0", "1"), ("1", "2"), ("1", "3")], host
     values = re.findall(r"Array\((\d+)\., dtype=float32\)", host)
     assert values == ["1", "2", "11", "12", "28"], host  # y on each device, then z
     # Under a sharded jit the callback runs once, in process 0, with the gathered value.
@@ -369,13 +378,13 @@ def test_another_process_can_be_the_debug_host():
     with Job(SHARD_MAP, 2, env=env, per_process_env={1: {"JAXDBG_COMMANDS": "p y; c; c; c; c"}}) as job:
         assert job.wait(120) == [0, 0], job.outputs()
         host, other = job.output(1), job.output(0)
-    assert re.findall(r"process (\d)/2 · device (\d)", host) == [
-        ("0", "0"), ("0", "1"), ("1", "2"), ("1", "3")], host
+    assert re.findall(r"process (\d)/2 · device (\d)", host) == [("0", "0"), ("0", "1"), ("1", "2"), ("1", "3")], host
     assert "Array([0., 2.], dtype=float32)" in host  # process 0's shard, shown at process 1
     assert "Stopped at" not in other
 
 
-SERVE_HERE = '''
+SERVE_HERE = (
+    """
 import jaxdbg
 from jax._src import distributed
 client = distributed.global_state.client
@@ -385,7 +394,9 @@ if PROCESS == 1:
 else:
     client.blocking_key_value_get("test/served", 60000)
 print("status", PROCESS, jaxdbg.distributed.status(), flush=True)
-''' + SHARD_MAP
+"""
+    + SHARD_MAP
+)
 
 
 def test_serve_here_makes_the_calling_process_the_debug_host():
@@ -399,7 +410,7 @@ def test_serve_here_makes_the_calling_process_the_debug_host():
 
 
 # A backend of the host's own, driving the Session it is given as a view would.
-COMPLETING_BACKEND = '''
+COMPLETING_BACKEND = """
 import jaxdbg
 
 def completing(session):
@@ -411,16 +422,17 @@ def completing(session):
     session.execute("c")
 
 jaxdbg.register_debugger("completing", completing, priority=0)
-'''
+"""
 
 
 def test_completion_and_frames_of_a_remote_stop_come_from_its_process():
-    with Job(COMPLETING_BACKEND + SHARD_MAP, 2, env=SECRET,
-             per_process_env={0: {"JAXDBG_BACKEND": "completing"}}) as job:
+    with Job(
+        COMPLETING_BACKEND + SHARD_MAP, 2, env=SECRET, per_process_env={0: {"JAXDBG_BACKEND": "completing"}}
+    ) as job:
         assert job.wait(120) == [0, 0], job.outputs()
         host = job.output(0)
     assert "session RemoteSession process 1/2 · device 2" in host, host
-    remote = host[host.index("session RemoteSession process 1/2 · device 2"):]
+    remote = host[host.index("session RemoteSession process 1/2 · device 2") :]
     assert "completions ['p y.shape', 'p y.sharding'] []" in remote
     assert "frame body jaxdbg.breakpoint()" in remote
     assert "after up 1 <module>" in remote
@@ -433,7 +445,7 @@ def test_the_hosts_terminal_prompt_serves_a_remote_stop_and_its_end_of_input_qui
     with Job(SHARD_MAP, 2, env={**SECRET, "CI": ""}, per_process_env=host_commands("c; c")) as job:
         assert job.wait(120) == [0, 1], job.outputs()
         host, other = job.output(0), job.output(1)
-    remote = host[host.index("process 1/2 · device 2"):]
+    remote = host[host.index("process 1/2 · device 2") :]
     assert re.search(r"\d+ ->\s+jaxdbg.breakpoint\(\)", remote), host  # the source, drawn at the host
     assert "Quitting: the computation stops with jaxdbg.DebuggerQuit." in remote
     assert other.count("jaxdbg.DebuggerQuit: the debugger quit") == 1, other

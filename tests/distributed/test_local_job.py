@@ -10,13 +10,13 @@ from jaxdbg.distributed import StillRunning, start_local_processes
 pytestmark = [pytest.mark.distributed]
 
 # A program in a file of its own, importing a module beside it.
-PROGRAM = '''\
+PROGRAM = """\
 import helper
 import jax.numpy as jnp
 print("process", PROCESS, "of", jax.process_count(), "commands", os.environ.get("JAXDBG_COMMANDS"))
 print("sum", float(jnp.sum(jnp.arange(4.0))), helper.WORD)
 raise SystemExit(PROCESS)
-'''
+"""
 
 
 @pytest.mark.matrix

@@ -25,8 +25,11 @@ def test_an_inf_on_another_processs_device_stops_at_the_debug_host_naming_that_p
         host, other = job.output(0), job.output(1)
     banners = re.findall(r"Stopped at .*", host)
     assert len(banners) == 1, host
-    assert re.fullmatch(r"Stopped at \S+program\.py:\d+ in body "
-                        r"\(process 1/2 · device 2; Inf made by log\)", banners[0]), banners
+    assert re.fullmatch(
+        r"Stopped at \S+program\.py:\d+ in body "
+        r"\(process 1/2 · device 2; Inf made by log\)",
+        banners[0],
+    ), banners
     assert "(8,)" in host  # up: process 1's module frame, asked from the host
     assert "Stopped at" not in other  # served at the host, not in process 1 itself
     for i, text in ((0, host), (1, other)):  # JAX's error is raised in every process, after the stop
@@ -42,8 +45,11 @@ def test_an_inf_on_one_device_of_a_sharded_jit_stops_once_in_the_process_holding
     assert len(banners) == 1, host  # not once more for process 0, which holds no Inf
     # Named by its JAX id, as a sharded jit's print rows are: process 1's first device.
     device = re.search(r"first device (\d+)", other).group(1)
-    assert re.fullmatch(r"Stopped at \S+program\.py:\d+ in body "
-                        rf"\(process 1/2 · device {device}; Inf made by log\)", banners[0]), banners
+    assert re.fullmatch(
+        r"Stopped at \S+program\.py:\d+ in body "
+        rf"\(process 1/2 · device {device}; Inf made by log\)",
+        banners[0],
+    ), banners
     assert "Stopped at" not in other
     for i, text in ((0, host), (1, other)):
         assert f"raised {i} FloatingPointError" in text, text

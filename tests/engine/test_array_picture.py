@@ -19,8 +19,10 @@ from jaxdbg.engine.values.array_picture import LEVELS, CellClass, PictureError, 
 def test_marked_classes_have_their_own_codes_and_counts():
     x = np.array([[np.nan, np.inf, -np.inf], [0.0, 1.0, 3.0]], np.float32)
     pic = ap.picture(x)
-    assert pic.codes.tolist() == [[CellClass.NAN, CellClass.POS_INF, CellClass.NEG_INF],
-                                  [CellClass.ZERO, round((LEVELS - 1) / 3), LEVELS - 1]]
+    assert pic.codes.tolist() == [
+        [CellClass.NAN, CellClass.POS_INF, CellClass.NEG_INF],
+        [CellClass.ZERO, round((LEVELS - 1) / 3), LEVELS - 1],
+    ]
     assert pic.class_counts == {"nan": 1, "+inf": 1, "-inf": 1, "zero": 1}
     assert (pic.low, pic.high) == (0.0, 3.0)  # the finite range
     assert pic.histogram.sum() == 3  # the finite values only
@@ -33,8 +35,9 @@ def test_the_ramp_is_linear_between_the_ends_and_clipped_outside_a_given_range()
     assert mid.codes[0, 1] == round(1.5 / 3 * (LEVELS - 1))
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, ml_dtypes.bfloat16,
-                                   np.int8, np.int32, np.uint8, np.int64])
+@pytest.mark.parametrize(
+    "dtype", [np.float16, np.float32, np.float64, ml_dtypes.bfloat16, np.int8, np.int32, np.uint8, np.int64]
+)
 def test_every_numeric_dtype_is_drawn_with_exact_values(dtype):
     x = np.arange(12).reshape(3, 4).astype(dtype)
     pic = ap.picture(x)
@@ -77,10 +80,15 @@ def test_n_d_shows_the_leading_slice_by_default_and_chosen_axes_and_indices():
     assert ap.picture(x, indices={0: -1}).values.tolist() == x[1].tolist()
 
 
-@pytest.mark.parametrize("axes, indices, message", [
-    ((0, 0), None, "two different axes"), ((0, 5), None, "two different axes"),
-    (None, {0: 2}, "out of range"), (None, {2: 0}, "slider indices are for the other axes"),
-])
+@pytest.mark.parametrize(
+    "axes, indices, message",
+    [
+        ((0, 0), None, "two different axes"),
+        ((0, 5), None, "two different axes"),
+        (None, {0: 2}, "out of range"),
+        (None, {2: 0}, "slider indices are for the other axes"),
+    ],
+)
 def test_a_bad_slice_says_why(axes, indices, message):
     with pytest.raises(PictureError, match=message):
         ap.picture(np.zeros((2, 3, 4)), axes=axes, indices=indices)
@@ -141,6 +149,7 @@ def test_pytree_leaves_and_small_pictures_of_locals():
 
 # -- a sample never hides a NaN or an Inf; the statistics are the whole array's ----------
 
+
 def _with_nan_and_inf(shape, nan_at, inf_at, seed=0):
     x = np.random.default_rng(seed).uniform(-1, 1, shape).astype(np.float32)
     x[nan_at], x[inf_at] = np.nan, np.inf
@@ -199,8 +208,11 @@ def test_exact_statistics_list_where_the_first_nonfinite_values_are():
     x[9] = -np.inf
     stats = summaries.array_stats(x.reshape(100, 1000))
     assert (stats.nan_count, stats.inf_count, stats.neg_inf_count) == (2, 1, 1)
-    assert stats.nonfinite_cells == (summaries.NonFiniteCell((0, 5), "nan"), summaries.NonFiniteCell((0, 9), "-inf"),
-                                     summaries.NonFiniteCell((70, 0), "nan"))
+    assert stats.nonfinite_cells == (
+        summaries.NonFiniteCell((0, 5), "nan"),
+        summaries.NonFiniteCell((0, 9), "-inf"),
+        summaries.NonFiniteCell((70, 0), "nan"),
+    )
     assert stats.nonfinite_places(2) == "nan at [0, 5], -inf at [0, 9] and 1 more"
     assert summaries.ArrayStats.from_json(json.loads(json.dumps(stats.to_json()))) == stats
     many = np.full((10, 10), np.inf)
@@ -217,7 +229,7 @@ def test_a_sampled_slice_of_chosen_axes_keeps_its_own_nan_only():
     x = np.zeros((3, 50, 60))
     x[2, 10, 7], x[0, 49, 59] = np.nan, np.inf
     pic = ap.picture(x, indices={0: 2}, axes=(2, 1), max_side=8)  # rows along axis 2
-    (r, c), = np.argwhere(pic.codes == CellClass.NAN)
+    ((r, c),) = np.argwhere(pic.codes == CellClass.NAN)
     assert pic.element_index(r, c) == (2, 10, 7) and (pic.codes == CellClass.POS_INF).sum() == 0
     assert pic.slice_nonfinite == 1 and "every NaN / Inf cell kept" in pic.note
     assert pic.class_counts["+inf"] == 1  # the whole array's count, though not in this slice

@@ -75,7 +75,10 @@ def test_while_the_streams_are_held_each_threads_lines_come_out_whole():
             release()
         assert sys.stdout is stdout
     assert stdout.getvalue().splitlines() == [
-        "Stopped at program.py:16 in body", "(jaxdbg) p y", "result 0 [24.0, 32.0]"]
+        "Stopped at program.py:16 in body",
+        "(jaxdbg) p y",
+        "result 0 [24.0, 32.0]",
+    ]
 
 
 def test_a_flush_writes_the_unfinished_line_of_its_thread_only():

@@ -58,7 +58,7 @@ def test_help_lists_exactly_the_table(session):
     assert out.kind is jaxdbg.OutputKind.HELP
     assert [h.names for h in out.data] == [c.names for c in TABLE.commands()]
     lines = out.text.splitlines()
-    assert [line.split()[0] for line in lines[:len(TABLE.commands())]] == [c.name for c in TABLE.commands()]
+    assert [line.split()[0] for line in lines[: len(TABLE.commands())]] == [c.name for c in TABLE.commands()]
     assert len(lines) == len(TABLE.commands()) + 2  # the command-word rule and the ! rule
 
 
@@ -105,8 +105,10 @@ def test_without_breakpoints_breakpoint_numbers_complete_nothing(session, monkey
 @pytest.fixture
 def plugin_command():
     """A command a plugin registers through the public API, taken out afterwards."""
-    @commands.command("shapeof", "so", usage="shapeof expr", summary="Show the shape of expr.",
-                      argument=ArgumentKind.EXPRESSION)
+
+    @commands.command(
+        "shapeof", "so", usage="shapeof expr", summary="Show the shape of expr.", argument=ArgumentKind.EXPRESSION
+    )
     def shapeof(session, arg):
         value, failed = session.value_of(arg)
         return failed or jaxdbg.Output(jaxdbg.OutputKind.TEXT, str(getattr(value, "shape", None)))
@@ -187,7 +189,10 @@ def test_no_module_imports_private_names_of_the_session():
     offenders = []
     for path in [*root.joinpath("jaxdbg").rglob("*.py"), *root.joinpath("jaxdbg_widgets").rglob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.ImportFrom) and node.module == "jaxdbg.engine.session"
-                    and any(a.name.startswith("_") for a in node.names)):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "jaxdbg.engine.session"
+                and any(a.name.startswith("_") for a in node.names)
+            ):
                 offenders.append(str(path.relative_to(root)))
     assert not offenders

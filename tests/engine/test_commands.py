@@ -90,8 +90,9 @@ def test_list_and_longlist():
 
 
 def test_comprehensions_lambdas_and_statements():
-    t, _ = run("p [float(v) for v in y][:1]", "p (lambda k: y * k)(0).sum()",
-               "w2 = y * 0 + 5", "p w2.sum()", "p y.sum()", "c")
+    t, _ = run(
+        "p [float(v) for v in y][:1]", "p (lambda k: y * k)(0).sum()", "w2 = y * 0 + 5", "p w2.sum()", "p y.sum()", "c"
+    )
     assert t.answers("p [float(v) for v in y][:1]") == ["[0.0]"]
     assert t.answers("p (lambda k: y * k)(0).sum()")[0].startswith("Array(0.")
     assert t.answers("w2 = y * 0 + 5") == [""]
@@ -125,8 +126,22 @@ def test_unknown_line_is_evaluated_and_empty_line_repeats():
 def test_help_lists_every_command():
     t, _ = run("help", "help up", "c")
     text = t.answers("help")[0]
-    for name in ("where", "up", "down", "frame", "list", "ll", "p expr", "pp", "locals", "whatis",
-                 "continue", "skip", "quit", "help"):
+    for name in (
+        "where",
+        "up",
+        "down",
+        "frame",
+        "list",
+        "ll",
+        "p expr",
+        "pp",
+        "locals",
+        "whatis",
+        "continue",
+        "skip",
+        "quit",
+        "help",
+    ):
         assert name in text
     assert "aliases: up, u" in t.answers("help up")[0]
 
@@ -187,8 +202,10 @@ def test_locals_in_a_module_frame_with_modules_and_odd_values():
 def test_module_frame_locals_leave_out_imports_and_shell_names():
     t = Transcript("locals", "p np.float32(1)", "c")
     namespace = {"t": t, "__name__": "notebook_like"}
-    source = ("import numpy as np\nimport jaxdbg\nIn = ['']\n_hidden = 1\nweights = np.ones(3)\n"
-              "jaxdbg.breakpoint(**t.options)\n")
+    source = (
+        "import numpy as np\nimport jaxdbg\nIn = ['']\n_hidden = 1\nweights = np.ones(3)\n"
+        "jaxdbg.breakpoint(**t.options)\n"
+    )
     exec(compile(source, "<notebook-like>", "exec"), namespace)
     table = t.answers("locals")[0]
     assert "weights" in table and "float64[3]" in table
@@ -337,8 +354,10 @@ def test_quit_in_a_nested_stop_is_one_line_at_the_outer_prompt(transform):
     assert jnp.ravel(result).tolist() == [2.0]
     assert len(t.stops()) == 2
     after_quit = t.answers("q")[0]
-    assert after_quit.splitlines() == ["Quitting: the computation stops with jaxdbg.DebuggerQuit.",
-                                       "*** DebuggerQuit: the nested stop was quit"], after_quit
+    assert after_quit.splitlines() == [
+        "Quitting: the computation stops with jaxdbg.DebuggerQuit.",
+        "*** DebuggerQuit: the nested stop was quit",
+    ], after_quit
     assert t.answers("p x + 1")[0].startswith("Array(")
 
 
@@ -398,7 +417,6 @@ def test_help_states_the_command_word_rule():
     assert "starts with a command word" in text and "!" in text
 
 
-
 def _run_cell_like(source: str, t: Transcript, filename: str = "<cell-like ll>") -> None:
     """Run ``source`` as a notebook cell runs: its lines in linecache, module code around the def."""
     import linecache
@@ -410,14 +428,16 @@ def _run_cell_like(source: str, t: Transcript, filename: str = "<cell-like ll>")
 @pytest.mark.parametrize("jit", [False, True])
 def test_ll_shows_the_function_not_the_whole_cell_even_when_it_starts_on_line_1(jit):
     t = Transcript("ll", "c")
-    cell = ("def f(x):\n"
-            "    y = x + 1\n"
-            "    jaxdbg.breakpoint(**t.options)\n"
-            "    return y\n"
-            "\n"
-            "after_the_function = 1\n"
-            f"f = jax.jit(f) if {jit} else f\n"
-            "f(jnp.ones(2))\n")
+    cell = (
+        "def f(x):\n"
+        "    y = x + 1\n"
+        "    jaxdbg.breakpoint(**t.options)\n"
+        "    return y\n"
+        "\n"
+        "after_the_function = 1\n"
+        f"f = jax.jit(f) if {jit} else f\n"
+        "f(jnp.ones(2))\n"
+    )
     _run_cell_like(cell, t)
     listing = t.answers("ll")[0].splitlines()
     assert [line.split(None, 1)[0] for line in listing[1:]] == ["1", "2", "3", "4"], listing
@@ -426,11 +446,7 @@ def test_ll_shows_the_function_not_the_whole_cell_even_when_it_starts_on_line_1(
 
 def test_ll_of_a_function_further_down_a_cell_shows_only_its_lines():
     t = Transcript("ll", "c")
-    cell = ("before = 0\n"
-            "def g(x):\n"
-            "    jaxdbg.breakpoint(**t.options)\n"
-            "    return x\n"
-            "later = g(1)\n")
+    cell = "before = 0\ndef g(x):\n    jaxdbg.breakpoint(**t.options)\n    return x\nlater = g(1)\n"
     _run_cell_like(cell, t, "<cell-like ll 2>")
     listing = t.answers("ll")[0].splitlines()
     assert [line.split(None, 1)[0] for line in listing[1:]] == ["2", "3", "4"], listing
@@ -450,8 +466,11 @@ def test_what_a_command_prints_comes_in_order_before_its_result():
 
 
 def test_other_threads_print_where_they_did_while_a_command_runs(capsys):
-    t = Transcript("!th = threading.Thread(target=print, args=('from another thread',)); "
-                   "th.start(); th.join(); print('from the command')", "c")
+    t = Transcript(
+        "!th = threading.Thread(target=print, args=('from another thread',)); "
+        "th.start(); th.join(); print('from the command')",
+        "c",
+    )
     stdout_before = sys.stdout
     jaxdbg.breakpoint(**t.options)
     assert t.answers(t.stdin.getvalue().splitlines()[0]) == ["from the command"]

@@ -79,6 +79,7 @@ def vmap_session():
         batch_value = x * 3
         jaxdbg.breakpoint(backend="capture")
         return batch_value
+
     return _capture(lambda: jax.jit(jax.vmap(f))(jnp.arange(3.0)))
 
 
@@ -183,8 +184,7 @@ class _Terminal:
         import subprocess
 
         self._master, slave = pty.openpty()
-        self.process = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
         os.close(slave)
         self.seen = b""
 
@@ -199,17 +199,19 @@ class _Terminal:
         while text.encode() not in self.seen:
             ready, _, _ = select.select([self._master], [], [], max(0.0, deadline - time.monotonic()))
             if not ready:
-                raise AssertionError(f"{text!r} did not appear; the terminal shows:\n"
-                                     f"{self.seen[-2000:].decode(errors='replace')}")
+                raise AssertionError(
+                    f"{text!r} did not appear; the terminal shows:\n{self.seen[-2000:].decode(errors='replace')}"
+                )
             try:
                 chunk = os.read(self._master, 4096)
             except OSError:  # the child closed the terminal
                 chunk = b""
             if not chunk:
-                raise AssertionError(f"{text!r} did not appear before the end:\n"
-                                     f"{self.seen[-2000:].decode(errors='replace')}")
+                raise AssertionError(
+                    f"{text!r} did not appear before the end:\n{self.seen[-2000:].decode(errors='replace')}"
+                )
             self.seen += chunk
-        self.seen = self.seen[self.seen.index(text.encode()) + len(text):]
+        self.seen = self.seen[self.seen.index(text.encode()) + len(text) :]
 
     def close(self) -> None:
         if self.process.poll() is None:

@@ -28,6 +28,7 @@ def _scan(t: Transcript, steps: int):
         loss = carry * 0.5 + i
         jaxdbg.breakpoint(**t.options)
         return loss, loss
+
     return jax.jit(lambda: jax.lax.scan(body, 1.0, jnp.arange(float(steps)))[0])
 
 
@@ -42,8 +43,9 @@ def _number(t: Transcript) -> int:
 
 def test_a_condition_stops_only_where_it_is_true_and_clears():
     n = _breakpoint_number()
-    t = Transcript("p i", f"condition {n} i % 25 == 24", "c", "p i", "c", "p i", f"condition {n}",
-                   "c", "p i", "c", "p i", "ca")
+    t = Transcript(
+        "p i", f"condition {n} i % 25 == 24", "c", "p i", "c", "p i", f"condition {n}", "c", "p i", "c", "p i", "ca"
+    )
     _scan(t, 100)()
     assert _steps(t) == [0, 24, 49, 50, 51]
     assert "New condition set for breakpoint" in t.text
@@ -58,6 +60,7 @@ def _breakpoint_number() -> int:
 def _site_of(f):
     """The (file, line, function) of the breakpoint inside _scan's body."""
     import inspect
+
     lines, start = inspect.getsourcelines(_scan)
     offset = next(i for i, line in enumerate(lines) if "jaxdbg.breakpoint" in line)
     return __file__, start + offset, "body"
@@ -95,9 +98,13 @@ def test_a_logpoint_writes_its_line_per_step_and_never_stops(capsys):
     with prints.sink_installed(rows.append):
         f()
     assert t.stops() == []
-    assert [r.text for r in rows] == ["step 0: loss=0.5000", "step 1: loss=1.2500",
-                                      "step 2: loss=2.6250", "step 3: loss=4.3125",
-                                      "step 4: loss=6.1562"]
+    assert [r.text for r in rows] == [
+        "step 0: loss=0.5000",
+        "step 1: loss=1.2500",
+        "step 2: loss=2.6250",
+        "step 3: loss=4.3125",
+        "step 4: loss=6.1562",
+    ]
     assert rows[0].site.function == "body" and rows[0].site.lineno == _site_of(f)[1]
 
 
@@ -112,9 +119,19 @@ def test_a_logpoint_without_a_print_log_writes_to_stdout_and_a_failing_one_says_
 
 
 def test_condition_and_log_commands_refuse_bad_input_and_show_in_breakpoints():
-    t = Transcript("condition", "condition x", "condition 99999 i", "condition {n} i >",
-                   "log {n} 'step {i'", "condition {n} i > 100", "log {n} \"at {i}\"", "breakpoints",
-                   "log {n}", "condition {n}", "c")
+    t = Transcript(
+        "condition",
+        "condition x",
+        "condition 99999 i",
+        "condition {n} i >",
+        "log {n} 'step {i'",
+        "condition {n} i > 100",
+        'log {n} "at {i}"',
+        "breakpoints",
+        "log {n}",
+        "condition {n}",
+        "c",
+    )
     number = _breakpoint_number()
     t.stdin = type(t.stdin)(t.stdin.getvalue().replace("{n}", str(number)))
     jaxdbg.breakpoint(**t.options)  # an eager stop of another breakpoint, to type at

@@ -31,9 +31,16 @@ def test_a_scalar_row_shows_its_value_not_statistics():
 def test_statistics_of_an_array_with_nan_say_they_cover_finite_values():
     row = summaries.summarize("n", jnp.array([1.0, 3.0, np.nan, np.inf]))
     assert [text for text, _ in row.stat_parts()] == [
-        "min=1 max=3 mean=2 of finite values", "nan=1", "inf=1", "(nan at [2], +inf at [3])"]
+        "min=1 max=3 mean=2 of finite values",
+        "nan=1",
+        "inf=1",
+        "(nan at [2], +inf at [3])",
+    ]
     assert [text for text, _ in summaries.summarize("m", jnp.full(3, np.nan)).stat_parts()] == [
-        "no finite values", "nan=3", "(nan at [0], nan at [1], nan at [2])"]
+        "no finite values",
+        "nan=3",
+        "(nan at [0], nan at [1], nan at [2])",
+    ]
 
 
 def test_statistics_over_several_chunks_count_every_nan_and_inf(monkeypatch):
@@ -76,8 +83,7 @@ def test_complex_statistics_over_several_chunks_hold_no_full_size_magnitudes(mon
     z = (np.arange(11) + 1j * np.arange(11)[::-1]).astype(np.complex64)
     z[1], z[9], z[5] = complex(np.nan, 0), complex(0, np.nan), complex(np.inf, 1)
     finite = np.delete(z, [1, 5, 9])
-    expected = (float(np.abs(finite).min()), float(np.abs(finite).max()),
-                complex(finite.mean(dtype=np.complex128)))
+    expected = (float(np.abs(finite).min()), float(np.abs(finite).max()), complex(finite.mean(dtype=np.complex128)))
     sizes = []
     real_abs = np.abs  # numpy's own: the patch below is numpy-wide while it lasts
     monkeypatch.setattr(np, "abs", lambda a, *k: sizes.append(np.size(a)) or real_abs(a, *k))
@@ -145,7 +151,8 @@ def test_sharding_with_a_shape_that_is_not_a_tuple_says_so():
 
     f(jnp.arange(3.0))
     assert t.answers("sharding s, 3") == [
-        "*** the shape after the sharding must be a tuple of ints, such as (8, 8), not 3"]
+        "*** the shape after the sharding must be a tuple of ints, such as (8, 8), not 3"
+    ]
 
 
 def _explicit_axes(n):
@@ -199,8 +206,9 @@ def test_code_without_a_file_never_shows_another_codes_source(monkeypatch):
     every exec'd source shares (pytest-xdist's workers start so): it is not f's source."""
     import linecache
 
-    monkeypatch.setitem(linecache.cache, "<string>", (1, None, ["import sys;exec(eval(sys.stdin.readline()))\n"],
-                                                      "<string>"))
+    monkeypatch.setitem(
+        linecache.cache, "<string>", (1, None, ["import sys;exec(eval(sys.stdin.readline()))\n"], "<string>")
+    )
     t = Transcript("l", "c")
     namespace = {"jaxdbg": jaxdbg, "t": t}
     exec("def f(x):\n    jaxdbg.breakpoint(**t.options)\n    return x\n", namespace)
@@ -260,7 +268,10 @@ def test_complex_arrays_show_a_complex_mean_and_labelled_magnitudes():
 def test_complex_statistics_with_nan_cover_the_finite_values():
     row = summaries.summarize("z", jnp.array([1 + 1j, 3 - 1j, np.nan], jnp.complex64))
     assert [part for part, _ in row.stat_parts()] == [
-        "mean=2+0j |x| min=1.414 max=3.162 of finite values", "nan=1", "(nan at [2])"]
+        "mean=2+0j |x| min=1.414 max=3.162 of finite values",
+        "nan=1",
+        "(nan at [2])",
+    ]
 
 
 def test_float32_scalars_show_as_numpy_prints_their_dtype():
@@ -293,8 +304,9 @@ def test_whatis_of_a_container_gives_its_length_and_element_types():
 
 def _auto_mesh_2x4():
     axis_type = getattr(jax.sharding, "AxisType", None)  # automatic axes: the compiler picks
-    return jax.make_mesh((2, 4), ("data", "model"),
-                         **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2}))
+    return jax.make_mesh(
+        (2, 4), ("data", "model"), **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2})
+    )
 
 
 @pytest.mark.multidevice
@@ -330,6 +342,7 @@ def test_a_sharded_jit_stop_returns_its_values_and_the_panel_output_is_a_layout(
 
     jaxdbg.register_debugger("as-compiled-test", backend, -1000)
     try:
+
         @jax.jit
         def f(x):
             y = jnp.sin(x)
@@ -352,8 +365,9 @@ def test_sharding_of_a_traced_local_under_shard_map_names_the_stop_device():
     mesh = jax.make_mesh((4, 2), ("rows", "cols"))
     t = Transcript(*["sharding x", "c"] * 8)
     spec = P("rows", "cols")
-    f = jax.jit(jax.shard_map(lambda x: (jaxdbg.breakpoint(**t.options), x)[1], mesh=mesh,
-                              in_specs=spec, out_specs=spec))
+    f = jax.jit(
+        jax.shard_map(lambda x: (jaxdbg.breakpoint(**t.options), x)[1], mesh=mesh, in_specs=spec, out_specs=spec)
+    )
     f(jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, spec))).block_until_ready()
     for banner, answer in zip(t.stops(), t.answers("sharding x")):
         device = re.search(r"device (\d)", banner).group(1)

@@ -12,13 +12,16 @@ def test_reload_ext_reloads_and_keeps_every_feature(kernel):
     assert loaded.status == "ok", loaded
     reloaded = kernel.run("%reload_ext jaxdbg", timeout=120)
     assert reloaded.status == "ok" and not reloaded.errors, reloaded
-    status = kernel.run("%jaxdbg\nimport jaxdbg.engine.registry, jaxdbg.runtime.jax_routes\n"
-                        "print(sorted(jaxdbg.engine.registry.registered_debuggers()), "
-                        "jaxdbg.runtime.jax_routes.is_installed())")
+    status = kernel.run(
+        "%jaxdbg\nimport jaxdbg.engine.registry, jaxdbg.runtime.jax_routes\n"
+        "print(sorted(jaxdbg.engine.registry.registered_debuggers()), "
+        "jaxdbg.runtime.jax_routes.is_installed())"
+    )
     assert status.status == "ok", status
     assert "['cli', 'widgets'] True" in status.stdout, status
-    shown = "".join(m["content"]["data"].get("text/plain", "") for m in status.messages
-                    if m["msg_type"] == "display_data")
+    shown = "".join(
+        m["content"]["data"].get("text/plain", "") for m in status.messages if m["msg_type"] == "display_data"
+    )
     assert "jaxdbg status" in shown, status
 
 
@@ -31,8 +34,7 @@ def test_continue_all_names_the_cell_that_stopped(kernel_python):
         assert setup.status == "ok", setup
         for _ in range(2):  # the second time, after a cell has finished
             kernel.answer_input("ca")
-            cell = kernel.run("jax.vmap(lambda v: (jaxdbg.breakpoint(), v)[1])(jnp.arange(3.0))",
-                              timeout=120)
+            cell = kernel.run("jax.vmap(lambda v: (jaxdbg.breakpoint(), v)[1])(jnp.arange(3.0))", timeout=120)
             assert cell.status == "ok", cell
             label = re.search(r"Stopped at (In\[\d+\]):1", cell.stdout).group(1)
             assert f"remaining stop of breakpoint 1 in cell {label}." in cell.stdout, cell
@@ -40,12 +42,14 @@ def test_continue_all_names_the_cell_that_stopped(kernel_python):
 
 
 def test_unload_ext_undoes_a_backend_chosen_with_the_magic(kernel):
-    chosen = kernel.run("import os, jaxdbg\nbefore = jaxdbg.get_debugger()\n"
-                        "%load_ext jaxdbg\n%jaxdbg backend widgets", timeout=120)
+    chosen = kernel.run(
+        "import os, jaxdbg\nbefore = jaxdbg.get_debugger()\n%load_ext jaxdbg\n%jaxdbg backend widgets", timeout=120
+    )
     assert "jaxdbg backend: widgets" in chosen.stdout, chosen
     # The choice was the extension's: after unloading, the backend is chosen as before
     # loading (the one it named may be unregistered by the unload).
-    after = kernel.run("%unload_ext jaxdbg\nprint(repr(os.environ.get('JAXDBG_BACKEND')))\n"
-                       "print(jaxdbg.get_debugger() is before)")
+    after = kernel.run(
+        "%unload_ext jaxdbg\nprint(repr(os.environ.get('JAXDBG_BACKEND')))\nprint(jaxdbg.get_debugger() is before)"
+    )
     assert after.status == "ok", after
     assert after.stdout.splitlines() == ["None", "True"], after

@@ -108,7 +108,9 @@ SURFACES = {
 @pytest.mark.parametrize("surface", sorted(SURFACES))
 # How a quit surfaces depends on JAX's error wrapping, so jit's five surfaces run on every
 # kernel of the matrix; the other transforms reach the same code on the current kernel.
-@pytest.mark.parametrize("transform", [pytest.param("jit", marks=pytest.mark.matrix("jupyter")), "pmap", "shard_map", "vmap"])
+@pytest.mark.parametrize(
+    "transform", [pytest.param("jit", marks=pytest.mark.matrix("jupyter")), "pmap", "shard_map", "vmap"]
+)
 def test_a_quit_is_one_line_wherever_it_surfaces(kernel, transform, surface):
     assert kernel.run(QUIT_SETUP, timeout=120).status == "ok"
     results = []
@@ -154,6 +156,7 @@ def fd_count(kernel) -> int:
 @pytest.mark.timeout(900)
 def test_cells_with_a_stop_leave_no_descriptors_open(own_kernel):
     kernel = own_kernel
+
     def paused_cell():
         mid = kernel.execute(STOP_CELL)
         wait_panel(kernel, mid)
@@ -174,8 +177,9 @@ def test_cells_with_a_stop_leave_no_descriptors_open(own_kernel):
 
 # A command's prints belong to its own log entry, shown when it returns, so a command
 # says it started by writing a file the test waits for.
-LONG_COMMAND = ("open({flag!r}, 'w').close(); [time.sleep(0.1) for _ in range(70)]; "
-                "print('typed loop finished', flush=True)")
+LONG_COMMAND = (
+    "open({flag!r}, 'w').close(); [time.sleep(0.1) for _ in range(70)]; print('typed loop finished', flush=True)"
+)
 
 
 def wait_started(kernel, flag: Path) -> None:
@@ -185,12 +189,14 @@ def wait_started(kernel, flag: Path) -> None:
 @pytest.mark.timeout(400)
 def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(own_kernel, tmp_path):
     kernel = own_kernel
-    mid = kernel.execute(textwrap.dedent("""
+    mid = kernel.execute(
+        textwrap.dedent("""
         def body(x):
             jaxdbg.breakpoint()
             return x * 10
         print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
-    """))
+    """)
+    )
     wait_panel(kernel, mid)
     flag = tmp_path / "started"
     cid = submit(kernel, LONG_COMMAND.format(flag=str(flag)))  # noqa: F841
@@ -211,8 +217,7 @@ def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(own_kernel,
     assert_alive(kernel)
 
 
-STUCK_COMMAND = ("open({flag!r}, 'w').close(); time.sleep(12); "
-                 "print('typed loop finished', flush=True)")
+STUCK_COMMAND = "open({flag!r}, 'w').close(); time.sleep(12); print('typed loop finished', flush=True)"
 
 
 @pytest.mark.timeout(400)
@@ -220,12 +225,14 @@ def test_an_interrupted_command_stuck_in_a_call_is_given_up_with_one_notice(own_
     kernel = own_kernel
     from support.panel_driver import static_texts
 
-    mid = kernel.execute(textwrap.dedent("""
+    mid = kernel.execute(
+        textwrap.dedent("""
         def body(x):
             jaxdbg.breakpoint()
             return x * 10
         print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
-    """))
+    """)
+    )
     wait_panel(kernel, mid)
     flag = tmp_path / "started"
     submit(kernel, STUCK_COMMAND.format(flag=str(flag)))

@@ -43,6 +43,7 @@ def _scan_with_breakpoint(t: Transcript):
     def body(carry, x):
         jaxdbg.breakpoint(**t.options)
         return carry + x, x
+
     return jax.jit(lambda xs: jax.lax.scan(body, 0.0, xs)[0])
 
 
@@ -78,7 +79,8 @@ def test_continue_all_in_a_1000_step_scan_serves_no_more_stops():
     assert answer.startswith(f"Continuing past every remaining stop of breakpoint {number} in ")
     assert _row(number).hits == before + 1000
     assert breakpoint_state.end_run() == [
-        f"jaxdbg: continued past 999 more stops of breakpoint {number} in this script"]
+        f"jaxdbg: continued past 999 more stops of breakpoint {number} in this script"
+    ]
 
 
 def _line_of(text: str) -> int:
@@ -203,8 +205,9 @@ def test_disable_and_ignore_apply_to_devices_already_waiting():
 
 
 def test_commands_explain_bad_input_and_the_session_goes_on():
-    t = Transcript("disable 999", "enable x", "ignore", "ignore 1 2 3", "ignore -1", "continue later",
-                   "breakpoints", "c")
+    t = Transcript(
+        "disable 999", "enable x", "ignore", "ignore 1 2 3", "ignore -1", "continue later", "breakpoints", "c"
+    )
     _scan_with_breakpoint(t)(jnp.arange(1.0))
     assert t.answers("disable 999")[0].startswith("*** no breakpoint 999 (known: ")
     assert t.answers("enable x") == ["*** enable takes breakpoint numbers, not 'x'"]
@@ -227,6 +230,5 @@ def test_a_stop_without_a_breakpoint_number_says_so():
 def test_help_lists_the_many_stops_commands():
     session = jaxdbg.Session([frames.live_frame(sys._getframe())], StopInfo())
     text = session.execute("help").text
-    for usage in ("continue [all]", "ca", "disable [N ...]", "enable [N ...]", "ignore [N] COUNT",
-                  "breakpoints"):
+    for usage in ("continue [all]", "ca", "disable [N ...]", "enable [N ...]", "ignore [N] COUNT", "breakpoints"):
         assert usage in text, usage

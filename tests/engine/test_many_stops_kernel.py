@@ -36,7 +36,8 @@ def test_continue_all_covers_the_cell_and_the_next_cell_stops_again(kernel):
     assert f"Continuing past every remaining stop of breakpoint {number} in cell {count}." in result.stdout
     # reported when the cell finished, after the cell's own output
     assert result.stdout.rstrip().endswith(
-        f"jaxdbg: continued past 9 more stops of breakpoint {number} in cell {count}"), result.stdout
+        f"jaxdbg: continued past 9 more stops of breakpoint {number} in cell {count}"
+    ), result.stdout
     assert "10.0 10.0" in result.stdout
 
     kernel.answer_input("disable")
@@ -63,9 +64,12 @@ def test_continue_all_under_pmap_in_a_kernel_serves_no_other_device(kernel):
     kernel.answer_input("ca")
     result = kernel.run(
         "g = jax.pmap(lambda x: (jaxdbg.breakpoint(backend='cli'), x * 2)[1])\n"
-        "print('pmap', g(jnp.arange(8.0)).tolist())", timeout=180)
+        "print('pmap', g(jnp.arange(8.0)).tolist())",
+        timeout=180,
+    )
     assert result.status == "ok", result
     assert _prompts(kernel) == 1
     assert "pmap [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]" in result.stdout
-    assert re.search(r"jaxdbg: continued past 7 more stops of breakpoint \d+ in cell In\[\d+\]",
-                     result.stdout), result.stdout
+    assert re.search(r"jaxdbg: continued past 7 more stops of breakpoint \d+ in cell In\[\d+\]", result.stdout), (
+        result.stdout
+    )

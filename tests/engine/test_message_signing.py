@@ -14,12 +14,17 @@ def test_a_signed_message_opens_with_the_secret_at_its_key():
     assert signing.open_signed(SECRET, "jaxdbg/t/p1-1-ab/in/0", text) == {"op": "execute", "line": "p y"}
 
 
-@pytest.mark.parametrize("text", [
-    json.dumps({"op": "execute", "line": "p y"}),                       # unsigned
-    signing.sign(b"another secret", "k/in/0", {"op": "execute"}),      # wrong secret
-    signing.sign(SECRET, "k/in/1", {"op": "execute"}),                 # signed for another key
-    "not json", json.dumps({"body": 3, "mac": "x"}), json.dumps([1]),  # not a message
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps({"op": "execute", "line": "p y"}),  # unsigned
+        signing.sign(b"another secret", "k/in/0", {"op": "execute"}),  # wrong secret
+        signing.sign(SECRET, "k/in/1", {"op": "execute"}),  # signed for another key
+        "not json",
+        json.dumps({"body": 3, "mac": "x"}),
+        json.dumps([1]),  # not a message
+    ],
+)
 def test_anything_else_is_refused(text):
     with pytest.raises(signing.Refused):
         signing.open_signed(SECRET, "k/in/0", text)

@@ -14,8 +14,10 @@ from jaxdbg.job import remote_stops
 
 
 def _session() -> Session:
-    values = {"tree": {"a": np.arange(6.0).reshape(2, 3), "b": (np.int32(3), "text")},
-              "big": np.linspace(-1.0, 1.0, 40 * 50).reshape(40, 50) / 3}
+    values = {
+        "tree": {"a": np.arange(6.0).reshape(2, 3), "b": (np.int32(3), "text")},
+        "big": np.linspace(-1.0, 1.0, 40 * 50).reshape(40, 50) / 3,
+    }
     return Session([Frame("step.py", 1, "step", values, {}, ["x = 1\n"], 1)])
 
 
@@ -49,8 +51,22 @@ def test_a_picture_travels_whole_and_its_values_exactly():
     for large, sampling in ((False, None), (True, array_picture.Sampling.EDGES)):
         _, pic, _ = session.row_picture(["big"], large=large, sampling=sampling)
         back = remote_stops.picture_from_message(remote_stops.picture_message(pic))
-        for field in ("shape", "dtype", "axes", "index", "low", "high", "sampling", "class_counts",
-                      "magnitudes", "row_cuts", "col_cuts", "stats", "slice_nonfinite", "nonfinite_kept"):
+        for field in (
+            "shape",
+            "dtype",
+            "axes",
+            "index",
+            "low",
+            "high",
+            "sampling",
+            "class_counts",
+            "magnitudes",
+            "row_cuts",
+            "col_cuts",
+            "stats",
+            "slice_nonfinite",
+            "nonfinite_kept",
+        ):
             assert getattr(back, field) == getattr(pic, field), field
         for field in ("rows", "cols", "codes", "values", "histogram", "histogram_edges"):
             assert np.array_equal(getattr(back, field), getattr(pic, field)), field
@@ -61,10 +77,14 @@ def test_the_owner_answers_a_bad_row_request_with_its_error_and_the_stop_goes_on
     session = _session()
     answer = remote_stops._answer
     assert answer(session, {"op": "row_children", "path": ["nope"], "limit": 5}) == {
-        "error": "no local named 'nope' in this frame"}
-    assert "two different axes" in answer(session, {"op": "row_picture", "path": ["big"], "large": True,
-                                                    "axes": [1, 1]})["picture_error"]
-    assert answer(session, {"op": "row_picture", "path": ["big"], "large": True,
-                            "axes": ["x", 1]})["error"].startswith("ValueError")
+        "error": "no local named 'nope' in this frame"
+    }
+    assert (
+        "two different axes"
+        in answer(session, {"op": "row_picture", "path": ["big"], "large": True, "axes": [1, 1]})["picture_error"]
+    )
+    assert answer(session, {"op": "row_picture", "path": ["big"], "large": True, "axes": ["x", 1]})["error"].startswith(
+        "ValueError"
+    )
     reply = answer(session, {"op": "row_children", "path": ["tree"], "limit": 5, "frame": 0})
     assert reply["total"] == 2 and not session.finished

@@ -37,12 +37,14 @@ def _only(output, prop: str, expected_type: type) -> None:
 
 def test_each_kind_carries_its_own_typed_data():
     session = _session()
-    cases = [("list", OutputKind.SOURCE, "source", SourceView),
-             ("where", OutputKind.WHERE, "frames", FrameRow),
-             ("locals", OutputKind.LOCALS, "locals", ValueSummary),
-             ("whatis x", OutputKind.TEXT, "value_summary", ValueSummary),
-             ("help", OutputKind.HELP, "help", CommandHelp),
-             ("sharding x", OutputKind.SHARDING, "sharding", ShardingView)]
+    cases = [
+        ("list", OutputKind.SOURCE, "source", SourceView),
+        ("where", OutputKind.WHERE, "frames", FrameRow),
+        ("locals", OutputKind.LOCALS, "locals", ValueSummary),
+        ("whatis x", OutputKind.TEXT, "value_summary", ValueSummary),
+        ("help", OutputKind.HELP, "help", CommandHelp),
+        ("sharding x", OutputKind.SHARDING, "sharding", ShardingView),
+    ]
     for line, kind, prop, expected_type in cases:
         output = session.execute(line)
         assert output.kind is kind, (line, output.text)

@@ -56,8 +56,7 @@ def test_priority_and_availability(recorder, monkeypatch, temporary_backend):
     temporary_backend("top", lambda s, **o: s.execute("c"), priority=10_000, available=lambda: False)
     assert "top" not in jaxdbg.available_debuggers()
     assert jaxdbg.get_debugger() is not registry._registry["top"].debugger
-    jaxdbg.register_debugger("top", registry._registry["recorder"].debugger, priority=10_000,
-                             replace=True)
+    jaxdbg.register_debugger("top", registry._registry["recorder"].debugger, priority=10_000, replace=True)
     assert jaxdbg.available_debuggers()[0] == "top"
     jaxdbg.breakpoint()
     assert len(recorder) == 1
@@ -170,6 +169,7 @@ def test_typed_prompt_in_a_kernel_says_how_to_get_the_panel(monkeypatch):
     from jaxdbg.engine.registry import _registry
     from jaxdbg.frontends import cli
     from jaxdbg.internals import ipykernel_kernel
+
     session = jaxdbg.Session([live_frame(sys._getframe())])
     monkeypatch.setattr(ipykernel_kernel, "current_kernel", lambda: object())
     monkeypatch.delitem(_registry, "widgets", raising=False)
@@ -186,6 +186,7 @@ def test_typed_prompt_in_a_kernel_says_how_to_get_the_panel(monkeypatch):
         jaxdbg.unregister_debugger("widgets")
     monkeypatch.setattr(ipykernel_kernel, "current_kernel", lambda: None)
     assert backend_plugins.panel_hint() is None
+
 
 def _inner(x, bp):
     y = x * 2
@@ -223,9 +224,17 @@ def test_functions_traced_with_jax_breakpoint_before_the_hook_get_jaxdbg_frames(
     where = t_jax.answers("where")[0]
     ours = frames(t_ours.answers("where")[0])
     # the same stack, frame for frame; only the lambdas sit on other lines
-    assert [f for f, _ in frames(where)] == [f for f, _ in ours] == [
-        "<lambda>", "_inner", "_outer", "<lambda>",
-        "test_functions_traced_with_jax_breakpoint_before_the_hook_get_jaxdbg_frames"]
+    assert (
+        [f for f, _ in frames(where)]
+        == [f for f, _ in ours]
+        == [
+            "<lambda>",
+            "_inner",
+            "_outer",
+            "<lambda>",
+            "test_functions_traced_with_jax_breakpoint_before_the_hook_get_jaxdbg_frames",
+        ]
+    )
     assert frames(where)[1:3] == ours[1:3]
     assert "?" not in where
     assert not any(name in where for name in ("pytest", "pluggy", "runpy", "xdist", "execnet"))
@@ -243,8 +252,14 @@ def test_jax_traced_stop_with_an_unknown_option_still_opens(monkeypatch, capsys)
     try:
         from jax._src import debugger as jax_debugger
 
-        jax.jit(lambda x: (jax_debugger.breakpoint(  # JAX's own function: JAX's callback
-            stdin=t.stdin, stdout=t.stdout, num_frame=1), x)[1])(1.0)
+        jax.jit(
+            lambda x: (
+                jax_debugger.breakpoint(  # JAX's own function: JAX's callback
+                    stdin=t.stdin, stdout=t.stdout, num_frame=1
+                ),
+                x,
+            )[1]
+        )(1.0)
     finally:
         jaxdbg.uninstall_jax_hook()
     assert "ignoring breakpoint option num_frame" in capsys.readouterr().out
@@ -258,7 +273,8 @@ def test_module_code_frames_from_jax_are_named_module(tmp_path):
     import textwrap
 
     script = tmp_path / "script.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import io, os, jax, jax.numpy as jnp, jaxdbg
         os.environ["JAXDBG_BACKEND"] = "cli"
         jax_bp = jax.debug.breakpoint
@@ -267,7 +283,8 @@ def test_module_code_frames_from_jax_are_named_module(tmp_path):
         scale = 3
         jax.jit(lambda x: (jax_bp(stdin=io.StringIO("where\\nup\\nlocals\\nc\\n"), stdout=out), x)[1])(1.0)
         print(out.getvalue())
-    """))
+    """)
+    )
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     where = done.stdout.split("(jaxdbg) where\n")[1].split("(jaxdbg)")[0]
     assert where.splitlines()[0].startswith(">  0  <lambda>"), done.stdout + done.stderr
@@ -305,7 +322,7 @@ def test_after_uninstall_stops_traced_under_the_hook_go_to_jax_debugger():
     finally:
         jax_debugger.unregister_from_jax_debugger("test-jax-side")
     assert len(t.stops()) == 1  # jaxdbg did not open again
-    (frames, kwargs), = got
+    ((frames, kwargs),) = got
     assert set(kwargs) == {"stdin", "stdout"}
     assert float(frames[0].locals["y"]) == 3.0
     assert frames[0].source[frames[0].offset].strip().startswith("jax.debug.breakpoint(")
@@ -343,8 +360,8 @@ def test_a_backend_whose_import_fails_is_named_once_with_its_error(tmp_path):
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("from brokenpanel import widget\n")
     (pkg / "widget.py").write_text(
-        "from pathlib import Path\n"
-        "_ESM = (Path(__file__).parent / 'panel.js').read_text()\n")
+        "from pathlib import Path\n_ESM = (Path(__file__).parent / 'panel.js').read_text()\n"
+    )
     dist_info = site / "brokenpanel-1.0.dist-info"
     dist_info.mkdir()
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenpanel\nVersion: 1.0\n")
@@ -352,8 +369,9 @@ def test_a_backend_whose_import_fails_is_named_once_with_its_error(tmp_path):
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]), JAX_PLATFORMS="cpu")
     env.pop("JAXDBG_BACKEND", None)
-    proc = subprocess.run([sys.executable, "-c", BROKEN_PLUGIN_SCRIPT], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", BROKEN_PLUGIN_SCRIPT], env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     notices = [line for line in proc.stderr.splitlines() if "brokenpanel" in line]
     assert len(notices) == 1, proc.stderr

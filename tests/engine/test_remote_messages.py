@@ -21,13 +21,11 @@ from jaxdbg.job.remote_session import RemoteSession
 
 
 def _travelled(value: watches.WatchValue) -> watches.WatchValue:
-    return remote_stops.watch_value_from_message(json.loads(json.dumps(
-        remote_stops.watch_value_message(value))))
+    return remote_stops.watch_value_from_message(json.loads(json.dumps(remote_stops.watch_value_message(value))))
 
 
 def test_watch_values_of_every_kind_come_back_as_they_left():
-    frame = Frame("<cell>", 1, "f", {"x": jnp.arange(4.0), "z": jnp.array([1 + 2j, np.nan]),
-                                     "n": 3}, {}, ["x\n"], 1)
+    frame = Frame("<cell>", 1, "f", {"x": jnp.arange(4.0), "z": jnp.array([1 + 2j, np.nan]), "n": 3}, {}, ["x\n"], 1)
     session = Session([frame], StopInfo())
     values = session.watch_values(["x.sum()", "x", "z", "str(n)", "1 / 0", "nope"], 5)
     back = [_travelled(v) for v in values]
@@ -108,8 +106,9 @@ def test_the_end_of_a_remote_stop_reaches_the_host_even_when_it_asks_for_the_ans
     frame = Frame("<cell>", 1, "f", {"x": 1}, {}, ["x\n"], 1)
     session = Session([frame], StopInfo())
     ended: list = []
-    owner = threading.Thread(target=lambda: ended.append(
-        remote_stops.serve_at_host(owner_job, session, None, None, False)))
+    owner = threading.Thread(
+        target=lambda: ended.append(remote_stops.serve_at_host(owner_job, session, None, None, False))
+    )
     owner.start()
     announcement = None
     for _ in range(200):

@@ -221,8 +221,9 @@ def test_rebinding_is_read_from_the_bytecode():
     first, last = offsets[0], offsets[-1]
     assert replay_inputs.rebound_arguments(code, first) == []
     assert replay_inputs.rebound_arguments(code, last) == ["b", "kw"]
-    store_marker = next(i.offset for i in dis.get_instructions(code)
-                        if i.opname.startswith("STORE") and i.argval == "marker")
+    store_marker = next(
+        i.offset for i in dis.get_instructions(code) if i.opname.startswith("STORE") and i.argval == "marker"
+    )
     # inside the loop, before 'b = d' in the text: the loop's earlier iteration rebound b
     assert replay_inputs.rebound_arguments(code, store_marker) == ["b"]
 
@@ -276,7 +277,7 @@ def _check(x):
 def _oom_then_stop(x, out):
     jaxdbg.breakpoint(**_opts(out, "replay; c; p x; c"))
     if not isinstance(x, jax.core.Tracer):  # only in the replay: ask for an exabyte
-        jnp.ones((2 ** 40, 2 ** 20), jnp.int8).block_until_ready()
+        jnp.ones((2**40, 2**20), jnp.int8).block_until_ready()
     return x
 
 
@@ -377,6 +378,7 @@ def test_the_banner_says_where_the_replay_is_and_ending_the_stop_ends_the_replay
 
     commands.command("notebanner", usage="notebanner", summary="test only")(note_banner)
     try:
+
         @jax.jit
         def g(x):
             y = _double(x)
@@ -388,8 +390,7 @@ def test_the_banner_says_where_the_replay_is_and_ending_the_stop_ends_the_replay
         commands.TABLE.remove("notebanner")
     line = g.__wrapped__.__code__.co_firstlineno + 3
     assert seen["banner"].startswith(f"Stopped at {__file__}:{line} in g (breakpoint")
-    assert seen["banner"].endswith(f"; replaying g, now at {__file__}:"
-                                   f"{_double.__code__.co_firstlineno + 1} in _double")
+    assert seen["banner"].endswith(f"; replaying g, now at {__file__}:{_double.__code__.co_firstlineno + 1} in _double")
     assert seen["summary"] == f"{__file__}:{line}"  # the stop's own line, not the replay's
     assert "Continuing past every remaining stop of this breakpoint." in out.getvalue()
 
@@ -431,8 +432,9 @@ def test_a_pmap_devices_replay_runs_on_that_device():
     def f(x):
         made = jnp.ones(2)  # a new array: made on the default device, the stopped one in a replay
         y = x.sum() + made.sum()
-        jaxdbg.breakpoint_if(x[0] == 4, **_opts(out, "replay; n; n; p x.devices(); p made.devices(); "
-                                                     "p y.devices(); c; c"))
+        jaxdbg.breakpoint_if(
+            x[0] == 4, **_opts(out, "replay; n; n; p x.devices(); p made.devices(); p y.devices(); c; c")
+        )
         return y
 
     jax.block_until_ready(jax.pmap(f)(jnp.arange(8.0).reshape(4, 2)))
@@ -453,8 +455,7 @@ def test_a_shard_map_shards_replay_runs_on_the_meshs_device_at_that_position():
 
     def shard_fn(block):
         scaled = block * 2
-        jaxdbg.breakpoint_if(block[0] == 6, **_opts(out, "replay; p block.devices(); n; p scaled.devices(); "
-                                                         "c; c"))
+        jaxdbg.breakpoint_if(block[0] == 6, **_opts(out, "replay; p block.devices(); n; p scaled.devices(); c; c"))
         return scaled
 
     text = _stopped_on_device_3(shard_fn, mesh, out)
@@ -462,10 +463,15 @@ def test_a_shard_map_shards_replay_runs_on_the_meshs_device_at_that_position():
     assert _device_ids(text, "p scaled.devices()") == [4], text
 
 
-@pytest.mark.parametrize("collective,extra", [
-    ("psum", ()), ("all_gather", ()), ("pmean", ()),
-    ("ppermute", ([(i, (i + 1) % 4) for i in range(4)],)),
-])
+@pytest.mark.parametrize(
+    "collective,extra",
+    [
+        ("psum", ()),
+        ("all_gather", ()),
+        ("pmean", ()),
+        ("ppermute", ([(i, (i + 1) % 4) for i in range(4)],)),
+    ],
+)
 def test_a_replay_that_reaches_a_collective_says_which_and_returns_to_the_stop(collective, extra):
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
@@ -486,8 +492,10 @@ def test_a_replay_that_reaches_a_collective_says_which_and_returns_to_the_stop(c
     line = shard_fn.__code__.co_firstlineno + 3
     said = f"*** The replay of shard_fn reached {collective} over axis 'd' at "
     assert said in text, text
-    assert (f":{line} in shard_fn: a one-device replay cannot run a collective (it needs every "
-            "device of the axis). Back at the stop (frame 0: shard_fn at ") in text.split(said)[1]
+    assert (
+        f":{line} in shard_fn: a one-device replay cannot run a collective (it needs every "
+        "device of the axis). Back at the stop (frame 0: shard_fn at "
+    ) in text.split(said)[1]
     assert "--Exception--" not in text  # the replay ends at the collective, with no pause there
     assert "(jaxdbg) p block\nArray([6., 7.], dtype=float32)" in text  # the stop goes on
 
@@ -510,9 +518,11 @@ def test_a_replay_of_a_pmap_device_that_asks_its_axis_index_says_so():
 
     jax.block_until_ready(jax.pmap(f, axis_name="i")(jnp.arange(8.0).reshape(4, 2)))
     text = _transcript(out)
-    assert (f"*** The replay of f reached axis_index of axis 'i' at {__file__}:"
-            f"{f.__code__.co_firstlineno + 2} in f: a one-device replay has no mapped axis. "
-            "Back at the stop") in text, text
+    assert (
+        f"*** The replay of f reached axis_index of axis 'i' at {__file__}:"
+        f"{f.__code__.co_firstlineno + 2} in f: a one-device replay has no mapped axis. "
+        "Back at the stop"
+    ) in text, text
 
 
 def test_a_pmap_given_its_devices_replays_on_the_device_at_the_stops_position():

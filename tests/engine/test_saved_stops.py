@@ -84,8 +84,15 @@ def test_a_reopened_stop_runs_in_a_process_without_the_program(tmp_path):
     path = tmp_path / "stop"
     _stop_and_save(path)  # ".npz" is added
     script = "import jaxdbg; jaxdbg.open_stop(%r, backend='cli')" % f"{path}.npz"
-    done = subprocess.run([sys.executable, "-c", script], input="p bf16\np jnp.mean(f32)\nc\n",
-                          capture_output=True, text=True, timeout=300, env=_env(), cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input="p bf16\np jnp.mean(f32)\nc\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     # numpy spells the dtype "dtype(bfloat16)" or "bfloat16", by version
     assert re.search(r"array\(\[1\.5, -2\.25, inf\], dtype=(dtype\()?bfloat16\)?\)", done.stdout)
@@ -94,9 +101,9 @@ def test_a_reopened_stop_runs_in_a_process_without_the_program(tmp_path):
 
 def _env():
     import os
+
     env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(jaxdbg.__file__)),
-                                         env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(jaxdbg.__file__)), env.get("PYTHONPATH", "")])
     return env
 
 
@@ -142,8 +149,7 @@ def test_a_newer_version_a_truncated_or_corrupt_file_gets_a_clear_error(tmp_path
 
 def test_loading_never_unpickles(tmp_path):
     pickled = tmp_path / "pickled.npz"
-    np.savez(pickled, metadata=np.frombuffer(b"{}", dtype=np.uint8),
-             array_0=np.array([Opaque()], dtype=object))
+    np.savez(pickled, metadata=np.frombuffer(b"{}", dtype=np.uint8), array_0=np.array([Opaque()], dtype=object))
     with pytest.raises(jaxdbg.SavedStopError, match="corrupt or truncated"):
         saved_stops.load(str(pickled))  # np.load refuses the object array: no pickle runs
     with zipfile.ZipFile(pickled) as z:

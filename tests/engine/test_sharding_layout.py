@@ -24,8 +24,11 @@ pytestmark = pytest.mark.multidevice
 def meshes():
     if jax.device_count() < 8:
         pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)")
-    return {"2x4": jax.make_mesh((2, 4), ("x", "y")), "8": jax.make_mesh((8,), ("d",)),
-            "2x2x2": jax.make_mesh((2, 2, 2), ("a", "b", "c"))}
+    return {
+        "2x4": jax.make_mesh((2, 4), ("x", "y")),
+        "8": jax.make_mesh((8,), ("d",)),
+        "2x2x2": jax.make_mesh((2, 2, 2), ("a", "b", "c")),
+    }
 
 
 def _array(shape, mesh, spec):
@@ -210,6 +213,7 @@ def test_rich_rendering_matches_the_text_and_colours_cells(meshes):
 
 # -- HTML -------------------------------------------------------------------------------
 
+
 def test_html_has_a_legend_hover_details_and_theme_colours(meshes):
     html = sharding_view(_array((8, 8), meshes["2x4"], P("x")))._repr_html_()
     assert html.count('class="jxs-sw"') == 2  # one legend swatch per shard
@@ -271,6 +275,7 @@ def test_compress_ids():
 
 
 # -- visualize_sharding and inspect_sharding -----------------------------------------------
+
 
 def test_visualize_sharding_prints_and_returns_none(meshes, capsys):
     x = _array((8, 8), meshes["2x4"], P("x", "y"))
@@ -336,6 +341,7 @@ def test_routed_jax_functions_and_restore(meshes, capsys):
 
 # -- the `sharding EXPR` Session command ---------------------------------------------------
 
+
 def _session(**local_values):
     from jaxdbg.engine.frames import Frame
 
@@ -370,8 +376,9 @@ def test_terminal_backend_draws_the_command_with_rich(meshes):
 
     session = _session(x=_array((8, 8), meshes["2x4"], P("x", "y")))
     buffer = io.StringIO()
-    cli.render(Console(file=buffer, force_terminal=True, color_system="truecolor", width=120),
-               session.execute("sharding x"))
+    cli.render(
+        Console(file=buffer, force_terminal=True, color_system="truecolor", width=120), session.execute("sharding x")
+    )
     assert "48;2;" in buffer.getvalue()
 
 

@@ -64,6 +64,7 @@ def test_show_is_in_the_command_table_and_draws_in_colour_at_a_terminal():
 
     jaxdbg.register_debugger("show-test", backend, priority=-1000)
     try:
+
         @jax.jit
         def f(x):
             act = jnp.log(x)

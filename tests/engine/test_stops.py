@@ -58,8 +58,7 @@ def backend():
 
 def until_waiting(count: int) -> Callable[[], None]:
     """A wait for ``count`` stops queued behind the one being served."""
-    return lambda: wait_or_dump(lambda: stop_serving.waiting_count() >= count, 60,
-                                f"{count} stops waiting")
+    return lambda: wait_or_dump(lambda: stop_serving.waiting_count() >= count, 60, f"{count} stops waiting")
 
 
 def once(wait: Callable[[], None]) -> Callable[[], None]:
@@ -69,6 +68,7 @@ def once(wait: Callable[[], None]) -> Callable[[], None]:
     def wait_once():
         if done.acquire(blocking=False):
             wait()
+
     return wait_once
 
 
@@ -157,8 +157,7 @@ def test_a_quit_in_pmap_ends_its_run_and_a_rerun_stops_again(backend):
 def test_a_conditional_run_that_quit_does_not_take_the_next_runs_devices(backend):
     """breakpoint_if: devices that did not stop in the quit run are not part of it."""
     name, seen = backend("q")
-    g = jax.pmap(lambda x, k: (jaxdbg.breakpoint_if(x == k, backend=name), x)[1],
-                 in_axes=(0, None))
+    g = jax.pmap(lambda x, k: (jaxdbg.breakpoint_if(x == k, backend=name), x)[1], in_axes=(0, None))
     xs = jnp.arange(8.0)
     assert outcome(lambda: g(xs, 6.0).block_until_ready()) == quit_reporting.QUIT_LINE
     assert seen.devices == [6]
@@ -183,6 +182,7 @@ def test_shard_map_quit_ends_its_run_and_a_rerun_stops_again(backend):
         def body(block):
             jaxdbg.breakpoint(backend=name)
             return block * 2
+
         return shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x)
 
     assert outcome(lambda: g(jnp.arange(8.0)).block_until_ready()) == quit_reporting.QUIT_LINE
@@ -305,8 +305,10 @@ def test_ctrl_c_at_a_pmap_prompt_ends_the_stops_and_the_script_goes_on(stdin):
 def test_ctrl_c_during_a_long_command_at_a_pmap_prompt_ends_the_command_and_its_stop():
     with Script(INTERRUPT_SCRIPT.format(call=CAUGHT), stdin="pipe") as run:
         at = run.expect("(jaxdbg) ", 120)
-        run.send("print('typed loop started', flush=True); [__import__('time').sleep(0.1) "
-                 "for _ in range(70)]; print('typed loop finished', flush=True)\n")
+        run.send(
+            "print('typed loop started', flush=True); [__import__('time').sleep(0.1) "
+            "for _ in range(70)]; print('typed loop finished', flush=True)\n"
+        )
         run.expect("typed loop started", 60, after=at)
         run.signal(signal.SIGINT)
         code = run.wait(60)
@@ -322,8 +324,10 @@ def test_ctrl_c_during_a_long_command_at_a_pmap_prompt_ends_the_command_and_its_
 def test_ctrl_c_during_a_command_stuck_in_a_call_gives_it_up_with_one_notice():
     with Script(INTERRUPT_SCRIPT.format(call=CAUGHT), stdin="pipe") as run:
         at = run.expect("(jaxdbg) ", 120)
-        run.send("print('stuck command started', flush=True); __import__('time').sleep(6); "
-                 "print('typed loop finished', flush=True)\n")
+        run.send(
+            "print('stuck command started', flush=True); __import__('time').sleep(6); "
+            "print('typed loop finished', flush=True)\n"
+        )
         run.expect("stuck command started", 60, after=at)
         run.signal(signal.SIGINT)
         code = run.wait(60)

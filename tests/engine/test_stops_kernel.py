@@ -32,8 +32,9 @@ def test_interrupting_an_idle_pmap_panel_is_one_line_and_leaves_nothing_stale(ke
         kernel.interrupt()
         done = kernel.wait_reply(mid, timeout=120)
         assert done.status == "error", done
-        assert [(e["ename"], [plain(t) for t in e["traceback"]]) for e in done.errors] == \
-            [("KeyboardInterrupt", [INTERRUPT_LINE])], (attempt, done)
+        assert [(e["ename"], [plain(t) for t in e["traceback"]]) for e in done.errors] == [
+            ("KeyboardInterrupt", [INTERRUPT_LINE])
+        ], (attempt, done)
         assert "Traceback" not in done.stderr, done
         # the other seven devices' stops ended with it: no second panel in this cell
         shown = sum(1 for m in done.messages if m["msg_type"] == "display_data")
@@ -41,8 +42,14 @@ def test_interrupting_an_idle_pmap_panel_is_one_line_and_leaves_nothing_stale(ke
         after = kernel.run("jax.effects_barrier(); print('barrier ok')", timeout=120)
         assert after.status == "ok" and after.stdout == "barrier ok\n", (attempt, after)
     plain_interrupt = kernel.execute("import time\nfor _ in range(600): time.sleep(0.1)")
-    kernel.wait_for(lambda: any(m["msg_type"] == "status" and m["content"]["execution_state"] == "busy"
-                                for m in kernel.result(plain_interrupt).messages), 60, "busy")
+    kernel.wait_for(
+        lambda: any(
+            m["msg_type"] == "status" and m["content"]["execution_state"] == "busy"
+            for m in kernel.result(plain_interrupt).messages
+        ),
+        60,
+        "busy",
+    )
     kernel.interrupt()
     done = kernel.wait_reply(plain_interrupt, timeout=60)
     # an interrupt with no stop around is an ordinary KeyboardInterrupt, traceback and all

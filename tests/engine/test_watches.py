@@ -33,6 +33,7 @@ def _scan(t: Transcript, steps: int):
         grads = jnp.full((3,), i)  # noqa: F841 (a local to watch)
         jaxdbg.breakpoint(**t.options)
         return loss, loss
+
     return jax.jit(lambda: jax.lax.scan(body, 1.0, jnp.arange(float(steps)))[0])
 
 
@@ -58,8 +59,9 @@ def test_a_watch_keeps_one_value_per_hit_through_continue_all():
 
 
 def test_watch_alone_lists_and_unwatch_removes_by_expression_or_number():
-    t = Transcript("watch loss", "watch loss * 2", "c", "watch", "unwatch 2", "unwatch loss", "watch",
-                   "unwatch nothing", "c")
+    t = Transcript(
+        "watch loss", "watch loss * 2", "c", "watch", "unwatch 2", "unwatch loss", "watch", "unwatch nothing", "c"
+    )
     _scan(t, 2)()
     listed = t.answers("watch")[0]
     assert "1: loss = 1.25  (hit" in listed and "2: loss * 2 = 2.5" in listed
@@ -104,8 +106,7 @@ def test_watch_errors_clearly_outside_a_numbered_breakpoint():
 
 
 def test_a_bad_watch_expression_is_refused_at_once():
-    session = jaxdbg.Session([Frame("f.py", 1, "f", {"x": 1}, {}, ["x\n"], 1)],
-                             StopInfo(breakpoint_id=9999))
+    session = jaxdbg.Session([Frame("f.py", 1, "f", {"x": 1}, {}, ["x\n"], 1)], StopInfo(breakpoint_id=9999))
     session.watch_book = watches.WatchBook()
     assert session.execute("watch x +").text.startswith("*** SyntaxError")
     assert session.execute("watch x").kind.value == "watches"

@@ -16,7 +16,9 @@ def test_jax_debug_breakpoint_answered_over_stdin(kernel):
         "    y = x * 2\n"
         "    jax.debug.breakpoint(backend='cli')\n"
         "    return y + 1\n"
-        "print('result', f(jnp.arange(3.0)))\n", timeout=120)
+        "print('result', f(jnp.arange(3.0)))\n",
+        timeout=120,
+    )
     assert result.status == "ok", result
     assert [r["content"]["prompt"] for r in kernel.input_requests] == ["(jaxdbg) "] * 3
     out = result.stdout
@@ -30,8 +32,7 @@ def test_jax_debug_breakpoint_answered_over_stdin(kernel):
 def test_quit_in_kernel_is_one_line_and_kernel_lives(kernel):
     kernel.run("import jax, jax.numpy as jnp, jaxdbg", timeout=120)
     kernel.answer_input("q")
-    result = kernel.run("jax.jit(lambda x: (jaxdbg.breakpoint(backend='cli'), x + 1)[1])(1.0)",
-                        timeout=120)
+    result = kernel.run("jax.jit(lambda x: (jaxdbg.breakpoint(backend='cli'), x + 1)[1])(1.0)", timeout=120)
     assert result.status == "error"
     [error] = result.errors
     assert error["ename"] == "DebuggerQuit"

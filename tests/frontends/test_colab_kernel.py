@@ -44,11 +44,14 @@ CELL = textwrap.dedent("""
 @pytest.fixture(params=kernel_pythons())
 def colab_kernel(request, tmp_path):
     log = tmp_path / "colab-log.jsonl"
-    harness = KernelHarness(request.param, env={
-        "XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS,
-        "PYTHONPATH": os.pathsep.join([str(STANDIN), str(ROOT)]),
-        "JAXDBG_TEST_COLAB_LOG": str(log),
-    })
+    harness = KernelHarness(
+        request.param,
+        env={
+            "XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS,
+            "PYTHONPATH": os.pathsep.join([str(STANDIN), str(ROOT)]),
+            "JAXDBG_TEST_COLAB_LOG": str(log),
+        },
+    )
     harness.colab_log = log
     try:
         harness.start()
@@ -61,16 +64,21 @@ def colab_kernel(request, tmp_path):
 
 def html_outputs(result) -> list[str]:
     """Every text/html the cell displayed or updated, in order."""
-    return [m["content"]["data"]["text/html"] for m in result.messages
-            if m["msg_type"] in ("display_data", "update_display_data")
-            and "text/html" in m["content"].get("data", {})]
+    return [
+        m["content"]["data"]["text/html"]
+        for m in result.messages
+        if m["msg_type"] in ("display_data", "update_display_data") and "text/html" in m["content"].get("data", {})
+    ]
 
 
 def eval_js_calls(kernel) -> list[str]:
     if not kernel.colab_log.exists():
         return []
-    return [json.loads(line)["script"] for line in kernel.colab_log.read_text().splitlines()
-            if json.loads(line)["kind"] == "eval_js"]
+    return [
+        json.loads(line)["script"]
+        for line in kernel.colab_log.read_text().splitlines()
+        if json.loads(line)["kind"] == "eval_js"
+    ]
 
 
 def test_colab_is_the_default_backend_there(colab_kernel):
@@ -112,8 +120,9 @@ def test_buttons_and_typed_commands_through_eval_js(colab_kernel):
     final = pages[-1]
     assert "data-jaxdbg-command" not in final and "Continued." in final
     # the finished stop keeps a readable text/plain twin for saved notebooks
-    plain = [m["content"]["data"].get("text/plain", "") for m in result.messages
-             if m["msg_type"] == "update_display_data"][-1]
+    plain = [
+        m["content"]["data"].get("text/plain", "") for m in result.messages if m["msg_type"] == "update_display_data"
+    ][-1]
     assert "Stopped at In[" in plain and "(jaxdbg) p h.shape\n(1, 2)" in plain and "Continued." in plain
     assert kernel.run("print('alive')").stdout == "alive\n"
 
@@ -141,7 +150,7 @@ def test_typed_prompt_alone_when_eval_js_fails(colab_kernel):
     assert len(notices) == 1 and "buttons cannot reach the paused cell" in notices[0], result.stdout
     pages = html_outputs(result)
     assert "(jaxdbg) p h + 1" in pages[-1] and "Continued." in pages[-1]
-    assert all("data-jaxdbg-command=\"continue\"" not in page for page in pages[1:])
+    assert all('data-jaxdbg-command="continue"' not in page for page in pages[1:])
 
 
 def test_frame_without_source_and_broken_rendering_degrade_to_text(colab_kernel):
@@ -149,20 +158,25 @@ def test_frame_without_source_and_broken_rendering_degrade_to_text(colab_kernel)
     kernel.answer_input("p y")
     kernel.answer_input("c")
     # code compiled from a string has no source to show
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         namespace = {"jax": jax, "jnp": jnp, "jaxdbg": jaxdbg}
         exec(compile("def f(y):\\n    jaxdbg.breakpoint()\\n    return y + 1\\n", "<generated>", "exec"), namespace)
         print("result", jax.jit(namespace["f"])(jnp.float32(1)))
-    """), timeout=180)
+    """),
+        timeout=180,
+    )
     assert result.status == "ok", result
     assert "result 2.0" in result.stdout
     pages = html_outputs(result)
     assert "(source not available for &lt;generated&gt;:2)" in pages[0]
     assert "Array(1., dtype=float32)" in pages[-1]
 
-    kernel.run("import jaxdbg.frontends.colab_view as cv\n"
-               "def broken(*a, **k):\n    raise ValueError('no drawing today')\n"
-               "cv.render_stop = broken")
+    kernel.run(
+        "import jaxdbg.frontends.colab_view as cv\n"
+        "def broken(*a, **k):\n    raise ValueError('no drawing today')\n"
+        "cv.render_stop = broken"
+    )
     kernel.answer_input("p v.shape")
     kernel.answer_input("c")
     result = kernel.run(CELL, timeout=180)

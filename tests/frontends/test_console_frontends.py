@@ -26,8 +26,12 @@ NOT_DRAWN = "this frontend did not draw the jaxdbg panel; answering here"
 
 def _env(devices: int = 1) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(JAX_PLATFORMS="cpu", TERM="dumb", PYTHONUNBUFFERED="1",
-               XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+    env.update(
+        JAX_PLATFORMS="cpu",
+        TERM="dumb",
+        PYTHONUNBUFFERED="1",
+        XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+    )
     env.pop("JAXDBG_BACKEND", None)
     env.pop("JAXDBG_COMMANDS", None)
     env.pop("JPY_PARENT_PID", None)
@@ -38,8 +42,7 @@ def _spawn(args: list[str], devices: int = 1) -> "pexpect.spawn":
     program = shutil.which(args[0], path=str(BIN)) or shutil.which(args[0])
     if program is None:
         pytest.skip(f"{args[0]} is not installed here")
-    child = pexpect.spawn(program, args[1:], env=_env(devices), encoding="utf-8",
-                          timeout=180, dimensions=(50, 200))
+    child = pexpect.spawn(program, args[1:], env=_env(devices), encoding="utf-8", timeout=180, dimensions=(50, 200))
     return child
 
 

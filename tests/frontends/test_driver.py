@@ -54,6 +54,7 @@ class Lines(driver.Frontend):
 def stop(temporary_backend):
     """``stop(serve, **breakpoint_options)`` runs a jitted function whose breakpoint is
     served by ``serve(session)``; returns the function's result."""
+
     def run(serve, **options):
         temporary_backend("driver-test", lambda session, **_options: serve(session))
 
@@ -64,6 +65,7 @@ def stop(temporary_backend):
             return y + 1
 
         return f(jnp.float32(3))
+
     return run
 
 
@@ -83,11 +85,15 @@ def test_the_loop_reads_executes_and_shows_each_line_until_the_stop_ends(stop):
     assert seen["resume"] is Resume.CONTINUE
     assert frontend.calls[0][0] == "open" and frontend.calls[0][1].startswith("Stopped at ")
     assert frontend.calls[1:] == [
-        ("read",), ("show", "p y", "Array(6., dtype=float32)"),
+        ("read",),
+        ("show", "p y", "Array(6., dtype=float32)"),
         ("read",),  # None: asked again
-        ("read",), ("handle", {"type": "click"}),  # the frontend's own command goes back to it
-        ("read",), ("show", "p x + 1", "Array(4., dtype=float32)"),
-        ("read",), ("show", "c", "Continuing."),
+        ("read",),
+        ("handle", {"type": "click"}),  # the frontend's own command goes back to it
+        ("read",),
+        ("show", "p x + 1", "Array(4., dtype=float32)"),
+        ("read",),
+        ("show", "c", "Continuing."),
         ("close", None, True),
     ]
     assert frontend.lines == ["p never"]  # nothing is read once the stop has ended
@@ -151,17 +157,24 @@ def test_a_frontend_that_cannot_go_on_closes_then_hands_the_stop_to_the_prompt(s
     seen = {}
 
     def serve(session):
-        driver.drive(session, frontend, fallback=lambda s: driver.drive(s, prompt),
-                     options={"stdin": io.StringIO()})  # a stdin= option: someone can type
+        driver.drive(
+            session, frontend, fallback=lambda s: driver.drive(s, prompt), options={"stdin": io.StringIO()}
+        )  # a stdin= option: someone can type
         seen["resume"] = session.resume
 
     assert stop(serve) == 7
     assert seen["resume"] is Resume.CONTINUE
     assert frontend.calls[-1] == ("close", "the view went away", False)
-    assert prompt.calls[1:] == [("read",), ("show", "p y + 1", "Array(7., dtype=float32)"),
-                                ("read",), ("show", "c", "Continuing."), ("close", None, True)]
-    assert capsys.readouterr().out == ("jaxdbg: the view went away; type debugger commands at the "
-                                       "prompt below instead (help lists them).\n")
+    assert prompt.calls[1:] == [
+        ("read",),
+        ("show", "p y + 1", "Array(7., dtype=float32)"),
+        ("read",),
+        ("show", "c", "Continuing."),
+        ("close", None, True),
+    ]
+    assert capsys.readouterr().out == (
+        "jaxdbg: the view went away; type debugger commands at the prompt below instead (help lists them).\n"
+    )
 
 
 def test_falling_back_with_nobody_to_type_continues_instead(stop, monkeypatch, capsys):
@@ -170,8 +183,7 @@ def test_falling_back_with_nobody_to_type_continues_instead(stop, monkeypatch, c
     monkeypatch.setattr("sys.stdin", closed)
     frontend = Lines(driver.FallBack("the view went away"))
     prompt = Lines("p never")
-    assert stop(lambda session: driver.drive(session, frontend,
-                                             fallback=lambda s: driver.drive(s, prompt))) == 7
+    assert stop(lambda session: driver.drive(session, frontend, fallback=lambda s: driver.drive(s, prompt))) == 7
     assert prompt.calls == []
     out = capsys.readouterr().out
     assert out.startswith("jaxdbg: continuing past ")
@@ -212,13 +224,11 @@ def test_scripted_commands_are_read_before_the_frontend_is_asked(stop, monkeypat
     scripted.reset()
     out = io.StringIO()
     frontend = Lines("p y + 2", "c")
-    assert stop(lambda session: driver.drive(session, frontend),
-                commands="p y; p x", stdout=out) == 7
+    assert stop(lambda session: driver.drive(session, frontend), commands="p y; p x", stdout=out) == 7
     scripted.reset()
     echoed = out.getvalue()
     assert echoed.startswith("Stopped at ")
-    assert ("(jaxdbg) p y\nArray(6., dtype=float32)\n"
-            "(jaxdbg) p x\nArray(3., dtype=float32)\n") in echoed
+    assert ("(jaxdbg) p y\nArray(6., dtype=float32)\n(jaxdbg) p x\nArray(3., dtype=float32)\n") in echoed
     # the script ran out in the middle of the stop: the frontend takes it from there
     assert frontend.calls[1:3] == [("read",), ("show", "p y + 2", "Array(8., dtype=float32)")]
 

@@ -22,14 +22,18 @@ def _notices(text: str) -> list[str]:
 
 def test_prompt_without_stdin_continues_with_one_line(kernel):
     assert "devices 8" in kernel.run(SETUP, timeout=180).stdout
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         @jax.jit
         def f(x):
             y = x * 2
             jaxdbg.breakpoint(backend="cli")
             return y + 1
         print("result", f(jnp.arange(3.0)).tolist())
-    """), timeout=120, allow_stdin=False)
+    """),
+        timeout=120,
+        allow_stdin=False,
+    )
     assert result.status == "ok", result
     assert kernel.input_requests == []
     notices = _notices(result.stdout)
@@ -49,12 +53,16 @@ def test_prompt_without_stdin_continues_with_one_line(kernel):
 def test_pmap_stops_without_stdin_each_continue(kernel):
     """Stops on XLA threads look up the cell's own request, not the latest one."""
     kernel.run(SETUP, timeout=180)
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         def body(x):
             jaxdbg.breakpoint(backend="cli")
             return x * 10
         print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
-    """), timeout=180, allow_stdin=False)
+    """),
+        timeout=180,
+        allow_stdin=False,
+    )
     assert result.status == "ok", result
     assert len(_notices(result.stdout)) == 8, result.stdout
     assert "result [0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0]" in result.stdout
@@ -63,14 +71,18 @@ def test_pmap_stops_without_stdin_each_continue(kernel):
 
 def test_script_answers_then_continues_without_stdin(kernel):
     kernel.run(SETUP, timeout=180)
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         import os
         os.environ["JAXDBG_COMMANDS"] = "p x; c"
         def f(x):
             jaxdbg.breakpoint(backend="cli")
             return x + 1
         print("result", jax.vmap(f)(jnp.arange(2.0)).tolist())
-    """), timeout=120, allow_stdin=False)
+    """),
+        timeout=120,
+        allow_stdin=False,
+    )
     assert result.status == "ok", result
     out = result.stdout
     assert "(jaxdbg) p x\nArray(0., dtype=float32)\n(jaxdbg) c\nContinuing." in out

@@ -35,7 +35,9 @@ def _two_level(out: io.StringIO, **options):
         def inner(z):
             jaxdbg.breakpoint(backend="cli", stdout=out, stdin=io.StringIO(""), **options)
             return z + 1
+
         return inner(y)
+
     return outer
 
 
@@ -70,9 +72,11 @@ def test_commands_option_is_consumed_across_the_stops_of_its_breakpoint():
     out = io.StringIO()
 
     def f(x):
-        jaxdbg.breakpoint(backend="cli", stdout=out, stdin=io.StringIO(""),
-                          commands="p x; c; p x * 10; c; p x * 100; c")
+        jaxdbg.breakpoint(
+            backend="cli", stdout=out, stdin=io.StringIO(""), commands="p x; c; p x * 10; c; p x * 100; c"
+        )
         return x
+
     jax.vmap(f)(jnp.arange(3.0))
     text = out.getvalue()
     assert "batch 1/3" in text and "batch 3/3" in text
@@ -108,6 +112,7 @@ def test_when_the_script_runs_out_the_interactive_backend_takes_over(monkeypatch
         z = x + 1
         jaxdbg.breakpoint(backend="cli", stdout=out, stdin=io.StringIO("p z * 2\nc\n"))
         return z
+
     assert f(jnp.float32(1)) == 2
     text = out.getvalue()
     assert text.index("(jaxdbg) p z\nArray(2.") < text.index("(jaxdbg) p z * 2\nArray(4.")
@@ -115,8 +120,9 @@ def test_when_the_script_runs_out_the_interactive_backend_takes_over(monkeypatch
 
 def test_every_backend_is_answered_by_the_script(monkeypatch):
     served = []
-    jaxdbg.register_debugger("probe-scripted", lambda session, **kw: served.append(kw) or
-                             session.execute("c"), priority=-1000)
+    jaxdbg.register_debugger(
+        "probe-scripted", lambda session, **kw: served.append(kw) or session.execute("c"), priority=-1000
+    )
     try:
         monkeypatch.setenv(scripted.ENV_VAR, "p x; c")
         # Under CI a script that ran out continues on its own (see the CI test below);
@@ -128,6 +134,7 @@ def test_every_backend_is_answered_by_the_script(monkeypatch):
         def f(x):
             jaxdbg.breakpoint(backend="probe-scripted", stdout=out, marker=1)
             return x
+
         f(jnp.float32(3))
         assert served == []  # the script answered; the backend never ran
         assert "(jaxdbg) p x\nArray(3., dtype=float32)" in out.getvalue()
@@ -139,6 +146,7 @@ def test_every_backend_is_answered_by_the_script(monkeypatch):
         def g(x):
             jaxdbg.breakpoint(backend="probe-scripted", commands="p x + 1; c")
             return x
+
         g(jnp.float32(3))
         assert len(served) == 1
     finally:
@@ -153,6 +161,7 @@ def test_without_any_input_a_stop_continues_with_one_line(monkeypatch, capsys):
     def f(x):
         jaxdbg.breakpoint(backend="cli")
         return x * 2
+
     assert f(jnp.float32(2)) == 4
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.strip()]
@@ -170,6 +179,7 @@ def test_script_that_runs_out_under_ci_continues_with_one_line(monkeypatch):
     def f(x):
         jaxdbg.breakpoint(backend="cli", stdout=out)
         return x
+
     jax.vmap(f)(jnp.arange(2.0))
     text = out.getvalue()
     assert "(jaxdbg) p x\nArray(0., dtype=float32)" in text

@@ -34,19 +34,27 @@ STOP_CELL = textwrap.dedent("""
 def _status(kernel) -> str:
     """What ``%jaxdbg`` shows (a table: its text form)."""
     result = kernel.run("%jaxdbg", timeout=60)
-    return result.stdout + "".join(m["content"]["data"].get("text/plain", "") for m in result.messages
-                                   if m["msg_type"] in ("execute_result", "display_data"))
+    return result.stdout + "".join(
+        m["content"]["data"].get("text/plain", "")
+        for m in result.messages
+        if m["msg_type"] in ("execute_result", "display_data")
+    )
 
 
 def _panel_comms(result) -> list[str]:
-    return [m["content"]["comm_id"] for m in result.messages if m["msg_type"] == "comm_open"
-            and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET]
+    return [
+        m["content"]["comm_id"]
+        for m in result.messages
+        if m["msg_type"] == "comm_open" and m["content"]["data"].get("state", {}).get("_anywidget_id") == PANEL_WIDGET
+    ]
 
 
 def _panel_texts(result) -> list[str]:
-    return [m["content"]["data"].get("text/plain", "") for m in result.messages
-            if m["msg_type"] == "display_data"
-            and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]]
+    return [
+        m["content"]["data"].get("text/plain", "")
+        for m in result.messages
+        if m["msg_type"] == "display_data" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+    ]
 
 
 @pytest.mark.matrix("jupyter")
@@ -66,8 +74,9 @@ def test_a_frontend_without_widgets_gets_the_prompt_and_it_is_remembered(own_ker
     assert first.status == "ok", first
     assert "twice" not in first.stdout
     [summary] = static_texts(first)
-    assert "this frontend did not draw the jaxdbg panel within 5 s; " \
-           "this stop is being answered at the prompt." in summary, summary
+    assert (
+        "this frontend did not draw the jaxdbg panel within 5 s; this stop is being answered at the prompt." in summary
+    ), summary
     # What such a frontend prints for the panel: the stop and what happens next.
     [text] = _panel_texts(first)
     assert text.startswith("jaxdbg: paused at In[") and " in f; " in text, text

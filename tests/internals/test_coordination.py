@@ -13,7 +13,8 @@ from support.job_launcher import Job
 @pytest.mark.parametrize("name", sorted(coordination.names_in_use()))
 def test_private_distributed_name_still_exists(name):
     assert coordination.names_in_use()[name], (
-        f"{name} is gone in jax {jax.__version__}; update jaxdbg/internals/coordination.py")
+        f"{name} is gone in jax {jax.__version__}; update jaxdbg/internals/coordination.py"
+    )
 
 
 def test_no_store_outside_a_job():
@@ -21,7 +22,7 @@ def test_no_store_outside_a_job():
 
 
 # Both processes use the store as jaxdbg does; process 0 checks what it reads.
-STORE = '''
+STORE = """
 import time
 from jaxdbg.internals import coordination
 store = coordination.store()
@@ -47,7 +48,7 @@ if PROCESS == 0:
     store.delete("t/")
     print("deleted", store.dir_get("t/"), flush=True)
 print("live", sorted(store.live_processes()), flush=True)  # a barrier: both ask
-'''
+"""
 
 
 @pytest.mark.distributed
@@ -55,6 +56,14 @@ def test_the_store_of_a_real_job():
     with Job(STORE, 2) as job:
         assert job.wait(120) == [0, 0], job.outputs()
         first = job.output(0)
-    for line in ("methods True", "own replaced", "got value 1", "timed out", "try None value 1",
-                 "dir [('t/from0', 'value 0'), ('t/from1', 'value 1'), ('t/read', 'yes')]", "deleted []", "live [0, 1]"):
+    for line in (
+        "methods True",
+        "own replaced",
+        "got value 1",
+        "timed out",
+        "try None value 1",
+        "dir [('t/from0', 'value 0'), ('t/from1', 'value 1'), ('t/read', 'yes')]",
+        "deleted []",
+        "live [0, 1]",
+    ):
         assert line in first, first

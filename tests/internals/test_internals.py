@@ -9,19 +9,21 @@ from jaxdbg.internals import jax_api, jax_checkify_errors, jax_debugger, jax_nan
 JAX_ADAPTERS = (jax_api, jax_checkify_errors, jax_debugger, jax_programs, jax_nan_checks)
 
 
-@pytest.mark.parametrize("module, name", [
-    (module, name) for module in JAX_ADAPTERS for name in sorted(module.names_in_use())],
-    ids=lambda value: getattr(value, "__name__", value))
+@pytest.mark.parametrize(
+    "module, name",
+    [(module, name) for module in JAX_ADAPTERS for name in sorted(module.names_in_use())],
+    ids=lambda value: getattr(value, "__name__", value),
+)
 def test_private_jax_name_still_exists(module, name):
-    assert module.names_in_use()[name], (
-        f"{name} is gone in jax {jax.__version__}; update {module.__file__}")
+    assert module.names_in_use()[name], f"{name} is gone in jax {jax.__version__}; update {module.__file__}"
 
 
 def test_jax_version_in_tested_range():
     low, high = jax_api.SUPPORTED_JAX
     assert low <= jax_api.jax_version()[:2] <= high, (
         f"jax {jax.__version__} is outside the tested range {low}..{high}; "
-        "run the suite and widen SUPPORTED_JAX in jaxdbg/internals/jax_api.py")
+        "run the suite and widen SUPPORTED_JAX in jaxdbg/internals/jax_api.py"
+    )
 
 
 def test_jax_debugger_registry_shape():
@@ -85,10 +87,12 @@ def test_jax_debugger_frames_and_call_convention():
     got = []
     jax_debugger.register_with_jax_debugger("convention-test", lambda *a, **k: got.append((a, k)), 10**9)
     try:
+
         def f(x):
             y = x + 1
             core.breakpoint(flavour="mint")
             return y
+
         jax.jit(f)(1.0)
     finally:
         jax_debugger.unregister_from_jax_debugger("convention-test")
@@ -251,8 +255,10 @@ def test_cell_events_register_and_unregister():
     shell = type("Shell", (), {"events": events})()
     seen = []
     unregister = ipython_api.register_cell_events(
-        shell, pre_run_cell=lambda info: seen.append(("pre", info)),
-        post_run_cell=lambda result: seen.append(("post", result)))
+        shell,
+        pre_run_cell=lambda info: seen.append(("pre", info)),
+        post_run_cell=lambda result: seen.append(("post", result)),
+    )
     events.trigger("pre_run_cell", "info")
     events.trigger("post_run_cell", "result")
     assert seen == [("pre", "info"), ("post", "result")]
@@ -358,8 +364,7 @@ def test_checkpoint_recompute_stages_a_marked_custom_vmap_again_and_leaves_other
     assert calls == [("forward", 1.0), ("recomputed", 1.0)]
 
     calls.clear()  # unmarked: kept in the forward pass only, as JAX keeps it
-    jax.grad(jax.checkpoint(lambda x: (layer("plain")(jax.lax.stop_gradient(x)),
-                                       jnp.sin(x))[1]))(2.0)
+    jax.grad(jax.checkpoint(lambda x: (layer("plain")(jax.lax.stop_gradient(x)), jnp.sin(x))[1]))(2.0)
     assert calls == [("plain", 2.0)]
 
     @custom_vmap

@@ -26,14 +26,33 @@ LIBRARIES = {"jax", "jaxlib", "IPython", "ipykernel", "ipywidgets", "traitlets",
 
 # Dunders that are the language's or a library's documented, public protocol.
 PUBLIC_DUNDERS = {
-    "__name__", "__qualname__", "__doc__", "__module__", "__wrapped__", "__traceback__",
-    "__init__", "__enter__", "__exit__", "__getitem__", "__file__", "__path__",
-    "__version__", "__self__", "__stderr__", "__stdout__", "__code__", "__class__",
+    "__name__",
+    "__qualname__",
+    "__doc__",
+    "__module__",
+    "__wrapped__",
+    "__traceback__",
+    "__init__",
+    "__enter__",
+    "__exit__",
+    "__getitem__",
+    "__file__",
+    "__path__",
+    "__version__",
+    "__self__",
+    "__stderr__",
+    "__stdout__",
+    "__code__",
+    "__class__",
 }
 # Single-underscore names that are public by their library's documentation.
 PUBLIC_PRIVATE_LOOKING = {
-    "_fields", "_asdict", "_replace", "_make",  # collections.namedtuple's API
-    "_getframe", "_current_frames",  # CPython's documented debugging hooks (sys)
+    "_fields",
+    "_asdict",
+    "_replace",
+    "_make",  # collections.namedtuple's API
+    "_getframe",
+    "_current_frames",  # CPython's documented debugging hooks (sys)
     "_exit",  # os._exit: the documented way to end a process without its exit handlers
 }
 # Uses that another change removes; an entry here is a debt, not a permission.
@@ -138,8 +157,10 @@ def test_private_names_stay_in_internals():
     found = []
     for path in _package_modules():
         found += violations(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
-    assert not found, ("private names outside jaxdbg/internals/ (put them behind a guarded "
-                       "function there, with a test in tests/internals/):\n" + "\n".join(found))
+    assert not found, (
+        "private names outside jaxdbg/internals/ (put them behind a guarded "
+        "function there, with a test in tests/internals/):\n" + "\n".join(found)
+    )
 
 
 def test_the_scan_covers_the_packages():
@@ -149,39 +170,43 @@ def test_the_scan_covers_the_packages():
 
 
 def test_the_scan_finds_each_kind_of_leak():
-    source = "\n".join([
-        "import jax",
-        "from jax._src import core",
-        "from IPython import get_ipython",
-        "from ipykernel.kernelbase import _private_helper",
-        "from jaxdbg.capture import frames as frames_mod",
-        "from jaxdbg.engine.session import _COMMANDS",
-        "def f(err, kernel):",
-        "    err._pred",                      # a library object's field, reached by a parameter
-        "    get_ipython()._showtraceback",   # a library object's method, reached by an import
-        "    jax.config._read",
-        "    frames_mod._hidden_file_test()",  # another jaxdbg module's private function
-        "    kernel.__dict__",                # a dunder that is no public protocol
-    ])
+    source = "\n".join(
+        [
+            "import jax",
+            "from jax._src import core",
+            "from IPython import get_ipython",
+            "from ipykernel.kernelbase import _private_helper",
+            "from jaxdbg.capture import frames as frames_mod",
+            "from jaxdbg.engine.session import _COMMANDS",
+            "def f(err, kernel):",
+            "    err._pred",  # a library object's field, reached by a parameter
+            "    get_ipython()._showtraceback",  # a library object's method, reached by an import
+            "    jax.config._read",
+            "    frames_mod._hidden_file_test()",  # another jaxdbg module's private function
+            "    kernel.__dict__",  # a dunder that is no public protocol
+        ]
+    )
     found = violations(source, "jaxdbg/example.py")
     lines = sorted(int(f.split(":")[1]) for f in found)
     assert lines == [2, 4, 6, 8, 9, 10, 11, 12], found
 
 
 def test_the_scan_allows_public_and_own_names():
-    source = "\n".join([
-        "import sys",
-        "import collections",
-        "class Box:",
-        "    def __init__(self):",
-        "        self._value = 1",
-        "    def __eq__(self, other):",
-        "        return other._value == self._value",  # the module's own attribute
-        "def g(x, view):",
-        "    sys._getframe(1)",
-        "    type(x)._fields",
-        "    view._repr_html_()",
-        "    x.__name__",
-        "    super().__init__()",
-    ])
+    source = "\n".join(
+        [
+            "import sys",
+            "import collections",
+            "class Box:",
+            "    def __init__(self):",
+            "        self._value = 1",
+            "    def __eq__(self, other):",
+            "        return other._value == self._value",  # the module's own attribute
+            "def g(x, view):",
+            "    sys._getframe(1)",
+            "    type(x)._fields",
+            "    view._repr_html_()",
+            "    x.__name__",
+            "    super().__init__()",
+        ]
+    )
     assert violations(source, "jaxdbg/example.py") == []

@@ -32,10 +32,12 @@ def result_bundle(result) -> dict:
 
 @pytest.mark.matrix("jax")
 def test_error_as_cell_result_shows_its_location(kernel):
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         err, out = jaxdbg.checkify(jax.jit(scale))(jnp.array([-1.0, 2.0]))
         err
-    """))
+    """)
+    )
     assert result.status == "ok", result
     data = result_bundle(result)
     text, html = data["text/plain"], data["text/html"]
@@ -46,10 +48,12 @@ def test_error_as_cell_result_shows_its_location(kernel):
 
 
 def test_plain_checkify_error_renders_too(kernel):
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         err, _ = checkify.checkify(scale, errors=checkify.float_checks)(jnp.array([1.0, 0.0]))
         err
-    """))
+    """)
+    )
     data = result_bundle(result)
     assert data["text/plain"].startswith("checkify error: division by zero"), data
     assert ":7 in scale" in data["text/plain"]
@@ -57,12 +61,14 @@ def test_plain_checkify_error_renders_too(kernel):
 
 @pytest.mark.matrix("jax")
 def test_vmapped_error_shows_a_table_of_indices(kernel):
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         xs = jnp.array([[1.0, 2.0], [-1.0, 2.0], [3.0, 0.0]])
         err, _ = jax.vmap(jaxdbg.checkify(scale, errors="all"))(xs)
         jaxdbg.show(err)
         None
-    """))
+    """)
+    )
     assert result.status == "ok", result
     shown = [m["content"]["data"] for m in result.messages if m["msg_type"] == "display_data"]
     assert shown, result
@@ -77,30 +83,36 @@ def test_vmapped_error_shows_a_table_of_indices(kernel):
 def test_checkify_cell_magic_checks_jitted_calls(kernel):
     kernel.run("step = jax.jit(lambda x: scale(x) * 2)")
     jitted_type = kernel.run("print(type(step).__name__)").stdout.strip()
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         %%checkify --errors all
         y = step(jnp.array([2.0, 4.0]))
         z = step(jnp.array([2.0, 0.0]))
         "not reached"
-    """))
+    """)
+    )
     assert result.status == "ok", result
     data = result_bundle(result)
     assert data["text/plain"].startswith("checkify error: division by zero"), data
     assert "not reached" not in data["text/plain"]
     # The lines before the failing one ran, and the cell left the user's jitted function as it was.
-    check = kernel.run("_, expected = jaxdbg.checkify(step, errors='all')(jnp.array([2.0, 4.0]))\n"
-                       "print(type(step).__name__, float(y.sum()) == float(expected.sum()))")
+    check = kernel.run(
+        "_, expected = jaxdbg.checkify(step, errors='all')(jnp.array([2.0, 4.0]))\n"
+        "print(type(step).__name__, float(y.sum()) == float(expected.sum()))"
+    )
     assert check.stdout.split() == [jitted_type, "True"], check
 
 
 def test_checkify_cell_magic_jit_inside_cell_and_bad_option(kernel):
-    result = kernel.run(textwrap.dedent("""
+    result = kernel.run(
+        textwrap.dedent("""
         %%checkify
         @jax.jit
         def f(x):
             return scale(x)
         f(jnp.array([-3.0, 1.0]))
-    """))
+    """)
+    )
     data = result_bundle(result)
     assert "scale needs positive values" in data["text/plain"], data
     bad = kernel.run("%%checkify --errors bogus\n1")
@@ -110,8 +122,7 @@ def test_checkify_cell_magic_jit_inside_cell_and_bad_option(kernel):
 
 
 def test_checkify_cell_runs_what_it_cannot_check(kernel):
-    kernel.run("from functools import partial\n"
-               "power = jax.jit(lambda x, n: x ** n, static_argnums=1)")
+    kernel.run("from functools import partial\npower = jax.jit(lambda x, n: x ** n, static_argnums=1)")
     result = kernel.run("%%checkify --errors all\npower(jnp.float32(2.0), 3)")
     assert result.status == "ok", result
     assert result_bundle(result)["text/plain"] == "Array(8., dtype=float32)", result

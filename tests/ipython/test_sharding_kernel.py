@@ -108,8 +108,16 @@ def _status_html(kernel) -> str:
 
 def test_status_table(loaded):
     html = _status_html(loaded)
-    for item in ("backend", "JAX hooks", "panel clicks", "devices", "jax_debug_nans",
-                 "jax_debug_infs", "jax_disable_jit", "jax_log_compiles"):
+    for item in (
+        "backend",
+        "JAX hooks",
+        "panel clicks",
+        "devices",
+        "jax_debug_nans",
+        "jax_debug_infs",
+        "jax_disable_jit",
+        "jax_log_compiles",
+    ):
         assert f">{item}</th>" in html
     assert "cpu ×8" in html
     assert "jax.debug.breakpoint: jaxdbg" in html
@@ -118,8 +126,9 @@ def test_status_table(loaded):
     assert f"<code>{mechanism}</code>" in html and f"ipykernel {version}" in html
 
 
-@pytest.mark.parametrize("sub,flag", [("nans", "jax_debug_nans"), ("infs", "jax_debug_infs"),
-                                      ("disable_jit", "jax_disable_jit")])
+@pytest.mark.parametrize(
+    "sub,flag", [("nans", "jax_debug_nans"), ("infs", "jax_debug_infs"), ("disable_jit", "jax_disable_jit")]
+)
 def test_flag_subcommands(loaded, sub, flag):
     assert f"{flag} = True" in _ok(loaded, f"%jaxdbg {sub} on").stdout
     assert _ok(loaded, f"print(jax.config.{flag})").stdout.strip() == "True"

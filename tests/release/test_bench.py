@@ -20,17 +20,38 @@ import run_all  # noqa: E402
 
 # The goals of the benchmark table: each a measure some benchmark prints.
 GOAL_MEASURES = (
-    "passed stop (continue all)", "passed stop (disabled)", "passed stop (ignored)",
-    "untriggered breakpoint_if", "trace + compile, 10 frames x 30 locals",
-    "pause -> panel shown", ": pause -> prompt (terminal)", "resident memory 1 s after the stop",
+    "passed stop (continue all)",
+    "passed stop (disabled)",
+    "passed stop (ignored)",
+    "untriggered breakpoint_if",
+    "trace + compile, 10 frames x 30 locals",
+    "pause -> panel shown",
+    ": pause -> prompt (terminal)",
+    "resident memory 1 s after the stop",
     "prints from a scan in a kernel",
 )
 
 
 def _rows(ratio: float, low: float, high: float) -> dict:
-    return {"commit": "abc", "date": "then", "rows": [
-        {"measure": "m", "kind": "ratio", "unit": "s", "ours": ratio, "baseline": 1.0, "baseline_name": "",
-         "ratio": ratio, "spread": [low, high], "goal": 1.0, "verdict": "", "note": ""}]}
+    return {
+        "commit": "abc",
+        "date": "then",
+        "rows": [
+            {
+                "measure": "m",
+                "kind": "ratio",
+                "unit": "s",
+                "ours": ratio,
+                "baseline": 1.0,
+                "baseline_name": "",
+                "ratio": ratio,
+                "spread": [low, high],
+                "goal": 1.0,
+                "verdict": "",
+                "note": "",
+            }
+        ],
+    }
 
 
 def test_a_result_inside_the_spread_is_within_noise():
@@ -67,9 +88,15 @@ def test_the_quick_run_writes_every_measure_without_the_test_suite(tmp_path):
         module.write_text("raise ImportError('benchmarks must not import the test suite')\n")
     out = tmp_path / "table.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), str(ROOT)]), "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick", "--out", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1700,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1700,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     table = json.loads(out.read_text())
     assert table["quick"] and not table["failures"]
@@ -82,9 +109,24 @@ def test_the_quick_run_writes_every_measure_without_the_test_suite(tmp_path):
         assert row["ours"] > 0 and row["baseline"] > 0 and row["repeats"] >= 1, row
     assert "measure" in proc.stdout and "verdict" in proc.stdout  # the one table is printed
 
-    again = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick", "--only",
-                            "compiled_sharding", "--out", str(tmp_path / "again.json"), "--compare", str(out)],
-                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-                           stdin=subprocess.DEVNULL)
+    again = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "run_all.py"),
+            "--quick",
+            "--only",
+            "compiled_sharding",
+            "--out",
+            str(tmp_path / "again.json"),
+            "--compare",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
     assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-4000:]
     assert "change from " in again.stdout and "not measured now" in again.stdout

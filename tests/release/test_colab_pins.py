@@ -57,15 +57,31 @@ def test_installing_into_colabs_pins_changes_none_of_them(tmp_path):
         pytest.skip("JAXDBG_COLAB_PYTHON is not set (dev.py test builds .nox/colab_pins and sets it)")
     report = tmp_path / "report.json"
     done = subprocess.run(
-        [python, "-m", "pip", "install", "--dry-run", "--report", str(report), "--quiet",
-         "--disable-pip-version-check", "--no-input", str(ROOT)],
-        capture_output=True, text=True, timeout=540, stdin=subprocess.DEVNULL)
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--report",
+            str(report),
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-input",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=540,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    would_install = {_normal(item["metadata"]["name"]): item["metadata"]["version"]
-                     for item in json.loads(report.read_text())["install"]}
+    would_install = {
+        _normal(item["metadata"]["name"]): item["metadata"]["version"]
+        for item in json.loads(report.read_text())["install"]
+    }
     assert "jaxdbg" in would_install
-    changed = {name: (version, would_install[name]) for name, version in colab_pins().items()
-               if name in would_install}
+    changed = {name: (version, would_install[name]) for name, version in colab_pins().items() if name in would_install}
     assert changed == {}, f"pip would change Colab's packages (pinned, new): {changed}"
     # and nothing else that Colab ships and warns about
     assert not {"tornado", "ipython", "pyzmq", "ipykernel"} & set(would_install), would_install

@@ -26,14 +26,17 @@ def dev(tmp_path, monkeypatch):
 
 
 def _run(results: Path, slug: str, label: str, counts=None, junit: str | None = None) -> None:
-    (results / f"{slug}.json").write_text(json.dumps(
-        {"label": label, "versions": "Python 3.x", "counts": counts, "junit": f"{slug}.xml"}))
+    (results / f"{slug}.json").write_text(
+        json.dumps({"label": label, "versions": "Python 3.x", "counts": counts, "junit": f"{slug}.xml"})
+    )
     if junit is not None:
         (results / f"{slug}.xml").write_text(junit)
 
 
-JUNIT = ('<?xml version="1.0"?><testsuites><testsuite name="pytest" errors="{e}" failures="{f}" '
-         'skipped="{s}" tests="{t}"></testsuite></testsuites>')
+JUNIT = (
+    '<?xml version="1.0"?><testsuites><testsuite name="pytest" errors="{e}" failures="{f}" '
+    'skipped="{s}" tests="{t}"></testsuite></testsuites>'
+)
 
 
 def test_the_matrix_line_sums_every_run(dev, tmp_path, capsys):
@@ -57,9 +60,16 @@ def test_a_failure_anywhere_fails_the_line(dev, tmp_path, capsys):
 
 def test_a_session_that_failed_or_did_not_run_is_named(dev, tmp_path, capsys):
     _run(tmp_path, "lint", "lint (ruff)", {"passed": 1})
-    (tmp_path / "nox-report.json").write_text(json.dumps({"sessions": [
-        {"name": "colab_pins", "result": "skipped", "reason": "Python interpreter 3.13 not found"},
-        {"name": "ipykernel6", "result": "failed", "reason": None}]}))
+    (tmp_path / "nox-report.json").write_text(
+        json.dumps(
+            {
+                "sessions": [
+                    {"name": "colab_pins", "result": "skipped", "reason": "Python interpreter 3.13 not found"},
+                    {"name": "ipykernel6", "result": "failed", "reason": None},
+                ]
+            }
+        )
+    )
     assert dev.summarize(0) == 1
     out = capsys.readouterr().out
     assert "session colab_pins: NOT RUN, Python interpreter 3.13 not found" in out

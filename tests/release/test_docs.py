@@ -56,8 +56,7 @@ def test_every_notebook_is_in_the_nav():
 def test_every_public_name_is_in_the_api_reference():
     documented = set(re.findall(r"^::: jaxdbg\.(\w+)\s*$", API_PAGE.read_text(), flags=re.M))
     undocumented = sorted(set(jaxdbg.__all__) - documented)
-    assert not undocumented, (f"in jaxdbg.__all__ but without a `::: jaxdbg.NAME` entry in "
-                              f"docs/api.md: {undocumented}")
+    assert not undocumented, f"in jaxdbg.__all__ but without a `::: jaxdbg.NAME` entry in docs/api.md: {undocumented}"
 
 
 def test_the_api_reference_names_the_documented_modules():
@@ -71,7 +70,7 @@ def test_the_extension_page_documents_every_name_of_jaxdbg_extend_at_that_path()
     import jaxdbg.extend
 
     text = API_PAGE.read_text()
-    section = text[text.index("## Extending jaxdbg"):]
+    section = text[text.index("## Extending jaxdbg") :]
     documented = set(re.findall(r"^::: jaxdbg\.extend\.(\w+)\s*$", section, flags=re.M))
     assert documented == set(jaxdbg.extend.__all__)
     inner = re.findall(r"^::: (jaxdbg\.(?!extend\b)\S+)", section, flags=re.M)
@@ -81,7 +80,7 @@ def test_the_extension_page_documents_every_name_of_jaxdbg_extend_at_that_path()
 def module_map() -> dict[str, set[str]]:
     """CONTRIBUTING.md's 'Where things live': folder -> the file names its row names."""
     text = (ROOT / "CONTRIBUTING.md").read_text()
-    section = text[text.index("## Where things live"):]
+    section = text[text.index("## Where things live") :]
     rows = {}
     for folder, cell in re.findall(r"^\| `([\w/]+/)` \| (.*) \|$", section, flags=re.M):
         rows[folder.rstrip("/")] = set(re.findall(r"`([\w]+\.(?:py|js|css))`", cell))
@@ -100,6 +99,9 @@ def test_the_module_map_matches_the_tree():
                 tree.setdefault(str(path.parent.relative_to(ROOT)), set()).add(path.name)
     mapped = module_map()
     assert set(mapped) == set(tree), (sorted(set(tree) - set(mapped)), sorted(set(mapped) - set(tree)))
-    wrong = {folder: (sorted(tree[folder] - mapped[folder]), sorted(mapped[folder] - tree[folder]))
-             for folder in tree if tree[folder] != mapped[folder]}
+    wrong = {
+        folder: (sorted(tree[folder] - mapped[folder]), sorted(mapped[folder] - tree[folder]))
+        for folder in tree
+        if tree[folder] != mapped[folder]
+    }
     assert not wrong, f"CONTRIBUTING.md's 'Where things live' (missing, gone): {wrong}"

@@ -66,14 +66,19 @@ def sdist(dist_dir) -> Path:
 def package_files() -> list[str]:
     """Every file of the two packages in the checkout (tracked by git when it can say)."""
     try:
-        out = subprocess.run(["git", "ls-files", "--", *PACKAGES], cwd=ROOT,
-                             capture_output=True, text=True, timeout=60, check=True).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "--", *PACKAGES], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+        ).stdout
         files = [line for line in out.splitlines() if line]
     except (OSError, subprocess.CalledProcessError):
         files = []
     if not files:  # an sdist or an export without git: every file but caches
-        files = [str(p.relative_to(ROOT)) for pkg in PACKAGES for p in (ROOT / pkg).rglob("*")
-                 if p.is_file() and "__pycache__" not in p.parts]
+        files = [
+            str(p.relative_to(ROOT))
+            for pkg in PACKAGES
+            for p in (ROOT / pkg).rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        ]
     # A file deleted in the working tree but not yet in git's index is not shipped.
     return sorted(f for f in files if (ROOT / f).is_file())
 
@@ -94,7 +99,7 @@ def test_wheel_holds_every_package_file(wheel):
 def test_sdist_holds_every_package_file(sdist):
     with tarfile.open(sdist) as tf:
         prefix = tf.getnames()[0].split("/")[0]
-        names = {n[len(prefix) + 1:] for n in tf.getnames()}
+        names = {n[len(prefix) + 1 :] for n in tf.getnames()}
     missing = [f for f in package_files() if f not in names]
     assert not missing, f"{sdist.name} lacks {missing}: list them in pyproject.toml's package-data"
     for needed in ("LICENSE", "README.md", "pyproject.toml"):
@@ -139,8 +144,12 @@ def test_version_is_written_in_one_place():
 
 
 def test_twine_check_passes(dist_dir, wheel, sdist):
-    proc = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if proc.returncode != 0 and "No module named twine" in proc.stderr:
         pytest.skip("twine is not installed (python3 dev.py test installs it)")
     assert proc.returncode == 0, proc.stdout + proc.stderr

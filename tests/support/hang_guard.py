@@ -76,13 +76,17 @@ class Script:
         self.path = Path(self._dir.name) / "script.py"
         self.path.write_text(_PRELUDE + textwrap.dedent(code))
         child_env = dict(os.environ)
-        child_env.update({
-            "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
-            "JAX_PLATFORMS": "cpu",
-            "PYTHONPATH": os.pathsep.join([str(ROOT)] + [p for p in child_env.get("PYTHONPATH", "").split(os.pathsep) if p]),
-            "PYTHONUNBUFFERED": "1",
-            "NO_COLOR": "1",
-        })
+        child_env.update(
+            {
+                "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
+                "JAX_PLATFORMS": "cpu",
+                "PYTHONPATH": os.pathsep.join(
+                    [str(ROOT)] + [p for p in child_env.get("PYTHONPATH", "").split(os.pathsep) if p]
+                ),
+                "PYTHONUNBUFFERED": "1",
+                "NO_COLOR": "1",
+            }
+        )
         child_env.update(env or {})
         self._pty_master = None
         if stdin == "pty":
@@ -92,8 +96,14 @@ class Script:
         else:
             stdin_arg = subprocess.PIPE
         self.proc = subprocess.Popen(
-            [sys.executable, str(self.path)], stdin=stdin_arg, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, env=child_env, cwd=str(ROOT), start_new_session=True)
+            [sys.executable, str(self.path)],
+            stdin=stdin_arg,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=child_env,
+            cwd=str(ROOT),
+            start_new_session=True,
+        )
         if stdin == "pty":
             os.close(slave)
         self._chunks: list[bytes] = []
@@ -138,8 +148,7 @@ class Script:
                 found = self.output.find(text, after)
                 if found >= 0:
                     return found + len(text)
-                self._fail(f"the script exited ({self.proc.returncode}) without printing {text!r}",
-                           dump=False)
+                self._fail(f"the script exited ({self.proc.returncode}) without printing {text!r}", dump=False)
             time.sleep(0.02)
         self._fail(f"timed out after {timeout}s waiting for {text!r}")
 

@@ -31,14 +31,27 @@ def free_port() -> int:
 
 
 class Job(LocalProcesses):
-    def __init__(self, program: str, processes: int = 2, env: dict[str, str] | None = None,
-                 per_process_env: dict[int, dict[str, str]] | None = None,
-                 python: str | None = None, address: str | None = None,
-                 launch: list[int] | None = None) -> None:
+    def __init__(
+        self,
+        program: str,
+        processes: int = 2,
+        env: dict[str, str] | None = None,
+        per_process_env: dict[int, dict[str, str]] | None = None,
+        python: str | None = None,
+        address: str | None = None,
+        launch: list[int] | None = None,
+    ) -> None:
         """``launch``: the process indices started here (default: all; the others join
         from elsewhere, e.g. a kernel, at ``address``)."""
-        super().__init__(program, processes, launch=launch, env={"JAXDBG_BACKEND": "cli", **(env or {})},
-                         per_process_env=per_process_env, address=address, python=python)
+        super().__init__(
+            program,
+            processes,
+            launch=launch,
+            env={"JAXDBG_BACKEND": "cli", **(env or {})},
+            per_process_env=per_process_env,
+            address=address,
+            python=python,
+        )
 
     def output(self, i: int) -> str:
         """The output of the ``i``-th process started here."""

@@ -125,8 +125,10 @@ def matrix_concerns(item: pytest.Item) -> frozenset[str]:
     named = {concern for mark in marks for concern in mark.args}
     unknown = named - MATRIX_CONCERNS
     if unknown:
-        raise pytest.UsageError(f"{item.nodeid}: matrix({', '.join(sorted(unknown))}): "
-                                f"the concerns are {', '.join(sorted(MATRIX_CONCERNS))}")
+        raise pytest.UsageError(
+            f"{item.nodeid}: matrix({', '.join(sorted(unknown))}): "
+            f"the concerns are {', '.join(sorted(MATRIX_CONCERNS))}"
+        )
     return frozenset(named) if all(mark.args for mark in marks) else MATRIX_CONCERNS
 
 
@@ -157,7 +159,10 @@ def runs_installed_wheel(python: str) -> bool:
 def ipykernel_version_of(python: str) -> tuple[int, ...]:
     out = subprocess.run(
         [python, "-c", "import ipykernel; print(ipykernel.__version__)"],
-        capture_output=True, text=True, check=True, timeout=60,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     ).stdout.strip()
     return tuple(int(p) for p in out.split(".")[:3] if p.isdigit())
 
@@ -185,9 +190,7 @@ class CellResult:
 
     def stream(self, name: str) -> str:
         return "".join(
-            m["content"]["text"]
-            for m in self.messages
-            if m["msg_type"] == "stream" and m["content"]["name"] == name
+            m["content"]["text"] for m in self.messages if m["msg_type"] == "stream" and m["content"]["name"] == name
         )
 
     @property
@@ -199,15 +202,18 @@ class CellResult:
         return None if self.reply is None else self.reply["content"]["status"]
 
     def __repr__(self) -> str:
-        return (f"CellResult(status={self.status!r}, stdout={self.stdout!r}, "
-                f"stderr={self.stderr[-2000:]!r}, errors={[e.get('ename') for e in self.errors]})")
+        return (
+            f"CellResult(status={self.status!r}, stdout={self.stdout!r}, "
+            f"stderr={self.stderr[-2000:]!r}, errors={[e.get('ename') for e in self.errors]})"
+        )
 
 
 class KernelHarness:
     """A started kernel for one Python executable; use as a context manager."""
 
-    def __init__(self, python: str = sys.executable, env: dict[str, str] | None = None,
-                 name: str = "jaxdbg-test") -> None:
+    def __init__(
+        self, python: str = sys.executable, env: dict[str, str] | None = None, name: str = "jaxdbg-test"
+    ) -> None:
         self.python = python
         self.extra_env = dict(env or {})
         self.name = name
@@ -247,15 +253,24 @@ class KernelHarness:
 
         spec_dir = Path(self._tmp) / "kernels" / self.name
         spec_dir.mkdir(parents=True)
-        (spec_dir / "kernel.json").write_text(json.dumps({
-            "argv": [self.python, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                     f"--IPKernelApp.exec_lines={_THREAD_DUMPS_ON_SIGUSR1}"],
-            "display_name": f"jaxdbg test ({self.python})",
-            "language": "python",
-            "interrupt_mode": "signal",
-        }))
-        ksm = KernelSpecManager(kernel_dirs=[str(Path(self._tmp) / "kernels")],
-                                ensure_native_kernel=False)
+        (spec_dir / "kernel.json").write_text(
+            json.dumps(
+                {
+                    "argv": [
+                        self.python,
+                        "-m",
+                        "ipykernel_launcher",
+                        "-f",
+                        "{connection_file}",
+                        f"--IPKernelApp.exec_lines={_THREAD_DUMPS_ON_SIGUSR1}",
+                    ],
+                    "display_name": f"jaxdbg test ({self.python})",
+                    "language": "python",
+                    "interrupt_mode": "signal",
+                }
+            )
+        )
+        ksm = KernelSpecManager(kernel_dirs=[str(Path(self._tmp) / "kernels")], ensure_native_kernel=False)
         env = dict(os.environ)
         env.pop("JPY_PARENT_PID", None)
         extra = dict(self.extra_env)
@@ -263,8 +278,9 @@ class KernelHarness:
         checkout = [] if installed else [str(ROOT)]
         # What the test adds (a stand-in module) stays; what this process inherited from
         # the checkout does not reach the installed wheel's kernel.
-        inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                     if p and not (installed and _inside_checkout(p))]
+        inherited = [
+            p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and not (installed and _inside_checkout(p))
+        ]
         pythonpath = checkout + [p for p in extra.pop("PYTHONPATH", "").split(os.pathsep) if p] + inherited
         env["PYTHONPATH"] = os.pathsep.join(pythonpath)
         # The installed wheel's kernel starts outside the checkout, where `import jaxdbg`
@@ -376,8 +392,7 @@ class KernelHarness:
                         self._comms[cid].update(data.get("state", {}))
                     elif data.get("method") == "custom":
                         self._custom.setdefault(cid, []).append(data.get("content"))
-                        self._custom_buffers.setdefault(cid, []).append(
-                            [bytes(b) for b in msg.get("buffers") or []])
+                        self._custom_buffers.setdefault(cid, []).append([bytes(b) for b in msg.get("buffers") or []])
                 elif msg["msg_type"] == "comm_close":
                     self._comms.pop(content.get("comm_id"), None)
             hook = self.on_comm_open
@@ -449,8 +464,7 @@ class KernelHarness:
             with self._lock:
                 reply = self._replies.get(msg_id)
                 msgs = list(self._by_parent.get(msg_id, []))
-            idle = any(m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
-                       for m in msgs)
+            idle = any(m["msg_type"] == "status" and m["content"]["execution_state"] == "idle" for m in msgs)
             if reply is not None and idle:
                 # outputs published just before idle have arrived; give stragglers a beat
                 time.sleep(0.05)
@@ -458,8 +472,7 @@ class KernelHarness:
                     msgs = list(self._by_parent.get(msg_id, []))
                 return CellResult(msg_id, msgs, reply)
             time.sleep(0.02)
-        raise TimeoutError(f"no execute_reply for {msg_id} within {timeout}s; "
-                           f"so far {self.result(msg_id)!r}")
+        raise TimeoutError(f"no execute_reply for {msg_id} within {timeout}s; so far {self.result(msg_id)!r}")
 
     def run(self, code: str, timeout: float = 60, allow_stdin: bool = True) -> CellResult:
         """Execute and wait; the result."""
@@ -468,16 +481,14 @@ class KernelHarness:
     def result(self, msg_id: str) -> CellResult:
         """What arrived so far for ``msg_id`` (reply may be None)."""
         with self._lock:
-            return CellResult(msg_id, list(self._by_parent.get(msg_id, [])),
-                              self._replies.get(msg_id))
+            return CellResult(msg_id, list(self._by_parent.get(msg_id, [])), self._replies.get(msg_id))
 
     def messages(self) -> list[dict]:
         """Every iopub message the kernel has sent so far, in arrival order (a copy)."""
         with self._lock:
             return list(self._all)
 
-    def wait_for(self, predicate: Callable[[], Any], timeout: float = 30,
-                 what: str = "condition") -> Any:
+    def wait_for(self, predicate: Callable[[], Any], timeout: float = 30, what: str = "condition") -> Any:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             value = predicate()
@@ -487,8 +498,9 @@ class KernelHarness:
         raise TimeoutError(f"timed out waiting for {what}")
 
     def wait_for_output(self, msg_id: str, text: str, timeout: float = 30) -> CellResult:
-        return self.wait_for(lambda: (r := self.result(msg_id)) and text in r.stdout and r,
-                             timeout, f"{text!r} in output of {msg_id}")
+        return self.wait_for(
+            lambda: (r := self.result(msg_id)) and text in r.stdout and r, timeout, f"{text!r} in output of {msg_id}"
+        )
 
     def interrupt(self) -> None:
         self.km.interrupt_kernel()
@@ -502,20 +514,22 @@ class KernelHarness:
 
     def find_widget(self, model_name: str, timeout: float = 30, **state: Any) -> str:
         """comm_id of a widget model (e.g. "ButtonModel", description="Go")."""
+
         def look() -> str | None:
             for cid, st in self.widgets().items():
-                if st.get("_model_name") == model_name and all(
-                        st.get(k) == v for k, v in state.items()):
+                if st.get("_model_name") == model_name and all(st.get(k) == v for k, v in state.items()):
                     return cid
             return None
+
         return self.wait_for(look, timeout, f"{model_name} {state}")
 
     def comm_msg(self, comm_id: str, data: dict, buffers: list[bytes] | None = None) -> str:
         """Send a comm_msg on the shell channel, as a frontend does; its msg_id."""
         return self.send_message("comm_msg", {"comm_id": comm_id, "data": data}, buffers=buffers)["header"]["msg_id"]
 
-    def send_message(self, msg_type: str, content: dict, channel: str = "shell",
-                     buffers: list[bytes] | None = None) -> dict:
+    def send_message(
+        self, msg_type: str, content: dict, channel: str = "shell", buffers: list[bytes] | None = None
+    ) -> dict:
         """Send a request as a frontend does, on ``channel`` (shell, control); the message."""
         with self._wire:
             msg = self.kc.session.msg(msg_type, content)
@@ -640,6 +654,7 @@ def kernel_fixture(setup: str, expect: str = "devices 8", scope: str = "module")
     A shared kernel is replaced after a test that failed with it (see :class:`SharedKernels`).
     """
     if scope == "function":
+
         @pytest.fixture(params=kernel_pythons())
         def own_kernel(request: pytest.FixtureRequest) -> Iterator[KernelHarness]:
             with kernel_set_up_with(request.param, setup, expect) as harness:
@@ -649,8 +664,7 @@ def kernel_fixture(setup: str, expect: str = "devices 8", scope: str = "module")
     key = object()
 
     @pytest.fixture
-    def shared_kernel(shared_kernels: SharedKernels,
-                      request: pytest.FixtureRequest) -> Iterator[KernelHarness]:
+    def shared_kernel(shared_kernels: SharedKernels, request: pytest.FixtureRequest) -> Iterator[KernelHarness]:
         yield shared_kernels.get(key, setup, expect)
         report = request.node.stash.get(CALL_REPORT, None)
         if report is None or report.failed:

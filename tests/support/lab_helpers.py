@@ -169,25 +169,33 @@ def _poll(page, check, timeout_s: float, what: str, interval_s: float = 0.25):
         page.wait_for_timeout(int(interval_s * 1000))
 
 
-def open_notebook(page, server: LabServer, name: str, cells: list[str],
-                  timeout_s: float = DEFAULT_TIMEOUT_S, kernel: str = "python3"):
+def open_notebook(
+    page, server: LabServer, name: str, cells: list[str], timeout_s: float = DEFAULT_TIMEOUT_S, kernel: str = "python3"
+):
     """Write `cells` to `name`.ipynb in the server root, open it in Lab, wait for an idle kernel.
 
     Returns the page, for chaining.
     """
     write_notebook(server, name, cells, kernel=kernel)
     page.goto(server.lab_url(name), wait_until="domcontentloaded")
-    _poll(page, lambda: page.evaluate(_NOTEBOOK_STATE_JS, name), timeout_s,
-          f"notebook {name} to open with an idle kernel")
+    _poll(
+        page, lambda: page.evaluate(_NOTEBOOK_STATE_JS, name), timeout_s, f"notebook {name} to open with an idle kernel"
+    )
     return page
 
 
 def wait_kernel_idle(page, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
     """Wait until the current notebook's kernel reports idle."""
-    _poll(page, lambda: page.evaluate(
-        "() => { const w = window.jupyterapp.shell.currentWidget;"
-        " const k = w.sessionContext.session && w.sessionContext.session.kernel;"
-        " return k && k.status === 'idle'; }"), timeout_s, "an idle kernel")
+    _poll(
+        page,
+        lambda: page.evaluate(
+            "() => { const w = window.jupyterapp.shell.currentWidget;"
+            " const k = w.sessionContext.session && w.sessionContext.session.kernel;"
+            " return k && k.status === 'idle'; }"
+        ),
+        timeout_s,
+        "an idle kernel",
+    )
 
 
 def cell(page, index: int):
@@ -198,14 +206,16 @@ def cell(page, index: int):
 def _execution_counts(page) -> list:
     return page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.content.widgets.map("
-        " c => c.model.type === 'code' ? c.model.executionCount : 'n/a')")
+        " c => c.model.type === 'code' ? c.model.executionCount : 'n/a')"
+    )
 
 
 def _wait_cells_done(page, before: list, indices: list[int], timeout_s: float) -> None:
     def check():
         now = page.evaluate(
             "() => window.jupyterapp.shell.currentWidget.content.widgets.map("
-            " c => c.model.type === 'code' ? [c.model.executionCount, c.model.executionState] : null)")
+            " c => c.model.type === 'code' ? [c.model.executionCount, c.model.executionState] : null)"
+        )
         for i in indices:
             if now[i] is None:
                 continue
@@ -223,7 +233,9 @@ def run_cell(page, index: int, wait: bool = True, timeout_s: float = DEFAULT_TIM
     page.evaluate(
         """(i) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content;
         nb.activeCellIndex = i; nb.deselectAll();
-        app.commands.execute('notebook:run-cell'); return true; }""", index)
+        app.commands.execute('notebook:run-cell'); return true; }""",
+        index,
+    )
     if wait:
         _wait_cells_done(page, before, [index], timeout_s)
 
@@ -231,8 +243,7 @@ def run_cell(page, index: int, wait: bool = True, timeout_s: float = DEFAULT_TIM
 def run_all_cells(page, wait: bool = True, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
     """Run every cell; with wait=True wait until each code cell has finished."""
     before = _execution_counts(page)
-    page.evaluate(
-        "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return true; }")
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return true; }")
     if wait:
         code = [i for i, c in enumerate(before) if c != "n/a"]
         _wait_cells_done(page, before, code, timeout_s)
@@ -251,9 +262,9 @@ def cell_output_text(page, index: int) -> str:
     return area.first.inner_text()
 
 
-def wait_for_output_text(page, index: int, text: str | re.Pattern,
-                         timeout_s: float = 30.0) -> str:
+def wait_for_output_text(page, index: int, text: str | re.Pattern, timeout_s: float = 30.0) -> str:
     """Wait until cell `index`'s output contains `text` (str or regex); return the output."""
+
     def check():
         out = cell_output_text(page, index)
         found = text.search(out) if isinstance(text, re.Pattern) else text in out
@@ -273,6 +284,7 @@ def save_screenshot(page, name: str) -> Path:
 
 
 # ----------------------------------------------------------------------- the debugger panel
+
 
 def live_panel(page, index: int):
     """The live debugger panel of cell ``index`` (a finished one is replaced by its summary)."""
@@ -294,8 +306,7 @@ def _wait_text(page, read, pattern: str, what: str, timeout_ms: int) -> str:
 def wait_log(page, panel, pattern: str, timeout_ms: int = 60_000) -> str:
     """Wait until the panel's console log matches ``pattern`` (a regex); the log's text."""
     log = panel.locator(".jaxdbg-log")
-    return _wait_text(page, lambda: log.inner_text() if log.count() else "", pattern,
-                      "panel's console", timeout_ms)
+    return _wait_text(page, lambda: log.inner_text() if log.count() else "", pattern, "panel's console", timeout_ms)
 
 
 def wait_heading(page, panel, pattern: str, timeout_ms: int = 30_000) -> str:
@@ -315,8 +326,8 @@ def type_command(panel, line: str) -> None:
 def cell_outputs(page, index: int) -> list[dict]:
     """Cell ``index``'s outputs as nbformat JSON, read from the notebook model."""
     return page.evaluate(
-        "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.outputs.toJSON()",
-        index)
+        "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.outputs.toJSON()", index
+    )
 
 
 # ----------------------------------------------------------------------- colours and contrast
@@ -377,14 +388,12 @@ def text_contrast(page, root_selector: str, text_selector: str | None = None) ->
     return page.evaluate(_CONTRAST_JS, [root_selector, text_selector])
 
 
-THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark",
-          "high-contrast": "JupyterLab Dark High Contrast"}
+THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark", "high-contrast": "JupyterLab Dark High Contrast"}
 
 
 def set_theme(server: LabServer, name: str) -> None:
     """Make ``name`` the server's theme (pages opened afterwards start in it)."""
-    server.api("PUT", "lab/api/settings/@jupyterlab/apputils-extension:themes",
-               {"raw": json.dumps({"theme": name})})
+    server.api("PUT", "lab/api/settings/@jupyterlab/apputils-extension:themes", {"raw": json.dumps({"theme": name})})
 
 
 @contextlib.contextmanager

@@ -30,5 +30,7 @@ def finite_ranges() -> dict[str, str]:
     big = rng.uniform(-1, 1, (64, 32)).astype(np.float32)
     small[1, 2], small[3, 7] = np.nan, np.inf
     big[41, 3], big[57, 20] = np.nan, np.inf
-    return {name: f"{x[np.isfinite(x)].min():.4g} .. {x[np.isfinite(x)].max():.4g}"
-            for name, x in (("small", small), ("big", big))}
+    return {
+        name: f"{x[np.isfinite(x)].min():.4g} .. {x[np.isfinite(x)].max():.4g}"
+        for name, x in (("small", small), ("big", big))
+    }

@@ -45,8 +45,9 @@ class CellRun:
     @property
     def text(self) -> str:
         """Streams and the ``text/plain`` of every display and result, in order."""
-        return "\n".join(o["text"] if o["output_type"] == "stream"
-                         else o.get("data", {}).get("text/plain", "") for o in self.outputs)
+        return "\n".join(
+            o["text"] if o["output_type"] == "stream" else o.get("data", {}).get("text/plain", "") for o in self.outputs
+        )
 
     @property
     def html(self) -> str:
@@ -68,12 +69,10 @@ def _final_outputs(messages: list[dict]) -> list[dict]:
         kind, content = msg["msg_type"], msg["content"]
         display_id = content.get("transient", {}).get("display_id")
         if kind == "stream":
-            if outputs and outputs[-1]["output_type"] == "stream" \
-                    and outputs[-1]["name"] == content["name"]:
+            if outputs and outputs[-1]["output_type"] == "stream" and outputs[-1]["name"] == content["name"]:
                 outputs[-1]["text"] += content["text"]
             else:
-                outputs.append({"output_type": "stream", "name": content["name"],
-                                "text": content["text"]})
+                outputs.append({"output_type": "stream", "name": content["name"], "text": content["text"]})
         elif kind in ("display_data", "execute_result"):
             out = {"output_type": kind, "data": dict(content["data"])}
             outputs.append(out)
@@ -83,23 +82,21 @@ def _final_outputs(messages: list[dict]) -> list[dict]:
             for out in by_display.get(display_id, []):
                 out["data"] = dict(content["data"])
         elif kind == "error":
-            outputs.append({"output_type": "error", "ename": content["ename"],
-                            "evalue": content["evalue"]})
+            outputs.append({"output_type": "error", "ename": content["ename"], "evalue": content["evalue"]})
         elif kind == "clear_output":
             outputs.clear()
     return outputs
 
 
-def run_notebook(name: str, *, env: dict[str, str] | None = None,
-                 answers: dict[str, list[str]] | None = None,
-                 timeout: float = 240) -> list[CellRun]:
+def run_notebook(
+    name: str, *, env: dict[str, str] | None = None, answers: dict[str, list[str]] | None = None, timeout: float = 240
+) -> list[CellRun]:
     """Run ``notebooks/<name>``'s code cells in order; the cells with their outputs.
 
     A cell fails the run with an error unless it is tagged ``raises-exception`` (the tag
     nbclient honours), and every cell so tagged must raise.
     """
-    cells = [c for c in json.loads((NOTEBOOKS / name).read_text())["cells"]
-             if c["cell_type"] == "code"]
+    cells = [c for c in json.loads((NOTEBOOKS / name).read_text())["cells"] if c["cell_type"] == "code"]
     answers = dict(answers or {})
     harness = KernelHarness(env=env)
     runs = []
@@ -116,8 +113,12 @@ def run_notebook(name: str, *, env: dict[str, str] | None = None,
             result = harness.run(source, timeout=timeout)
             asked = len(harness.input_requests) - asked_before
             assert asked == len(lines), (source, lines, asked, result)
-            run = CellRun(source, result.reply["content"]["execution_count"],
-                          _final_outputs(result.messages), [e["ename"] for e in result.errors])
+            run = CellRun(
+                source,
+                result.reply["content"]["execution_count"],
+                _final_outputs(result.messages),
+                [e["ename"] for e in result.errors],
+            )
             expected_error = "raises-exception" in cell.get("metadata", {}).get("tags", [])
             assert bool(run.errors) == expected_error, (source, result, harness.kernel_log()[-3000:])
             runs.append(run)
@@ -134,8 +135,9 @@ def cell_with(runs: list[CellRun], fragment: str) -> CellRun:
     return matches[0]
 
 
-def run_with_nbclient(name: str, commands: str, python: str = sys.executable,
-                      timeout: int = 240, env: dict[str, str] | None = None) -> list[str]:
+def run_with_nbclient(
+    name: str, commands: str, python: str = sys.executable, timeout: int = 240, env: dict[str, str] | None = None
+) -> list[str]:
     """Execute ``notebooks/<name>`` with nbclient, stops answered by ``commands``; the
     text of each code cell's outputs, in order (:func:`cell_text`).
 
@@ -150,22 +152,33 @@ def run_with_nbclient(name: str, commands: str, python: str = sys.executable,
     with tempfile.TemporaryDirectory(prefix="jaxdbg-nb-") as tmp:
         spec_dir = Path(tmp) / "kernels" / "jaxdbg-nb"
         spec_dir.mkdir(parents=True)
-        (spec_dir / "kernel.json").write_text(json.dumps({
-            "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "jaxdbg notebook test", "language": "python"}))
-        km = KernelManager(kernel_name="jaxdbg-nb", kernel_spec_manager=KernelSpecManager(
-            kernel_dirs=[str(Path(tmp) / "kernels")], ensure_native_kernel=False))
+        (spec_dir / "kernel.json").write_text(
+            json.dumps(
+                {
+                    "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                    "display_name": "jaxdbg notebook test",
+                    "language": "python",
+                }
+            )
+        )
+        km = KernelManager(
+            kernel_name="jaxdbg-nb",
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(Path(tmp) / "kernels")], ensure_native_kernel=False),
+        )
         kernel_env = dict(os.environ)
         kernel_env.pop("JPY_PARENT_PID", None)
-        kernel_env.update({
-            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
-            "XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS,
-            "JAX_PLATFORMS": "cpu",
-            "JAXDBG_COMMANDS": commands,
-            **(env or {}),
-        })
-        client = NotebookClient(nb, km=km, timeout=timeout, allow_errors=False,
-                                resources={"metadata": {"path": str(NOTEBOOKS)}})
+        kernel_env.update(
+            {
+                "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+                "XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS,
+                "JAX_PLATFORMS": "cpu",
+                "JAXDBG_COMMANDS": commands,
+                **(env or {}),
+            }
+        )
+        client = NotebookClient(
+            nb, km=km, timeout=timeout, allow_errors=False, resources={"metadata": {"path": str(NOTEBOOKS)}}
+        )
         client.execute(env=kernel_env, cwd=str(NOTEBOOKS))
     return [cell_text(cell) for cell in nb.cells if cell.cell_type == "code"]
 

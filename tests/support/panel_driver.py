@@ -60,10 +60,12 @@ def panels(kernel) -> dict[str, dict]:
 
 def live_panel(kernel, timeout: float = 120) -> str:
     """The open panel whose stop has not ended (there is at most one)."""
+
     def look():
         live = [cid for cid, st in panels(kernel).items() if not st.get("status", {}).get("finished")]
         assert len(live) <= 1, live
         return live[0] if live else None
+
     cid = kernel.wait_for(look, timeout, "a live debugger panel")
     hold(kernel, cid)
     return cid
@@ -86,8 +88,7 @@ def press(kernel, line: str, cid: str | None = None) -> str:
 def submit(kernel, text: str, pretty: bool = False, cid: str | None = None) -> str:
     """A line typed into the console and Enter: the browser sends the text itself."""
     cid = cid or live_panel(kernel)
-    kernel.send_custom(cid, {"type": "run", "id": f"test:{next(_ids)}", "line": text,
-                             "typed": True, "pretty": pretty})
+    kernel.send_custom(cid, {"type": "run", "id": f"test:{next(_ids)}", "line": text, "typed": True, "pretty": pretty})
     return cid
 
 
@@ -106,8 +107,11 @@ def wait_log(kernel, needle: str, cid: str | None = None, timeout: float = 60) -
     """The live panel's console once it matches ``needle`` (a regex)."""
     cid = cid or live_panel(kernel)
     try:
-        return kernel.wait_for(lambda: (t := log_text(state(kernel, cid))) and re.search(needle, t) and t,
-                               timeout, f"{needle!r} in the console")
+        return kernel.wait_for(
+            lambda: (t := log_text(state(kernel, cid))) and re.search(needle, t) and t,
+            timeout,
+            f"{needle!r} in the console",
+        )
     except TimeoutError as exc:  # what the panel and the kernel showed instead
         raise TimeoutError(f"{exc}; {what_was_shown(kernel, cid)}") from None
 
@@ -116,29 +120,45 @@ def what_was_shown(kernel, cid: str) -> str:
     """For a failed wait: the panel's status and console, and the kernel's printed text."""
     st = state(kernel, cid)
     printed = "".join(m["content"].get("text", "") for m in kernel.messages() if m["msg_type"] == "stream")
-    return (f"the panel's status {st.get('status')!r}; its console:\n{log_text(st)[-2000:]}\n"
-            f"the kernel printed:\n{printed[-3000:]}")
+    return (
+        f"the panel's status {st.get('status')!r}; its console:\n{log_text(st)[-2000:]}\n"
+        f"the kernel printed:\n{printed[-3000:]}"
+    )
 
 
 def wait_banner(kernel, needle: str, cid: str | None = None, timeout: float = 60) -> str:
     cid = cid or live_panel(kernel)
-    return kernel.wait_for(lambda: (b := state(kernel, cid).get("status", {}).get("banner", ""))
-                           and re.search(needle, b) and b, timeout, f"{needle!r} in the banner")
+    return kernel.wait_for(
+        lambda: (b := state(kernel, cid).get("status", {}).get("banner", "")) and re.search(needle, b) and b,
+        timeout,
+        f"{needle!r} in the banner",
+    )
 
 
 def wait_source(kernel, needle: str, cid: str | None = None, timeout: float = 60) -> dict:
     """The source window once its heading matches ``needle``."""
     cid = cid or live_panel(kernel)
-    return kernel.wait_for(lambda: (src := state(kernel, cid).get("source", {}))
-                           and re.search(needle, src.get("heading", "")) and src,
-                           timeout, f"{needle!r} in the source heading")
+    return kernel.wait_for(
+        lambda: (src := state(kernel, cid).get("source", {})) and re.search(needle, src.get("heading", "")) and src,
+        timeout,
+        f"{needle!r} in the source heading",
+    )
 
 
 def wait_panel(kernel, msg_id: str, count: int = 1) -> None:
     """Wait until the cell shows its ``count``-th panel, as a browser would before a click."""
+
     def shown():
-        return sum(1 for m in kernel.result(msg_id).messages if m["msg_type"] == "display_data"
-                   and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]) >= count
+        return (
+            sum(
+                1
+                for m in kernel.result(msg_id).messages
+                if m["msg_type"] == "display_data"
+                and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+            )
+            >= count
+        )
+
     try:
         kernel.wait_for(shown, 120, f"panel {count} displayed")
     except TimeoutError as exc:  # say what the cell did instead
@@ -148,13 +168,15 @@ def wait_panel(kernel, msg_id: str, count: int = 1) -> None:
 
 
 def static_outputs(result) -> list[str]:
-    return [m["content"]["data"].get("text/html", "") for m in result.messages
-            if m["msg_type"] == "update_display_data"]
+    return [
+        m["content"]["data"].get("text/html", "") for m in result.messages if m["msg_type"] == "update_display_data"
+    ]
 
 
 def static_texts(result) -> list[str]:
-    return [m["content"]["data"].get("text/plain", "") for m in result.messages
-            if m["msg_type"] == "update_display_data"]
+    return [
+        m["content"]["data"].get("text/plain", "") for m in result.messages if m["msg_type"] == "update_display_data"
+    ]
 
 
 def closed(kernel, comm_id: str) -> bool:
@@ -167,8 +189,9 @@ def comms_opened_by(result) -> set[str]:
 
 def answer(kernel, cid: str, kind: str, seen: int = 0, timeout: float = 60) -> tuple[dict, list[bytes]]:
     """The panel's next custom message of ``kind`` after the first ``seen`` ones, with its buffers."""
+
     def look():
-        found = [(m, b) for m, b in kernel.custom_with_buffers(cid)
-                 if isinstance(m, dict) and m.get("type") == kind]
+        found = [(m, b) for m, b in kernel.custom_with_buffers(cid) if isinstance(m, dict) and m.get("type") == kind]
         return found[seen] if len(found) > seen else None
+
     return kernel.wait_for(look, timeout, f"a {kind} message")

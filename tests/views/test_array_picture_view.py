@@ -20,9 +20,9 @@ def decode_png(data: bytes) -> np.ndarray:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, size = 8, b"", None
     while pos < len(data):
-        (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + length]
-        assert struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0] == zlib.crc32(kind + body)
+        (length,), kind = struct.unpack(">I", data[pos : pos + 4]), data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
+        assert struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])[0] == zlib.crc32(kind + body)
         if kind == b"IHDR":
             size = struct.unpack(">II", body[:8])
         elif kind == b"IDAT":
@@ -46,6 +46,7 @@ def test_the_png_holds_each_cells_colour():
 
 def test_png_rejects_other_shapes():
     import pytest
+
     with pytest.raises(ValueError):
         png.encode_rgb(np.zeros((2, 2), np.uint8))
 
@@ -111,11 +112,13 @@ def test_the_stop_summary_says_the_whole_arrays_range_and_where_its_nan_and_inf_
 
     plain = text.stop_summary(summary)
     assert f"small: float32[4,8]  {exact(small)}  (nan at [1, 2], +inf at [3, 7])" in plain
-    assert ("big: float32[64,32]  sampled (evenly spaced): 32 of 64 rows; every NaN / Inf cell kept  "
-            f"{exact(big)}  (nan at [41, 3], +inf at [57, 20])") in plain
+    assert (
+        "big: float32[64,32]  sampled (evenly spaced): 32 of 64 rows; every NaN / Inf cell kept  "
+        f"{exact(big)}  (nan at [41, 3], +inf at [57, 20])"
+    ) in plain
     markup = str(html.stop_summary(summary))
     assert f"{exact(big)}  (nan at [41, 3], +inf at [57, 20])" in markup
-    (_, big_picture), = [p for p in summary.pictures if p[0] == "big"]
+    ((_, big_picture),) = [p for p in summary.pictures if p[0] == "big"]
     console = Console(record=True, width=200, file=io.StringIO())
     console.print(big_picture)
     drawn = console.export_text()

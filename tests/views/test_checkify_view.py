@@ -30,8 +30,9 @@ CALL_LINE = caller.__code__.co_firstlineno + 1
 def test_get_adds_the_users_file_line_and_function():
     err, out = jaxdbg.checkify(jax.jit(caller))(jnp.array([-1.0, 2.0]))
     assert isinstance(err, LocatedError)
-    assert err.get() == (f"need positive values, got [-1.  2.] (`check` failed) "
-                         f"(at {THIS_FILE}:{CHECK_LINE} in positive_log)")
+    assert err.get() == (
+        f"need positive values, got [-1.  2.] (`check` failed) (at {THIS_FILE}:{CHECK_LINE} in positive_log)"
+    )
     plain_err, plain_out = checkify.checkify(jax.jit(caller))(jnp.array([-1.0, 2.0]))
     assert err.get().startswith(plain_err.get())
     assert float(out) == pytest.approx(float(plain_out), nan_ok=True)
@@ -81,6 +82,7 @@ def test_html_source_keeps_blank_lines_in_place():
     err, _ = jaxdbg.checkify(jax.jit(lambda x: positive_log(x)), errors="div")(jnp.array([0.0, 1.0]))
     html = CheckifyView.of(err)._repr_html_()
     import re
+
     numbered = re.findall(r'<span class="jaxdbg-line[^"]*"[^>]*><span[^>]*>\s*(\d+) </span>', html)  # line numbers
     assert [int(n) for n in numbered] == list(range(DIVIDE_LINE - 3, DIVIDE_LINE + 4)), numbered
 
@@ -105,5 +107,7 @@ def test_pmapped_error_table():
     view = CheckifyView.of(err)
     assert view.shape == (4,)
     assert [(s.index, s.message.split(",")[0]) for s in view.sites] == [
-        ((1,), "need positive values"), ((3,), "need positive values")]
+        ((1,), "need positive values"),
+        ((3,), "need positive values"),
+    ]
     assert all(s.where.lineno == CHECK_LINE for s in view.sites)

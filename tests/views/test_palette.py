@@ -37,8 +37,11 @@ def test_the_python_views_use_the_palette_colours():
 def test_no_python_module_writes_a_colour_of_its_own():
     literal = re.compile(r"#(?:[0-9a-fA-F]{3}){1,2}\b|(?:rgba?|hsla?)\(\d")
     sources = [p for package in ("jaxdbg", "jaxdbg_widgets") for p in (ROOT / package).rglob("*.py")]
-    own = [str(p.relative_to(ROOT)) for p in sources if p.name != "palette.py"
-           and literal.search(p.read_text(encoding="utf-8"))]
+    own = [
+        str(p.relative_to(ROOT))
+        for p in sources
+        if p.name != "palette.py" and literal.search(p.read_text(encoding="utf-8"))
+    ]
     assert not own, f"colours outside jaxdbg.views.palette: {own}"
 
 

@@ -17,8 +17,12 @@ ROOT = Path(__file__).resolve().parents[2]
 PHRASES_MODULE = ROOT / "jaxdbg" / "runtime" / "phrases.py"
 # The literal text of each shared phrase, as another module would write it again.
 WRITTEN_ONCE = ["(jaxdbg) ", "source not available", "(no locals)", "more characters"]
-SOURCES = sorted(p for package in ("jaxdbg", "jaxdbg_widgets")
-                 for pattern in ("*.py", "*.js") for p in (ROOT / package).rglob(pattern))
+SOURCES = sorted(
+    p
+    for package in ("jaxdbg", "jaxdbg_widgets")
+    for pattern in ("*.py", "*.js")
+    for p in (ROOT / package).rglob(pattern)
+)
 
 
 def test_the_phrases_module_holds_each_phrase():
@@ -28,15 +32,19 @@ def test_the_phrases_module_holds_each_phrase():
 
 @pytest.mark.parametrize("phrase", WRITTEN_ONCE)
 def test_no_other_module_writes_the_phrase_again(phrase):
-    again = [str(p.relative_to(ROOT)) for p in SOURCES
-             if p != PHRASES_MODULE and phrase in p.read_text(encoding="utf-8")]
+    again = [
+        str(p.relative_to(ROOT)) for p in SOURCES if p != PHRASES_MODULE and phrase in p.read_text(encoding="utf-8")
+    ]
     assert not again, f"{phrase!r} is written again in {again}; use jaxdbg.runtime.phrases"
 
 
 def test_the_default_context_is_defined_once():
-    definitions = [str(p.relative_to(ROOT)) for p in SOURCES if p.suffix == ".py"
-                   and re.search(r"^\s*def \w+\(.*\bcontext: int = \d", p.read_text(encoding="utf-8"),
-                                 re.MULTILINE)]
+    definitions = [
+        str(p.relative_to(ROOT))
+        for p in SOURCES
+        if p.suffix == ".py"
+        and re.search(r"^\s*def \w+\(.*\bcontext: int = \d", p.read_text(encoding="utf-8"), re.MULTILINE)
+    ]
     assert not definitions, f"a literal default context in {definitions}; use phrases.DEFAULT_CONTEXT"
 
 

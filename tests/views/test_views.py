@@ -32,14 +32,22 @@ def test_source_is_numbered_marks_the_current_line_and_takes_theme_colours():
 
 
 def _summary(log=()):
-    return StopSummary("Stopped at x.py:3 in f (mesh x=8)", "x.py:3", "jaxdbg.breakpoint(label='<i>')",
-                       tuple(log), Resume.CONTINUE.outcome)
+    return StopSummary(
+        "Stopped at x.py:3 in f (mesh x=8)",
+        "x.py:3",
+        "jaxdbg.breakpoint(label='<i>')",
+        tuple(log),
+        Resume.CONTINUE.outcome,
+    )
 
 
 def test_stop_summary_escapes_by_type_and_has_a_text_twin():
-    entries = [LogEntry("p '<script>'", "'<script>'"), LogEntry("p 1/0", "*** ZeroDivisionError", error=True),
-               LogEntry("sharding of y", "", html=Markup("<table><tr><td>ok</td></tr></table>")),
-               LogEntry("p big", "x" * 5_000)]
+    entries = [
+        LogEntry("p '<script>'", "'<script>'"),
+        LogEntry("p 1/0", "*** ZeroDivisionError", error=True),
+        LogEntry("sharding of y", "", html=Markup("<table><tr><td>ok</td></tr></table>")),
+        LogEntry("p big", "x" * 5_000),
+    ]
     shown = html.stop_summary_display(_summary(entries), limit=100)
     bundle = shown._repr_mimebundle_()
     page = bundle["text/html"]
@@ -49,8 +57,11 @@ def test_stop_summary_escapes_by_type_and_has_a_text_twin():
     assert "jaxdbg-error" in page and "4,900 more characters" in page
     assert page.rstrip("</div>").endswith("Continued.")
     plain = bundle["text/plain"]
-    assert plain.splitlines()[:3] == ["Stopped at x.py:3 in f (mesh x=8)",
-                                      "x.py:3: jaxdbg.breakpoint(label='<i>')", "(jaxdbg) p '<script>'"]
+    assert plain.splitlines()[:3] == [
+        "Stopped at x.py:3 in f (mesh x=8)",
+        "x.py:3: jaxdbg.breakpoint(label='<i>')",
+        "(jaxdbg) p '<script>'",
+    ]
     assert plain.endswith("Continued.") and "... 4,900 more characters" in plain
     assert str(shown) == plain
 

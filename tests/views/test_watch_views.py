@@ -13,8 +13,14 @@ def _scalar(n: int) -> Watch:
 
 
 def _summary(*watches: Watch) -> StopSummary:
-    return StopSummary("Stopped at f.py:3 in step (breakpoint 1, hit 4)", "f.py:3", "jaxdbg.breakpoint()",
-                       (), "Continued.", watches=watches)
+    return StopSummary(
+        "Stopped at f.py:3 in step (breakpoint 1, hit 4)",
+        "f.py:3",
+        "jaxdbg.breakpoint()",
+        (),
+        "Continued.",
+        watches=watches,
+    )
 
 
 def test_a_scalar_watch_is_a_plot_with_one_dot_per_hit_in_the_summary():
@@ -25,8 +31,13 @@ def test_a_scalar_watch_is_a_plot_with_one_dot_per_hit_in_the_summary():
 
 def test_an_array_watch_shows_its_statistics_and_errors_are_marked():
     stats = summaries.ArrayStats(0.0, 3.0, 1.5, 0, 0)
-    arrays = Watch("grads", [WatchValue(1, "min=0 max=1", stats=stats, shape=(4,), dtype="float32"),
-                             WatchValue(2, "min=0 max=3", stats=stats, shape=(4,), dtype="float32")])
+    arrays = Watch(
+        "grads",
+        [
+            WatchValue(1, "min=0 max=1", stats=stats, shape=(4,), dtype="float32"),
+            WatchValue(2, "min=0 max=3", stats=stats, shape=(4,), dtype="float32"),
+        ],
+    )
     failing = Watch("x[9]", [WatchValue(1, "", error="IndexError: out of range")])
     markup = str(html.stop_summary(_summary(arrays, failing)))
     assert "<circle" not in markup and "first: min=0 max=1" in markup

@@ -47,8 +47,9 @@ def test_array_pictures_travel_as_buffers_while_paused(shared_kernel):
     codes = np.frombuffer(buffers[0], np.uint8).reshape(8, 8)
     assert codes[0, 0] == 252 and codes[4, 4] == 254 and codes[7, 7] == 255  # NaN, -inf, log(1)
 
-    kernel.send_custom(cid, {"type": "view", "frame": page["frame"], "path": ["cube"],
-                             "axes": None, "indices": {"0": 1}})
+    kernel.send_custom(
+        cid, {"type": "view", "frame": page["frame"], "path": ["cube"], "axes": None, "indices": {"0": 1}}
+    )
     msg, buffers = answer(kernel, cid, "view", 0)
     assert msg["picture"]["index"] == [1, None, None] and "min=0 max=23" in msg["stats"]
     values = np.frombuffer(buffers[1], msg["picture"]["values"]).reshape(3, 4)
@@ -57,13 +58,13 @@ def test_array_pictures_travel_as_buffers_while_paused(shared_kernel):
     kernel.send_custom(cid, {"type": "expand", "frame": page["frame"], "path": ["params"]})
     children, _ = answer(kernel, cid, "children", 0)
     w = [r["name"] for r in children["rows"]].index("'w'")
-    kernel.send_custom(cid, {"type": "view", "frame": page["frame"], "path": ["params", w],
-                             "axes": None, "indices": None})
+    kernel.send_custom(
+        cid, {"type": "view", "frame": page["frame"], "path": ["params", w], "axes": None, "indices": None}
+    )
     msg, buffers = answer(kernel, cid, "view", 1)
     assert msg["picture"]["dtype"] == "bfloat16" and msg["picture"]["classes"]["zero"] == 1
 
-    kernel.send_custom(cid, {"type": "view", "frame": page["frame"], "path": ["cube"],
-                             "axes": [1, 1], "indices": None})
+    kernel.send_custom(cid, {"type": "view", "frame": page["frame"], "path": ["cube"], "axes": [1, 1], "indices": None})
     msg, _ = answer(kernel, cid, "view", 2)
     assert "two different axes" in msg["error"] and msg["picture"] is None
 

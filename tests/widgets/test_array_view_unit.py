@@ -46,6 +46,7 @@ def capture(p):
 
 def test_a_shown_rows_picture_comes_as_codes_in_a_buffer(monkeypatch):
     from jaxdbg.engine.values import array_picture
+
     made: list = []
     drawn = array_picture.picture
     monkeypatch.setattr(array_picture, "picture", lambda *a, **k: made.append(1) or drawn(*a, **k))
@@ -56,13 +57,14 @@ def test_a_shown_rows_picture_comes_as_codes_in_a_buffer(monkeypatch):
         assert rows["grid"]["picture"] and rows["cube"]["picture"] and not rows["tree"]["picture"]
         box = capture(p)
         p.send({"type": "picture", "frame": 0, "path": ["grid"]})
-        (content, buffers), = box
+        ((content, buffers),) = box
         assert content["type"] == "picture" and content["picture"]["rows"] == 2
         codes = np.frombuffer(buffers[0], np.uint8).reshape(2, 3)
         assert codes[0, 0] == 252 and codes[0, 1] == 254  # NaN, -Inf
         assert codes[0, 2] == 255  # log(1) == 0: zero
         assert codes[1, 2] == 247  # the high end of the ramp
         seen.append(True)
+
     seen: list = []
     stop_with(script)
     assert seen
@@ -85,10 +87,10 @@ def test_the_large_view_sends_values_and_indices_and_follows_the_slider():
         # A bad slice is said in the view, and the stop goes on.
         p.send({"type": "view", "frame": 0, "path": ["cube"], "axes": [0, 0], "indices": None})
         assert "two different axes" in box[-1][0]["error"]
-        p.send({"type": "view", "frame": 0, "path": ["cube"], "axes": None, "indices": None,
-                "sampling": "sideways"})
+        p.send({"type": "view", "frame": 0, "path": ["cube"], "axes": None, "indices": None, "sampling": "sideways"})
         assert "sampling is one of ['strided', 'edges']" in box[-1][0]["error"]
         seen.append(True)
+
     seen: list = []
     stop_with(script)
     assert seen
@@ -101,13 +103,13 @@ def test_arrays_inside_pytrees_get_pictures_by_path():
         children = box[-1][0]["rows"]
         assert [c["picture"] for c in children] == [True, True]
         labels = [c["name"] for c in children]
-        p.send({"type": "view", "frame": 0, "path": ["tree", labels.index("'w'")],
-                "axes": None, "indices": None})
+        p.send({"type": "view", "frame": 0, "path": ["tree", labels.index("'w'")], "axes": None, "indices": None})
         content, buffers = box[-1]
         assert content["picture"]["dtype"] == "bfloat16" and content["name"] == "'w'"
         assert content["picture"]["values"] == "float32"  # exact for bfloat16, half the bytes
         assert np.frombuffer(buffers[1], np.float32)[:3].tolist() == [-1.0, 0.0, 1.0]
         seen.append(True)
+
     seen: list = []
     stop_with(script)
     assert seen
@@ -115,6 +117,7 @@ def test_arrays_inside_pytrees_get_pictures_by_path():
 
 def test_describe_is_json_sized_and_says_the_sampling():
     from jaxdbg.engine.values import array_picture
+
     pic = array_picture.picture(np.zeros((4096, 4096), np.float32))
     d = array_view.describe(pic)
     assert d["sampled"] and "512 of 4096 rows" in d["note"] and d["rows"] == 512
@@ -156,6 +159,7 @@ def test_the_large_view_of_a_traced_local_in_a_sharded_jit_draws_the_compiled_sh
 
 def test_a_big_slice_in_the_large_view_is_sampled_as_the_browser_asks():
     from jaxdbg.engine.values import array_picture
+
     big = np.arange(2000.0)
     strided, _ = array_view.large_view(0, ["v"], "v", big)
     edges, buffers = array_view.large_view(0, ["v"], "v", big, sampling="edges")
@@ -171,6 +175,7 @@ def test_show_typed_in_the_panel_logs_the_pictures_as_images():
     def script(p):
         p.send({"type": "run", "id": "t:2", "line": "show tree", "typed": True})
         logged.extend(p.widget.log)
+
     stop_with(script)
     entry = logged[-1]
     assert entry["html"].count("data:image/png;base64,") == 2 and not entry["error"], entry

@@ -63,8 +63,9 @@ print("result", fp(jnp.ones(2)).tolist())
     log = wait_log(kernel, r"\(jaxdbg\) p 'done'\n'done'", cid=cid)
     entries = {e["command"]: e["text"] for e in state(kernel, cid)["log"]}
     assert entries["print('hello', x.shape)"] == "hello (2,)", log
-    assert entries["import sys; print('to stderr', file=sys.stderr); print('then stdout')"] == \
-        "to stderr\nthen stdout", log
+    assert (
+        entries["import sys; print('to stderr', file=sys.stderr); print('then stdout')"] == "to stderr\nthen stdout"
+    ), log
     press(kernel, "continue", cid=cid)
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "ok", done

@@ -24,8 +24,7 @@ from support.panel_driver import (
 
 pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jax")]
 
-kernel = kernel_fixture(SETUP + "%load_ext jaxdbg\n%jaxdbg infs on\n",
-                        expect="backends ['widgets', 'cli'] devices 8")
+kernel = kernel_fixture(SETUP + "%load_ext jaxdbg\n%jaxdbg infs on\n", expect="backends ['widgets', 'cli'] devices 8")
 
 SHARD_MAP_CELL = textwrap.dedent("""
     import numpy as np
@@ -78,8 +77,11 @@ def _ends_with_one_error(kernel, mid: str, cid: str) -> None:
     assert done.status == "error", done
     assert [e["ename"] for e in done.errors] == ["FloatingPointError"], done
     assert "(inf)" in done.errors[0]["evalue"], done
-    panels_shown = [m for m in done.messages if m["msg_type"] == "display_data"
-                    and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]]
+    panels_shown = [
+        m
+        for m in done.messages
+        if m["msg_type"] == "display_data" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+    ]
     assert len(panels_shown) == 1, done  # no post-mortem panel after the stop's
     after = kernel.run("print('next cell', float(jnp.sum(jnp.ones(3))))", timeout=120)
     assert after.status == "ok" and "next cell 3.0" in after.stdout, after

@@ -140,8 +140,9 @@ def test_command_sent_the_moment_the_panel_opens_is_not_lost(kernel):
         def answer(comm_id, st, sent=sent, attempt=attempt):
             if st.get("_anywidget_id") == PANEL_WIDGET and not sent:
                 sent.append(comm_id)
-                kernel.send_custom(comm_id, {"type": "run", "id": "early:1", "typed": True,
-                                             "line": f"p 'early {attempt}'"})
+                kernel.send_custom(
+                    comm_id, {"type": "run", "id": "early:1", "typed": True, "line": f"p 'early {attempt}'"}
+                )
                 kernel.send_custom(comm_id, {"type": "run", "id": "early:2", "line": "frame 1"})
 
         kernel.on_comm_open = answer
@@ -181,9 +182,13 @@ fh(jnp.ones(2))
     wait_log(kernel, r"\(jaxdbg\) p 'after'\n'after'", cid=cid)
     press(kernel, "continue", cid=cid)
     done = kernel.wait_reply(mid, timeout=60)
-    sizes = [len(str(m["content"])) for m in kernel.messages()
-             if m["msg_type"] in ("comm_msg", "update_display_data", "display_data")
-             and m["parent_header"].get("msg_id") != mid or m["msg_type"] == "update_display_data"]
+    sizes = [
+        len(str(m["content"]))
+        for m in kernel.messages()
+        if m["msg_type"] in ("comm_msg", "update_display_data", "display_data")
+        and m["parent_header"].get("msg_id") != mid
+        or m["msg_type"] == "update_display_data"
+    ]
     assert max(sizes) < 300_000, max(sizes)
     assert len(static_texts(done)[0]) < 10_000
     # the next stop's panel opens with a history that left the paste out
@@ -335,9 +340,13 @@ def test_a_big_locals_statistics_wait_until_its_row_is_shown(kernel):
     assert "(4,)" in taken and "3000000" not in taken, taken
 
     kernel.send_custom(cid, {"type": "stats", "frame": page["frame"], "path": ["big"]})
-    answer = kernel.wait_for(lambda: next((m for m in kernel.custom_messages(cid)
-                                           if isinstance(m, dict) and m.get("type") == "stats"), None),
-                             60, "the big row's statistics")
+    answer = kernel.wait_for(
+        lambda: next(
+            (m for m in kernel.custom_messages(cid) if isinstance(m, dict) and m.get("type") == "stats"), None
+        ),
+        60,
+        "the big row's statistics",
+    )
     assert answer["path"] == ["big"] and not answer["row"]["pending"]
     assert answer["row"]["summary"] == "min=0 max=6e+06 mean=3e+06", answer
     press(kernel, "continue")
@@ -347,8 +356,11 @@ def test_a_big_locals_statistics_wait_until_its_row_is_shown(kernel):
 
 def statuses(kernel) -> list[tuple[str, str]]:
     """Every iopub status so far: (execution_state, parent msg_id), in arrival order."""
-    return [(m["content"]["execution_state"], m["parent_header"].get("msg_id", ""))
-            for m in kernel.messages() if m["msg_type"] == "status"]
+    return [
+        (m["content"]["execution_state"], m["parent_header"].get("msg_id", ""))
+        for m in kernel.messages()
+        if m["msg_type"] == "status"
+    ]
 
 
 @pytest.mark.timeout(300)
@@ -370,8 +382,11 @@ print("result", fb(jnp.ones(2)).tolist())
         sent = kernel.send_custom(cid, {"type": "run", "id": f"busy:{n}", "line": line, "typed": True})
         kernel.wait_for(lambda: ("idle", sent) in statuses(kernel), 60, f"idle after {line!r}")
         # the last word is busy, for the paused cell
-        last = kernel.wait_for(lambda: (s := statuses(kernel)) and s[-1][0] == "busy" and s[-1],
-                               10, f"busy again after {line!r}: {statuses(kernel)[-4:]}")
+        last = kernel.wait_for(
+            lambda: (s := statuses(kernel)) and s[-1][0] == "busy" and s[-1],
+            10,
+            f"busy again after {line!r}: {statuses(kernel)[-4:]}",
+        )
         assert last[1] == mid, (last, mid)
     wait_log(kernel, r"\(jaxdbg\) p 40 \+ 2\n42\n", cid=cid)
     press(kernel, "continue", cid=cid)
@@ -397,12 +412,14 @@ print("result", fq(jnp.ones(2)).tolist())
 
     def shown():
         msgs = kernel.result(later).messages
-        text = "".join(m["content"]["data"].get("text/plain", "") for m in msgs
-                       if m["msg_type"] == "display_data")
-        views = [m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
-                 for m in msgs if m["msg_type"] == "display_data"
-                 and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]]
+        text = "".join(m["content"]["data"].get("text/plain", "") for m in msgs if m["msg_type"] == "display_data")
+        views = [
+            m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+            for m in msgs
+            if m["msg_type"] == "display_data" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+        ]
         return "the kernel is paused at Stopped at In[" in text and views and (text, views)
+
     text, views = kernel.wait_for(shown, 60, "the stop shown in the queued cell")
     assert views == [cid] and "interrupt the kernel" in text, (text, views)
     assert kernel.result(later).reply is None  # it waits

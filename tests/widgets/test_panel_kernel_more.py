@@ -41,8 +41,7 @@ def panel_displays(kernel) -> list[dict]:
 
 
 def displays_in(result) -> int:
-    return sum(1 for m in result.messages
-               if m["msg_type"] == "display_data" and WIDGET_VIEW in m["content"]["data"])
+    return sum(1 for m in result.messages if m["msg_type"] == "display_data" and WIDGET_VIEW in m["content"]["data"])
 
 
 def live_continue(kernel) -> str:
@@ -61,19 +60,23 @@ def cell(code: str) -> str:
 @pytest.mark.matrix("jupyter")
 def test_cells_queued_while_paused_run_after_continue_in_order(shared_kernel):
     kernel = shared_kernel
-    paused = kernel.execute(cell("""
+    paused = kernel.execute(
+        cell("""
         @jax.jit
         def fq(x):
             y = x + 1
             jaxdbg.breakpoint()
             return y * 2
         print("paused cell result", fq(jnp.ones(2)).tolist())
-    """))
+    """)
+    )
     wait_panel(kernel, paused)
     button = live_continue(kernel)
-    queued = [kernel.execute('print("queued one")'),
-              kernel.execute('queued_value = 40 + 2\nprint("queued two", queued_value)'),
-              kernel.execute('print("queued three", queued_value + 1)')]
+    queued = [
+        kernel.execute('print("queued one")'),
+        kernel.execute('queued_value = 40 + 2\nprint("queued two", queued_value)'),
+        kernel.execute('print("queued three", queued_value + 1)'),
+    ]
     # The panel keeps answering while requests wait behind the paused cell.
     submit(kernel, "p y")
     wait_log(kernel, r"\(jaxdbg\) p y\nArray\(\[2\., 2\.\], dtype=float32\)")
@@ -99,13 +102,15 @@ def test_breakpoints_after_the_cell_returned_still_work(shared_kernel):
     """pmap on CPU dispatches asynchronously: the cell returns before its callbacks run."""
     kernel = shared_kernel
     before = len(panel_displays(kernel))
-    launch = kernel.execute(cell("""
+    launch = kernel.execute(
+        cell("""
         def body(x):
             jaxdbg.breakpoint()
             return x * 10
         out = jax.pmap(body)(jnp.arange(8.0))
         print("returned")
-    """))
+    """)
+    )
     launched = kernel.wait_reply(launch, timeout=120)
     assert launched.status == "ok" and launched.stdout == "returned\n", launched
 
@@ -144,14 +149,16 @@ def test_breakpoints_after_the_cell_returned_still_work(shared_kernel):
 @pytest.mark.matrix("jupyter", "jax")
 def test_vmap_header_and_skip_batch(shared_kernel):
     kernel = shared_kernel
-    mid = kernel.execute(cell("""
+    mid = kernel.execute(
+        cell("""
         @jax.jit
         def fv(x):
             y = x * 3
             jaxdbg.breakpoint()
             return y + 1
         print("vmap result", jax.vmap(fv)(jnp.arange(3.0)).tolist())
-    """))
+    """)
+    )
     wait_panel(kernel, mid)
     banner = wait_banner(kernel, r"batch 1/3")
     assert re.search(r"Stopped at In\[\d+\]:4 in fv \(breakpoint \d+, hit \d+; batch 1/3\)", banner), banner
@@ -171,7 +178,8 @@ def test_vmap_header_and_skip_batch(shared_kernel):
 @pytest.mark.matrix("jupyter")
 def test_prints_from_the_box_and_the_program_reach_the_cell(shared_kernel):
     kernel = shared_kernel
-    mid = kernel.execute(cell("""
+    mid = kernel.execute(
+        cell("""
         @jax.jit
         def fp(x):
             y = x * 2
@@ -180,7 +188,8 @@ def test_prints_from_the_box_and_the_program_reach_the_cell(shared_kernel):
             return y + 1
         r = fp(jnp.ones(2))
         print("after the call", r.tolist())
-    """))
+    """)
+    )
     wait_panel(kernel, mid)
     button = live_continue(kernel)
     submit(kernel, "print('hello from the box')")
@@ -193,8 +202,11 @@ def test_prints_from_the_box_and_the_program_reach_the_cell(shared_kernel):
     assert "program says 4.0" in done.stdout, done
     assert done.stdout.endswith("after the call [3.0, 3.0]\n"), done
     # and nothing went to another request (e.g. the click's comm message)
-    strays = [m for m in kernel.messages() if m["msg_type"] == "stream"
-              and m["parent_header"].get("msg_type") != "execute_request"]
+    strays = [
+        m
+        for m in kernel.messages()
+        if m["msg_type"] == "stream" and m["parent_header"].get("msg_type") != "execute_request"
+    ]
     assert strays == [], strays
 
 
@@ -204,14 +216,16 @@ def test_load_ext_routes_jax_debug_breakpoint_to_the_panel(kernel):
     """A fresh kernel: only ``%load_ext jaxdbg``, then JAX's own breakpoint."""
     setup = kernel.run("%load_ext jaxdbg\nimport jax, jax.numpy as jnp", timeout=180)
     assert setup.status == "ok", setup
-    mid = kernel.execute(cell("""
+    mid = kernel.execute(
+        cell("""
         @jax.jit
         def fj(x):
             y = jnp.cos(x)
             jax.debug.breakpoint()
             return y.sum()
         print("jax breakpoint result", fj(jnp.zeros(3)))
-    """))
+    """)
+    )
     wait_panel(kernel, mid)
     banner = wait_banner(kernel, "Stopped at")
     assert re.search(r"Stopped at In\[\d+\]:4 in fj", banner), banner
@@ -238,19 +252,22 @@ def test_plain_import_finds_the_panel_through_its_entry_point(kernel_python, tmp
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: jaxdbg-widgets-under-test\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[jaxdbg.backends]\nwidgets = jaxdbg_widgets\n")
-    with KernelHarness(kernel_python, env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS,
-                                           "PYTHONPATH": str(tmp_path)}) as kernel:
-        setup = kernel.run("import sys, jax, jax.numpy as jnp, jaxdbg\n"
-                           "print(jaxdbg.available_debuggers(), 'jaxdbg_widgets' in sys.modules)",
-                           timeout=180)
+    with KernelHarness(kernel_python, env={"XLA_FLAGS": MULTI_DEVICE_XLA_FLAGS, "PYTHONPATH": str(tmp_path)}) as kernel:
+        setup = kernel.run(
+            "import sys, jax, jax.numpy as jnp, jaxdbg\n"
+            "print(jaxdbg.available_debuggers(), 'jaxdbg_widgets' in sys.modules)",
+            timeout=180,
+        )
         assert setup.status == "ok" and "['widgets', 'cli'] True" in setup.stdout, setup
-        mid = kernel.execute(cell("""
+        mid = kernel.execute(
+            cell("""
             @jax.jit
             def fe(x):
                 jaxdbg.breakpoint()
                 return x + 1
             print("entry point result", fe(jnp.ones(2)).tolist())
-        """))
+        """)
+        )
         wait_panel(kernel, mid)
         press(kernel, "continue")
         done = kernel.wait_reply(mid, timeout=60)
@@ -260,17 +277,20 @@ def test_plain_import_finds_the_panel_through_its_entry_point(kernel_python, tmp
 
 # --------------------------------------------------------------------------- many stops
 
+
 @pytest.mark.timeout(400)
 @pytest.mark.multidevice
 def test_continue_all_over_pmap_devices(shared_kernel):
     """The panel's Continue all button sends ``continue all``: one panel for 8 devices."""
     kernel = shared_kernel
-    mid = kernel.execute(cell("""
+    mid = kernel.execute(
+        cell("""
         def body_all(x):
             jaxdbg.breakpoint()
             return x * 2
         print("all result", jax.pmap(body_all)(jnp.arange(8.0)).tolist())
-    """))
+    """)
+    )
     wait_panel(kernel, mid)
     cid = live_panel(kernel)
     assert {"continue all", "disable", "ignore"} <= set(kernel.widgets()[cid]["tooltips"])
@@ -284,13 +304,15 @@ def test_continue_all_over_pmap_devices(shared_kernel):
 def test_ignore_and_disable_inside_a_scan(shared_kernel):
     """``ignore 3`` skips the next three hits of the breakpoint; ``disable`` the rest."""
     kernel = shared_kernel
-    mid = kernel.execute(cell("""
+    mid = kernel.execute(
+        cell("""
         def step(c, x):
             c = c + x
             jaxdbg.breakpoint()
             return c, c
         print("scan result", jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])(jnp.arange(10.0)))
-    """))
+    """)
+    )
     wait_panel(kernel, mid)
     first = live_panel(kernel)
     press(kernel, "ignore 3", cid=first)
@@ -307,8 +329,10 @@ def test_ignore_and_disable_inside_a_scan(shared_kernel):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.skipif(not __import__("os").environ.get("JAXDBG_COLAB_PYTHON"),
-                    reason="JAXDBG_COLAB_PYTHON (a Python with Colab's pins) is not set")
+@pytest.mark.skipif(
+    not __import__("os").environ.get("JAXDBG_COLAB_PYTHON"),
+    reason="JAXDBG_COLAB_PYTHON (a Python with Colab's pins) is not set",
+)
 def test_panel_on_colab_pins_ipywidgets7_anywidget09():
     """Colab's pins (ipywidgets 7.7, anywidget 0.9.21, ipykernel 6.17): the same panel
     opens, answers a typed line, ends with its summary and leaves no comm open. The stop
@@ -319,17 +343,22 @@ def test_panel_on_colab_pins_ipywidgets7_anywidget09():
     from support.kernel_harness import KernelHarness
 
     with KernelHarness(os.environ["JAXDBG_COLAB_PYTHON"]) as kernel:
-        versions = kernel.run("import ipywidgets, anywidget, jaxdbg, jaxdbg_widgets\n"
-                              "print(ipywidgets.__version__, anywidget.__version__)", timeout=180)
+        versions = kernel.run(
+            "import ipywidgets, anywidget, jaxdbg, jaxdbg_widgets\n"
+            "print(ipywidgets.__version__, anywidget.__version__)",
+            timeout=180,
+        )
         assert versions.status == "ok", versions
-        mid = kernel.execute(cell("""
+        mid = kernel.execute(
+            cell("""
             import sys
             from jaxdbg.engine.session import Session
             from jaxdbg.engine.frames import live_frame
             zz = 41
             jaxdbg_widgets.run_widget_debugger(Session([live_frame(sys._getframe())]))
             print("served")
-        """))
+        """)
+        )
         wait_panel(kernel, mid)
         cid = live_panel(kernel)
         submit(kernel, "p zz + 1", cid=cid)

@@ -15,8 +15,7 @@ from jaxdbg_widgets.panel.protocol import ToBrowser, ToKernel
 from jaxdbg_widgets.panel.widget import PanelWidget
 from jaxdbg_widgets.pause import channel
 
-PANEL_JS = (Path(__file__).resolve().parents[2] / "jaxdbg_widgets" / "static" / "panel.js").read_text(
-    encoding="utf-8")
+PANEL_JS = (Path(__file__).resolve().parents[2] / "jaxdbg_widgets" / "static" / "panel.js").read_text(encoding="utf-8")
 # model.send({ type: X, field, field: value, ... });  (no nested braces in these literals)
 SENDS = re.findall(r"model\.send\(\{\s*type:\s*([^,}]+)([^}]*)\}", PANEL_JS)
 RECEIVES = re.findall(r"msg\.type\s*===\s*([^)\s]+)", PANEL_JS)
@@ -79,7 +78,11 @@ def test_each_direction_keeps_its_own_fields():
 
 def test_a_message_with_an_undeclared_field_is_refused():
     assert protocol.message(ToBrowser.STATS, frame=0, path=["x"], row={}) == {
-        "type": "stats", "frame": 0, "path": ["x"], "row": {}}
+        "type": "stats",
+        "frame": 0,
+        "path": ["x"],
+        "row": {},
+    }
     with pytest.raises(ValueError):
         protocol.message(ToBrowser.STATS, frame=0, rows=[])
 

@@ -48,6 +48,6 @@ def test_a_button_whose_command_is_missing_is_hidden(monkeypatch):
     assert "disable" in _panel().widget.tooltips
     # The browser hides the many-stops group unless the table has each of its commands.
     source = PANEL_JS.read_text(encoding="utf-8")
-    group = re.search(r'const MANY_STOPS = \[([^\]]*)\];', source)
+    group = re.search(r"const MANY_STOPS = \[([^\]]*)\];", source)
     assert group and set(re.findall(r'"([a-z ]+)"', group.group(1))) == {"continue all", "disable", "ignore"}
     assert "manyStops.hidden = !MANY_STOPS.every((line) => tips[line])" in source

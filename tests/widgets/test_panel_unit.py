@@ -307,7 +307,7 @@ def test_continue_ends_with_a_static_summary():
     text, html = bundle["text/plain"], bundle["text/html"]
     assert text.splitlines()[0].startswith("Stopped at") and "in g" in text
     assert "(jaxdbg) p y\nArray(" in text and text.endswith("Continued.")
-    assert 'jaxdbg.breakpoint(backend=&#34;panel-test&#34;)' in html
+    assert "jaxdbg.breakpoint(backend=&#34;panel-test&#34;)" in html
     assert "(jaxdbg) p y" in html and "Continued." in html
     run(p, "up")  # a late message is ignored, not an error
     assert p.session.resume == "continue"
@@ -331,8 +331,15 @@ def test_backend_falls_back_to_prompt_outside_a_kernel(capsys):
 
 def test_malformed_messages_are_ignored():
     p = DebuggerPanel(_frame_with_values())
-    for bad in ("continue", None, {"type": "bogus"}, {"type": "run"}, {"type": "run", "line": 3},
-                {"type": "expand", "frame": 0, "path": ["nope"]}, {"type": "locals", "frame": 0, "start": "x"}):
+    for bad in (
+        "continue",
+        None,
+        {"type": "bogus"},
+        {"type": "run"},
+        {"type": "run", "line": 3},
+        {"type": "expand", "frame": 0, "path": ["nope"]},
+        {"type": "locals", "frame": 0, "start": "x"},
+    ):
         p._on_message(p.widget, bad)
     assert not p.session.finished
     assert all(e["error"] for e in p.widget.log)
@@ -345,8 +352,9 @@ def test_values_whose_repr_raises_base_exceptions_do_not_end_the_stop():
 
     nasty = Nasty()  # noqa: F841
     p = DebuggerPanel(Session([live_frame(sys._getframe())]))
-    assert "summary failed" in rows_by_name(p)["nasty"]["summary"] or \
-        "repr failed" in rows_by_name(p)["nasty"]["summary"]
+    assert (
+        "summary failed" in rows_by_name(p)["nasty"]["summary"] or "repr failed" in rows_by_name(p)["nasty"]["summary"]
+    )
 
 
 def test_panel_rows_use_the_same_statistics_text_as_locals():
@@ -393,8 +401,9 @@ def test_the_locals_table_shows_the_program_sharding_that_locals_shows():
     from jax.sharding import PartitionSpec as P
 
     axis_type = getattr(jax.sharding, "AxisType", None)  # automatic axes, as the compiler picks
-    mesh = jax.make_mesh((2, 4), ("data", "model"),
-                         **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2}))
+    mesh = jax.make_mesh(
+        (2, 4), ("data", "model"), **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2})
+    )
     seen = {}
 
     def script(p):
@@ -461,8 +470,12 @@ def test_replay_buttons_step_and_show_the_replays_frames_above_the_stops():
         seen["before"] = ([f["function"] for f in w.frames], w.status["replaying"])
         run(p, "replay")  # the Replay button's line
         seen["banner"] = p.log[-1].full_text
-        seen["replaying"] = ([(f["function"], f["replay"]) for f in w.frames], w.status["replaying"],
-                             w.source["current"], w.locals_page["rows"])
+        seen["replaying"] = (
+            [(f["function"], f["replay"]) for f in w.frames],
+            w.status["replaying"],
+            w.source["current"],
+            w.locals_page["rows"],
+        )
         run(p, "next")  # the Next button's line
         seen["next"] = (w.source["current"], [r["name"] for r in w.locals_page["rows"]])
         run(p, "step")
@@ -470,8 +483,7 @@ def test_replay_buttons_step_and_show_the_replays_frames_above_the_stops():
         run(p, "return")
         seen["return"] = p.log[-1].full_text
         run(p, "continue")  # in a replay: runs it on to its end, back at the stop
-        seen["after"] = ([f["function"] for f in w.frames], w.status["replaying"],
-                         p.log[-1].full_text)
+        seen["after"] = ([f["function"] for f in w.frames], w.status["replaying"], p.log[-1].full_text)
 
     @jax.jit
     def f(x):
@@ -502,16 +514,19 @@ def test_a_message_sent_the_moment_the_comm_opens_reaches_the_panel():
     """The frontend may answer as soon as it hears of the comm: on the pause channel's
     subshell that message is handled while the panel's constructor has not returned, so
     the panel must be listening before the comm opens."""
-    pytest.importorskip("comm", reason="a comm needs a kernel before ipykernel 6.18 (Colab's 6.17); "
-                        "tests/widgets/test_panel_kernel.py covers it there")
+    pytest.importorskip(
+        "comm",
+        reason="a comm needs a kernel before ipykernel 6.18 (Colab's 6.17); "
+        "tests/widgets/test_panel_kernel.py covers it there",
+    )
     session = Session([live_frame(sys._getframe())], None)
     posted: list[dict] = []
     early = {"type": "run", "id": "early:1", "line": "p 1", "typed": True}
 
     def frontend_answers_at_once(widget):
         def open_then_answer(*args, **kwargs):  # (no kernel here to tell)
-            widget.comm.handle_msg({"content": {"data": {"method": "custom", "content": early}},
-                                    "buffers": []})
+            widget.comm.handle_msg({"content": {"data": {"method": "custom", "content": early}}, "buffers": []})
+
         widget.comm.open = open_then_answer
 
     DebuggerPanel(session, post=posted.append, before_open=frontend_answers_at_once)

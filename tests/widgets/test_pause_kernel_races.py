@@ -67,7 +67,8 @@ def paused_cell(kernel: KernelHarness, tag: str, then: str = "") -> str:
     """A cell blocked in a jitted callback (main thread) until button ``tag`` is
     clicked; ``then`` runs after the click. Returns its msg_id once it waits."""
     name = re.sub(r"\W", "_", tag)
-    mid = kernel.execute(textwrap.dedent(f"""
+    mid = kernel.execute(
+        textwrap.dedent(f"""
         b_{name} = widgets.Button(description={tag!r})
         ch_{name} = PauseChannel(); ch_{name}.attach(b_{name})
         b_{name}.on_click(lambda _: ch_{name}.post("go"))
@@ -77,7 +78,8 @@ def paused_cell(kernel: KernelHarness, tag: str, then: str = "") -> str:
             print("got", ch_{name}.wait(), flush=True)
         jax.jit(lambda x: (jax.debug.callback(cb_{name}, x), x)[1])(jnp.ones(1)).block_until_ready()
         {then}
-    """))
+    """)
+    )
     kernel.wait_for_output(mid, "waiting", timeout=120)
     return mid
 
@@ -98,16 +100,17 @@ def _live_panel_target(kernel: KernelHarness, line: str, known=()) -> tuple[str,
         if cid in known:
             continue
         if st.get("_anywidget_id") == PANEL_WIDGET and not st.get("status", {}).get("finished"):
-            return cid, {"method": "custom", "content": {"type": "run", "id": f"t-{line}",
-                                                         "line": line, "typed": False}}
+            return cid, {
+                "method": "custom",
+                "content": {"type": "run", "id": f"t-{line}", "line": line, "typed": False},
+            }
         if st.get("_model_name") == "ButtonModel" and st.get("description") == PANEL_BUTTONS[line]:
             return cid, {"method": "custom", "content": {"event": "click"}}
     return None
 
 
 def panel_target(kernel: KernelHarness, line: str, known=(), timeout: float = 120) -> tuple[str, dict]:
-    return kernel.wait_for(lambda: _live_panel_target(kernel, line, known), timeout,
-                           f"a live panel to {line}")
+    return kernel.wait_for(lambda: _live_panel_target(kernel, line, known), timeout, f"a live panel to {line}")
 
 
 def panel_press(kernel: KernelHarness, line: str, known=(), timeout: float = 120) -> None:
@@ -119,8 +122,9 @@ def panel_type(kernel: KernelHarness, text: str, timeout: float = 120) -> None:
     """A line typed into the panel's box and Enter."""
     cid, _ = panel_target(kernel, "continue", timeout=timeout)
     if kernel.widgets().get(cid, {}).get("_anywidget_id") == PANEL_WIDGET:
-        kernel.comm_msg(cid, {"method": "custom", "content": {"type": "run", "id": "t-typed",
-                                                              "line": text, "typed": True}})
+        kernel.comm_msg(
+            cid, {"method": "custom", "content": {"type": "run", "id": "t-typed", "line": text, "typed": True}}
+        )
         return
     box = kernel.find_widget("TextModel", timeout=timeout)
     kernel.set_value(box, value=text)
@@ -139,7 +143,8 @@ def test_click_sent_as_soon_as_the_widget_appears_is_not_lost(kernel, tmp_path):
     """A widget opened during a stop is reachable from its first message on: the
     frontend may click before the stop gets to attach it."""
     clicked = tmp_path / "clicked"
-    mid = kernel.execute(textwrap.dedent(f"""
+    mid = kernel.execute(
+        textwrap.dedent(f"""
         def early_cb(x):
             with PauseChannel() as ch:
                 b = widgets.Button(description="early")
@@ -151,7 +156,8 @@ def test_click_sent_as_soon_as_the_widget_appears_is_not_lost(kernel, tmp_path):
                 ch.attach(b)
                 print("got", ch.wait(timeout=60), flush=True)
         jax.jit(lambda x: (jax.debug.callback(early_cb, x), x)[1])(jnp.ones(1)).block_until_ready()
-    """))
+    """)
+    )
     with no_hang(kernel):
         kernel.click(kernel.find_widget("ButtonModel", description="early", timeout=120))
         time.sleep(0.5)  # the click is in the kernel before the stop attaches the widget
@@ -163,24 +169,28 @@ def test_click_sent_as_soon_as_the_widget_appears_is_not_lost(kernel, tmp_path):
 
 
 def _session_then_quick_quit(kernel: KernelHarness, round_: int) -> None:
-    first = kernel.execute(textwrap.dedent(f"""
+    first = kernel.execute(
+        textwrap.dedent(f"""
         @jax.jit
         def normal_{round_}(x):
             y = x * 2
             jaxdbg.breakpoint()
             return y
         print("first", normal_{round_}(jnp.ones(2)).tolist())
-    """))
+    """)
+    )
     panel_press(kernel, "continue")
     assert kernel.wait_reply(first, timeout=120).status == "ok"
     known = set(kernel.widgets())
-    second = kernel.execute(textwrap.dedent(f"""
+    second = kernel.execute(
+        textwrap.dedent(f"""
         @jax.jit
         def quit_{round_}(x):
             jaxdbg.breakpoint()
             return x + 1
         quit_{round_}(jnp.ones(2))
-    """))
+    """)
+    )
 
     # Quit the moment the panel exists, while the rest of it may still be built.
     panel_press(kernel, "quit", known=known)
@@ -207,16 +217,17 @@ def test_quit_clicked_early_under_load_ends_the_cell(kernel):
 
 @pytest.mark.timeout(600)
 def test_interrupt_during_a_typed_expression_ends_the_pmap_stop(kernel, tmp_path):
-    mid = kernel.execute(textwrap.dedent("""
+    mid = kernel.execute(
+        textwrap.dedent("""
         def body(x):
             jaxdbg.breakpoint()
             return x * 10
         print("result", jax.pmap(body)(jnp.arange(8.0)).tolist())
-    """))
+    """)
+    )
     started = tmp_path / "evaluating"  # what a command prints is its own result, so a file says it runs
     with no_hang(kernel):
-        panel_type(kernel, f"p open({str(started)!r}, 'w').close() or __import__('time').sleep(4) or x",
-                   timeout=180)
+        panel_type(kernel, f"p open({str(started)!r}, 'w').close() or __import__('time').sleep(4) or x", timeout=180)
         kernel.wait_for(started.exists, 120, "the typed expression to start")
         kernel.interrupt()  # while the expression runs, not while the panel waits
         done = kernel.wait_reply(mid, timeout=180)
@@ -228,15 +239,15 @@ def test_interrupt_during_a_typed_expression_ends_the_pmap_stop(kernel, tmp_path
         # no stop lives on: no live panel is left
         kernel.wait_for(lambda: not live_panel_left(kernel), 60, "every panel to finish")
         # It returns (a stale error from the stopped computation is the stops' concern).
-        kernel.run("try:\n    jax.effects_barrier()\nfinally:\n    print('barrier returned')",
-                   timeout=120)
+        kernel.run("try:\n    jax.effects_barrier()\nfinally:\n    print('barrier returned')", timeout=120)
     assert_alive(kernel)
 
 
 @pytest.mark.timeout(300)
 def test_interrupt_between_waits_is_not_missed(kernel):
     """The baseline is the stop's start: an interrupt while the stop is busy counts."""
-    mid = kernel.execute(textwrap.dedent("""
+    mid = kernel.execute(
+        textwrap.dedent("""
         def between_cb(x):
             if int(x) != 0:
                 return
@@ -251,7 +262,8 @@ def test_interrupt_between_waits_is_not_missed(kernel):
                 except KeyboardInterrupt:
                     print("wait raised KeyboardInterrupt", flush=True)
         jax.pmap(lambda x: (jax.debug.callback(between_cb, x), x)[1])(jnp.arange(2)).block_until_ready()
-    """))
+    """)
+    )
     with no_hang(kernel):
         kernel.wait_for_output(mid, "busy", timeout=120)
         kernel.interrupt()
@@ -281,7 +293,8 @@ def test_cell_queued_behind_a_pause_can_be_interrupted(kernel):
 @pytest.mark.timeout(400)
 def test_queued_pmap_cell_that_pauses_gets_working_buttons(kernel):
     paused = paused_cell(kernel, "Go-q2")
-    queued = kernel.execute(textwrap.dedent("""
+    queued = kernel.execute(
+        textwrap.dedent("""
         qchans = [PauseChannel() for _ in range(2)]
         qbuttons = [widgets.Button(description=f"Go-pm{i}") for i in range(2)]
         for i in range(2):
@@ -295,7 +308,8 @@ def test_queued_pmap_cell_that_pauses_gets_working_buttons(kernel):
                 print(f"pm got {qchans[i].wait()} mechanism {qchans[i].mechanism}", flush=True)
         print("result", jax.pmap(lambda x: (jax.debug.callback(qcb, x), x)[1])(jnp.arange(2)).tolist())
         pmap_cell_done = True
-    """))
+    """)
+    )
     # queued too: it must wait for the pmap cell, though that one pauses in turn
     behind = kernel.execute("print('behind sees', globals().get('pmap_cell_done'))")
     time.sleep(0.3)  # not observable: requests queued behind a paused shell
@@ -334,13 +348,15 @@ def _pause_interrupted(kernel: KernelHarness) -> tuple[str, Callable[[], None]]:
 
 
 def _stop_quit_in_the_panel(kernel: KernelHarness) -> tuple[str, Callable[[], None]]:
-    paused = kernel.execute(textwrap.dedent("""
+    paused = kernel.execute(
+        textwrap.dedent("""
         @jax.jit
         def abort_q(x):
             jaxdbg.breakpoint()
             return x + 1
         abort_q(jnp.ones(2))
-    """))
+    """)
+    )
     quit_target = panel_target(kernel, "quit")
     return paused, lambda: kernel.comm_msg(*quit_target)
 
@@ -350,12 +366,15 @@ def _pause_continued(kernel: KernelHarness) -> tuple[str, Callable[[], None]]:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("pause, ends, queued_run", [
-    pytest.param(_pause_that_raises, "error", False, id="abort-after-the-paused-cell-raises"),
-    pytest.param(_pause_interrupted, "error", False, id="abort-after-the-paused-cell-is-interrupted"),
-    pytest.param(_stop_quit_in_the_panel, "error", False, id="abort-after-quit-in-the-panel"),
-    pytest.param(_pause_continued, "ok", True, id="still-run-after-a-clean-continue"),
-])
+@pytest.mark.parametrize(
+    "pause, ends, queued_run",
+    [
+        pytest.param(_pause_that_raises, "error", False, id="abort-after-the-paused-cell-raises"),
+        pytest.param(_pause_interrupted, "error", False, id="abort-after-the-paused-cell-is-interrupted"),
+        pytest.param(_stop_quit_in_the_panel, "error", False, id="abort-after-quit-in-the-panel"),
+        pytest.param(_pause_continued, "ok", True, id="still-run-after-a-clean-continue"),
+    ],
+)
 def test_queued_cells_after_the_pause_ends(kernel, pause, ends, queued_run):
     """Cells queued behind a paused one are aborted when it fails, and run when it ends well."""
     with no_hang(kernel):
@@ -445,13 +464,15 @@ def test_reloaded_page_rebuilds_the_paused_widgets_and_resumes(kernel):
 
 @pytest.mark.timeout(300)
 def test_reloaded_page_finds_the_debugger_panel(kernel):
-    paused = kernel.execute(textwrap.dedent("""
+    paused = kernel.execute(
+        textwrap.dedent("""
         @jax.jit
         def reload_f(x):
             jaxdbg.breakpoint()
             return x * 2
         print("result", reload_f(jnp.ones(2)).tolist())
-    """))
+    """)
+    )
     panel_comm, continue_data = panel_target(kernel, "continue")
     page = SecondClient(kernel)
     try:
@@ -477,13 +498,15 @@ def shell_reply(kernel: KernelHarness, msg_id: str, timeout: float = 90) -> dict
 def test_other_cells_tab_completion_and_help_answer_while_paused(kernel):
     """The notebook's Tab / Shift+Tab in another cell (complete_request and
     inspect_request on the shell channel) are answered while a stop holds its cell."""
-    paused = kernel.execute(textwrap.dedent("""
+    paused = kernel.execute(
+        textwrap.dedent("""
         @jax.jit
         def complete_f(x):
             jaxdbg.breakpoint()
             return x * 2
         print("result", complete_f(jnp.ones(2)).tolist())
-    """))
+    """)
+    )
     panel_target(kernel, "continue")
     completed = shell_reply(kernel, kernel.complete("stop_bur", 8))
     assert "stop_burning" in completed["content"]["matches"], completed["content"]
@@ -498,13 +521,13 @@ def test_other_cells_tab_completion_and_help_answer_while_paused(kernel):
 
 def views_report(kernel: KernelHarness, comm_id: str, count: int) -> str:
     """What a widget's frontend code sends when its number of views changes."""
-    return kernel.comm_msg(comm_id, {"method": "custom",
-                                     "content": {"type": "jaxdbg-views", "count": count}})
+    return kernel.comm_msg(comm_id, {"method": "custom", "content": {"type": "jaxdbg-views", "count": count}})
 
 
 @pytest.mark.timeout(300)
 def test_cleared_output_is_reported_to_the_paused_stop(kernel):
-    mid = kernel.execute(textwrap.dedent("""
+    mid = kernel.execute(
+        textwrap.dedent("""
         bh = widgets.Button(description="Go-hidden")
         chh = PauseChannel(); chh.attach(bh)
         bh.on_click(lambda _: chh.post("go"))
@@ -514,7 +537,8 @@ def test_cleared_output_is_reported_to_the_paused_stop(kernel):
             print("first", chh.wait(), flush=True)
             print("second", chh.wait(), flush=True)
         jax.jit(lambda x: (jax.debug.callback(hcb, x), x)[1])(jnp.ones(1)).block_until_ready()
-    """))
+    """)
+    )
     kernel.wait_for_output(mid, "waiting", timeout=120)
     button = kernel.find_widget("ButtonModel", description="Go-hidden")
     with no_hang(kernel):
@@ -527,25 +551,30 @@ def test_cleared_output_is_reported_to_the_paused_stop(kernel):
 
 
 def panel_views(result) -> list[str]:
-    return [m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
-            for m in result.messages if m["msg_type"] == "display_data"
-            and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]]
+    return [
+        m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+        for m in result.messages
+        if m["msg_type"] == "display_data" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+    ]
 
 
 @pytest.mark.timeout(300)
 def test_panel_whose_views_were_cleared_is_shown_again(kernel):
-    mid = kernel.execute(textwrap.dedent("""
+    mid = kernel.execute(
+        textwrap.dedent("""
         @jax.jit
         def cleared_f(x):
             jaxdbg.breakpoint()
             return x * 2
         print("result", cleared_f(jnp.ones(2)).tolist())
-    """))
+    """)
+    )
     with no_hang(kernel):
         shown = kernel.wait_for(lambda: panel_views(kernel.result(mid)), 120, "the panel")
         views_report(kernel, shown[0], 0)  # Clear Output in the page
-        again = kernel.wait_for(lambda: len(panel_views(kernel.result(mid))) == 2
-                                and panel_views(kernel.result(mid)), 60, "the panel again")
+        again = kernel.wait_for(
+            lambda: len(panel_views(kernel.result(mid))) == 2 and panel_views(kernel.result(mid)), 60, "the panel again"
+        )
         assert again[1] == again[0], again
         assert kernel.result(mid).reply is None, "still paused"
         kernel.interrupt()

@@ -15,8 +15,17 @@ from jaxdbg_widgets.pause.interrupt_watch import InterruptWatch
 
 
 def test_the_package_exports_what_the_backend_and_the_extension_use():
-    for name in ("PauseChannel", "CLOSED", "HIDDEN", "UNRESPONSIVE", "QueuedCell",
-                 "install", "installed", "uninstall", "interrupt_count"):
+    for name in (
+        "PauseChannel",
+        "CLOSED",
+        "HIDDEN",
+        "UNRESPONSIVE",
+        "QueuedCell",
+        "install",
+        "installed",
+        "uninstall",
+        "interrupt_count",
+    ):
         assert hasattr(pause, name), name
     from jaxdbg_widgets.pause import channel
 
@@ -57,11 +66,19 @@ def test_the_interrupt_watch_counts_a_sigint_and_gives_the_wakeup_fd_back():
 def test_a_paused_cell_pins_each_thread_once_and_ends_once(monkeypatch):
     calls = []
     monkeypatch.setattr(cells.ipykernel_parents, "cell_parent", lambda kernel: ("ident", {"header": {"msg_id": "m"}}))
-    monkeypatch.setattr(cells.ipykernel_busy, "keep_cell_busy", lambda kernel, parent: lambda: calls.append("idle again"))
-    monkeypatch.setattr(cells.ipykernel_parents, "pin_thread_parent",
-                        lambda kernel, ident, parent: (calls.append(("pin", ident)), lambda: calls.append("unpin"))[1])
-    monkeypatch.setattr(cells.ipykernel_queued_cells, "watch_queued_cells",
-                        lambda kernel, on_cell: (on_cell({"header": {"msg_id": "q"}}), lambda: calls.append("unwatch"))[1])
+    monkeypatch.setattr(
+        cells.ipykernel_busy, "keep_cell_busy", lambda kernel, parent: lambda: calls.append("idle again")
+    )
+    monkeypatch.setattr(
+        cells.ipykernel_parents,
+        "pin_thread_parent",
+        lambda kernel, ident, parent: (calls.append(("pin", ident)), lambda: calls.append("unpin"))[1],
+    )
+    monkeypatch.setattr(
+        cells.ipykernel_queued_cells,
+        "watch_queued_cells",
+        lambda kernel, on_cell: (on_cell({"header": {"msg_id": "q"}}), lambda: calls.append("unwatch"))[1],
+    )
     cell = cells.PausedCell(kernel=object())
     assert cell.pin() is not None
     assert cell.pin() is None  # this thread is pinned already

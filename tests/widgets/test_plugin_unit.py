@@ -10,8 +10,16 @@ from jaxdbg.ipython import extension
 from jaxdbg_widgets import plugin
 
 # The order %load_ext jaxdbg has always loaded its features in.
-ORDER = ["jax-breakpoint-hook", "quit-reporting", "widgets", "sharding", "magics", "print-log",
-         "checkify", "nan-post-mortem"]
+ORDER = [
+    "jax-breakpoint-hook",
+    "quit-reporting",
+    "widgets",
+    "sharding",
+    "magics",
+    "print-log",
+    "checkify",
+    "nan-post-mortem",
+]
 
 
 def test_the_entry_point_adds_the_panel_and_print_log_features_in_their_places():

@@ -115,8 +115,7 @@ def _live_filter(cells: list[list[str]], query: str) -> list[str]:
 def test_the_filter_box_finds_the_rows_of_one_process_of_a_job():
     from jaxdbg_widgets.print_log.buffer import row_cells
 
-    rows = [_job_row("loss 0", 0, 0), _job_row("loss 1", 1, 2), _job_row("loss 1b", 1, None),
-            _row("single process", 0)]
+    rows = [_job_row("loss 0", 0, 0), _job_row("loss 1", 1, 2), _job_row("loss 1b", 1, None), _row("single process", 0)]
     cells = [row_cells(r) for r in rows]
     assert cells[1][1] == "process 1/2 · device 2" and cells[2][1] == "process 1/2"
     assert _live_filter(cells, "Process 1/2") == ["loss 1", "loss 1b"]

@@ -58,8 +58,11 @@ def test_replay_of_a_scan_iteration_from_the_panel(kernel):
     wait_source(kernel, r"in body$")
     assert not state(kernel, cid)["status"]["replaying"]
     submit(kernel, "p total")
-    kernel.wait_for(lambda: log_text(state(kernel, cid)).count(
-        "(jaxdbg) p total\nArray(95703., dtype=float32)") == 2, 60, "the stop's own total")
+    kernel.wait_for(
+        lambda: log_text(state(kernel, cid)).count("(jaxdbg) p total\nArray(95703., dtype=float32)") == 2,
+        60,
+        "the stop's own total",
+    )
 
     press(kernel, "continue")
     done = kernel.wait_reply(mid, timeout=120)

@@ -226,24 +226,30 @@ def _interrupt_case(kernel, cell: str):
 
 @pytest.mark.timeout(300)
 def test_interrupt_while_paused_on_main_thread(kernel):
-    _interrupt_case(kernel, """
+    _interrupt_case(
+        kernel,
+        """
 chi = PauseChannel(); chi.attach(widgets.Button(description="never"))
 def icb(x):
     print("waiting", flush=True)
     chi.wait()
 jax.jit(lambda x: (jax.debug.callback(icb, x), x)[1])(jnp.ones(1)).block_until_ready()
-""")
+""",
+    )
 
 
 @pytest.mark.timeout(300)
 def test_interrupt_while_paused_on_xla_threads(kernel):
-    _interrupt_case(kernel, """
+    _interrupt_case(
+        kernel,
+        """
 chx = PauseChannel(); chx.attach(widgets.Button(description="never-x"))
 def xcb(x):
     print("waiting", flush=True)
     chx.wait()
 jax.pmap(lambda x: (jax.debug.callback(xcb, x), x)[1])(jnp.arange(jax.device_count())).block_until_ready()
-""")
+""",
+    )
 
 
 @pytest.mark.timeout(300)
@@ -279,8 +285,10 @@ cht.close()
 @pytest.mark.timeout(120)
 def test_private_ipykernel_names_still_exist(kernel):
     """Fails loudly when ipykernel moves a private name the adapter relies on."""
-    result = kernel.run("st = ipykernel_status.adapter_status(); print('MISSING', st['missing']); "
-                        "print('VERSION', st['ipykernel']); print('SUB', st['subshells'], 'PUMP', st['pump'])")
+    result = kernel.run(
+        "st = ipykernel_status.adapter_status(); print('MISSING', st['missing']); "
+        "print('VERSION', st['ipykernel']); print('SUB', st['subshells'], 'PUMP', st['pump'])"
+    )
     assert "MISSING []" in result.stdout, result
     if kernel_major(kernel) >= 7:
         assert "SUB True" in result.stdout, result

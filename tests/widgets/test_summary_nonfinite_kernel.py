@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.kernel]
 
 kernel = kernel_fixture(SETUP)
 
+
 @pytest.mark.timeout(300)
 def test_the_summary_after_continue_counts_and_places_every_nan_and_inf(kernel):
     ranges = finite_ranges()
@@ -31,11 +32,13 @@ def test_the_summary_after_continue_counts_and_places_every_nan_and_inf(kernel):
     done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "ok" and "done nan" in done.stdout, done
     text = static_texts(done)[-1]
-    assert (f"small: float32[4,8]  {ranges['small']}  nan=1  +inf=1  (nan at [1, 2], +inf at [3, 7])"
-            in text), text
-    assert ("big: float32[64,32]  sampled (evenly spaced): 32 of 64 rows; every NaN / Inf cell kept  "
-            f"{ranges['big']}  nan=1  +inf=1  (nan at [41, 3], +inf at [57, 20])" in text), text
+    assert f"small: float32[4,8]  {ranges['small']}  nan=1  +inf=1  (nan at [1, 2], +inf at [3, 7])" in text, text
+    assert (
+        "big: float32[64,32]  sampled (evenly spaced): 32 of 64 rows; every NaN / Inf cell kept  "
+        f"{ranges['big']}  nan=1  +inf=1  (nan at [41, 3], +inf at [57, 20])" in text
+    ), text
     html = static_outputs(done)[-1]
-    assert re.search(r'alt="float32\[64,32\]  sampled \(evenly spaced\): 32 of 64 rows; every NaN / Inf cell kept"',
-                     html), html[:2000]
+    assert re.search(
+        r'alt="float32\[64,32\]  sampled \(evenly spaced\): 32 of 64 rows; every NaN / Inf cell kept"', html
+    ), html[:2000]
     assert f"{ranges['big']}  nan=1  +inf=1  (nan at [41, 3], +inf at [57, 20])" in html

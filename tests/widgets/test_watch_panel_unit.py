@@ -11,8 +11,15 @@ from jaxdbg_widgets.panel.panel import DebuggerPanel
 
 def _panel() -> tuple[DebuggerPanel, int]:
     number = breakpoint_state.register(__file__, 10_001, "step")
-    frame = Frame(__file__, 1, "step", {"loss": jnp.float32(0.25), "grads": jnp.array([1.0, jnp.nan])},
-                  {}, ["jaxdbg.breakpoint()\n"], 1)
+    frame = Frame(
+        __file__,
+        1,
+        "step",
+        {"loss": jnp.float32(0.25), "grads": jnp.array([1.0, jnp.nan])},
+        {},
+        ["jaxdbg.breakpoint()\n"],
+        1,
+    )
     session = Session([frame], StopInfo(breakpoint_id=number, hit=3))
     session.watch_book = watches.WatchBook()
     return DebuggerPanel(session), number

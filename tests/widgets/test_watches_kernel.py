@@ -47,6 +47,7 @@ def _wait_values(kernel, cid: str, expression: str, count: int) -> dict:
             if w["expression"] == expression and w["total"] >= count:
                 return w
         return None
+
     return kernel.wait_for(look, 60, f"{count} values of {expression}")
 
 
@@ -84,8 +85,11 @@ def test_watches_over_a_100_step_scan_with_continue_all_then_the_next_stop(kerne
 
     # condition, edited in place in the breakpoints table, then a logpoint
     press(kernel, f"condition {number} i == 60", cid)
-    kernel.wait_for(lambda: next(r for r in state(kernel, cid)["breakpoints"]
-                                 if r["number"] == number)["condition"] == "i == 60", 60, "the condition")
+    kernel.wait_for(
+        lambda: next(r for r in state(kernel, cid)["breakpoints"] if r["number"] == number)["condition"] == "i == 60",
+        60,
+        "the condition",
+    )
     press(kernel, "continue", cid)
     cid = _next_panel(kernel, cid)
     submit(kernel, "p i", cid=cid)
@@ -102,12 +106,14 @@ def test_watches_over_a_100_step_scan_with_continue_all_then_the_next_stop(kerne
 
 def _next_panel(kernel, before: str) -> str:
     """The live panel of the next stop (each stop has a panel of its own)."""
+
     def look():
         try:
             cid = live_panel(kernel, timeout=1)
         except Exception:
             return None
         return cid if cid != before else None
+
     return kernel.wait_for(look, 120, "the next stop's panel")
 
 
@@ -122,8 +128,11 @@ def test_save_in_the_panel_and_open_it_again(kernel, tmp_path):
 
     msg = kernel.execute(f"jaxdbg.open_stop({str(path)!r})")
     cid = live_panel(kernel)
-    kernel.wait_for(lambda: "reopened from stop.npz" in state(kernel, cid).get("status", {}).get("note", ""),
-                    60, "the saved stop's reason line")
+    kernel.wait_for(
+        lambda: "reopened from stop.npz" in state(kernel, cid).get("status", {}).get("note", ""),
+        60,
+        "the saved stop's reason line",
+    )
     assert re.search(r"breakpoint \d+, hit \d+", state(kernel, cid)["status"]["banner"])
     submit(kernel, "p grads", cid=cid)
     wait_log(kernel, r"array\(\[0\., 0\., 0\., 0\.\], dtype=float32\)", cid)
@@ -158,8 +167,7 @@ def test_the_summary_fills_in_while_passed_stops_run_after_continue_all(kernel):
     press(kernel, "continue all", cid)
     result = kernel.wait_reply(msg, timeout=300)
     assert result.status == "ok", result
-    counts = [int(m.group(1)) for t in static_texts(result)
-              if (m := re.search(r"watch loss = \S+  \((\d+) hits\)", t))]
+    counts = [int(m.group(1)) for t in static_texts(result) if (m := re.search(r"watch loss = \S+  \((\d+) hits\)", t))]
     assert counts[0] == 1 and counts[-1] == 100, counts  # as the stop ended; once the cell is done
     # ... and in between, redrawn while the passed stops ran: the count grows
     between = counts[1:-1]

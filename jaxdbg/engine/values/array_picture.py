@@ -48,14 +48,14 @@ class Sampling(str, enum.Enum):
     """How a slice bigger than the picture was cut down."""
 
     STRIDED = "strided"  # every k-th row / column, the first and the last kept
-    EDGES = "edges"      # the first and the last rows / columns, the middle left out
+    EDGES = "edges"  # the first and the last rows / columns, the middle left out
 
     def __str__(self) -> str:
         return self.value
 
 
 THUMBNAIL_SIDE = 32  # the locals table's small pictures
-VIEW_SIDE = 512      # the large view (a 4096 x 4096 array: every 8th row and column)
+VIEW_SIDE = 512  # the large view (a 4096 x 4096 array: every 8th row and column)
 HISTOGRAM_BINS = 32
 # Zero cells are counted over the whole array up to this size (a pass of its own; the
 # NaN / Inf counts come with the statistics); a bigger array's picture leaves "zero" out.
@@ -88,11 +88,11 @@ class ArrayPicture(Drawable):
     low: float | None
     high: float | None
     sampling: Sampling | None
-    histogram: np.ndarray          # counts of the finite kept values per bin
-    histogram_edges: np.ndarray    # HISTOGRAM_BINS + 1 edges from low to high
+    histogram: np.ndarray  # counts of the finite kept values per bin
+    histogram_edges: np.ndarray  # HISTOGRAM_BINS + 1 edges from low to high
     # "nan", "+inf", "-inf" in the whole array, and "zero" where counted (ZERO_COUNT_ELEMENTS)
     class_counts: dict[str, int]
-    magnitudes: bool = False       # a complex array, drawn as |x|
+    magnitudes: bool = False  # a complex array, drawn as |x|
     row_cuts: tuple[int, ...] = ()  # shard boundaries: the row index where a shard starts
     col_cuts: tuple[int, ...] = ()
     #: The whole array's exact statistics (None where they could not be taken).
@@ -138,12 +138,18 @@ class ArrayPicture(Drawable):
             parts.append(f"slice {self.slice_text()}")
         if self.sampling is not None:
             how = "evenly spaced" if self.sampling is Sampling.STRIDED else "the first and last halves"
-            cut = [f"{len(kept)} of {n} {what}" for kept, n, what in
-                   zip((self.rows, self.cols), self.slice_shape, ("rows", "columns")) if len(kept) < n]
+            cut = [
+                f"{len(kept)} of {n} {what}"
+                for kept, n, what in zip((self.rows, self.cols), self.slice_shape, ("rows", "columns"))
+                if len(kept) < n
+            ]
             parts.append(f"sampled ({how}): " + ", ".join(cut))
             if self.slice_nonfinite:
-                kept = ("every NaN / Inf cell kept" if self.nonfinite_kept == self.slice_nonfinite
-                        else f"{self.nonfinite_kept:,} of its {self.slice_nonfinite:,} NaN / Inf cells kept")
+                kept = (
+                    "every NaN / Inf cell kept"
+                    if self.nonfinite_kept == self.slice_nonfinite
+                    else f"{self.nonfinite_kept:,} of its {self.slice_nonfinite:,} NaN / Inf cells kept"
+                )
                 parts.append(kept)
         if self.magnitudes:
             parts.append("|x| of complex values")
@@ -205,8 +211,9 @@ def _normalise_axes(ndim: int, axes: Sequence[int] | None) -> tuple[int | None, 
     return row % ndim, col % ndim
 
 
-def _slice_index(shape: tuple[int, ...], axes: tuple[int | None, int],
-                 indices: dict[int, int] | None) -> tuple[int | None, ...]:
+def _slice_index(
+    shape: tuple[int, ...], axes: tuple[int | None, int], indices: dict[int, int] | None
+) -> tuple[int | None, ...]:
     shown = {a for a in axes if a is not None}
     index: list[int | None] = []
     indices = dict(indices or {})
@@ -260,9 +267,15 @@ def colour_codes(values: np.ndarray, low: float | None, high: float | None) -> n
 
 
 def _class_counts(codes: np.ndarray) -> dict[str, int]:
-    return {name: int((codes == cls).sum()) for name, cls in
-            (("nan", CellClass.NAN), ("+inf", CellClass.POS_INF),
-             ("-inf", CellClass.NEG_INF), ("zero", CellClass.ZERO))}
+    return {
+        name: int((codes == cls).sum())
+        for name, cls in (
+            ("nan", CellClass.NAN),
+            ("+inf", CellClass.POS_INF),
+            ("-inf", CellClass.NEG_INF),
+            ("zero", CellClass.ZERO),
+        )
+    }
 
 
 def _finite_range(values: np.ndarray) -> tuple[float | None, float | None]:
@@ -303,11 +316,17 @@ def _own_sharding(value: Any) -> Any:
 # ---------------------------------------------------------------------- the picture
 
 
-def picture(value: Any, *, axes: Sequence[int] | None = None,
-            indices: dict[int, int] | None = None, max_side: int = VIEW_SIDE,
-            sampling: Sampling | str = Sampling.STRIDED,
-            value_range: tuple[float | None, float | None] | None = None,
-            sharding: Any = None, stats: summaries.ArrayStats | None = None) -> ArrayPicture:
+def picture(
+    value: Any,
+    *,
+    axes: Sequence[int] | None = None,
+    indices: dict[int, int] | None = None,
+    max_side: int = VIEW_SIDE,
+    sampling: Sampling | str = Sampling.STRIDED,
+    value_range: tuple[float | None, float | None] | None = None,
+    sharding: Any = None,
+    stats: summaries.ArrayStats | None = None,
+) -> ArrayPicture:
     """The picture of one 2-D slice of ``value`` (see the module's docstring).
 
     ``axes``: the (row, column) axes shown (default the last two); ``indices``: the
@@ -338,8 +357,7 @@ def picture(value: Any, *, axes: Sequence[int] | None = None,
     block = _block(host, shown, index, rows, cols)
     values = _as_numbers(block)
     if value_range is None:  # the whole array's exact range, else (no statistics) the cells'
-        value_range = ((stats.min, stats.max) if stats is not None and stats.min is not None
-                       else _finite_range(values))
+        value_range = (stats.min, stats.max) if stats is not None and stats.min is not None else _finite_range(values)
     low, high = value_range
     codes = colour_codes(values, low, high)
     counts, edges = _histogram(values, low, high)
@@ -350,16 +368,34 @@ def picture(value: Any, *, axes: Sequence[int] | None = None,
         row_cuts = cuts[shown[0]] if shown[0] is not None else ()
         col_cuts = cuts[shown[1]] if shape else ()
     was_sampled = len(rows) < rows_n or len(cols) < cols_n
-    kept_nonfinite = (int(np.count_nonzero((codes >= CellClass.NAN) & (codes <= CellClass.NEG_INF)))
-                      if slice_nonfinite else 0)
-    return ArrayPicture(shape, str(host.dtype), shown, index, rows, cols, codes, values, low, high,
-                        sampling if was_sampled else None, counts, edges,
-                        _whole_counts(host, stats, codes), magnitudes, row_cuts, col_cuts,
-                        stats, slice_nonfinite, kept_nonfinite)
+    kept_nonfinite = (
+        int(np.count_nonzero((codes >= CellClass.NAN) & (codes <= CellClass.NEG_INF))) if slice_nonfinite else 0
+    )
+    return ArrayPicture(
+        shape,
+        str(host.dtype),
+        shown,
+        index,
+        rows,
+        cols,
+        codes,
+        values,
+        low,
+        high,
+        sampling if was_sampled else None,
+        counts,
+        edges,
+        _whole_counts(host, stats, codes),
+        magnitudes,
+        row_cuts,
+        col_cuts,
+        stats,
+        slice_nonfinite,
+        kept_nonfinite,
+    )
 
 
-def _whole_counts(host: np.ndarray, stats: summaries.ArrayStats | None, codes: np.ndarray
-                  ) -> dict[str, int]:
+def _whole_counts(host: np.ndarray, stats: summaries.ArrayStats | None, codes: np.ndarray) -> dict[str, int]:
     """The marked classes counted over the whole array: NaN / Inf from the exact
     statistics, zero by a pass of its own up to ZERO_COUNT_ELEMENTS (else left out)."""
     if stats is None:  # no statistics: what the kept cells show is all that is known
@@ -373,8 +409,7 @@ def _whole_counts(host: np.ndarray, stats: summaries.ArrayStats | None, codes: n
     return counts
 
 
-def _slice_of(host: np.ndarray, shown: tuple[int | None, int], index: tuple[int | None, ...]
-              ) -> np.ndarray:
+def _slice_of(host: np.ndarray, shown: tuple[int | None, int], index: tuple[int | None, ...]) -> np.ndarray:
     """The shown slice as a (rows, cols) view of the host copy."""
     if host.ndim <= 1:
         return host.reshape(1, -1)
@@ -383,14 +418,21 @@ def _slice_of(host: np.ndarray, shown: tuple[int | None, int], index: tuple[int 
     return whole if row_axis < col_axis else whole.T  # type: ignore[operator]
 
 
-def _nonfinite_in_slice(host: np.ndarray, shown: tuple[int | None, int],
-                        index: tuple[int | None, ...], limit: int,
-                        stats: summaries.ArrayStats) -> tuple[np.ndarray, int]:
+def _nonfinite_in_slice(
+    host: np.ndarray,
+    shown: tuple[int | None, int],
+    index: tuple[int | None, ...],
+    limit: int,
+    stats: summaries.ArrayStats,
+) -> tuple[np.ndarray, int]:
     """The (row, col) of the slice's first ``limit`` NaN / Inf cells, and how many it holds."""
     if stats.nonfinite_count <= len(stats.nonfinite_cells):  # the statistics know every place
         row_axis, col_axis = shown
-        here = [c.index for c in stats.nonfinite_cells
-                if all(i is None or c.index[axis] == i for axis, i in enumerate(index))]
+        here = [
+            c.index
+            for c in stats.nonfinite_cells
+            if all(i is None or c.index[axis] == i for axis, i in enumerate(index))
+        ]
         places = [(0 if row_axis is None else at[row_axis], at[col_axis]) for at in here]
         return np.array(places[:limit], np.int64).reshape(-1, 2), len(places)
     part = _slice_of(host, shown, index)  # else one pass over the slice finds them
@@ -401,8 +443,7 @@ def _nonfinite_in_slice(host: np.ndarray, shown: tuple[int | None, int],
     return np.argwhere(bad)[:limit], int(np.count_nonzero(bad))
 
 
-def _keep_cells(rows: np.ndarray, cols: np.ndarray, cells: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
+def _keep_cells(rows: np.ndarray, cols: np.ndarray, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The kept rows and columns with the rows and columns of ``cells`` swapped in, each
     for the nearest kept one not itself holding such a cell (so the picture keeps its size
     and its place for everything else)."""
@@ -431,8 +472,7 @@ def _swap_in(kept: np.ndarray, fixed: set[int], wanted: int) -> bool:
     return True
 
 
-def _histogram(values: np.ndarray, low: float | None, high: float | None
-               ) -> tuple[np.ndarray, np.ndarray]:
+def _histogram(values: np.ndarray, low: float | None, high: float | None) -> tuple[np.ndarray, np.ndarray]:
     """Counts of the finite values in HISTOGRAM_BINS bins from ``low`` to ``high``
     (values outside the range counted in the end bins); one full bin when low == high."""
     finite = values[np.isfinite(values)]
@@ -447,8 +487,9 @@ def _histogram(values: np.ndarray, low: float | None, high: float | None
     return counts, edges
 
 
-def _block(host: np.ndarray, shown: tuple[int | None, int], index: tuple[int | None, ...],
-           rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+def _block(
+    host: np.ndarray, shown: tuple[int | None, int], index: tuple[int | None, ...], rows: np.ndarray, cols: np.ndarray
+) -> np.ndarray:
     """The kept cells as a (rows, cols) array, read without copying the slice first."""
     if host.ndim == 0:
         return host.reshape(1, 1)

@@ -19,9 +19,13 @@ class Drawable:
     _drawings: ClassVar[dict[str, Callable[[Any], Any]]] = {}
 
     @classmethod
-    def register_drawing(cls, *, plain: Callable[[Any], str] | None = None,
-                         rich: Callable[[Any], Iterator[Any]] | None = None,
-                         html: Callable[[Any], str] | None = None) -> None:
+    def register_drawing(
+        cls,
+        *,
+        plain: Callable[[Any], str] | None = None,
+        rich: Callable[[Any], Iterator[Any]] | None = None,
+        html: Callable[[Any], str] | None = None,
+    ) -> None:
         """Set how this class is drawn as plain text, with rich, or as HTML."""
         if "_drawings" not in vars(cls):  # each model class has its own views
             cls._drawings = {}
@@ -36,8 +40,9 @@ class Drawable:
     def drawn(self, form: str) -> Any:
         draw = type(self)._drawings.get(form)
         if draw is None:
-            raise LookupError(f"no {form} drawing of {type(self).__name__} is registered "
-                              "(import jaxdbg registers them)")
+            raise LookupError(
+                f"no {form} drawing of {type(self).__name__} is registered (import jaxdbg registers them)"
+            )
         return draw(self.drawn_model())
 
     def __str__(self) -> str:

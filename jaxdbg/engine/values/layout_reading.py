@@ -16,8 +16,10 @@ from jaxdbg.engine.values.sharding_layout import Interval, LayoutKind, Shard, Sh
 
 # -- building a layout ---------------------------------------------------------------
 
-def _bounds(index: tuple[Any, ...], shape: tuple[int, ...],
-            memo: dict[Any, tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+
+def _bounds(
+    index: tuple[Any, ...], shape: tuple[int, ...], memo: dict[Any, tuple[int, int]]
+) -> tuple[tuple[int, int], ...]:
     """(start, stop) per dimension; ``memo`` saves re-resolving the same slices."""
     out = []
     for dim, size in enumerate(shape):
@@ -34,11 +36,9 @@ def _bounds(index: tuple[Any, ...], shape: tuple[int, ...],
     return tuple(out)
 
 
-def _slice_text(bounds: tuple[tuple[int, int], ...], shape: tuple[int, ...],
-                blocks: bool = False) -> str:
+def _slice_text(bounds: tuple[tuple[int, int], ...], shape: tuple[int, ...], blocks: bool = False) -> str:
     """``[0:4, :]``; for a shape-less sharding, block numbers: ``[0, :]``."""
-    parts = [":" if (a, b) == (0, n) else (str(a) if blocks else f"{a}:{b}")
-             for (a, b), n in zip(bounds, shape)]
+    parts = [":" if (a, b) == (0, n) else (str(a) if blocks else f"{a}:{b}") for (a, b), n in zip(bounds, shape)]
     return "[" + ", ".join(parts) + "]"
 
 
@@ -64,10 +64,16 @@ def _spec_axes(spec: Any, ndim: int) -> list[str]:
     return names
 
 
-def layout_from_indices(indices: Mapping[Any, tuple[Any, ...]], shape: Sequence[int], *,
-                        title: str, sharding_name: str, spec: Any = None,
-                        mesh_axes: Sequence[tuple[str, int]] = (),
-                        kind: LayoutKind = LayoutKind.ARRAY) -> ShardingLayout:
+def layout_from_indices(
+    indices: Mapping[Any, tuple[Any, ...]],
+    shape: Sequence[int],
+    *,
+    title: str,
+    sharding_name: str,
+    spec: Any = None,
+    mesh_axes: Sequence[tuple[str, int]] = (),
+    kind: LayoutKind = LayoutKind.ARRAY,
+) -> ShardingLayout:
     """The layout of a device → index map (what ``devices_indices_map`` returns)."""
     shape = tuple(int(n) for n in shape)
     holders: dict[tuple[tuple[int, int], ...], list[tuple[int, int]]] = {}
@@ -81,16 +87,22 @@ def layout_from_indices(indices: Mapping[Any, tuple[Any, ...]], shape: Sequence[
     shards = []
     for number, bounds in enumerate(ordered):
         held = holders[bounds]
-        shards.append(Shard(
-            number=number, bounds=bounds,
-            slice_text=_mesh_position_text(bounds, mesh_axes) if kind is LayoutKind.MESH
-            else _slice_text(bounds, shape, blocks=kind is LayoutKind.BLOCKS),
-            devices=tuple(sorted(d for d, _ in held)),
-            processes=tuple(sorted({p for _, p in held}))))
+        shards.append(
+            Shard(
+                number=number,
+                bounds=bounds,
+                slice_text=_mesh_position_text(bounds, mesh_axes)
+                if kind is LayoutKind.MESH
+                else _slice_text(bounds, shape, blocks=kind is LayoutKind.BLOCKS),
+                devices=tuple(sorted(d for d, _ in held)),
+                processes=tuple(sorted({p for _, p in held})),
+            )
+        )
 
     # Elementary blocks: every shard boundary cuts its dimension.
-    cuts = [sorted({0, n} | {a for b in ordered for a in (b[d][0], b[d][1]) if 0 <= a <= n})
-            for d, n in enumerate(shape)]
+    cuts = [
+        sorted({0, n} | {a for b in ordered for a in (b[d][0], b[d][1]) if 0 <= a <= n}) for d, n in enumerate(shape)
+    ]
     intervals = []
     for d, n in enumerate(shape):
         points = cuts[d] if n > 0 else [0, 0]
@@ -121,11 +133,20 @@ def layout_from_indices(indices: Mapping[Any, tuple[Any, ...]], shape: Sequence[
     devices = list(indices)
     platform = str(getattr(devices[0], "platform", "")) if devices else ""
     return ShardingLayout(
-        kind=kind, title=title, sharding_name=sharding_name, shape=shape, dim_names=dim_names,
-        intervals=tuple(intervals), block_shard=block_shard, shards=tuple(shards),
+        kind=kind,
+        title=title,
+        sharding_name=sharding_name,
+        shape=shape,
+        dim_names=dim_names,
+        intervals=tuple(intervals),
+        block_shard=block_shard,
+        shards=tuple(shards),
         mesh_axes=tuple((str(n), int(s)) for n, s in mesh_axes),
         spec=_spec_text(spec) if spec is not None else None,
-        platform=platform, device_count=len(devices), process_count=len(processes_seen) or 1)
+        platform=platform,
+        device_count=len(devices),
+        process_count=len(processes_seen) or 1,
+    )
 
 
 def _mesh_position_text(bounds: tuple[tuple[int, int], ...], mesh_axes: Sequence[tuple[str, int]]) -> str:
@@ -177,16 +198,20 @@ def layout_of(x: Any, *, shape: Sequence[int] | None = None, dtype: Any = None) 
     if isinstance(x, jax.sharding.Mesh):
         devices = np.asarray(x.devices)
         indices: Mapping[Any, tuple[slice, ...]] = {
-            dev: tuple(slice(i, i + 1) for i in pos) for pos, dev in np.ndenumerate(devices)}
+            dev: tuple(slice(i, i + 1) for i in pos) for pos, dev in np.ndenumerate(devices)
+        }
         axes = tuple((str(n), int(s)) for n, s in x.shape.items())
-        return layout_from_indices(indices, devices.shape, title="Mesh", sharding_name="Mesh",
-                                   mesh_axes=axes, kind=LayoutKind.MESH)
+        return layout_from_indices(
+            indices, devices.shape, title="Mesh", sharding_name="Mesh", mesh_axes=axes, kind=LayoutKind.MESH
+        )
     abstract_mesh = getattr(jax.sharding, "AbstractMesh", None)
     if abstract_mesh is not None and isinstance(x, abstract_mesh):
         raise TypeError("an AbstractMesh has axis sizes but no devices; pass a concrete Mesh")
     if isinstance(x, jax.core.Tracer):
-        raise TypeError("this value is being traced (inside jit, vmap, ...), so it has no "
-                        "concrete sharding yet; use jaxdbg.inspect_sharding(x) there")
+        raise TypeError(
+            "this value is being traced (inside jit, vmap, ...), so it has no "
+            "concrete sharding yet; use jaxdbg.inspect_sharding(x) there"
+        )
     if isinstance(x, jax.sharding.Sharding):
         if shape is None:
             return _blocks_layout(x)
@@ -197,14 +222,17 @@ def layout_of(x: Any, *, shape: Sequence[int] | None = None, dtype: Any = None) 
         if shape is None:
             shape = x.shape
     else:
-        raise TypeError(f"expected a jax.Array, a Sharding (with shape=) or a Mesh, "
-                        f"not {type(x).__name__}")
+        raise TypeError(f"expected a jax.Array, a Sharding (with shape=) or a Mesh, not {type(x).__name__}")
     shape = tuple(int(n) for n in shape)
     indices = sharding.devices_indices_map(shape)
-    return layout_from_indices(indices, shape, title=_shape_title(shape, dtype),
-                               sharding_name=type(sharding).__name__,
-                               spec=getattr(sharding, "spec", None),
-                               mesh_axes=_mesh_axes_of(sharding))
+    return layout_from_indices(
+        indices,
+        shape,
+        title=_shape_title(shape, dtype),
+        sharding_name=type(sharding).__name__,
+        spec=getattr(sharding, "spec", None),
+        mesh_axes=_mesh_axes_of(sharding),
+    )
 
 
 def _blocks_layout(sharding: Any) -> ShardingLayout:
@@ -212,17 +240,22 @@ def _blocks_layout(sharding: Any) -> ShardingLayout:
     spec = getattr(sharding, "spec", None)
     axes = _mesh_axes_of(sharding)
     if spec is None or not axes:
-        raise TypeError(f"a {type(sharding).__name__} lays out an array of a given shape; "
-                        "pass shape=(...)")
+        raise TypeError(f"a {type(sharding).__name__} lays out an array of a given shape; pass shape=(...)")
     sizes = dict(axes)
     shape = []
     for entry in spec:
         names = () if entry is None else (entry if isinstance(entry, (tuple, list)) else (entry,))
         shape.append(int(np.prod([sizes[str(n)] for n in names], dtype=int)))
     indices = sharding.devices_indices_map(tuple(shape))
-    return layout_from_indices(indices, shape, title=type(sharding).__name__,
-                               sharding_name=type(sharding).__name__, spec=spec,
-                               mesh_axes=axes, kind=LayoutKind.BLOCKS)
+    return layout_from_indices(
+        indices,
+        shape,
+        title=type(sharding).__name__,
+        sharding_name=type(sharding).__name__,
+        spec=spec,
+        mesh_axes=axes,
+        kind=LayoutKind.BLOCKS,
+    )
 
 
 def sharding_view(x: Any, *, shape: Sequence[int] | None = None) -> ShardingView:

@@ -76,24 +76,32 @@ def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool 
     elsewhere = _spans_processes(value)
     try:
         if elsewhere:  # its data is not all here: reading it would wait on the whole job
-            row = summaries.ValueSummary(name, type(value).__name__, tuple(int(d) for d in value.shape),
-                                         str(value.dtype), sharding or summaries.describe_sharding(value))
+            row = summaries.ValueSummary(
+                name,
+                type(value).__name__,
+                tuple(int(d) for d in value.shape),
+                str(value.dtype),
+                sharding or summaries.describe_sharding(value),
+            )
         else:
             row = summaries.summarize(name, value, sharding, with_stats=not pending)
     except BaseException as e:  # a value's own code must not end the stop
         if isinstance(e, KeyboardInterrupt):
             raise
-        row = summaries.ValueSummary(name, type(value).__name__,
-                                     preview=f"<summary failed: {type(e).__name__}>")
+        row = summaries.ValueSummary(name, type(value).__name__, preview=f"<summary failed: {type(e).__name__}>")
     summary, partial = _summary_text(row)
     if elsewhere:  # its statistics would be a computation every process of the job must join
         summary, partial = SPANS_PROCESSES, False
     return {
-        "name": name, "type": row.type_name, "array": row.array_type,
+        "name": name,
+        "type": row.type_name,
+        "array": row.array_type,
         "sharding": (row.sharding or "") if row.is_array else "",
-        "summary": summary, "finite_only": partial,
+        "summary": summary,
+        "finite_only": partial,
         "nonfinite": row.nonfinite,
-        "expandable": expandable(value), "pending": row.stats_pending and not elsewhere,
+        "expandable": expandable(value),
+        "pending": row.stats_pending and not elsewhere,
         # An array with elements gets a small picture, asked for when the row is shown.
         "picture": bool(row.is_array and row.shape and _has_elements(row.shape)) and not elsewhere,
     }
@@ -140,9 +148,16 @@ def child_rows(value: Any, limit: int) -> tuple[list[dict], int]:
     return [local_row(label, v, lazy=True) for label, v in kids[:limit]], len(kids)
 
 
-def row_picture(label: str, value: Any, *, large: bool, axes: tuple[int, int] | None = None,
-                indices: dict[int, int] | None = None, sampling: Any = None,
-                sharding: Any = None) -> tuple[array_picture.ArrayPicture, str]:
+def row_picture(
+    label: str,
+    value: Any,
+    *,
+    large: bool,
+    axes: tuple[int, int] | None = None,
+    indices: dict[int, int] | None = None,
+    sampling: Any = None,
+    sharding: Any = None,
+) -> tuple[array_picture.ArrayPicture, str]:
     """An array row's picture and its statistics text: the small one of the table, or
     (``large``) the chosen slice of the large view, whose colour scale spans the whole
     array's finite range (exact statistics), so every slice shares one scale. Raises
@@ -151,7 +166,14 @@ def row_picture(label: str, value: Any, *, large: bool, axes: tuple[int, int] | 
         return array_picture.picture(value, max_side=array_picture.THUMBNAIL_SIDE), ""
     stats = summaries.array_stats(value) if summaries.is_array(value) else None
     value_range = (stats.min, stats.max) if stats is not None and stats.min is not None else None
-    pic = array_picture.picture(value, axes=axes, indices=indices, max_side=array_picture.VIEW_SIDE,
-                                value_range=value_range, sharding=sharding, stats=stats,
-                                sampling=sampling if sampling is not None else array_picture.Sampling.STRIDED)
+    pic = array_picture.picture(
+        value,
+        axes=axes,
+        indices=indices,
+        max_side=array_picture.VIEW_SIDE,
+        value_range=value_range,
+        sharding=sharding,
+        stats=stats,
+        sampling=sampling if sampling is not None else array_picture.Sampling.STRIDED,
+    )
     return pic, summaries.summarize(label, value).describe()

@@ -15,8 +15,7 @@ SUMMARY_PICTURES = 12  # arrays the static stop summary draws
 SUMMARY_MAX_ELEMENTS = 1 << 24
 
 
-def small_pictures(values: dict[str, Any], limit: int = SUMMARY_PICTURES
-                   ) -> tuple[tuple[str, ArrayPicture], ...]:
+def small_pictures(values: dict[str, Any], limit: int = SUMMARY_PICTURES) -> tuple[tuple[str, ArrayPicture], ...]:
     """Small pictures of the arrays among ``values`` (a frame's locals), at most ``limit``;
     values that cannot be drawn (scalars, empty, object arrays) or hold more than
     SUMMARY_MAX_ELEMENTS elements are left out."""
@@ -59,8 +58,7 @@ def array_leaves(value: Any, limit: int = 16) -> list[tuple[str, Any]]:
 class ShownArrays:
     """The pictures ``show`` drew, each with its pytree key path ("" for the value itself)."""
 
-    def __init__(self, source: str, pictures: list[tuple[str, ArrayPicture]],
-                 more: int = 0) -> None:
+    def __init__(self, source: str, pictures: list[tuple[str, ArrayPicture]], more: int = 0) -> None:
         self.source = source
         self.pictures = pictures
         self.more = more  # array leaves left out

@@ -48,11 +48,11 @@ class Interval:
 class Shard:
     """One distinct slice of the array and every device that holds a copy of it."""
 
-    number: int                        # position in ShardingLayout.shards; picks the colour
+    number: int  # position in ShardingLayout.shards; picks the colour
     bounds: tuple[tuple[int, int], ...]  # (start, stop) per dimension
-    slice_text: str                    # "[0:4, :]", or "x=0, y=1" for a mesh position
-    devices: tuple[int, ...]           # device ids, ascending
-    processes: tuple[int, ...]         # process indices of those devices, ascending
+    slice_text: str  # "[0:4, :]", or "x=0, y=1" for a mesh position
+    devices: tuple[int, ...]  # device ids, ascending
+    processes: tuple[int, ...]  # process indices of those devices, ascending
 
     @property
     def replicas(self) -> int:
@@ -82,19 +82,19 @@ class ShardingLayout:
     """Everything the views draw. Build it with :func:`layout_of`."""
 
     kind: LayoutKind
-    title: str                                 # "float32[8,8]", "shape [8,8]", "Mesh"
-    sharding_name: str                         # "NamedSharding", "Mesh", ...
+    title: str  # "float32[8,8]", "shape [8,8]", "Mesh"
+    sharding_name: str  # "NamedSharding", "Mesh", ...
     shape: tuple[int, ...]
-    dim_names: tuple[str, ...]                 # "dim 0 (x)", or a mesh axis name
+    dim_names: tuple[str, ...]  # "dim 0 (x)", or a mesh axis name
     intervals: tuple[tuple[Interval, ...], ...]  # elementary blocks per dimension
-    block_shard: dict[tuple[int, ...], int]    # block position -> shard number
+    block_shard: dict[tuple[int, ...], int]  # block position -> shard number
     shards: tuple[Shard, ...]
-    mesh_axes: tuple[tuple[str, int], ...]     # () when there is no mesh
-    spec: str | None                           # "P('x', 'y')" for a NamedSharding
+    mesh_axes: tuple[tuple[str, int], ...]  # () when there is no mesh
+    spec: str | None  # "P('x', 'y')" for a NamedSharding
     platform: str
     device_count: int
     process_count: int
-    note: str = ""                             # "as compiled": where the layout comes from
+    note: str = ""  # "as compiled": where the layout comes from
 
     # -- which dimensions make the grid ---------------------------------------
     @functools.cached_property
@@ -133,10 +133,8 @@ class ShardingLayout:
     def page_title(self, page: tuple[int, ...]) -> str:
         chosen = dict(zip(self.page_dims, page))
         if self.kind is LayoutKind.MESH:
-            return ", ".join(f"{self.dim_names[d]}={self.intervals[d][i].label}"
-                             for d, i in chosen.items())
-        parts = [self.intervals[d][chosen[d]].label if d in chosen else ":"
-                 for d in range(len(self.shape))]
+            return ", ".join(f"{self.dim_names[d]}={self.intervals[d][i].label}" for d, i in chosen.items())
+        parts = [self.intervals[d][chosen[d]].label if d in chosen else ":" for d in range(len(self.shape))]
         return "[" + ", ".join(parts) + "]"
 
     def rows(self) -> int:
@@ -254,7 +252,7 @@ def compress_ids(ids: Sequence[int], max_parts: int = 4) -> str:
     runs.append((start, prev))
     parts = [str(a) if a == b else (f"{a},{b}" if b == a + 1 else f"{a}–{b}") for a, b in runs]
     if len(parts) > max_parts:
-        return ",".join(parts[:max_parts - 1]) + f",… ({len(ids)})"
+        return ",".join(parts[: max_parts - 1]) + f",… ({len(ids)})"
     return ",".join(parts)
 
 

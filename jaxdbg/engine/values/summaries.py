@@ -69,8 +69,7 @@ class ArrayStats:
 
     def class_counts(self) -> dict[str, int]:
         """``nan``, ``+inf`` and ``-inf`` counts, as the array pictures name them."""
-        return {"nan": self.nan_count, "+inf": self.inf_count - self.neg_inf_count,
-                "-inf": self.neg_inf_count}
+        return {"nan": self.nan_count, "+inf": self.inf_count - self.neg_inf_count, "-inf": self.neg_inf_count}
 
     def nonfinite_places(self, named: int = NONFINITE_NAMED) -> str:
         """``nan at [40, 3], +inf at [57, 20]``: the first ``named`` NaN / Inf cells, and
@@ -94,10 +93,19 @@ class ArrayStats:
         mean = data.get("mean")
         if isinstance(mean, list):
             mean = complex(*mean)
-        cells = tuple(NonFiniteCell(tuple(int(i) for i in index), str(kind))
-                      for index, kind in data.get("nonfinite_cells") or ())
-        return cls(data.get("min"), data.get("max"), mean, int(data["nan_count"]), int(data["inf_count"]),
-                   bool(data.get("magnitudes")), int(data.get("neg_inf_count") or 0), cells)
+        cells = tuple(
+            NonFiniteCell(tuple(int(i) for i in index), str(kind)) for index, kind in data.get("nonfinite_cells") or ()
+        )
+        return cls(
+            data.get("min"),
+            data.get("max"),
+            mean,
+            int(data["nan_count"]),
+            int(data["inf_count"]),
+            bool(data.get("magnitudes")),
+            int(data.get("neg_inf_count") or 0),
+            cells,
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,8 +209,9 @@ def is_array(value: Any) -> bool:
     raises (anything) means "not an array"."""
     if isinstance(value, (type, types.ModuleType)):
         return False
-    return guarded(lambda: isinstance(getattr(value, "shape", None), tuple)
-                   and hasattr(value, "dtype"), lambda e: False)
+    return guarded(
+        lambda: isinstance(getattr(value, "shape", None), tuple) and hasattr(value, "dtype"), lambda e: False
+    )
 
 
 def describe_sharding(value: Any) -> str | None:
@@ -294,7 +303,7 @@ def _min_max_mean(host: np.ndarray) -> tuple[Any, Any, float]:
     flat = host.ravel(order="K")  # a view of a contiguous array, in memory order
     lows, highs, total = [], [], 0.0
     for start in range(0, flat.size, STATS_CHUNK):
-        piece = flat[start:start + STATS_CHUNK]
+        piece = flat[start : start + STATS_CHUNK]
         lows.append(piece.min())
         highs.append(piece.max())
         total += float(piece.sum(dtype=np.float64))
@@ -309,7 +318,7 @@ def _chunked_stats(host: np.ndarray, convert: Any) -> ArrayStats:
     total, finite_count, nan_count, inf_count, neg_inf_count = 0.0, 0, 0, 0, 0
     cells: list[NonFiniteCell] = []
     for start in range(0, flat.size, STATS_CHUNK):
-        chunk = flat[start:start + STATS_CHUNK]
+        chunk = flat[start : start + STATS_CHUNK]
         if convert is not None:
             chunk = convert(chunk)
         if np.issubdtype(chunk.dtype, np.floating):
@@ -332,8 +341,9 @@ def _chunked_stats(host: np.ndarray, convert: Any) -> ArrayStats:
     return ArrayStats(lo, hi, mean, nan_count, inf_count, False, neg_inf_count, tuple(cells))
 
 
-def _note_cells(cells: list[NonFiniteCell], chunk: np.ndarray, finite: np.ndarray, start: int,
-                shape: tuple[int, ...]) -> None:
+def _note_cells(
+    cells: list[NonFiniteCell], chunk: np.ndarray, finite: np.ndarray, start: int, shape: tuple[int, ...]
+) -> None:
     """Add the places of ``chunk``'s non-finite values (its first element is flat index
     ``start``) to ``cells``, up to NONFINITE_LISTED."""
     room = NONFINITE_LISTED - len(cells)
@@ -354,7 +364,7 @@ def _complex_stats(host: np.ndarray) -> ArrayStats:
     total, finite_count, nan_count, inf_count = 0j, 0, 0, 0
     cells: list[NonFiniteCell] = []
     for start in range(0, flat.size, STATS_CHUNK):
-        chunk = flat[start:start + STATS_CHUNK]
+        chunk = flat[start : start + STATS_CHUNK]
         # |x| is NaN where either part is NaN (and no part is infinite), Inf where one is.
         magnitudes = np.abs(chunk)
         finite = np.isfinite(magnitudes)
@@ -383,20 +393,22 @@ def _type_name(value: Any) -> str:
 
 
 def _preview(value: Any) -> str:
-    return guarded(lambda: " ".join(_SHORT_REPR.repr(value).split()),  # one line
-                   lambda e: f"<repr failed: {format_exception(e)}>")
+    return guarded(
+        lambda: " ".join(_SHORT_REPR.repr(value).split()),  # one line
+        lambda e: f"<repr failed: {format_exception(e)}>",
+    )
 
 
-def summarize(name: str, value: Any, sharding: str | None = None, *,
-              with_stats: bool = True) -> ValueSummary:
+def summarize(name: str, value: Any, sharding: str | None = None, *, with_stats: bool = True) -> ValueSummary:
     """One row of the locals table. ``sharding``: the program's layout when the stop
     knows it; otherwise where the value lives now is shown. ``with_stats=False`` leaves
     an array's statistics out (``stats_pending``), for a view that takes them only
     when the row is shown. Never raises (user ``__repr__`` / properties may raise
     anything; KeyboardInterrupt excepted)."""
-    return guarded(lambda: _summarize(name, value, sharding, with_stats),
-                   lambda e: ValueSummary(name, type(value).__name__,
-                                          preview=f"<summary failed: {format_exception(e)}>"))
+    return guarded(
+        lambda: _summarize(name, value, sharding, with_stats),
+        lambda e: ValueSummary(name, type(value).__name__, preview=f"<summary failed: {format_exception(e)}>"),
+    )
 
 
 def _summarize(name: str, value: Any, sharding: str | None, with_stats: bool = True) -> ValueSummary:
@@ -410,18 +422,27 @@ def _summarize(name: str, value: Any, sharding: str | None, with_stats: bool = T
         if shape == ():  # a scalar's value, as numpy prints its dtype, in every view
             preview = guarded(lambda: scalar_text(value), lambda e: "")
         elif size <= 8:
-            preview = guarded(lambda: np.array2string(np.asarray(value), threshold=8, separator=", ",
-                                                      max_line_width=10_000), lambda e: "")
-        return ValueSummary(name, type_name, shape, str(value.dtype),
-                            sharding or describe_sharding(value),
-                            array_stats(value) if with_stats else None, preview,
-                            stats_pending=not with_stats)
+            preview = guarded(
+                lambda: np.array2string(np.asarray(value), threshold=8, separator=", ", max_line_width=10_000),
+                lambda e: "",
+            )
+        return ValueSummary(
+            name,
+            type_name,
+            shape,
+            str(value.dtype),
+            sharding or describe_sharding(value),
+            array_stats(value) if with_stats else None,
+            preview,
+            stats_pending=not with_stats,
+        )
     if isinstance(value, (list, tuple, dict)):
         arrays = _array_leaves(value)
         if arrays:
             elements = sum(int(np.prod(a.shape)) for a in arrays)
-            return ValueSummary(name, type_name, preview=(
-                f"{len(value)} items; {len(arrays)} arrays, {elements:,} elements"))
+            return ValueSummary(
+                name, type_name, preview=(f"{len(value)} items; {len(arrays)} arrays, {elements:,} elements")
+            )
     return ValueSummary(name, type_name, preview=_preview(value))
 
 
@@ -461,13 +482,10 @@ def _element_type(value: Any) -> str:
 
 
 def _array_leaves(tree: Any) -> list[Any]:
-    return guarded(lambda: [leaf for leaf in jax.tree_util.tree_leaves(tree) if is_array(leaf)],
-                   lambda e: [])
+    return guarded(lambda: [leaf for leaf in jax.tree_util.tree_leaves(tree) if is_array(leaf)], lambda e: [])
 
 
-def summarize_locals(values: dict[str, Any], shardings: dict[str, str] | None = None
-                     ) -> list[ValueSummary]:
+def summarize_locals(values: dict[str, Any], shardings: dict[str, str] | None = None) -> list[ValueSummary]:
     """Rows for a frame's locals; ``shardings`` maps names to their program layout."""
     shardings = shardings or {}
-    return [summarize(name, value, shardings.get(name))
-            for name, value in values.items() if not name.startswith("__")]
+    return [summarize(name, value, shardings.get(name)) for name, value in values.items() if not name.startswith("__")]

@@ -22,8 +22,9 @@ def body(block):
 
 
 f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P()))
-x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")),
-                                 lambda i: np.where(np.arange(8) == 5, 4.0, np.arange(8.0) + 5)[i])
+x = jax.make_array_from_callback(
+    (8,), NamedSharding(mesh, P("x")), lambda i: np.where(np.arange(8) == 5, 4.0, np.arange(8.0) + 5)[i]
+)
 try:
     f(x)
 except FloatingPointError as error:

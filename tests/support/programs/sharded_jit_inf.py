@@ -23,8 +23,9 @@ def body(x):
     return jnp.log(shifted) * 2  # -Inf where x holds a 4
 
 
-x = jax.make_array_from_callback((8,), NamedSharding(mesh, P("x")),
-                                 lambda i: np.where(np.arange(8) == 5, 4.0, np.arange(8.0) + 5)[i])
+x = jax.make_array_from_callback(
+    (8,), NamedSharding(mesh, P("x")), lambda i: np.where(np.arange(8) == 5, 4.0, np.arange(8.0) + 5)[i]
+)
 try:
     body(x)
 except FloatingPointError as error:
