@@ -271,9 +271,10 @@ def pytest(
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff (the rules in pyproject.toml): bugs, not style."""
+    """ruff: the rules in pyproject.toml (bugs and import order), and the formatting."""
     install_once(session, [_extra("ruff")])
     check(session, "lint (ruff)", _extra("ruff"), "ruff", "check", ".")
+    check(session, "format (ruff format --check)", _extra("ruff"), "ruff", "format", "--check", ".")
 
 
 # ------------------------------------------------------------------ the package as users get it

@@ -26,10 +26,9 @@ import contextvars
 import dataclasses
 import functools
 import logging
-import string
 import sys
 import threading
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator
 
 import jax
 import jax.numpy as jnp
@@ -37,7 +36,7 @@ import numpy as np
 from jax.custom_batching import custom_vmap
 
 from jaxdbg import config
-from jaxdbg.capture import shard_devices
+from jaxdbg.capture import print_format, shard_devices
 from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.internals import jax_api
@@ -208,45 +207,6 @@ def _from_another_process(message: dict[str, Any]) -> None:
 remote_prints.receive_with(_from_another_process)
 
 
-# -- format checks, as jax.debug.print makes them ---------------------------------------
-
-
-class _FormatChecker(string.Formatter):
-    """Raises what ``jax.debug.print`` raises for arguments the format does not use."""
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        return ""
-
-    def check_unused_args(self, used_args, args, kwargs) -> None:
-        unused_args = [arg for i, arg in enumerate(args) if i not in used_args]
-        unused_kwargs = [k for k in kwargs if k not in used_args]
-        if unused_args:
-            raise ValueError(f"Unused positional arguments to `jax.debug.print`: {unused_args}")
-        if unused_kwargs:
-            raise ValueError(
-                f"Unused keyword arguments to `jax.debug.print`: {unused_kwargs}. "
-                'You may be passing an f-string (i.e, `f"{x}"`) into '
-                "`jax.debug.print` and instead should pass in a regular string."
-            )
-
-
-_checker = _FormatChecker()
-
-
-def _has_placeholders(fmt: str) -> bool:
-    if not fmt:
-        return False
-    _, field_name, *_ = next(iter(string.Formatter().parse(fmt)))
-    return field_name is not None
-
-
-def _format(fmt: str, printoptions: Mapping[str, Any], placeholders: bool, args, kwargs) -> str:
-    if placeholders:
-        with np.printoptions(**printoptions):
-            return fmt.format(*args, **kwargs)
-    return " ".join((fmt, *(str(a) for a in args)))
-
-
 # -- staging: JAX's own unrolling, with each element's index known --------------------------
 #
 # jax.debug.callback under vmap unrolls into one call per batch element (its
@@ -409,15 +369,20 @@ def stage_print(
     from_jax: bool,
     level: int | None = None,
 ) -> None:
-    _checker.format(fmt, *args, **kwargs)  # the same errors, at the same (trace) time
+    print_format.check_arguments(fmt, args, kwargs)  # the same errors, at the same (trace) time
     debug_host.join_job()  # in a job, rows may travel to its debug host
-    placeholders = _has_placeholders(fmt)
+    placeholders = print_format.has_placeholders(fmt)
     printoptions = np.get_printoptions()
 
     def host(site: CallSite, args, kwargs) -> None:
         deliver(
             PrintRow(
-                _format(fmt, printoptions, placeholders, args, kwargs), site, ordered, from_jax, partitioned, level
+                print_format.format_row(fmt, printoptions, placeholders, args, kwargs),
+                site,
+                ordered,
+                from_jax,
+                partitioned,
+                level,
             )
         )
 

@@ -53,7 +53,8 @@ class _ThreadRoutedStream:
     def write(self, text: str) -> int:
         buffer = getattr(_this_thread, "buffer", None)
         if buffer is not None:
-            return buffer.write(text)
+            written: int = buffer.write(text)
+            return written
         me = threading.get_ident()
         with _lock:
             routing = _routing > 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # the data types of the kinds; their modules import this one's users
     from jaxdbg.engine.breakpoint_state import BreakpointRow
@@ -180,22 +180,22 @@ class Output:
     @property
     def source(self) -> SourceView | None:
         """``SOURCE``: the window of lines shown."""
-        return self._of(OutputKind.SOURCE)
+        return cast("SourceView | None", self._of(OutputKind.SOURCE))
 
     @property
     def frames(self) -> list[FrameRow]:
         """``WHERE``: the stack, innermost first."""
-        return self._of(OutputKind.WHERE) or []
+        return cast("list[FrameRow]", self._of(OutputKind.WHERE) or [])
 
     @property
     def locals(self) -> list[ValueSummary]:
         """``LOCALS``: one summary per visible name."""
-        return self._of(OutputKind.LOCALS) or []
+        return cast("list[ValueSummary]", self._of(OutputKind.LOCALS) or [])
 
     @property
     def value_summary(self) -> ValueSummary | None:
         """``TEXT`` from ``whatis``: the value it describes."""
-        return self._of(OutputKind.TEXT)
+        return cast("ValueSummary | None", self._of(OutputKind.TEXT))
 
     @property
     def value(self) -> Any:
@@ -204,23 +204,23 @@ class Output:
 
     @property
     def help(self) -> list[CommandHelp]:
-        return self._of(OutputKind.HELP) or []
+        return cast("list[CommandHelp]", self._of(OutputKind.HELP) or [])
 
     @property
     def sharding(self) -> ShardingView | None:
         """``SHARDING``: the layout, which draws itself as text, rich and HTML."""
-        return self._of(OutputKind.SHARDING)
+        return cast("ShardingView | None", self._of(OutputKind.SHARDING))
 
     @property
     def pictures(self) -> ShownArrays | None:
         """``PICTURE``: arrays drawn as pictures (text, rich and HTML)."""
-        return self._of(OutputKind.PICTURE)
+        return cast("ShownArrays | None", self._of(OutputKind.PICTURE))
 
     @property
     def breakpoints(self) -> list[BreakpointRow]:
-        return self._of(OutputKind.BREAKPOINTS) or []
+        return cast("list[BreakpointRow]", self._of(OutputKind.BREAKPOINTS) or [])
 
     @property
     def watches(self) -> list[Watch]:
         """``WATCHES``: the breakpoint's watches with their values over hits."""
-        return self._of(OutputKind.WATCHES) or []
+        return cast("list[Watch]", self._of(OutputKind.WATCHES) or [])

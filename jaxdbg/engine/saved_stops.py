@@ -286,11 +286,12 @@ def _fail(path: str, why: str) -> SavedStopError:
 
 def _dtype(name: Any, path: str) -> np.dtype:
     if name in _NUMPY_DTYPES:
-        return np.dtype(name)
+        return np.dtype(str(name))
     if name in _ML_DTYPES:
         import ml_dtypes  # installed with jax
 
-        return np.dtype(getattr(ml_dtypes, name))
+        found: np.dtype = np.dtype(getattr(ml_dtypes, name))
+        return found
     raise _fail(path, f"unknown dtype {name!r}")
 
 
@@ -327,7 +328,7 @@ class _Reader:
         raw = self.arrays[key]
         if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size != math.prod(shape) * dtype.itemsize:
             raise _fail(self.path, f"the array {key!r} has the wrong size")
-        value = raw.view(dtype).reshape(shape)
+        value: np.ndarray = raw.view(dtype).reshape(shape)
         value.flags.writeable = False
         return value
 

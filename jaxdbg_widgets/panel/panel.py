@@ -37,6 +37,7 @@ from jaxdbg.runtime import notices, phrases
 from jaxdbg.views import html as html_view
 from jaxdbg_widgets.panel import array_view
 from jaxdbg_widgets.panel import state as model
+from jaxdbg_widgets.panel.log import LogEntry, html_of
 from jaxdbg_widgets.panel.protocol import PRESENCE, TYPE, ToBrowser, ToKernel, message
 from jaxdbg_widgets.panel.widget import PanelWidget
 
@@ -50,69 +51,6 @@ HISTORY_LENGTH = 500
 
 #: Lines typed in any panel of this kernel, oldest first (↑ / ↓ across stops).
 HISTORY: list[str] = []
-
-
-class LogEntry:
-    """One command and what it printed, cut for display (full text kept for "more")."""
-
-    def __init__(
-        self,
-        number: int,
-        command: str,
-        text: str,
-        *,
-        error: bool = False,
-        pretty: bool = False,
-        typed: bool = False,
-        html: str = "",
-    ) -> None:
-        self.number = number
-        self.command, self.command_cut = model.clip(command, model.COMMAND_CHARS)
-        self.full_text = text
-        # A result the browser draws as HTML (a sharding layout), made by jaxdbg's own
-        # renderers with every user string escaped; ``text`` stays for the summary.
-        self.html = html
-        self.error = error
-        self.pretty = pretty
-        self.typed = typed
-        self.expanded = False
-
-    def echo(self) -> str:
-        """The command as the summary shows it: ``pp`` when pretty-printing was on, and
-        how much of a long line was left out."""
-        cut = f" ... [{phrases.more_characters(self.command_cut)}]" if self.command_cut else ""
-        return ("pp " if self.pretty else "") + self.command + cut
-
-    def state(self) -> dict:
-        if self.html:
-            text, cut = "", 0
-        elif self.expanded:
-            text, cut = self.full_text, 0
-        else:
-            text, cut = model.clip(self.full_text, model.LOG_CHARS)
-        return {
-            "n": self.number,
-            "command": self.command,
-            "command_cut": self.command_cut,
-            "text": text,
-            "cut": cut,
-            "error": self.error,
-            "pretty": self.pretty,
-            "typed": self.typed,
-            "html": self.html,
-        }
-
-
-def _html_of(output: Output) -> str:
-    """The HTML the panel draws for a result, or "" to draw its text: a sharding
-    layout is a grid (its text form is box drawing, which a browser font breaks)."""
-    drawn = output.sharding if output.sharding is not None else output.pictures
-    if drawn is None or output.printed:
-        return ""
-    try:
-        return drawn._repr_html_()
-    except Exception:  # the text is still there
-        return ""
 
 
 def _for_breakpoint(s: Session) -> bool:
@@ -455,7 +393,7 @@ class DebuggerPanel:
         text = output.text
         if output.kind is OutputKind.VALUE and not text:
             text = "''"
-        self._add(command, text, error=output.is_error, html=_html_of(output), **kw)
+        self._add(command, text, error=output.is_error, html=html_of(output), **kw)
 
     def _log_button(self, line: str, output: Output) -> None:
         if output.resume:  # the static summary's last line says how the stop ended

@@ -28,8 +28,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from jaxdbg.engine.values import summaries
+from jaxdbg.engine.values import picture_sampling, summaries
 from jaxdbg.engine.values.drawable import Drawable
+from jaxdbg.engine.values.picture_sampling import Sampling
 
 #: Colour codes of the ramp: 0 (the range's low end) .. LEVELS - 1 (its high end).
 LEVELS = 248
@@ -42,16 +43,6 @@ class CellClass(enum.IntEnum):
     POS_INF = 253
     NEG_INF = 254
     ZERO = 255
-
-
-class Sampling(str, enum.Enum):
-    """How a slice bigger than the picture was cut down."""
-
-    STRIDED = "strided"  # every k-th row / column, the first and the last kept
-    EDGES = "edges"  # the first and the last rows / columns, the middle left out
-
-    def __str__(self) -> str:
-        return self.value
 
 
 THUMBNAIL_SIDE = 32  # the locals table's small pictures
@@ -183,7 +174,8 @@ def _as_numbers(block: np.ndarray) -> np.ndarray:
     """A kept block as float64 (exact for what is shown on hover: float32, bfloat16,
     ints up to 2**53)."""
     if np.issubdtype(block.dtype, np.complexfloating):
-        return np.abs(block).astype(np.float64)
+        magnitudes: np.ndarray = np.abs(block).astype(np.float64)
+        return magnitudes
     if block.dtype == np.bool_:
         return block.astype(np.float64)
     if block.dtype.kind in "iuf" or "float" in block.dtype.name:
@@ -229,16 +221,6 @@ def _slice_index(
     if unknown:
         raise PictureError(f"axis {unknown[0]} is shown or not an axis; slider indices are for the other axes")
     return tuple(index)
-
-
-def _kept(n: int, side: int, sampling: Sampling) -> np.ndarray:
-    """The kept positions of an axis of ``n`` when at most ``side`` may stay."""
-    if n <= side:
-        return np.arange(n)
-    if sampling is Sampling.EDGES:
-        half = side // 2
-        return np.concatenate([np.arange(half), np.arange(n - half, n)])
-    return np.unique(np.linspace(0, n - 1, side).round().astype(np.int64))
 
 
 # ---------------------------------------------------------------------- colour codes
@@ -346,14 +328,14 @@ def picture(
     index = _slice_index(shape, shown, indices)
     rows_n = 1 if shown[0] is None else shape[shown[0]]
     cols_n = shape[shown[1]] if shape else 1
-    rows = _kept(rows_n, max_side, sampling)
-    cols = _kept(cols_n, max_side, sampling)
+    rows = picture_sampling.kept_positions(rows_n, max_side, sampling)
+    cols = picture_sampling.kept_positions(cols_n, max_side, sampling)
     if stats is None and host.dtype.kind != "O":
         stats = summaries.array_stats(value)
     slice_nonfinite = 0
     if stats is not None and stats.nonfinite_count and (len(rows) < rows_n or len(cols) < cols_n):
-        cells, slice_nonfinite = _nonfinite_in_slice(host, shown, index, max_side, stats)
-        rows, cols = _keep_cells(rows, cols, cells)
+        cells, slice_nonfinite = picture_sampling.nonfinite_in_slice(host, shown, index, max_side, stats)
+        rows, cols = picture_sampling.keep_cells(rows, cols, cells)
     block = _block(host, shown, index, rows, cols)
     values = _as_numbers(block)
     if value_range is None:  # the whole array's exact range, else (no statistics) the cells'
@@ -409,69 +391,6 @@ def _whole_counts(host: np.ndarray, stats: summaries.ArrayStats | None, codes: n
     return counts
 
 
-def _slice_of(host: np.ndarray, shown: tuple[int | None, int], index: tuple[int | None, ...]) -> np.ndarray:
-    """The shown slice as a (rows, cols) view of the host copy."""
-    if host.ndim <= 1:
-        return host.reshape(1, -1)
-    row_axis, col_axis = shown
-    whole = host[tuple(i if i is not None else slice(None) for i in index)]
-    return whole if row_axis < col_axis else whole.T  # type: ignore[operator]
-
-
-def _nonfinite_in_slice(
-    host: np.ndarray,
-    shown: tuple[int | None, int],
-    index: tuple[int | None, ...],
-    limit: int,
-    stats: summaries.ArrayStats,
-) -> tuple[np.ndarray, int]:
-    """The (row, col) of the slice's first ``limit`` NaN / Inf cells, and how many it holds."""
-    if stats.nonfinite_count <= len(stats.nonfinite_cells):  # the statistics know every place
-        row_axis, col_axis = shown
-        here = [
-            c.index
-            for c in stats.nonfinite_cells
-            if all(i is None or c.index[axis] == i for axis, i in enumerate(index))
-        ]
-        places = [(0 if row_axis is None else at[row_axis], at[col_axis]) for at in here]
-        return np.array(places[:limit], np.int64).reshape(-1, 2), len(places)
-    part = _slice_of(host, shown, index)  # else one pass over the slice finds them
-    try:
-        bad = ~np.isfinite(part)
-    except TypeError:  # an ml_dtypes float numpy's isfinite does not take
-        bad = ~np.isfinite(part.astype(np.float32))
-    return np.argwhere(bad)[:limit], int(np.count_nonzero(bad))
-
-
-def _keep_cells(rows: np.ndarray, cols: np.ndarray, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The kept rows and columns with the rows and columns of ``cells`` swapped in, each
-    for the nearest kept one not itself holding such a cell (so the picture keeps its size
-    and its place for everything else)."""
-    rows, cols = rows.copy(), cols.copy()
-    fixed_rows: set[int] = set()
-    fixed_cols: set[int] = set()
-    for r, c in cells:
-        if _swap_in(rows, fixed_rows, int(r)):
-            _swap_in(cols, fixed_cols, int(c))
-    return np.sort(rows), np.sort(cols)
-
-
-def _swap_in(kept: np.ndarray, fixed: set[int], wanted: int) -> bool:
-    """Make ``wanted`` one of ``kept`` (in place), replacing the nearest position not in
-    ``fixed``; False when every kept position is already fixed."""
-    if wanted in fixed:
-        return True
-    if not (kept == wanted).any():
-        for j in np.argsort(np.abs(kept - wanted), kind="stable"):
-            if int(kept[j]) not in fixed:
-                kept[j] = wanted
-                break
-        else:
-            return False
-    fixed.add(wanted)
-    return True
-
-
 def _histogram(values: np.ndarray, low: float | None, high: float | None) -> tuple[np.ndarray, np.ndarray]:
     """Counts of the finite values in HISTOGRAM_BINS bins from ``low`` to ``high``
     (values outside the range counted in the end bins); one full bin when low == high."""
@@ -494,11 +413,12 @@ def _block(
     if host.ndim == 0:
         return host.reshape(1, 1)
     if host.ndim == 1:
-        return host[cols].reshape(1, -1)
+        row: np.ndarray = host[cols].reshape(1, -1)
+        return row
     row_axis, col_axis = shown
     assert row_axis is not None
     selector: list[Any] = [i if i is not None else slice(None) for i in index]
     selector[row_axis] = rows[:, None] if row_axis < col_axis else rows[None, :]
     selector[col_axis] = cols[None, :] if row_axis < col_axis else cols[:, None]
-    block = host[tuple(selector)]
+    block: np.ndarray = host[tuple(selector)]
     return block if row_axis < col_axis else block.T

@@ -172,7 +172,8 @@ def _shape_title(shape: Sequence[int], dtype: Any = None) -> str:
 
 def _dtype_name(dtype: Any) -> str:
     try:
-        return np.dtype(dtype).name
+        name: str = np.dtype(dtype).name
+        return name
     except TypeError:  # JAX's extended dtypes, such as PRNG keys (key<fry>)
         return str(dtype)
 
