@@ -8,7 +8,7 @@ the set of packages in the checkout changed (a stamp in the venv records that).
 - ``lint``: ruff (the rules in pyproject.toml); ``types`` (last): mypy over jaxdbg/ and
   jaxdbg_widgets/, reading the dependencies from the main venv;
 - ``dist``: the sdist and the wheel (``python -m build``) into dist/, from a copy of the
-  files a clone has (dev.py's ``build_dist``); ``installed_wheel``: a venv with that wheel installed as users get it;
+  files a clone has (``devtools.build``); ``installed_wheel``: a venv with that wheel installed as users get it;
 - ``ipykernel6``: a kernel with ipykernel 6.29;
 - ``colab_pins``, ``newest_jax``, ``oldest_jax``: the matrix venvs (Colab's exact pins on
   Colab's Python, the newest JAX on the newest Python found, the oldest JAX the pins
@@ -18,7 +18,7 @@ the set of packages in the checkout changed (a stamp in the venv records that).
 
 Pytest arguments after ``--`` go to ``tests``; with them, the matrix venvs are only built
 and the docs are not built. Every pytest run and check writes its result under
-``.nox/results/`` (JUnit XML and the versions it ran), which ``dev.py`` sums up.
+``.nox/results/`` (JUnit XML and the versions it ran; ``devtools.summary``), which ``dev.py`` sums up.
 
 Not in the matrix: ``lab`` (JupyterLab on notebooks/quickstart.ipynb), ``bench`` (every
 benchmark, one table; on the packages ``lab`` installs, without the test suite's) and
@@ -28,20 +28,21 @@ benchmark, one table; on the packages ``lab`` installs, without the test suite's
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import nox
 
-ROOT = Path(__file__).resolve().parent
-DIST = ROOT / "dist"
-RESULTS = ROOT / ".nox" / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # devtools/, beside this file
+from devtools.build import build_dist
+from devtools.common import DEFAULT_SESSIONS, DIST, ROOT
+from devtools.summary import describe, record
+
 DOCS_SITE = ROOT / "site"
 QUICKSTART = Path("notebooks") / "quickstart.ipynb"
 COLAB_PINS = ".ci/colab-pins.txt"
@@ -83,17 +84,7 @@ KERNEL_ENV = {
     "oldest_jax": "JAXDBG_OLDEST_JAX_PYTHON",
 }
 
-nox.options.sessions = [
-    "lint",
-    "dist",
-    "installed_wheel",
-    "ipykernel6",
-    "colab_pins",
-    "newest_jax",
-    "oldest_jax",
-    "tests",
-    "types",
-]
+nox.options.sessions = DEFAULT_SESSIONS
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
 # A Python this machine lacks skips its session (the summary says so), on CI too.
@@ -201,35 +192,6 @@ def _jax_floor() -> str:
 # ------------------------------------------------------------------ results
 
 
-def describe(python: str | Path) -> str:
-    code = (
-        "import sys, jax, ipykernel, IPython, ipywidgets, jupyter_client; "
-        "print(f'Python {sys.version.split()[0]}, jax {jax.__version__}, ipykernel {ipykernel.__version__}, "
-        "IPython {IPython.__version__}, ipywidgets {ipywidgets.__version__}, "
-        "jupyter_client {jupyter_client.__version__}')"
-    )
-    out = subprocess.run(
-        [str(python), "-c", code],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "JAX_PLATFORMS": "cpu"},
-    )
-    return out.stdout.strip() or f"(could not import: {out.stderr.strip().splitlines()[-1:]})"
-
-
-def record(label: str, versions: str, counts: dict[str, int] | None = None, seconds: float | None = None) -> Path:
-    """Note a run for the summary: its counts, or (None) the JUnit XML its pytest writes,
-    whose path this returns; and how long it took, once it has ended."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"\W+", "-", label).strip("-")
-    (RESULTS / f"{slug}.json").write_text(
-        json.dumps({"label": label, "versions": versions, "counts": counts, "junit": f"{slug}.xml", "seconds": seconds})
-    )
-    return RESULTS / f"{slug}.xml"
-
-
 def check(session: nox.Session, label: str, versions: str, *args: str, **kwargs) -> None:
     """Run a check that counts as one test in the summary: passed, or failed."""
     started = time.monotonic()
@@ -280,20 +242,12 @@ def lint(session: nox.Session) -> None:
 # ------------------------------------------------------------------ the package as users get it
 
 
-def _dev_module():
-    """dev.py (standard library only) as a module: its build_dist is the one build recipe."""
-    spec = importlib.util.spec_from_file_location("jaxdbg_dev", ROOT / "dev.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @nox.session
 def dist(session: nox.Session) -> None:
-    """The sdist and the wheel into dist/ (dev.py's build_dist: from a copy of the files a
+    """The sdist and the wheel into dist/ (devtools.build: from a copy of the files a
     clone has, since an editable install's egg-info would hide one missing from package-data)."""
     install_once(session, ["build"])
-    _dev_module().build_dist(Path(session.virtualenv.location) / "bin" / "python", DIST)
+    build_dist(Path(session.virtualenv.location) / "bin" / "python", DIST)
 
 
 @nox.session

@@ -1,12 +1,10 @@
-"""dev.py's closing `matrix:` line counts every run of the matrix: each pytest run's JUnit
+"""`dev.py test`'s closing `matrix:` line (devtools.summary) counts every run of the matrix: each pytest run's JUnit
 XML, each check (lint, types, docs) as one, and a session that failed before it wrote
 anything fails the line too."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,13 +14,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def dev(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("jaxdbg_dev_summary", ROOT / "dev.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    monkeypatch.setattr(module, "RESULTS", tmp_path)
-    monkeypatch.setattr(module, "REPORT", tmp_path / "nox-report.json")
-    return module
+    monkeypatch.syspath_prepend(str(ROOT))  # devtools/ is not installed: it sits beside dev.py
+    from devtools import common, summary
+
+    monkeypatch.setattr(common, "RESULTS", tmp_path)
+    monkeypatch.setattr(common, "REPORT", tmp_path / "nox-report.json")
+    return summary
 
 
 def _run(results: Path, slug: str, label: str, counts=None, junit: str | None = None) -> None:

@@ -26,13 +26,14 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("jaxdbg", "jaxdbg_widgets")
 
 
-def _dev_module():
-    """dev.py (standard library only) as a module: its build_dist is the one build recipe."""
-    spec = importlib.util.spec_from_file_location("jaxdbg_dev", ROOT / "dev.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+def _build_dist(python: Path, out: Path) -> None:
+    """devtools.build's recipe, the one the `dist` session uses (devtools/ sits beside dev.py)."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from devtools.build import build_dist
+    finally:
+        sys.path.remove(str(ROOT))
+    build_dist(python, out)
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def dist_dir(tmp_path_factory) -> Path:
     if importlib.util.find_spec("build") is None:
         pytest.skip("the build package is not installed (python3 dev.py test installs it)")
     out = tmp_path_factory.mktemp("dist")
-    _dev_module().build_dist(Path(sys.executable), out)
+    _build_dist(Path(sys.executable), out)
     return out
 
 
