@@ -454,7 +454,3 @@ def _with_printed(output: Output, printed: str) -> Output:
     printed = printed.rstrip("\n")
     text = printed + ("\n" + output.text if output.text else "")
     return dataclasses.replace(output, text=text, printed=printed)
-
-
-def _render_source(view: SourceView, heading: str) -> str:
-    return source_lines.plain_text(view, heading)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import string
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
 
 from jaxdbg.engine.command_table import TABLE as COMMANDS
 from jaxdbg.engine.frames import display_filename
@@ -67,10 +70,6 @@ def log_entry(line: str, output: Output) -> LogEntry:
 
 def _pygments_css() -> str:
     """Token colours for light mode and (under Colab's dark theme) dark mode."""
-    try:
-        from pygments.formatters import HtmlFormatter
-    except ImportError:
-        return ""
     light = HtmlFormatter(style=palette.PYGMENTS_STYLES["light"]).get_style_defs(".jaxdbg-colab .highlight")
     try:
         dark = HtmlFormatter(style=palette.PYGMENTS_STYLES["dark"]).get_style_defs(
@@ -84,14 +83,8 @@ def _pygments_css() -> str:
 
 
 def highlighted_source(view: SourceView) -> Markup:
-    """The source lines with numbers and the current line marked; pygments if present."""
+    """The source lines with numbers and the current line marked."""
     code = "\n".join(view.lines)
-    try:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import PythonLexer
-    except ImportError:
-        return _plain_source(view)
     lines = window_lines(view)  # pygments numbers them as the other views do
     formatter = HtmlFormatter(
         linenos="inline",
@@ -100,14 +93,6 @@ def highlighted_source(view: SourceView) -> Markup:
         wrapcode=True,
     )
     return Markup(highlight(code, PythonLexer(), formatter))
-
-
-def _plain_source(view: SourceView) -> Markup:
-    rows = []
-    for line in window_lines(view):
-        text = escape(line.plain)
-        rows.append(Markup('<span class="jaxdbg-current">{}</span>').format(text) if line.current else text)
-    return Markup("<pre>") + Markup("\n").join(rows) + Markup("</pre>")
 
 
 def _button(label: str, command: str, css: str = "", title: str = "") -> Markup:

@@ -18,10 +18,12 @@ read them:
 
 from __future__ import annotations
 
-from markupsafe import Markup
+from typing import Any
+
+from markupsafe import Markup, escape
 
 from jaxdbg.engine.source_window import numbered_lines
-from jaxdbg.views import palette
+from jaxdbg.views import palette, source_tokens
 
 MONO = "font-family:var(--jp-code-font-family, monospace);font-size:12px;line-height:1.45;"
 MUTED = "color:var(--jp-content-font-color2, color-mix(in srgb, currentColor 72%, transparent));"
@@ -65,20 +67,14 @@ def token_style(kind) -> str:
     return ""
 
 
+def _styled(kind: Any, text: str) -> Markup:
+    style = token_style(kind)
+    return Markup('<span style="{}">{}</span>').format(style, text) if style else escape(text)
+
+
 def highlighted_lines(lines: list[str], first_lineno: int, current_lineno: int | None) -> Markup:
     """Source lines, highlighted, numbered, the current one marked with ``→`` and a tint."""
-    from pygments.lexers import PythonLexer
-
-    rows: list[list[Markup]] = [[] for _ in lines]
-    row = 0
-    for kind, text in PythonLexer(stripnl=False).get_tokens("\n".join(lines)):
-        style = token_style(kind)
-        for i, piece in enumerate(text.split("\n")):
-            row += 1 if i else 0
-            if piece and row < len(rows):
-                rows[row].append(
-                    Markup('<span style="{}">{}</span>').format(style, piece) if style else Markup("{}").format(piece)
-                )
+    rows = [[_styled(kind, text) for kind, text in runs] for runs in source_tokens.token_lines(lines)]
     out = []
     for line, runs in zip(numbered_lines(lines, first_lineno, current_lineno), rows):
         current = line.current

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES, Token
 
 from jaxdbg.engine import breakpoint_state
@@ -19,13 +18,13 @@ from jaxdbg.engine.frames import display_filename
 from jaxdbg.engine.session import Session
 from jaxdbg.engine.values import local_rows, summaries
 from jaxdbg.runtime import phrases
+from jaxdbg.views import source_tokens
 from jaxdbg.views import text as text_view
 
 COMMAND_CHARS = 300  # an echoed command beyond this is cut (a 10 MB paste stays out)
 LOG_CHARS = 2_000  # a result beyond this is cut until "Show more"
 MAX_CHILDREN = 200  # pytree children listed per node
 HISTORY_CHARS = 10_000  # longer typed lines are not kept in the history
-_LEXER = PythonLexer(stripnl=False, ensurenl=False)
 
 
 #: ``(text cut to limit characters, how many were left out)``: as every log cuts it.
@@ -85,21 +84,18 @@ def _token_class(kind: Any) -> str:
 
 
 def highlight_lines(lines: list[str]) -> list[list[list[str]]]:
-    """Each line as ``[[css class, text], ...]`` runs of pygments tokens."""
-    out: list[list[list[str]]] = [[] for _ in lines]
-    row = 0
-    for kind, text in _LEXER.get_tokens("\n".join(lines)):
-        cls = _token_class(kind)
-        pieces = text.split("\n")
-        for i, piece in enumerate(pieces):
-            if i:
-                row += 1
-            if piece and row < len(out):
-                runs = out[row]
-                if runs and runs[-1][0] == cls:
-                    runs[-1][1] += piece
-                else:
-                    runs.append([cls, piece])
+    """Each line as ``[[css class, text], ...]`` runs of pygments tokens, neighbours of one
+    class joined."""
+    out: list[list[list[str]]] = []
+    for tokens in source_tokens.token_lines(lines):
+        runs: list[list[str]] = []
+        for kind, text in tokens:
+            cls = _token_class(kind)
+            if runs and runs[-1][0] == cls:
+                runs[-1][1] += text
+            else:
+                runs.append([cls, text])
+        out.append(runs)
     return out
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import jax.numpy as jnp
 from markupsafe import escape
 
@@ -59,13 +57,6 @@ def test_finished_view_has_no_buttons_and_a_text_twin():
     assert "data-jaxdbg-command" not in bundle["text/html"] and "<input" not in bundle["text/html"]
     assert "Continued." in bundle["text/html"] and "var(--colab-border-color" in bundle["text/html"]
     assert "(jaxdbg) p y\nArray([0., 1., 2.], dtype=float32)" in bundle["text/plain"]
-
-
-def test_without_pygments_the_source_is_numbered_text(monkeypatch):
-    monkeypatch.setitem(sys.modules, "pygments", None)
-    html = colab_view.render_stop(_session(), [], "abc", 1, live=True)
-    assert 'class="hll"' not in html
-    assert '<span class="jaxdbg-current">3 -&gt;     stop()</span>' in html
 
 
 def test_a_frame_without_source_says_so():
