@@ -69,6 +69,18 @@ def _no_scripted_commands(monkeypatch):
 
 
 @pytest.fixture
+def fresh_scripted_queues(monkeypatch):
+    """No JAXDBG_COMMANDS and empty command queues for the test, and nothing it queued
+    left after it: for modules whose stops are answered by scripted commands."""
+    from jaxdbg.frontends import scripted
+
+    monkeypatch.delenv(scripted.ENV_VAR, raising=False)
+    scripted.reset()
+    yield
+    scripted.reset()
+
+
+@pytest.fixture
 def temporary_backend():
     """Register debugger backends for one test: ``temporary_backend(name, debugger, **kw)``
     (priority -1000 unless given); every one is unregistered afterwards."""

@@ -18,6 +18,7 @@ import pytest
 from support.lab_helpers import (
     ARTIFACTS,
     CURRENT_NOTEBOOK,
+    JITTED_STOP_CELL,
     THEMES,
     WCAG_AA,
     cell,
@@ -76,14 +77,7 @@ x = jax.device_put(np.zeros((4, 6), np.float32), NamedSharding(mesh, P('data', '
 jaxdbg.visualize_sharding(x)
 """
 
-STOP_CELL = """\
-def inner(x):
-    alpha_value = x * 2
-    jaxdbg.breakpoint()
-    return alpha_value.sum()
-
-print("result", jax.jit(inner)(jnp.arange(3.0)))
-"""
+STOP_CELL = JITTED_STOP_CELL
 
 # Each view by the class its root carries.
 VIEWS = {

@@ -7,17 +7,15 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxdbg.capture import nan_in_job, nan_location
+from support.jax_setups import devices_or_skip
 
 
 def _sharded(values):
-    if jax.device_count() < 8:
-        pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)")
-    return jax.device_put(values, NamedSharding(Mesh(np.array(jax.devices()[:8]), ("d",)), P("d")))
+    return jax.device_put(values, NamedSharding(Mesh(np.array(devices_or_skip(8)), ("d",)), P("d")))
 
 
 @jax.jit

@@ -15,6 +15,7 @@ import pytest
 from jaxdbg.capture import nan_location, nan_watch
 from jaxdbg.frontends import scripted
 from jaxdbg.runtime import jax_routes
+from support.jax_setups import devices_or_skip, shard_map
 
 
 @pytest.fixture
@@ -34,19 +35,6 @@ def watch(monkeypatch):
     scripted.reset()
 
 
-def _devices(n: int):
-    if jax.device_count() < n:
-        pytest.skip(f"needs {n} devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)")
-    return jax.devices()[:n]
-
-
-def _shard_map():
-    shard_map = getattr(jax, "shard_map", None)
-    if shard_map is None:
-        from jax.experimental.shard_map import shard_map
-    return shard_map
-
-
 def _banner(text: str) -> str:
     found = re.findall(r"^Stopped at .*$", text, re.M)
     assert len(found) == 1, text
@@ -62,13 +50,13 @@ def test_a_nan_under_shard_map_stops_at_its_line_on_the_device_that_made_it(watc
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    mesh = Mesh(np.array(_devices(8)), ("d",))
+    mesh = Mesh(np.array(devices_or_skip(8)), ("d",))
     out = watch("where; p shifted; up; p block; c")
 
     def shard_fn(block):
         return jax.lax.psum(_root(block), "d")  # every device gets the NaN through psum
 
-    f = jax.jit(_shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P()))
+    f = jax.jit(shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P()))
     x = (jnp.arange(16.0) + 10).at[11].set(-1.0)  # only device 5's block has a value below 10
     with pytest.raises(FloatingPointError):
         f(x)
@@ -82,7 +70,7 @@ def test_a_nan_under_shard_map_stops_at_its_line_on_the_device_that_made_it(watc
 
 
 def test_a_nan_under_pmap_names_each_device_that_made_one(watch):
-    _devices(8)
+    devices_or_skip(8)
     out = watch("c")
 
     def step(block):
@@ -125,11 +113,11 @@ def test_the_backward_pass_of_a_shard_map_names_the_forward_line_and_device(watc
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    mesh = Mesh(np.array(_devices(8)), ("d",))
+    mesh = Mesh(np.array(devices_or_skip(8)), ("d",))
     out = watch("where; c", infs=infs)
 
     def loss(w):
-        return _shard_map()(part, mesh=mesh, in_specs=P("d"), out_specs=P("d"))(w).sum()
+        return shard_map()(part, mesh=mesh, in_specs=P("d"), out_specs=P("d"))(w).sum()
 
     w = (jnp.arange(16.0) + 1).at[11].set(0.0)  # only device 5's block holds a 0
     with pytest.raises(FloatingPointError) as raised:
@@ -172,10 +160,10 @@ def test_a_lines_derivative_under_shard_map_names_the_device():
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    mesh = Mesh(np.array(_devices(8)), ("d",))
+    mesh = Mesh(np.array(devices_or_skip(8)), ("d",))
 
     def loss(w):
-        return _shard_map()(_sine_root, mesh=mesh, in_specs=P("d"), out_specs=P("d"))(w).sum()
+        return shard_map()(_sine_root, mesh=mesh, in_specs=P("d"), out_specs=P("d"))(w).sum()
 
     w = (jnp.arange(16.0) + 1).at[11].set(0.0)  # sin(0) = 0 on device 5 only
     origin = nan_location.locate(jax.jit(jax.grad(loss)), (w,), {}, infs=True)
@@ -240,13 +228,13 @@ def test_an_inf_under_shard_map_stops_at_its_line_on_the_device_that_made_it(wat
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    mesh = Mesh(np.array(_devices(8)), ("d",))
+    mesh = Mesh(np.array(devices_or_skip(8)), ("d",))
     out = watch("where; c", infs=True)
 
     def shard_fn(block):
         return jax.lax.psum(_log(block), "d")  # every device gets the Inf through psum
 
-    f = jax.jit(_shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P()))
+    f = jax.jit(shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P()))
     x = (jnp.arange(16.0) + 11).at[11].set(10.0)  # only device 5's block holds a 10
     with pytest.raises(FloatingPointError, match=r"\(inf\)") as raised:
         f(x)
@@ -257,7 +245,7 @@ def test_an_inf_under_shard_map_stops_at_its_line_on_the_device_that_made_it(wat
 
 
 def test_an_inf_under_pmap_names_each_device_that_made_one(watch):
-    _devices(8)
+    devices_or_skip(8)
     out = watch("c", infs=True)
 
     def step(block):
@@ -303,7 +291,7 @@ def _sharded(values, n: int = 8):
     from jax.sharding import Mesh, NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    return jax.device_put(values, NamedSharding(Mesh(np.array(_devices(n)), ("d",)), P("d")))
+    return jax.device_put(values, NamedSharding(Mesh(np.array(devices_or_skip(n)), ("d",)), P("d")))
 
 
 @pytest.mark.parametrize(
@@ -343,7 +331,7 @@ def test_a_sharded_jit_names_the_device_by_its_jax_id(watch):
     from jax.sharding import PartitionSpec as P
 
     out = watch("c")
-    devices = _devices(8)[::-1]  # the mesh's position 0 is device 7
+    devices = devices_or_skip(8)[::-1]  # the mesh's position 0 is device 7
     x = jax.device_put((jnp.arange(16.0) + 11).at[1].set(-3.0), NamedSharding(Mesh(np.array(devices), ("d",)), P("d")))
     with pytest.raises(FloatingPointError):
         jax.jit(_root)(x)
@@ -359,13 +347,13 @@ def test_an_inf_made_by_a_narrowing_cast_is_located_on_its_device(watch):
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    mesh = Mesh(np.array(_devices(8)), ("d",))
+    mesh = Mesh(np.array(devices_or_skip(8)), ("d",))
     out = watch("c", infs=True)
 
     def shard_fn(block):
         return jax.lax.psum(_narrowed(block), "d")
 
-    f = jax.jit(_shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P()))
+    f = jax.jit(shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P()))
     x = jnp.ones(16).at[11].set(7.0)  # only device 5's block holds a value past 6.5504
     with pytest.raises(FloatingPointError, match=r"\(inf\)"):
         f(x)
@@ -424,11 +412,11 @@ def test_a_line_the_rerun_did_not_reach_lists_its_names_saying_why_they_have_no_
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    mesh = Mesh(np.array(_devices(8)), ("d",))
+    mesh = Mesh(np.array(devices_or_skip(8)), ("d",))
     out = watch("p w; locals; c")
 
     def loss(x):
-        per_device = _shard_map()(
+        per_device = shard_map()(
             lambda block: _safe_root(block).sum(keepdims=True), mesh=mesh, in_specs=P("d"), out_specs=P("d")
         )
         return per_device(x).sum()

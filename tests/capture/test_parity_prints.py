@@ -22,6 +22,7 @@ import pytest
 import jaxdbg
 from jaxdbg.capture import jax_print_routing, prints
 from jaxdbg.runtime import jax_routes
+from support.jax_setups import shard_map
 
 JAX_PRINT = jax_routes.PRINT.original()
 JAX_CALLBACK = jax_routes.CALLBACK.original()
@@ -273,9 +274,6 @@ def test_partitioned_rows_under_shard_map_carry_their_device():
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    shard_map = (
-        getattr(jax, "shard_map", None) or __import__("jax.experimental.shard_map", fromlist=["shard_map"]).shard_map
-    )
     mesh = Mesh(np.array(jax.devices()[:4]), ("x",))
     rows: list[prints.PrintRow] = []
 
@@ -284,7 +282,7 @@ def test_partitioned_rows_under_shard_map_carry_their_device():
         return x
 
     with prints.sink_installed(rows.append):
-        jax.jit(shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(jnp.arange(4.0))
+        jax.jit(shard_map()(f, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(jnp.arange(4.0))
         jax.effects_barrier()
     assert {r.text: r.site.device_label for r in rows} == {f"v=[{i}.]": f"device {i}" for i in range(4)}
     assert all(r.partitioned for r in rows)

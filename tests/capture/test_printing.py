@@ -14,6 +14,7 @@ import pytest
 
 import jaxdbg
 from jaxdbg.capture import jax_print_routing, prints
+from support.jax_setups import shard_map
 
 PROGRAM = Path(__file__).resolve().parents[1] / "support" / "programs" / "print_program.py"
 THIS_FILE = __file__
@@ -65,10 +66,7 @@ def test_pmap_and_shard_map_rows_name_their_device(rows):
     assert {r.text: r.site.device_label for r in rows} == {f"v={float(i)}": f"device {i}" for i in range(4)}
     rows.clear()
     mesh = Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("a", "b"))
-    shard_map = (
-        getattr(jax, "shard_map", None) or __import__("jax.experimental.shard_map", fromlist=["shard_map"]).shard_map
-    )
-    jax.jit(shard_map(f, mesh=mesh, in_specs=P("a", "b"), out_specs=P("a", "b")))(jnp.arange(4.0).reshape(2, 2))
+    jax.jit(shard_map()(f, mesh=mesh, in_specs=P("a", "b"), out_specs=P("a", "b")))(jnp.arange(4.0).reshape(2, 2))
     jax.effects_barrier()
     assert {r.site.device_label for r in rows} == {
         "device 0 (a=0, b=0)",

@@ -11,6 +11,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import jaxdbg
+from support.jax_setups import explicit_axes
 from support.transcript import Transcript
 
 
@@ -270,7 +271,7 @@ def _locals_row(t, name):
 
 @pytest.mark.multidevice
 def test_sharded_jit_shows_the_program_sharding_in_banner_and_table():
-    mesh = jax.make_mesh((8,), ("x",), **_explicit_axes(1))
+    mesh = jax.make_mesh((8,), ("x",), **explicit_axes(1))
     t = Transcript("locals", "whatis y", "c")
 
     @jax.jit
@@ -283,11 +284,6 @@ def test_sharded_jit_shows_the_program_sharding_in_banner_and_table():
     assert "mesh x=8" in t.stops()[0]
     assert "[P('x',) on mesh x=8]" in _locals_row(t, "y")  # not the gathered copy's cpu:0
     assert t.answers("whatis y") == ["Array float32[16] sharding=P('x',) on mesh x=8"]
-
-
-def _explicit_axes(n):
-    axis_type = getattr(jax.sharding, "AxisType", None)
-    return {} if axis_type is None else {"axis_types": (axis_type.Explicit,) * n}
 
 
 @pytest.mark.multidevice

@@ -13,6 +13,7 @@ from jax.sharding import PartitionSpec as P
 import jaxdbg
 from jaxdbg.engine import breakpoint_state
 from jaxdbg.engine.values import summaries
+from support.jax_setups import explicit_axes
 from support.transcript import Transcript
 
 
@@ -155,14 +156,9 @@ def test_sharding_with_a_shape_that_is_not_a_tuple_says_so():
     ]
 
 
-def _explicit_axes(n):
-    axis_type = getattr(jax.sharding, "AxisType", None)
-    return {} if axis_type is None else {"axis_types": (axis_type.Explicit,) * n}
-
-
 @pytest.mark.multidevice
 def test_sharding_of_a_traced_local_in_a_sharded_jit_names_the_program_layout():
-    mesh = jax.make_mesh((8,), ("x",), **_explicit_axes(1))
+    mesh = jax.make_mesh((8,), ("x",), **explicit_axes(1))
     t = Transcript("whatis y", "sharding y", "c")
 
     @jax.jit

@@ -17,16 +17,10 @@ import pytest
 
 import jaxdbg
 from jaxdbg.engine.frames import Frame
-from jaxdbg.frontends import scripted
 from jaxdbg.replay import inputs as replay_inputs
+from support.jax_setups import devices_or_skip, shard_map
 
-
-@pytest.fixture(autouse=True)
-def _fresh_queues(monkeypatch):
-    monkeypatch.delenv(scripted.ENV_VAR, raising=False)
-    scripted.reset()
-    yield
-    scripted.reset()
+pytestmark = pytest.mark.usefixtures("fresh_scripted_queues")
 
 
 def _opts(out: io.StringIO, commands: str) -> dict:
@@ -119,25 +113,12 @@ def test_replay_under_vmap_runs_the_stopped_element_unbatched():
     assert "(batch 4/4)" in text.split("(jaxdbg) replay")[1].strip().splitlines()[0]
 
 
-def _devices(n: int):
-    if jax.device_count() < n:
-        pytest.skip(f"needs {n} devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)")
-    return jax.devices()[:n]
-
-
-def _shard_map():
-    shard_map = getattr(jax, "shard_map", None)
-    if shard_map is None:
-        from jax.experimental.shard_map import shard_map
-    return shard_map
-
-
 def _stopped_on_device_3(shard_fn, mesh, out: io.StringIO) -> str:
     """Run ``shard_fn`` over ``arange(8)`` split on the mesh's axis "d" (its stop on
     the fourth device); the transcript."""
     from jax.sharding import PartitionSpec as P
 
-    f = jax.jit(_shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
+    f = jax.jit(shard_map()(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
     jax.block_until_ready(f(jnp.arange(8.0)))
     text = _transcript(out)
     assert _stops(text) == 1 and "device 3" in text
@@ -145,7 +126,7 @@ def _stopped_on_device_3(shard_fn, mesh, out: io.StringIO) -> str:
 
 
 def test_replay_of_a_pmap_device():
-    _devices(4)
+    devices_or_skip(4)
     out = io.StringIO()
 
     def f(x):
@@ -169,7 +150,7 @@ def _normalise(v):
 def test_replay_of_a_shard_map_shard_steps_into_a_helper():
     from jax.sharding import Mesh
 
-    devices = _devices(4)
+    devices = devices_or_skip(4)
     mesh = Mesh(np.array(devices), ("d",))
     out = io.StringIO()
 
@@ -426,7 +407,7 @@ def _device_ids(text: str, command: str) -> list[int]:
 
 
 def test_a_pmap_devices_replay_runs_on_that_device():
-    _devices(4)
+    devices_or_skip(4)
     out = io.StringIO()
 
     def f(x):
@@ -449,7 +430,7 @@ def test_a_pmap_devices_replay_runs_on_that_device():
 def test_a_shard_map_shards_replay_runs_on_the_meshs_device_at_that_position():
     from jax.sharding import Mesh
 
-    devices = _devices(8)[::-1][:4]  # a mesh of devices 7, 6, 5, 4: position 3 is device 4
+    devices = devices_or_skip(8)[::-1][:4]  # a mesh of devices 7, 6, 5, 4: position 3 is device 4
     mesh = Mesh(np.array(devices), ("d",))
     out = io.StringIO()
 
@@ -476,7 +457,7 @@ def test_a_replay_that_reaches_a_collective_says_which_and_returns_to_the_stop(c
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    mesh = Mesh(np.array(_devices(4)), ("d",))
+    mesh = Mesh(np.array(devices_or_skip(4)), ("d",))
     out = io.StringIO()
 
     def shard_fn(block):
@@ -485,8 +466,8 @@ def test_a_replay_that_reaches_a_collective_says_which_and_returns_to_the_stop(c
         mixed = getattr(jax.lax, collective)(doubled, "d", *extra)
         return mixed.sum() + doubled
 
-    shard_map = _shard_map()
-    f = jax.jit(shard_map(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d"), **_unchecked(shard_map)))
+    mapped = shard_map()
+    f = jax.jit(mapped(shard_fn, mesh=mesh, in_specs=P("d"), out_specs=P("d"), **_unchecked(mapped)))
     jax.block_until_ready(f(jnp.arange(8.0)))
     text = _transcript(out)
     line = shard_fn.__code__.co_firstlineno + 3
@@ -500,16 +481,16 @@ def test_a_replay_that_reaches_a_collective_says_which_and_returns_to_the_stop(c
     assert "(jaxdbg) p block\nArray([6., 7.], dtype=float32)" in text  # the stop goes on
 
 
-def _unchecked(shard_map) -> dict:
+def _unchecked(mapped) -> dict:
     """shard_map without its replication check (older JAX checks ppermute's output)."""
     import inspect
 
-    names = inspect.signature(shard_map).parameters
+    names = inspect.signature(mapped).parameters
     return {"check_vma": False} if "check_vma" in names else {"check_rep": False} if "check_rep" in names else {}
 
 
 def test_a_replay_of_a_pmap_device_that_asks_its_axis_index_says_so():
-    _devices(4)
+    devices_or_skip(4)
     out = io.StringIO()
 
     def f(x):
@@ -526,7 +507,7 @@ def test_a_replay_of_a_pmap_device_that_asks_its_axis_index_says_so():
 
 
 def test_a_pmap_given_its_devices_replays_on_the_device_at_the_stops_position():
-    devices = _devices(8)[::-1][:4]  # devices 7, 6, 5, 4: position 2 is device 5
+    devices = devices_or_skip(8)[::-1][:4]  # devices 7, 6, 5, 4: position 2 is device 5
     out = io.StringIO()
 
     def f(x):
@@ -551,3 +532,4 @@ def test_stepping_passes_over_code_without_a_file_whatever_linecache_holds_for_i
     namespace: dict = {}
     exec("import sys\ndef here():\n    return sys._getframe()\n", namespace)
     assert not replay._is_users(namespace["here"]())
+

@@ -16,14 +16,14 @@ import jaxdbg
 from jaxdbg.engine.values.layout_reading import layout_from_indices, sharding_view
 from jaxdbg.engine.values.sharding_layout import ShardingView, compress_ids
 from jaxdbg.ipython import sharding_hooks
+from support.jax_setups import devices_or_skip
 
 pytestmark = pytest.mark.multidevice
 
 
 @pytest.fixture(scope="module")
 def meshes():
-    if jax.device_count() < 8:
-        pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)")
+    devices_or_skip(8)
     return {
         "2x4": jax.make_mesh((2, 4), ("x", "y")),
         "8": jax.make_mesh((8,), ("d",)),

@@ -15,6 +15,7 @@ import jaxdbg
 from jaxdbg.engine import stop_serving
 from jaxdbg.runtime import quit_reporting
 from support.hang_guard import Script, join_or_dump, wait_or_dump
+from support.jax_setups import shard_map
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -170,10 +171,6 @@ def test_shard_map_quit_ends_its_run_and_a_rerun_stops_again(backend):
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
 
-    try:
-        from jax import shard_map
-    except ImportError:  # older JAX
-        from jax.experimental.shard_map import shard_map
     mesh = Mesh(jax.devices()[:8], ("i",))
     name, seen = backend("q")
 
@@ -183,7 +180,7 @@ def test_shard_map_quit_ends_its_run_and_a_rerun_stops_again(backend):
             jaxdbg.breakpoint(backend=name)
             return block * 2
 
-        return shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x)
+        return shard_map()(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x)
 
     assert outcome(lambda: g(jnp.arange(8.0)).block_until_ready()) == quit_reporting.QUIT_LINE
     assert len(seen.devices) == 1

@@ -11,13 +11,7 @@ import pytest
 import jaxdbg
 from jaxdbg.frontends import scripted
 
-
-@pytest.fixture(autouse=True)
-def _fresh_queues(monkeypatch):
-    monkeypatch.delenv(scripted.ENV_VAR, raising=False)
-    scripted.reset()
-    yield
-    scripted.reset()
+pytestmark = pytest.mark.usefixtures("fresh_scripted_queues")
 
 
 def test_split_commands_keeps_semicolons_inside_expressions():
