@@ -15,10 +15,12 @@ The replay costs nothing until asked for: it uses only what the stop already hol
 
 from __future__ import annotations
 
+import ast
 import bdb
 import contextlib
 import dataclasses
 import functools
+import linecache
 import os
 import queue
 import sys
@@ -85,6 +87,18 @@ class _Debugger(bdb.Bdb):
         super().__init__()
         self._run = run
         self._leaving_collective = False  # a collective's error is on its way out of the replay
+        # ``continue`` given inside the stop's statement: (that frame, the statement's lines).
+        # Python reports a statement spread over lines again each time its evaluation moves
+        # back to a line (a call's arguments, then the call), which must not count as
+        # reaching the stop's line anew.
+        self.passing: tuple[types.FrameType, range] | None = None
+
+    def break_here(self, frame: types.FrameType) -> bool:
+        if self.passing is not None and frame is self.passing[0]:
+            if frame.f_lineno in self.passing[1]:
+                return False
+            self.passing = None  # the statement is done: the stop's line counts again
+        return super().break_here(frame)
 
     def stop_here(self, frame: types.FrameType) -> bool:  # only in the user's own code
         return _is_users(frame) and super().stop_here(frame)
@@ -108,6 +122,23 @@ class _Debugger(bdb.Bdb):
             self._leaving_collective = True  # the replay cannot go on past it: it ends, and says why
             return
         self._run.pause(frame, f"--Exception-- {format_exception(exc)}")
+
+
+def statement_lines(source: list[str], lineno: int) -> range:
+    """The lines of the innermost statement of ``source`` (a file's lines) that holds line
+    ``lineno``; that line alone when the source does not parse."""
+    try:
+        tree = ast.parse("".join(source))
+    except (SyntaxError, ValueError):
+        return range(lineno, lineno + 1)
+    best = range(lineno, lineno + 1)
+    found = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
+            lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+            if not found or len(lines) < len(best):
+                best, found = lines, True
+    return best
 
 
 def _short_repr(value: Any, limit: int = 400) -> str:
@@ -180,11 +211,22 @@ class ReplayRun:
         elif how == "until":
             debugger.set_until(target[0])
         elif how == "continue":
+            statement = self._stop_statement()
+            inside = frame.f_code is self.frame.code and frame.f_lineno in statement
+            debugger.passing = (frame, statement) if inside else None
             debugger.set_continue()
         else:
             debugger.set_quit()
         # The prints of what runs next belong to the command that ran it on.
         command_output.route_this_thread(self._buffer)
+
+    def _stop_statement(self) -> range:
+        """The lines of the statement holding the stop's line (the stop's line alone when
+        the source cannot be read)."""
+        code, lineno = self.frame.code, self.frame.lineno
+        if code is None or not lineno:
+            return range(0)
+        return statement_lines(linecache.getlines(code.co_filename), lineno)
 
     # -- the session's thread ------------------------------------------------------
     def start(self) -> Output:

@@ -533,3 +533,20 @@ def test_stepping_passes_over_code_without_a_file_whatever_linecache_holds_for_i
     exec("import sys\ndef here():\n    return sys._getframe()\n", namespace)
     assert not replay._is_users(namespace["here"]())
 
+
+def test_continue_inside_a_breakpoint_call_over_several_lines_does_not_stop_there_again():
+    # Python reports such a statement's lines again as its evaluation moves between them
+    # (the arguments, then the call); `continue` must still run past the stop's statement.
+    out = io.StringIO()
+
+    def f(x):
+        y = x * 2
+        jaxdbg.breakpoint(
+            **_opts(out, "replay; n; c; c"),
+        )
+        return y + 1
+
+    jax.block_until_ready(jax.jit(f)(jnp.ones(2)))
+    text = _transcript(out)
+    assert "The replay of f returned Array([3., 3.], dtype=float32)" in text, text
+    assert _stops(text) == 1 and text.count("[replay]") == 2, text
