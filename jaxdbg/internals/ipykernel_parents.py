@@ -45,8 +45,10 @@ def track_cells(shell: Any | None = None) -> bool:
 
     A breakpoint hit on an XLA thread after a widget message was handled on a subshell
     would otherwise see that comm message as its parent (7.x falls back to the last
-    request handled on *any* thread). Call from the main thread; idempotent. Takes
-    effect from the next cell on.
+    request handled on *any* thread). Call from the main thread; idempotent. Called
+    from inside a cell (the first breakpoint traced in a kernel), it records that cell
+    at once: its ``pre_run_cell`` came before the hook existed, and its stops may come
+    after it returned (asynchronous dispatch), after a click on an earlier one.
     """
     if shell is None:
         ipython = sys.modules.get("IPython")
@@ -74,6 +76,14 @@ def track_cells(shell: Any | None = None) -> bool:
     _cell_state["unregister"] = ipython_api.register_cell_events(
         shell, pre_run_cell=pre_run_cell, post_run_cell=post_run_cell
     )
+    if threading.current_thread() is threading.main_thread():
+        try:
+            ident, parent = current_parent(kernel)
+        except Exception:
+            return True
+        if ((parent or {}).get("header") or {}).get("msg_type") == "execute_request":
+            with _cell_lock:
+                _cell_state.update(running=True, ident=ident, parent=parent)
     return True
 
 
