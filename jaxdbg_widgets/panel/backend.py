@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import importlib.util
 import time
-from typing import Any
+from typing import Any, Optional
 
 from jaxdbg import config
 from jaxdbg.engine.outputs import Resume
@@ -73,9 +73,13 @@ def _output_to_cell(kernel: Any, parent: dict | None):
     return ipykernel_parents.display_parent_6x(kernel, parent)
 
 
-def _show_in_queued_cell(session: Session, panel: Any, handle: Any, kernel: Any, parent: dict) -> None:
+def _show_in_queued_cell(session: Session, panel: Any, kernel: Any, parent: dict, with_panel: bool) -> Any:
     """A cell run while this stop is paused (after a reload without saving the page
-    shows no stop) gets a line saying why it waits, and the live panel itself."""
+    shows no stop) gets a line saying why it waits, and the live panel itself; the
+    handle of that view (None when it could not be shown).
+
+    The view gets a display id of its own: a display reusing the paused cell's id makes
+    the frontend redraw the paused cell's view too, dropping what is typed in it."""
     from IPython.display import display
 
     line = notices.phrase(
@@ -87,8 +91,7 @@ def _show_in_queued_cell(session: Session, panel: Any, handle: Any, kernel: Any,
         with _output_to_cell(kernel, parent):
             # a display, not a print: ipykernel 6.17's streams have one global parent
             display({"text/plain": line}, raw=True)
-            if handle is not None:  # the same display: the stop's summary replaces it here too
-                handle.display(panel.widget)
+            return display(panel.widget, display_id=True) if with_panel else None
     finally:
         undo()
 
@@ -121,6 +124,8 @@ class PanelInCell(driver.Frontend):
         self.parent: dict | None = None
         self.panel: Any = None
         self.display_handle: Any = None
+        # The panel's views in cells queued behind this one, each with its cell's request.
+        self.queued_views: list[tuple[Any, dict]] = []
         self.client = ""  # the Jupyter session id of the frontend that ran the cell
         self.shown_at = 0.0
         self.draw_deadline: float | None = None  # until a frontend says it holds the panel
@@ -192,7 +197,10 @@ class PanelInCell(driver.Frontend):
             self.panel.refresh_header()
             return None
         if isinstance(command, QueuedCell):
-            _show_in_queued_cell(session, self.panel, self.display_handle, self.kernel, command.parent)
+            shown = self.display_handle is not None
+            view = _show_in_queued_cell(session, self.panel, self.kernel, command.parent, with_panel=shown)
+            if view is not None:
+                self.queued_views.append((view, command.parent))
             return None
         if command is HIDDEN:
             # Clear Output removed every view while the stop still needs an answer.
@@ -233,22 +241,27 @@ class PanelInCell(driver.Frontend):
         self._finish(note)
 
     def _finish(self, note: str | None) -> None:
-        _finish(self.panel, self.display_handle, self.kernel, self.parent, note)
+        views = [(self.display_handle, self.parent), *self.queued_views] if self.display_handle is not None else []
+        _finish(self.panel, views, self.kernel, note)
 
 
-def _finish(panel: Any, handle: Any, kernel: Any, parent: dict | None, note: str | None) -> None:
-    """End the panel (if a command has not already), put its static summary in the
-    cell's output in place of the widget, then close the widget's comm: a finished
-    stop keeps no comm open."""
+# A view of the panel: its display handle, and the request of the cell it is in.
+View = tuple[Any, Optional[dict]]
+
+
+def _finish(panel: Any, views: list[View], kernel: Any, note: str | None) -> None:
+    """End the panel (if a command has not already), put its static summary in place of
+    each view of it (the paused cell's, and those of cells queued behind it), then close
+    the widget's comm: a finished stop keeps no comm open."""
     panel.finish(note)
-    if handle is not None:
-        _show_summary(panel.finished_display, handle, kernel, parent)
+    if views:
+        _show_summary(panel.finished_display, views, kernel)
         if panel.session.resume is Resume.CONTINUE_ALL and panel.session.watched():
-            _follow_watches(panel, handle, kernel, parent)
+            _follow_watches(panel, views, kernel)
     panel.close()
 
 
-def _follow_watches(panel: Any, handle: Any, kernel: Any, parent: dict | None) -> None:
+def _follow_watches(panel: Any, views: list[View], kernel: Any) -> None:
     """The stops passed next give the watches their values: the summary shows them as
     they come (redrawn on a thread of its own, throttled), and the whole history once
     the cell is done."""
@@ -258,12 +271,8 @@ def _follow_watches(panel: Any, handle: Any, kernel: Any, parent: dict | None) -
     book = panel.session.watch_book or watches.LIVE
     number = panel.session.info.breakpoint_id
 
-    def redraw() -> None:
-        undo = ipykernel_parents.pin_thread_parent(kernel, None, parent) if parent else (lambda: None)
-        try:
-            _show_summary(panel.summary_display(), handle, kernel, parent)
-        finally:
-            undo()
+    def redraw() -> None:  # on the summary's own thread
+        _show_summary(panel.summary_display(), views, kernel)
 
     if ipython_api.shell() is None:  # no cell to end: drawn once, as it reads now
         redraw()
@@ -272,9 +281,14 @@ def _follow_watches(panel: Any, handle: Any, kernel: Any, parent: dict | None) -
     ipython_api.on_cell_finished(live.stop)
 
 
-def _show_summary(display: Any, handle: Any, kernel: Any, parent: dict | None) -> None:
-    with _output_to_cell(kernel, parent):
-        try:  # HTML with a readable text/plain twin (jaxdbg.views.html)
-            handle.update(display)
+def _show_summary(display: Any, views: list[View], kernel: Any) -> None:
+    """Each view replaced by ``display``, the update sent as output of the view's cell."""
+    for handle, parent in views:
+        undo = ipykernel_parents.pin_thread_parent(kernel, None, parent) if parent else (lambda: None)
+        try:
+            with _output_to_cell(kernel, parent):
+                handle.update(display)  # HTML with a readable text/plain twin (jaxdbg.views.html)
         except Exception:
             pass
+        finally:
+            undo()

@@ -192,15 +192,24 @@ def test_queued_cell_runs_after_continue_and_next_cell_after_quit(page, server):
     live = panel(page, 1)
     live.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
 
+    # A line half typed when a queued cell shows the panel too stays where it was typed:
+    # the paused cell's view is not drawn again.
+    live.evaluate("(el) => { el.jaxdbgTestMark = true; }")
+    live.locator(".jaxdbg-input").fill("p y")
     run_cell(page, 2, wait=False)  # queued behind the paused cell
-    type_command(live, "p y")  # the panel still answers with a cell queued
-    wait_log(page, live, r"Array\(\[2\., 4\., 6\.\], dtype=float32\)")
     waiting = wait_for_output_text(page, 2, "this cell waits: the kernel is paused at", 60)
     assert "queued cell ran" not in waiting, "the queued cell must wait for the paused one"
+    panel(page, 2).wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    assert live.evaluate("(el) => el.jaxdbgTestMark === true"), "the paused cell's panel was drawn again"
+    assert live.locator(".jaxdbg-input").input_value() == "p y"
+    live.locator(".jaxdbg-input").press("Enter")  # the panel still answers with a cell queued
+    wait_log(page, live, r"Array\(\[2\., 4\., 6\.\], dtype=float32\)")
+    wait_log(page, panel(page, 2), r"Array\(\[2\., 4\., 6\.\], dtype=float32\)")  # one stop, two views
 
     live.get_by_role("button", name="Continue", exact=True).click()
     wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
     wait_for_output_text(page, 2, "queued cell ran", timeout_s=60)
+    assert panel(page, 2).count() == 0  # the queued cell's view became the stop's summary too
     assert "queued cell ran" not in cell_output_text(page, 1)
     assert "result 12.0" not in cell_output_text(page, 2)
     page.wait_for_function(
