@@ -27,9 +27,7 @@ from jaxdbg.commands import core as _core_commands  # noqa: F401 (registers the 
 from jaxdbg.commands import breakpoints as _breakpoint_commands  # noqa: F401 (registers commands)
 from jaxdbg.replay import stepping as _replay  # noqa: F401 (registers replay and the stepping commands)
 from jaxdbg.commands import watches as _watch_commands  # noqa: F401 (registers commands)
-from jaxdbg.views import sharding_html as _sharding_html  # noqa: F401 (registers ShardingView's HTML)
-from jaxdbg.views import sharding_text as _sharding_text  # noqa: F401 (registers its text and rich)
-from jaxdbg.views import array_picture_view as _array_picture_view  # noqa: F401 (registers pictures' drawings)
+from jaxdbg.views import drawings as _drawings  # noqa: F401 (registers the views' drawings of the models)
 from jaxdbg.frontends import cli as _cli
 from jaxdbg.frontends import colab as _colab
 from jaxdbg.frontends import scripted as _scripted  # noqa: F401 (answers stops before backends)
