@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxdbg.capture import checkify_errors
+from jaxdbg.internals import ipykernel_kernel
+
 
 def show(obj: Any) -> Any:
     """Display ``obj``; for a checkify Error outside a notebook, the view drawn (else None).
@@ -16,8 +19,6 @@ def show(obj: Any) -> Any:
     In a notebook it returns None, as ``display`` does: a view returned there would be
     drawn a second time as the cell's result when ``show`` ends the cell.
     """
-    from jaxdbg.capture import checkify_errors
-    from jaxdbg.internals import ipykernel_kernel
 
     view = checkify_errors.view_of(obj)
     if view is not None:

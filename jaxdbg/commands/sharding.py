@@ -12,13 +12,13 @@ from typing import Any
 
 from jaxdbg.engine.command_table import error as _error
 from jaxdbg.engine.outputs import Output, OutputKind
+from jaxdbg.engine.values.layout_reading import layout_of, sharding_view
+from jaxdbg.engine.values.sharding_layout import ShardingView
 
 
 def sharding_output(value: Any, source: str = "") -> Output:
     """The SHARDING output for ``value``, or an ERROR output that says what was expected."""
     import jax
-
-    from jaxdbg.engine.values.layout_reading import sharding_view
 
     shape = None
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], jax.sharding.Sharding):
@@ -69,9 +69,6 @@ def _as_compiled(session: Any, source: str, value: Any) -> Output | None:
     (a sharded jit), marked "as compiled"; None when none was recorded or it does
     not fit the value (under vmap the compiler lays out the whole batch)."""
     import dataclasses
-
-    from jaxdbg.engine.values.layout_reading import layout_of
-    from jaxdbg.engine.values.sharding_layout import ShardingView
 
     sharding = session.current.compiled_shardings.get(source)
     if sharding is None or not hasattr(value, "shape"):

@@ -19,7 +19,9 @@ from typing import Any
 
 from jaxdbg.engine.outputs import Output
 from jaxdbg.engine.session import Session
-from jaxdbg.frontends import driver
+from jaxdbg.frontends import colab_view, driver
+from jaxdbg.frontends.colab_view import log_entry
+from jaxdbg.internals import ipykernel_kernel
 from jaxdbg.runtime import notices, phrases
 from jaxdbg.runtime.phrases import PROMPT
 
@@ -67,7 +69,6 @@ def available() -> bool:
     """True inside a Colab runtime (``google.colab`` importable, in a kernel)."""
     if not importable():
         return False
-    from jaxdbg.internals import ipykernel_kernel
 
     return ipykernel_kernel.current_kernel() is not None
 
@@ -101,8 +102,6 @@ class _View:
     def _show_html(self, live: bool, note: str, final: bool) -> None:
         from IPython.display import HTML, display
 
-        from jaxdbg.frontends import colab_view
-
         html: object  # what display() shows: a Rendered (HTML and text) or an HTML
         if final:
             html = colab_view.render_finished(self.session, self.log, self.view_id, self.sequence, note)
@@ -118,7 +117,6 @@ class _View:
             self.handle.update(html)
 
     def _show_text(self, note: str) -> None:
-        from jaxdbg.frontends import colab_view
 
         if self.text_shown == 0:
             print(colab_view.render_text(self.session, self.context), flush=True)
@@ -129,7 +127,6 @@ class _View:
             print(note, flush=True)
 
     def record(self, line: str, output: Any) -> None:
-        from jaxdbg.frontends.colab_view import log_entry
 
         self.log.append(log_entry(line, output))
 

@@ -27,6 +27,7 @@ from jaxdbg import config
 from jaxdbg.engine.outputs import Output
 from jaxdbg.engine.session import Session
 from jaxdbg.frontends import command_queue
+from jaxdbg.internals import ipykernel_kernel, ipykernel_parents
 from jaxdbg.runtime import notices
 
 
@@ -172,7 +173,6 @@ def interactive_input_available(options: dict[str, Any] | None = None) -> bool:
     """
     if options and options.get("stdin") is not None:
         return True
-    from jaxdbg.internals import ipykernel_kernel, ipykernel_parents
 
     kernel = ipykernel_kernel.current_kernel()
     if kernel is not None:
@@ -187,7 +187,6 @@ def interactive_input_available(options: dict[str, Any] | None = None) -> bool:
 
 
 def no_input_reason() -> str:
-    from jaxdbg.internals import ipykernel_kernel
 
     if ipykernel_kernel.current_kernel() is not None:
         return "nothing can answer a prompt (the notebook client offers no stdin)"

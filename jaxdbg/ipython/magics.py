@@ -17,9 +17,11 @@ from markupsafe import Markup
 from jaxdbg import config
 from jaxdbg.capture import nan_watch, prints
 from jaxdbg.capture.display import show
-from jaxdbg.engine import breakpoint_state, registry
+from jaxdbg.engine import backend_plugins, breakpoint_state, registry
+from jaxdbg.internals import ipykernel_kernel, ipykernel_parents, ipykernel_pump, ipykernel_subshells
+from jaxdbg.ipython import sharding_hooks
 from jaxdbg.job import membership as job
-from jaxdbg.runtime import notices
+from jaxdbg.runtime import jax_routes, notices
 from jaxdbg.views import theme
 
 MAGIC_NAME = "jaxdbg"
@@ -165,7 +167,6 @@ def backend_status() -> tuple[str, str]:
 
 def panel_status() -> tuple[str, str]:
     """How a paused cell's panel receives clicks here: (subshell | pump | typed prompt, why)."""
-    from jaxdbg.internals import ipykernel_kernel, ipykernel_pump, ipykernel_subshells
 
     kernel = ipykernel_kernel.current_kernel()
     if kernel is None:
@@ -187,7 +188,6 @@ def panel_status() -> tuple[str, str]:
 
 def panel_drawing_status() -> tuple[str, str]:
     """Whether this frontend draws the debugger panel, as the stops found out."""
-    from jaxdbg.internals import ipykernel_kernel, ipykernel_parents
 
     drawing = config.PANEL_DRAWING
     if drawing.forced:
@@ -214,8 +214,6 @@ def panel_drawing_status() -> tuple[str, str]:
 
 
 def _hooks_status() -> tuple[str, str]:
-    from jaxdbg.ipython import sharding_hooks
-    from jaxdbg.runtime import jax_routes
 
     parts = [
         f"jax.debug.breakpoint: {'jaxdbg' if jax_routes.is_installed() else 'JAX'}",
@@ -243,7 +241,6 @@ FLAGS = tuple(flag.name for flag in config.JAX_FLAGS)
 
 
 def status_table() -> StatusTable:
-    from jaxdbg.engine import backend_plugins
 
     rows = [StatusRow("backend", *backend_status())]
     rows += [
@@ -303,7 +300,6 @@ def _reset(args: str) -> None:
 
 
 def _sharding(args: str) -> None:
-    from jaxdbg.ipython import sharding_hooks
 
     if parse_switch(args):
         sharding_hooks.install()
