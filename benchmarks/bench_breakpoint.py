@@ -7,8 +7,13 @@
 2. A passed stop, per step of a 10,000-step scan: ``jaxdbg.breakpoint()`` in the step,
    passed by ``continue all`` (answered at the first stop, which is not timed), by
    ``disable`` and by ``ignore``, against a no-op ``jax.debug.callback`` receiving the
-   same step locals in the same scan. Goal 1.2x. A passed stop still runs its host
-   callback (it is compiled in), so that callback is the floor.
+   same step locals in the same scan. Goal 1.2x.
+2b. What a passed stop moves: a scan step holding one square float32 local (8x8 and
+   2048x2048), ``jaxdbg.breakpoint()`` in it passed by ``continue all`` or ``disable``,
+   against a no-op ``jax.debug.callback`` with no operands in the same step (goal 1.5x);
+   and the passed stop's cost over that baseline with the big local against the small one
+   (goal 1.2x: it does not grow with the locals, since the program asks the host before
+   sending any value).
 3. Trace + compile of a function 10 frames deep with 30 locals each, ``jaxdbg.breakpoint``
    against ``jax.debug.breakpoint``. Goal 1.0x.
 
@@ -136,6 +141,67 @@ def passed_stops(steps: int, repeats: int) -> list:
     return rows
 
 
+def _square_local_scan(stop, side: int):
+    """A scan whose step makes a ``side`` x ``side`` float32 local and calls ``stop()``."""
+
+    def step(carry, x):
+        square = jnp.full((side, side), x) + carry
+        stop()
+        return carry + square[-1, -1] * 0.5, None
+
+    return jax.jit(lambda xs: jax.lax.scan(step, jnp.float32(0.0), xs)[0])
+
+
+def passed_stops_by_local_size(steps: int, sides: tuple[int, int], repeats: int) -> list:
+    xs = jnp.linspace(0.0, 1.0, steps)
+    answers = io.StringIO()
+    options = {"backend": "cli", "stdin": answers, "stdout": io.StringIO()}
+    rows, overheads = [], {}
+    for how in ("continue all", "disable"):
+        for side in sides:
+            base = _square_local_scan(lambda: jax.debug.callback(_noop), side)
+            ours = _square_local_scan(lambda: jaxdbg.breakpoint(**options), side)
+            base(xs).block_until_ready()
+            at = answers.tell()
+            answers.write(f"{how}\nc\n")  # the first stop: compile, then pass the rest this way
+            answers.seek(at)
+            ours(xs).block_until_ready()
+            samples = interleave(
+                {
+                    "cb": lambda base=base: timed(lambda: (base(xs).block_until_ready(), jax.effects_barrier())),
+                    "ours": lambda ours=ours: timed(lambda: (ours(xs).block_until_ready(), jax.effects_barrier())),
+                },
+                repeats,
+            )
+            per_step = {name: [t / steps for t in values] for name, values in samples.items()}
+            rows.append(
+                ratio_row(
+                    f"passed stop ({how}), {side}x{side} local, per step of a {steps:,}-step scan",
+                    per_step["ours"],
+                    per_step["cb"],
+                    1.5,
+                    unit="us",
+                    baseline_name="(no-op jax.debug.callback, no operands)",
+                    note="what crosses to the host: the question, not the values",
+                )
+            )
+            overheads[side] = [max(o - b, 1e-9) for o, b in zip(per_step["ours"], per_step["cb"])]
+            breakpoint_state.reset()
+        small, big = sides
+        rows.append(
+            ratio_row(
+                f"passed stop ({how}): its cost over the baseline, {big}x{big} local vs {small}x{small}",
+                overheads[big],
+                overheads[small],
+                1.2,
+                unit="us",
+                baseline_name=f"(the same, {small}x{small} local)",
+                note="does not grow with the locals",
+            )
+        )
+    return rows
+
+
 def _per_step_row(measure: str, samples: dict[str, list[float]], steps: int):
     per_step = {name: [t / steps for t in values] for name, values in samples.items()}
     return ratio_row(
@@ -217,6 +283,9 @@ def main() -> None:
         steps, width, repeats, compiles = 10_000, 512, 15, 9
     rows = [untriggered(steps, width, repeats)]
     rows += passed_stops(steps, repeats)
+    rows += passed_stops_by_local_size(
+        steps // 10 if not args.quick else 20, (8, 2048 if not args.quick else 256), repeats
+    )
     rows.append(trace_and_compile(10, 30, compiles))
     finish(rows, args.json)
 

@@ -106,12 +106,15 @@ class _Site:
     # The device at each device position (a shard_map's mesh), when the trace knew them.
     mapped_devices: tuple[Any, ...] | None = None
 
-    def may_stop(self) -> bool:
+    def wants_values(self, stops: int) -> bool:
         quit_watch.entered()  # an execution began: a quit at a job's host may end it here
-        # A disabled breakpoint's watches still take their values, so it asks for them.
-        return self.stops_here() and (
-            breakpoint_state.is_enabled(self.breakpoint_id) or breakpoint_checks.active(self.breakpoint_id)
-        )
+        if stops == 0 or not self.stops_here():
+            return False  # no batch element's condition holds, or another process's breakpoint
+        if breakpoint_checks.active(self.breakpoint_id):
+            return True  # a condition, log template or watch reads the frame (a disabled one's too)
+        if not breakpoint_state.is_enabled(self.breakpoint_id):
+            return False
+        return not breakpoint_state.passes_whole_arrival(self.breakpoint_id, stops)
 
     def stops_here(self) -> bool:
         """Whether this process of a jax.distributed job is one that stops here."""

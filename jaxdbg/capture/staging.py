@@ -8,10 +8,12 @@ From the outside in:
    forward-pass values; a token passes its tangent through);
 3. one ``custom_vmap`` layer per vmap level, so the host receives whole batches and can
    name the element it stops at, stop only where the predicate holds, and skip the rest;
-4. a ``lax.cond`` on the host's answer to "is this breakpoint enabled?" (a
-   ``jax.pure_callback`` without operands), so a disabled breakpoint sends no value to
-   the host: a callback's cost grows with its operands, each one put on a device
-   before the callback runs;
+4. a ``lax.cond`` on the host's answer to "does this stop need its values?" (a
+   ``jax.pure_callback`` whose only operand is one scalar read from the values, see
+   :func:`_step_marker`), so a stop that will not open (a disabled breakpoint, ``continue
+   all``, another process's breakpoint) sends no value to the host: a callback's cost
+   grows with its operands, each one copied to the host (on a GPU or TPU, a
+   device-to-host transfer) before the callback runs;
 5. the host callback itself (``jax.debug.callback``, or ``jax.pure_callback`` when a
    token is threaded through), which hands the batch to ``site.on_host``.
 """
@@ -34,8 +36,9 @@ class StagedSite(Protocol):
     ordered: bool
     conditional: bool
 
-    def may_stop(self) -> bool:
-        """Whether the breakpoint is enabled (asked on the host before any operand is sent)."""
+    def wants_values(self, stops: int) -> bool:
+        """Whether the ``stops`` selected stops of one arrival need their values sent (asked
+        on the host before any value is sent); False passes them, counted, there."""
 
     def on_host(self, levels: tuple, sizes: tuple[int, ...], pred: Any, operands: list) -> None:
         """Serve the stops of one host arrival; ``levels[i]`` says which batch levels
@@ -115,10 +118,15 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
     def host(mask, operands):
         site.on_host(levels, sizes, True if mask is None else mask, operands)
 
-    # Pure and without operands, so XLA may ask once per call rather than once per
-    # step; breakpoint_state.is_enabled says why that is the same answer.
-    enabled = jax.pure_callback(lambda: np.bool_(site.may_stop()), jax.ShapeDtypeStruct((), jnp.bool_))
-    opens = jnp.logical_and(jnp.any(pred), enabled) if batched_condition else enabled
+    every = int(np.prod(sizes)) if sizes else 1
+
+    def wants_values(_marker, mask):
+        stops = every if mask is None else int(np.count_nonzero(mask))
+        return np.bool_(site.wants_values(stops))
+
+    opens = jax.pure_callback(
+        wants_values, jax.ShapeDtypeStruct((), jnp.bool_), _step_marker(operands), mask, vmap_method="sequential"
+    )
 
     if token is None:
 
@@ -138,6 +146,33 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
         return jax.pure_callback(host_with_token, shapes, token, mask, operands)
 
     return jax.lax.cond(opens, call_with_token, lambda: token)
+
+
+# How many operands the marker reads: the first ones are the innermost frame's (the loop
+# body's carry and inputs), and each one read adds ops to trace and compile.
+MARKER_OPERANDS = 8
+
+
+def _step_marker(operands: list) -> Any:
+    """One float32 scalar read from the operands (the sum of the first element of each of
+    the first MARKER_OPERANDS numeric ones): the question "does this stop need its
+    values?" depends on it, so XLA cannot hoist the question out of a loop whose values
+    change from step to step, as it may hoist a callback without operands (asked once
+    per call, its answer then held for every step). Its value is never read."""
+    marker = jnp.zeros((), jnp.float32)
+    read = 0
+    for operand in operands:
+        value = jnp.asarray(operand)
+        if value.size == 0 or not (jnp.issubdtype(value.dtype, jnp.number) or value.dtype == jnp.bool_):
+            continue  # PRNG keys and other extended dtypes have no element to read
+        first = value.reshape(-1)[0]
+        if jnp.iscomplexobj(first):
+            first = jnp.real(first)
+        marker = marker + first.astype(jnp.float32)
+        read += 1
+        if read == MARKER_OPERANDS:
+            break
+    return marker
 
 
 def _zero_tangent(x):

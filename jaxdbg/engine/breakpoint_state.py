@@ -17,11 +17,12 @@ the rest of the process (a kernel session) this module remembers, per number:
 - **condition** (pdb's ``condition N EXPR``) and **log template** (``log N TEMPLATE``):
   kept here, decided on the host by :mod:`jaxdbg.engine.breakpoint_checks`.
 
-A stop of a disabled breakpoint transfers nothing: the program first asks the host
-:func:`is_enabled` (one set lookup, no operands) and calls the breakpoint's host
-callback only when it is. A stop passed by ``ignore`` or ``continue all`` still runs
-that callback (it is counted there) but returns at once, before any frame is rebuilt or
-any UI opens. Two checks decide: a cheap one when the stop arrives (:func:`arrive`) and
+A stop of a disabled breakpoint, or one passed by ``continue all``, transfers none of
+its values: the program first asks the host (one small operand, see
+:mod:`jaxdbg.capture.staging`), which answers from :func:`is_enabled` and
+:func:`passes_whole_arrival`, and calls the breakpoint's host callback with the values
+only when the stop may open. A stop passed by ``ignore`` still runs that callback (it
+is counted there) but returns at once, before any frame is rebuilt or any UI opens. Two checks decide: a cheap one when the stop arrives (:func:`arrive`) and
 one when it gets its turn among concurrent stops (:func:`admit`), so that a ``continue
 all``, ``disable`` or ``ignore`` typed at device 0 of a pmap applies to the devices
 already waiting.
@@ -105,9 +106,10 @@ def is_enabled(number: int | None) -> bool:
     """Whether breakpoint ``number`` is enabled: asked by its program before it sends any
     value to the host, so a disabled one costs one host round trip without operands.
 
-    The program may ask once per call rather than once per stop (XLA may hoist the
-    question out of a loop), so an ``enable`` typed at a stop of another breakpoint in
-    the same call takes effect from the program's next call.
+    The program asks at each stop, with an operand read from the stop's values: XLA
+    cannot hoist the question out of a loop whose locals change, so an ``enable`` typed
+    at a stop of another breakpoint takes effect at the next stop. (Where no value of
+    the frame changes between a loop's steps, XLA may ask once per call.)
     """
     return number not in _disabled
 
@@ -158,6 +160,23 @@ def arrival(number: int | None) -> tuple[bool, int | None]:
             bp.hits -= 1  # admit counts it
     _print_reports()
     return not passed, hit if passed else None
+
+
+def passes_whole_arrival(number: int | None, stops: int) -> bool:
+    """Whether all ``stops`` stops of one arrival of breakpoint ``number`` (one per
+    selected batch element) are passed by its ``continue all``; they are counted as passed
+    here, so the program then sends none of their values to the host. False (nothing
+    counted) when any of them may open: the stops arrive with their values and
+    :func:`arrival` decides each."""
+    if number is None or stops <= 0:
+        return stops <= 0
+    with _lock:
+        bp = _by_number.get(number)
+        if bp is None or not bp.enabled or bp.continuing_in is None or bp.continuing_in != runs.current():
+            return False
+        bp.hits += stops
+        bp.passed += stops
+    return True
 
 
 def count_hit(number: int) -> int:

@@ -1,14 +1,18 @@
-"""What a passed stop costs on the host: a disabled breakpoint sends nothing there (its
-program asks first), an ignored or continued-past one arrives and is counted."""
+"""What a passed stop costs on the host: a disabled or continued-past breakpoint sends
+none of its values there (its program asks first, with one small operand); an ignored
+one arrives and is counted."""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 import jaxdbg
 from jaxdbg.capture import breakpoints
 from jaxdbg.engine import breakpoint_state
+from jaxdbg.runtime import jax_routes
 from support.hang_guard import Script
 from support.transcript import Transcript
 
@@ -51,7 +55,7 @@ def test_a_disabled_breakpoint_sends_nothing_to_the_host_and_stops_again_once_en
     assert t.answers("p c") == ["Array(7., dtype=float32)"]
 
 
-def test_ignored_and_continued_past_stops_still_arrive_and_count():
+def test_ignored_stops_arrive_and_continued_past_ones_do_not_and_both_count():
     t = Transcript("ignore 50", "c")
     f = _scan(t)
     seen, undo = _arrivals()
@@ -62,10 +66,58 @@ def test_ignored_and_continued_past_stops_still_arrive_and_count():
         number = _row().number
         breakpoint_state.continue_all(number)
         f(jnp.arange(20.0))
-        assert len(seen) == 71 and len(t.stops()) == 1
+        assert len(seen) == 51 and len(t.stops()) == 1  # passed without their values
         assert _row().hits - before == 71
     finally:
         undo()
+        breakpoint_state.reset()
+
+
+class _HostBytes:
+    """The bytes of every operand the program hands to a host callback (jax.pure_callback
+    and jax.debug.callback, as staging calls them), counted as the callbacks run."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.total = 0
+        pure, debug = jax.pure_callback, jax_routes.CALLBACK.original()
+
+        def counted(fn):
+            def run(*args, **kwargs):
+                self.total += sum(np.asarray(leaf).nbytes for leaf in jax.tree.leaves((args, kwargs)))
+                return fn(*args, **kwargs)
+
+            return run
+
+        monkeypatch.setattr(jax, "pure_callback", lambda fn, *a, **k: pure(counted(fn), *a, **k))
+        monkeypatch.setattr(jax_routes.CALLBACK, "_jax_own", lambda fn, *a, **k: debug(counted(fn), *a, **k))
+
+
+STEPS = 100
+LOCAL = (512, 512)  # float32: 1 MB
+PER_PASSED_STOP = 64  # bytes a passed stop may send: the host's question, not the values
+
+
+@pytest.mark.parametrize("passed_by", ["continue all", "disable"])
+def test_a_passed_stop_sends_a_few_bytes_whatever_the_size_of_its_locals(monkeypatch, passed_by):
+    host = _HostBytes(monkeypatch)
+    t = Transcript(passed_by, "c")
+
+    def step(c, x):
+        big = jnp.full(LOCAL, x) + c
+        jaxdbg.breakpoint(**t.options)
+        return c + big[0, 0], None
+
+    f = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+    try:
+        jax.block_until_ready(f(jnp.arange(float(STEPS))))
+        assert len(t.stops()) == 1
+        opened = host.total  # the first stop, with its values
+        assert opened >= 4 * LOCAL[0] * LOCAL[1]
+        host.total = 0
+        jax.block_until_ready(f(jnp.arange(float(STEPS))))  # every stop passed (the same run in a script)
+        assert len(t.stops()) == 1
+        assert host.total <= STEPS * PER_PASSED_STOP, host.total
+    finally:
         breakpoint_state.reset()
 
 
@@ -101,3 +153,31 @@ def test_a_cell_in_which_a_stop_opened_collects_when_it_ends():
     assert "without a stop 0" in out, out
     after = int(out.split("after a stop ")[1].split()[0])
     assert after >= 1, out
+
+
+def test_enable_typed_at_another_breakpoints_stop_takes_effect_at_the_next_step():
+    t = Transcript("c", "c")
+
+    def step(c, x):
+        c = c + x
+        jaxdbg.breakpoint(**t.options)  # first
+        jaxdbg.breakpoint(**t.options)  # second
+        return c, None
+
+    f = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+    try:
+        f(jnp.arange(1.0))  # each stops once, and gets its number
+        first, second = sorted((r for r in breakpoint_state.rows() if r.function == "step"), key=lambda r: r.lineno)[
+            -2:
+        ]
+        breakpoint_state.set_enabled(first.number, False)
+        at = t.stdin.tell()
+        t.stdin.seek(0, 2)
+        t.stdin.write("".join(f"{line}\n" for line in [f"enable {first.number}", "c", "p c", "c", "c", "c", "c"]))
+        t.stdin.seek(at)
+        f(jnp.arange(3.0))  # step 0: only the second stops, and enables the first for step 1 on
+        stops = t.stops()[2:]
+        assert [f":{second.lineno} " in s for s in stops] == [True, False, True, False, True], stops
+        assert t.answers("p c") == ["Array(1., dtype=float32)"]
+    finally:
+        breakpoint_state.reset()

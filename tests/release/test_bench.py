@@ -23,6 +23,8 @@ GOAL_MEASURES = (
     "passed stop (continue all)",
     "passed stop (disabled)",
     "passed stop (ignored)",
+    "local, per step of a",  # a passed stop against a callback without operands, by local size
+    "its cost over the baseline",  # ... and with a big local against a small one
     "untriggered breakpoint_if",
     "trace + compile, 10 frames x 30 locals",
     "pause -> panel shown",
