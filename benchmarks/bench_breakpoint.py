@@ -145,7 +145,9 @@ def _square_local_scan(stop, side: int):
     """A scan whose step makes a ``side`` x ``side`` float32 local and calls ``stop()``."""
 
     def step(carry, x):
-        square = jnp.full((side, side), x) + carry
+        # Kept whole in memory in both candidates, as a training step's activations are
+        # (else XLA fuses the baseline's local into its one read element).
+        square = jax.lax.optimization_barrier(jnp.full((side, side), x) + carry)
         stop()
         return carry + square[-1, -1] * 0.5, None
 

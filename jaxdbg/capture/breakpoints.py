@@ -106,10 +106,16 @@ class _Site:
     # The device at each device position (a shard_map's mesh), when the trace knew them.
     mapped_devices: tuple[Any, ...] | None = None
 
-    def wants_values(self, stops: int) -> bool:
+    def may_stop(self) -> bool:
         quit_watch.entered()  # an execution began: a quit at a job's host may end it here
-        if stops == 0 or not self.stops_here():
-            return False  # no batch element's condition holds, or another process's breakpoint
+        # A disabled breakpoint's watches still take their values, so it asks for them.
+        return self.stops_here() and (
+            breakpoint_state.is_enabled(self.breakpoint_id) or breakpoint_checks.active(self.breakpoint_id)
+        )
+
+    def wants_values(self, stops: int) -> bool:
+        if stops == 0:
+            return False  # no batch element's condition holds
         if breakpoint_checks.active(self.breakpoint_id):
             return True  # a condition, log template or watch reads the frame (a disabled one's too)
         if not breakpoint_state.is_enabled(self.breakpoint_id):

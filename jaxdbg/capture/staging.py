@@ -8,12 +8,13 @@ From the outside in:
    forward-pass values; a token passes its tangent through);
 3. one ``custom_vmap`` layer per vmap level, so the host receives whole batches and can
    name the element it stops at, stop only where the predicate holds, and skip the rest;
-4. a ``lax.cond`` on the host's answer to "does this stop need its values?" (a
-   ``jax.pure_callback`` whose only operand is one scalar read from the values, see
-   :func:`_step_marker`), so a stop that will not open (a disabled breakpoint, ``continue
-   all``, another process's breakpoint) sends no value to the host: a callback's cost
-   grows with its operands, each one copied to the host (on a GPU or TPU, a
-   device-to-host transfer) before the callback runs;
+4. a ``lax.cond`` on the host's answers to "may this breakpoint stop?" (a
+   ``jax.pure_callback`` without operands: a disabled breakpoint, or another process's)
+   and, when it may, "does this stop need its values?" (one whose only operand is a
+   scalar read from the values, see :func:`_step_marker`: ``continue all`` passes it), so
+   a stop that will not open sends no value to the host: a callback's cost grows with
+   its operands, each one copied to the host (on a GPU or TPU, a device-to-host
+   transfer) before the callback runs;
 5. the host callback itself (``jax.debug.callback``, or ``jax.pure_callback`` when a
    token is threaded through), which hands the batch to ``site.on_host``.
 """
@@ -35,6 +36,9 @@ class StagedSite(Protocol):
 
     ordered: bool
     conditional: bool
+
+    def may_stop(self) -> bool:
+        """Whether the breakpoint may stop at all in this call (asked without operands)."""
 
     def wants_values(self, stops: int) -> bool:
         """Whether the ``stops`` selected stops of one arrival need their values sent (asked
@@ -118,15 +122,22 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
     def host(mask, operands):
         site.on_host(levels, sizes, True if mask is None else mask, operands)
 
+    answer = jax.ShapeDtypeStruct((), jnp.bool_)
     every = int(np.prod(sizes)) if sizes else 1
 
     def wants_values(_marker, mask):
         stops = every if mask is None else int(np.count_nonzero(mask))
         return np.bool_(site.wants_values(stops))
 
-    opens = jax.pure_callback(
-        wants_values, jax.ShapeDtypeStruct((), jnp.bool_), _step_marker(operands), mask, vmap_method="sequential"
-    )
+    def ask_at_this_step():
+        # A question with a result costs more than a callback without one (about 120 us
+        # on a CPU), so only an enabled breakpoint asks it at every step.
+        return jax.pure_callback(wants_values, answer, _step_marker(operands), mask, vmap_method="sequential")
+
+    # Without operands, so XLA may ask once per call rather than once per step: a
+    # disabled breakpoint costs nothing per step (breakpoint_state.is_enabled).
+    enabled = jax.pure_callback(lambda: np.bool_(site.may_stop()), answer)
+    opens = jax.lax.cond(enabled, ask_at_this_step, lambda: jnp.bool_(False))
 
     if token is None:
 

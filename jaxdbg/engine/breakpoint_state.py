@@ -18,10 +18,10 @@ the rest of the process (a kernel session) this module remembers, per number:
   kept here, decided on the host by :mod:`jaxdbg.engine.breakpoint_checks`.
 
 A stop of a disabled breakpoint, or one passed by ``continue all``, transfers none of
-its values: the program first asks the host (one small operand, see
-:mod:`jaxdbg.capture.staging`), which answers from :func:`is_enabled` and
-:func:`passes_whole_arrival`, and calls the breakpoint's host callback with the values
-only when the stop may open. A stop passed by ``ignore`` still runs that callback (it
+its values: the program first asks the host :func:`is_enabled` (no operands), then,
+when enabled, whether this stop needs its values (one small operand, see
+:mod:`jaxdbg.capture.staging`; :func:`passes_whole_arrival`), and calls the
+breakpoint's host callback with the values only when the stop may open. A stop passed by ``ignore`` still runs that callback (it
 is counted there) but returns at once, before any frame is rebuilt or any UI opens. Two checks decide: a cheap one when the stop arrives (:func:`arrive`) and
 one when it gets its turn among concurrent stops (:func:`admit`), so that a ``continue
 all``, ``disable`` or ``ignore`` typed at device 0 of a pmap applies to the devices
@@ -106,10 +106,11 @@ def is_enabled(number: int | None) -> bool:
     """Whether breakpoint ``number`` is enabled: asked by its program before it sends any
     value to the host, so a disabled one costs one host round trip without operands.
 
-    The program asks at each stop, with an operand read from the stop's values: XLA
-    cannot hoist the question out of a loop whose locals change, so an ``enable`` typed
-    at a stop of another breakpoint takes effect at the next stop. (Where no value of
-    the frame changes between a loop's steps, XLA may ask once per call.)
+    The program may ask once per call rather than once per stop (XLA may hoist the
+    question out of a loop), so an ``enable`` typed at a stop of another breakpoint in
+    the same call takes effect from the program's next call. (A question asked at every
+    stop would cost a callback with a result per step, where a disabled breakpoint now
+    costs nothing.)
     """
     return number not in _disabled
 

@@ -153,31 +153,3 @@ def test_a_cell_in_which_a_stop_opened_collects_when_it_ends():
     assert "without a stop 0" in out, out
     after = int(out.split("after a stop ")[1].split()[0])
     assert after >= 1, out
-
-
-def test_enable_typed_at_another_breakpoints_stop_takes_effect_at_the_next_step():
-    t = Transcript("c", "c")
-
-    def step(c, x):
-        c = c + x
-        jaxdbg.breakpoint(**t.options)  # first
-        jaxdbg.breakpoint(**t.options)  # second
-        return c, None
-
-    f = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
-    try:
-        f(jnp.arange(1.0))  # each stops once, and gets its number
-        first, second = sorted((r for r in breakpoint_state.rows() if r.function == "step"), key=lambda r: r.lineno)[
-            -2:
-        ]
-        breakpoint_state.set_enabled(first.number, False)
-        at = t.stdin.tell()
-        t.stdin.seek(0, 2)
-        t.stdin.write("".join(f"{line}\n" for line in [f"enable {first.number}", "c", "p c", "c", "c", "c", "c"]))
-        t.stdin.seek(at)
-        f(jnp.arange(3.0))  # step 0: only the second stops, and enables the first for step 1 on
-        stops = t.stops()[2:]
-        assert [f":{second.lineno} " in s for s in stops] == [True, False, True, False, True], stops
-        assert t.answers("p c") == ["Array(1., dtype=float32)"]
-    finally:
-        breakpoint_state.reset()
