@@ -17,21 +17,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gc
 import sys
-import threading
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdbg.capture import prints, staging
+from jaxdbg.capture import operand_release, prints, staging
 from jaxdbg.engine import breakpoint_checks, breakpoint_state, program_shardings, registry, stop_serving
 from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.internals import ipython_api, jax_api
+from jaxdbg.internals import jax_api
 from jaxdbg.job import debug_host, quit_watch
 from jaxdbg.replay import stepping as replay
 from jaxdbg.runtime import interrupts, quit_reporting
@@ -56,31 +54,6 @@ def observe_host_arrivals(observer: Callable[[], None]) -> Callable[[], None]:
             _host_arrival_observers.remove(observer)
 
     return undo
-
-
-# JAX frees a host callback's operands (and the host copies a stop made of them, 400 MB
-# for a 400 MB local) only after the computation has let go of them, through a queue
-# that its garbage-collector callback empties (gc.callbacks); in an idle kernel that
-# is the next dispatch or collection, possibly never. So when a cell in which a stop
-# opened finishes, one collection lets them go. (Outside IPython the program's next
-# dispatch does it.)
-_release_pending = threading.Lock()
-RELEASE_AGAIN_S = 0.3
-
-
-def _release_operands_after_the_cell() -> None:
-    if ipython_api.execution_count() is None or not _release_pending.acquire(blocking=False):
-        return  # not in IPython, or this cell already has one
-
-    def release() -> None:
-        _release_pending.release()
-        gc.collect()
-        # The computation may let go of the operands just after the cell's end.
-        later = threading.Timer(RELEASE_AGAIN_S, gc.collect, args=(0,))
-        later.daemon = True
-        later.start()
-
-    ipython_api.on_cell_finished(release)
 
 
 @dataclasses.dataclass(eq=False)  # compared by identity: stop_serving.py keys its rounds on the site
@@ -141,7 +114,7 @@ class _Site:
                 try:
                     self._serve((), sizes, levels, operands, {}, screened)
                 finally:
-                    _release_operands_after_the_cell()
+                    operand_release.after_the_cell()
             return
         selected = np.asarray(pred, dtype=bool)  # True (every element) or one per element
         mask = np.broadcast_to(selected, sizes) if selected.ndim == 0 else selected.reshape(sizes)
@@ -157,7 +130,7 @@ class _Site:
         finally:
             host_ops.clear()
             if opened:
-                _release_operands_after_the_cell()
+                operand_release.after_the_cell()
 
     def _serve(
         self, index: tuple, sizes: tuple, levels, operands, host_ops: dict[int, Any], screened: bool
