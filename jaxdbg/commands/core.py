@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from jaxdbg.commands import sharding as sharding_command
 from jaxdbg.commands import show as show_command
+from jaxdbg.commands import trees as tree_commands
 from jaxdbg.engine.command_table import TABLE as COMMANDS
 from jaxdbg.engine.command_table import ArgumentKind, command, error
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
@@ -76,14 +77,29 @@ def _print(s: Session, arg: str) -> Output:
     return s.evaluate(arg, expression_only=True)
 
 
-@command("pp", usage="pp expr", summary="Evaluate expr and pretty-print it.", argument=_EXPRESSION)
+@command(
+    "pp",
+    usage="pp expr [--full]",
+    summary="Pretty-print expr; a pytree as a tree of leaf summaries (--full: every element).",
+    argument=_EXPRESSION,
+)
 def _pretty(s: Session, arg: str) -> Output:
-    return s.evaluate(arg, pretty=True, expression_only=True)
+    return tree_commands.pretty(s, arg)
 
 
 @command("whatis", usage="whatis expr", summary="Show the type (and shape, dtype) of expr.", argument=_EXPRESSION)
 def _whatis(s: Session, arg: str) -> Output:
     return s.whatis(arg) if arg else error("whatis needs an expression")
+
+
+@command(
+    "tree",
+    usage="tree expr [depth]",
+    summary="Walk a pytree (Module, params, optimizer state) by key path, depth levels deep.",
+    argument=_EXPRESSION,
+)
+def _tree(s: Session, arg: str) -> Output:
+    return tree_commands.tree(s, arg)
 
 
 @command("locals", "a", "args", usage="locals", summary="Table of the frame's locals with array summaries.")

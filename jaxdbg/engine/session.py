@@ -33,7 +33,7 @@ from jaxdbg.engine.outputs import (
     StopSummary,
 )
 from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.engine.values import array_picture, local_rows, picture_sets, summaries
+from jaxdbg.engine.values import array_picture, local_rows, picture_sets, summaries, tree_outline, tree_summaries
 from jaxdbg.runtime import interrupts, phrases
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
@@ -271,6 +271,10 @@ class Session:
             # A bare expression that gives None (print(x), a call for its effect) shows
             # nothing, as at Python's and pdb's prompts; 'p' still shows None.
             return Output(OutputKind.TEXT, "")
+        return self.value_output(value, pretty=pretty)
+
+    def value_output(self, value: Any, *, pretty: bool = False) -> Output:
+        """A value as ``p`` (its repr) or ``pp`` (pprint) shows it, cut past MAX_RESULT_CHARS."""
 
         def show() -> str | BaseException:
             return pprint.pformat(value) if pretty else repr(value)
@@ -286,8 +290,9 @@ class Session:
         if failed is not None:
             return failed
         summary = summaries.summarize(source, value, self.program_shardings().get(source))
-        text = summaries.container_type(value) or summary.type_name
-        if summary.is_array:
+        tree = tree_outline.structure(value)  # a Module's, a State's, a nested dict's
+        text = tree or summaries.container_type(value) or summary.type_name
+        if summary.is_array and tree is None:
             text += f" {summary.array_type}"
             if summary.sharding:
                 text += f" sharding={summary.sharding}"
@@ -367,7 +372,7 @@ class Session:
         return shardings
 
     def locals_table(self) -> Output:
-        rows = summaries.summarize_locals(self.visible_locals(), self.program_shardings())
+        rows = tree_summaries.summarize_locals(self.visible_locals(), self.program_shardings())
         if not rows:
             return Output(OutputKind.LOCALS, phrases.NO_LOCALS, rows)
         width = max(len(r.name) for r in rows)

@@ -26,7 +26,7 @@ import numpy as np
 
 from jaxdbg.engine import evaluation
 from jaxdbg.engine.frames import Frame
-from jaxdbg.engine.values import summaries
+from jaxdbg.engine.values import summaries, tree_summaries
 from jaxdbg.runtime import notices
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
@@ -41,7 +41,7 @@ class WatchValue:
 
     hit: int | None
     text: str
-    number: float | None = None  # a real scalar, for the plot
+    number: float | None = None  # a real scalar (a pytree: its global norm), for the plot
     stats: summaries.ArrayStats | None = None  # an array's statistics
     shape: tuple[int, ...] | None = None
     dtype: str | None = None
@@ -90,7 +90,10 @@ def value_of(hit: int | None, result: Any) -> WatchValue:
             return WatchValue(
                 hit, summary.details()[:TEXT_CHARS], stats=summary.stats, shape=summary.shape, dtype=summary.dtype
             )
-        return WatchValue(hit, summaries.summarize("", result).preview[:TEXT_CHARS])
+        tree = tree_summaries.tree_summary(result)
+        if tree is not None:  # a pytree's line; its global norm is what the plot draws
+            return WatchValue(hit, tree.line()[:TEXT_CHARS], number=tree.norm)
+        return WatchValue(hit, tree_summaries.short_description(result)[:TEXT_CHARS])
 
     return guarded(describe, lambda e: WatchValue(hit, "", error=format_exception(e)))
 

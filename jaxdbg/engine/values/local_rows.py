@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxdbg.engine.values import array_picture, summaries
+from jaxdbg.engine.values import array_picture, summaries, tree_summaries
 
 # Arrays above this many elements get their statistics only when the browser shows
 # their row (a "stats" request), after the panel is up: a 400 MB local took 0.7 s of
@@ -74,6 +74,7 @@ def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool 
     the browser asks for them when it shows the row."""
     pending = lazy and _big_array(value)
     elsewhere = _spans_processes(value)
+    tree = None if elsewhere else tree_summaries.tree_summary(value, lazy=lazy)
     try:
         if elsewhere:  # its data is not all here: reading it would wait on the whole job
             row = summaries.ValueSummary(
@@ -83,8 +84,10 @@ def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool 
                 str(value.dtype),
                 sharding or summaries.describe_sharding(value),
             )
+        elif tree is not None:
+            row = summaries.ValueSummary(name, summaries.type_name(value), preview=tree.line())
         else:
-            row = summaries.summarize(name, value, sharding, with_stats=not pending)
+            row = tree_summaries.summarize(name, value, sharding, with_stats=not pending)
     except BaseException as e:  # a value's own code must not end the stop
         if isinstance(e, KeyboardInterrupt):
             raise
@@ -99,9 +102,9 @@ def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool 
         "sharding": (row.sharding or "") if row.is_array else "",
         "summary": summary,
         "finite_only": partial,
-        "nonfinite": row.nonfinite,
+        "nonfinite": row.nonfinite or (tree is not None and tree.nonfinite),
         "expandable": expandable(value),
-        "pending": row.stats_pending and not elsewhere,
+        "pending": (row.stats_pending or (tree is not None and tree.stats_pending)) and not elsewhere,
         # An array with elements gets a small picture, asked for when the row is shown.
         "picture": bool(row.is_array and row.shape and _has_elements(row.shape)) and not elsewhere,
     }

@@ -385,7 +385,7 @@ def _complex_stats(host: np.ndarray) -> ArrayStats:
     return ArrayStats(lo, hi, mean, nan_count, inf_count, True, 0, tuple(cells))
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
     cls = type(value)
     if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
         return "Array"  # what users know jax.Array by (not ArrayImpl)
@@ -412,9 +412,9 @@ def summarize(name: str, value: Any, sharding: str | None = None, *, with_stats:
 
 
 def _summarize(name: str, value: Any, sharding: str | None, with_stats: bool = True) -> ValueSummary:
-    type_name = _type_name(value)
+    kind_name = type_name(value)
     if isinstance(value, Unavailable):  # the reason is the whole point: never cut it
-        return ValueSummary(name, type_name, preview=repr(value))
+        return ValueSummary(name, kind_name, preview=repr(value))
     if is_array(value):
         shape = tuple(int(d) for d in value.shape)
         size = int(np.prod(shape)) if shape else 1
@@ -428,7 +428,7 @@ def _summarize(name: str, value: Any, sharding: str | None, with_stats: bool = T
             )
         return ValueSummary(
             name,
-            type_name,
+            kind_name,
             shape,
             str(value.dtype),
             sharding or describe_sharding(value),
@@ -441,9 +441,9 @@ def _summarize(name: str, value: Any, sharding: str | None, with_stats: bool = T
         if arrays:
             elements = sum(int(np.prod(a.shape)) for a in arrays)
             return ValueSummary(
-                name, type_name, preview=(f"{len(value)} items; {len(arrays)} arrays, {elements:,} elements")
+                name, kind_name, preview=(f"{len(value)} items; {len(arrays)} arrays, {elements:,} elements")
             )
-    return ValueSummary(name, type_name, preview=_preview(value))
+    return ValueSummary(name, kind_name, preview=_preview(value))
 
 
 _ELEMENTS_SHOWN = 6
@@ -459,7 +459,7 @@ def container_type(value: Any) -> str | None:
 
 
 def _container_type(value: list | tuple | dict) -> str:
-    head = f"{_type_name(value)} of {len(value)}"
+    head = f"{type_name(value)} of {len(value)}"
     if isinstance(value, dict):
         shown = [f"{k!r}: {_element_type(v)}" for k, v in list(value.items())[:_ELEMENTS_SHOWN]]
     else:
@@ -477,8 +477,8 @@ def _element_type(value: Any) -> str:
     if is_array(value):
         return array_type(tuple(int(d) for d in value.shape), value.dtype)
     if isinstance(value, (list, tuple, dict)):
-        return f"{_type_name(value)} of {len(value)}"
-    return _type_name(value)
+        return f"{type_name(value)} of {len(value)}"
+    return type_name(value)
 
 
 def _array_leaves(tree: Any) -> list[Any]:
