@@ -1,6 +1,6 @@
 """The test matrix's results: each run notes itself under .nox/results/ (``record``), and
-``summarize`` prints them all, with each run's time, the ten slowest tests and the closing
-``matrix:`` line."""
+``summarize`` prints them all, with each run's time, the ten slowest tests, the tests and
+modules that cost the most CPU, and the closing ``matrix:`` line."""
 
 from __future__ import annotations
 
@@ -74,9 +74,48 @@ def slowest_tests(runs: list[tuple[str, Path]], count: int = 10) -> list[tuple[f
     return sorted(cases, reverse=True)[:count]
 
 
+def _cpu_of(case: ET.Element) -> float | None:
+    """The CPU seconds a test case's JUnit XML notes (``tests/support/cpu_usage.py``)."""
+    for prop in case.iter("property"):
+        if prop.get("name") == "cpu_s":
+            try:
+                return float(prop.get("value") or 0)
+            except ValueError:
+                return None
+    return None
+
+
+def cpu_use(
+    runs: list[tuple[str, Path]], count: int = 10
+) -> tuple[list[tuple[float, str, str]], list[tuple[float, int, str]], float]:
+    """Where the CPU went over the runs' JUnit XML: the ``count`` costliest tests
+    (seconds, test, run), the ``count`` costliest modules (seconds, tests, module), and
+    the CPU seconds of every test together. A test's CPU holds its kernels', scripts',
+    servers' and browsers' (each test's whole process tree, measured by the tests)."""
+    cases: list[tuple[float, str, str]] = []
+    modules: dict[str, list[float]] = {}
+    for label, path in runs:
+        try:
+            root = ET.parse(path).getroot()
+        except (OSError, ET.ParseError):
+            continue
+        for case in root.iter("testcase"):
+            cpu = _cpu_of(case)
+            if cpu is None:
+                continue
+            module = case.get("classname", "")
+            test = f"{module}::{case.get('name', '')}".lstrip(":")
+            cases.append((cpu, test, label))
+            spent = modules.setdefault(f"{module}  ({label})", [0.0, 0])
+            spent[0] += cpu
+            spent[1] += 1
+    by_module = sorted(((cpu, int(n), module) for module, (cpu, n) in modules.items()), reverse=True)
+    return sorted(cases, reverse=True)[:count], by_module[:count], sum(cpu for cpu, _, _ in cases)
+
+
 def summarize(nox_rc: int) -> int:
-    """Print every run of the matrix with its time, the ten slowest tests and the closing
-    `matrix:` line; the exit status."""
+    """Print every run of the matrix with its time, the ten slowest tests, the ten
+    costliest tests and modules on CPU and the closing `matrix:` line; the exit status."""
     print("\n[dev] test matrix:", flush=True)
     total = {"passed": 0, "failed": 0, "skipped": 0}
     junits: list[tuple[str, Path]] = []
@@ -102,6 +141,14 @@ def summarize(nox_rc: int) -> int:
         print("[dev] the ten slowest tests:", flush=True)
         for seconds, test, label in slowest:
             print(f"[dev]   {seconds:6.1f}s  {test}  ({label})", flush=True)
+    heaviest, modules, cpu_total = cpu_use(junits)
+    if heaviest:
+        print(f"[dev] CPU spent by the tests: {cpu_total:.0f}s in all; the ten costliest tests:", flush=True)
+        for seconds, test, label in heaviest:
+            print(f"[dev]   {seconds:6.1f}s  {test}  ({label})", flush=True)
+        print("[dev] the ten costliest modules on CPU (seconds, tests):", flush=True)
+        for seconds, n, module in modules:
+            print(f"[dev]   {seconds:6.1f}s {n:4d}  {module}", flush=True)
     failed_sessions = False
     if common.REPORT.is_file():
         for session in json.loads(common.REPORT.read_text()).get("sessions", []):

@@ -40,6 +40,15 @@ from support.kernel_harness import (  # noqa: F401
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Each test's CPU, its kernels', scripts' and browsers' included, goes into its JUnit
+    XML (``support/cpu_usage.py``), for the closing summary of ``dev.py test``."""
+    from support import cpu_usage
+
+    if not config.pluginmanager.has_plugin("jaxdbg-cpu-usage"):
+        config.pluginmanager.register(cpu_usage, "jaxdbg-cpu-usage")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Kernel tests not marked ``matrix`` run on the current kernel only (see
     CONTRIBUTING.md, "Which tests run on every kernel")."""

@@ -71,3 +71,27 @@ def test_a_session_that_failed_or_did_not_run_is_named(dev, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "session colab_pins: NOT RUN, Python interpreter 3.13 not found" in out
     assert "session ipykernel6: FAILED" in out
+
+
+CASE = '<testcase classname="{module}" name="{name}" time="1"><properties><property name="cpu_s" value="{cpu}"/></properties></testcase>'
+
+
+def test_the_summary_names_the_tests_and_modules_that_cost_the_most_cpu(dev, tmp_path, capsys):
+    cases = [("tests.a", "one", 30.5), ("tests.a", "two", 0.5), ("tests.b", "three", 20)]
+    _run(
+        tmp_path,
+        "main",
+        "main",
+        junit='<testsuites><testsuite tests="4">'
+        + "".join(CASE.format(module=m, name=n, cpu=c) for m, n, c in cases)
+        + '<testcase classname="tests.b" name="unmeasured" time="1"/></testsuite></testsuites>',
+    )
+    assert dev.summarize(0) == 0
+    out = capsys.readouterr().out
+    heaviest = out[out.index("CPU spent by the tests: 51s in all") :].splitlines()
+    assert heaviest[1:4] == [
+        "[dev]     30.5s  tests.a::one  (main)",
+        "[dev]     20.0s  tests.b::three  (main)",
+        "[dev]      0.5s  tests.a::two  (main)",
+    ]
+    assert heaviest[5:7] == ["[dev]     31.0s    2  tests.a  (main)", "[dev]     20.0s    1  tests.b  (main)"]
