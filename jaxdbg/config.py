@@ -61,7 +61,15 @@ DEBUG_PROCESS = EnvironmentVariable(
     default="0",
 )
 
-ENVIRONMENT = (BACKEND, COMMANDS, CI, DEBUG_SECRET, DEBUG_PROCESS)
+LIBRARY_FRAMES = EnvironmentVariable(
+    "JAXDBG_LIBRARY_FRAMES",
+    "on: installed libraries' frames (Flax, Equinox, optax, anything in site-packages) are listed one by one "
+    "in 'where' and the panel, and up / down stop at them (unset: each run of them is one row, stepped over)",
+)
+#: What turns a setting on (an environment variable's value, a command's argument).
+ON_WORDS = frozenset({"on", "1", "true", "yes", "show"})
+
+ENVIRONMENT = (BACKEND, COMMANDS, CI, DEBUG_SECRET, DEBUG_PROCESS, LIBRARY_FRAMES)
 
 
 def launched_process_environment() -> dict[str, str]:

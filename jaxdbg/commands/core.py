@@ -6,11 +6,14 @@ be; :class:`~jaxdbg.engine.session.Session` holds what they do.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from jaxdbg.commands import sharding as sharding_command
 from jaxdbg.commands import show as show_command
 from jaxdbg.commands import trees as tree_commands
+from jaxdbg.engine import library_frames
 from jaxdbg.engine.command_table import TABLE as COMMANDS
-from jaxdbg.engine.command_table import ArgumentKind, command, error
+from jaxdbg.engine.command_table import ArgumentKind, add_sub_word, command, error
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.engine.session import Session
 
@@ -32,6 +35,28 @@ _EXPRESSION, _COUNT = ArgumentKind.EXPRESSION, ArgumentKind.COUNT
 @command("where", "w", "bt", usage="where", summary="Show the stack, innermost frame first.")
 def _where(s: Session, arg: str) -> Output:
     return s.where()
+
+
+@command(
+    "library_frames",
+    usage="library_frames [on|off]",
+    summary="on: list installed libraries' frames one by one; off: fold each run into one row.",
+    argument=ArgumentKind.SUB_WORDS,
+)
+def _library_frames(s: Session, arg: str) -> Output:
+    return s.where()  # the stack as it reads now
+
+
+def _library_frames_set(on: bool) -> Callable[[Session, str], Output]:
+    def run(s: Session, arg: str) -> Output:
+        library_frames.set_shown(on)
+        return s.where()
+
+    return run
+
+
+add_sub_word("library_frames", "on", summary="list library frames one by one", run=_library_frames_set(True))
+add_sub_word("library_frames", "off", summary="fold each run of library frames", run=_library_frames_set(False))
 
 
 @command("up", "u", usage="up [count]", summary="Move to an older (calling) frame.", argument=_COUNT)

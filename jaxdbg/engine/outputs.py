@@ -133,6 +133,9 @@ class FrameRow:
     line: str
     current: bool
     replay: bool = False  # a frame of a replay run from the stop
+    #: A row standing for this many installed libraries' frames (``index``: the first),
+    #: whose ``function`` says so: ``… 5 frames in flax``.
+    folded: int = 0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,7 +16,7 @@ import re
 import types
 from typing import Any, Callable
 
-from jaxdbg.engine import command_output, completion, evaluation, watches
+from jaxdbg.engine import command_output, completion, evaluation, library_frames, watches
 from jaxdbg.engine import source_window as source_lines
 from jaxdbg.engine.command_table import TABLE as COMMANDS
 from jaxdbg.engine.command_table import Command, error, split_command
@@ -169,27 +169,38 @@ class Session:
         return self.source_around()
 
     def up(self, count: int = 1) -> Output:
-        if self.index == len(self.frames) - 1:
-            return error("Oldest frame")
-        return self.select(min(self.index + count, len(self.frames) - 1))
+        """``count`` frames older, installed libraries' frames stepped over (unless shown)."""
+        target = library_frames.step(self.frames, self.index, count, older=True)
+        return error("Oldest frame") if target is None else self.select(target)
 
     def down(self, count: int = 1) -> Output:
-        if self.index == 0:
-            return error("Newest frame")
-        return self.select(max(self.index - count, 0))
+        target = library_frames.step(self.frames, self.index, count, older=False)
+        return error("Newest frame") if target is None else self.select(target)
 
     def where(self) -> Output:
-        rows = [
-            FrameRow(i, f.function, f.filename, f.lineno, f.line().strip(), i == self.index, f.replay)
-            for i, f in enumerate(self.frames)
-        ]
+        """The stack, innermost first; each run of library frames one row (``… 5 frames in flax``)."""
+        rows = []
+        for item in self.frame_layout():
+            if isinstance(item, library_frames.Fold):
+                rows.append(FrameRow(item.first, item.text, "", 0, "", False, folded=item.count))
+                continue
+            f = self.frames[item]
+            rows.append(
+                FrameRow(item, f.function, f.filename, f.lineno, f.line().strip(), item == self.index, f.replay)
+            )
         text = "\n".join(
-            f"{'>' if r.current else ' '} {r.index:>2}  {r.function}  {display_filename(r.filename)}:{r.lineno}"
+            f"       {r.function}"
+            if r.folded
+            else f"{'>' if r.current else ' '} {r.index:>2}  {r.function}  {display_filename(r.filename)}:{r.lineno}"
             + (f"  {phrases.REPLAY_MARK}" if r.replay else "")
             + (f"\n        {r.line}" if r.line else "")
             for r in rows
         )
         return Output(OutputKind.WHERE, text, rows)
+
+    def frame_layout(self) -> list[int | library_frames.Fold]:
+        """The frame list's rows: frame indices, and folds of library frames."""
+        return library_frames.layout(self.frames, self.index)
 
     # -- source --------------------------------------------------------------
     def source_view(self, first: int, last: int) -> SourceView:

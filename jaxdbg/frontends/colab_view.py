@@ -108,6 +108,9 @@ def _frames(session: Session, live: bool) -> Markup:
     rows = session.where().frames
     parts = []
     for row in rows:
+        if row.folded:  # a run of installed libraries' frames: "… 5 frames in flax"
+            parts.append(Markup('<div class="jaxdbg-frame jaxdbg-folded">{}</div>').format(row.function))
+            continue
         label = f"{row.index:>2} {row.function}  {display_filename(row.filename)}:{row.lineno}"
         css = "jaxdbg-frame" + (" jaxdbg-current" if row.current else "")
         if live:

@@ -17,7 +17,7 @@ from markupsafe import Markup
 from jaxdbg import config
 from jaxdbg.capture import nan_watch, prints
 from jaxdbg.capture.display import show
-from jaxdbg.engine import backend_plugins, breakpoint_state, registry
+from jaxdbg.engine import backend_plugins, breakpoint_state, library_frames, registry
 from jaxdbg.internals import ipykernel_kernel, ipykernel_parents, ipykernel_pump, ipykernel_subshells
 from jaxdbg.ipython import sharding_hooks
 from jaxdbg.job import membership as job
@@ -255,9 +255,16 @@ def status_table() -> StatusTable:
     in_job = job.describe()
     if in_job is not None:
         rows.append(StatusRow("job", *in_job))
+    rows.append(StatusRow("library frames", *_library_frames_status()))
     for flag in config.JAX_FLAGS:
         rows.append(StatusRow(flag.name, "on" if flag.get() else "off"))
     return StatusTable(rows)
+
+
+def _library_frames_status() -> tuple[str, str]:
+    if library_frames.shown():
+        return "shown", "listed one by one in where and the panel ($JAXDBG_LIBRARY_FRAMES)"
+    return "folded", "each run of them is one row, up / down step over them (%jaxdbg library_frames on lists them)"
 
 
 # -- the built-in subcommands ---------------------------------------------------------
@@ -355,6 +362,14 @@ register_subcommand("infs", "infs on|off", _infs)
 register_subcommand("reset", "reset", _reset)
 register_subcommand("sharding", "sharding on|off", _sharding)
 register_subcommand(config.PRINT_ROUTING.name, f"{config.PRINT_ROUTING.name} on|off", _print)
+
+
+def _library_frames(args: str) -> None:
+    library_frames.set_shown(parse_switch(args))
+    print("library frames: " + " ".join(_library_frames_status()))
+
+
+register_subcommand("library_frames", "library_frames on|off", _library_frames)
 
 
 # -- the extension feature ------------------------------------------------------------

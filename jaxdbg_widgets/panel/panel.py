@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from jaxdbg.engine import breakpoint_state, evaluation, outputs
+from jaxdbg.engine import breakpoint_state, evaluation, library_frames, outputs
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
 from jaxdbg.engine.values import array_picture
@@ -140,7 +140,8 @@ class DebuggerPanel:
             "ended": "" if not s.finished else str(s.resume),
             "batched": s.info.batched,
             "replaying": s.replay is not None,
-            "oldest": s.index >= len(s.frames) - 1,
+            # Up / Down step over library frames: greyed where only those are left.
+            "oldest": library_frames.step(s.frames, s.index, 1, older=True) is None,
             "newest": s.index == 0,
         }
 
@@ -163,8 +164,9 @@ class DebuggerPanel:
             self._frames_shown = self.session.frames
             self._names, self._rows, self._most = {}, {}, None
         with w.hold_sync():  # what moved first: the selected frame and its source
-            if frames_changed:
-                w.frames = model.frame_rows(self.session)
+            rows = model.frame_rows(self.session)
+            if frames_changed or rows != w.frames:  # a selected library frame unfolds its run
+                w.frames = rows
             w.selected = self.session.index
             w.source = model.source_state(self.session, self.context)
             w.status = self._status()

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from pygments.token import STANDARD_TYPES, Token
 
-from jaxdbg.engine import breakpoint_state
+from jaxdbg.engine import breakpoint_state, library_frames
 from jaxdbg.engine.command_table import TABLE as COMMANDS
 from jaxdbg.engine.frames import display_filename
 from jaxdbg.engine.session import Session
@@ -61,16 +61,28 @@ def button_tooltips() -> dict[str, str]:
 
 
 def frame_rows(session: Session) -> list[dict]:
-    """One row per frame, innermost first: function, short file:line, full path."""
-    return [
-        {
-            "function": f.function,
-            "where": f"{display_filename(f.filename)}:{f.lineno}",
-            "path": f"{f.filename}:{f.lineno}",
-            "replay": f.replay,
-        }
-        for f in session.frames
-    ]
+    """One row per frame, innermost first: its index, function, short file:line, full
+    path; a run of installed libraries' frames is one ``fold`` row (``… 5 frames in flax``,
+    ``index``: its first frame) unless they are shown (:mod:`jaxdbg.engine.library_frames`)."""
+    rows = []
+    for item in session.frame_layout():
+        if isinstance(item, library_frames.Fold):
+            rows.append(
+                {"index": item.first, "function": item.text, "where": "", "path": "", "replay": False}
+                | {"fold": item.text, "count": item.count}
+            )
+            continue
+        f = session.frames[item]
+        rows.append(
+            {
+                "index": item,
+                "function": f.function,
+                "where": f"{display_filename(f.filename)}:{f.lineno}",
+                "path": f"{f.filename}:{f.lineno}",
+                "replay": f.replay,
+            }
+        )
+    return rows
 
 
 # --------------------------------------------------------------------------- source

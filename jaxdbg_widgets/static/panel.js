@@ -247,7 +247,22 @@ function framesArea(model, run, sizeBody) {
     const selected = model.get("selected");
     const hadFocus = framesBox.contains(document.activeElement) ? document.activeElement.dataset.index : null;
     framesBox.replaceChildren();
-    (model.get("frames") || []).forEach((f, i) => {
+    (model.get("frames") || []).forEach((f) => {
+      const i = f.index;
+      if (f.fold !== undefined) {
+        // A run of installed libraries' frames, one row ("… 5 frames in flax"); selecting
+        // it selects its first frame, which then shows on its own row.
+        const row = h("div", "jaxdbg-frame jaxdbg-frame-fold");
+        row.setAttribute("role", "option");
+        row.setAttribute("aria-selected", "false");
+        row.title = `${f.fold}: select the first ('library_frames on' lists them all)`;
+        row.dataset.index = String(i);
+        row.append(h("span", "jaxdbg-frame-index", ""), h("span", "jaxdbg-frame-function", f.fold));
+        row.tabIndex = -1;
+        row.onclick = () => run(`frame ${i}`);
+        framesBox.append(row);
+        return;
+      }
       const row = h("div", "jaxdbg-frame" + (i === selected ? " jaxdbg-selected" : "")
                           + (f.replay ? " jaxdbg-frame-replay" : ""));
       row.setAttribute("role", "option");
@@ -262,14 +277,16 @@ function framesArea(model, run, sizeBody) {
       row.onclick = () => run(`frame ${i}`);
       framesBox.append(row);
     });
-    if (hadFocus !== null) focusRow(framesBox.children[Number(hadFocus)] || framesBox.firstChild);
+    if (hadFocus !== null) {
+      focusRow(rows().find((r) => r.dataset.index === hadFocus) || framesBox.firstChild);
+    }
   }
 
   function drawSelected() {
     const selected = model.get("selected");
     const moving = framesBox.contains(document.activeElement); // the arrows keep their place
     for (const row of framesBox.children) {
-      const on = Number(row.dataset.index) === selected;
+      const on = Number(row.dataset.index) === selected && !row.classList.contains("jaxdbg-frame-fold");
       row.classList.toggle("jaxdbg-selected", on);
       row.setAttribute("aria-selected", String(on));
       if (!moving) row.tabIndex = on ? 0 : -1;
