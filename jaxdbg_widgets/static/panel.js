@@ -340,7 +340,7 @@ function sourceArea(model, sizeBody) {
 // The first rows come with the state; more are asked for as the table scrolls to its
 // end, a big array's statistics once its row is shown, a container's children when
 // it is expanded. Replies are custom messages: onLocals, onStats, onChildren.
-function localsArea(model, run, openView) {
+function localsArea(model, run, openView, fillConsole) {
   const { TO_KERNEL, PHRASES } = shared(model);
   const colours = pictureColours(model);
   const thumbnails = new Map(); // path key -> {pic, codes} of this frame, drawn again on redraw
@@ -401,7 +401,14 @@ function localsArea(model, run, openView) {
       nameButton.onclick = () => run(`pp ${r.name}`);
       name.append(nameButton);
     } else {
-      name.append(h("span", "jaxdbg-name", r.name));
+      // A child of a pytree (a Module's layer, a leaf): its path as an expression of the
+      // frame goes into the console, to print it or to edit first.
+      const pathButton = h("button", "jaxdbg-name jaxdbg-clickable jaxdbg-path", r.name);
+      pathButton.type = "button";
+      pathButton.title = `p ${label}`;
+      pathButton.setAttribute("aria-label", `put p ${label} in the console`);
+      pathButton.onclick = () => fillConsole(`p ${label}`);
+      name.append(pathButton);
     }
     const array = h("td", "jaxdbg-col-array");
     if (r.picture) array.append(thumbnail(path, label), " ");
@@ -1223,7 +1230,15 @@ function consoleInput(model, run) {
     completion.narrow();
   }
 
-  return { node: inputRow, input, typeKey, onCompletions: completion.onCompletions,
+  // A line put in the console for the user to run or edit (a tree leaf's `p model.l1.kernel`).
+  function fill(text) {
+    completion.hide();
+    input.value = text;
+    input.setSelectionRange(text.length, text.length);
+    input.focus();
+  }
+
+  return { node: inputRow, input, typeKey, fill, onCompletions: completion.onCompletions,
            hideCompletions: completion.hide };
 }
 
@@ -1565,7 +1580,7 @@ function render({ model, el }) {
   const body = h("div", "jaxdbg-body");
   body.append(frames.node, source.node);
   const arrayView = arrayViewArea(model);
-  const locals = localsArea(model, run, arrayView.open);
+  const locals = localsArea(model, run, arrayView.open, (text) => commandLine.fill(text));
   const watched = watchesArea(model, run);
   const breakpoints = breakpointsArea(model, run);
   const log = consoleLog(model, commands.pending, bar.busy, root);

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxdbg.engine.values import local_rows, tree_summaries
+from jaxdbg.engine.values import leaf_stats, local_rows, tree_summaries
 from jaxdbg.engine.values.tree_summaries import summarize, tree_summary
 
 
@@ -129,7 +129,7 @@ def test_a_huge_tree_row_reads_no_values_until_shown():
     lazy = local_rows.local_row("params", tree, lazy=True)
     assert lazy["pending"] and "statistics when shown" in lazy["summary"]
     assert lazy["summary"].startswith("10,000 arrays · 80,000 float32 · 312 KB")
-    assert not any(tree_summaries._cached(leaf)[0] for leaf in tree.values())  # no value read
+    assert not any(leaf_stats._cached(leaf)[0] for leaf in tree.values())  # no value read
     full = local_rows.local_row("params", tree)
     norm = math.sqrt(sum(8.0 * i * i for i in range(10_000)))
     assert not full["pending"] and f"‖·‖ {norm:.4g} · max 9999" in full["summary"]
@@ -137,10 +137,10 @@ def test_a_huge_tree_row_reads_no_values_until_shown():
 
 def test_small_leaves_read_together_match_one_by_one():
     values = [jnp.array([1.0, -3.0]), jnp.array([jnp.nan, 2.0, jnp.inf]), jnp.array([jnp.nan]), jnp.zeros(0)]
-    together = tree_summaries.many_leaf_stats(values)
-    alone = [tree_summaries._float_stats(np.asarray(v)) for v in values]
+    together = leaf_stats.many_leaf_stats(values)
+    alone = [leaf_stats._float_stats(np.asarray(v)) for v in values]
     assert together[:3] == alone[:3]
-    assert together[1] == tree_summaries.LeafStats(4.0, 2.0, 1, 1)
+    assert together[1] == leaf_stats.LeafStats(4.0, 2.0, 1, 1)
     assert together[2].max_abs is None  # no finite value
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxdbg.engine.values import array_picture, summaries, tree_summaries
+from jaxdbg.engine.values import array_picture, summaries, tree_outline, tree_summaries
 
 # Arrays above this many elements get their statistics only when the browser shows
 # their row (a "stats" request), after the panel is up: a 400 MB local took 0.7 s of
@@ -29,7 +29,12 @@ def _is_namedtuple(value: Any) -> bool:
 
 
 def children(value: Any) -> list[tuple[str, Any]]:
-    """The labelled children of a container a variable explorer would open."""
+    """The labelled children of a container a variable explorer would open; an NNX
+    Variable among them stands as its array (a row with a picture and an array view)."""
+    return [(label, tree_summaries.variable_value(child)) for label, child in _children(value)]
+
+
+def _children(value: Any) -> list[tuple[str, Any]]:
     if isinstance(value, dict):
         return [(repr(k), v) for k, v in value.items()]
     if _is_namedtuple(value):
@@ -38,7 +43,19 @@ def children(value: Any) -> list[tuple[str, Any]]:
         return [(f"[{i}]", v) for i, v in enumerate(value)]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return [(fld.name, getattr(value, fld.name, None)) for fld in dataclasses.fields(value)]
+    if tree_summaries.is_tree(value):  # an NNX Module, State or Optimizer; any registered pytree
+        return [(_child_label(key), child) for key, child in tree_outline.node_children(value)]
     return []
+
+
+def _child_label(key: str) -> str:
+    """A key path step as the panel spells a child: ``l1`` (an attribute, shown
+    ``.l1``), ``'bn'`` (a key, shown ``['bn']``) or ``[0]``."""
+    if key.startswith(".") and key[1:].isidentifier():
+        return key[1:]
+    if key.startswith("[") and key.endswith("]") and not key[1:-1].isdigit():
+        return key[1:-1]
+    return key
 
 
 def expandable(value: Any) -> bool:
@@ -147,8 +164,14 @@ def value_at(values: dict[str, Any], path: Any) -> tuple[str, Any]:
 def child_rows(value: Any, limit: int) -> tuple[list[dict], int]:
     """Rows for a node's first ``limit`` children, and how many there are; big arrays
     among them are ``pending`` (see :func:`local_row`)."""
-    kids = children(value)
-    return [local_row(label, v, lazy=True) for label, v in kids[:limit]], len(kids)
+    kids = _children(value)
+    rows = []
+    for label, child in kids[:limit]:
+        row = local_row(label, tree_summaries.variable_value(child), lazy=True)
+        if tree_summaries.is_variable(child):  # its kind, not "Array": Param, BatchStat
+            row["type"] = type(child).__name__
+        rows.append(row)
+    return rows, len(kids)
 
 
 def row_picture(

@@ -1,0 +1,159 @@
+"""The statistics of a pytree's float leaves: sum of squares, largest ``|x|``, NaN / Inf.
+
+What a pytree's row adds up (its global norm, its max, the first leaf holding a NaN):
+taken once per immutable leaf (cached, as the same parameter shows in several frames,
+rows and opened nodes), small leaves read together in one host transfer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import weakref
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxdbg.engine.values import summaries
+
+
+@dataclasses.dataclass(frozen=True)
+class LeafStats:
+    """A float leaf's sum of squares and largest ``|x|`` over its finite values, and its
+    NaN / Inf counts; None for a leaf without numbers (a PRNG key, an opaque value)."""
+
+    sum_squares: float
+    max_abs: float | None
+    nan_count: int
+    inf_count: int
+
+
+def is_float(dtype: Any) -> bool:
+    name = getattr(dtype, "name", str(dtype))
+    return "float" in name or "complex" in name
+
+
+_leaf_cache: dict[int, tuple[weakref.ref, LeafStats | None]] = {}
+
+
+def leaf_stats(value: Any) -> LeafStats | None:
+    """The statistics of one float array leaf (cached per immutable jax.Array, as the
+    same parameter shows in several frames, rows and opened nodes); None otherwise."""
+    if not summaries.is_array(value) or not is_float(value.dtype):
+        return None
+    return many_leaf_stats([value])[0]
+
+
+def _cached(value: Any) -> tuple[bool, LeafStats | None]:
+    cached = _leaf_cache.get(id(value))
+    if cached is not None and cached[0]() is value:
+        return True, cached[1]
+    return False, None
+
+
+def _remember(value: Any, stats: LeafStats | None) -> None:
+    if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
+        key = id(value)
+        try:
+            _leaf_cache[key] = (weakref.ref(value, functools.partial(_forget, key)), stats)
+        except TypeError:
+            pass
+
+
+#: Leaves up to this many elements are read together: one host transfer for all of
+#: them and one numpy pass per dtype (10,000 small leaves: ~0.1 s, not ~1.5 s).
+SMALL_LEAF = 1 << 16
+
+
+def many_leaf_stats(values: list[Any]) -> list[LeafStats | None]:
+    """:func:`leaf_stats` of float array leaves, small ones read together."""
+    out: list[LeafStats | None] = [None] * len(values)
+    small: dict[Any, list[int]] = {}  # dtype -> positions
+    for i, value in enumerate(values):
+        hit, stats = _cached(value)
+        if hit:
+            out[i] = stats
+        elif 0 < math.prod(value.shape) <= SMALL_LEAF:
+            small.setdefault(value.dtype, []).append(i)
+        else:
+            out[i] = _one_leaf_stats(value)
+            _remember(value, out[i])
+    for positions in small.values():
+        group = [values[i] for i in positions]
+        found: list[LeafStats | None]
+        try:
+            found = list(_batched_stats(group))
+        except Exception:  # an array that cannot be read: no statistics, the row stays
+            found = [None] * len(group)
+        for i, stats in zip(positions, found):
+            out[i] = stats
+            _remember(values[i], stats)
+    return out
+
+
+def _one_leaf_stats(value: Any) -> LeafStats | None:
+    try:
+        return _float_stats(np.asarray(value))
+    except Exception:  # an array that cannot be read: no statistics, the row stays
+        return None
+
+
+def _batched_stats(group: list[Any]) -> list[LeafStats | None]:
+    """One dtype's small leaves: concatenated, then reduced per leaf (``reduceat``)."""
+    hosts = [np.asarray(h).reshape(-1) for h in jax.device_get(group)]
+    flat = np.concatenate(hosts)
+    if np.iscomplexobj(flat):
+        flat = np.abs(flat)
+    elif not np.issubdtype(flat.dtype, np.floating):  # bfloat16 / float8 from ml_dtypes
+        flat = flat.astype(np.float32)
+    starts = np.cumsum([0] + [h.size for h in hosts[:-1]])
+    finite = np.isfinite(flat)
+    nans = infs = np.zeros(len(hosts), dtype=np.int64)
+    counts = np.array([h.size for h in hosts])
+    if not finite.all():
+        nans = np.add.reduceat(np.isnan(flat).astype(np.int64), starts)
+        infs = counts - np.add.reduceat(finite.astype(np.int64), starts) - nans
+        flat = np.where(finite, flat, 0)
+    squares = np.add.reduceat(np.square(flat, dtype=np.float64), starts)
+    tops = np.maximum.reduceat(np.abs(flat), starts)
+    return [
+        LeafStats(float(sq), float(top) if nan + inf < n else None, int(nan), int(inf))
+        for sq, top, nan, inf, n in zip(squares, tops, nans, infs, counts)
+    ]
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    entry = _leaf_cache.get(key)
+    if entry is not None and entry[0] is ref:
+        del _leaf_cache[key]
+
+
+def _float_stats(host: np.ndarray) -> LeafStats:
+    flat = host.reshape(-1)
+    total, top, nans, infs = 0.0, None, 0, 0
+    for start in range(0, flat.size, summaries.STATS_CHUNK):  # no full-size float64 copy
+        chunk = flat[start : start + summaries.STATS_CHUNK]
+        if np.iscomplexobj(chunk):
+            chunk = np.abs(chunk)
+        elif not np.issubdtype(chunk.dtype, np.floating):  # bfloat16 / float8 from ml_dtypes
+            chunk = chunk.astype(np.float32)
+        if chunk.size == 0:
+            continue
+        biggest = float(np.max(np.abs(chunk)))
+        if not math.isfinite(biggest):  # NaN or Inf somewhere: count them, keep the rest
+            finite = np.isfinite(chunk)
+            chunk_nans = int(np.isnan(chunk).sum())
+            nans += chunk_nans
+            infs += int(chunk.size - finite.sum()) - chunk_nans
+            chunk = chunk[finite]
+            if chunk.size == 0:
+                continue
+            biggest = float(np.max(np.abs(chunk)))
+        total += float(np.sum(np.square(chunk, dtype=np.float64)))
+        top = biggest if top is None else max(top, biggest)
+    return LeafStats(total, top, nans, infs)
+
+
+# -- the summary -----------------------------------------------------------------------
