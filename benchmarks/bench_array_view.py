@@ -166,7 +166,7 @@ def view_opens(k: Kernel, repeats: int) -> dict[str, list[float]]:
 def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
     if args.quick:
-        side, n_locals, local_side, repeats = 256, 5, 8, 2
+        side, n_locals, local_side, repeats = 256, 5, 8, 1
     else:
         side, n_locals, local_side, repeats = 4096, 50, 64, 7
     with Kernel() as k:

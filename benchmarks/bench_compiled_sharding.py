@@ -58,7 +58,7 @@ def _without_recording(n_locals: int, x) -> float:
 
 def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
-    repeats = 2 if args.quick else 9
+    repeats = 1 if args.quick else 9
     axis_type = getattr(jax.sharding, "AxisType", None)
     mesh = jax.make_mesh(
         (2, 4), ("data", "model"), **({} if axis_type is None else {"axis_types": (axis_type.Auto,) * 2})

@@ -77,7 +77,7 @@ def _time(fn, xs) -> float:
 
 def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
-    steps, repeats = (200, 3) if args.quick else (2000, 7)
+    steps, repeats = (200, 1) if args.quick else (2000, 7)
     xs = jnp.arange(float(steps))
     plain, stopping, calling = _scan(step_plain), _scan(step_with_breakpoint), _scan(step_with_callback)
     stopping.lower(xs)  # traced: the breakpoint has its number

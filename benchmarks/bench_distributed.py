@@ -212,7 +212,7 @@ def _prints(repeats: int, processes: int, rows: int) -> Row:
 def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
     if args.quick:
-        rows = _round_trip(repeats=2, commands=10)
+        rows = _round_trip(repeats=1, commands=10)
         rows.append(_prints(repeats=1, processes=2, rows=20))
     else:
         rows = _round_trip(repeats=7, commands=100)

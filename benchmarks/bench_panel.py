@@ -112,7 +112,7 @@ def pause_to_panel(k: Kernel, name: str) -> float:
 def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
     if args.quick:
-        small, wide, big, repeats = (4, 10), (20, 100), 1000, 2
+        small, wide, big, repeats = (4, 10), (20, 100), 1000, 1
     else:
         small, wide, big, repeats = (20, 50), (200, 1000), 10_000_000, 6
     with Kernel() as k:

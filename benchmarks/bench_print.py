@@ -119,7 +119,7 @@ def terminal(steps: int, repeats: int) -> dict[str, list[float]]:
 
 def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
-    steps, repeats = (200, 2) if args.quick else (10_000, 5)
+    steps, repeats = (200, 1) if args.quick else (10_000, 5)
     rows = []
     samples, counts = notebook(steps, repeats)
     rows.append(
