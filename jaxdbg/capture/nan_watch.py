@@ -1,46 +1,43 @@
 """``%jaxdbg nans on`` / ``%jaxdbg infs on``: a NaN (an Inf) opens the debugger at the
-line (and device) that made it, also under ``pmap``, ``shard_map``, sharded ``jit`` and
-in a gradient's backward pass.
+line (and device) that made it, during the call, for every compiled call, also under
+``pmap``, ``shard_map``, sharded ``jit`` and in a gradient's backward pass.
 
 JAX's ``jax_debug_nans`` / ``jax_debug_infs`` stay the detectors, each switched by its
-own magic as JAX's flags are: a call whose output holds a NaN (an Inf) raises
-``FloatingPointError``, which names which. While the watch is on (either flag, set by
-jaxdbg), ``jax.jit`` and ``jax.pmap`` make functions whose call, when JAX raises that
-error, asks :mod:`nan_location` where the value came from (checkify's NaN checks, or
-those turned to Infs, on the same inputs) and opens a stop there:
-its reason names the primitive, the devices and the pass; its frames are those of
-JAX's op-by-op re-run when that reached the line (with their values: the tracers
-it left in them hold the stopped device's block under shard_map, the forward value
-under a gradient), else the line itself and the caller's frames. The error is
-raised after the stop, as before.
-Where JAX's re-run already found the line on one device in the forward pass (a
-plain jit), the post-mortem after the cell shows it as before, and no stop opens here.
+own magic as JAX's flags are: they check every compiled call's outputs, whoever made
+the function and when (``jax.jit`` before the watch, ``nnx.jit``, ``eqx.filter_jit``),
+and hand a failing call to one JAX function, where :func:`_on_failed_call` takes it
+(:mod:`jax_nan_reruns`, which also keeps JAX's checks on where JAX turns them off by
+mistake). There JAX's op-by-op re-run raises from the primitive that made the value;
+:mod:`nan_location` then says where it came from (checkify's NaN checks, or those
+turned to Infs, on the same inputs), and :mod:`nan_stop` opens the stop: its reason
+names the primitive, the devices and the pass; its frames are those of the re-run
+when that reached the line (with their values), else the line itself and the caller's
+frames. The error is raised after the stop, once.
+
 Under a sharded jit, JAX's re-run checks each device's buffer of each primitive's
 output; the failing checks it records (:func:`jax_nan_checks.failed_checks_since`) name the
-devices, and the stop opens here, on the re-run's frames.
-
-Functions made by ``jax.jit`` / ``jax.pmap`` before the watch was turned on keep
-JAX's behaviour (the post-mortem on JAX's own re-run). A call that succeeds costs one
-more Python call; the locating runs only once a NaN or an Inf was raised.
+devices. A ``jax.pmap`` made while the watch is on is located per device with its
+options (:class:`WatchedFunction`); in a ``jax.distributed`` job of several processes,
+functions jitted or pmapped while the watch is on check their outputs themselves, since
+JAX's re-run would leave the job's collectives waiting. A call that succeeds costs what
+JAX's flag costs; the locating runs only once a NaN or an Inf was raised.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, Iterator, NoReturn
 
 import jax
+import numpy as np
 
-from jaxdbg.capture import nan_in_job, nan_location, postmortem, source_locals
-from jaxdbg.engine import frames as frames_mod
-from jaxdbg.engine import registry, stop_serving
-from jaxdbg.engine.frames import Frame
-from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.internals import jax_nan_checks
+from jaxdbg.capture import nan_in_job, nan_location, nan_stop, postmortem
+from jaxdbg.internals import jax_nan_checks, jax_nan_reruns
 from jaxdbg.job import debug_host
 from jaxdbg.runtime import jax_routes, notices
-from jaxdbg.runtime.errors import DebuggerQuit
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
 #: Set on a FloatingPointError whose NaN a stop was opened for (its NanOrigin), so the
@@ -48,6 +45,7 @@ from jaxdbg.runtime.guarded_calls import format_exception, guarded
 SERVED = postmortem.NAN_SERVED
 
 _options: dict[str, Any] = {"backend": None, "options": {}}
+_watching = [False]
 
 
 class WatchedFunction:
@@ -65,20 +63,19 @@ class WatchedFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if enabled() and jax.process_count() > 1:
             return self._call_in_job(args, kwargs)
-        # Inside another trace nothing runs, so nothing raises: the outer call watches.
-        mark = jax_nan_checks.failed_checks_mark()
-        try:
-            return self._compiled(*args, **kwargs)
-        except FloatingPointError as error:
-            if enabled():
-                checks = jax_nan_checks.failed_checks_since(mark)  # JAX's, before ours run
-                located = self._locate(args, kwargs, infs=is_inf_error(error))
-                if located is not None and self._pmap_options is None:
-                    located = with_rerun_devices(located, checks)
-                if located is not None and not jax_found_it(located, error):
-                    setattr(error, SERVED, located)
-                    _serve(located, error)
-            raise
+        if self._pmap_options is None:
+            return self._compiled(*args, **kwargs)  # a failure stops in _on_failed_call
+        # A pmap's failure is located here, device by device, with its options.
+        with _rerun_left_to_jax():
+            try:
+                return self._compiled(*args, **kwargs)
+            except FloatingPointError as error:
+                if enabled() and getattr(error, SERVED, None) is None:
+                    located = _locate(self._fun, args, kwargs, is_inf_error(error), self._pmap_options)
+                    if located is not None:
+                        setattr(error, SERVED, located)
+                        _serve(located, error)
+                raise
 
     def _call_in_job(self, args: tuple, kwargs: dict) -> Any:
         """In a jax.distributed job of several processes: JAX's op-by-op re-run of a
@@ -96,7 +93,7 @@ class WatchedFunction:
             return out
         name = getattr(self._fun, "__name__", "the function")
         error = FloatingPointError(f"invalid value ({kind}) encountered in {name}, checked on every process of the job")
-        located = self._locate(args, kwargs, infs=kind == "inf")
+        located = _locate(self._compiled, args, kwargs, kind == "inf")
         if located is not None and not located.devices and self._pmap_options is None:
             located = self._devices_in_job(located, args, kwargs, kind)
         if located is not None:
@@ -121,21 +118,6 @@ class WatchedFunction:
         if not devices:
             return origin
         return dataclasses.replace(origin, devices=devices, here=nan_in_job.held_here(devices[0]))
-
-    def _locate(self, args: tuple, kwargs: dict, infs: bool) -> nan_location.NanOrigin | None:
-        if self._pmap_options is None:
-            target, options = self._compiled, None
-        else:
-            target, options = self._fun, self._pmap_options
-
-        def run() -> nan_location.NanOrigin | None:
-            return nan_location.locate(target, args, kwargs, pmap_options=options, infs=infs)
-
-        def failed(exc: BaseException) -> None:
-            notices.notice(f"could not locate the {'Inf' if infs else 'NaN'}: {format_exception(exc)}")
-            return None
-
-        return guarded(run, failed)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._compiled, name)
@@ -195,7 +177,7 @@ def is_inf_error(error: BaseException) -> bool:
 
 
 def enabled() -> bool:
-    return jax_routes.JIT.replacement is _watching_jit
+    return _watching[0]
 
 
 def set_enabled(on: bool, backend: str | None = None, *, infs: bool = False, **backend_options: Any) -> None:
@@ -204,15 +186,18 @@ def set_enabled(on: bool, backend: str | None = None, *, infs: bool = False, **b
     jax.config.update("jax_debug_infs" if infs else "jax_debug_nans", bool(on))
     if on:
         jax_nan_checks.record_failed_checks()  # the devices of a sharded jit's NaN
+        jax_nan_reruns.keep_output_checks_on()  # JAX turns its own off after some contexts
+        jax_nan_reruns.intercept_reruns(_on_failed_call)
         _options.update(backend=backend, options=backend_options)
-        if not jax_routes.JIT.install(_watching_jit) and not enabled():
-            notices.notice(
-                "jax.jit is taken by another jaxdbg feature (a %%checkify cell); "
-                "NaNs are located only by JAX's own checks until it ends"
-            )
+        _watching[0] = True
+        # Made from now on: a pmap locates per device; either, in a job, checks itself.
+        # (A %%checkify cell may hold jax.jit: its calls still stop, at _on_failed_call.)
+        jax_routes.JIT.install(_watching_jit)
         jax_routes.PMAP.install(_watching_pmap)
     elif not postmortem.nan_debugging_enabled():  # the other kind still checked: still watched
-        if enabled():
+        _watching[0] = False
+        jax_nan_reruns.intercept_reruns(None)
+        if jax_routes.JIT.replacement is _watching_jit:
             jax_routes.JIT.uninstall()
         if jax_routes.PMAP.replacement is _watching_pmap:
             jax_routes.PMAP.uninstall()
@@ -233,77 +218,88 @@ def debug_infs(enabled: bool = True, backend: str | None = None, **backend_optio
     set_enabled(enabled, backend, infs=True, **backend_options)
 
 
+# -- every failing call ------------------------------------------------------------------
+
+_reruns = threading.local()  # .depth: inside a re-run (or a pmap that locates its own)
+
+
+@contextlib.contextmanager
+def _rerun_left_to_jax() -> Iterator[None]:
+    """Failing calls in here are re-run as JAX does, silently, and stop nowhere: the
+    caller stops for them (a re-run's nested calls; a pmap, located per device)."""
+    _reruns.depth = getattr(_reruns, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _reruns.depth -= 1
+
+
+def _on_failed_call(error: BaseException, fun: Callable[..., Any], args: tuple, kwargs: dict) -> NoReturn:
+    """Every compiled call whose outputs JAX's checks found a NaN (an Inf) in, while the
+    watch is on, whoever made the jitted function and when: the re-run raises from the
+    primitive that made it, and the stop opens there before the error goes on."""
+    if getattr(_reruns, "depth", 0) or not enabled():
+        jax_nan_reruns.rerun_deoptimized(error, fun, args, kwargs)
+    checks_from = max(0, jax_nan_checks.failed_checks_mark() - 1)  # the call's own output check
+    with _rerun_left_to_jax():
+        try:
+            jax_nan_reruns.rerun_deoptimized(error, fun, args, kwargs)
+        except FloatingPointError as raised:
+            _stop_for(raised, fun, args, kwargs, jax_nan_checks.failed_checks_since(checks_from))
+            raise
+
+
+def _stop_for(
+    error: BaseException, fun: Callable[..., Any], args: tuple, kwargs: dict, checks: list[jax_nan_checks.FailedCheck]
+) -> None:
+    infs = is_inf_error(error)
+    program, arrays = _on_arrays(fun, args, kwargs)
+    located = _locate(program, arrays, {}, infs)
+    if located is None:  # checkify could not say: where JAX's re-run raised
+        located = nan_stop.origin_of_rerun(error, jax_nan_reruns.made_by(error) or "?", infs)
+    if located is None:
+        return
+    located = with_rerun_devices(located, checks)
+    setattr(error, SERVED, located)
+    _serve(located, error)
+
+
+def _on_arrays(fun: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Callable[..., Any], tuple]:
+    """The failing call as a jitted function of its arrays alone, and those arrays: every
+    other argument (static ones, a Module's graph, Python numbers) is held as it was
+    passed, which is how the call ran."""
+    leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
+    holes = [i for i, leaf in enumerate(leaves) if isinstance(leaf, (jax.Array, np.ndarray))]
+
+    def on_arrays(*arrays: Any) -> Any:
+        filled = list(leaves)
+        for i, array in zip(holes, arrays):
+            filled[i] = array
+        call_args, call_kwargs = jax.tree_util.tree_unflatten(tree, filled)
+        return fun(*call_args, **call_kwargs)
+
+    return jax_routes.JIT.original()(on_arrays), tuple(leaves[i] for i in holes)
+
+
+def _locate(
+    target: Callable[..., Any], args: tuple, kwargs: dict, infs: bool, pmap_options: dict[str, Any] | None = None
+) -> nan_location.NanOrigin | None:
+    def run() -> nan_location.NanOrigin | None:
+        return nan_location.locate(target, args, kwargs, pmap_options=pmap_options, infs=infs)
+
+    def failed(exc: BaseException) -> None:
+        notices.notice(f"could not locate the {'Inf' if infs else 'NaN'}: {format_exception(exc)}")
+        return None
+
+    return guarded(run, failed)
+
+
 # -- the stop --------------------------------------------------------------------------
 
-
-def _origin_frames(origin: nan_location.NanOrigin) -> list[Frame]:
-    """The NaN's line (and the user's calls around it) as JAX traced them: no values,
-    but the functions' local names, each saying why it has none."""
-    frames = []
-    for site in origin.frames:
-        module_globals = frames_mod.module_globals(site.filename)
-        source = frames_mod.source_lines(site.filename, module_globals)
-        name = site.function.rsplit(".", 1)[-1]  # JAX keeps the qualified name; frames show co_name
-        names = source_locals.local_names(source, site.lineno)
-        frames.append(
-            Frame(site.filename, site.lineno, name, dict.fromkeys(names, TRACED_NOT_RUN), module_globals, source, 1)
-        )
-    return frames
-
-
-def _reached(origin: nan_location.NanOrigin, frames: list[Frame]) -> bool:
-    where = origin.where
-    return where is not None and any((f.filename, f.lineno) == (where.filename, where.lineno) for f in frames)
-
-
-def jax_found_it(origin: nan_location.NanOrigin, error: BaseException) -> bool:
-    """Whether JAX's own op-by-op re-run already stopped at the line, on one device and
-    in the forward pass: then the post-mortem after the cell shows it, with its values,
-    and a stop here would add nothing (it would not say the line's derivative made it)."""
-    if origin.devices or origin.backward or origin.derivative:
-        return False
-    return _reached(origin, postmortem.frames_from_traceback(error.__traceback__))
-
-
-#: A local of a frame inside JAX's re-run whose tracer holds no value of one device.
-TRACED_NOT_RUN = frames_mod.Unavailable(
-    "JAX traced this line into the computation that failed, whose values stay on the "
-    "device; a jaxdbg.breakpoint() on the line shows them"
-)
-
-
-def stop_frames(origin: nan_location.NanOrigin, error: BaseException) -> list[Frame]:
-    """JAX's op-by-op re-run's frames when it reached the NaN's line (they hold values,
-    or say why not); else the line's frames as traced."""
-    rerun = postmortem.frames_from_traceback(error.__traceback__, origin.devices[0] if origin.devices else None)
-    where = origin.where
-    if where is not None and _reached(origin, rerun):
-        while rerun and (rerun[0].filename, rerun[0].lineno) != (where.filename, where.lineno):
-            rerun.pop(0)
-        for frame in rerun:  # every one is below the watched call, inside JAX's re-run
-            frame.locals = {
-                name: TRACED_NOT_RUN if value is frames_mod.OUTSIDE_BODY else value
-                for name, value in frame.locals.items()
-            }
-        return rerun
-    traced = _origin_frames(origin)
-    return traced or rerun
+TRACED_NOT_RUN = nan_stop.TRACED_NOT_RUN
+NOT_REACHED = nan_stop.NOT_REACHED
+stop_frames = nan_stop.stop_frames
 
 
 def _serve(origin: nan_location.NanOrigin, error: BaseException) -> None:
-    if not origin.here:
-        return  # another process of the job made it: that one stops, named in its banner
-    # The traceback so far ends at the watched call; the caller's frames are live here.
-    callers = [frames_mod.live_frame(f) for f in frames_mod.python_stack(1, True, None)]
-    frames = stop_frames(origin, error) + callers
-    if not frames:
-        notices.notice(origin.describe() + ", at no line of your code that JAX kept")
-        return
-    info = StopInfo(reason=origin.describe(), device=origin.devices[0] if origin.devices else None)
-    registry.check_options(_options["backend"], _options["options"])
-    try:
-        # As a breakpoint's stop: in a jax.distributed job it names the process and is
-        # served at the job's debug host (with no breakpoint number there).
-        stop_serving.serve(frames, info, _options["backend"], _options["options"])
-    except DebuggerQuit:
-        pass  # the call has failed already: JAX's error says so, as after a continue
+    nan_stop.serve(origin, error, _options["backend"], _options["options"])

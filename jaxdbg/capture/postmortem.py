@@ -46,18 +46,31 @@ def frames_from_traceback(tb: types.TracebackType | None, device: int | None = N
         built = frames_mod.live_frame(frame)
         built.lineno = lineno
         for name, value in built.locals.items():
-            if value is frames_mod.OUTSIDE_BODY:
+            if _holds_outside_body(value):
                 built.locals[name] = _carried_value(frame.f_locals.get(name), device, value)
         frames.append(built)
     return frames
 
 
+def _holds_outside_body(value: Any) -> bool:
+    """Whether a built local is, or holds as a leaf (a dict of tracers), a tracer of
+    another trace than the frame's."""
+    if value is frames_mod.OUTSIDE_BODY:
+        return True
+    leaves = jax.tree_util.tree_leaves(value, is_leaf=lambda v: isinstance(v, frames_mod.Unavailable))
+    return any(leaf is frames_mod.OUTSIDE_BODY for leaf in leaves)
+
+
 def _carried_value(value: Any, device: int | None, otherwise: Any) -> Any:
+    """The value with each tracer leaf replaced by the concrete value it carries; a leaf
+    that carries none stays unavailable, saying why."""
     leaves, tree = jax.tree_util.tree_flatten(value)
-    concrete = [jax_nan_checks.rerun_value(leaf, device) for leaf in leaves]
-    if not leaves or any(c is None for c in concrete):
+    if not leaves:
         return otherwise
-    return jax.tree_util.tree_unflatten(tree, concrete)
+    concrete = [jax_nan_checks.rerun_value(leaf, device) for leaf in leaves]
+    if all(c is None for c in concrete):
+        return otherwise
+    return jax.tree_util.tree_unflatten(tree, [c if c is not None else frames_mod.OUTSIDE_BODY for c in concrete])
 
 
 def _last_exception() -> BaseException | None:

@@ -184,8 +184,10 @@ def test_a_nan_of_the_forward_pass_under_a_gradient_is_not_called_its_derivative
     assert origin.describe() == "NaN made by sqrt"
 
 
-def test_a_plain_jit_nan_is_left_to_jaxs_rerun_and_the_post_mortem(watch):
-    out = watch("c")
+def test_a_plain_jit_nan_stops_at_its_line_with_the_reruns_values(watch):
+    """JAX's re-run reached the line: the stop opens there, during the call (before
+    any traceback), with the values the re-run computed; the error follows, once."""
+    out = watch("p shifted; up; p x; c")
 
     @jax.jit
     def f(x):
@@ -193,13 +195,13 @@ def test_a_plain_jit_nan_is_left_to_jaxs_rerun_and_the_post_mortem(watch):
 
     with pytest.raises(FloatingPointError) as raised:
         f(jnp.array([4.0, 16.0]))
-    assert out.getvalue() == ""  # JAX's re-run found the line, with values: nothing to add
-    assert getattr(raised.value, nan_watch.SERVED, None) is None
-    origin = nan_location.locate(f, (jnp.array([4.0, 16.0]),), {})
-    assert nan_watch.jax_found_it(origin, raised.value)
-    frames = nan_watch.stop_frames(origin, raised.value)
-    assert frames[0].function == "_root" and frames[0].lineno == _root.__code__.co_firstlineno + 2
-    assert np.asarray(frames[0].locals["shifted"]).tolist() == [-6.0, 6.0]  # the re-run's values
+    text = out.getvalue()
+    line = _root.__code__.co_firstlineno + 2
+    assert _banner(text) == f"Stopped at {__file__}:{line} in _root (NaN made by sqrt)"
+    assert "(jaxdbg) p shifted\nArray([-6.,  6.], dtype=float32)" in text
+    assert "(jaxdbg) p x\nArray([ 4., 16.], dtype=float32)" in text
+    assert getattr(raised.value, nan_watch.SERVED).primitive == "sqrt"  # the post-mortem adds none
+    assert "invalid value (nan) encountered in sqrt" in str(raised.value)
 
 
 def test_functions_stay_jaxs_own_once_the_watch_is_off(watch):
@@ -427,7 +429,7 @@ def test_a_line_the_rerun_did_not_reach_lists_its_names_saying_why_they_have_no_
     assert _banner(text).endswith(
         "in _safe_root (device 5; NaN made by mul in the backward pass (the gradient) of this line)"
     )
-    unavailable = f"<unavailable: {nan_watch.TRACED_NOT_RUN.why}>"
+    unavailable = f"<unavailable: {nan_watch.NOT_REACHED.why}>"
     assert f"(jaxdbg) p w\n{unavailable}\n" in text
     assert f"(jaxdbg) locals\nw  Unavailable  {unavailable}\n" in text
     assert "NameError" not in text

@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from support.kernel_harness import kernel_fixture
+from support.panel_driver import live_panel, press, wait_banner, wait_panel
 
 pytestmark = [pytest.mark.kernel, pytest.mark.matrix("jupyter", "jax")]
 
@@ -39,7 +40,10 @@ def test_nan_opens_the_debugger_at_the_line_with_real_values(kernel):
         kernel.run("del os.environ['JAXDBG_BACKEND']\n%jaxdbg nans off")
     assert [e["ename"] for e in result.errors] == ["FloatingPointError"], result
     out = result.stdout
-    assert "Stopped at In[1]:7 in inner (post-mortem: FloatingPointError: invalid value (nan)" in out, out
+    # The stop opens during the call, before the error (and its traceback) is shown.
+    assert "Stopped at In[1]:7 in inner (NaN made by log)" in out, out
+    kinds = [m["msg_type"] for m in result.messages if m["msg_type"] in ("stream", "error")]
+    assert kinds.index("stream") < kinds.index("error"), kinds
     assert "w = jnp.log(z)" in out
     assert "7 ->     w = jnp.log(z)" in out, out
     assert "Array([ 1. , -0.5], dtype=float32)" in out, out  # z, concrete
@@ -51,19 +55,15 @@ def test_nan_opens_the_panel_in_a_kernel(kernel):
     kernel.run("jaxdbg.capture.postmortem.set_nan_debugging(True)")
     try:
         msg_id = kernel.execute("outer(jnp.array([0.25]))")
-
-        def panel_shown():
-            return any(
-                m["msg_type"] == "display_data" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
-                for m in kernel.result(msg_id).messages
-            )
-
-        kernel.wait_for(panel_shown, 120, "the debugger panel")
-        assert [e["ename"] for e in kernel.result(msg_id).errors] == ["FloatingPointError"]
-        kernel.interrupt()
-        result = kernel.wait_reply(msg_id, timeout=60)
+        wait_panel(kernel, msg_id)
+        cid = live_panel(kernel)
+        wait_banner(kernel, r"In\[1\]:7 in inner$", cid, timeout=120)
+        assert not kernel.result(msg_id).errors  # paused in the call: no error yet
+        press(kernel, "continue", cid)
+        result = kernel.wait_reply(msg_id, timeout=120)
     finally:
         kernel.run("jaxdbg.capture.postmortem.set_nan_debugging(False)")
+    assert [e["ename"] for e in result.errors] == ["FloatingPointError"], result
     static = [
         m["content"]["data"].get("text/html", "") for m in result.messages if m["msg_type"] == "update_display_data"
     ]

@@ -3,10 +3,17 @@
 import jax
 import pytest
 
-from jaxdbg.internals import jax_api, jax_checkify_errors, jax_debugger, jax_nan_checks, jax_programs
+from jaxdbg.internals import (
+    jax_api,
+    jax_checkify_errors,
+    jax_debugger,
+    jax_nan_checks,
+    jax_nan_reruns,
+    jax_programs,
+)
 
 # Every module that touches JAX internals reports the private names it uses.
-JAX_ADAPTERS = (jax_api, jax_checkify_errors, jax_debugger, jax_programs, jax_nan_checks)
+JAX_ADAPTERS = (jax_api, jax_checkify_errors, jax_debugger, jax_programs, jax_nan_checks, jax_nan_reruns)
 
 
 @pytest.mark.parametrize(
