@@ -17,12 +17,12 @@ the rest of the process (a kernel session) this module remembers, per number:
 - **condition** (pdb's ``condition N EXPR``) and **log template** (``log N TEMPLATE``):
   kept here, decided on the host by :mod:`jaxdbg.engine.breakpoint_checks`.
 
-A stop of a disabled breakpoint, or one passed by ``continue all``, transfers none of
-its values: the program first asks the host :func:`is_enabled` (no operands), then,
-when enabled, whether this stop needs its values (one small operand, see
-:mod:`jaxdbg.capture.staging`; :func:`passes_whole_arrival`), and calls the
-breakpoint's host callback with the values only when the stop may open. A stop passed by ``ignore`` still runs that callback (it
-is counted there) but returns at once, before any frame is rebuilt or any UI opens. Two checks decide: a cheap one when the stop arrives (:func:`arrive`) and
+A stop of a disabled breakpoint, or one passed by ``continue all`` or ``ignore``,
+transfers none of its values: the program first asks the host :func:`is_enabled` (no
+operands), then, when enabled, whether this stop needs its values (one small operand,
+see :mod:`jaxdbg.capture.staging`; :func:`passes_whole_arrival`), and calls the
+breakpoint's host callback with the values only when the stop may open. Two checks
+decide there: a cheap one when the stop arrives (:func:`arrive`) and
 one when it gets its turn among concurrent stops (:func:`admit`), so that a ``continue
 all``, ``disable`` or ``ignore`` typed at device 0 of a pmap applies to the devices
 already waiting.
@@ -165,18 +165,26 @@ def arrival(number: int | None) -> tuple[bool, int | None]:
 
 def passes_whole_arrival(number: int | None, stops: int) -> bool:
     """Whether all ``stops`` stops of one arrival of breakpoint ``number`` (one per
-    selected batch element) are passed by its ``continue all``; they are counted as passed
-    here, so the program then sends none of their values to the host. False (nothing
-    counted) when any of them may open: the stops arrive with their values and
-    :func:`arrival` decides each."""
+    selected batch element) are passed, by its ``continue all`` or by its ignore count;
+    they are counted as passed here, so the program then sends none of their values to
+    the host. False (nothing counted) when any of them may open: the stops arrive with
+    their values and :func:`arrival` decides each."""
     if number is None or stops <= 0:
         return stops <= 0
     with _lock:
         bp = _by_number.get(number)
-        if bp is None or not bp.enabled or bp.continuing_in is None or bp.continuing_in != runs.current():
+        if bp is None or not bp.enabled:
+            return False
+        if bp.continuing_in is not None:
+            if bp.continuing_in != runs.current():
+                return False  # a continue all of an earlier run: arrival reports and ends it
+            bp.hits += stops
+            bp.passed += stops
+            return True
+        if bp.ignore < stops:
             return False
         bp.hits += stops
-        bp.passed += stops
+        bp.ignore -= stops
     return True
 
 

@@ -1,6 +1,6 @@
-"""What a passed stop costs on the host: a disabled or continued-past breakpoint sends
-none of its values there (its program asks first, with one small operand); an ignored
-one arrives and is counted."""
+"""What a passed stop costs on the host: a disabled, ignored or continued-past breakpoint
+sends none of its values there (its program asks first, with one small operand); the
+passed stops are counted as hits."""
 
 from __future__ import annotations
 
@@ -55,19 +55,21 @@ def test_a_disabled_breakpoint_sends_nothing_to_the_host_and_stops_again_once_en
     assert t.answers("p c") == ["Array(7., dtype=float32)"]
 
 
-def test_ignored_stops_arrive_and_continued_past_ones_do_not_and_both_count():
-    t = Transcript("ignore 50", "c")
+def test_ignored_and_continued_past_stops_do_not_arrive_and_both_count():
+    t = Transcript("ignore 50", "c", "p c", "c")
     f = _scan(t)
     seen, undo = _arrivals()
     before = _row().hits if any(r.filename == __file__ for r in breakpoint_state.rows()) else 0  # hits last the process
     try:
-        f(jnp.arange(51.0))  # the first stop, then 50 ignored hits
-        assert len(seen) == 51 and len(t.stops()) == 1
-        number = _row().number
-        breakpoint_state.continue_all(number)
+        f(jnp.arange(52.0))  # the first stop, 50 ignored hits, then a stop again
+        assert len(seen) == 2 and len(t.stops()) == 2
+        assert t.answers("p c") == ["Array(1326., dtype=float32)"]  # 0 + 1 + ... + 51: step 51's
+        assert _row().hits - before == 52
+        seen.clear()
+        breakpoint_state.continue_all(_row().number)
         f(jnp.arange(20.0))
-        assert len(seen) == 51 and len(t.stops()) == 1  # passed without their values
-        assert _row().hits - before == 71
+        assert seen == [] and len(t.stops()) == 2  # passed without their values
+        assert _row().hits - before == 72
     finally:
         undo()
         breakpoint_state.reset()
@@ -97,7 +99,7 @@ LOCAL = (512, 512)  # float32: 1 MB
 PER_PASSED_STOP = 64  # bytes a passed stop may send: the host's question, not the values
 
 
-@pytest.mark.parametrize("passed_by", ["continue all", "disable"])
+@pytest.mark.parametrize("passed_by", ["continue all", "disable", f"ignore {10 * STEPS}"])
 def test_a_passed_stop_sends_a_few_bytes_whatever_the_size_of_its_locals(monkeypatch, passed_by):
     host = _HostBytes(monkeypatch)
     t = Transcript(passed_by, "c")
