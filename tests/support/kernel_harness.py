@@ -70,6 +70,8 @@ KERNEL_CONCERNS = {
     WHEEL_ENV: {"wheel"},
 }
 MULTI_DEVICE_XLA_FLAGS = "--xla_force_host_platform_device_count=8"
+#: How often the shell reader polls: right after a request, and at most while none comes.
+SHELL_POLL_S = (0.005, 0.05)
 # The kernel writes every thread's stack here on SIGUSR1 (see KernelHarness.thread_dump).
 # Run at kernel start without binding a name in the user's namespace.
 _THREAD_DUMPS_ON_SIGUSR1 = (
@@ -226,6 +228,9 @@ class KernelHarness:
         # hold this lock. Used at once, a message could be lost or garbled on the wire,
         # which a test met as a command, a click or a cell the kernel never answered.
         self._wire = threading.Lock()
+        # Set by each request sent on the shell channel: its reply is due, so the shell
+        # reader polls often again (see _read_shell).
+        self._sent = threading.Event()
         self._by_parent: dict[str, list[dict]] = {}
         self._comms: dict[str, dict] = {}  # comm_id -> latest widget model state
         self._custom: dict[str, list[dict]] = {}  # comm_id -> custom messages from the kernel
@@ -342,6 +347,7 @@ class KernelHarness:
 
     def shutdown(self) -> None:
         self._stop.set()
+        self._sent.set()  # the shell reader stops waiting
         # Readers poll with short timeouts; let them finish before their sockets close,
         # or a poll on a closed socket raises inside the reader thread.
         for t in self._threads:
@@ -400,20 +406,37 @@ class KernelHarness:
                 hook(*opened)
 
     def _read_shell(self) -> None:
+        """The shell socket is the senders' too, so it is polled without waiting, under the
+        wire lock (senders never wait long): every 5 ms once a request was sent, backing
+        off to every 50 ms while no reply comes. Polled every 5 ms throughout, an idle
+        harness cost 5% of a core; a reply is seen at most 50 ms late."""
+        pause = SHELL_POLL_S[0]
         while not self._stop.is_set():
             try:
-                with self._wire:  # polls without waiting, so senders never wait long
+                with self._wire:
                     msg = self.kc.get_shell_msg(timeout=0)
             except queue.Empty:
-                time.sleep(0.005)
+                if self._sent.wait(pause):
+                    self._sent.clear()
+                    pause = SHELL_POLL_S[0]
+                else:
+                    pause = min(pause * 2, SHELL_POLL_S[1])
                 continue
             except Exception:
                 if self._stop.is_set():
                     return
                 continue
+            pause = SHELL_POLL_S[0]
             parent = msg.get("parent_header", {}).get("msg_id", "")
             with self._lock:
                 self._replies[parent] = msg
+
+    @contextlib.contextmanager
+    def _sending(self) -> Iterator[None]:
+        """Hold the wire to send a request on the shell channel; its reply is then due."""
+        with self._wire:
+            yield
+        self._sent.set()
 
     def _read_stdin(self) -> None:
         while not self._stop.is_set():
@@ -450,7 +473,7 @@ class KernelHarness:
     def execute(self, code: str, allow_stdin: bool = True) -> str:
         """Send an execute_request without waiting; its msg_id. ``allow_stdin=False``
         is what clients without stdin (nbclient, papermill, Voila) send."""
-        with self._wire:
+        with self._sending():
             return self.kc.execute(code, allow_stdin=allow_stdin, store_history=True)
 
     def answer_input(self, text: str) -> None:
@@ -531,7 +554,7 @@ class KernelHarness:
         self, msg_type: str, content: dict, channel: str = "shell", buffers: list[bytes] | None = None
     ) -> dict:
         """Send a request as a frontend does, on ``channel`` (shell, control); the message."""
-        with self._wire:
+        with self._sending():
             msg = self.kc.session.msg(msg_type, content)
             if buffers:
                 msg["buffers"] = buffers
@@ -540,12 +563,12 @@ class KernelHarness:
 
     def complete(self, code: str, cursor_pos: int) -> str:
         """A complete_request (the notebook's Tab); its msg_id."""
-        with self._wire:
+        with self._sending():
             return self.kc.complete(code, cursor_pos)
 
     def inspect(self, code: str, cursor_pos: int) -> str:
         """An inspect_request (the notebook's Shift+Tab); its msg_id."""
-        with self._wire:
+        with self._sending():
             return self.kc.inspect(code, cursor_pos)
 
     def click(self, comm_id: str) -> str:
