@@ -74,6 +74,12 @@ CORE_TEST_ARGS = [
     "no:cacheprovider",
     *PARALLEL_ARGS,
 ]
+# Every Python a test run starts (pytest's workers, each kernel, script and job process)
+# keeps the bytecode it compiles, as Python does by default, even where the environment
+# sets PYTHONDONTWRITEBYTECODE (as container images often do): else each of them compiles
+# jaxdbg anew (about 0.3 s of CPU), and each worker rewrites every test module's asserts
+# anew (about 3 s). The files go to the git-ignored __pycache__ folders.
+KEEP_BYTECODE = {"PYTHONDONTWRITEBYTECODE": ""}
 # What the main run's kernel tests read to start the kernels of the other venvs
 # (tests/support/kernel_harness.py), by the session that builds each venv.
 KERNEL_ENV = {
@@ -221,7 +227,7 @@ def pytest(
             "pytest",
             *args,
             f"--junitxml={junit}",
-            env={"PYTHONUNBUFFERED": "1", **(env or {})},
+            env={"PYTHONUNBUFFERED": "1", **KEEP_BYTECODE, **(env or {})},
             success_codes=[0, 5],
         )  # 5: nothing collected, not a failure of the matrix
     finally:
@@ -354,7 +360,7 @@ def ensure_chromium(session: nox.Session) -> Path | None:
 def docs_env() -> dict[str, str]:
     """The docs build executes the notebooks in kernels that inherit this environment: the
     notebooks' python3 kernel is the venv's, not one in the user's home."""
-    return {"JAX_PLATFORMS": "cpu", "NO_MKDOCS_2_WARNING": "1", "JUPYTER_PREFER_ENV_PATH": "1"}
+    return {"JAX_PLATFORMS": "cpu", "NO_MKDOCS_2_WARNING": "1", "JUPYTER_PREFER_ENV_PATH": "1", **KEEP_BYTECODE}
 
 
 def build_docs(session: nox.Session) -> None:
