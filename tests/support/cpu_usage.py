@@ -27,6 +27,8 @@ CPU_PROPERTY = "cpu_s"
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PROC = Path("/proc")
 _STARTED = pytest.StashKey[float]()
+_LAST = pytest.StashKey[bool]()
+_CALL_ENDED = pytest.StashKey[float]()
 
 
 def _live_descendants_cpu(root: int) -> float:
@@ -74,16 +76,25 @@ def tree_cpu() -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    """``pytest_runtest_protocol`` for conftest: notes the tree's CPU as the test starts."""
+    """Notes the tree's CPU as the test starts."""
     item.stash[_STARTED] = tree_cpu()
+    item.stash[_LAST] = nextitem is None
     yield
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
-    """``pytest_runtest_makereport`` for conftest: the teardown's report (the one JUnit
-    XML takes its properties from last) carries the test's CPU seconds."""
+    """The teardown's report (the one JUnit XML takes its properties from) carries the
+    test's CPU seconds. The last test of a session ends at its call: its teardown stops
+    the session's servers and browser, whose processes left to init on the way out take
+    their CPU along."""
     outcome = yield
-    if call.when == "teardown" and _STARTED in item.stash:
+    if _STARTED not in item.stash:
+        return
+    if call.when == "call" and item.stash.get(_LAST, False):
+        item.stash[_CALL_ENDED] = tree_cpu()
+    elif call.when == "teardown":
+        ended = item.stash.get(_CALL_ENDED, None)
+        spent = (ended if ended is not None else tree_cpu()) - item.stash[_STARTED]
         report = outcome.get_result()  # type: ignore[attr-defined]
-        report.user_properties.append((CPU_PROPERTY, f"{tree_cpu() - item.stash[_STARTED]:.2f}"))
+        report.user_properties.append((CPU_PROPERTY, f"{spent:.2f}"))
