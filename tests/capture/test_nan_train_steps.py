@@ -232,3 +232,24 @@ def test_a_script_stops_at_the_line_with_its_source_before_any_traceback(tmp_pat
     assert "Invalid nan value encountered" not in out + err  # JAX's re-run, silent
     assert err.count("FloatingPointError: invalid value (nan) encountered in log") == 1, err
     assert "jaxdbg" not in err.split("Traceback")[1], err  # the user's frames and JAX's line only
+
+
+def test_a_nan_the_reruns_eager_call_does_not_make_is_located_in_the_program(watch):
+    """Where JAX's op-by-op re-run makes no NaN (the compiled program made it; here the
+    function computes otherwise when called eagerly), checkify's checks of the program
+    find the line, and the stop opens there, its names saying why they have no value."""
+    calls = iter(range(100))
+
+    def f(x):
+        eager_rerun = next(calls) == 1  # 0: traced for jit; 1: JAX's re-run; then checkify's
+        shifted = x - 1.0
+        return shifted if eager_rerun else jnp.log(shifted)
+
+    out = watch("p shifted; c")
+    with pytest.raises(FloatingPointError) as raised:
+        jax.jit(f)(jnp.float32(0.5))
+    text = out.getvalue()
+    line = _line_of(f, "jnp.log(shifted)")
+    assert _stops(text) == [f"Stopped at {__file__}:{line} in f (NaN made by log)"], text
+    assert f"(jaxdbg) p shifted\n<unavailable: {nan_watch.NOT_REACHED.why}>" in text, text
+    assert "de-optimized" in str(raised.value)  # JAX's own error, after the stop
