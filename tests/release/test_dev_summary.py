@@ -95,3 +95,12 @@ def test_the_summary_names_the_tests_and_modules_that_cost_the_most_cpu(dev, tmp
         "[dev]      0.5s  tests.a::two  (main)",
     ]
     assert heaviest[5:7] == ["[dev]     31.0s    2  tests.a  (main)", "[dev]     20.0s    1  tests.b  (main)"]
+
+
+def test_a_venv_is_described_by_its_versions(dev):
+    import platform
+    import sys
+
+    described = dev.describe(sys.executable)
+    assert described.startswith(f"Python {platform.python_version()}, jax "), described
+    assert all(f", {name} " in described for name in ("ipykernel", "IPython", "ipywidgets", "jupyter_client"))
