@@ -25,7 +25,6 @@ import dataclasses
 import importlib
 import io
 import json
-import math
 import os
 import types
 import zipfile
@@ -35,109 +34,21 @@ import numpy as np
 
 from jaxdbg.engine import breakpoint_state, registry, watches
 from jaxdbg.engine.command_table import ArgumentKind, command, error
-from jaxdbg.engine.frames import Frame, Unavailable
+from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.engine.values import summaries
-from jaxdbg.runtime.guarded_calls import format_exception, guarded
+from jaxdbg.engine.values.saved_values import Reader, SavedStopError, Writer, fail
+from jaxdbg.runtime.guarded_calls import format_exception
 
 FORMAT = "jaxdbg-saved-stop"
 VERSION = 1
 METADATA = "metadata"
-MAX_DEPTH = 20  # nesting kept in a saved pytree; deeper values are kept as their repr
-MAX_ITEMS = 10_000  # children kept per container
-REPR_CHARS = 10_000
 #: Modules a frame's globals may name that reopen as themselves (imported, never a user file).
 REIMPORTABLE = frozenset(
     {"numpy", "jax", "jax.numpy", "jax.lax", "jax.nn", "jax.random", "jax.tree_util", "math", "ml_dtypes"}
 )
-_NUMPY_DTYPES = frozenset(
-    {
-        "bool",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-    }
-)
-_ML_DTYPES = frozenset(
-    {
-        "bfloat16",
-        "float8_e4m3fn",
-        "float8_e4m3fnuz",
-        "float8_e5m2",
-        "float8_e5m2fnuz",
-        "float8_e4m3b11fnuz",
-        "int4",
-        "uint4",
-    }
-)
-
-
-class SavedStopError(ValueError):
-    """A file that is not a saved stop this jaxdbg can open (corrupt, truncated, newer)."""
-
-
-class SavedRepr:
-    """A value that was saved as its repr: shows as it did at the stop."""
-
-    def __init__(self, text: str, type_name: str) -> None:
-        self.text = text
-        self.type_name = type_name
-
-    def __repr__(self) -> str:
-        return self.text
-
-
-# -- writing ----------------------------------------------------------------------------
-
-
-class _Writer:
-    def __init__(self) -> None:
-        self.arrays: dict[str, np.ndarray] = {}
-
-    def array(self, value: Any) -> dict:
-        host = np.asarray(value)  # (not ascontiguousarray: it makes a 0-d array 1-d)
-        name = host.dtype.name
-        if name not in _NUMPY_DTYPES and name not in _ML_DTYPES:
-            return self.other(value)
-        key = f"array_{len(self.arrays)}"
-        self.arrays[key] = np.frombuffer(host.tobytes(order="C"), dtype=np.uint8)
-        return {"kind": "array", "key": key, "dtype": name, "shape": list(host.shape)}
-
-    def other(self, value: Any) -> dict:
-        text = guarded(lambda: repr(value), lambda e: f"<repr failed: {format_exception(e)}>")
-        return {"kind": "repr", "text": text[:REPR_CHARS], "type": type(value).__name__}
-
-    def value(self, value: Any, depth: int = 0) -> dict:
-        # Exact types: np.float64 is a float and an IntEnum an int, but they are not JSON.
-        if value is None or type(value) in (bool, int, str):
-            if type(value) is int and abs(value) >= 2**63:
-                return self.other(value)
-            return {"kind": "json", "value": value}
-        if type(value) is float:
-            return {"kind": "float", "value": repr(value)}
-        if isinstance(value, Unavailable):
-            return self.other(value)
-        if summaries.is_array(value) or isinstance(value, np.generic):
-            return guarded(lambda: self.array(value), lambda e: self.other(value))
-        if depth < MAX_DEPTH and type(value) in (dict, list, tuple) and len(value) <= MAX_ITEMS:
-            if isinstance(value, dict):
-                if all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in value):
-                    return {"kind": "dict", "items": [[k, self.value(v, depth + 1)] for k, v in value.items()]}
-                return self.other(value)
-            return {"kind": type(value).__name__, "items": [self.value(v, depth + 1) for v in value]}
-        return self.other(value)
 
 
 def _modules(frame: Frame) -> dict[str, str]:
@@ -178,7 +89,7 @@ def _num(x: Any) -> str | None:
     return None if x is None else repr(complex(x) if isinstance(x, complex) else float(x))
 
 
-def stop_metadata(session: Session, writer: _Writer) -> dict:
+def stop_metadata(session: Session, writer: Writer) -> dict:
     info = session.info
     number = info.breakpoint_id
     row = next((r for r in breakpoint_state.rows() if r.number == number), None)
@@ -193,7 +104,9 @@ def stop_metadata(session: Session, writer: _Writer) -> dict:
                 "first_lineno": f.first_lineno,
                 "source": list(f.source),
                 "locals": {str(k): writer.value(v) for k, v in _saved_locals(f).items()},
-                "shardings": dict(f.shardings),
+                # where each array was, as the stop showed it: a reopened one is on this
+                # machine's default device, its sharding column says where it came from
+                "shardings": {**_runtime_shardings(f), **dict(f.shardings)},
                 "traced": sorted(f.traced),
                 "modules": _modules(f),
             }
@@ -228,6 +141,15 @@ def stop_metadata(session: Session, writer: _Writer) -> dict:
     }
 
 
+def _runtime_shardings(frame: Frame) -> dict[str, str]:
+    found = {}
+    for name, value in _saved_locals(frame).items():
+        label = summaries.describe_sharding(value) if summaries.is_array(value) else None
+        if label:
+            found[str(name)] = label
+    return found
+
+
 def _saved_locals(frame: Frame) -> dict[str, Any]:
     """What a frame's table shows: a module frame's globals without modules and private names."""
     if not frame.is_module_code:
@@ -245,7 +167,7 @@ def save(session: Session, path: str) -> str:
     path = os.path.expanduser(path)
     if not os.path.splitext(path)[1]:
         path += ".npz"
-    writer = _Writer()
+    writer = Writer()
     metadata = json.dumps(stop_metadata(session, writer), allow_nan=False)
     arrays = {METADATA: np.frombuffer(metadata.encode("utf-8"), dtype=np.uint8), **writer.arrays}
     partial = f"{path}.partial"
@@ -275,62 +197,6 @@ def _save(s: Session, arg: str) -> Output:
     except OSError as e:
         return error(f"could not write {arg!r}: {format_exception(e)}")
     return Output(OutputKind.TEXT, f"Saved the stop to {path}; jaxdbg.open_stop({path!r}) reopens it.")
-
-
-# -- reading ----------------------------------------------------------------------------
-
-
-def _fail(path: str, why: str) -> SavedStopError:
-    return SavedStopError(f"{path} is not a saved stop jaxdbg can open: {why}")
-
-
-def _dtype(name: Any, path: str) -> np.dtype:
-    if name in _NUMPY_DTYPES:
-        return np.dtype(str(name))
-    if name in _ML_DTYPES:
-        import ml_dtypes  # installed with jax
-
-        found: np.dtype = np.dtype(getattr(ml_dtypes, name))
-        return found
-    raise _fail(path, f"unknown dtype {name!r}")
-
-
-class _Reader:
-    def __init__(self, path: str, arrays: Any) -> None:
-        self.path = path
-        self.arrays = arrays
-
-    def value(self, data: Any, depth: int = 0) -> Any:
-        if not isinstance(data, dict) or depth > MAX_DEPTH + 1:
-            raise _fail(self.path, "a value is malformed")
-        kind = data.get("kind")
-        if kind == "json":
-            return data.get("value")
-        if kind == "float":
-            return float(str(data.get("value")))
-        if kind == "repr":
-            return SavedRepr(str(data.get("text", "")), str(data.get("type", "")))
-        if kind == "array":
-            return self.array(data)
-        if kind == "dict":
-            return {k: self.value(v, depth + 1) for k, v in data.get("items", [])}
-        if kind in ("list", "tuple"):
-            items = [self.value(v, depth + 1) for v in data.get("items", [])]
-            return items if kind == "list" else tuple(items)
-        raise _fail(self.path, f"unknown value kind {kind!r}")
-
-    def array(self, data: dict) -> np.ndarray:
-        key = data.get("key")
-        if key not in self.arrays:
-            raise _fail(self.path, f"the array {key!r} is missing")
-        dtype = _dtype(data.get("dtype"), self.path)
-        shape = tuple(int(n) for n in data.get("shape", []))
-        raw = self.arrays[key]
-        if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size != math.prod(shape) * dtype.itemsize:
-            raise _fail(self.path, f"the array {key!r} has the wrong size")
-        value: np.ndarray = raw.view(dtype).reshape(shape)
-        value.flags.writeable = False
-        return value
 
 
 def _module_globals(modules: dict) -> dict[str, Any]:
@@ -405,31 +271,31 @@ def load(path: str) -> SavedStop:
     except OSError as e:
         raise SavedStopError(f"could not read {path}: {format_exception(e)}") from None
     except (ValueError, zipfile.BadZipFile, EOFError, KeyError) as e:
-        raise _fail(path, f"the archive is corrupt or truncated ({format_exception(e)})") from None
+        raise fail(path, f"the archive is corrupt or truncated ({format_exception(e)})") from None
     if METADATA not in arrays:
-        raise _fail(path, "it has no metadata")
+        raise fail(path, "it has no metadata")
     try:
         meta = json.loads(arrays[METADATA].tobytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise _fail(path, f"its metadata is not JSON ({e})") from None
+        raise fail(path, f"its metadata is not JSON ({e})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise _fail(path, "it was not written by jaxdbg's save")
+        raise fail(path, "it was not written by jaxdbg's save")
     version = meta.get("version")
     if not isinstance(version, int) or version > VERSION or version < 1:
-        raise _fail(
+        raise fail(
             path,
             f"it has format version {version!r}; this jaxdbg reads version "
             f"{VERSION} (a newer jaxdbg wrote it: upgrade to open it)",
         )
     try:
-        return _saved_stop(path, meta, _Reader(path, arrays))
+        return _saved_stop(path, meta, Reader(path, arrays))
     except SavedStopError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise _fail(path, f"its metadata is malformed ({format_exception(e)})") from None
+        raise fail(path, f"its metadata is malformed ({format_exception(e)})") from None
 
 
-def _saved_stop(path: str, meta: dict, reader: _Reader) -> SavedStop:
+def _saved_stop(path: str, meta: dict, reader: Reader) -> SavedStop:
     frames = []
     for f in meta["frames"]:
         module_globals = _module_globals(f.get("modules", {}))
@@ -447,7 +313,7 @@ def _saved_stop(path: str, meta: dict, reader: _Reader) -> SavedStop:
             )
         )
     if not frames:
-        raise _fail(path, "it has no frames")
+        raise fail(path, "it has no frames")
     i = meta["info"]
     info = StopInfo(
         reason=i.get("reason") or None,

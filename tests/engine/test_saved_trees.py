@@ -1,0 +1,150 @@
+"""Saved stops keep the trees a JAX user holds: a Flax NNX model, its gradients and the
+optimizer state, an Equinox model, saved as arrays with their key paths (no pickle) and
+reopened as JAX arrays in the same shape of tree, where the classes need not exist."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxdbg
+from jaxdbg.engine import breakpoint_state, saved_stops, watches
+from jaxdbg.engine.values import saved_values
+from support.transcript import Transcript
+
+nnx = pytest.importorskip("flax.nnx", reason="the test extra installs flax")
+optax = pytest.importorskip("optax", reason="the test extra installs optax")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state(monkeypatch):
+    monkeypatch.setattr(watches, "LIVE", watches.WatchBook())
+    breakpoint_state.reset()
+    yield
+    breakpoint_state.reset()
+
+
+class MLP(nnx.Module):
+    def __init__(self, rngs):
+        self.l1 = nnx.Linear(4, 16, rngs=rngs)
+        self.l2 = nnx.Linear(16, 2, rngs=rngs)
+
+    def __call__(self, x):
+        return self.l2(nnx.relu(self.l1(x)))
+
+
+def _nnx_stop_saved(path) -> Transcript:
+    model = MLP(nnx.Rngs(0))
+    opt = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+    t = Transcript("locals", f"save {path}", "c")
+    on_device_3 = jax.device_put(jnp.arange(3.0), jax.devices()[min(3, jax.device_count() - 1)])
+
+    @nnx.jit
+    def train_step(model, opt, x):
+        grads = nnx.grad(lambda m: jnp.mean(m(x) ** 2))(model)
+        grads["l2"]["kernel"][...] = grads["l2"]["kernel"][...].at[:3, 0].set(jnp.nan)
+        placed = on_device_3  # noqa: F841 (an untraced array local, on another device)
+        jaxdbg.breakpoint(**t.options)
+        opt.update(model, grads)
+
+    train_step(model, opt, jnp.ones((8, 4)))
+    return t
+
+
+def test_a_saved_module_gradients_and_optimizer_reopen_as_trees_of_jax_arrays(tmp_path):
+    path = tmp_path / "step.npz"
+    before = _nnx_stop_saved(path).answers("locals")[0]
+    with zipfile.ZipFile(path) as z:  # arrays as raw bytes and the metadata: no pickle anywhere
+        assert all(name.endswith(".npy") for name in z.namelist())
+    saved = saved_stops.load(str(path))
+    values = saved.frames[0].locals
+    model, grads, opt = values["model"], values["grads"], values["opt"]
+    assert type(model).__name__ == "MLP" and isinstance(model, saved_values.SavedTree)
+    assert isinstance(model.l1.kernel, jax.Array) and model.l1.kernel.shape == (4, 16)
+    assert bool(jnp.isnan(grads["l2"]["kernel"][0, 0]))
+    # the same key paths as at the stop, so the same rows and statistics
+    paths = [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(model)[0]]
+    assert paths == [".l1.bias", ".l1.kernel", ".l2.bias", ".l2.kernel"]
+    assert "Optimizer" == type(opt).__name__ and opt.opt_state[0].mu["l1"]["kernel"].shape == (4, 16)
+
+    t = Transcript(
+        "locals",
+        "whatis model",
+        "p model.l1.kernel.sharding",
+        "p grads['l2']['kernel'][0, 0]",
+        "pp grads",
+        "p model.nothing",
+        "c",
+    )
+    jaxdbg.open_stop(str(path), **t.options)
+    table = t.answers("locals")[0]
+
+    def row(text, name):
+        return next(line for line in text.splitlines() if line.startswith(name + " "))
+
+    for name in ("model", "grads", "opt"):  # the one-line summaries are those of the stop
+        assert row(table, name).split(maxsplit=1)[1] == row(before, name).split(maxsplit=1)[1], name
+    assert row(table, "grads").endswith("NaN in ['l2']['kernel'] (3)")
+    device = min(3, jax.device_count() - 1)
+    assert f"[cpu:{device}]" in row(table, "placed")  # where it was, not where it is now
+    assert t.answers("whatis model") == ["nnx.Module MLP: 2 submodules, 4 arrays (114 float32)"]
+    assert t.answers("p model.l1.kernel.sharding")[0].startswith("SingleDeviceSharding(")
+    assert t.answers("p grads['l2']['kernel'][0, 0]") == ["Array(nan, dtype=float32)"]
+    tree = t.answers("pp grads")[0].splitlines()
+    assert tree[0].startswith("grads  State  nnx.State · 4 arrays · 114 float32")
+    assert any(line.startswith("└── ['l2']  dict  2 arrays · 34 float32 · 136 B") for line in tree)
+    assert tree[-1].startswith("    └── ['kernel']  Array  float32[16,2] ") and "nan=3" in tree[-1]
+    assert t.answers("p model.nothing")[0].startswith(
+        "*** AttributeError: MLP (reopened from a saved stop) has no field 'nothing'"
+    )
+
+
+def test_an_equinox_model_reopens_with_its_layers_and_static_fields(tmp_path):
+    eqx = pytest.importorskip("equinox", reason="the test extra installs equinox")
+    path = tmp_path / "eqx.npz"
+    t = Transcript(f"save {path}", "c")
+    model = eqx.nn.MLP(2, 2, 4, 1, key=jax.random.key(0))
+
+    @eqx.filter_jit
+    def step(model, x):
+        jaxdbg.breakpoint(**t.options)
+        return model(x)
+
+    step(model, jnp.ones(2))
+    reopened = saved_stops.load(str(path)).frames[0].locals["model"]
+    assert type(reopened).__name__ == "MLP"
+    assert isinstance(reopened.layers[0].weight, jax.Array)
+    assert reopened.layers[0].weight.tolist() == model.layers[0].weight.tolist()
+    assert reopened.in_size == 2 and reopened.width_size == 4  # static fields, as such
+    assert "static" not in str(jax.tree_util.tree_structure(reopened))  # not leaves
+    assert len(jax.tree_util.tree_leaves(reopened)) == 4 + 2  # 4 arrays, 2 functions' reprs
+
+
+def test_a_reopened_model_needs_no_flax_in_the_process_that_opens_it(tmp_path):
+    path = tmp_path / "step.npz"
+    _nnx_stop_saved(path)
+    script = (
+        "import sys, jaxdbg; jaxdbg.open_stop(%r, backend='cli'); print('flax loaded:', 'flax' in sys.modules)"
+        % str(path)
+    )
+    import os
+
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(jaxdbg.__file__)), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input="p model.l2.kernel.shape\nwhatis grads\nc\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "(16, 2)" in done.stdout and "nnx.State: 4 arrays (114 float32)" in done.stdout
+    assert "flax loaded: False" in done.stdout
