@@ -60,9 +60,11 @@ def _child_label(key: str) -> str:
 
 def expandable(value: Any) -> bool:
     try:
-        if summaries.is_array(value) or isinstance(value, (str, bytes)):
+        if summaries.is_array(value) and not tree_summaries.is_variable(value) or isinstance(value, (str, bytes)):
             return False
-        return bool(children(value))
+        if type(value) in (dict, list, tuple):  # without listing a 10,000-leaf dict's children
+            return len(value) > 0
+        return bool(_children(value))
     except Exception:
         return False
 
