@@ -10,7 +10,8 @@ word: typed digits are left as they are.
 
 Completion must never run the program: the object before a dot is looked up
 only through plain names, attributes (``getattr``) and subscripts of built-in
-dicts, lists and tuples; ``getattr`` and ``dir`` are the only user code it can
+dicts, lists and tuples (and of two library mappings: Flax NNX's ``State``, a reopened
+saved tree); ``getattr`` and ``dir`` are the only user code it can
 reach (a property, ``__getattr__``, ``__dir__``), and whatever they raise,
 KeyboardInterrupt aside, only means "no completions".
 """
@@ -24,6 +25,7 @@ from typing import Any, Callable, Protocol
 from jaxdbg.engine import breakpoint_state
 from jaxdbg.engine.command_table import TABLE, ArgumentKind, Command, split_command
 from jaxdbg.engine.frames import Frame
+from jaxdbg.engine.values import saved_values, tree_summaries
 
 
 class CompletionContext(Protocol):
@@ -185,17 +187,30 @@ def _resolve(session: CompletionContext, chain: str) -> Any:
     value = ns[name]
     for part in _CHAIN_PART.finditer(chain, len(name)):
         attribute, single, double, number = part.groups()
+        mapping = None if attribute is not None else _plain_mapping(value)
         if attribute is not None:
             value = getattr(value, attribute)
-        elif type(value) is dict:  # built-in containers only: no user __getitem__
+        elif mapping is not None:  # built-in or known library mappings: no user __getitem__
             value = dict.__getitem__(
-                value, single if single is not None else double if double is not None else int(number)
+                mapping, single if single is not None else double if double is not None else int(number)
             )
         elif type(value) in (list, tuple) and number is not None:
             value = value[int(number)]
         else:
             raise _Unresolved(chain)
     return value
+
+
+def _plain_mapping(value: Any) -> dict | None:
+    """A dict, or the keys and values of a mapping whose code is a library's, never the
+    user's: Flax NNX's ``State`` (gradients, ``nnx.state(model)``), a reopened tree."""
+    if type(value) is dict:
+        return value
+    if isinstance(value, saved_values.SavedTree):
+        return {k: value[k] for k in value.keys()}
+    if tree_summaries.library_kind(value) == "nnx.State":
+        return dict(value.items())
+    return None
 
 
 def _public(names: list[str], prefix: str) -> list[str]:
@@ -225,7 +240,8 @@ def _keys(session: CompletionContext, chain: str, quote: str, prefix: str) -> li
         raise
     except BaseException:
         return []
-    if type(value) is not dict:
+    value = _plain_mapping(value)
+    if value is None:
         return []
     quote = quote or "'"
     return [

@@ -72,6 +72,10 @@ def test_a_saved_module_gradients_and_optimizer_reopen_as_trees_of_jax_arrays(tm
     assert paths == [".l1.bias", ".l1.kernel", ".l2.bias", ".l2.kernel"]
     assert "Optimizer" == type(opt).__name__ and opt.opt_state[0].mu["l1"]["kernel"].shape == (4, 16)
 
+    session = saved.session()  # a reopened tree completes as it did at the stop
+    assert session.complete("p grads['l") == ["p grads['l1']", "p grads['l2']"]
+    assert session.complete("p model.l2.k") == ["p model.l2.kernel"]
+
     t = Transcript(
         "locals",
         "whatis model",

@@ -123,3 +123,16 @@ def test_equinox_step_shows_its_module_with_static_fields_as_such():
         r"│   │   ├── \.weight  Array  float32\[4,2\] · min=\S+ max=\S+ mean=\S+ · \[\[-0\.3\d+, +0\.4\d+\], \[", tree
     )
     assert "├── .activation  custom_jvp  custom_jvp jax._src.nn.functions.relu" in tree
+
+
+def test_tab_completes_the_keys_of_gradients_held_in_an_nnx_state():
+    import sys
+
+    from jaxdbg.engine.frames import live_frame
+
+    model = MLP(nnx.Rngs(0))
+    grads = nnx.state(model, nnx.Param)  # noqa: F841 (completed from the frame)
+    session = jaxdbg.Session([live_frame(sys._getframe())])
+    assert session.complete("p grads['l") == ["p grads['l1']", "p grads['l2']"]
+    assert session.complete("p grads['l2'][") == ["p grads['l2']['bias']", "p grads['l2']['kernel']"]
+    assert session.complete("p model.l") == ["p model.l1", "p model.l2"]
