@@ -21,6 +21,7 @@ _CLASS_NAMES = {CellClass.NAN: "nan", CellClass.POS_INF: "+inf", CellClass.NEG_I
 _TEXT_RAMP = ".:-=+*#%@"
 _TEXT_CLASSES = {CellClass.NAN: "N", CellClass.POS_INF: "I", CellClass.NEG_INF: "i", CellClass.ZERO: "0"}
 THUMBNAIL_PIXELS = 64  # the longest side of an inline picture, in CSS pixels
+CELL_PIXELS = 8  # the most CSS pixels one cell gets
 
 
 def colour_table() -> np.ndarray:
@@ -133,7 +134,9 @@ def image_uri(pic: ArrayPicture) -> str:
 def render_html(pic: ArrayPicture) -> Markup:
     """An inline image (drawn crisp at a few pixels per cell), its header and legend."""
     rows, cols = pic.codes.shape
-    scale = max(1, THUMBNAIL_PIXELS // max(rows, cols))
+    # A few pixels per cell, at most CELL_PIXELS: a float32[1] is a small square, not a
+    # 64-pixel block that reads as a big array.
+    scale = max(1, min(CELL_PIXELS, THUMBNAIL_PIXELS // max(rows, cols)))
     width, height = cols * scale, max(rows * scale, 8)  # a 1-D row stays visible
     return Markup(
         '<span class="jaxdbg-picture"><img src="{}" alt="{}" width="{}" height="{}" '

@@ -77,3 +77,33 @@ def test_show_is_in_the_command_table_and_draws_in_colour_at_a_terminal():
     out = io.StringIO()
     cli.render(Console(file=out, force_terminal=True, color_system="truecolor", width=80), outputs[0])
     assert "▀" in out.getvalue() and "38;2;213;94;0" in out.getvalue()  # NaN's vermilion
+
+
+def test_show_of_a_pytree_names_each_picture_by_its_path_and_draws_a_tiny_leaf_small():
+    import re
+
+    import pytest
+
+    nnx = pytest.importorskip("flax.nnx", reason="the test extra installs flax")
+    from jaxdbg.commands import show as show_command
+    from jaxdbg.engine.frames import live_frame
+    from jaxdbg.engine.session import Session
+
+    model = nnx.Linear(4, 16, rngs=nnx.Rngs(0))  # noqa: F841 (shown from the frame)
+    tiny = {"scale": jnp.ones(1), "w": jnp.ones((16, 4))}  # noqa: F841
+    import sys
+
+    session = Session([live_frame(sys._getframe())])
+    shown = show_command.run(session, "model")
+    assert "model.kernel: float32[4,16]" in shown.text and ".value" not in shown.text
+    page = shown.pictures._repr_html_()
+    assert re.findall(r"<figcaption[^>]*>([^<]*)</figcaption>", page) == ["model.bias", "model.kernel"]
+    page = show_command.run(session, "tiny").pictures._repr_html_()
+    sizes = dict(
+        zip(
+            re.findall(r"<figcaption[^>]*>([^<]*)</figcaption>", page),
+            re.findall(r'width="(\d+)" height="(\d+)"', page),
+        )
+    )
+    assert sizes["tiny['scale']"] == ("8", "8")  # one cell: a small square, not a 64-pixel block
+    assert sizes["tiny['w']"] == ("16", "64")  # 4 pixels a cell, as before

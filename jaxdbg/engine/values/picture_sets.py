@@ -3,10 +3,12 @@ array leaves of a pytree for ``show``."""
 
 from __future__ import annotations
 
+import html
 from typing import Any, Iterator
 
 import numpy as np
 
+from jaxdbg.engine.values import tree_summaries
 from jaxdbg.engine.values.array_picture import THUMBNAIL_SIDE, ArrayPicture, PictureError, picture
 
 SUMMARY_PICTURES = 12  # arrays the static stop summary draws
@@ -42,14 +44,14 @@ def small_pictures(values: dict[str, Any], limit: int = SUMMARY_PICTURES) -> tup
 def array_leaves(value: Any, limit: int = 16) -> list[tuple[str, Any]]:
     """``(key path, leaf)`` of the array leaves of a pytree (the value itself when it
     is an array), at most ``limit``."""
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
+    if hasattr(value, "shape") and hasattr(value, "dtype") and not tree_summaries.is_variable(value):
         return [("", value)]
-    import jax
-
     found: list[tuple[str, Any]] = []
-    for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
-        if hasattr(leaf, "shape") and hasattr(leaf, "dtype") and int(getattr(leaf, "size", 0)):
-            found.append((jax.tree_util.keystr(path), leaf))
+    # An NNX Param is named by its own path (.l1.kernel, as p takes it), not .l1.kernel.value.
+    for leaf in tree_summaries.leaves(value):
+        array = leaf.value
+        if hasattr(array, "shape") and hasattr(array, "dtype") and int(getattr(array, "size", 0)):
+            found.append((leaf.path, array))
             if len(found) >= limit:
                 break
     return found
@@ -74,7 +76,13 @@ class ShownArrays:
         return "\n".join(parts)
 
     def _repr_html_(self) -> str:
-        return "".join(pic._repr_html_() for _, pic in self.pictures)
+        # Each picture under its name (grads['l2']['kernel']), which also names it for a
+        # screen reader; the picture's own alt text says only its type.
+        return "".join(
+            f'<figure class="jaxdbg-shown" aria-label="{html.escape(label)}" style="margin:2px 0">'
+            f'<figcaption style="font-family:monospace">{html.escape(label, quote=False)}</figcaption>{pic._repr_html_()}</figure>'
+            for label, pic in self._labels()
+        ) + (f"<div>... {self.more} more arrays</div>" if self.more else "")
 
     def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
         for label, pic in self._labels():
