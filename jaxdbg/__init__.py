@@ -11,6 +11,7 @@ Public API::
     jaxdbg.checkify(f, errors) / show  checkify whose errors say where; render an Error
     jaxdbg.post_mortem()               the debugger on the last exception's frames, like %debug
     jaxdbg.open_stop(path)             reopen a stop written by the `save PATH` command
+    jaxdbg.watch_history()             every watch's values per hit, numpy arrays keyed by expression
     jaxdbg.Session, jaxdbg.Frame, jaxdbg.DebuggerQuit
     jaxdbg.visualize_sharding(x, shape=None)   draw how an array, Sharding or Mesh is laid out
     jaxdbg.sharding_view(x, shape=None)        the same layout as a displayable object
@@ -44,6 +45,7 @@ from jaxdbg.capture.nan_watch import debug_infs, debug_nans
 from jaxdbg.capture.prints import callback
 from jaxdbg.capture.prints import debug_print as print  # jaxdbg.print, like jax.debug.print
 from jaxdbg.engine.saved_stops import SavedStopError, open_stop
+from jaxdbg.engine.watch_history import watch_history
 from jaxdbg.engine.session import Session
 from jaxdbg.capture.sharding_display import inspect_sharding, visualize_sharding
 from jaxdbg.engine.values.layout_reading import sharding_view
@@ -100,5 +102,6 @@ __all__ = [
     "debug_infs",
     "open_stop",
     "SavedStopError",
+    "watch_history",
     "distributed",
 ]

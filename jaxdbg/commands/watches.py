@@ -1,5 +1,10 @@
 """``watch EXPR``, ``unwatch EXPR|N`` and ``watch`` alone: watches over a breakpoint's hits.
 
+``watch N`` prints watch N's values per hit, ``watch N leaves [HIT]`` a pytree watch's
+leaf norms and ``watch diff N HIT1 HIT2`` which leaves changed between two hits
+(:mod:`jaxdbg.commands.watch_tables`). A bare number is a watch's number, never an
+expression to watch (a constant has one value at every hit).
+
 Registered in the public command table, so every view has them; the watches and their
 histories live in :mod:`jaxdbg.engine.watches`. A watch belongs to the breakpoint of the
 stop where it was set; its value at that stop is taken at once.
@@ -7,13 +12,19 @@ stop where it was set; its value at that stop is taken at once.
 
 from __future__ import annotations
 
+import re
+
+from jaxdbg.commands import watch_tables
+from jaxdbg.commands.watch_tables import SPARK_POINTS, sparkline
 from jaxdbg.engine import watches
 from jaxdbg.engine.command_table import ArgumentKind, command, error
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
 
-SPARK = "▁▂▃▄▅▆▇█"
-SPARK_POINTS = 40  # the terminal's line of a scalar's history shows its last values
+_HISTORY = re.compile(r"(\d+)(?:\s+(all|leaves)(?:\s+(\d+))?)?")
+_DIFF = re.compile(r"diff\s+(\d+)\s+(\d+)\s+(\d+)")
+HISTORY_USAGE = "watch N [all | leaves [HIT]] (N: the watch's number in 'watch')"
+DIFF_USAGE = "watch diff N HIT1 HIT2 (N: the watch's number in 'watch')"
 
 
 def book_of(s: Session) -> watches.WatchBook:
@@ -21,18 +32,7 @@ def book_of(s: Session) -> watches.WatchBook:
     return s.watch_book if s.watch_book is not None else watches.LIVE
 
 
-def sparkline(numbers: list[float]) -> str:
-    """A scalar's history in block characters (``▁▃▅█``), one per value."""
-    finite = [x for x in numbers if x == x and abs(x) != float("inf")]
-    if not finite:
-        return ""
-    low, high = min(finite), max(finite)
-    span = (high - low) or 1.0
-    return "".join("·" if x not in finite else SPARK[int((x - low) / span * (len(SPARK) - 1))] for x in numbers)
-
-
-def _hit_label(value: watches.WatchValue) -> str:
-    return "-" if value.hit is None else str(value.hit)
+_hit_label = watch_tables.hit_label
 
 
 def describe(number: int, watched: list[watches.Watch]) -> str:
@@ -54,6 +54,8 @@ def describe(number: int, watched: list[watches.Watch]) -> str:
         if len(numbers) > 1:
             recent = numbers[-SPARK_POINTS:]
             lines.append(f"       {sparkline(recent)}  min {min(numbers):.6g}  max {max(numbers):.6g}")
+    if any(len(w.values) > 1 for w in watched):
+        lines.append("(watch N: a watch's values per hit)")
     return "\n".join(lines)
 
 
@@ -72,10 +74,50 @@ def watch_table(s: Session) -> Output:
     return Output(OutputKind.WATCHES, describe(number, watched), watched)
 
 
+def _is_expression(text: str) -> bool:
+    try:
+        compile(text, "<watch>", "eval")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _tables(s: Session, number: int, arg: str) -> Output | None:
+    """``watch N [all | leaves [HIT]]`` and ``watch diff N HIT1 HIT2``; None for an
+    expression to watch."""
+    history, diff = _HISTORY.fullmatch(arg), _DIFF.fullmatch(arg)
+    if history is None and diff is None:
+        word = arg.split()[0]
+        if word == "diff" and not _is_expression(arg):
+            return error(f"usage: {DIFF_USAGE}")
+        if word.isdigit() and not _is_expression(arg):
+            return error(f"usage: {HISTORY_USAGE}")
+        return None
+    watched = book_of(s).watches(number)
+    index = int((history or diff).group(1))  # type: ignore[union-attr]
+    if not 0 < index <= len(watched):
+        listed = ", ".join(f"{i}: {w.expression}" for i, w in enumerate(watched, 1))
+        return error(
+            f"no watch {index} at breakpoint {number}" + (f" (watched: {listed})" if listed else " (none set)")
+        )
+    watch = watched[index - 1]
+    if diff is not None:
+        text = watch_tables.diff(number, index, watch, int(diff.group(2)), int(diff.group(3)))
+    elif history is not None and history.group(2) == "leaves":
+        hit = history.group(3)
+        text = watch_tables.leaves(number, index, watch, int(hit) if hit else None)
+    elif history is not None and history.group(3) is None:
+        text = watch_tables.history(number, index, watch, every=history.group(2) == "all")
+    else:
+        return error(f"usage: {HISTORY_USAGE}")
+    return error(text[4:]) if text.startswith("*** ") else Output(OutputKind.TEXT, text)
+
+
 @command(
     "watch",
-    usage="watch [expr]",
-    summary="Evaluate expr at every later stop of this breakpoint and keep its value per hit; alone: list the watches.",
+    usage="watch [expr | N [all | leaves [HIT]] | diff N HIT1 HIT2]",
+    summary="Evaluate expr at every later stop of this breakpoint and keep its value per hit; alone: list the "
+    "watches; N: watch N's values per hit (leaves: a pytree's leaf norms; diff: which leaves changed).",
     argument=ArgumentKind.EXPRESSION,
 )
 def _watch(s: Session, arg: str) -> Output:
@@ -84,6 +126,9 @@ def _watch(s: Session, arg: str) -> Output:
     number = _number_or_error(s)
     if isinstance(number, Output):
         return number
+    table = _tables(s, number, arg.strip())
+    if table is not None:
+        return table
     book = book_of(s)
     try:
         book.add(number, arg)

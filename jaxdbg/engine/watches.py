@@ -8,8 +8,10 @@ condition, a logpoint, a disabled breakpoint), so the history fills in while a s
 runs on. A breakpoint without watches costs one dict lookup per stop.
 
 What is kept per hit is small: a real scalar's number (the panel plots it), an
-array's statistics (min / max / mean and NaN / Inf counts, as ``locals`` shows),
-anything else its short repr. An expression that raises keeps the error as its
+array's statistics (min / max / mean and NaN / Inf counts, as ``locals`` shows), a
+pytree's summary line with its global norm and, per float leaf, the leaf's norm and
+NaN / Inf counts (:class:`LeafNorms`, never a copy of the tree), anything else its
+short repr. An expression that raises keeps the error as its
 value and is reported once per breakpoint; it never ends the computation.
 
 A :class:`WatchBook` holds the watches of every breakpoint. :data:`LIVE` is this
@@ -19,6 +21,7 @@ process's; a reopened saved stop (:mod:`jaxdbg.engine.saved_stops`) has its own.
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 from typing import Any, Callable
 
@@ -26,12 +29,35 @@ import numpy as np
 
 from jaxdbg.engine import evaluation
 from jaxdbg.engine.frames import Frame
-from jaxdbg.engine.values import summaries, tree_summaries
+from jaxdbg.engine.values import leaf_stats, summaries, tree_summaries
 from jaxdbg.runtime import notices
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
 HISTORY_LENGTH = 10_000  # values kept per watch (the oldest leave first)
 TEXT_CHARS = 200  # a value's text beyond this is cut
+#: Per-leaf numbers kept per watch, over its hits: a big tree keeps them for its latest
+#: hits only (10,000 leaves: the last 200 hits, about 5 MB); older hits keep their line.
+LEAF_VALUES = 2_000_000
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LeafNorms:
+    """A pytree watch's float leaves at one hit, by key path: each leaf's L2 norm over its
+    finite values (NaN for a leaf that could not be read) and its NaN / Inf counts.
+    ``paths`` is one tuple shared by the hits of one tree structure."""
+
+    paths: tuple[str, ...]
+    norms: np.ndarray  # float64, one per path
+    nans: np.ndarray  # int64
+    infs: np.ndarray  # int64
+
+    def at(self, path: str) -> tuple[float, int, int] | None:
+        """``(norm, nans, infs)`` of the leaf at ``path``, None when this hit has none."""
+        try:
+            i = self.paths.index(path)
+        except ValueError:
+            return None
+        return float(self.norms[i]), int(self.nans[i]), int(self.infs[i])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,6 +72,16 @@ class WatchValue:
     shape: tuple[int, ...] | None = None
     dtype: str | None = None
     error: str | None = None
+    leaves: LeafNorms | None = None  # a pytree's float leaves
+
+    @property
+    def nonfinite(self) -> tuple[int, int] | None:
+        """``(NaN, Inf)`` counts of an array or a pytree (all its float leaves)."""
+        if self.stats is not None:
+            return self.stats.nan_count, self.stats.inf_count
+        if self.leaves is not None:
+            return int(self.leaves.nans.sum()), int(self.leaves.infs.sum())
+        return None
 
 
 @dataclasses.dataclass
@@ -62,6 +98,27 @@ class Watch:
     def numbers(self) -> list[tuple[int, float]]:
         """``(position, value)`` of each value that is a number, positions counted from 1."""
         return [(i, v.number) for i, v in enumerate(self.values, 1) if v.number is not None]
+
+    def overview(self) -> str:
+        """What a plot of the history reads without hovering: ``first 0.5 · last 196 ·
+        range 0.5 … 196`` for numbers (a pytree: its global norm), the mean's first and
+        last and the min … max over hits for an array; empty for anything else."""
+        numbers = [n for _, n in self.numbers]
+        if numbers:
+            finite = [n for n in numbers if math.isfinite(n)]
+            parts = [f"first {numbers[0]:.6g}", f"last {numbers[-1]:.6g}"]
+            if finite:
+                parts.append(f"range {min(finite):.6g} … {max(finite):.6g}")
+            if len(finite) < len(numbers):
+                parts.append(f"{len(numbers) - len(finite)} not finite")
+            return " · ".join(parts)
+        stats = [v.stats for v in self.values if v.stats is not None]
+        means = [float(s.mean) for s in stats if isinstance(s.mean, (float, np.floating))]
+        lows = [float(s.min) for s in stats if isinstance(s.min, (float, np.floating))]
+        highs = [float(s.max) for s in stats if isinstance(s.max, (float, np.floating))]
+        if not means or not lows or not highs:
+            return ""
+        return f"mean first {means[0]:.6g} · last {means[-1]:.6g} · range {min(lows):.6g} … {max(highs):.6g}"
 
 
 def _real_scalar(value: Any) -> float | None:
@@ -90,12 +147,29 @@ def value_of(hit: int | None, result: Any) -> WatchValue:
             return WatchValue(
                 hit, summary.details()[:TEXT_CHARS], stats=summary.stats, shape=summary.shape, dtype=summary.dtype
             )
-        tree = tree_summaries.tree_summary(result)
-        if tree is not None:  # a pytree's line; its global norm is what the plot draws
-            return WatchValue(hit, tree.line()[:TEXT_CHARS], number=tree.norm)
+        if tree_summaries.is_tree(result):
+            # The leaves' statistics first: the line's summary then reads them from cache.
+            norms = leaf_norms(result)
+            tree = tree_summaries.tree_summary(result)
+            if tree is not None:  # a pytree's line; its global norm is what the plot draws
+                return WatchValue(hit, tree.line()[:TEXT_CHARS], number=tree.norm, leaves=norms)
         return WatchValue(hit, tree_summaries.short_description(result)[:TEXT_CHARS])
 
     return guarded(describe, lambda e: WatchValue(hit, "", error=format_exception(e)))
+
+
+def leaf_norms(value: Any) -> LeafNorms | None:
+    """Each float array leaf's norm and NaN / Inf counts, by key path; None without any."""
+    floats = [leaf for leaf in tree_summaries.leaves(value) if leaf.is_array and leaf_stats.is_float(leaf.value.dtype)]
+    if not floats:
+        return None
+    found = leaf_stats.many_leaf_stats([leaf.value for leaf in floats])
+    return LeafNorms(
+        tuple(leaf.path for leaf in floats),
+        np.array([math.sqrt(s.sum_squares) if s is not None else math.nan for s in found], dtype=np.float64),
+        np.array([s.nan_count if s is not None else 0 for s in found], dtype=np.int64),
+        np.array([s.inf_count if s is not None else 0 for s in found], dtype=np.int64),
+    )
 
 
 ValuesOf = Callable[[list[str], "int | None"], list[WatchValue]]
@@ -130,6 +204,11 @@ class WatchBook:
         """How many values breakpoint ``number``'s watches have taken (a view that polls it
         redraws when it moved, so a passed stop does no drawing)."""
         return self._recorded.get(number or -1, 0)
+
+    def numbers(self) -> list[int]:
+        """The breakpoints that have watches, in the order their first was set."""
+        with self._lock:
+            return [n for n, w in self._by_breakpoint.items() if w]
 
     def has_watches(self, number: int | None) -> bool:
         return number is not None and bool(self._by_breakpoint.get(number))
@@ -188,8 +267,12 @@ class WatchBook:
             if value.error is not None:
                 self._report_once(number, watch.expression, value.error)
             with self._lock:
+                previous = watch.values[-1].leaves if watch.values else None
+                if value.leaves is not None and previous is not None and previous.paths == value.leaves.paths:
+                    value = dataclasses.replace(value, leaves=dataclasses.replace(value.leaves, paths=previous.paths))
                 watch.values.append(value)
                 del watch.values[:-HISTORY_LENGTH]
+                _forget_old_leaves(watch.values, value)
                 self._recorded[number] = self._recorded.get(number, 0) + 1
 
     def load(self, number: int, watches: list[Watch]) -> None:
@@ -206,6 +289,15 @@ class WatchBook:
         notices.notice(
             f"watch {expression!r} at breakpoint {number} raised {error}; its values show the error (said once)"
         )
+
+
+def _forget_old_leaves(values: list[WatchValue], newest: WatchValue) -> None:
+    """Keep per-leaf numbers for the latest hits only, :data:`LEAF_VALUES` in all."""
+    if newest.leaves is None:
+        return
+    keep = max(1, LEAF_VALUES // max(1, len(newest.leaves.paths)))
+    if len(values) > keep and values[-keep - 1].leaves is not None:
+        values[-keep - 1] = dataclasses.replace(values[-keep - 1], leaves=None)
 
 
 #: This process's watches.

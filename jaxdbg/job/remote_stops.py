@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import itertools
+import math
 import secrets
 import time
 from typing import Any
@@ -210,9 +211,17 @@ def output_from_message(data: dict[str, Any]) -> Output:
 
 def watch_value_message(value: watches.WatchValue) -> dict[str, Any]:
     """A watch's value as it travels: small by construction (a number, statistics, text)."""
-    data = dataclasses.asdict(value)
+    data = dataclasses.asdict(dataclasses.replace(value, leaves=None))
     if value.stats is not None:
         data["stats"] = value.stats.to_json()  # JSON has no complex, no named tuple
+    if value.leaves is not None:  # JSON has no numpy arrays
+        leaves = value.leaves
+        data["leaves"] = {
+            "paths": list(leaves.paths),
+            "norms": [float(x) if math.isfinite(x) else None for x in leaves.norms],
+            "nans": leaves.nans.tolist(),
+            "infs": leaves.infs.tolist(),
+        }
     return data
 
 
@@ -221,6 +230,7 @@ def watch_value_from_message(data: dict[str, Any]) -> watches.WatchValue:
     if isinstance(stats, dict):
         stats = summaries.ArrayStats.from_json(stats)
     shape = data.get("shape")
+    leaves = data.get("leaves")
     return watches.WatchValue(
         hit=data.get("hit"),
         text=str(data.get("text", "")),
@@ -229,6 +239,14 @@ def watch_value_from_message(data: dict[str, Any]) -> watches.WatchValue:
         shape=tuple(shape) if shape is not None else None,
         dtype=data.get("dtype"),
         error=data.get("error"),
+        leaves=None
+        if not isinstance(leaves, dict)
+        else watches.LeafNorms(
+            tuple(str(p) for p in leaves["paths"]),
+            np.array([math.nan if x is None else x for x in leaves["norms"]], dtype=np.float64),
+            np.array(leaves["nans"], dtype=np.int64),
+            np.array(leaves["infs"], dtype=np.int64),
+        ),
     )
 
 

@@ -40,6 +40,16 @@ def test_watch_values_of_every_kind_come_back_as_they_left():
     assert missing.error and "nope" in missing.error
 
 
+def test_a_pytree_watchs_leaf_norms_come_back_from_another_process():
+    tree = {"b": jnp.array([np.nan, 1.0]), "w": jnp.array([[3.0, 4.0]]), "step": jnp.int32(2)}
+    frame = Frame("<cell>", 1, "f", {"tree": tree}, {}, ["x\n"], 1)
+    (value,) = Session([frame], StopInfo()).watch_values(["tree"], 7)
+    back = _travelled(value)
+    assert back.leaves is not None and back.leaves.paths == ("['b']", "['w']")  # float leaves only
+    assert back.leaves.norms.tolist() == [1.0, 5.0] and back.leaves.nans.tolist() == [1, 0]
+    assert back.leaves.infs.tolist() == [0, 0] and back.number == value.number and back.text == value.text
+
+
 class _MemoryClient:
     """The coordination service's client methods jaxdbg calls, over one dict."""
 
