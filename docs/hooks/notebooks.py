@@ -41,6 +41,7 @@ COMMANDS = {
         "where; c"
     ),  # the gradient's
     "multiprocess.ipynb": "p y; locals; continue all",  # process 2's stop
+    "training.ipynb": "locals; pp grads; whatis model; p jnp.isnan(x).any(axis=1); continue all",
     "sharding.ipynb": None,  # no stops
     "printing.ipynb": None,
 }

@@ -45,7 +45,10 @@ def render_plain(view: TreeOutline) -> str:
     from rich.console import Console
 
     out = io.StringIO()
-    console = Console(file=out, width=10_000, no_color=True, color_system=None, highlight=False, emoji=False)
+    # force_jupyter=False: in a kernel rich would display the tree itself and write nothing here.
+    console = Console(
+        file=out, width=10_000, no_color=True, color_system=None, highlight=False, emoji=False, force_jupyter=False
+    )
     console.print(rich_tree(view))
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
 
