@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from support.kernel_harness import kernel_fixture
-from support.panel_driver import SETUP, answer, live_panel, press, state, wait_panel
+from support.panel_driver import SETUP, answer, live_panel, press, state, submit, wait_log, wait_panel
 
 pytestmark = [pytest.mark.kernel]
 
@@ -92,6 +92,10 @@ def test_a_gradient_tree_opens_down_to_the_leaf_that_holds_the_nan(kernel):
     first = open_(["big"])
     assert first["total"] == 10_000 and len(first["rows"]) < 1_000
     assert first["rows"][2]["name"] == "'w00002'" and first["rows"][2]["summary"].startswith("min=2 max=2")
+
+    # pp draws the tree as text in the console (rich must not display it itself in a kernel)
+    submit(kernel, "pp grads")
+    wait_log(kernel, r"\(jaxdbg\) pp grads\ngrads  State  nnx\.State · 4 arrays[^\n]*\n├── \['l1'\]  dict")
 
     press(kernel, "continue")
     done = kernel.wait_reply(mid, timeout=60)
