@@ -39,7 +39,7 @@ from pathlib import Path
 import nox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # devtools/, beside this file
-from devtools.build import build_dist
+from devtools.build import build_dist, sources_digest
 from devtools.common import DEFAULT_SESSIONS, DIST, ROOT
 from devtools.summary import describe, record
 
@@ -253,18 +253,35 @@ def dist(session: nox.Session) -> None:
     """The sdist and the wheel into dist/ (devtools.build: from a copy of the files a
     clone has, since an editable install's egg-info would hide one missing from package-data)."""
     install_once(session, ["build"])
-    build_dist(Path(session.virtualenv.location) / "bin" / "python", DIST)
+    venv = Path(session.virtualenv.location)
+    # Built again only when a source file or the build venv changed since dist/ was built.
+    stamp = DIST / ".jaxdbg-sources"
+    sources = sources_digest((venv / ".jaxdbg-stamp").read_text())
+    built = len(list(DIST.glob("jaxdbg-*.whl"))) == 1 and len(list(DIST.glob("jaxdbg-*.tar.gz"))) == 1
+    if built and stamp.is_file() and stamp.read_text().strip() == sources:
+        session.log("dist/ was built from these very sources: kept")
+        return
+    build_dist(venv / "bin" / "python", DIST)
+    stamp.write_text(sources + "\n")
 
 
 @nox.session
 def installed_wheel(session: nox.Session) -> None:
     """A venv with dist/'s wheel installed as a user would (dependencies from its metadata);
-    the wheel itself is reinstalled every time, since its contents follow the checkout."""
+    the wheel itself is installed again whenever dist/'s is another one, since its
+    contents follow the checkout."""
     wheels = sorted(DIST.glob("jaxdbg-*.whl"))
     if len(wheels) != 1:
         session.error("dist/ holds no single wheel: run the dist session first")
     install_once(session, [str(wheels[0])])
+    installed = Path(session.virtualenv.location) / ".jaxdbg-wheel"
+    wheel = hashlib.sha256(wheels[0].read_bytes()).hexdigest()
+    if installed.is_file() and installed.read_text().strip() == wheel:
+        session.log("dist/'s wheel is the one installed: kept")
+        return
+    installed.unlink(missing_ok=True)
     session.install("--no-deps", "--force-reinstall", str(wheels[0]))
+    installed.write_text(wheel + "\n")
 
 
 # ------------------------------------------------------------------ the matrix venvs

@@ -3,6 +3,7 @@ tests/release/test_packaging.py use it)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -35,6 +36,22 @@ def source_files() -> list[str]:
     return sorted(
         str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and not skip.search(str(p.relative_to(ROOT)))
     )
+
+
+def sources_digest(*extra: str) -> str:
+    """A digest of every source file (its path and its bytes) and of ``extra``: the same
+    digest, the same sdist and wheel."""
+    digest = hashlib.sha256()
+    for text in extra:
+        digest.update(text.encode() + b"\0")
+    for rel in source_files():
+        digest.update(rel.encode() + b"\0")
+        try:
+            digest.update((ROOT / rel).read_bytes())
+        except OSError:  # removed meanwhile
+            pass
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def build_dist(py: Path, outdir: Path = DIST) -> Path:
