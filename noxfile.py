@@ -27,6 +27,7 @@ benchmark, one table; on the packages ``lab`` installs, without the test suite's
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import os
 import re
@@ -123,9 +124,13 @@ def _pythons() -> dict[tuple[int, int], str]:
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
     if pyenv.is_dir():
         candidates += [str(p) for p in sorted(pyenv.glob("3.*/bin/python3.*")) if re.fullmatch(r"python3\.\d+", p.name)]
+    candidates = list(filter(None, candidates))
+    # Asked all at once: a pyenv shim takes about a second to answer, and nox imports
+    # this file once per venv that `dev.py test` checks.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(candidates))) as pool:
+        versions = list(pool.map(_version_of, candidates))
     found: dict[tuple[int, int], str] = {}
-    for exe in filter(None, candidates):
-        version = _version_of(exe)
+    for exe, version in zip(candidates, versions):
         if version and version >= (3, 10):
             found.setdefault(version, exe)
     return dict(sorted(found.items()))
