@@ -103,6 +103,11 @@ class Watch:
         """What a plot of the history reads without hovering: ``first 0.5 · last 196 ·
         range 0.5 … 196`` for numbers (a pytree: its global norm), the mean's first and
         last and the min … max over hits for an array; empty for anything else."""
+        return " · ".join(self.overview_parts())
+
+    def overview_parts(self) -> list[str]:
+        """:meth:`overview`'s pieces: the first and last values, then the range (and how
+        many values were not finite)."""
         numbers = [n for _, n in self.numbers]
         if numbers:
             finite = [n for n in numbers if math.isfinite(n)]
@@ -111,14 +116,14 @@ class Watch:
                 parts.append(f"range {min(finite):.6g} … {max(finite):.6g}")
             if len(finite) < len(numbers):
                 parts.append(f"{len(numbers) - len(finite)} not finite")
-            return " · ".join(parts)
+            return parts
         stats = [v.stats for v in self.values if v.stats is not None]
         means = [float(s.mean) for s in stats if isinstance(s.mean, (float, np.floating))]
         lows = [float(s.min) for s in stats if isinstance(s.min, (float, np.floating))]
         highs = [float(s.max) for s in stats if isinstance(s.max, (float, np.floating))]
         if not means or not lows or not highs:
-            return ""
-        return f"mean first {means[0]:.6g} · last {means[-1]:.6g} · range {min(lows):.6g} … {max(highs):.6g}"
+            return []
+        return [f"mean first {means[0]:.6g}", f"last {means[-1]:.6g}", f"range {min(lows):.6g} … {max(highs):.6g}"]
 
 
 def _real_scalar(value: Any) -> float | None:

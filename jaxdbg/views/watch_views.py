@@ -8,17 +8,21 @@ statistics at the first and the latest hit. The data is the engine's
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from markupsafe import Markup
 
 from jaxdbg.commands import watches as watch_commands
+from jaxdbg.commands.watch_tables import hit_label
 from jaxdbg.engine.watches import Watch, WatchValue
 from jaxdbg.views import palette, theme
 
-PLOT_WIDTH = 160
-PLOT_HEIGHT = 28
+PLOT_WIDTH = 220
+PLOT_HEIGHT = 46
 PLOT_POINTS = 500  # the latest values a plot draws
+LABEL_SIZE = 9  # the axis labels' font size, in pixels
+LABEL_CHAR = 5.4  # about the width of one of their characters
 
 
 def plot_points(
@@ -38,23 +42,50 @@ def plot_points(
 
 
 def plot_svg(watch: Watch) -> Markup:
-    """A scalar watch's values over hits as an inline SVG line with a dot per value."""
-    points = plot_points(watch.numbers)
-    if not points:
+    """A number watch's values over hits as an inline SVG line with a dot per value, each
+    dot titled with its hit and value (the tooltip a saved notebook keeps), on axes
+    labelled with the lowest and highest value and the first and last hit."""
+    values = watch.values[-PLOT_POINTS:]
+    offset = len(watch.values) - len(values)
+    positions = [(offset + i, v.number, v) for i, v in enumerate(values, 1) if v.number is not None]
+    positions = [(i, n, v) for i, n, v in positions if math.isfinite(n)]
+    if not positions:
         return Markup("")
-    stroke = palette.themed("accent")
+    shown = [v for _, _, v in positions]
+    numbers = [n for _, n, _ in positions]
+    high, low = f"{max(numbers):.4g}", f"{min(numbers):.4g}"
+    left = 4 + LABEL_CHAR * max(len(high), len(low))  # the y labels' column
+    top, bottom = 5, PLOT_HEIGHT - LABEL_SIZE - 4  # room for the x labels under the axis
+    box = plot_points([(i, n) for i, n, _ in positions], round(PLOT_WIDTH - left - 4), bottom - top)
+    points = [(left + x, top + y) for x, y in box]
+    stroke, muted = palette.themed("accent"), palette.themed("fg_muted")
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
     dots = Markup("").join(
-        Markup('<circle cx="{:.1f}" cy="{:.1f}" r="1.5" fill="{}"/>').format(x, y, stroke) for x, y in points
+        Markup('<circle cx="{:.1f}" cy="{:.1f}" r="1.5" fill="{}"><title>hit {}: {}</title></circle>').format(
+            x, y, stroke, hit_label(v), _shown(v)
+        )
+        for (x, y), v in zip(points, shown)
     )
+    text = Markup('<text x="{:.1f}" y="{:.1f}" text-anchor="{}" font-size="{}" fill="{}">{}</text>')
+    labels = [
+        text.format(left - 3, top + LABEL_SIZE - 2, "end", LABEL_SIZE, muted, high),
+        text.format(left - 3, bottom, "end", LABEL_SIZE, muted, low),
+        text.format(left, PLOT_HEIGHT - 2, "start", LABEL_SIZE, muted, f"hit {hit_label(shown[0])}"),
+        text.format(PLOT_WIDTH - 2, PLOT_HEIGHT - 2, "end", LABEL_SIZE, muted, hit_label(shown[-1])),
+    ]
+    axes = Markup(
+        '<polyline class="jaxdbg-watch-axis" points="{l},{t} {l},{b} {r},{b}" fill="none" stroke="{c}" stroke-width="0.8"/>'
+    ).format(l=left - 1, t=top - 2, b=bottom + 1, r=PLOT_WIDTH - 2, c=muted)
     return Markup(
         '<svg class="jaxdbg-watch-plot" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-        'role="img" aria-label="{label}"><polyline points="{line}" fill="none" '
+        'style="vertical-align:middle" role="img" aria-label="{label}">{axes}{labels}<polyline points="{line}" fill="none" '
         'stroke="{stroke}" stroke-width="1.2"/>{dots}</svg>'
     ).format(
         w=PLOT_WIDTH,
         h=PLOT_HEIGHT,
         label=f"{watch.expression} over {len(points)} hits",
+        axes=axes,
+        labels=Markup("").join(labels),
         line=line,
         stroke=stroke,
         dots=dots,
@@ -92,6 +123,12 @@ def table_html(watches: Sequence[Watch]) -> Markup:
     for w in watches:
         last = w.values[-1] if w.values else None
         history = plot_svg(w) or Markup("{}").format(_history_text(w))
+        parts = w.overview_parts() if len(w.values) > 1 else []
+        if parts:  # what the plot says, readable without hovering: first and last, then the range
+            history = Markup(
+                '{}<span class="jaxdbg-watch-overview" style="{}display:inline-block;vertical-align:middle;'
+                'white-space:nowrap;font-size:11px;margin-left:6px">{}<br>{}</span>'
+            ).format(history, theme.MUTED, " · ".join(parts[:2]), " · ".join(parts[2:]))
         rows.append(
             Markup(
                 '<tr class="jaxdbg-watch" style="{row}"><td style="{cell}"><code style="{code}">{}</code>'
@@ -120,6 +157,6 @@ def table_text(watches: Sequence[Watch]) -> str:
     lines = []
     for w in watches:
         last = _shown(w.values[-1]) if w.values else "(no value yet)"
-        history = _history_text(w)
+        history = "  ".join(part for part in (_history_text(w), w.overview() if len(w.values) > 1 else "") if part)
         lines.append(f"watch {w.expression} = {last}  ({len(w.values)} hits)" + (f"  {history}" if history else ""))
     return "\n".join(lines)

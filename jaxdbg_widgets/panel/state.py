@@ -175,7 +175,8 @@ def _stats_json(stats: summaries.ArrayStats | None) -> dict | None:
 
 def watch_state(session: Session) -> dict:
     """The Watch box and table: each watch with its latest values over hits (a number
-    per value for a scalar's plot, statistics for an array's)."""
+    per value for a scalar's plot, statistics for an array's) and its first and last
+    values and range, written beside the plot."""
     number = session.info.breakpoint_id
     rows = []
     for w in session.watched():
@@ -184,6 +185,7 @@ def watch_state(session: Session) -> dict:
             {
                 "expression": w.expression,
                 "total": len(w.values),
+                "overview": w.overview_parts(),  # written beside the plot: first, last, range
                 "values": [
                     {
                         "hit": v.hit,

@@ -1250,7 +1250,7 @@ function consoleInput(model, run) {
 // condition, log. Both redraw from the `watches` and `breakpoints` traits.
 const SVG_NS = "http://www.w3.org/2000/svg";
 const PLOT_W = 220;
-const PLOT_H = 36;
+const PLOT_H = 46;
 
 function svg(tag, attrs) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -1259,6 +1259,12 @@ function svg(tag, attrs) {
 }
 
 // Lines over the hit positions; `series`: [{points: [{x, y, hit, text}], cls, dots}].
+// Axes labelled with the lowest and highest value and the first and last hit, so the
+// plot reads without hovering (the static summary's plot draws the same).
+const AXIS_FONT = 9;
+const AXIS_CHAR = 5.4;
+const axisNumber = (y) => String(Number(y.toPrecision(4)));
+
 function watchPlot(series, label) {
   const plot = svg("svg", { class: "jaxdbg-watch-plot", width: PLOT_W, height: PLOT_H,
                             viewBox: `0 0 ${PLOT_W} ${PLOT_H}`, role: "img", "aria-label": label });
@@ -1268,9 +1274,26 @@ function watchPlot(series, label) {
   for (const p of finite) {
     x0 = Math.min(x0, p.x); x1 = Math.max(x1, p.x); y0 = Math.min(y0, p.y); y1 = Math.max(y1, p.y);
   }
-  const sx = (x) => (3 + ((x - x0) * (PLOT_W - 6)) / Math.max(x1 - x0, 1)).toFixed(1);
+  const high = axisNumber(y1), low = axisNumber(y0);
+  const left = 4 + AXIS_CHAR * Math.max(high.length, low.length);
+  const top = 5, bottom = PLOT_H - AXIS_FONT - 4, right = PLOT_W - 4;
+  const sx = (x) => (left + ((x - x0) * (right - left)) / Math.max(x1 - x0, 1)).toFixed(1);
   // A flat history (or a single value) is drawn across the middle.
-  const sy = (y) => (y1 === y0 ? PLOT_H / 2 : PLOT_H - 3 - ((y - y0) * (PLOT_H - 6)) / (y1 - y0)).toFixed(1);
+  const sy = (y) => (y1 === y0 ? (top + bottom) / 2 : bottom - ((y - y0) * (bottom - top)) / (y1 - y0)).toFixed(1);
+  plot.append(svg("polyline", { class: "jaxdbg-watch-axis", fill: "none",
+                                points: `${left - 1},${top - 2} ${left - 1},${bottom + 1} ${PLOT_W - 2},${bottom + 1}` }));
+  const text = (x, y, anchor, content, cls) => {
+    const node = svg("text", { class: "jaxdbg-watch-axis-label " + cls, x, y, "text-anchor": anchor,
+                               "font-size": AXIS_FONT });
+    node.textContent = content;
+    plot.append(node);
+  };
+  const byX = [...finite].sort((a, b) => a.x - b.x);
+  const hitOf = (p) => (p.hit === null ? "-" : String(p.hit));
+  text(left - 3, top + AXIS_FONT - 2, "end", high, "jaxdbg-watch-high");
+  text(left - 3, bottom, "end", low, "jaxdbg-watch-low");
+  text(left, PLOT_H - 2, "start", `hit ${hitOf(byX[0])}`, "jaxdbg-watch-first-hit");
+  text(PLOT_W - 2, PLOT_H - 2, "end", hitOf(byX[byX.length - 1]), "jaxdbg-watch-last-hit");
   for (const s of series) {
     const points = s.points.filter((p) => Number.isFinite(p.y));
     plot.append(svg("polyline", { class: "jaxdbg-watch-line " + s.cls, fill: "none",
@@ -1279,7 +1302,7 @@ function watchPlot(series, label) {
     for (const p of points) {
       const dot = svg("circle", { class: "jaxdbg-watch-point", cx: sx(p.x), cy: sy(p.y), r: 1.8 });
       const title = svg("title");
-      title.textContent = `hit ${p.hit === null ? "-" : p.hit}: ${p.text}`;
+      title.textContent = `hit ${hitOf(p)}: ${p.text}`;
       dot.append(title);
       plot.append(dot);
     }
@@ -1287,7 +1310,21 @@ function watchPlot(series, label) {
   return plot;
 }
 
+// The plot and, beside it, its first and last values and range (`overview`: the engine's
+// words, the same as the static summary's and the prompt's).
 function watchHistory(w) {
+  const node = h("span", "jaxdbg-watch-history-box");
+  node.append(watchPlotOf(w));
+  const parts = w.overview || [];
+  if (parts.length && w.total > 1) {
+    const overview = h("span", "jaxdbg-watch-overview");
+    overview.append(h("span", "", parts.slice(0, 2).join(" · ")), h("br"), h("span", "", parts.slice(2).join(" · ")));
+    node.append(overview);
+  }
+  return node;
+}
+
+function watchPlotOf(w) {
   const first = w.total - w.values.length + 1; // positions count from the watch's first value
   const at = (pick) => w.values.map((v, i) => ({ x: first + i, hit: v.hit, y: pick(v), text: v.error || v.text }))
     .filter((p) => p.y !== null && p.y !== undefined);

@@ -1,13 +1,16 @@
 """Watches and the breakpoints table in a real page (JupyterLab 4 and Notebook 7).
 
 The Watch box adds a watch; after ``continue all`` through a scan and a second run, the
-watch plot has one dot per hit, in the light, dark and high-contrast themes. A condition
+watch plot has one dot per hit, labelled axes and its first and last values and range
+beside it (the summary left in the notebook too, each dot titled with its value), in the
+light, dark and high-contrast themes. A condition
 typed into the breakpoints table's field is applied (the console's log says so). Screenshots go to test-artifacts/.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -76,6 +79,12 @@ def _plot_and_condition(page, server, theme: str) -> None:
     assert _dots(panel) == 9  # 8 hits of the first run, passed or not, and this one
     title = panel.locator('.jaxdbg-watch-row[data-expression="loss"] circle').nth(1).locator("title")
     assert title.text_content().endswith(": 1.25")
+    # read without hovering: the axes' labels, and the figures beside the plot
+    row = panel.locator('.jaxdbg-watch-row[data-expression="loss"]')
+    high, low, first, last = row.locator(".jaxdbg-watch-axis-label").all_text_contents()
+    assert (high, low) == ("12.02", "0.5") and re.fullmatch(r"hit \d+", first), (high, low, first)
+    assert int(last) == int(first.split()[1]) + 8
+    assert row.locator(".jaxdbg-watch-overview").inner_text() == "first 0.5 · last 0.5\nrange 0.5 … 12.0195"
     save_screenshot(page, f"watches-plot-{server.app}-{theme}")
 
     panel.locator(".jaxdbg-breakpoints-title").click()
@@ -89,6 +98,9 @@ def _plot_and_condition(page, server, theme: str) -> None:
     panel.get_by_role("button", name="Continue", exact=True).click()
     cell(page, 2).locator(".jaxdbg-static").first.wait_for(timeout=60_000)  # the first stop's summary
     assert cell(page, 2).locator(".jaxdbg-static svg.jaxdbg-watch-plot circle").count() == 9
+    titles = cell(page, 2).locator(".jaxdbg-static svg.jaxdbg-watch-plot circle title").all_text_contents()
+    assert len(titles) == 9 and titles[1].endswith(": 1.25"), titles  # as the live plot's
+    assert cell(page, 2).locator(".jaxdbg-static .jaxdbg-watch-overview").first.inner_text().startswith("first 0.5")
     panel = live_panel(page, 2)
     panel.locator(".jaxdbg-input").wait_for(timeout=60_000)
     type_command(panel, "p i")

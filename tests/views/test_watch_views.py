@@ -79,3 +79,32 @@ def test_every_watch_row_is_styled_alike_whatever_the_notebooks_table_rules():
     assert cells[0][0] == cells[1][0] and cells[0][3] == cells[1][3]
     codes = re.findall(r'<code style="([^"]*)"', str(markup))
     assert len(codes) == 2 and codes[0] == codes[1] and "background:transparent" in codes[0]
+
+
+def test_the_plot_reads_without_hovering_titled_points_labelled_axes_and_its_figures_beside_it():
+    loss = Watch("loss", [WatchValue(hit, f"{hit * 0.5}", number=hit * 0.5) for hit in range(3, 9)])
+    loss.values.insert(2, WatchValue(None, "nan", number=float("nan")))  # a disabled stop's NaN: no point
+    markup = str(watch_views.table_html([loss]))
+    titles = re.findall(r"<circle [^>]*><title>([^<]*)</title></circle>", markup)
+    assert titles == ["hit 3: 1.5", "hit 4: 2.0", "hit 5: 2.5", "hit 6: 3.0", "hit 7: 3.5", "hit 8: 4.0"]
+    assert re.findall(r"<text [^>]*>([^<]*)</text>", markup) == ["4", "1.5", "hit 3", "8"]
+    assert 'class="jaxdbg-watch-axis"' in markup
+    overview = re.search(r'class="jaxdbg-watch-overview"[^>]*>(.*?)</span>', markup).group(1)
+    assert overview == "first 1.5 · last 4<br>range 1.5 … 4 · 1 not finite"
+    plain = watch_views.table_text([loss])
+    assert plain.endswith("first 1.5 · last 4 · range 1.5 … 4 · 1 not finite"), plain
+    # the points and labels lie inside the box, the lowest value lowest
+    ys = [float(y) for y in re.findall(r'<circle cx="[^"]+" cy="([^"]+)"', markup)]
+    assert all(0 < y < watch_views.PLOT_HEIGHT for y in ys) and ys[0] == max(ys)
+
+
+def test_an_arrays_figures_are_its_means_first_and_last_and_the_range_of_its_min_and_max():
+    def stats(low, high, mean):
+        return summaries.ArrayStats(low, high, mean, 0, 0)
+
+    grads = Watch(
+        "grads",
+        [WatchValue(1, "a", stats=stats(-1.0, 2.0, 0.5)), WatchValue(2, "b", stats=stats(-3.0, 1.0, -0.25))],
+    )
+    assert grads.overview() == "mean first 0.5 · last -0.25 · range -3 … 2"
+    assert "mean first 0.5 · last -0.25<br>range -3 … 2" in str(watch_views.table_html([grads]))
