@@ -282,6 +282,8 @@ class Session:
             # A bare expression that gives None (print(x), a call for its effect) shows
             # nothing, as at Python's and pdb's prompts; 'p' still shows None.
             return Output(OutputKind.TEXT, "")
+        if pretty and tree_summaries.is_tree(value):  # the panel's pp toggle: as the pp command
+            return Output(OutputKind.VALUE, str(tree_outline.outline(source, value)), value)
         return self.value_output(value, pretty=pretty)
 
     def value_output(self, value: Any, *, pretty: bool = False) -> Output:

@@ -126,12 +126,15 @@ def test_load_pause_frames_print_continue_save_and_convert(page, server, tmp_pat
 
     type_command(live, "p x")
     wait_log(page, live, r"\(jaxdbg\) p x\s*Array\(\[1\., 2\., 3\.\], dtype=float32\)")
-    # pp pretty-prints: a dict too wide for one line gets a line per key
+    # pp of a pytree draws its leaves' summaries; --full pretty-prints every element: a
+    # dict too wide for one line gets a line per key
     type_command(live, "pp {'x': x, 'y': y}")
+    wait_log(page, live, r"\(jaxdbg\) pp .*\s*.*2 arrays · 6 float32 · 24 B.*\n├── \['x'\]  Array  float32\[3\]")
+    type_command(live, "pp {'x': x, 'y': y} --full")
     wait_log(
         page,
         live,
-        r"\(jaxdbg\) pp .*\s*\{'x': Array\(\[1\., 2\., 3\.\], dtype=float32\),\n"
+        r"\(jaxdbg\) pp .* --full\s*\{'x': Array\(\[1\., 2\., 3\.\], dtype=float32\),\n"
         r" 'y': Array\(\[2\., 4\., 6\.\], dtype=float32\)\}",
     )
     # the locals table shows the frame's arrays

@@ -86,7 +86,9 @@ def test_panel_frames_expressions_and_continue(kernel):
     wait_log(kernel, r"\(jaxdbg\) p y\nArray\(\[1\., 1\., 1\.\], dtype=float32\)")
     submit(kernel, "z", pretty=True)
     log = wait_log(kernel, r"\(jaxdbg\) pp z\n")
-    assert "'twice': Array([2., 2., 2.], dtype=float32)" in log and "'<b>t</b>'" in log
+    # pp of a pytree (the toggle, as the command): a tree of its leaves' summaries
+    assert "└── ['twice']  Array  float32[3] · min=2 max=2 mean=2 · [2., 2., 2.]" in log, log
+    assert "├── ['tag']  str  '<b>t</b>'" in log
     submit(kernel, "q2 = y.sum()")
     submit(kernel, "q2 * 2")
     wait_log(kernel, r"\(jaxdbg\) q2 \* 2\nArray\(6\., dtype=float32\)")
