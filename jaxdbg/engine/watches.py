@@ -153,19 +153,40 @@ def value_of(hit: int | None, result: Any) -> WatchValue:
                 hit, summary.details()[:TEXT_CHARS], stats=summary.stats, shape=summary.shape, dtype=summary.dtype
             )
         if tree_summaries.is_tree(result):
-            # The leaves' statistics first: the line's summary then reads them from cache.
-            norms = leaf_norms(result)
-            tree = tree_summaries.tree_summary(result)
-            if tree is not None:  # a pytree's line; its global norm is what the plot draws
-                return WatchValue(hit, tree.line()[:TEXT_CHARS], number=tree.norm, leaves=norms)
+            tree = guarded(lambda: _tree_value(hit, result), lambda e: None)
+            if tree is not None:
+                return tree
         return WatchValue(hit, tree_summaries.short_description(result)[:TEXT_CHARS])
 
     return guarded(describe, lambda e: WatchValue(hit, "", error=format_exception(e)))
 
 
-def leaf_norms(value: Any) -> LeafNorms | None:
-    """Each float array leaf's norm and NaN / Inf counts, by key path; None without any."""
-    floats = [leaf for leaf in tree_summaries.leaves(value) if leaf.is_array and leaf_stats.is_float(leaf.value.dtype)]
+def _tree_value(hit: int | None, value: Any) -> WatchValue | None:
+    """A pytree's line, its global norm (what the plot draws) and its leaves' norms; None
+    for a tree without arrays, whose short repr says more. The tree is walked once."""
+    found = tree_summaries.leaves(value)
+    if not any(leaf.is_array for leaf in found):
+        tree = tree_summaries.tree_summary(value)
+        return None if tree is None else WatchValue(hit, tree.line()[:TEXT_CHARS])
+    # The leaves' statistics first: the line's summary then reads them from cache.
+    norms = leaf_norms(value, found)
+    kind = tree_summaries.library_kind(value)
+    tree = tree_summaries.summarize_leaves(summaries.type_name(value), kind, found)
+    return WatchValue(hit, tree.line()[:TEXT_CHARS], number=tree.norm, leaves=norms)
+
+
+def leaf_norms(value: Any, listed: list[tree_summaries.Leaf] | None = None) -> LeafNorms | None:
+    """Each float array leaf's norm and NaN / Inf counts, by key path; None without any.
+    ``listed``: the value's leaves, when they were listed already."""
+    is_float: dict[Any, bool] = {}  # per dtype: its name is slow to make, and 10,000 leaves share a few
+    floats = []
+    for leaf in tree_summaries.leaves(value) if listed is None else listed:
+        if leaf.is_array:
+            dtype = leaf.value.dtype
+            if dtype not in is_float:
+                is_float[dtype] = leaf_stats.is_float(dtype)
+            if is_float[dtype]:
+                floats.append(leaf)
     if not floats:
         return None
     found = leaf_stats.many_leaf_stats([leaf.value for leaf in floats])
