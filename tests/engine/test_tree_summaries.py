@@ -82,6 +82,18 @@ def test_equinox_module_counts_its_functions_and_keeps_static_fields_out():
     assert f"‖·‖ {_global_norm(eqx.filter(mlp, eqx.is_array)):.4g}" in line
 
 
+def test_an_equinox_module_opened_in_the_panel_marks_its_static_fields():
+    eqx = pytest.importorskip("equinox")
+    mlp = eqx.nn.MLP(2, 2, 4, 1, key=jax.random.key(0))
+    rows, total = local_rows.child_rows(mlp, 50)
+    types = {r["name"]: r["type"] for r in rows}
+    assert types["in_size"] == "static int" and types["use_bias"] == "static bool"
+    assert types["layers"] == "tuple" and types["activation"] == "custom_jvp"
+    layer_rows, _ = local_rows.child_rows(mlp.layers[0], 50)
+    assert {r["name"]: r["type"] for r in layer_rows}["weight"] == "Array"
+    assert total == len(rows)
+
+
 def test_optax_states_by_their_kind():
     optax = pytest.importorskip("optax")
     params = {"w": jnp.ones((3, 2)), "b": jnp.zeros(2)}

@@ -167,11 +167,14 @@ def child_rows(value: Any, limit: int) -> tuple[list[dict], int]:
     """Rows for a node's first ``limit`` children, and how many there are; big arrays
     among them are ``pending`` (see :func:`local_row`)."""
     kids = _children(value)
+    statics = {name for name, _ in tree_outline.static_fields(value)}  # an Equinox Module's
     rows = []
     for label, child in kids[:limit]:
         row = local_row(label, tree_summaries.variable_value(child), lazy=True)
         if tree_summaries.is_variable(child):  # its kind, not "Array": Param, BatchStat
             row["type"] = type(child).__name__
+        elif label in statics:  # part of the Module's type, not of its pytree
+            row["type"] = f"static {row['type']}"
         rows.append(row)
     return rows, len(kids)
 
