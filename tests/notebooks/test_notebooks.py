@@ -8,13 +8,17 @@ The kernels: the running venv's, and Colab's exact pins (``.nox/colab_pins``) wh
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 
 import pytest
 
-pytest.importorskip("nbformat")  # the core-only matrix venvs collect this file too
-from support.notebook_run import run_with_nbclient  # noqa: E402
+# The core-only matrix venvs collect this file too. Looked up, not imported: nbformat's
+# jsonschema builds a parser at import (about 2.5 s of CPU), in every worker that collects.
+if importlib.util.find_spec("nbformat") is None:
+    pytest.skip("could not import 'nbformat'", allow_module_level=True)
+from support.notebook_run import run_with_nbclient
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(600)]
 
