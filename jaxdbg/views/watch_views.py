@@ -67,12 +67,17 @@ def plot_svg(watch: Watch) -> Markup:
         for (x, y), v in zip(points, shown)
     )
     text = Markup('<text x="{:.1f}" y="{:.1f}" text-anchor="{}" font-size="{}" fill="{}">{}</text>')
-    labels = [
-        text.format(left - 3, top + LABEL_SIZE - 2, "end", LABEL_SIZE, muted, high),
-        text.format(left - 3, bottom, "end", LABEL_SIZE, muted, low),
-        text.format(left, PLOT_HEIGHT - 2, "start", LABEL_SIZE, muted, f"hit {hit_label(shown[0])}"),
-        text.format(PLOT_WIDTH - 2, PLOT_HEIGHT - 2, "end", LABEL_SIZE, muted, hit_label(shown[-1])),
-    ]
+    # A flat history has one value to label, at the middle; a single point one hit.
+    if high == low:
+        labels = [text.format(left - 3, (top + bottom + LABEL_SIZE) / 2 - 1, "end", LABEL_SIZE, muted, high)]
+    else:
+        labels = [
+            text.format(left - 3, top + LABEL_SIZE - 2, "end", LABEL_SIZE, muted, high),
+            text.format(left - 3, bottom, "end", LABEL_SIZE, muted, low),
+        ]
+    labels.append(text.format(left, PLOT_HEIGHT - 2, "start", LABEL_SIZE, muted, f"hit {hit_label(shown[0])}"))
+    if len(shown) > 1:
+        labels.append(text.format(PLOT_WIDTH - 2, PLOT_HEIGHT - 2, "end", LABEL_SIZE, muted, hit_label(shown[-1])))
     axes = Markup(
         '<polyline class="jaxdbg-watch-axis" points="{l},{t} {l},{b} {r},{b}" fill="none" stroke="{c}" stroke-width="0.8"/>'
     ).format(l=left - 1, t=top - 2, b=bottom + 1, r=PLOT_WIDTH - 2, c=muted)

@@ -186,6 +186,7 @@ def watch_state(session: Session) -> dict:
                 "expression": w.expression,
                 "total": len(w.values),
                 "overview": w.overview_parts(),  # written beside the plot: first, last, range
+                "leaves": bool(w.values) and w.values[-1].leaves is not None,  # a pytree's: its leaves button
                 "values": [
                     {
                         "hit": v.hit,

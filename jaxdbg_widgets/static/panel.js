@@ -1290,10 +1290,14 @@ function watchPlot(series, label) {
   };
   const byX = [...finite].sort((a, b) => a.x - b.x);
   const hitOf = (p) => (p.hit === null ? "-" : String(p.hit));
-  text(left - 3, top + AXIS_FONT - 2, "end", high, "jaxdbg-watch-high");
-  text(left - 3, bottom, "end", low, "jaxdbg-watch-low");
+  // A flat history has one value to label, at the middle; a single point one hit.
+  if (high === low) text(left - 3, (top + bottom + AXIS_FONT) / 2 - 1, "end", high, "jaxdbg-watch-high");
+  else {
+    text(left - 3, top + AXIS_FONT - 2, "end", high, "jaxdbg-watch-high");
+    text(left - 3, bottom, "end", low, "jaxdbg-watch-low");
+  }
   text(left, PLOT_H - 2, "start", `hit ${hitOf(byX[0])}`, "jaxdbg-watch-first-hit");
-  text(PLOT_W - 2, PLOT_H - 2, "end", hitOf(byX[byX.length - 1]), "jaxdbg-watch-last-hit");
+  if (byX.length > 1) text(PLOT_W - 2, PLOT_H - 2, "end", hitOf(byX[byX.length - 1]), "jaxdbg-watch-last-hit");
   for (const s of series) {
     const points = s.points.filter((p) => Number.isFinite(p.y));
     plot.append(svg("polyline", { class: "jaxdbg-watch-line " + s.cls, fill: "none",
@@ -1391,7 +1395,9 @@ function watchesArea(model, run) {
     const state = model.get("watches") || {};
     node.hidden = state.breakpoint === null || state.breakpoint === undefined;
     table.replaceChildren();
+    let number = 0;
     for (const w of state.watches || []) {
+      number += 1; // its number in `watch`, as the prompt's commands take it
       const row = h("tr", "jaxdbg-watch-row");
       row.dataset.expression = w.expression;
       const last = w.values[w.values.length - 1];
@@ -1399,10 +1405,20 @@ function watchesArea(model, run) {
       const remove = button("×", `unwatch ${w.expression}`, "jaxdbg-unwatch");
       remove.setAttribute("aria-label", `unwatch ${w.expression}`);
       remove.onclick = () => run(`unwatch ${w.expression}`);
+      const actions = h("span", "jaxdbg-watch-actions");
+      if (w.leaves) { // a pytree: its leaves' norms on request, as the console's table
+        const command = `watch ${number} leaves`;
+        const leaves = button("leaves", `${command}: each leaf's norm and NaN / Inf counts, and its norm over the hits`,
+                              "jaxdbg-watch-leaves");
+        leaves.setAttribute("aria-label", `leaf norms of ${w.expression}`);
+        leaves.onclick = () => run(command);
+        actions.append(leaves);
+      }
+      actions.append(remove);
       row.append(cell("jaxdbg-watch-expression", w.expression),
                  cell("jaxdbg-watch-value" + (last && last.error ? " jaxdbg-error" : ""), shown),
                  cell("jaxdbg-watch-hits", `${w.total} hit${w.total === 1 ? "" : "s"}`),
-                 cell("jaxdbg-watch-history", watchHistory(w)), cell("", remove));
+                 cell("jaxdbg-watch-history", watchHistory(w)), cell("", actions));
       table.append(row);
     }
   }

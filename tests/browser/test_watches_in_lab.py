@@ -113,6 +113,39 @@ def _plot_and_condition(page, server, theme: str) -> None:
     wait_for_output_text(page, 2, "again", timeout_s=120)
 
 
+TREE_CELL = """\
+def tree_body(carry, i):
+    params = {"b": jnp.array([i]), "w": jnp.full((3,), 2.0 * i)}
+    jaxdbg.breakpoint()
+    return carry, None
+
+tree_train = jax.jit(lambda: jax.lax.scan(tree_body, 0.0, jnp.arange(4.0))[0])
+print("tree", tree_train())
+"""
+
+
+def test_a_pytree_watchs_leaves_button_lists_its_leaf_norms_in_the_console(page, lab_server):
+    open_notebook(page, lab_server, "watch-leaves.ipynb", [EXTENSION_SETUP_CELL, TREE_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=120_000)
+    type_command(panel, "watch params")
+    type_command(panel, "watch carry")
+    wait_log(page, panel, r"2: carry = 0\.0")
+    carry = panel.locator('.jaxdbg-watch-row[data-expression="carry"]')
+    assert carry.locator(".jaxdbg-watch-leaves").count() == 0  # no pytree: no leaves button
+    value, hit = carry.locator(".jaxdbg-watch-axis-label").all_text_contents()  # one point: one label each
+    assert value == "0" and re.fullmatch(r"hit \d+", hit), (value, hit)
+    panel.get_by_role("button", name="leaf norms of params").click()
+    wait_log(page, panel, r"params at hit \d+, 2 float leaves")
+    log = panel.locator(".jaxdbg-log").inner_text()
+    assert "(jaxdbg) watch 1 leaves" in log and "['w']" in log, log
+    save_screenshot(page, "watch-leaves-lab")
+    panel.get_by_role("button", name="Continue all", exact=True).click()
+    wait_for_output_text(page, 1, "tree", timeout_s=120)
+
+
 WATCH_TEXT = (
     ".jaxdbg-watch-table td, .jaxdbg-breakpoints-table td, .jaxdbg-breakpoints-table th,"
     " .jaxdbg-breakpoints-title, .jaxdbg-watch-add"

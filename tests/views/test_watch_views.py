@@ -108,3 +108,10 @@ def test_an_arrays_figures_are_its_means_first_and_last_and_the_range_of_its_min
     )
     assert grads.overview() == "mean first 0.5 · last -0.25 · range -3 … 2"
     assert "mean first 0.5 · last -0.25<br>range -3 … 2" in str(watch_views.table_html([grads]))
+
+
+def test_a_flat_history_labels_its_one_value_and_a_single_point_its_one_hit():
+    flat = Watch("lr", [WatchValue(hit, "0.1", number=0.1) for hit in (1, 2, 3)])
+    assert re.findall(r"<text [^>]*>([^<]*)</text>", str(watch_views.plot_svg(flat))) == ["0.1", "hit 1", "3"]
+    one = Watch("lr", [WatchValue(7, "0.1", number=0.1)])
+    assert re.findall(r"<text [^>]*>([^<]*)</text>", str(watch_views.plot_svg(one))) == ["0.1", "hit 7"]

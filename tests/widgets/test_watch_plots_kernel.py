@@ -1,7 +1,8 @@
 """Watch plots read without hovering, in the panel of a real ipykernel: the summary a stop
 leaves in the notebook titles each point with its hit and value and labels its axes, and
 the live panel's watch table gets the first and last values and the range to write
-beside the plot; ``watch N`` typed in the panel's console prints the values per hit."""
+beside the plot, and a pytree watch's row its leaves button (``watch N leaves``);
+``watch N`` typed in the panel's console prints the values per hit."""
 
 from __future__ import annotations
 
@@ -82,6 +83,10 @@ def test_the_summary_plot_titles_every_point_and_the_panel_gets_first_last_and_r
     params = _watch(kernel, cid, "params", 21)
     top = (19**2 + 3 * 38**2) ** 0.5  # step 19: b = [19], w = [38, 38, 38]
     assert params["overview"] == ["first 0", "last 0", f"range 0 … {top:.6g}"]
+    assert params["leaves"] and not loss["leaves"]  # a pytree's row has its leaves button
+    press(kernel, "watch 2 leaves", cid)  # what that button runs
+    text = wait_log(kernel, r"params at hit \d+, 2 float leaves", cid)
+    assert re.search(r"\['w'\]\s+0\s+0\s+0", text), text  # the second run's first hit: all zero
     submit(kernel, "watch 1", cid=cid)  # the console takes the prompt's command
     text = wait_log(kernel, r"Watch 1 at breakpoint \d+: loss, 21 values", cid)
     assert re.search(rf"\b{hits[-1]}\s+{last}\b", text), text
