@@ -80,6 +80,19 @@ def test_a_watch_takes_its_values_at_every_processs_stops():
     assert re.search(r"2: y\[0\] \* 1j = 12j\s+\(hit 4; 2 values\)", table), host
 
 
+def test_a_pytree_watchs_leaf_norms_come_from_every_processs_stops():
+    # y on devices 0..3: [0, 2], [4, 6], [8, 10], [12, 14]; the last two stops in process 1.
+    commands = "watch {'y': y, 'twice': y * 2}; c; c; c; watch 1; watch 1 leaves; c"
+    with Job(SHARD_MAP, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host = job.output(0)
+    leaves = host[host.index("float leaves (norms over finite values)") :]
+    assert re.search(r"\['twice'\]\s+36\.8782\s+0\s+0", leaves), host  # |[24, 28]|
+    assert re.search(r"\['y'\]\s+18\.4391\s+0\s+0", leaves), host  # |[12, 14]|
+    rows = re.findall(r"^\s+(\d)\s+([\d.]+)\s+0\s+0$", host, re.M)  # watch 1: hit, global norm
+    assert [(h, round(float(n), 3)) for h, n in rows] == [("1", 4.472), ("2", 16.125), ("3", 28.636), ("4", 41.231)]
+
+
 # Once its callbacks are done (the result can come first: nothing waits on a breakpoint's
 # callback), each process lists what is left in the store of its own stops: a stop's
 # keys are deleted together when it ends, before the owner resumes.

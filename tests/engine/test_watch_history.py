@@ -180,3 +180,29 @@ def test_a_big_trees_leaf_norms_are_kept_for_its_latest_hits_only(monkeypatch):
     history = jaxdbg.watch_history()["grads"]
     assert np.isnan(history["['l1']['bias']"][:3]).all() and not np.isnan(history["['l1']['bias']"][3:]).any()
     assert not np.isnan(history["value"]).any()  # every hit keeps its global norm
+
+
+def test_an_equinox_models_gradients_are_watched_leaf_by_leaf_by_attribute_path():
+    eqx = pytest.importorskip("equinox")
+    optax = pytest.importorskip("optax")
+    model = eqx.nn.MLP(3, 1, width_size=4, depth=1, key=jax.random.PRNGKey(0))
+    opt = optax.adam(0.05)
+    state = opt.init(eqx.filter(model, eqx.is_array))
+    x, y = jnp.ones((8, 3)), jnp.zeros((8, 1))
+    t = Transcript("watch grads", "ignore 3", "c", "watch 1 leaves", "watch diff 1 1 5", "c")
+
+    @eqx.filter_jit
+    def step(model, state):
+        grads = eqx.filter_grad(lambda m: jnp.mean((jax.vmap(m)(x) - y) ** 2))(model)
+        jaxdbg.breakpoint(**t.options)
+        updates, state = opt.update(grads, state)
+        return eqx.apply_updates(model, updates), state
+
+    for _ in range(5):
+        model, state = step(model, state)
+    paths = [".layers[0].weight", ".layers[0].bias", ".layers[1].weight", ".layers[1].bias"]
+    leaves = t.answers("watch 1 leaves")[0].splitlines()
+    assert [line.split()[0] for line in leaves[2:]] == paths, leaves  # no static field, no activation
+    history = jaxdbg.watch_history()["grads"]
+    assert list(history.dtype.names)[4:] == paths and len(history) == 5
+    assert "4 of 4 leaves changed" in t.answers("watch diff 1 1 5")[0]
