@@ -107,9 +107,8 @@ def find_hit(watch: watches.Watch, hit: int | None) -> watches.WatchValue | str:
     ``hit`` is None), or why there is none."""
     kept = [v for v in watch.values if v.leaves is not None]
     if not kept:
-        if any(v.leaves is None and v.number is not None and v.stats is None for v in watch.values):
-            return f"{watch.expression!r} has no per-leaf values (it is no pytree of arrays)"
-        return f"{watch.expression!r} has no per-leaf values yet"
+        # A reopened saved stop keeps each hit's line and norm, not the leaves' numbers.
+        return f"{watch.expression!r} has no per-leaf values (a pytree watch of this session keeps them)"
     if hit is None:
         return kept[-1]
     found = [v for v in kept if v.hit == hit]
