@@ -252,38 +252,38 @@ class SavedTree:
     subclass of that name (``MLP``), so views name it as they did at the stop."""
 
     def __init__(self, library: str, items: list[tuple[str, Any, Any]], statics: dict[str, Any]) -> None:
-        self.__dict__.update(_library=library, _items=tuple(items), _statics=dict(statics))
+        vars(self).update(_library=library, _items=tuple(items), _statics=dict(statics))
 
     @property
-    def __jaxdbg_kind__(self) -> str:
+    def jaxdbg_saved_kind(self) -> str:
         """The library's kind it had (``nnx.Module``), read by the tree summaries."""
-        return str(self.__dict__["_library"])
+        return str(vars(self)["_library"])
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in ("_library", "_items", "_statics"):
             raise AttributeError(name)
-        for kind, key, value in self.__dict__["_items"]:
+        for kind, key, value in vars(self)["_items"]:
             if kind == "attr" and key == name:
                 return value
-        if name in self.__dict__["_statics"]:
-            return self.__dict__["_statics"][name]
+        if name in vars(self)["_statics"]:
+            return vars(self)["_statics"][name]
         raise AttributeError(f"{type(self).__name__} (reopened from a saved stop) has no field {name!r}")
 
     def __getitem__(self, key: Any) -> Any:
-        for kind, k, value in self.__dict__["_items"]:
+        for kind, k, value in vars(self)["_items"]:
             if kind != "attr" and k == key:
                 return value
         raise KeyError(key)
 
     def keys(self) -> list[Any]:
-        return [k for kind, k, _ in self.__dict__["_items"] if kind == "item"]
+        return [k for kind, k, _ in vars(self)["_items"] if kind == "item"]
 
     def __dir__(self) -> list[str]:
-        names = [k for kind, k, _ in self.__dict__["_items"] if kind == "attr"]
-        return names + list(self.__dict__["_statics"])
+        names = [k for kind, k, _ in vars(self)["_items"] if kind == "attr"]
+        return names + list(vars(self)["_statics"])
 
     def __repr__(self) -> str:
-        items = self.__dict__["_items"]
+        items = vars(self)["_items"]
         if items and all(kind == "item" for kind, _, _ in items):
             inner = "{" + ", ".join(f"{k!r}: {v!r}" for _, k, v in items) + "}"
         elif items and all(kind == "index" for kind, _, _ in items):
@@ -304,11 +304,11 @@ class _Statics:
 def _flatten_with_keys(tree: SavedTree) -> tuple[list[tuple[Any, Any]], tuple]:
     tu = jax.tree_util
     children = []
-    for kind, key, value in tree.__dict__["_items"]:
+    for kind, key, value in vars(tree)["_items"]:
         entry = tu.GetAttrKey(key) if kind == "attr" else tu.DictKey(key) if kind == "item" else tu.SequenceKey(key)
         children.append((entry, value))
-    shape = tuple((kind, key) for kind, key, _ in tree.__dict__["_items"])
-    return children, (tree.__dict__["_library"], shape, _Statics(tree.__dict__["_statics"]))
+    shape = tuple((kind, key) for kind, key, _ in vars(tree)["_items"])
+    return children, (vars(tree)["_library"], shape, _Statics(vars(tree)["_statics"]))
 
 
 _classes: dict[str, type[SavedTree]] = {}

@@ -62,8 +62,8 @@ def library_kind(value: Any) -> str:
 
 
 def _library_kind(value: Any) -> str:
-    if isinstance(getattr(type(value), "__jaxdbg_kind__", None), property):  # a tree reopened
-        return str(value.__jaxdbg_kind__)
+    if isinstance(getattr(type(value), "jaxdbg_saved_kind", None), property):  # a tree reopened
+        return str(value.jaxdbg_saved_kind)
     nnx = _flax_nnx()
     if nnx is not None:
         if isinstance(value, nnx.Variable):
