@@ -23,7 +23,10 @@ def test_quickstart_runs_top_to_bottom():
     text = "\n".join(run.text for run in runs)
     first_stop = runs[1].text
     assert "***" not in first_stop, first_stop  # both commands work in that frame
-    assert "Array([[" in first_stop and "'w': Array(" in first_stop, first_stop
+    assert "Array([[" in first_stop, first_stop  # p hidden
+    # pp params: a tree of leaf summaries by key path, not every element
+    assert "├── [0]  dict  2 arrays · 40 float32" in first_stop, first_stop
+    assert "['w']  Array  float32[4,8]" in first_stop, first_stop
     assert "loss:" in text
     assert "batch 1/3" in text and "batch 3/3" in text
     assert "non-finite values in logits (1 NaN and 1 Inf)" in text
