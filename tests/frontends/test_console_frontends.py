@@ -8,9 +8,11 @@ The IPython terminal (``ipython``) has no kernel at all and picks the terminal p
 from __future__ import annotations
 
 import os
+import platform
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,31 @@ def _spawn(args: list[str], devices: int = 1) -> "pexpect.spawn":
         pytest.skip(f"{args[0]} is not installed here")
     child = pexpect.spawn(program, args[1:], env=_env(devices), encoding="utf-8", timeout=180, dimensions=(50, 200))
     return child
+
+
+# The number of read(2) per machine, as /proc/PID/syscall gives it.
+READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}.get(platform.machine())
+
+
+def _press_ctrl_c_at_the_prompt(child, timeout: float = 60) -> None:
+    """Ctrl-C once the frontend's main thread sleeps in read(2) on the terminal.
+
+    Python prints ``input()``'s prompt and only then calls read(). A SIGINT that lands
+    between the two runs the C-level handler, and read() then blocks anyway: the
+    KeyboardInterrupt comes only after the next typed line. A person never presses
+    Ctrl-C within that microsecond window; a test on a loaded machine did (a CI run
+    hung with only ``^C`` echoed)."""
+    syscall = Path(f"/proc/{child.pid}/syscall")
+    deadline = time.monotonic() + timeout
+    while READ_SYSCALL is not None and time.monotonic() < deadline:
+        try:
+            if syscall.read_text().split()[0] == READ_SYSCALL:
+                break
+        except (OSError, IndexError):  # no /proc, or not ours to read: wait a human's pause
+            time.sleep(1)
+            break
+        time.sleep(0.02)
+    child.sendintr()
 
 
 def _cell(child, n: int, line: str) -> None:
@@ -91,7 +118,7 @@ def test_jupyter_console_answers_a_jitted_stop_at_the_prompt(console):
     child.expect(re.escape("jaxdbg: " + NOT_DRAWN))
     child.expect(PROMPT)
     # Ctrl-C at the prompt ends the cell; the kernel lives on.
-    child.sendintr()
+    _press_ctrl_c_at_the_prompt(child)
     child.expect(r"KeyboardInterrupt")
     _cell(child, 8, "print('alive', 1 + 1)")
     child.expect(r"alive 2")

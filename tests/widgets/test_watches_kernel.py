@@ -169,7 +169,9 @@ def test_the_summary_fills_in_while_passed_stops_run_after_continue_all(kernel):
     assert result.status == "ok", result
     counts = [int(m.group(1)) for t in static_texts(result) if (m := re.search(r"watch loss = \S+  \((\d+) hits\)", t))]
     assert counts[0] == 1 and counts[-1] == 100, counts  # as the stop ended; once the cell is done
-    # ... and in between, redrawn while the passed stops ran: the count grows
+    # ... and in between, redrawn while the passed stops ran: the count grows. A redraw
+    # may come after the last passed stop and before the cell ends, so 100 is allowed.
     between = counts[1:-1]
-    assert between and all(1 < c < 100 for c in between), counts
+    assert between and all(1 < c <= 100 for c in between), counts
+    assert any(c < 100 for c in between), counts
     assert between == sorted(between), counts
