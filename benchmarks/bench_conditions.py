@@ -11,6 +11,11 @@ A ``jaxdbg.breakpoint()`` in every step of a ``lax.scan`` (12 locals, one of the
   (:mod:`jaxdbg_widgets.panel.live_summary`, on its own thread, as after ``continue all``);
 - and, for the baseline, the scan without a breakpoint.
 
+A second scan's step holds a small model's gradients as a dict of 6 arrays (``grads``)
+beside its scalar ``loss``; a false condition with ``watch grads`` (per-leaf norms and
+NaN counts at every passed stop) runs against the same with ``watch loss``. Goal: the
+pytree watch within 1.2x the scalar one.
+
 Each way's cost per stop is its time beyond the scan without a breakpoint, in the same
 repeat. The rows: a false condition against a disabled breakpoint (what the issue asks;
 a disabled breakpoint sends nothing to the host, so this ratio is large by design: a
@@ -40,6 +45,7 @@ from measure import arguments, finish, interleave, ratio_row
 
 CALLBACK_GOAL = 1.5  # a false condition per stop, against the host callback it needs
 REDRAW_GOAL = 1.1  # a passed stop while the summary redraws, against one while it does not
+PYTREE_WATCH_GOAL = 1.2  # a passed stop watching a pytree, against one watching a scalar
 
 
 def step_plain(carry, i):
@@ -65,6 +71,29 @@ def step_with_callback(carry, i):
     return activations, loss + step * 0
 
 
+def _gradients(activations):
+    return {  # a two-layer MLP's gradients, as optax would see them
+        "l1": {"kernel": jnp.outer(activations[:64], activations[:32]), "bias": activations[:32]},
+        "bn": {"scale": activations[:32] * 2, "bias": activations[32:64]},
+        "l2": {"kernel": jnp.outer(activations[:32], activations[:2]), "bias": activations[:2]},
+    }
+
+
+def step_gradients_plain(carry, i):
+    activations = jnp.tanh(carry + i)
+    grads = _gradients(activations)
+    return activations, activations.sum() + grads["l2"]["bias"][0] * 0
+
+
+def step_with_gradients(carry, i):
+    activations = jnp.tanh(carry + i)
+    loss = activations.sum()
+    grads = _gradients(activations)
+    step = i
+    jaxdbg.breakpoint()
+    return activations, loss + step * 0 + grads["l2"]["bias"][0] * 0
+
+
 def _scan(step):
     return jax.jit(lambda xs: jax.lax.scan(step, jnp.zeros(4096), xs)[1])
 
@@ -80,8 +109,26 @@ def main() -> None:
     steps, repeats = (200, 1) if args.quick else (2000, 7)
     xs = jnp.arange(float(steps))
     plain, stopping, calling = _scan(step_plain), _scan(step_with_breakpoint), _scan(step_with_callback)
-    stopping.lower(xs)  # traced: the breakpoint has its number
+    training, training_plain = _scan(step_with_gradients), _scan(step_gradients_plain)
+    stopping.lower(xs)  # traced: the breakpoints have their numbers
+    training.lower(xs)
     number = next(r.number for r in breakpoint_state.rows() if r.function == "step_with_breakpoint")
+    in_training = next(r.number for r in breakpoint_state.rows() if r.function == "step_with_gradients")
+    breakpoint_state.set_condition(in_training, "i < 0")
+
+    def watching_only(expression):
+        def prepare():
+            for other in ("loss", "grads"):
+                if other != expression and watches.LIVE.has_watches(in_training):
+                    watches.LIVE.remove(in_training, other)
+            if expression not in [w.expression for w in watches.LIVE.watches(in_training)]:
+                watches.LIVE.add(in_training, expression)
+
+        def run() -> float:
+            prepare()
+            return _time(training, xs)
+
+        return run
 
     def disabled():
         breakpoint_state.set_condition(number, "")
@@ -137,14 +184,23 @@ def main() -> None:
             "false condition": way(false_condition, stopping),
             "false condition + 1 watch": way(false_condition_and_watch, stopping),
             "summary redrawn": with_live_summary,
+            "training, no breakpoint": way(nothing, training_plain),
+            "scalar watch": watching_only("loss"),
+            "pytree watch": watching_only("grads"),
         },
         repeats,
     )
     unwatched()
+    for expression in ("loss", "grads"):
+        if expression in [w.expression for w in watches.LIVE.watches(in_training)]:
+            watches.LIVE.remove(in_training, expression)
+    breakpoint_state.set_condition(in_training, "")
     breakpoint_state.set_condition(number, "")
     breakpoint_state.set_enabled(number, True)
     base = samples["no breakpoint"]
     per_stop = {name: [max(t - b, 1e-9) / steps for t, b in zip(times, base)] for name, times in samples.items()}
+    for name in ("scalar watch", "pytree watch"):  # beyond the same training step without a stop
+        per_stop[name] = [max(t - b, 1e-9) / steps for t, b in zip(samples[name], samples["training, no breakpoint"])]
     bound = (
         "a false condition must bring the frame's values to the host (a host callback, "
         "the next row's baseline) and build the frame; a disabled breakpoint sends nothing"
@@ -186,6 +242,15 @@ def main() -> None:
                 unit="us",
                 baseline_name="not redrawn",
                 note="redrawn every 0.05 s here (the panel: 0.5 s), on its own thread",
+            ),
+            ratio_row(
+                f"false condition + a 6-leaf pytree watch, per stop of a {steps:,}-step scan, vs a scalar watch",
+                per_stop["pytree watch"],
+                per_stop["scalar watch"],
+                PYTREE_WATCH_GOAL,
+                unit="us",
+                baseline_name="watch loss",
+                note="the pytree watch keeps each leaf's norm and NaN / Inf counts, not the leaves",
             ),
         ],
         args.json,

@@ -16,6 +16,15 @@ comm_open with its whole state. Then the client sends Continue through the panel
 Goal: the big stop within 1.2x the small one, since the panel sends only what is on
 screen (the first rows of the innermost frame) and the rest on demand.
 
+Two more stops, interleaved with them, hold a model's parameters as users do:
+
+``tree``      a jitted step whose local ``params`` is a dict of 10,000 arrays (5,000
+              layers of ``w`` and ``b``: a transformer's parameter count of leaves);
+``one``       the same step with one array in its place.
+
+Goal: the tree's stop within 1.2x the one-array stop, since its row reads only the
+leaves' shapes until it is shown, and its tree opens lazily.
+
 Run: ``python benchmarks/bench_panel.py [--quick] [--json PATH]``.
 """
 
@@ -73,6 +82,28 @@ def stop_code(name: str, depth: int, n_locals: int, big: int, every_frame: bool)
     return "\n".join(lines) + "\n"
 
 
+def tree_code(layers: int) -> str:
+    """``tree(x)`` and ``one(x)``: a stop whose local ``params`` has ``2 * layers`` array
+    leaves, and the same stop with one array local in its place."""
+    return textwrap.dedent(f"""
+        PARAMS = {{f"layer{{i}}": {{"w": jnp.full((4, 4), 0.01 * i), "b": jnp.zeros(4)}} for i in range({layers})}}
+        W = jnp.ones((4, 4))
+
+        @jax.jit
+        def _tree_step(params, x):
+            jaxdbg.breakpoint()
+            return x + params["layer0"]["b"]
+
+        @jax.jit
+        def _one_step(w, x):
+            jaxdbg.breakpoint()
+            return x + w[0]
+
+        tree = lambda x: _tree_step(PARAMS, x)
+        one = lambda x: _one_step(W, x)
+    """)
+
+
 def _panel_opened(k: Kernel, start: int, msg_id: str) -> dict:
     return k.wait(
         start,
@@ -112,14 +143,15 @@ def pause_to_panel(k: Kernel, name: str) -> float:
 def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
     if args.quick:
-        small, wide, big, repeats = (4, 10), (20, 100), 1000, 1
+        small, wide, big, layers, repeats = (4, 10), (20, 100), 1000, 50, 1
     else:
-        small, wide, big, repeats = (20, 50), (200, 1000), 10_000_000, 6
+        small, wide, big, layers, repeats = (20, 50), (200, 1000), 10_000_000, 5000, 6
     with Kernel() as k:
         k.run(SETUP, timeout=300)
         k.run(stop_code("small", *small, big, True) + stop_code("wide", *wide, 16, False), timeout=600)
+        k.run(tree_code(layers), timeout=600)
         samples = interleave(
-            {"small": lambda: pause_to_panel(k, "small"), "wide": lambda: pause_to_panel(k, "wide")}, repeats
+            {name: (lambda name=name: pause_to_panel(k, name)) for name in ("small", "wide", "one", "tree")}, repeats
         )  # warm-up: compile
     rows = [
         ratio_row(
@@ -129,7 +161,16 @@ def main() -> None:
             1.2,
             unit="ms",
             baseline_name=f"({small[0]} x {small[1]})",
-        )
+        ),
+        ratio_row(
+            f"pause -> panel shown, a {2 * layers:,}-leaf parameter tree as a local vs one array local",
+            samples["tree"],
+            samples["one"],
+            1.2,
+            unit="ms",
+            baseline_name="(one array)",
+            note="the tree's row reads its leaves' shapes; its statistics and children wait until shown",
+        ),
     ]
     finish(rows, args.json)
 

@@ -19,6 +19,7 @@ from jaxdbg.engine.backend_plugins import panel_hint
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import DEFAULT_CONTEXT, Session
 from jaxdbg.engine.source_window import window_lines
+from jaxdbg.engine.values.tree_summaries import SEPARATOR
 from jaxdbg.frontends import driver, terminal_input
 from jaxdbg.frontends.terminal_completion import tab_completion
 from jaxdbg.runtime import interrupts, notices
@@ -97,7 +98,12 @@ def render(console: "Console", output: Output) -> None:
             summary = Text()
             for text, alarming in row.stat_parts():
                 summary.append(text + " ", style="bold red" if alarming else "")
-            summary.append(row.preview if row.is_array else row.details())
+            if row.preview_parts:  # a pytree: its NaN / Inf piece in red, as an array's
+                for i, (text, alarming) in enumerate(row.preview_parts):
+                    summary.append(SEPARATOR if i else "")
+                    summary.append(text, style="bold red" if alarming else "")
+            else:
+                summary.append(row.preview if row.is_array else row.details())
             table.add_row(row.name, row.type_name, row.array_type, row.sharding or "", summary)
         console.print(table)
     elif output.sharding is not None:

@@ -163,6 +163,25 @@ def test_locals_row_marks_a_tree_holding_a_nan():
     assert row["type"] == "dict" and row["array"] == ""
 
 
+def test_the_terminal_locals_table_draws_a_trees_nan_in_red_and_the_rest_plain():
+    import io
+
+    from rich.console import Console
+
+    from jaxdbg.engine.outputs import Output, OutputKind
+    from jaxdbg.frontends import cli
+
+    rows = tree_summaries.summarize_locals({"grads": {"a": jnp.ones(3), "b": jnp.array([1.0, jnp.nan])}})
+    out = io.StringIO()
+    cli.render(
+        Console(file=out, force_terminal=True, color_system="standard", width=160), Output(OutputKind.LOCALS, "", rows)
+    )
+    text = out.getvalue()
+    red = "\x1b[1;31m"
+    assert red + "NaN in ['b'] (1)" in text, repr(text)
+    assert red + "2 arrays" not in text and "2 arrays" in text  # only the alarming piece is red
+
+
 def test_a_watch_of_a_pytree_keeps_its_line_and_its_norm_for_the_plot():
     from jaxdbg.engine import watches
 

@@ -29,7 +29,8 @@ GOAL_MEASURES = {
         "untriggered breakpoint_if",
         "trace + compile, 10 frames x 30 locals",
     ),
-    "bench_panel": ("pause -> panel shown",),
+    "bench_panel": ("pause -> panel shown, 20", "parameter tree as a local vs one array local"),
+    "bench_conditions": ("pytree watch, per stop",),
     "bench_big_local": (": pause -> prompt (terminal)", "resident memory 1 s after the stop"),
     "bench_print": ("prints from a scan in a kernel",),
 }

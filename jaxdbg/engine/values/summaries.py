@@ -126,6 +126,8 @@ class ValueSummary:
     preview: str = ""  # short repr for non-arrays, or small arrays
     #: The statistics were left to be taken later (``summarize(..., with_stats=False)``).
     stats_pending: bool = False
+    #: A pytree's preview in ``(text, alarming)`` pieces, so a view can mark its NaN / Inf.
+    preview_parts: tuple[tuple[str, bool], ...] = ()
 
     @property
     def is_array(self) -> bool:

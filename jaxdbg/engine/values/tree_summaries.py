@@ -346,8 +346,11 @@ def summarize(name: str, value: Any, sharding: str | None = None, *, with_stats:
     if isinstance(value, Unavailable) or (summaries.is_array(value) and not is_variable(value)):
         return summaries.summarize(name, value, sharding, with_stats=with_stats)
     tree = tree_summary(value, lazy=not with_stats)
-    text = tree.line() if tree is not None else short_description(value)
-    return summaries.ValueSummary(name, summaries.type_name(value), preview=text)
+    if tree is None:
+        return summaries.ValueSummary(name, summaries.type_name(value), preview=short_description(value))
+    return summaries.ValueSummary(
+        name, summaries.type_name(value), preview=tree.line(), preview_parts=tuple(tree.parts())
+    )
 
 
 def summarize_locals(values: dict[str, Any], shardings: dict[str, str] | None = None) -> list[summaries.ValueSummary]:
