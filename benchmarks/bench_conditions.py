@@ -116,16 +116,17 @@ def main() -> None:
     in_training = next(r.number for r in breakpoint_state.rows() if r.function == "step_with_gradients")
     breakpoint_state.set_condition(in_training, "i < 0")
 
-    def watching_only(expression):
-        def prepare():
-            for other in ("loss", "grads"):
-                if other != expression and watches.LIVE.has_watches(in_training):
-                    watches.LIVE.remove(in_training, other)
-            if expression not in [w.expression for w in watches.LIVE.watches(in_training)]:
-                watches.LIVE.add(in_training, expression)
+    def watch_only(expression: str | None) -> None:
+        """The training breakpoint watches ``expression`` alone (None: nothing)."""
+        for watch in watches.LIVE.watches(in_training):
+            if watch.expression != expression:
+                watches.LIVE.remove(in_training, watch.expression)
+        if expression is not None and not watches.LIVE.has_watches(in_training):
+            watches.LIVE.add(in_training, expression)
 
+    def watching_only(expression: str):
         def run() -> float:
-            prepare()
+            watch_only(expression)
             return _time(training, xs)
 
         return run
@@ -191,9 +192,7 @@ def main() -> None:
         repeats,
     )
     unwatched()
-    for expression in ("loss", "grads"):
-        if expression in [w.expression for w in watches.LIVE.watches(in_training)]:
-            watches.LIVE.remove(in_training, expression)
+    watch_only(None)
     breakpoint_state.set_condition(in_training, "")
     breakpoint_state.set_condition(number, "")
     breakpoint_state.set_enabled(number, True)
