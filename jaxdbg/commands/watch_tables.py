@@ -107,8 +107,8 @@ def find_hit(watch: watches.Watch, hit: int | None) -> watches.WatchValue | str:
     ``hit`` is None), or why there is none."""
     kept = [v for v in watch.values if v.leaves is not None]
     if not kept:
-        # A reopened saved stop keeps each hit's line and norm, not the leaves' numbers.
-        return f"{watch.expression!r} has no per-leaf values (a pytree watch of this session keeps them)"
+        # Not a pytree, or a stop saved by a jaxdbg that kept each hit's line and norm only.
+        return f"{watch.expression!r} has no per-leaf values (only a pytree watch keeps them)"
     if hit is None:
         return kept[-1]
     found = [v for v in kept if v.hit == hit]

@@ -6,7 +6,8 @@ The file is an ``.npz`` (a zip of ``.npy`` files, which numpy reads without pick
   the breakpoint (number, hit, condition, log template), the stop's context (reason,
   batch, device, mesh), the frames (file, line, function, every source line, the
   locals and their shardings), the selected frame and the breakpoint's watches with
-  their values over hits;
+  their values over hits (a pytree watch's per-leaf norms and NaN / Inf counts as three
+  arrays, its key paths once per tree structure);
 - ``array_N``: each array local (and each array inside a dict / list / tuple local) as
   its raw bytes (``uint8``); the metadata names its dtype and shape, so bfloat16 and
   the other ml_dtypes types come back as themselves.
@@ -40,6 +41,7 @@ from jaxdbg.engine.session import Session
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.engine.values import summaries
 from jaxdbg.engine.values.saved_values import Reader, SavedStopError, Writer, fail
+from jaxdbg.engine.watches import WatchBook
 from jaxdbg.runtime.guarded_calls import format_exception
 
 FORMAT = "jaxdbg-saved-stop"
@@ -59,9 +61,10 @@ def _modules(frame: Frame) -> dict[str, str]:
     }
 
 
-def _watch_json(w: watches.Watch) -> dict:
+def _watch_json(w: watches.Watch, writer: Writer) -> dict:
     return {
         "expression": w.expression,
+        "leaves": _leaves_json(w.values, writer),
         "values": [
             {
                 "hit": v.hit,
@@ -82,6 +85,29 @@ def _watch_json(w: watches.Watch) -> dict:
             }
             for v in w.values
         ],
+    }
+
+
+def _leaves_json(values: list[watches.WatchValue], writer: Writer) -> dict | None:
+    """A pytree watch's per-leaf numbers at the hits that kept them: the key paths once
+    per tree structure, the numbers as three arrays (every hit's, one after another)."""
+    layouts: list[tuple[str, ...]] = []
+    hits, kept = [], []
+    for i, v in enumerate(values):
+        if v.leaves is None:
+            continue
+        if not layouts or (v.leaves.paths is not layouts[-1] and v.leaves.paths != layouts[-1]):
+            layouts.append(v.leaves.paths)
+        hits.append([i, len(layouts) - 1])
+        kept.append(v.leaves)
+    if not kept:
+        return None
+    return {
+        "paths": [list(paths) for paths in layouts],
+        "hits": hits,  # [position in "values", its layout in "paths"]
+        "norms": writer.array(np.concatenate([k.norms for k in kept]).astype(np.float64)),
+        "nans": writer.array(np.concatenate([k.nans for k in kept]).astype(np.int64)),
+        "infs": writer.array(np.concatenate([k.infs for k in kept]).astype(np.int64)),
     }
 
 
@@ -137,7 +163,7 @@ def stop_metadata(session: Session, writer: Writer) -> dict:
             "log_template": row.log_template,
         },
         "frames": frames,
-        "watches": [_watch_json(w) for w in book.watches(number)] if number is not None else [],
+        "watches": [_watch_json(w, writer) for w in book.watches(number)] if number is not None else [],
     }
 
 
@@ -207,12 +233,33 @@ def _module_globals(modules: dict) -> dict[str, Any]:
     return found
 
 
-def _watch_values(entries: list) -> list[watches.WatchValue]:
+def _leaf_norms(data: dict | None, count: int, reader: Reader) -> dict[int, watches.LeafNorms]:
+    """The per-leaf numbers :func:`_leaves_json` wrote, by position in the values."""
+    if data is None:
+        return {}
+    layouts = [tuple(str(p) for p in paths) for paths in data["paths"]]
+    norms, nans, infs = (reader.host_array(data[name]) for name in ("norms", "nans", "infs"))
+    if norms.dtype != np.float64 or nans.dtype != np.int64 or infs.dtype != np.int64:
+        raise fail(reader.path, "a watch's leaf norms have the wrong dtype")
+    found, start = {}, 0
+    for position, layout in data["hits"]:
+        paths = layouts[int(layout)]
+        end = start + len(paths)
+        if not 0 <= int(position) < count or end > norms.size or norms.size != nans.size or nans.size != infs.size:
+            raise fail(reader.path, "a watch's leaf norms do not match its values")
+        found[int(position)] = watches.LeafNorms(paths, norms[start:end], nans[start:end], infs[start:end])
+        start = end
+    if start != norms.size:
+        raise fail(reader.path, "a watch's leaf norms do not match its values")
+    return found
+
+
+def _watch_values(entries: list, leaves: dict[int, watches.LeafNorms]) -> list[watches.WatchValue]:
     def f(x: Any) -> float | None:
         return None if x is None else float(x)
 
     values = []
-    for v in entries:
+    for position, v in enumerate(entries):
         stats = v.get("stats")
         values.append(
             watches.WatchValue(
@@ -233,6 +280,7 @@ def _watch_values(entries: list) -> list[watches.WatchValue]:
                 None if v.get("shape") is None else tuple(v["shape"]),
                 v.get("dtype"),
                 v.get("error"),
+                leaves.get(position),
             )
         )
     return values
@@ -250,13 +298,17 @@ class SavedStop:
     watches: list[watches.Watch]
     breakpoint: dict | None
 
+    def watch_book(self) -> WatchBook:
+        """The saved watches in a book of their own (never this process's)."""
+        book = WatchBook()
+        if self.info.breakpoint_id is not None:
+            book.load(self.info.breakpoint_id, self.watches)
+        return book
+
     def session(self) -> Session:
         session = Session(self.frames, self.info)
         session.index = self.selected
-        book = watches.WatchBook()
-        if self.info.breakpoint_id is not None:
-            book.load(self.info.breakpoint_id, self.watches)
-        session.watch_book = book
+        session.watch_book = self.watch_book()
         return session
 
 
@@ -329,7 +381,12 @@ def _saved_stop(path: str, meta: dict, reader: Reader) -> SavedStop:
     selected = int(meta.get("selected", 0))
     if not 0 <= selected < len(frames):
         selected = 0
-    saved_watches = [watches.Watch(str(w["expression"]), _watch_values(w["values"])) for w in meta.get("watches", [])]
+    saved_watches = [
+        watches.Watch(
+            str(w["expression"]), _watch_values(w["values"], _leaf_norms(w.get("leaves"), len(w["values"]), reader))
+        )
+        for w in meta.get("watches", [])
+    ]
     return SavedStop(path, frames, info, selected, str(meta.get("banner", "")), saved_watches, meta.get("breakpoint"))
 
 

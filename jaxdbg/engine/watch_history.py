@@ -1,4 +1,5 @@
-"""Watch histories as numpy arrays: ``jaxdbg.watch_history()``, for a notebook to plot.
+"""Watch histories as numpy arrays: ``jaxdbg.watch_history()``, for a notebook to plot
+(this process's watches, or those a saved stop kept: ``watch_history(stop=PATH)``).
 
 Each watch's history is one structured array, a record per value kept (the oldest
 first), whose fields depend on what the watch holds:
@@ -15,10 +16,11 @@ first), whose fields depend on what the watch holds:
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
-from jaxdbg.engine import watches
+from jaxdbg.engine import saved_stops, watches
 
 _ARRAY_FIELDS = ("min", "max", "mean")
 
@@ -63,7 +65,7 @@ def history_array(watch: watches.Watch) -> np.ndarray:
     return out
 
 
-def watch_history(breakpoint: int | None = None) -> dict[str, np.ndarray]:
+def watch_history(breakpoint: int | None = None, *, stop: str | os.PathLike | None = None) -> dict[str, np.ndarray]:
     """The values every watch has kept, as numpy arrays keyed by expression.
 
     Each array holds a record per value, oldest first: ``hit`` and ``value`` for every
@@ -77,12 +79,16 @@ def watch_history(breakpoint: int | None = None) -> dict[str, np.ndarray]:
       breakpoint: only this breakpoint's watches (its number, as ``breakpoints``
         lists it). By default every breakpoint's; an expression watched at several
         breakpoints is keyed ``"EXPR @ N"`` for each.
+      stop: a stop saved with ``save PATH``: the watches it kept (those of its
+        breakpoint, per-leaf norms included), read from the file as
+        :func:`jaxdbg.open_stop` reads it, instead of this process's.
 
     Returns:
       ``{expression: structured numpy array}``, in the order the watches were set.
     """
-    numbers = [breakpoint] if breakpoint is not None else watches.LIVE.numbers()
-    found = [(number, w) for number in numbers for w in watches.LIVE.watches(number)]
+    book = watches.LIVE if stop is None else saved_stops.load(os.fspath(stop)).watch_book()
+    numbers = [breakpoint] if breakpoint is not None else book.numbers()
+    found = [(number, w) for number in numbers for w in book.watches(number)]
     seen: dict[str, int] = {}
     for _, w in found:
         seen[w.expression] = seen.get(w.expression, 0) + 1

@@ -4,12 +4,14 @@ reopened as JAX arrays in the same shape of tree, where the classes need not exi
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import zipfile
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxdbg
@@ -152,3 +154,71 @@ def test_a_reopened_model_needs_no_flax_in_the_process_that_opens_it(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "(16, 2)" in done.stdout and "nnx.State: 4 arrays (114 float32)" in done.stdout
     assert "flax loaded: False" in done.stdout
+
+
+def _watched_training_saved(path, steps: int = 6, poisoned_step: int = 3) -> Transcript:
+    """A Flax NNX MLP trained with optax for ``steps`` steps, its gradients watched at
+    every hit (the last kernel's gradient poisoned with NaN at ``poisoned_step``), the
+    last stop saved to ``path``."""
+    model = MLP(nnx.Rngs(0))
+    opt = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+    x = jnp.ones((8, 4))
+    t = Transcript("watch grads", f"ignore {steps - 2}", "c", "watch 1", "watch 1 leaves", f"save {path}", "c")
+
+    @nnx.jit
+    def step(model, opt, poison):
+        grads = nnx.grad(lambda m: jnp.mean(m(x) ** 2))(model)
+        grads["l2"]["kernel"][...] = grads["l2"]["kernel"][...] * poison
+        jaxdbg.breakpoint(**t.options)
+        opt.update(model, grads)
+
+    for i in range(steps):
+        step(model, opt, jnp.float32(jnp.nan if i == poisoned_step else 1.0))
+    return t
+
+
+def test_a_saved_stop_keeps_a_pytree_watchs_leaf_norms_for_leaves_diff_and_watch_history(tmp_path):
+    path = tmp_path / "watched.npz"
+    t = _watched_training_saved(path)
+    live = jaxdbg.watch_history()["grads"]
+    first = int(live["hit"][0])
+    (saved,) = saved_stops.load(str(path)).watches
+    assert all(v.leaves is not None for v in saved.values)
+    assert saved.values[3].leaves.at("['l2']['kernel']")[1] == 32  # the poisoned hit's NaNs, by leaf
+
+    # watch_history of the file: the same per-leaf fields and numbers as where it was saved
+    reopened = jaxdbg.watch_history(stop=str(path))["grads"]
+    assert reopened.dtype == live.dtype and "['l2']['kernel']" in reopened.dtype.names
+    for name in live.dtype.names:
+        assert np.array_equal(reopened[name], live[name], equal_nan=True), name
+
+    hit = first + 3
+    t2 = Transcript("watch 1 leaves", f"watch 1 leaves {hit}", f"watch diff 1 {hit - 1} {hit}", "c")
+    jaxdbg.open_stop(str(path), **t2.options)
+    assert t2.answers("watch 1 leaves") == t.answers("watch 1 leaves")  # the same table, every leaf
+    at_nan = t2.answers(f"watch 1 leaves {hit}")[0]
+    assert f"grads at hit {hit}, 4 float leaves" in at_nan
+    kernel = next(line.split() for line in at_nan.splitlines() if line.split()[0] == "['l2']['kernel']")
+    assert kernel[2:4] == ["32", "0"]
+    diff = t2.answers(f"watch diff 1 {hit - 1} {hit}")[0].splitlines()
+    assert diff[2].split()[0] == "['l2']['kernel']" and "NaN 0 → 32, Inf 0 → 0" in diff[2]
+
+
+def test_a_saved_stop_without_leaf_norms_still_opens_and_says_so(tmp_path):
+    """A file written before leaf norms were kept (no ``leaves`` in its watches) opens,
+    and ``watch N leaves`` says there are none."""
+    path = tmp_path / "watched.npz"
+    _watched_training_saved(path, steps=3, poisoned_step=-1)
+    older = tmp_path / "older.npz"
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["metadata"].tobytes())
+    for w in meta["watches"]:
+        w.pop("leaves")
+    arrays["metadata"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(older, **arrays)
+    history = jaxdbg.watch_history(stop=str(older))["grads"]
+    assert history.dtype.names == ("hit", "value") and not np.isnan(history["value"]).any()
+    t = Transcript("watch 1 leaves", "c")
+    jaxdbg.open_stop(str(older), **t.options)
+    assert t.answers("watch 1 leaves") == ["*** 'grads' has no per-leaf values (only a pytree watch keeps them)"]

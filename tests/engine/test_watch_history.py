@@ -81,10 +81,7 @@ def test_an_expression_that_is_a_number_is_not_watched_and_diff_needs_its_hits()
     _scan(t, 1)()
     assert t.answers("watch diff 1 2")[0] == "*** usage: watch diff N HIT1 HIT2 (N: the watch's number in 'watch')"
     assert t.answers("watch 1 leaves")[0].startswith("*** no watch 1 at breakpoint")
-    assert (
-        t.answers("watch 1 leaves")[1]
-        == "*** 'loss' has no per-leaf values (a pytree watch of this session keeps them)"
-    )
+    assert t.answers("watch 1 leaves")[1] == "*** 'loss' has no per-leaf values (only a pytree watch keeps them)"
     assert t.answers("watch 1 2")[0] == "*** usage: watch N [all | leaves [HIT]] (N: the watch's number in 'watch')"
 
 

@@ -226,6 +226,17 @@ class Reader:
         return saved_tree_class(name)(str(data.get("library", "")), items, statics)
 
     def array(self, data: dict) -> Any:
+        value = self.host_array(data)
+        # A JAX array again (``x.sharding``, ``jnp`` on it), on the default device; a
+        # 64-bit one stays numpy where JAX would cut it to 32 bits.
+        if jax.dtypes.canonicalize_dtype(value.dtype) != value.dtype:
+            return value
+        return jax.device_put(value)
+
+    def host_array(self, data: Any) -> np.ndarray:
+        """A saved array as a read-only numpy array, its size checked against its shape."""
+        if not isinstance(data, dict) or data.get("kind") != "array":
+            raise fail(self.path, "an array is malformed")
         key = data.get("key")
         if key not in self.arrays:
             raise fail(self.path, f"the array {key!r} is missing")
@@ -236,11 +247,7 @@ class Reader:
             raise fail(self.path, f"the array {key!r} has the wrong size")
         value: np.ndarray = raw.view(dtype).reshape(shape)
         value.flags.writeable = False
-        # A JAX array again (``x.sharding``, ``jnp`` on it), on the default device; a
-        # 64-bit one stays numpy where JAX would cut it to 32 bits.
-        if jax.dtypes.canonicalize_dtype(value.dtype) != value.dtype:
-            return value
-        return jax.device_put(value)
+        return value
 
 
 # -- pytrees reopened ---------------------------------------------------------------------
