@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import weakref
 from typing import Any
 
 import jax
@@ -159,10 +160,38 @@ class CompiledShardings:
         return self.by_operand.get(index)
 
 
+# -- arrays reopened from a saved stop ----------------------------------------------
+# Each one is a host copy on this machine's default device; where it was at the stop is
+# kept as text, by the array's identity, for as long as the array lives. A leaf deep in a
+# reopened pytree has no name a frame could key it by, so identity it is.
+_saved_labels: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def keep_saved_label(value: Any, label: str) -> None:
+    """``value`` (an array reopened from a saved stop) was at ``label`` at the stop:
+    :func:`runtime_label` says so while it lives."""
+    key = id(value)
+
+    def forget(ref: weakref.ref, key: int = key) -> None:
+        if _saved_labels.get(key, (None,))[0] is ref:
+            del _saved_labels[key]
+
+    _saved_labels[key] = (weakref.ref(value, forget), label)
+
+
+def _saved_label(value: Any) -> str | None:
+    kept = _saved_labels.get(id(value))
+    return kept[1] if kept is not None and kept[0]() is value else None
+
+
 def runtime_label(value: Any) -> str | None:
-    """A concrete value's sharding: ``host``, ``cpu:0`` or ``P('x',) on mesh x=8``."""
+    """A concrete value's sharding: ``host``, ``cpu:0`` or ``P('x',) on mesh x=8``; for
+    an array reopened from a saved stop, where it was at the stop."""
     import numpy as np
 
+    saved = _saved_label(value) if _saved_labels else None
+    if saved is not None:
+        return saved
     if isinstance(value, (np.ndarray, np.generic)):
         return "host"
     sharding = getattr(value, "sharding", None)

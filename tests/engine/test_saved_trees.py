@@ -222,3 +222,40 @@ def test_a_saved_stop_without_leaf_norms_still_opens_and_says_so(tmp_path):
     t = Transcript("watch 1 leaves", "c")
     jaxdbg.open_stop(str(older), **t.options)
     assert t.answers("watch 1 leaves") == ["*** 'grads' has no per-leaf values (only a pytree watch keeps them)"]
+
+
+def test_leaves_inside_a_reopened_tree_keep_where_they_were_as_top_level_arrays_do(tmp_path):
+    """A Module's kernel on cpu:3 and a params dict's leaf sharded over 8 devices keep
+    their sharding text in the reopened stop: in the tree's rows and in ``whatis``."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    assert jax.device_count() == 8  # tests/conftest.py: XLA_FLAGS gives 8 CPU devices
+    path = tmp_path / "placed.npz"
+    with jax.default_device(jax.devices()[3]):
+        model = MLP(nnx.Rngs(0))  # noqa: F841 (the stop's locals)
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    sharded = jax.device_put(jnp.arange(16.0).reshape(8, 2), NamedSharding(mesh, PartitionSpec("x")))
+    params = {"w": sharded, "b": jnp.zeros(2)}  # noqa: F841
+    top = sharded  # noqa: F841 (a top-level array: its sharding column was kept already)
+    asked = ("whatis model.l1.kernel", "whatis params['w']", "whatis top")
+    t = Transcript(*asked, f"save {path}", "c")
+    jaxdbg.breakpoint(**t.options)
+    live = {line: t.answers(line)[0] for line in asked}
+    assert live["whatis model.l1.kernel"] == "nnx.Param float32[4,16]"
+    assert live["whatis params['w']"] == "Array float32[8,2] sharding=P('x',) on mesh x=8"
+
+    session = saved_stops.load(str(path)).session()
+    rows, _ = session.row_children(["params"], 10)
+    assert {r["name"]: r["sharding"] for r in rows} == {"'w'": "P('x',) on mesh x=8", "'b'": "cpu:0"}
+    for layer in (0, 1):  # .l1 and .l2: each one's bias and kernel
+        assert [(r["name"], r["sharding"]) for r in session.row_children(["model", layer], 10)[0]] == [
+            ("bias", "cpu:3"),
+            ("kernel", "cpu:3"),
+        ]
+
+    t2 = Transcript(*asked, "c")
+    jaxdbg.open_stop(str(path), **t2.options)
+    assert t2.answers("whatis params['w']") == [live["whatis params['w']"]]  # as the stop said it
+    assert t2.answers("whatis top") == [live["whatis top"]]
+    # the Param reopens as its array, with where it was
+    assert t2.answers("whatis model.l1.kernel") == ["Array float32[4,16] sharding=cpu:3"]

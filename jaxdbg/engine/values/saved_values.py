@@ -21,6 +21,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxdbg.engine import program_shardings
 from jaxdbg.engine.frames import Unavailable
 from jaxdbg.engine.values import summaries, tree_summaries
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
@@ -92,7 +93,9 @@ class Writer:
             return self.other(value)
         key = f"array_{len(self.arrays)}"
         self.arrays[key] = np.frombuffer(host.tobytes(order="C"), dtype=np.uint8)
-        return {"kind": "array", "key": key, "dtype": name, "shape": list(host.shape)}
+        saved = {"kind": "array", "key": key, "dtype": name, "shape": list(host.shape)}
+        where = summaries.describe_sharding(value)  # cpu:3, P('x',) on mesh x=8, host
+        return saved if where is None else {**saved, "sharding": where}
 
     def other(self, value: Any) -> dict:
         text = guarded(lambda: repr(value), lambda e: f"<repr failed: {format_exception(e)}>")
@@ -226,12 +229,14 @@ class Reader:
         return saved_tree_class(name)(str(data.get("library", "")), items, statics)
 
     def array(self, data: dict) -> Any:
-        value = self.host_array(data)
+        host = self.host_array(data)
         # A JAX array again (``x.sharding``, ``jnp`` on it), on the default device; a
         # 64-bit one stays numpy where JAX would cut it to 32 bits.
-        if jax.dtypes.canonicalize_dtype(value.dtype) != value.dtype:
-            return value
-        return jax.device_put(value)
+        value = host if jax.dtypes.canonicalize_dtype(host.dtype) != host.dtype else jax.device_put(host)
+        where = data.get("sharding")
+        if isinstance(where, str) and where:  # where it was, wherever it is shown (a tree's leaf too)
+            program_shardings.keep_saved_label(value, where)
+        return value
 
     def host_array(self, data: Any) -> np.ndarray:
         """A saved array as a read-only numpy array, its size checked against its shape."""
