@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import arguments, finish, interleave, ratio_row, timed
 
 import jaxdbg
-from jaxdbg.engine import breakpoint_state
+from jaxdbg.engine import breakpoint_state, watches
 
 # -- 1. untriggered breakpoint_if ------------------------------------------------------
 
@@ -154,28 +154,59 @@ def _square_local_scan(stop, side: int):
     return jax.jit(lambda xs: jax.lax.scan(step, jnp.float32(0.0), xs)[0])
 
 
+# How each way of passing a stop is set, on breakpoint number n, after its first stop.
+PASSED_BY = {
+    "continue all": lambda n: breakpoint_state.continue_all(n),
+    "disable": lambda n: breakpoint_state.set_enabled(n, False),
+    "ignore": lambda n: breakpoint_state.set_ignore(n, 10**12),
+    "false condition": lambda n: breakpoint_state.set_condition(n, "x > 1e9"),
+}
+
+
+def _clear(number: int) -> None:
+    breakpoint_state.set_condition(number, "")
+    for expression in watches.LIVE.expressions(number):
+        watches.LIVE.remove(number, expression)
+    breakpoint_state.end_run()
+    breakpoint_state.reset()
+
+
+def _passed_square_scan(side: int, xs, number_seen: list[int]):
+    """``_square_local_scan`` with ``jaxdbg.breakpoint()``, compiled and stopped once
+    (disabled there, enabled after): its breakpoint number is appended to ``number_seen``."""
+    answers = io.StringIO("disable\nc\n")
+    ours = _square_local_scan(lambda: jaxdbg.breakpoint(backend="cli", stdin=answers, stdout=io.StringIO()), side)
+    ours(xs).block_until_ready()
+    number_seen.append(max(row.number for row in breakpoint_state.rows()))
+    breakpoint_state.set_enabled(number_seen[-1], True)
+    return ours
+
+
+def _timed_per_step(candidates: dict, steps: int, repeats: int) -> dict[str, list[float]]:
+    samples = interleave(
+        {
+            name: lambda f=f: timed(lambda: (f().block_until_ready(), jax.effects_barrier()))
+            for name, f in candidates.items()
+        },
+        repeats,
+    )
+    return {name: [t / steps for t in values] for name, values in samples.items()}
+
+
 def passed_stops_by_local_size(steps: int, sides: tuple[int, int], repeats: int) -> list:
     xs = jnp.linspace(0.0, 1.0, steps)
-    answers = io.StringIO()
-    options = {"backend": "cli", "stdin": answers, "stdout": io.StringIO()}
-    rows, overheads = [], {}
-    for how in ("continue all", "disable"):
+    rows = []
+    for how, pass_by in PASSED_BY.items():
+        overheads = {}
         for side in sides:
             base = _square_local_scan(lambda: jax.debug.callback(_noop), side)
-            ours = _square_local_scan(lambda: jaxdbg.breakpoint(**options), side)
             base(xs).block_until_ready()
-            at = answers.tell()
-            answers.write(f"{how}\nc\n")  # the first stop: compile, then pass the rest this way
-            answers.seek(at)
-            ours(xs).block_until_ready()
-            samples = interleave(
-                {
-                    "cb": lambda base=base: timed(lambda: (base(xs).block_until_ready(), jax.effects_barrier())),
-                    "ours": lambda ours=ours: timed(lambda: (ours(xs).block_until_ready(), jax.effects_barrier())),
-                },
-                repeats,
+            numbers: list[int] = []
+            ours = _passed_square_scan(side, xs, numbers)
+            pass_by(numbers[0])
+            per_step = _timed_per_step(
+                {"cb": lambda base=base: base(xs), "ours": lambda ours=ours: ours(xs)}, steps, repeats
             )
-            per_step = {name: [t / steps for t in values] for name, values in samples.items()}
             rows.append(
                 ratio_row(
                     f"passed stop ({how}), {side}x{side} local, per step of a {steps:,}-step scan",
@@ -184,11 +215,12 @@ def passed_stops_by_local_size(steps: int, sides: tuple[int, int], repeats: int)
                     1.5,
                     unit="us",
                     baseline_name="(no-op jax.debug.callback, no operands)",
-                    note="what crosses to the host: the question, not the values",
+                    note="what crosses to the host: the question"
+                    + (" and the local x the condition reads" if how == "false condition" else ", not the values"),
                 )
             )
             overheads[side] = [max(o - b, 1e-9) for o, b in zip(per_step["ours"], per_step["cb"])]
-            breakpoint_state.reset()
+            _clear(numbers[0])
         small, big = sides
         rows.append(
             ratio_row(
@@ -201,7 +233,38 @@ def passed_stops_by_local_size(steps: int, sides: tuple[int, int], repeats: int)
                 note="does not grow with the locals",
             )
         )
+    rows.append(_scalar_watch_row(steps, sides[1], repeats))
     return rows
+
+
+def _scalar_watch_row(steps: int, side: int, repeats: int):
+    """A stop passed by ``continue all`` with a watch on the scalar ``x``, against the same
+    stop without the watch: the watch has only ``x`` sent, not the big local."""
+    xs = jnp.linspace(0.0, 1.0, steps)
+    numbers: list[int] = []
+    watched = _passed_square_scan(side, xs, numbers)
+    unwatched = _passed_square_scan(side, xs, numbers)
+    for number in numbers:  # the two scans share the breakpoint (one line of source)
+        breakpoint_state.continue_all(number)
+
+    def with_watch():
+        watches.LIVE.add(numbers[0], "x")
+        try:
+            return watched(xs).block_until_ready()
+        finally:
+            watches.LIVE.remove(numbers[0], "x")
+
+    per_step = _timed_per_step({"cb": lambda: unwatched(xs), "ours": with_watch}, steps, repeats)
+    _clear(numbers[0])
+    return ratio_row(
+        f"passed stop (continue all) with a watch on a scalar, {side}x{side} local, per step",
+        per_step["ours"],
+        per_step["cb"],
+        1.5,
+        unit="us",
+        baseline_name="(the same stop, no watch)",
+        note="the watch has x sent, not the big local",
+    )
 
 
 def _per_step_row(measure: str, samples: dict[str, list[float]], steps: int):

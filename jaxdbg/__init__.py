@@ -32,7 +32,8 @@ from jaxdbg.views import drawings as _drawings  # noqa: F401 (registers the view
 from jaxdbg.frontends import cli as _cli
 from jaxdbg.frontends import colab as _colab
 from jaxdbg.frontends import scripted as _scripted  # noqa: F401 (answers stops before backends)
-from jaxdbg.capture.breakpoints import breakpoint, breakpoint_if, breakpoint_on_nonfinite
+from jaxdbg.capture.breakpoints import breakpoint, breakpoint_if
+from jaxdbg.capture.nonfinite_breakpoint import breakpoint_on_nonfinite
 from jaxdbg.capture.checkify_errors import checkify
 from jaxdbg.runtime.errors import DebuggerQuit
 from jaxdbg.engine.frames import Frame

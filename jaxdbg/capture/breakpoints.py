@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdbg.capture import operand_release, prints, staging
+from jaxdbg.capture import operand_release, prints, screening, staging
 from jaxdbg.engine import breakpoint_checks, breakpoint_state, program_shardings, registry, stop_serving
 from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.outputs import Resume
@@ -78,41 +78,83 @@ class _Site:
     processes: Callable[[int], bool] | None = None
     # The device at each device position (a shard_map's mesh), when the trace knew them.
     mapped_devices: tuple[Any, ...] | None = None
+    operand_count: int = 0  # the operands sent to the host, device-axis indices last
 
-    def may_stop(self) -> bool:
-        quit_watch.entered()  # an execution began: a quit at a job's host may end it here
-        # A disabled breakpoint's watches still take their values, so it asks for them.
-        return self.stops_here() and (
-            breakpoint_state.is_enabled(self.breakpoint_id) or breakpoint_checks.active(self.breakpoint_id)
-        )
+    # What a screening may ask the program to send: the innermost frame's traced locals,
+    # grouped by name (staged breakpoints only; see screening.py).
+    screen_groups: tuple[screening.LocalGroup, ...] = ()
+    arrivals: screening.Arrivals = dataclasses.field(default_factory=screening.Arrivals)
 
-    def wants_values(self, stops: int) -> bool:
-        if stops == 0:
-            return False  # no batch element's condition holds
-        if breakpoint_checks.active(self.breakpoint_id):
-            return True  # a condition, log template or watch reads the frame (a disabled one's too)
-        if not breakpoint_state.is_enabled(self.breakpoint_id):
-            return False
-        return not breakpoint_state.passes_whole_arrival(self.breakpoint_id, stops)
+    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple) -> tuple[int, np.ndarray]:
+        """The host's first answer for one arrival of ``stops`` selected stops (``mask``:
+        which, when batched under a condition), asked at every step before any value is
+        sent: a screening state (screening.py) and which of :attr:`screen_groups` to send."""
+        nothing = np.zeros(len(self.screen_groups), dtype=bool)
+        quit_watch.entered()  # an execution is under way: a quit at a job's host may end it here
+        if stops == 0 or not self.stops_here():
+            return screening.PASS, nothing  # no element's condition holds, or another process's stop
+        number = self.breakpoint_id
+        if number is None or not breakpoint_checks.active(number):
+            if not breakpoint_state.is_enabled(number) or breakpoint_state.passes_whole_arrival(number, stops):
+                return screening.PASS, nothing
+            return screening.OPEN, nothing
+        if not self.screen_groups:
+            return screening.OPEN, nothing  # nothing traced in the frame: screened on arrival
+        # A condition, log template or watch (a disabled breakpoint's too) reads the
+        # innermost frame: only the locals they name are sent, then screened.
+        need = screening.wanted(self.screen_groups, breakpoint_checks.names_read(number))
+        pending = screening.Screening(mask, set(np.flatnonzero(need).tolist()))
+        state = self.arrivals.start(pending)
+        if pending.waiting:
+            return state, need
+        return self._screen(state, pending, levels, sizes), nothing  # they read no local
+
+    def receive(self, state: int, position: int, values: tuple, levels: tuple, sizes: tuple) -> int:
+        """One local asked for by a screening arrives; the state after it (screened once
+        the last one has come)."""
+        done = self.arrivals.receive(state, position, self.screen_groups[position].operands, values)
+        return state if done is None else self._screen(state, done, levels, sizes)
+
+    def _screen(self, state: int, pending: screening.Screening, levels: tuple, sizes: tuple) -> int:
+        """Decide the arrival's selected stops in order on their innermost frames built
+        from the locals sent; the first that opens ends the screening (the rest are
+        screened with every value, as it is served)."""
+        number = self.breakpoint_id
+        assert number is not None
+        selected = np.ones(sizes, dtype=bool) if pending.mask is None else np.asarray(pending.mask, dtype=bool)
+        selected = np.broadcast_to(selected, sizes) if selected.ndim == 0 else selected.reshape(sizes)
+        host_ops: dict[int, Any] = {}
+        compiled = self.compiled.get if self.compiled is not None else None
+        for index in np.ndindex(*sizes):
+            if not selected[index]:
+                continue
+            operand = _reader(index, levels, pending.received, host_ops)
+            info = self._stop_info(index, sizes, operand)
+            innermost = self.templates[0].build(operand, compiled)
+            if breakpoint_checks.screen(number, innermost, info, _write_log_line):
+                return self.arrivals.opened(state, index)
+        return screening.PASS
 
     def stops_here(self) -> bool:
         """Whether this process of a jax.distributed job is one that stops here."""
         return self.processes is None or bool(self.processes(jax.process_index()))
 
-    def on_host(self, levels, sizes, pred, operands) -> None:
-        """Serve one stop per selected batch element, in order."""
+    def on_host(self, levels, sizes, pred, operands, state: int = screening.OPEN) -> None:
+        """Serve one stop per selected batch element, in order (``state``: the program's
+        screening state; a screened arrival's first stop that opens was decided already)."""
         if _host_arrival_observers:
             for observer in list(_host_arrival_observers):
                 observer()
         if not self.stops_here():
             return  # another process's breakpoint: pass at once, as a disabled one does
+        first = self.arrivals.first_opened(state) if state > screening.OPEN else None
         # A condition, log template or watch needs the innermost frame before deciding.
         screened = breakpoint_checks.active(self.breakpoint_id)
         if not sizes:  # unbatched, the common case (always selected: a conditional one sits
             # inside its lax.cond); a passed stop returns after this one check
-            if screened or breakpoint_state.arrive(self.breakpoint_id):
+            if first is not None or screened or breakpoint_state.arrive(self.breakpoint_id):
                 try:
-                    self._serve((), sizes, levels, operands, {}, screened)
+                    self._serve((), sizes, levels, operands, {}, screened and first is None)
                 finally:
                     operand_release.after_the_cell()
             return
@@ -122,35 +164,22 @@ class _Site:
         opened = False
         try:
             for index in np.ndindex(*sizes):
-                if not mask[index] or not (screened or breakpoint_state.arrive(self.breakpoint_id)):
+                if not mask[index] or (first is not None and index < first):
+                    continue  # not selected, or passed by the screening already
+                decided = index == first
+                if not (decided or screened or breakpoint_state.arrive(self.breakpoint_id)):
                     continue  # a disabled, ignored or continued-past stop opens nothing
                 opened = True
-                if self._serve(index, sizes, levels, operands, host_ops, screened) is Resume.SKIP:
+                resume = self._serve(index, sizes, levels, operands, host_ops, screened and not decided)
+                if resume is Resume.SKIP:
                     break
         finally:
             host_ops.clear()
             if opened:
                 operand_release.after_the_cell()
 
-    def _serve(
-        self, index: tuple, sizes: tuple, levels, operands, host_ops: dict[int, Any], screened: bool
-    ) -> Resume | None:
-        """Build the frames of batch element ``index`` and serve its stop (``screened``:
-        its condition, log template or watches decide first, on its innermost frame)."""
-        cache: dict[int, Any] = {}
-
-        def operand(i):
-            if i not in cache:
-                picked = tuple(ix for ix, batched in zip(index, levels[i]) if batched)
-                if not picked:
-                    value = operands[i]
-                else:
-                    if i not in host_ops:
-                        host_ops[i] = np.asarray(operands[i])
-                    value = host_ops[i][picked]
-                cache[i] = value if isinstance(value, jax.Array) else jnp.asarray(value)
-            return cache[i]
-
+    def _stop_info(self, index: tuple, sizes: tuple, operand: Callable[[int], Any]) -> StopInfo:
+        """The stop's batch element, breakpoint and device (read from the device-axis operands)."""
         info = StopInfo(
             batch_index=tuple(int(i) for i in index),
             batch_size=tuple(sizes),
@@ -158,8 +187,7 @@ class _Site:
             mesh=self.mesh,
         )
         if self.device_axes:
-            first = len(operands) - len(self.device_axes)
-            positions = [int(operand(first + k)) for k in range(len(self.device_axes))]
+            positions = [int(operand(i)) for i in self.device_operands]
             device = 0
             for (_, size), position in zip(self.device_axes, positions):
                 device = device * size + position
@@ -167,6 +195,15 @@ class _Site:
             if self.mapped_devices is not None and device < len(self.mapped_devices):
                 info.placed_on = self.mapped_devices[device]
             info.device_axes = tuple((name, p) for (name, _), p in zip(self.device_axes, positions))
+        return info
+
+    def _serve(
+        self, index: tuple, sizes: tuple, levels, operands, host_ops: dict[int, Any], screened: bool
+    ) -> Resume | None:
+        """Build the frames of batch element ``index`` and serve its stop (``screened``:
+        its condition, log template or watches decide first, on its innermost frame)."""
+        operand = _reader(index, levels, dict(enumerate(operands)), host_ops)
+        info = self._stop_info(index, sizes, operand)
         if self.describe_reason is not None:
             info.reason = self.describe_reason(operand)
         compiled = self.compiled.get if self.compiled is not None else None
@@ -197,7 +234,12 @@ class _Site:
             # The stop's session and views may outlive it in reference cycles until the
             # garbage collector runs; its values (a local's host copy can be hundreds of
             # MB) must not: they are released here, when the stop ends.
-            cache.clear()
+            operand.cache_clear()  # type: ignore[attr-defined]
+
+    @property
+    def device_operands(self) -> tuple[int, ...]:
+        """The positions of the device-axis indices: the last operands."""
+        return tuple(range(self.operand_count - len(self.device_axes), self.operand_count))
 
     @property
     def device_count(self) -> int | None:
@@ -205,6 +247,29 @@ class _Site:
         if not self.device_axes:
             return None
         return int(np.prod([size for _, size in self.device_axes]))
+
+
+_NOT_SENT = frames_mod.Unavailable("not sent to the host: no condition, log template or watch reads it")
+
+
+def _reader(index: tuple, levels, values: dict[int, Any], host_ops: dict[int, Any]) -> Callable[[int], Any]:
+    """Operand ``i`` of batch element ``index``, read once: ``values`` holds what reached
+    the host (a screening: only what its checks read)."""
+
+    @functools.lru_cache(maxsize=None)
+    def operand(i: int) -> Any:
+        if i not in values:
+            return _NOT_SENT
+        picked = tuple(ix for ix, batched in zip(index, levels[i]) if batched)
+        if not picked:
+            value = values[i]
+        else:
+            if i not in host_ops:
+                host_ops[i] = np.asarray(values[i])
+            value = host_ops[i][picked]
+        return value if isinstance(value, jax.Array) else jnp.asarray(value)
+
+    return operand
 
 
 def _write_log_line(text: str, frame: frames_mod.Frame, info: StopInfo) -> None:
@@ -285,6 +350,7 @@ def place_breakpoint(
             handoff,
             location=location,
             processes=stops_on,
+            operand_count=len(operands),
         )
         site.on_host(tuple(() for _ in operands), (), np.bool_(True), operands)
         return token
@@ -306,7 +372,9 @@ def place_breakpoint(
         location,
         stops_on,
         mapped_devices=jax_api.traced_mesh_devices([name for name, _, _ in axes]) if axes else None,
+        operand_count=len(operands),
     )
+    site.screen_groups = screening.local_groups(templates[0], operands, list(site.device_operands))
     if token is None:
         staging.stage_breakpoint(site, pred, operands, None)
         return None
@@ -415,66 +483,4 @@ def breakpoint_if(
         token=token,
         options=backend_options,
         processes=processes,
-    )
-
-
-def _is_float(leaf: Any) -> bool:
-    try:
-        return bool(jnp.issubdtype(jnp.result_type(leaf), jnp.inexact))
-    except TypeError:
-        return False
-
-
-def _leaf_names(arrays: tuple, caller_locals: dict[str, Any]) -> list[str]:
-    """Name each leaf after the caller's variable when possible: ``grads['w']``."""
-    by_id = {id(v): k for k, v in caller_locals.items()}
-    names = []
-    for path, _ in jax.tree_util.tree_flatten_with_path(arrays)[0]:
-        position, rest = path[0].idx, path[1:]
-        base = by_id.get(id(arrays[position]), f"argument {position}")
-        names.append(base + jax.tree_util.keystr(rest))
-    return names
-
-
-def _nonfinite_reason(names: list[str], values: list[Any]) -> str:
-    found = []
-    for name, value in zip(names, values):
-        host = np.asarray(value)
-        if not np.issubdtype(host.dtype, np.inexact):
-            host = host.astype(np.float32)  # bfloat16 and friends
-        nan, inf = int(np.isnan(host).sum()), int(np.isinf(host).sum())
-        if nan or inf:
-            counts = " and ".join(c for c in (f"{nan} NaN" if nan else "", f"{inf} Inf" if inf else "") if c)
-            found.append(f"{name} ({counts})")
-    return ("non-finite values in " + ", ".join(found)) if found else "non-finite values"
-
-
-def breakpoint_on_nonfinite(
-    *arrays: Any,
-    backend: str | None = None,
-    filter_frames: bool = True,
-    num_frames: int | None = None,
-    ordered: bool = False,
-    token: Any = None,
-    **backend_options: Any,
-) -> Any:
-    """Stop when any leaf of ``arrays`` holds NaN or Inf; the banner says which and how many."""
-    names = _leaf_names(arrays, sys._getframe(1).f_locals)
-    leaves = jax.tree_util.tree_leaves(arrays)
-    floats = [(n, l) for n, l in zip(names, leaves) if _is_float(l)]
-    if not floats:
-        return token
-    pred = functools.reduce(jnp.logical_or, [~jnp.all(jnp.isfinite(l)) for _, l in floats])
-    float_names = [n for n, _ in floats]
-    return place_breakpoint(
-        pred=pred,
-        skip=_CALLER,
-        backend=backend,
-        filter_frames=filter_frames,
-        num_frames=num_frames,
-        ordered=ordered,
-        token=token,
-        options=backend_options,
-        reason=functools.partial(_nonfinite_reason, float_names),
-        reason_operands=[l for _, l in floats],
     )

@@ -8,13 +8,14 @@ From the outside in:
    forward-pass values; a token passes its tangent through);
 3. one ``custom_vmap`` layer per vmap level, so the host receives whole batches and can
    name the element it stops at, stop only where the predicate holds, and skip the rest;
-4. a ``lax.cond`` on the host's answers to "may this breakpoint stop?" (a
-   ``jax.pure_callback`` without operands: a disabled breakpoint, or another process's)
-   and, when it may, "does this stop need its values?" (one whose only operand is a
-   scalar read from the values, see :func:`_step_marker`: ``continue all`` passes it), so
-   a stop that will not open sends no value to the host: a callback's cost grows with
-   its operands, each one copied to the host (on a GPU or TPU, a device-to-host
-   transfer) before the callback runs;
+4. a ``lax.cond`` on the host's answer to "does this stop open?" (a ``jax.pure_callback``
+   without operands, asked at every step: see :func:`_asked_at_every_step`), so a stop
+   that will not open (a disabled breakpoint, ``continue all``, an ignore count, another
+   process's stop) sends no value to the host: a callback's cost grows with its
+   operands, each one copied to the host (on a GPU or TPU, a device-to-host transfer)
+   before the callback runs. A breakpoint with a condition, log template or watches
+   is answered "screen": the locals they read are sent, one ``lax.cond`` each, and the
+   host decides on them (screening.py);
 5. the host callback itself (``jax.debug.callback``, or ``jax.pure_callback`` when a
    token is threaded through), which hands the batch to ``site.on_host``.
 """
@@ -28,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
+from jaxdbg.capture import screening
 from jaxdbg.runtime import jax_routes
 
 
@@ -37,14 +39,17 @@ class StagedSite(Protocol):
     ordered: bool
     conditional: bool
 
-    def may_stop(self) -> bool:
-        """Whether the breakpoint may stop at all in this call (asked without operands)."""
+    screen_groups: tuple
+    """The innermost frame's traced locals a screening may ask for (screening.LocalGroup)."""
 
-    def wants_values(self, stops: int) -> bool:
-        """Whether the ``stops`` selected stops of one arrival need their values sent (asked
-        on the host before any value is sent); False passes them, counted, there."""
+    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple) -> tuple[int, Any]:
+        """The host's first answer for an arrival of ``stops`` selected stops, before any
+        value is sent: a screening state and which of :attr:`screen_groups` to send."""
 
-    def on_host(self, levels: tuple, sizes: tuple[int, ...], pred: Any, operands: list) -> None:
+    def receive(self, state: int, position: int, values: tuple, levels: tuple, sizes: tuple) -> int:
+        """Screen group ``position``'s values arrive; the state after them."""
+
+    def on_host(self, levels: tuple, sizes: tuple[int, ...], pred: Any, operands: list, state: int) -> None:
         """Serve the stops of one host arrival; ``levels[i]`` says which batch levels
         operand ``i`` carries, ``sizes`` the size of each level, outermost first."""
 
@@ -119,30 +124,16 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
     batched_condition = site.conditional and bool(sizes)
     mask = pred if batched_condition else None
 
-    def host(mask, operands):
-        site.on_host(levels, sizes, True if mask is None else mask, operands)
+    def host(mask, operands, state):
+        site.on_host(levels, sizes, True if mask is None else mask, operands, int(state))
 
-    answer = jax.ShapeDtypeStruct((), jnp.bool_)
-    every = int(np.prod(sizes)) if sizes else 1
-
-    def wants_values(_marker, mask):
-        stops = every if mask is None else int(np.count_nonzero(mask))
-        return np.bool_(site.wants_values(stops))
-
-    def ask_at_this_step():
-        # A question with a result costs more than a callback without one (about 120 us
-        # on a CPU), so only an enabled breakpoint asks it at every step.
-        return jax.pure_callback(wants_values, answer, _step_marker(operands), mask, vmap_method="sequential")
-
-    # Without operands, so XLA may ask once per call rather than once per step: a
-    # disabled breakpoint costs nothing per step (breakpoint_state.is_enabled).
-    enabled = jax.pure_callback(lambda: np.bool_(site.may_stop()), answer)
-    opens = jax.lax.cond(enabled, ask_at_this_step, lambda: jnp.bool_(False))
+    state = _screening_state(site, levels, sizes, mask, operands)
+    opens = state % 2 == 1  # OPEN, or a screened arrival with a stop that opens
 
     if token is None:
 
         def call():
-            jax_routes.CALLBACK.original()(host, mask, operands, ordered=site.ordered)
+            jax_routes.CALLBACK.original()(host, mask, operands, state, ordered=site.ordered)
 
         jax.lax.cond(opens, call, lambda: None)
         return jnp.zeros((), jnp.float32)
@@ -150,40 +141,93 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
     shapes = jax.tree.map(lambda t: jax.ShapeDtypeStruct(jnp.shape(t), jnp.result_type(t)), token)
 
     def call_with_token():
-        def host_with_token(tok, mask, operands):
-            host(mask, operands)
+        def host_with_token(tok, mask, operands, state):
+            host(mask, operands, state)
             return tok
 
-        return jax.pure_callback(host_with_token, shapes, token, mask, operands)
+        return jax.pure_callback(host_with_token, shapes, token, mask, operands, state)
 
     return jax.lax.cond(opens, call_with_token, lambda: token)
 
 
-# How many operands the marker reads: the first ones are the innermost frame's (the loop
-# body's carry and inputs), and each one read adds ops to trace and compile.
-MARKER_OPERANDS = 8
+def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
+    """The host's decision for this arrival, as screening.py's int32 state, taken before
+    any value but the locals a condition, log template or watch reads is sent.
+
+    The question has no operand but the batch mask: a callback's cost grows with each
+    one. A screening arrival then has the locals it asked for sent, one ``lax.cond`` per
+    local, each answered with the state again; a passed stop skips them all in one
+    ``lax.cond``."""
+    every = int(np.prod(sizes)) if sizes else 1
+    groups = site.screen_groups
+    answer = (jax.ShapeDtypeStruct((), jnp.int32), jax.ShapeDtypeStruct((len(groups),), jnp.bool_))
+
+    def ask_host(*masks):
+        stops = every if not masks else int(np.count_nonzero(masks[0]))
+        state, need = site.ask(stops, masks[0] if masks else None, levels, sizes)
+        return np.int32(state), need
+
+    def ask():
+        if mask is None:
+            return jax.pure_callback(ask_host, answer)
+        return jax.pure_callback(ask_host, answer, mask, vmap_method="sequential")
+
+    def not_asked():
+        return jnp.int32(screening.PASS), jnp.zeros((len(groups),), jnp.bool_)
+
+    state, need = jax.lax.cond(_asked_at_every_step(operands), ask, not_asked)
+    if not groups:
+        return state
+
+    def send_what_is_read(state):
+        for position, group in enumerate(groups):
+
+            def send(state, position=position, group=group):
+                def receive(state, *values):
+                    return np.int32(site.receive(int(state), position, values, levels, sizes))
+
+                values = [operands[i] for i in group.operands]
+                return jax.pure_callback(receive, jax.ShapeDtypeStruct((), jnp.int32), state, *values)
+
+            state = jax.lax.cond(need[position], send, lambda state: state, state)
+        return state
+
+    screening_now = (state > screening.OPEN) & (state % 2 == 0)
+    return jax.lax.cond(screening_now, send_what_is_read, lambda state: state, state)
 
 
-def _step_marker(operands: list) -> Any:
-    """One float32 scalar read from the operands (the sum of the first element of each of
-    the first MARKER_OPERANDS numeric ones): the question "does this stop need its
-    values?" depends on it, so XLA cannot hoist the question out of a loop whose values
-    change from step to step, as it may hoist a callback without operands (asked once
-    per call, its answer then held for every step). Its value is never read."""
-    marker = jnp.zeros((), jnp.float32)
-    read = 0
+# How many operands the question's predicate reads: the first ones are the innermost
+# frame's (the loop body's carry and inputs); each one read adds ops to trace and compile.
+READ_OPERANDS = 16
+
+
+def _asked_at_every_step(operands: list) -> Any:
+    """True, as a value XLA cannot tell is constant: the predicate of the ``lax.cond``
+    around the host's question.
+
+    The question has no operands (each one would cost a copy to the host), so XLA could
+    hoist it out of a loop and ask it once per call; inside a ``lax.cond`` whose
+    predicate depends on this step's values (one element of each of the first
+    READ_OPERANDS numeric operands: one of them at least changes from step to step in a
+    loop) it stays in the step, so a ``continue all``, an ``enable`` or an ignore count
+    typed at one stop holds from the next step."""
+    read = jnp.zeros((), jnp.float32)
+    count = 0
     for operand in operands:
         value = jnp.asarray(operand)
         if value.size == 0 or not (jnp.issubdtype(value.dtype, jnp.number) or value.dtype == jnp.bool_):
             continue  # PRNG keys and other extended dtypes have no element to read
         first = value.reshape(-1)[0]
-        if jnp.iscomplexobj(first):
-            first = jnp.real(first)
-        marker = marker + first.astype(jnp.float32)
-        read += 1
-        if read == MARKER_OPERANDS:
+        read = read + (jnp.real(first) if jnp.iscomplexobj(first) else first).astype(jnp.float32)
+        count += 1
+        if count == READ_OPERANDS:
             break
-    return marker
+    if not count:
+        return jnp.bool_(True)  # nothing in the step changes: the question is the same anyway
+    # XLA folds some comparisons of a value with itself, but not "equal or unequal" for a
+    # float (NaN is neither); the barrier keeps the sum from being simplified away.
+    read = jax.lax.optimization_barrier(read)
+    return (read == read) | (read != read)
 
 
 def _zero_tangent(x):

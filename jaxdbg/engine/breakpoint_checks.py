@@ -17,6 +17,7 @@ three never gets here (:func:`active` is one set and one dict lookup).
 
 from __future__ import annotations
 
+import ast
 import threading
 from typing import Any, Callable
 
@@ -30,6 +31,9 @@ from jaxdbg.runtime.guarded_calls import format_exception, guarded
 #: by the capture layer, which owns the print log's rows.
 LogWriter = Callable[[str, Frame, StopInfo], None]
 
+# Names that read a frame's namespace as a whole: an expression using one needs every local.
+_WHOLE_NAMESPACE = frozenset({"locals", "vars", "eval", "exec", "dir", "globals"})
+
 _reported: set[tuple[int, str]] = set()  # (breakpoint, what failed) already said
 _lock = threading.Lock()
 
@@ -37,6 +41,30 @@ _lock = threading.Lock()
 def active(number: int | None) -> bool:
     """Whether stops of ``number`` need :func:`screen` (their frames built first)."""
     return breakpoint_state.has_checks(number) or watches.LIVE.has_watches(number)
+
+
+def names_read(number: int) -> frozenset[str] | None:
+    """The names breakpoint ``number``'s condition, log template and watches read: a
+    stop being screened has only these locals sent to the host (None: every local)."""
+    condition, template = breakpoint_state.checks(number)
+    sources = [condition] if condition else []
+    if template:
+        sources.append(template_code(template))
+    return names_in(sources + watches.LIVE.expressions(number))
+
+
+def names_in(sources: list[str]) -> frozenset[str] | None:
+    """The names the Python expressions ``sources`` read; None when one reads the whole
+    namespace (``locals()``, ``eval``), so every local is needed. A source that does not
+    parse reads nothing (its check reports the error without values)."""
+    names: set[str] = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source.strip(), mode="eval")
+        except SyntaxError:
+            continue
+        names.update(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
+    return None if names & _WHOLE_NAMESPACE else frozenset(names)
 
 
 def screen(number: int, innermost: Frame, info: StopInfo, write_log: LogWriter) -> bool:

@@ -103,15 +103,10 @@ def register(filename: str, lineno: int, function: str) -> int:
 
 
 def is_enabled(number: int | None) -> bool:
-    """Whether breakpoint ``number`` is enabled: asked by its program before it sends any
-    value to the host, so a disabled one costs one host round trip without operands.
-
-    The program may ask once per call rather than once per stop (XLA may hoist the
-    question out of a loop), so an ``enable`` typed at a stop of another breakpoint in
-    the same call takes effect from the program's next call. (A question asked at every
-    stop would cost a callback with a result per step, where a disabled breakpoint now
-    costs nothing.)
-    """
+    """Whether breakpoint ``number`` is enabled: asked by its program at every step,
+    before it sends any value to the host, so a disabled one costs one host round trip
+    without operands per step, and an ``enable`` typed at another breakpoint's stop holds
+    from its next step."""
     return number not in _disabled
 
 

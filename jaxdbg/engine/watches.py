@@ -239,6 +239,11 @@ class WatchBook:
     def has_watches(self, number: int | None) -> bool:
         return number is not None and bool(self._by_breakpoint.get(number))
 
+    def expressions(self, number: int | None) -> list[str]:
+        """Breakpoint ``number``'s watched expressions (no copy of their values)."""
+        with self._lock:
+            return [w.expression for w in self._by_breakpoint.get(number or -1, [])]
+
     def watches(self, number: int | None) -> list[Watch]:
         """Copies of breakpoint ``number``'s watches, in the order they were set."""
         with self._lock:

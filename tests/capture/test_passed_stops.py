@@ -1,19 +1,18 @@
 """What a passed stop costs on the host: a disabled, ignored or continued-past breakpoint
-sends none of its values there (its program asks first, with one small operand); the
+sends none of its values there (its program asks first, without operands, at every step); the
 passed stops are counted as hits."""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 
 import jaxdbg
 from jaxdbg.capture import breakpoints
 from jaxdbg.engine import breakpoint_state
-from jaxdbg.runtime import jax_routes
 from support.hang_guard import Script
+from support.host_bytes import HostBytes
 from support.transcript import Transcript
 
 
@@ -75,25 +74,6 @@ def test_ignored_and_continued_past_stops_do_not_arrive_and_both_count():
         breakpoint_state.reset()
 
 
-class _HostBytes:
-    """The bytes of every operand the program hands to a host callback (jax.pure_callback
-    and jax.debug.callback, as staging calls them), counted as the callbacks run."""
-
-    def __init__(self, monkeypatch) -> None:
-        self.total = 0
-        pure, debug = jax.pure_callback, jax_routes.CALLBACK.original()
-
-        def counted(fn):
-            def run(*args, **kwargs):
-                self.total += sum(np.asarray(leaf).nbytes for leaf in jax.tree.leaves((args, kwargs)))
-                return fn(*args, **kwargs)
-
-            return run
-
-        monkeypatch.setattr(jax, "pure_callback", lambda fn, *a, **k: pure(counted(fn), *a, **k))
-        monkeypatch.setattr(jax_routes.CALLBACK, "_jax_own", lambda fn, *a, **k: debug(counted(fn), *a, **k))
-
-
 STEPS = 100
 LOCAL = (512, 512)  # float32: 1 MB
 PER_PASSED_STOP = 64  # bytes a passed stop may send: the host's question, not the values
@@ -101,7 +81,7 @@ PER_PASSED_STOP = 64  # bytes a passed stop may send: the host's question, not t
 
 @pytest.mark.parametrize("passed_by", ["continue all", "disable", f"ignore {10 * STEPS}"])
 def test_a_passed_stop_sends_a_few_bytes_whatever_the_size_of_its_locals(monkeypatch, passed_by):
-    host = _HostBytes(monkeypatch)
+    host = HostBytes(monkeypatch)
     t = Transcript(passed_by, "c")
 
     def step(c, x):
@@ -155,3 +135,36 @@ def test_a_cell_in_which_a_stop_opened_collects_when_it_ends():
     assert "without a stop 0" in out, out
     after = int(out.split("after a stop ")[1].split()[0])
     assert after >= 1, out
+
+
+def test_enable_typed_at_another_breakpoints_stop_holds_from_the_next_step():
+    # The program asks "does this stop open?" at every step, so an `enable` typed at a
+    # stop of another breakpoint in the same call is seen at the next step, not the next call.
+    t = Transcript()
+
+    def step(carry, x):
+        carry = carry * 0.5 + x
+        jaxdbg.breakpoint(**t.options)  # disabled before the call
+        jaxdbg.breakpoint_if(x == 3.0, **t.options)
+        return carry, None
+
+    f = jax.jit(lambda xs: jax.lax.scan(step, jnp.zeros(8), xs)[0])
+    xs = jnp.arange(10.0)
+    try:
+        f.lower(xs)  # traced: both breakpoints have their numbers
+        first_line = step.__code__.co_firstlineno + 2
+        first = next(
+            row.number for row in breakpoint_state.rows() if (row.filename, row.lineno) == (__file__, first_line)
+        )
+        breakpoint_state.set_enabled(first, False)
+        t.stdin.write(f"p x\nenable {first}\nc\np x\ncontinue all\n")
+        t.stdin.seek(0)
+        jax.block_until_ready(f(xs))
+    finally:
+        breakpoint_state.reset()
+    # The conditional one stops at step 3; the first one, enabled there, at step 4.
+    assert t.answers("p x") == ["Array(3., dtype=float32)", "Array(4., dtype=float32)"], t.text
+    assert [stop.split(" (")[0] for stop in t.stops()] == [
+        f"Stopped at {__file__}:{first_line + 1} in step",
+        f"Stopped at {__file__}:{first_line} in step",
+    ]

@@ -1,0 +1,195 @@
+"""A breakpoint with a condition, a log template or watches is screened on the host with
+only the locals they read: the rest of the step's values stay on the device until a stop
+opens, and then every value is there."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxdbg
+from jaxdbg.capture import prints
+from jaxdbg.engine import breakpoint_state, watches
+from support.host_bytes import HostBytes
+from support.transcript import Transcript
+
+STEPS = 100
+LOCAL = (512, 512)  # float32: 1 MB
+# What a screened step may send: the small locals (c and x, float32) and, with each send,
+# the screening state (int32); a multi-device stop also sends its device's index.
+PER_SCREENED_STEP = 24
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state(monkeypatch):
+    monkeypatch.setattr(watches, "LIVE", watches.WatchBook())
+    breakpoint_state.reset()
+    yield
+    for row in breakpoint_state.rows():
+        breakpoint_state.set_condition(row.number, "")
+        breakpoint_state.set_log_template(row.number, "")
+    breakpoint_state.reset()
+
+
+def _scan_with_a_big_local(t: Transcript):
+    def step(c, x):
+        big = jnp.full(LOCAL, x) + c
+        jaxdbg.breakpoint(**t.options)
+        return c + big[0, 0] * 0.0, None
+
+    return jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0]), step
+
+
+def _number_of(step) -> int:
+    line = step.__code__.co_firstlineno + 2
+    return next(r.number for r in breakpoint_state.rows() if r.lineno == line and r.function == "step")
+
+
+@pytest.mark.parametrize(
+    "check",
+    ["condition {n} x > 1e9", "condition {n} False", "log {n} step {{x:.0f}}", "log {n} no fields", "watch x"],
+)
+def test_a_screened_stop_sends_only_the_locals_its_checks_read(monkeypatch, check):
+    host = HostBytes(monkeypatch)
+    t = Transcript()
+    f, step = _scan_with_a_big_local(t)
+    xs = jnp.arange(float(STEPS))
+    f.lower(xs)
+    n = _number_of(step)
+    t.stdin.write(f"{check.format(n=n)}\ncontinue all\n")  # set at the first stop
+    t.stdin.seek(0)
+    rows: list = []
+    with prints.sink_installed(rows.append):
+        jax.block_until_ready(f(xs))
+        assert len(t.stops()) == 1
+        host.total = 0
+        jax.block_until_ready(f(xs))  # every step screened
+    assert len(t.stops()) == 1
+    assert host.total <= STEPS * PER_SCREENED_STEP, host.total
+    if check.startswith("log {n} step"):
+        assert [r.text for r in rows][-STEPS:] == [f"step {i}" for i in range(STEPS)]
+    if check.startswith("log {n} no"):
+        assert [r.text for r in rows][-STEPS:] == ["no fields"] * STEPS
+    if check == "watch x":  # the values came, step by step
+        (watch,) = watches.LIVE.watches(n)
+        assert [v.number for v in watch.values][-STEPS:] == [float(i) for i in range(STEPS)]
+
+
+def test_a_stop_a_screening_opens_has_every_value_of_every_frame():
+    t = Transcript("p x", "p big[1, 1]", "p big.shape", "up", "p scale", "c")
+
+    def step(c, x):
+        big = jnp.full(LOCAL, x) + c  # noqa: F841 (read at the stop)
+        jaxdbg.breakpoint(**t.options)
+        return c + 1.0, None
+
+    def loop(xs):
+        scale = 2.0  # noqa: F841 (read at the stop, a frame up)
+        return jax.lax.scan(step, 0.0, xs)[0]
+
+    f = jax.jit(loop)
+    xs = jnp.arange(float(STEPS))
+    f.lower(xs)
+    n = _number_of(step)
+    breakpoint_state.set_condition(n, "x == 57")
+    jax.block_until_ready(f(xs))
+    assert [s.split(" (")[1] for s in t.stops()] == [f"breakpoint {n}, hit 58)"]
+    assert t.answers("p x") == ["Array(57., dtype=float32)"]
+    assert t.answers("p big[1, 1]") == ["Array(114., dtype=float32)"]  # 57 + c, c = 57
+    assert t.answers("p big.shape") == ["(512, 512)"]
+    assert t.answers("p scale") == ["2.0"]
+
+
+def test_under_vmap_the_screening_names_the_element_and_later_elements_are_screened_too():
+    t = Transcript("p x", "p row.sum()", "c", "p x", "p row.sum()", "c")
+
+    def step(c, x):
+        row = jnp.full((64,), x)  # noqa: F841 (read at the stop)
+        jaxdbg.breakpoint(**t.options)
+        return c, None
+
+    def per_element(x0):
+        return jax.lax.scan(step, 0.0, x0 + jnp.arange(10.0))[0]
+
+    f = jax.jit(jax.vmap(per_element))
+    x0 = jnp.array([0.0, 100.0, 200.0, 300.0])
+    f.lower(x0)
+    n = _number_of(step)
+    breakpoint_state.set_condition(n, "x % 100 == 3 and x >= 100")  # step 3 of elements 1, 2, 3
+    watches.LIVE.add(n, "x")
+    breakpoint_state.set_ignore(n, 1)  # the first true condition (element 1) is ignored
+    jax.block_until_ready(f(x0))
+    assert t.answers("p x") == ["Array(203., dtype=float32)", "Array(303., dtype=float32)"]
+    assert t.answers("p row.sum()") == ["Array(12992., dtype=float32)", "Array(19392., dtype=float32)"]
+    assert ["batch 3/4" in s or "batch 4/4" in s for s in t.stops()] == [True, True]
+    (watch,) = watches.LIVE.watches(n)
+    assert len(watch.values) == 40  # every element of every step, passed or not
+
+
+def test_under_pmap_a_logpoint_names_each_device_and_sends_only_what_it_reads(monkeypatch):
+    host = HostBytes(monkeypatch)
+    devices = jax.local_device_count()
+    if devices < 2:
+        pytest.skip("needs several devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)")
+    t = Transcript()
+
+    def step(c, x):
+        big = jnp.full(LOCAL, x) + c
+        jaxdbg.breakpoint(**t.options)
+        return c + big[0, 0] * 0.0, None
+
+    f = jax.pmap(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+    xs = jnp.tile(jnp.arange(4.0), (devices, 1)) + 10 * jnp.arange(devices)[:, None]
+    f.lower(xs)
+    n = _number_of(step)
+    breakpoint_state.set_log_template(n, "x={x:.0f}")
+    rows: list = []
+    with prints.sink_installed(rows.append):
+        jax.block_until_ready(f(xs))
+    assert t.stops() == []
+    seen = sorted((r.site.device, r.text) for r in rows)
+    assert seen == sorted((d, f"x={10 * d + i}") for d in range(devices) for i in range(4))
+    assert host.total <= devices * 4 * PER_SCREENED_STEP, host.total  # c, x and the device index, per device and step
+
+
+def test_under_vmap_a_logpoint_without_fields_writes_a_line_per_element_and_step(monkeypatch):
+    host = HostBytes(monkeypatch)
+    t = Transcript()
+
+    def step(c, x):
+        big = jnp.full(LOCAL, x) + c  # noqa: F841 (stays on the device)
+        jaxdbg.breakpoint(**t.options)
+        return c, None
+
+    f = jax.jit(jax.vmap(lambda x0: jax.lax.scan(step, 0.0, x0 + jnp.arange(5.0))[0]))
+    x0 = jnp.arange(3.0)
+    f.lower(x0)
+    breakpoint_state.set_log_template(_number_of(step), "tick")
+    rows: list = []
+    with prints.sink_installed(rows.append):
+        jax.block_until_ready(f(x0))
+    assert t.stops() == []
+    assert sorted((r.site.batch_index, r.text) for r in rows) == sorted(
+        ((b,), "tick") for b in range(3) for _ in range(5)
+    )
+    assert host.total == 0
+
+
+def test_a_check_that_reads_the_whole_namespace_has_every_local_sent():
+    t = Transcript()
+
+    def step(c, x):
+        y = x * 2  # noqa: F841 (read through locals())
+        jaxdbg.breakpoint(**t.options)
+        return c, None
+
+    f = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+    xs = jnp.arange(4.0)
+    f.lower(xs)
+    n = _number_of(step)
+    breakpoint_state.set_log_template(n, "{float(locals()['y']):.0f}")
+    rows: list = []
+    with prints.sink_installed(rows.append):
+        jax.block_until_ready(f(xs))
+    assert [r.text for r in rows] == ["0", "2", "4", "6"]
