@@ -85,29 +85,28 @@ class _Site:
     screen_groups: tuple[screening.LocalGroup, ...] = ()
     arrivals: screening.Arrivals = dataclasses.field(default_factory=screening.Arrivals)
 
-    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple) -> tuple[int, np.ndarray]:
+    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple) -> int:
         """The host's first answer for one arrival of ``stops`` selected stops (``mask``:
         which, when batched under a condition), asked at every step before any value is
-        sent: a screening state (screening.py) and which of :attr:`screen_groups` to send."""
-        nothing = np.zeros(len(self.screen_groups), dtype=bool)
+        sent: a screening state (screening.py), which may ask for :attr:`screen_groups`."""
         quit_watch.entered()  # an execution is under way: a quit at a job's host may end it here
         if stops == 0 or not self.stops_here():
-            return screening.PASS, nothing  # no element's condition holds, or another process's stop
+            return screening.PASS  # no element's condition holds, or another process's stop
         number = self.breakpoint_id
         if number is None or not breakpoint_checks.active(number):
             if not breakpoint_state.is_enabled(number) or breakpoint_state.passes_whole_arrival(number, stops):
-                return screening.PASS, nothing
-            return screening.OPEN, nothing
+                return screening.PASS
+            return screening.OPEN
         if not self.screen_groups:
-            return screening.OPEN, nothing  # nothing traced in the frame: screened on arrival
+            return screening.OPEN  # nothing traced in the frame: screened on arrival
         # A condition, log template or watch (a disabled breakpoint's too) reads the
         # innermost frame: only the locals they name are sent, then screened.
         need = screening.wanted(self.screen_groups, breakpoint_checks.names_read(number))
-        pending = screening.Screening(mask, set(np.flatnonzero(need).tolist()))
+        pending = screening.Screening(mask, set(need))
         state = self.arrivals.start(pending)
         if pending.waiting:
-            return state, need
-        return self._screen(state, pending, levels, sizes), nothing  # they read no local
+            return state
+        return self._screen(state, pending, levels, sizes)  # they read no local
 
     def receive(self, state: int, position: int, values: tuple, levels: tuple, sizes: tuple) -> int:
         """One local asked for by a screening arrives; the state after it (screened once
@@ -147,7 +146,7 @@ class _Site:
                 observer()
         if not self.stops_here():
             return  # another process's breakpoint: pass at once, as a disabled one does
-        first = self.arrivals.first_opened(state) if state > screening.OPEN else None
+        first = self.arrivals.first_opened(state) if state > screening.OPEN else None  # screened
         # A condition, log template or watch needs the innermost frame before deciding.
         screened = breakpoint_checks.active(self.breakpoint_id)
         if not sizes:  # unbatched, the common case (always selected: a conditional one sits

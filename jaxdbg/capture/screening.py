@@ -8,17 +8,20 @@ the locals those expressions name (:func:`jaxdbg.engine.breakpoint_checks.names_
 the host screens the stop on a frame holding just those, and only a stop that opens has
 all its values sent after.
 
-The host's answers travel through the program as one int32 *state*:
+The host's answers travel through the program as one int32 *state* (one result
+buffer: a callback's cost grows with each):
 
 - :data:`PASS` (0): nothing more is sent;
 - :data:`OPEN` (1): every value is sent and the stop is screened, if at all, with them;
-- an even number ``2k`` (k >= 1): arrival ``k`` is being screened; the locals it asked
-  for are sent next, each answered with the state again;
-- an odd number ``2k + 1``: arrival ``k`` was screened and one of its stops opens (the
-  first one, recorded here): every value is sent, and that stop is served unscreened.
+- ``key << KEY_SHIFT | need << 1`` (even): arrival ``key`` is being screened; bit ``1 + j``
+  of ``need`` asks for group ``j`` (:func:`local_groups`), sent next, each answered with
+  the state again;
+- ``key << KEY_SHIFT | 1`` (odd): arrival ``key`` was screened and one of its stops opens
+  (the first one, recorded here): every value is sent, and that stop is served
+  unscreened.
 
-States name arrivals so that concurrent arrivals (pmap's devices, several threads)
-never mix their locals.
+Keys name arrivals so that concurrent arrivals (pmap's devices, several threads) never
+mix their locals.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ OPEN = 1
 OWN_GROUP_BYTES = 16 * 1024
 # At most this many locals are sent on their own (the largest first); the rest travel together.
 MAX_OWN_GROUPS = 8
+# The state's bits: 1 (opens), then one per group (the own ones, the rest, device indices).
+KEY_SHIFT = 1 + MAX_OWN_GROUPS + 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,9 +87,19 @@ def _nbytes(value: Any) -> int:
     return int(np.prod(shape, dtype=np.int64)) * int(itemsize)
 
 
-def wanted(groups: tuple[LocalGroup, ...], names: frozenset[str] | None) -> np.ndarray:
-    """Which groups to send for checks reading ``names`` (None: every one)."""
-    return np.array([names is None or not g.names or bool(g.names & names) for g in groups], dtype=bool)
+def wanted(groups: tuple[LocalGroup, ...], names: frozenset[str] | None) -> list[int]:
+    """The positions of the groups to send for checks reading ``names`` (None: every one)."""
+    return [j for j, g in enumerate(groups) if names is None or not g.names or bool(g.names & names)]
+
+
+def asks_for(state: Any, position: int) -> Any:
+    """Whether a screening ``state`` (an int32 array in the program) asks for group ``position``."""
+    return (state >> (1 + position)) & 1 == 1
+
+
+def is_screening(state: Any) -> Any:
+    """Whether ``state`` (an int32 array in the program) is an arrival being screened."""
+    return (state > OPEN) & (state % 2 == 0)
 
 
 @dataclasses.dataclass
@@ -101,39 +116,41 @@ class Arrivals:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._keys = itertools.cycle(range(1, 1 << 29))  # 2k + 1 fits an int32
+        self._keys = itertools.cycle(range(1, 1 << (31 - KEY_SHIFT)))  # the state fits an int32
         self._screening: dict[int, Screening] = {}
         self._opened: dict[int, tuple] = {}  # key -> the batch index of the first stop that opens
 
     def start(self, screening: Screening) -> int:
-        """A new arrival; returns its state (``2k``). It is kept until what it waits for
-        has come (one that waits for nothing is screened at once)."""
+        """A new arrival; returns its state, asking for ``screening.waiting``. It is kept
+        until what it waits for has come (one that waits for nothing is screened at once)."""
         with self._lock:
             key = next(self._keys)
             if screening.waiting:
                 self._screening[key] = screening
-        return 2 * key
+        return key << KEY_SHIFT | sum(1 << (1 + j) for j in screening.waiting)
 
     def receive(self, state: int, position: int, operands: tuple[int, ...], values: tuple) -> Screening | None:
         """Keep one group's values; the arrival once all it asked for has come (None before)."""
+        key = state >> KEY_SHIFT
         with self._lock:
-            screening = self._screening.get(state // 2)
+            screening = self._screening.get(key)
             if screening is None:
                 return None
             screening.received.update(zip(operands, values))
             screening.waiting.discard(position)
             if screening.waiting:
                 return None
-            del self._screening[state // 2]
+            del self._screening[key]
             return screening
 
     def opened(self, state: int, index: tuple) -> int:
         """Record that arrival ``state``'s stop at batch ``index`` opens; the state saying so."""
+        key = state >> KEY_SHIFT
         with self._lock:
-            self._opened[state // 2] = index
-        return state + 1
+            self._opened[key] = index
+        return key << KEY_SHIFT | OPEN
 
     def first_opened(self, state: int) -> tuple | None:
         """The batch index recorded by :meth:`opened` for this state (taken once)."""
         with self._lock:
-            return self._opened.pop(state // 2, None)
+            return self._opened.pop(state >> KEY_SHIFT, None)

@@ -42,9 +42,9 @@ class StagedSite(Protocol):
     screen_groups: tuple
     """The innermost frame's traced locals a screening may ask for (screening.LocalGroup)."""
 
-    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple) -> tuple[int, Any]:
+    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple) -> int:
         """The host's first answer for an arrival of ``stops`` selected stops, before any
-        value is sent: a screening state and which of :attr:`screen_groups` to send."""
+        value is sent: a screening state, which may ask for :attr:`screen_groups`."""
 
     def receive(self, state: int, position: int, values: tuple, levels: tuple, sizes: tuple) -> int:
         """Screen group ``position``'s values arrive; the state after them."""
@@ -154,28 +154,24 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
     """The host's decision for this arrival, as screening.py's int32 state, taken before
     any value but the locals a condition, log template or watch reads is sent.
 
-    The question has no operand but the batch mask: a callback's cost grows with each
-    one. A screening arrival then has the locals it asked for sent, one ``lax.cond`` per
-    local, each answered with the state again; a passed stop skips them all in one
-    ``lax.cond``."""
+    The question has no operand but the batch mask, and one int32 result: a callback's
+    cost grows with each. A screening arrival then has the locals it asked for sent, one
+    ``lax.cond`` per group, each answered with the state again; a passed stop skips
+    them all in one ``lax.cond``."""
     every = int(np.prod(sizes)) if sizes else 1
     groups = site.screen_groups
-    answer = (jax.ShapeDtypeStruct((), jnp.int32), jax.ShapeDtypeStruct((len(groups),), jnp.bool_))
+    answer = jax.ShapeDtypeStruct((), jnp.int32)
 
     def ask_host(*masks):
         stops = every if not masks else int(np.count_nonzero(masks[0]))
-        state, need = site.ask(stops, masks[0] if masks else None, levels, sizes)
-        return np.int32(state), need
+        return np.int32(site.ask(stops, masks[0] if masks else None, levels, sizes))
 
     def ask():
         if mask is None:
             return jax.pure_callback(ask_host, answer)
         return jax.pure_callback(ask_host, answer, mask, vmap_method="sequential")
 
-    def not_asked():
-        return jnp.int32(screening.PASS), jnp.zeros((len(groups),), jnp.bool_)
-
-    state, need = jax.lax.cond(_asked_at_every_step(operands), ask, not_asked)
+    state = jax.lax.cond(_asked_at_every_step(operands), ask, lambda: jnp.int32(screening.PASS))
     if not groups:
         return state
 
@@ -187,13 +183,12 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
                     return np.int32(site.receive(int(state), position, values, levels, sizes))
 
                 values = [operands[i] for i in group.operands]
-                return jax.pure_callback(receive, jax.ShapeDtypeStruct((), jnp.int32), state, *values)
+                return jax.pure_callback(receive, answer, state, *values)
 
-            state = jax.lax.cond(need[position], send, lambda state: state, state)
+            state = jax.lax.cond(screening.asks_for(state, position), send, lambda state: state, state)
         return state
 
-    screening_now = (state > screening.OPEN) & (state % 2 == 0)
-    return jax.lax.cond(screening_now, send_what_is_read, lambda state: state, state)
+    return jax.lax.cond(screening.is_screening(state), send_what_is_read, lambda state: state, state)
 
 
 # How many operands the question's predicate reads: the first ones are the innermost
