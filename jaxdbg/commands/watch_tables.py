@@ -1,13 +1,16 @@
 """The watch tables at the prompt: ``watch N`` (a watch's values per hit), ``watch N
 leaves [HIT]`` (a pytree's leaf norms) and ``watch diff N HIT1 HIT2`` (which leaves
-changed between two hits, and by how much). Text over :mod:`jaxdbg.engine.watches`.
+changed between two hits, and by how much). Text over :mod:`jaxdbg.engine.watches`;
+``watch N leaves`` also as a model (:class:`LeafHistories`) the panel draws as plots.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from jaxdbg.engine import watches
+from jaxdbg.engine.values import drawable
 from jaxdbg.runtime import phrases
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -33,7 +36,8 @@ def _plural(n: int, word: str) -> str:
     return f"{phrases.count(n)} {word}{'' if n == 1 else 's'}"
 
 
-def _leaves(n: int, kind: str = "") -> str:
+def leaf_count(n: int, kind: str = "") -> str:
+    """``3 leaves``, ``1 float leaf``: as every watch table counts them."""
     return f"{phrases.count(n)} {kind}{'leaf' if n == 1 else 'leaves'}"
 
 
@@ -52,7 +56,7 @@ def _first_nonfinite(leaves: watches.LeafNorms) -> str:
     for counts, word in ((leaves.nans, "NaN"), (leaves.infs, "Inf")):
         hits = [i for i, n in enumerate(counts) if n]
         if hits:
-            more = f" and {_leaves(len(hits) - 1, 'more ')}" if len(hits) > 1 else ""
+            more = f" and {leaf_count(len(hits) - 1, 'more ')}" if len(hits) > 1 else ""
             return f"{word} in {leaves.paths[hits[0]]}{more}"
     return ""
 
@@ -119,26 +123,81 @@ def find_hit(watch: watches.Watch, hit: int | None) -> watches.WatchValue | str:
     return f"no per-leaf values of {watch.expression!r} at hit {hit} (kept: {span})"
 
 
-def leaves(number: int, index: int, watch: watches.Watch, hit: int | None) -> str:
-    """``watch N leaves [HIT]``: each float leaf's norm and NaN / Inf at one hit, and its
-    norm over the hits kept, as block characters."""
+@dataclasses.dataclass(frozen=True, eq=False)
+class LeafHistories(drawable.Drawable):
+    """``watch N leaves [HIT]``: a pytree watch's float leaves at one hit, and each leaf's
+    norm over the latest hits that kept per-leaf numbers (:data:`LEAF_POINTS`). Drawn
+    as a table with a line of block characters per leaf (text: :func:`leaves_text`), and
+    by the panel as a plot per leaf (``views/watch_views.py``)."""
+
+    number: int  # the breakpoint
+    index: int  # the watch's number in ``watch``
+    expression: str
+    at: watches.WatchValue  # the hit shown; its ``leaves`` is set
+    kept: tuple[watches.WatchValue, ...]  # values with per-leaf numbers, oldest first
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        assert self.at.leaves is not None
+        return self.at.leaves.paths
+
+    def title(self) -> str:
+        return (
+            f"Watch {self.index} at breakpoint {self.number}: {self.expression} at hit {hit_label(self.at)}, "
+            f"{leaf_count(len(self.paths), 'float ')} (norms over finite values)"
+        )
+
+    def numbers(self, i: int) -> tuple[float, int, int]:
+        """Leaf ``i``'s norm, NaN and Inf counts at the hit shown."""
+        at = self.at.leaves
+        assert at is not None
+        return float(at.norms[i]), int(at.nans[i]), int(at.infs[i])
+
+    def history(self, i: int, points: int = 0) -> watches.Watch:
+        """Leaf ``i``'s norm at each kept hit (its latest ``points``; 0: all) as a watch
+        of its own, named by its key path: what a plot of one number draws."""
+        path = self.paths[i]
+        values = []
+        for v in self.kept[-points:] if points else self.kept:
+            leaves = v.leaves
+            assert leaves is not None
+            # The hits of one tree share its key paths: its number is at the same place.
+            norm = float(leaves.norms[i]) if leaves.paths is self.paths else (leaves.at(path) or (None,))[0]
+            if norm is not None:
+                values.append(watches.WatchValue(v.hit, f"{norm:.6g}", number=norm))
+        return watches.Watch(path, values)
+
+
+LEAF_POINTS = 500  # the latest hits whose leaf norms ``watch N leaves`` shows (a plot's points)
+
+
+def leaf_histories(number: int, index: int, watch: watches.Watch, hit: int | None) -> LeafHistories | str:
+    """``watch N leaves [HIT]``'s data, or why there is none."""
     value = find_hit(watch, hit)
     if isinstance(value, str):
-        return f"*** {value}"
-    assert value.leaves is not None
-    at = value.leaves
-    kept = [v.leaves for v in watch.values if v.leaves is not None][-SPARK_POINTS:]
-    rows = [["leaf", "‖·‖", "NaN", "Inf", f"over the last {len(kept)} hits"]]
-    for i, path in enumerate(at.paths):
-        series = [n[0] for n in (k.at(path) for k in kept) if n is not None]
+        return value
+    kept = tuple(v for v in watch.values if v.leaves is not None)[-LEAF_POINTS:]
+    return LeafHistories(number, index, watch.expression, value, kept)
+
+
+def leaves_text(model: LeafHistories) -> str:
+    """``watch N leaves [HIT]`` as text: each float leaf's norm and NaN / Inf at one hit,
+    and its norm over the last hits kept, as block characters."""
+    shown = len(model.kept[-SPARK_POINTS:])
+    rows = [["leaf", "‖·‖", "NaN", "Inf", f"over the last {shown} hits"]]
+    for i, path in enumerate(model.paths):
+        norm, nans, infs = model.numbers(i)
+        series = [n for _, n in model.history(i, SPARK_POINTS).numbers]
         finite = [x for x in series if math.isfinite(x)]
         spread = f"  {min(finite):.4g} … {max(finite):.4g}" if len(finite) > 1 else ""
-        rows.append([path, f"{at.norms[i]:.6g}", str(at.nans[i]), str(at.infs[i]), sparkline(series) + spread])
-    title = (
-        f"Watch {index} at breakpoint {number}: {watch.expression} at hit {hit_label(value)}, "
-        f"{_leaves(len(at.paths), 'float ')} (norms over finite values)"
-    )
-    return "\n".join([title] + _columns(rows, {1, 2, 3}))
+        rows.append([path, f"{norm:.6g}", str(nans), str(infs), sparkline(series) + spread])
+    return "\n".join([model.title()] + _columns(rows, {1, 2, 3}))
+
+
+def leaves(number: int, index: int, watch: watches.Watch, hit: int | None) -> str:
+    """``watch N leaves [HIT]`` as text (``*** why`` when there is nothing to show)."""
+    model = leaf_histories(number, index, watch, hit)
+    return f"*** {model}" if isinstance(model, str) else leaves_text(model)
 
 
 def _change(a: float, b: float) -> str:
@@ -177,7 +236,7 @@ def diff(number: int, index: int, watch: watches.Watch, first: int, second: int)
     total = len(changed) + same
     title = (
         f"Watch {index} at breakpoint {number}: {watch.expression} from hit {first} to hit {second}: "
-        f"{phrases.count(len(changed))} of {_leaves(total)} changed "
+        f"{phrases.count(len(changed))} of {leaf_count(total)} changed "
         "(by norm and NaN / Inf counts), the largest change first"
     )
     if not changed:
@@ -185,5 +244,5 @@ def diff(number: int, index: int, watch: watches.Watch, first: int, second: int)
     rows = [["leaf", f"‖·‖ at {first}", f"‖·‖ at {second}", "change", ""]] + [r for _, r in changed]
     lines = [title] + _columns(rows, {1, 2, 3})
     if same:
-        lines.append(f"  ({_leaves(same)} unchanged)")
+        lines.append(f"  ({leaf_count(same)} unchanged)")
     return "\n".join(lines)

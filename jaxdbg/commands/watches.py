@@ -105,7 +105,10 @@ def _tables(s: Session, number: int, arg: str) -> Output | None:
         text = watch_tables.diff(number, index, watch, int(diff.group(2)), int(diff.group(3)))
     elif history is not None and history.group(2) == "leaves":
         hit = history.group(3)
-        text = watch_tables.leaves(number, index, watch, int(hit) if hit else None)
+        model = watch_tables.leaf_histories(number, index, watch, int(hit) if hit else None)
+        if isinstance(model, str):
+            return error(model)
+        return Output(OutputKind.LEAF_NORMS, watch_tables.leaves_text(model), model)
     elif history is not None and history.group(3) is None:
         text = watch_tables.history(number, index, watch, every=history.group(2) == "all")
     else:

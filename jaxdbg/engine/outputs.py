@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # the data types of the kinds; their modules import this one's users
     from jaxdbg.engine.breakpoint_state import BreakpointRow
+    from jaxdbg.engine.values.drawable import Drawable
     from jaxdbg.engine.values.picture_sets import ShownArrays
     from jaxdbg.engine.values.sharding_layout import ShardingView
     from jaxdbg.engine.values.summaries import ValueSummary
@@ -40,6 +41,8 @@ class OutputKind(str, enum.Enum):
     BREAKPOINTS = "breakpoints"  # data: list[breakpoint_state.BreakpointRow]
     PICTURE = "picture"  # data: picture_sets.ShownArrays (str, rich and _repr_html_)
     WATCHES = "watches"  # data: list[watches.Watch] (snapshots, values over hits)
+    # data: commands.watch_tables.LeafHistories (str and _repr_html_: a plot per leaf)
+    LEAF_NORMS = "leaf norms"
 
     def __str__(self) -> str:
         return self.value
@@ -222,6 +225,12 @@ class Output:
     @property
     def breakpoints(self) -> list[BreakpointRow]:
         return cast("list[BreakpointRow]", self._of(OutputKind.BREAKPOINTS) or [])
+
+    @property
+    def leaf_norms(self) -> Drawable | None:
+        """``LEAF_NORMS``: a pytree watch's leaves over its hits (``watch N leaves``),
+        which draw themselves as text and HTML."""
+        return cast("Drawable | None", self._of(OutputKind.LEAF_NORMS))
 
     @property
     def watches(self) -> list[Watch]:

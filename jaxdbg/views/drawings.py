@@ -3,6 +3,6 @@
 through what these register, since the engine imports no view. ``import jaxdbg`` imports
 this module once."""
 
-from jaxdbg.views import array_picture_view, sharding_html, sharding_text, tree_view
+from jaxdbg.views import array_picture_view, sharding_html, sharding_text, tree_view, watch_views
 
-__all__ = ["array_picture_view", "sharding_html", "sharding_text", "tree_view"]
+__all__ = ["array_picture_view", "sharding_html", "sharding_text", "tree_view", "watch_views"]

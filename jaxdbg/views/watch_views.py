@@ -1,4 +1,5 @@
-"""Watches drawn for a stop's static summary: a table of values over hits, as HTML and text.
+"""Watches drawn for a stop's static summary: a table of values over hits, as HTML and text;
+and ``watch N leaves`` as a plot per leaf (the panel's console draws it).
 
 A scalar's history is a small line plot (inline SVG, one point per value, so a saved
 notebook shows it) and, in text, a line of block characters; an array's is its
@@ -13,6 +14,7 @@ from typing import Sequence
 
 from markupsafe import Markup
 
+from jaxdbg.commands import watch_tables
 from jaxdbg.commands import watches as watch_commands
 from jaxdbg.commands.watch_tables import hit_label
 from jaxdbg.engine.watches import Watch, WatchValue
@@ -120,6 +122,18 @@ _CELL = "text-align:left;vertical-align:middle;border:none;line-height:normal;pa
 _CODE = "background:transparent;padding:0;"
 
 
+def _with_overview(history: Markup, watch: Watch) -> Markup:
+    """A history's drawing with what its plot says, readable without hovering, written
+    beside it: the first and last values, then the range."""
+    parts = watch.overview_parts() if len(watch.values) > 1 else []
+    if not parts:
+        return history
+    return Markup(
+        '{}<span class="jaxdbg-watch-overview" style="{}display:inline-block;vertical-align:middle;'
+        'white-space:nowrap;font-size:11px;margin-left:6px">{}<br>{}</span>'
+    ).format(history, theme.MUTED, " · ".join(parts[:2]), " · ".join(parts[2:]))
+
+
 def table_html(watches: Sequence[Watch]) -> Markup:
     """The watches of a stop's breakpoint: expression, latest value, hits, history."""
     if not watches:
@@ -127,13 +141,7 @@ def table_html(watches: Sequence[Watch]) -> Markup:
     rows = []
     for w in watches:
         last = w.values[-1] if w.values else None
-        history = plot_svg(w) or Markup("{}").format(_history_text(w))
-        parts = w.overview_parts() if len(w.values) > 1 else []
-        if parts:  # what the plot says, readable without hovering: first and last, then the range
-            history = Markup(
-                '{}<span class="jaxdbg-watch-overview" style="{}display:inline-block;vertical-align:middle;'
-                'white-space:nowrap;font-size:11px;margin-left:6px">{}<br>{}</span>'
-            ).format(history, theme.MUTED, " · ".join(parts[:2]), " · ".join(parts[2:]))
+        history = _with_overview(plot_svg(w) or Markup("{}").format(_history_text(w)), w)
         rows.append(
             Markup(
                 '<tr class="jaxdbg-watch" style="{row}"><td style="{cell}"><code style="{code}">{}</code>'
@@ -165,3 +173,57 @@ def table_text(watches: Sequence[Watch]) -> str:
         history = "  ".join(part for part in (_history_text(w), w.overview() if len(w.values) > 1 else "") if part)
         lines.append(f"watch {w.expression} = {last}  ({len(w.values)} hits)" + (f"  {history}" if history else ""))
     return "\n".join(lines)
+
+
+# -- ``watch N leaves``: a plot per leaf ------------------------------------------------
+LEAF_PLOTS = 32  # leaves drawn as plots; the next ones get their block characters
+LEAF_ROWS = 1_000  # leaves listed at all; the rest are counted (the prompt lists each)
+
+
+def leaves_html(model: watch_tables.LeafHistories) -> Markup:
+    """A pytree watch's float leaves at one hit: each leaf's norm and NaN / Inf counts,
+    and its norm over the hits kept as a plot with axes, its first and last values and
+    range written beside it (as the watch table draws a watch's global norm)."""
+    rows = []
+    for i, path in enumerate(model.paths[:LEAF_ROWS]):
+        norm, nans, infs = model.numbers(i)
+        history = model.history(i, PLOT_POINTS)
+        drawn = (plot_svg(history) if i < LEAF_PLOTS else Markup("")) or Markup("{}").format(
+            watch_commands.sparkline([n for _, n in history.numbers][-watch_commands.SPARK_POINTS :])
+        )
+        alarm = theme.ERROR if nans or infs else ""
+        rows.append(
+            Markup(
+                '<tr class="jaxdbg-leaf" style="{row}"><td style="{cell}"><code style="{code}">{}</code></td>'
+                '<td style="{cell}">{}</td><td style="{cell}{alarm}">{}</td><td style="{cell}{alarm}">{}</td>'
+                '<td style="{cell}">{}</td></tr>'
+            ).format(
+                path,
+                f"{norm:.6g}",
+                nans,
+                infs,
+                _with_overview(drawn, history),
+                row=_ROW,
+                cell=_CELL,
+                code=_CODE,
+                alarm=alarm,
+            )
+        )
+    more = len(model.paths) - LEAF_ROWS
+    if more > 0:
+        rows.append(
+            Markup(
+                '<tr style="{}"><td colspan="5" style="{}{}">… {} more (the prompt lists every leaf)</td></tr>'
+            ).format(_ROW, _CELL, theme.MUTED, watch_tables.leaf_count(more))
+        )
+    head = Markup("").join(
+        Markup('<th style="{}{}font-weight:normal">{}</th>').format(_CELL, theme.MUTED, text)
+        for text in ("leaf", "‖·‖", "NaN", "Inf", f"over the last {len(model.kept[-PLOT_POINTS:])} hits")
+    )
+    return Markup(
+        '<table class="jaxdbg-leaf-plots" style="{}"><caption style="text-align:left;{}">{}</caption>'
+        '<thead><tr style="{}">{}</tr></thead><tbody>{}</tbody></table>'
+    ).format(_TABLE, theme.MUTED, model.title(), _ROW, head, Markup("").join(rows))
+
+
+watch_tables.LeafHistories.register_drawing(plain=watch_tables.leaves_text, html=leaves_html)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from jaxdbg.engine.outputs import Output
 from jaxdbg.runtime import phrases
 from jaxdbg_widgets.panel import state as model
@@ -60,8 +62,9 @@ class LogEntry:
 
 def html_of(output: Output) -> str:
     """The HTML the panel draws for a result, or "" to draw its text: a sharding
-    layout is a grid (its text form is box drawing, which a browser font breaks)."""
-    drawn = output.sharding if output.sharding is not None else output.pictures
+    layout is a grid (its text form is box drawing, which a browser font breaks), a
+    pytree watch's leaves (``watch N leaves``) a plot per leaf."""
+    drawn: Any = next((d for d in (output.sharding, output.pictures, output.leaf_norms) if d is not None), None)
     if drawn is None or output.printed:
         return ""
     try:

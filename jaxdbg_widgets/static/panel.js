@@ -1406,9 +1406,10 @@ function watchesArea(model, run) {
       remove.setAttribute("aria-label", `unwatch ${w.expression}`);
       remove.onclick = () => run(`unwatch ${w.expression}`);
       const actions = h("span", "jaxdbg-watch-actions");
-      if (w.leaves) { // a pytree: its leaves' norms on request, as the console's table
+      if (w.leaves) { // a pytree: its leaves' norms on request, a plot per leaf in the console
         const command = `watch ${number} leaves`;
-        const leaves = button("leaves", `${command}: each leaf's norm and NaN / Inf counts, and its norm over the hits`,
+        const leaves = button("leaves",
+                              `${command}: each leaf's norm and NaN / Inf counts, and a plot of its norm over the hits`,
                               "jaxdbg-watch-leaves");
         leaves.setAttribute("aria-label", `leaf norms of ${w.expression}`);
         leaves.onclick = () => run(command);

@@ -3,7 +3,8 @@
 The Watch box adds a watch; after ``continue all`` through a scan and a second run, the
 watch plot has one dot per hit, labelled axes and its first and last values and range
 beside it (the summary left in the notebook too, each dot titled with its value), in the
-light, dark and high-contrast themes. A condition
+light, dark and high-contrast themes; a pytree watch's leaves button plots each leaf's norm
+over the hits, read the same way. A condition
 typed into the breakpoints table's field is applied (the console's log says so). Screenshots go to test-artifacts/.
 """
 
@@ -124,7 +125,7 @@ print("tree", tree_train())
 """
 
 
-def test_a_pytree_watchs_leaves_button_lists_its_leaf_norms_in_the_console(page, lab_server):
+def test_a_pytree_watchs_leaves_button_plots_each_leafs_norm_in_the_console(page, lab_server):
     open_notebook(page, lab_server, "watch-leaves.ipynb", [EXTENSION_SETUP_CELL, TREE_CELL])
     run_cell(page, 0)
     run_cell(page, 1, wait=False)
@@ -137,10 +138,31 @@ def test_a_pytree_watchs_leaves_button_lists_its_leaf_norms_in_the_console(page,
     assert carry.locator(".jaxdbg-watch-leaves").count() == 0  # no pytree: no leaves button
     value, hit = carry.locator(".jaxdbg-watch-axis-label").all_text_contents()  # one point: one label each
     assert value == "0" and re.fullmatch(r"hit \d+", hit), (value, hit)
+    type_command(panel, "ignore 2")  # hits 2 and 3 pass, taking their values; hit 4 stops
+    wait_log(page, panel, r"\(jaxdbg\) ignore 2")
+    panel.get_by_role("button", name="Continue", exact=True).click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jaxdbg-panel:not(.jaxdbg-finished) .jaxdbg-banner')]"
+        ".some(b => /hit 4\\b/.test(b.textContent))",
+        timeout=90_000,
+    )
+    panel = live_panel(page, 1)
     panel.get_by_role("button", name="leaf norms of params").click()
-    wait_log(page, panel, r"params at hit \d+, 2 float leaves")
+    wait_log(page, panel, r"params at hit 4, 2 float leaves")
     log = panel.locator(".jaxdbg-log").inner_text()
     assert "(jaxdbg) watch 1 leaves" in log and "['w']" in log, log
+    # a plot per leaf, a dot per hit, on labelled axes, its first, last and range beside it
+    rows = panel.locator(".jaxdbg-leaf-plots .jaxdbg-leaf")
+    assert rows.count() == 2
+    for i, (path, high) in enumerate([("['b']", "3"), ("['w']", "10.3923")]):
+        row = rows.nth(i)
+        assert row.locator("code").inner_text() == path
+        plot = row.locator("svg.jaxdbg-watch-plot")
+        assert plot.is_visible() and plot.locator("circle").count() == 4
+        labels = plot.locator("text").all_text_contents()
+        assert labels == [f"{float(high):.4g}", "0", "hit 1", "4"], labels
+        overview = row.locator(".jaxdbg-watch-overview")
+        assert overview.is_visible() and overview.inner_text() == f"first 0 · last {high}\nrange 0 … {high}"
     save_screenshot(page, "watch-leaves-lab")
     panel.get_by_role("button", name="Continue all", exact=True).click()
     wait_for_output_text(page, 1, "tree", timeout_s=120)

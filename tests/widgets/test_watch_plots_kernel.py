@@ -1,8 +1,10 @@
 """Watch plots read without hovering, in the panel of a real ipykernel: the summary a stop
 leaves in the notebook titles each point with its hit and value and labels its axes, and
 the live panel's watch table gets the first and last values and the range to write
-beside the plot, and a pytree watch's row its leaves button (``watch N leaves``);
-``watch N`` typed in the panel's console prints the values per hit."""
+beside the plot, and a pytree watch's row its leaves button (``watch N leaves``), which
+plots each leaf's norm over the hits in the console, each plot with axes and its first,
+last and range written beside it; ``watch N`` typed in the panel's console prints the
+values per hit."""
 
 from __future__ import annotations
 
@@ -50,6 +52,16 @@ def _watch(kernel, cid: str, expression: str, total: int) -> dict:
     return kernel.wait_for(look, 60, f"{total} values of {expression}")
 
 
+def _leaf_plots(kernel, cid: str) -> str:
+    """The HTML of the console's latest per-leaf plots (``watch N leaves``), once drawn."""
+
+    def look():
+        drawn = [e["html"] for e in state(kernel, cid).get("log", []) if "jaxdbg-leaf-plots" in e.get("html", "")]
+        return drawn[-1] if drawn else None
+
+    return kernel.wait_for(look, 60, "the leaves' plots in the console")
+
+
 def test_the_summary_plot_titles_every_point_and_the_panel_gets_first_last_and_range(kernel):
     msg = kernel.execute("train()")
     cid = live_panel(kernel)
@@ -84,9 +96,20 @@ def test_the_summary_plot_titles_every_point_and_the_panel_gets_first_last_and_r
     top = (19**2 + 3 * 38**2) ** 0.5  # step 19: b = [19], w = [38, 38, 38]
     assert params["overview"] == ["first 0", "last 0", f"range 0 … {top:.6g}"]
     assert params["leaves"] and not loss["leaves"]  # a pytree's row has its leaves button
-    press(kernel, "watch 2 leaves", cid)  # what that button runs
-    text = wait_log(kernel, r"params at hit \d+, 2 float leaves", cid)
-    assert re.search(r"\['w'\]\s+0\s+0\s+0", text), text  # the second run's first hit: all zero
+    press(kernel, "watch 2 leaves", cid)  # what that button runs: a plot per leaf, in the console
+    drawn = _leaf_plots(kernel, cid)
+    assert re.search(r"params at hit \d+, 2 float leaves", drawn), drawn
+    rows = re.findall(r'<tr class="jaxdbg-leaf"(.*?)</tr>', drawn, re.S)
+    assert [re.search(r"<code[^>]*>(.*?)</code>", r).group(1) for r in rows] == ["[&#39;b&#39;]", "[&#39;w&#39;]"]
+    for row, high in zip(rows, (19.0, 38.0 * 3**0.5)):  # the norm of b and of w at step 19
+        cells = re.findall(r"<td[^>]*>([^<]*)</td>", row)
+        assert cells[:3] == ["0", "0", "0"], cells  # the second run's first hit: all zero, no NaN / Inf
+        (plot,) = re.findall(r"<svg class=\"jaxdbg-watch-plot\".*?</svg>", row, re.S)
+        assert len(re.findall(r"<circle ", plot)) == 21 and "jaxdbg-watch-axis" in plot  # a dot per hit, axes
+        labels = re.findall(r"<text [^>]*>([^<]*)</text>", plot)
+        assert labels == [f"{high:.4g}", "0", f"hit {hits[0]}", str(hits[-1] + 1)], labels
+        (overview,) = re.findall(r"jaxdbg-watch-overview[^>]*>(.*?)</span>", row)
+        assert overview == f"first 0 · last 0<br>range 0 … {high:.6g}", overview  # read without hovering
     submit(kernel, "watch 1", cid=cid)  # the console takes the prompt's command
     text = wait_log(kernel, r"Watch 1 at breakpoint \d+: loss, 21 values", cid)
     assert re.search(rf"\b{hits[-1]}\s+{last}\b", text), text
