@@ -90,6 +90,10 @@ def _structure(value: Any) -> str | None:
         parts.append(f"{len(statics)} static {'field' if len(statics) == 1 else 'fields'} ({names})")
     if not kind:
         parts.insert(0, f"{len(children)} {'entry' if len(children) == 1 else 'entries'}")
+    if kind == tree_summaries.HAIKU_KIND:  # its keys are the names of the modules that made it
+        names = ", ".join(str(k) for k in list(value)[:6]) + (", ..." if len(value) > 6 else "")
+        parts.insert(0, f"{len(value)} {'module' if len(value) == 1 else 'modules'} ({names})")
+        return f"{kind}: {', '.join(parts)}"
     name = summaries.type_name(value)
     head = kind if kind.rpartition(".")[2] == name else f"{kind} {name}".strip()  # not "nnx.State State"
     return f"{head}: {', '.join(parts) or 'no leaves'}"

@@ -1,13 +1,14 @@
 """One-line summaries of pytrees (Modules, parameter dicts, gradients, optimizer states).
 
 A locals row of a pytree says what a JAX user asks of it: the library's kind
-(``nnx.Module``, ``eqx.Module``, ``nnx.State``, an optax state), how many array leaves,
-elements, dtypes and bytes, the global L2 norm and largest ``|x|`` of its float leaves,
-and where the first NaN / Inf is, by key path (``NaN in .l2.kernel (3)``). A value
-that is no pytree gets its type and size, never a repr cut in the middle.
+(``nnx.Module``, ``eqx.Module``, ``nnx.State``, an optax state, Haiku's params / state),
+how many array leaves, elements, dtypes and bytes, the global L2 norm and largest ``|x|``
+of its float leaves, and where the first NaN / Inf is, by key path
+(``NaN in .l2.kernel (3)``). A value that is no pytree gets its type and size, never a
+repr cut in the middle.
 
-Flax, Equinox and optax are never imported here: a value is of their kind only when
-its library is already loaded (``sys.modules``).
+Flax, Equinox, Haiku and optax are never imported here: a value is of their kind only
+when its library is already loaded (``sys.modules``).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def variable_value(value: Any) -> Any:
 
 def library_kind(value: Any) -> str:
     """``nnx.Module``, ``nnx.Param``, ``nnx.State``, ``eqx.Module``, ``optax state``,
-    ``dataclass``, or "" for a plain container or anything else."""
+    ``hk params / state``, ``dataclass``, or "" for a plain container or anything else."""
     return guarded(lambda: _library_kind(value), lambda e: "")
 
 
@@ -79,13 +80,39 @@ def _library_kind(value: Any) -> str:
         return "eqx.Module"
     if _optax_state(value):
         return "optax state"
-    if isinstance(value, tuple) and value and all(_optax_state(v) for v in value):
-        return "optax state"  # a chain's states
+    if _optax_chain(value):
+        return "optax state"
+    if is_haiku_dict(value):
+        return HAIKU_KIND
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return "dataclass"
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         return "namedtuple"
     return ""
+
+
+def _saved_kind(value: Any) -> str:
+    """The kind a tree reopened from a saved stop had; "" for any other value."""
+    return str(value.jaxdbg_saved_kind) if isinstance(getattr(type(value), "jaxdbg_saved_kind", None), property) else ""
+
+
+#: What ``hk.transform`` gives and takes: params and state share one shape (Haiku types
+#: both as ``Mapping[str, Mapping[str, Array]]``), so one kind names both.
+HAIKU_KIND = "hk params / state"
+
+
+def is_haiku_dict(value: Any) -> bool:
+    """Haiku's params or state, where Haiku is loaded: a plain dict of module names
+    (``'mlp/~/linear_0'``) to plain dicts of names (``'w'``) to arrays, two levels exactly
+    (a Flax Linen ``{'params': {...}}`` is deeper)."""
+    if "haiku" not in sys.modules or type(value) is not dict or not value:
+        return False
+    for module, entries in value.items():
+        if type(module) is not str or type(entries) is not dict or not entries:
+            return False
+        if not all(type(name) is str and _array_like(leaf) for name, leaf in entries.items()):
+            return False
+    return True
 
 
 def _from_module(cls: type, package: str) -> bool:
@@ -94,6 +121,14 @@ def _from_module(cls: type, package: str) -> bool:
 
 def _optax_state(value: Any) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields") and _from_module(type(value), "optax")
+
+
+def _optax_chain(value: Any, depth: int = 0) -> bool:
+    """A chain's states: a tuple of optax states and of chains of them (``adam`` is one
+    itself), live or reopened from a saved stop."""
+    if type(value) is not tuple or not value or depth > 8:
+        return False
+    return all(_optax_state(v) or _saved_kind(v) == "optax state" or _optax_chain(v, depth + 1) for v in value)
 
 
 def is_tree(value: Any) -> bool:
