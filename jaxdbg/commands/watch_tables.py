@@ -153,19 +153,25 @@ class LeafHistories(drawable.Drawable):
         assert at is not None
         return float(at.norms[i]), int(at.nans[i]), int(at.infs[i])
 
-    def history(self, i: int, points: int = 0) -> watches.Watch:
-        """Leaf ``i``'s norm at each kept hit (its latest ``points``; 0: all) as a watch
-        of its own, named by its key path: what a plot of one number draws."""
+    def norms(self, i: int, points: int = 0) -> list[tuple[int | None, float]]:
+        """``(hit, norm)`` of leaf ``i`` at each kept hit that has it (the latest
+        ``points``; 0: all)."""
         path = self.paths[i]
-        values = []
+        found = []
         for v in self.kept[-points:] if points else self.kept:
             leaves = v.leaves
             assert leaves is not None
             # The hits of one tree share its key paths: its number is at the same place.
             norm = float(leaves.norms[i]) if leaves.paths is self.paths else (leaves.at(path) or (None,))[0]
             if norm is not None:
-                values.append(watches.WatchValue(v.hit, f"{norm:.6g}", number=norm))
-        return watches.Watch(path, values)
+                found.append((v.hit, norm))
+        return found
+
+    def history(self, i: int, points: int = 0) -> watches.Watch:
+        """Leaf ``i``'s norms (as :meth:`norms`) as a watch of its own, named by its key
+        path: what a plot of one number draws."""
+        values = [watches.WatchValue(hit, f"{norm:.6g}", number=norm) for hit, norm in self.norms(i, points)]
+        return watches.Watch(self.paths[i], values)
 
 
 LEAF_POINTS = 500  # the latest hits whose leaf norms ``watch N leaves`` shows (a plot's points)
@@ -187,7 +193,7 @@ def leaves_text(model: LeafHistories) -> str:
     rows = [["leaf", "‖·‖", "NaN", "Inf", f"over the last {shown} hits"]]
     for i, path in enumerate(model.paths):
         norm, nans, infs = model.numbers(i)
-        series = [n for _, n in model.history(i, SPARK_POINTS).numbers]
+        series = [n for _, n in model.norms(i, SPARK_POINTS)]
         finite = [x for x in series if math.isfinite(x)]
         spread = f"  {min(finite):.4g} … {max(finite):.4g}" if len(finite) > 1 else ""
         rows.append([path, f"{norm:.6g}", str(nans), str(infs), sparkline(series) + spread])

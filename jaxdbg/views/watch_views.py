@@ -177,7 +177,7 @@ def table_text(watches: Sequence[Watch]) -> str:
 
 # -- ``watch N leaves``: a plot per leaf ------------------------------------------------
 LEAF_PLOTS = 32  # leaves drawn as plots; the next ones get their block characters
-LEAF_ROWS = 1_000  # leaves listed at all; the rest are counted (the prompt lists each)
+LEAF_ROWS = 200  # leaves listed at all; the rest are counted (the prompt lists each)
 
 
 def leaves_html(model: watch_tables.LeafHistories) -> Markup:

@@ -259,3 +259,18 @@ def test_leaves_inside_a_reopened_tree_keep_where_they_were_as_top_level_arrays_
     assert t2.answers("whatis top") == [live["whatis top"]]
     # the Param reopens as its array, with where it was
     assert t2.answers("whatis model.l1.kernel") == ["Array float32[4,16] sharding=cpu:3"]
+
+
+def test_leaf_norms_that_do_not_match_their_values_are_refused(tmp_path):
+    path = tmp_path / "watched.npz"
+    _watched_training_saved(path, steps=3, poisoned_step=-1)
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["metadata"].tobytes())
+    (watch,) = meta["watches"]
+    watch["leaves"]["hits"].append([0, 0])  # one hit more than the numbers hold
+    arrays["metadata"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **arrays)
+    with pytest.raises(saved_values.SavedStopError, match="leaf norms do not match its values"):
+        saved_stops.load(str(bad))
