@@ -62,7 +62,7 @@ def _leaf_plots(kernel, cid: str) -> str:
     return kernel.wait_for(look, 60, "the leaves' plots in the console")
 
 
-def test_the_summary_plot_titles_every_point_and_the_panel_gets_first_last_and_range(kernel):
+def test_the_summary_plot_titles_every_point_and_the_panel_gets_first_last_and_range(kernel, tmp_path):
     msg = kernel.execute("train()")
     cid = live_panel(kernel)
     submit(kernel, "watch loss", cid=cid)
@@ -113,5 +113,19 @@ def test_the_summary_plot_titles_every_point_and_the_panel_gets_first_last_and_r
     submit(kernel, "watch 1", cid=cid)  # the console takes the prompt's command
     text = wait_log(kernel, r"Watch 1 at breakpoint \d+: loss, 21 values", cid)
     assert re.search(rf"\b{hits[-1]}\s+{last}\b", text), text
+    path = tmp_path / "leaves.npz"
+    submit(kernel, f"save {path}", cid=cid)
+    wait_log(kernel, "Saved the stop to", cid)
     press(kernel, "continue all", cid)
     assert kernel.wait_reply(msg, timeout=240).status == "ok"
+
+    # the stop reopened from its file plots the same leaves over the same 21 hits
+    msg = kernel.execute(f"jaxdbg.open_stop({str(path)!r})")
+    cid = live_panel(kernel)
+    press(kernel, "watch 2 leaves", cid)
+    reopened = _leaf_plots(kernel, cid)
+    assert re.findall(r'<tr class="jaxdbg-leaf".*?</tr>', reopened, re.S) == re.findall(
+        r'<tr class="jaxdbg-leaf".*?</tr>', drawn, re.S
+    )
+    press(kernel, "continue", cid)
+    assert kernel.wait_reply(msg, timeout=120).status == "ok"
