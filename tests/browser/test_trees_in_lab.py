@@ -1,17 +1,26 @@
-"""A Flax NNX train step in JupyterLab: the flax frames are one row of the frame list,
-Up steps over them, the gradients' NaN mark is followed down the tree to its leaf, and a
-click on the leaf's name puts its path, as an expression, in the console."""
+"""A Flax NNX train step in JupyterLab and Notebook 7: the flax frames are one row of the
+frame list, Up steps over them, the gradients' NaN mark is followed down the tree to its
+leaf, and a click on the leaf's name puts its path, as an expression, in the console.
+The NaN marks (the red summaries of every row from the tree down to the leaf) read in
+every theme: light, dark and high contrast.
+"""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from support.lab_helpers import (
     EXTENSION_SETUP_CELL,
+    THEMES,
+    WCAG_AA,
+    in_theme,
     live_panel,
     open_notebook,
     run_cell,
     save_screenshot,
+    text_contrast,
     type_command,
     wait_for_output_text,
     wait_heading,
@@ -60,16 +69,36 @@ def _row(panel, label):
     return panel.locator(f'tr.jaxdbg-local[data-label="{label}"]')
 
 
-def test_a_nan_followed_down_the_gradient_tree_and_its_path_put_in_the_console(page, lab_server):
+def _stopped_in_the_train_step(page, server, name: str):
+    """The notebook open, the train step stopped at its breakpoint: the live panel."""
     pytest.importorskip("flax", reason="the test extra installs flax")
     page.set_viewport_size({"width": 1280, "height": 1600})
-    open_notebook(page, lab_server, "trees_in_lab.ipynb", [EXTENSION_SETUP_CELL, STOP_CELL])
+    open_notebook(page, server, name, [EXTENSION_SETUP_CELL, STOP_CELL])
     run_cell(page, 0)
     run_cell(page, 1, wait=False)
     panel = live_panel(page, 1)
     panel.wait_for(state="visible", timeout=120_000)
     wait_heading(page, panel, r"in inner_step$")
+    return panel
 
+
+def _open_down_to_the_nan(panel):
+    """Opens the gradients, then their NaN-marked layer: the rows on the way, the leaf last."""
+    grads = _row(panel, "grads")
+    grads.wait_for(state="visible")
+    grads.locator(".jaxdbg-toggle").click()
+    layer = _row(panel, "grads['l2']")
+    layer.wait_for(state="visible")
+    layer.locator(".jaxdbg-toggle").click()
+    leaf = _row(panel, "grads['l2']['kernel']")
+    leaf.wait_for(state="visible")
+    return grads, layer, leaf
+
+
+@pytest.mark.notebook7
+def test_a_nan_followed_down_the_gradient_tree_and_its_path_put_in_the_console(page, server):
+    # Behaviour, so one theme; the marks' colours are checked in every theme below.
+    panel = _stopped_in_the_train_step(page, server, f"trees-{server.app}.ipynb")
     frames = page.evaluate(FRAMES_JS)
     folds = [text for folded, text, _ in frames if folded]
     assert folds and all("frames in flax" in text or "frame in" in text for text in folds), frames
@@ -81,21 +110,14 @@ def test_a_nan_followed_down_the_gradient_tree_and_its_path_put_in_the_console(p
     type_command(panel, "frame 0")
     wait_heading(page, panel, r"in inner_step$")
 
-    grads = _row(panel, "grads")
-    grads.wait_for(state="visible")
-    assert "jaxdbg-nonfinite" in grads.get_attribute("class")
-    grads.locator(".jaxdbg-toggle").click()
-    layer = _row(panel, "grads['l2']")
-    layer.wait_for(state="visible")
-    assert "jaxdbg-nonfinite" in layer.get_attribute("class")
+    grads, layer, leaf = _open_down_to_the_nan(panel)
+    for row in (grads, layer, leaf):  # the mark leads from the tree down to the leaf
+        assert "jaxdbg-nonfinite" in row.get_attribute("class")
     assert "jaxdbg-nonfinite" not in _row(panel, "grads['l1']").get_attribute("class")
-    layer.locator(".jaxdbg-toggle").click()
-    leaf = _row(panel, "grads['l2']['kernel']")
-    leaf.wait_for(state="visible")
-    assert "jaxdbg-nonfinite" in leaf.get_attribute("class")
+    assert "jaxdbg-nonfinite" not in _row(panel, "grads['l2']['bias']").get_attribute("class")
     assert leaf.locator(".jaxdbg-col-type").inner_text() == "Param"
     leaf.locator("canvas.jaxdbg-thumb").wait_for(state="visible")
-    save_screenshot(page, "trees_in_lab")
+    save_screenshot(page, f"trees_in_{server.app}")
 
     leaf.locator("button.jaxdbg-path").click()
     box = panel.locator(".jaxdbg-input")
@@ -105,3 +127,32 @@ def test_a_nan_followed_down_the_gradient_tree_and_its_path_put_in_the_console(p
 
     type_command(panel, "c")
     wait_for_output_text(page, 1, "stepped", timeout_s=60)
+
+
+# The summaries of the marked rows, and of two unmarked ones to tell the mark's colour from.
+MARKED = ".jaxdbg-local.jaxdbg-nonfinite .jaxdbg-col-summary"
+UNMARKED = (
+    ".jaxdbg-local[data-label=\"grads['l1']\"] .jaxdbg-col-summary,"
+    " .jaxdbg-local[data-label=\"grads['l2']['bias']\"] .jaxdbg-col-summary"
+)
+
+
+@pytest.mark.parametrize("theme", list(THEMES))
+def test_the_nan_marks_down_the_tree_read_in_every_theme(page, lab_server, theme):
+    with in_theme(lab_server, theme):
+        panel = _stopped_in_the_train_step(page, lab_server, f"trees-{theme}.ipynb")
+        assert page.evaluate("() => document.body.dataset.jpThemeName") == THEMES[theme]
+        _open_down_to_the_nan(panel)
+        page.mouse.move(0, 0)  # no row under the pointer: its hover colours aside
+        live = ".jaxdbg-panel:not(.jaxdbg-finished)"
+        marked, unmarked = text_contrast(page, live, MARKED), text_contrast(page, live, UNMARKED)
+        save_screenshot(page, f"trees_nan_marks_{theme}")
+        # the tree, its layer and the leaf: each row's summary says NaN, in the mark's colour
+        texts = panel.locator(MARKED).all_inner_texts()
+        assert len(marked) == 3 and all(re.search(r"NaN|nan=", text) for text in texts), texts
+        assert len(unmarked) == 2, unmarked
+        assert {r["colour"] for r in marked}.isdisjoint({r["colour"] for r in unmarked}), (marked, unmarked)
+        low = [r for r in marked + unmarked if r["ratio"] < WCAG_AA]
+        assert not low, low
+        type_command(panel, "c")
+        wait_for_output_text(page, 1, "stepped", timeout_s=60)
