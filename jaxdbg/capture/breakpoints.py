@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdbg.capture import operand_release, prints, screening, staging
-from jaxdbg.engine import breakpoint_checks, breakpoint_state, program_shardings, registry, stop_serving
+from jaxdbg.engine import breakpoint_checks, breakpoint_state, program_shardings, registry, stop_serving, watches
 from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.stop_info import StopInfo
@@ -97,6 +97,8 @@ class _Site:
             if not breakpoint_state.is_enabled(number) or breakpoint_state.passes_whole_arrival(number, stops):
                 return screening.PASS
             return screening.OPEN
+        if not breakpoint_state.is_enabled(number) and not watches.LIVE.has_watches(number):
+            return screening.PASS  # disabled: only watches would take values
         if not self.screen_groups:
             return screening.OPEN  # nothing traced in the frame: screened on arrival
         # A condition, log template or watch (a disabled breakpoint's too) reads the

@@ -48,7 +48,14 @@ def _number_of(step) -> int:
 
 @pytest.mark.parametrize(
     "check",
-    ["condition {n} x > 1e9", "condition {n} False", "log {n} step {{x:.0f}}", "log {n} no fields", "watch x"],
+    [
+        "condition {n} x > 1e9",
+        "condition {n} False",
+        "log {n} step {{x:.0f}}",
+        "log {n} no fields",
+        "watch x",
+        "condition {n} x > 0\ndisable {n}",
+    ],
 )
 def test_a_screened_stop_sends_only_the_locals_its_checks_read(monkeypatch, check):
     host = HostBytes(monkeypatch)
@@ -71,6 +78,8 @@ def test_a_screened_stop_sends_only_the_locals_its_checks_read(monkeypatch, chec
         assert [r.text for r in rows][-STEPS:] == [f"step {i}" for i in range(STEPS)]
     if check.startswith("log {n} no"):
         assert [r.text for r in rows][-STEPS:] == ["no fields"] * STEPS
+    if "disable" in check:
+        assert host.total == 0  # a disabled breakpoint's condition reads nothing
     if check == "watch x":  # the values came, step by step
         (watch,) = watches.LIVE.watches(n)
         assert [v.number for v in watch.values][-STEPS:] == [float(i) for i in range(STEPS)]
