@@ -26,6 +26,8 @@ GOAL_MEASURES = {
         "passed stop (ignored)",
         "local, per step of a",  # a passed stop against a callback without operands, by local size
         "its cost over the baseline",  # ... and with a big local against a small one
+        "passed stop (false condition)",  # a screened stop, which sends what it reads
+        "with a watch on a scalar",
         "untriggered breakpoint_if",
         "trace + compile, 10 frames x 30 locals",
     ),
