@@ -265,6 +265,22 @@ class FrameTemplate:
     sharded_operands: dict[str, int] = dataclasses.field(default_factory=dict)  # name -> operand
     code: types.CodeType | None = None
     instruction: int = -1
+    #: Per traced local, its operands' indices when every leaf is one (the common case).
+    _slot_indices: dict[str, list[int]] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _filled(self, name: str, leaves: list[Any], operand: Callable[[int], Any]) -> list[Any]:
+        """A traced local's leaves with their runtime values. A reader's ``many`` reads
+        them at once: a 10,000-leaf parameter tree costs no call per leaf."""
+        many = getattr(operand, "many", None)
+        if many is not None:
+            indices = self._slot_indices.get(name)
+            if indices is None:
+                all_slots = all(type(leaf) is OperandSlot for leaf in leaves)
+                indices = self._slot_indices[name] = [leaf.index for leaf in leaves] if all_slots else []
+            if indices:
+                read: list[Any] = many(indices)
+                return read
+        return [operand(leaf.index) if isinstance(leaf, OperandSlot) else leaf for leaf in leaves]
 
     def build(self, operand: Callable[[int], Any], compiled: Callable[[int], Any] | None = None) -> Frame:
         """The frame with runtime values; ``compiled(i)``: operand i's compiled sharding."""
@@ -282,7 +298,7 @@ class FrameTemplate:
         for name in self.order:
             if name in self.traced_locals:
                 treedef, leaves = self.traced_locals[name]
-                filled = [operand(l.index) if isinstance(l, OperandSlot) else l for l in leaves]
+                filled = self._filled(name, leaves, operand)
                 # A user pytree's unflatten is user code: it must not end the stop.
                 values[name] = guarded(
                     lambda: jax.tree_util.tree_unflatten(treedef, filled),

@@ -88,7 +88,12 @@ def test_a_gradient_tree_opens_down_to_the_leaf_that_holds_the_nan(kernel):
     params = open_(["model", 0])["rows"]
     assert {r["name"]: r["type"] for r in params} == {"bias": "Param", "kernel": "Param"}
 
-    assert rows["big"]["summary"].startswith("10,000 arrays · 40,000 float32 · 156 KB · statistics when shown")
+    # a 10,000-leaf tree is sent with its kind and size; its summary comes once it is shown
+    assert rows["big"]["pending"] and rows["big"]["summary"] == "dict · 10,000 entries · summary when shown"
+    kernel.send_custom(cid, {"type": "stats", "frame": frame, "path": ["big"]})
+    shown, _ = answer(kernel, cid, "stats", 0)
+    assert shown["row"]["summary"].startswith("10,000 arrays · 40,000 float32 · 156 KB · ‖·‖ ")
+    assert not shown["row"]["pending"]
     first = open_(["big"])
     assert first["total"] == 10_000 and len(first["rows"]) < 1_000
     assert first["rows"][2]["name"] == "'w00002'" and first["rows"][2]["summary"].startswith("min=2 max=2")

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxdbg.engine.values import array_picture, summaries, tree_outline, tree_summaries
+from jaxdbg.engine.values import array_picture, summaries, tree_glance, tree_outline, tree_summaries
 
 # Arrays above this many elements get their statistics only when the browser shows
 # their row (a "stats" request), after the panel is up: a 400 MB local took 0.7 s of
@@ -89,8 +89,11 @@ def _big_array(value: Any) -> bool:
 def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool = False) -> dict:
     """One row of the locals table (or of an opened pytree node). ``sharding``: the
     value's layout in the program, as ``locals`` names it (Session.program_shardings).
-    ``lazy``: a big array's statistics are left out and the row is marked ``pending``;
-    the browser asks for them when it shows the row."""
+    ``lazy``: a big array's statistics, or a big tree's summary, are left out and the
+    row is marked ``pending``; the browser asks for them when it shows the row."""
+    glance = tree_glance.glance(value) if lazy else None
+    if glance is not None:  # a big tree: not walked until shown (see tree_glance)
+        return _glance_row(name, value, glance)
     pending = lazy and _big_array(value)
     elsewhere = _spans_processes(value)
     tree = None if elsewhere else tree_summaries.tree_summary(value, lazy=lazy)
@@ -126,6 +129,21 @@ def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool 
         "pending": (row.stats_pending or (tree is not None and tree.stats_pending)) and not elsewhere,
         # An array with elements gets a small picture, asked for when the row is shown.
         "picture": bool(row.is_array and row.shape and _has_elements(row.shape)) and not elsewhere,
+    }
+
+
+def _glance_row(name: str, value: Any, glance: str) -> dict:
+    return {
+        "name": name,
+        "type": summaries.type_name(value),
+        "array": "",
+        "sharding": "",
+        "summary": glance,
+        "finite_only": False,
+        "nonfinite": False,  # not known until its summary is taken
+        "expandable": expandable(value),
+        "pending": True,
+        "picture": False,
     }
 
 
