@@ -212,17 +212,31 @@ def _asked_at_every_step(operands: list) -> Any:
         value = jnp.asarray(operand)
         if value.size == 0 or not (jnp.issubdtype(value.dtype, jnp.number) or value.dtype == jnp.bool_):
             continue  # PRNG keys and other extended dtypes have no element to read
-        first = value.reshape(-1)[0]
-        read = read + (jnp.real(first) if jnp.iscomplexobj(first) else first).astype(jnp.float32)
+        if _sharded_in_its_type(value):
+            continue  # JAX refuses to slice one element out of a sharded dimension
+        read = read + _as_float32(value.reshape(-1)[0])
         count += 1
         if count == READ_OPERANDS:
             break
     if not count:
-        return jnp.bool_(True)  # nothing in the step changes: the question is the same anyway
+        # Nothing to read without a collective (every operand sharded, as under a vmap
+        # over a sharded axis), which would wait on a device held by a stop: XLA may then
+        # ask once per call, and screening.Arrivals takes a state seen again as a new arrival.
+        return jnp.bool_(True)
     # XLA folds some comparisons of a value with itself, but not "equal or unequal" for a
     # float (NaN is neither); the barrier keeps the sum from being simplified away.
     read = jax.lax.optimization_barrier(read)
     return (read == read) | (read != read)
+
+
+def _as_float32(x: Any) -> Any:
+    return (jnp.real(x) if jnp.iscomplexobj(x) else x).astype(jnp.float32)
+
+
+def _sharded_in_its_type(value: Any) -> bool:
+    """Whether the value's type shards a dimension (explicit sharding: ``f32[8@d]``)."""
+    sharding = getattr(jax.typeof(value), "sharding", None)
+    return any(axis is not None for axis in getattr(sharding, "spec", ()) or ())
 
 
 def _zero_tangent(x):

@@ -202,3 +202,43 @@ def test_a_check_that_reads_the_whole_namespace_has_every_local_sent():
     with prints.sink_installed(rows.append):
         jax.block_until_ready(f(xs))
     assert [r.text for r in rows] == ["0", "2", "4", "6"]
+
+
+def _under(transform: str, t: Transcript):
+    """A 6-step scan whose step has x (0..5 + offset) and a 512x512 local, under ``transform``;
+    returns (run, step)."""
+
+    def step(c, x):
+        big = jnp.full(LOCAL, x) + c  # noqa: F841 (read at the stop)
+        jaxdbg.breakpoint(**t.options)
+        return c + x * 0.0, None
+
+    def loop(offset):
+        return jax.lax.scan(step, offset * 0.0, jnp.arange(6.0) + offset)[0]
+
+    if transform == "grad":
+        return (lambda: jax.jit(jax.grad(loop))(0.0)), step
+    if transform == "checkpoint":
+        return (lambda: jax.jit(jax.checkpoint(loop))(0.0)), step
+    mesh = jax.make_mesh((jax.device_count(),), ("d",))
+    spec = jax.sharding.PartitionSpec("d")
+    offsets = jax.device_put(10.0 * jnp.arange(float(jax.device_count())), jax.sharding.NamedSharding(mesh, spec))
+    assert transform == "shard_map"
+    per_device = jax.shard_map(lambda o: loop(o[0])[None], mesh=mesh, in_specs=spec, out_specs=spec)
+    return (lambda: jax.jit(per_device)(offsets)), step
+
+
+# A sharded jit's loop is left out: there, reading a value at a stop while the other
+# devices wait in the step's collective hangs (with or without screening; see the notes).
+@pytest.mark.parametrize("transform", ["grad", "checkpoint", "shard_map"])
+def test_a_condition_is_screened_under_each_transform_and_its_stop_has_every_value(monkeypatch, transform):
+    host = HostBytes(monkeypatch)
+    t = Transcript("p x", "p big[0, 0]", "c")
+    run, step = _under(transform, t)
+    jax.block_until_ready(jax.eval_shape(run))  # traced: the breakpoint has its number
+    breakpoint_state.set_condition(_number_of(step), "x == 3")
+    jax.block_until_ready(run())
+    assert t.answers("p x") == ["Array(3., dtype=float32)"], t.text
+    assert t.answers("p big[0, 0]") == ["Array(3., dtype=float32)"]
+    # one opened stop's values (1 MB and the small ones); the other steps moved bytes
+    assert host.total < 4 * LOCAL[0] * LOCAL[1] + 64 * 6 * jax.device_count()
