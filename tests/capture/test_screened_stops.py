@@ -242,3 +242,27 @@ def test_a_condition_is_screened_under_each_transform_and_its_stop_has_every_val
     assert t.answers("p big[0, 0]") == ["Array(3., dtype=float32)"]
     # one opened stop's values (1 MB and the small ones); the other steps moved bytes
     assert host.total < 4 * LOCAL[0] * LOCAL[1] + 64 * 6 * jax.device_count()
+
+
+def test_a_vmap_over_a_sharded_axis_is_screened_step_by_step():
+    # Every operand is sharded in its type there, so the per-step question reads nothing
+    # and XLA may ask it once per call: each step must still be screened on its own.
+    t = Transcript("p x", "c")
+
+    def step(c, x):
+        c = c + x * 0.0
+        jaxdbg.breakpoint(**t.options)
+        return c + x * 0.0, None
+
+    def loop(offset):
+        return jax.lax.scan(step, offset * 0.0, jnp.arange(4.0) + offset)[0]
+
+    mesh = jax.make_mesh((jax.device_count(),), ("d",))
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d"))
+    offsets = jax.device_put(10.0 * jnp.arange(float(jax.device_count())), sharding)
+    f = jax.jit(jax.vmap(loop))
+    jax.eval_shape(f, offsets)
+    breakpoint_state.set_condition(_number_of(step), "x == 12")  # step 2 of element 1
+    jax.block_until_ready(f(offsets))
+    assert t.answers("p x") == ["Array(12., dtype=float32)"]
+    assert "batch 2/" in t.stops()[0]
