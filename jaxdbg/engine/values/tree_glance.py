@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import numpy as np
 
 from jaxdbg.engine.values import summaries, tree_summaries
 from jaxdbg.runtime import phrases
@@ -24,9 +25,14 @@ LEAVES_AT_A_GLANCE = tree_summaries.LAZY_LEAVES
 WHEN_SHOWN = "summary when shown"
 
 
+_ARRAY_TYPES: set[type] = set()  # array types met as leaves: known at once the next time
+
+
 def _one_level(node: Any) -> list[Any] | None:
     """The children of one pytree node, or None for a leaf."""
     kind = type(node)
+    if kind in _ARRAY_TYPES:
+        return None
     if kind is dict:
         return list(node.values())
     if kind in (list, tuple):
@@ -34,6 +40,8 @@ def _one_level(node: Any) -> list[Any] | None:
     if node is None:
         return []  # an empty node: no leaves
     if summaries.is_array(node) and not tree_summaries.is_variable(node):
+        if isinstance(node, (jax.Array, np.ndarray)) and not isinstance(node, jax.core.Tracer):
+            _ARRAY_TYPES.add(kind)
         return None
     flat, treedef = jax.tree_util.tree_flatten(node, is_leaf=lambda child: child is not node)
     return None if jax.tree_util.treedef_is_leaf(treedef) else flat
