@@ -3,8 +3,8 @@
 A breakpoint with a condition, a log template or watches must evaluate them in its
 innermost frame before it knows whether the stop opens. Sending every local of every
 frame for that would move a step's activations to the host at every step, opened or
-not. Instead the program sends, one local at a time and only when the host asks for it,
-the locals those expressions name (:func:`jaxdbg.engine.breakpoint_checks.names_read`);
+not. Instead the program sends, one group of locals at a time and only when the host
+asks for it, the locals those expressions name (:func:`jaxdbg.engine.breakpoint_checks.names_read`);
 the host screens the stop on a frame holding just those, and only a stop that opens has
 all its values sent after.
 
