@@ -162,8 +162,12 @@ def test_enable_typed_at_another_breakpoints_stop_holds_from_the_next_step():
         jax.block_until_ready(f(xs))
     finally:
         breakpoint_state.reset()
-    # The conditional one stops at step 3; the first one, enabled there, at step 4.
-    assert t.answers("p x") == ["Array(3., dtype=float32)", "Array(4., dtype=float32)"], t.text
+    # The conditional one stops at step 3; the first one, enabled there, at its next stop:
+    # step 4, or step 3 itself where XLA runs the two independent callbacks of a step in
+    # the other order (it does from JAX 0.12). Before, it stopped at the next call only.
+    answers = t.answers("p x")
+    assert answers[0] == "Array(3., dtype=float32)", t.text
+    assert answers[1:] in (["Array(4., dtype=float32)"], ["Array(3., dtype=float32)"]), t.text
     assert [stop.split(" (")[0] for stop in t.stops()] == [
         f"Stopped at {__file__}:{first_line + 1} in step",
         f"Stopped at {__file__}:{first_line} in step",

@@ -43,7 +43,7 @@ def _scan_with_a_big_local(t: Transcript):
 
 def _number_of(step) -> int:
     line = step.__code__.co_firstlineno + 2
-    return next(r.number for r in breakpoint_state.rows() if r.lineno == line and r.function == "step")
+    return next(r.number for r in breakpoint_state.rows() if (r.filename, r.lineno) == (__file__, line))
 
 
 @pytest.mark.parametrize(
