@@ -142,13 +142,14 @@ def passed_stops(steps: int, repeats: int) -> list:
 
 
 def _square_local_scan(stop, side: int):
-    """A scan whose step makes a ``side`` x ``side`` float32 local and calls ``stop()``."""
+    """A scan whose step makes a ``side`` x ``side`` float32 local and calls ``stop(x)``
+    (``x``, the step's input, is then a local of the innermost frame)."""
 
     def step(carry, x):
         # Kept whole in memory in both candidates, as a training step's activations are
         # (else XLA fuses the baseline's local into its one read element).
         square = jax.lax.optimization_barrier(jnp.full((side, side), x) + carry)
-        stop()
+        stop(x)
         return carry + square[-1, -1] * 0.5, None
 
     return jax.jit(lambda xs: jax.lax.scan(step, jnp.float32(0.0), xs)[0])
@@ -175,7 +176,7 @@ def _passed_square_scan(side: int, xs, number_seen: list[int]):
     """``_square_local_scan`` with ``jaxdbg.breakpoint()``, compiled and stopped once
     (disabled there, enabled after): its breakpoint number is appended to ``number_seen``."""
     answers = io.StringIO("disable\nc\n")
-    ours = _square_local_scan(lambda: jaxdbg.breakpoint(backend="cli", stdin=answers, stdout=io.StringIO()), side)
+    ours = _square_local_scan(lambda x: jaxdbg.breakpoint(backend="cli", stdin=answers, stdout=io.StringIO()), side)
     ours(xs).block_until_ready()
     number_seen.append(max(row.number for row in breakpoint_state.rows()))
     breakpoint_state.set_enabled(number_seen[-1], True)
@@ -199,7 +200,7 @@ def passed_stops_by_local_size(steps: int, sides: tuple[int, int], repeats: int)
     for how, pass_by in PASSED_BY.items():
         overheads = {}
         for side in sides:
-            base = _square_local_scan(lambda: jax.debug.callback(_noop), side)
+            base = _square_local_scan(lambda x: jax.debug.callback(_noop), side)
             base(xs).block_until_ready()
             numbers: list[int] = []
             ours = _passed_square_scan(side, xs, numbers)
