@@ -11,6 +11,7 @@ import pytest
 import jaxdbg
 from jaxdbg.capture import prints
 from jaxdbg.engine import breakpoint_state, watches
+from support.checks_state import fresh_breakpoint_checks  # noqa: F401 (autouse)
 from support.host_bytes import HostBytes
 from support.transcript import Transcript
 
@@ -19,17 +20,6 @@ LOCAL = (512, 512)  # float32: 1 MB
 # What a screened step may send: the small locals (c and x, float32) and, with each send,
 # the screening state (int32); a multi-device stop also sends its device's index.
 PER_SCREENED_STEP = 24
-
-
-@pytest.fixture(autouse=True)
-def _fresh_state(monkeypatch):
-    monkeypatch.setattr(watches, "LIVE", watches.WatchBook())
-    breakpoint_state.reset()
-    yield
-    for row in breakpoint_state.rows():
-        breakpoint_state.set_condition(row.number, "")
-        breakpoint_state.set_log_template(row.number, "")
-    breakpoint_state.reset()
 
 
 def _scan_with_a_big_local(t: Transcript):

@@ -4,23 +4,12 @@ import re
 
 import jax
 import jax.numpy as jnp
-import pytest
 
 import jaxdbg
 from jaxdbg.capture import prints
-from jaxdbg.engine import breakpoint_state, watches
+from jaxdbg.engine import breakpoint_state
+from support.checks_state import fresh_breakpoint_checks  # noqa: F401 (autouse)
 from support.transcript import Transcript
-
-
-@pytest.fixture(autouse=True)
-def _fresh_state(monkeypatch):
-    monkeypatch.setattr(watches, "LIVE", watches.WatchBook())
-    breakpoint_state.reset()
-    yield
-    for row in breakpoint_state.rows():
-        breakpoint_state.set_condition(row.number, "")
-        breakpoint_state.set_log_template(row.number, "")
-    breakpoint_state.reset()
 
 
 def _scan(t: Transcript, steps: int):
