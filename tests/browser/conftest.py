@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # so `import support.lab_helpers` works under any import mode
     sys.path.insert(0, str(HERE.parent))
 
-from support.lab_helpers import ARTIFACTS, INSTALLED_WHEEL_KERNEL, LabServer, save_screenshot  # noqa: E402
+from support.lab_helpers import ARTIFACTS, INSTALLED_WHEEL_KERNEL, THEMES, LabServer, save_screenshot, set_theme  # noqa: E402
 from support.port_lock import PortLock  # noqa: E402
 
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
@@ -68,16 +68,15 @@ def pytest_collection_modifyitems(config, items):
     """Mark every test here `browser`. A flow runs in Notebook 7 too only when marked
     `notebook7`: where Notebook 7's own shell changes what the user meets (its keyboard
     shortcuts, when an output is drawn, the kernel's status, saving and reloading); the
-    panel's own drawing is the same widget code in both. A test parametrized over
-    `theme` checks colours: every theme runs in JupyterLab, while in Notebook 7, which
-    draws with the same theme packages, only the light theme runs."""
+    panel's own drawing is the same widget code in both. (A colour test measures every
+    theme in one flow: see lab_helpers.each_theme.)"""
     kept, dropped = [], []
     for item in items:
         if HERE in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.browser)
         params = getattr(getattr(item, "callspec", None), "params", {})
         in_notebook7 = params.get("server") == "notebook"
-        if in_notebook7 and (params.get("theme", "light") != "light" or item.get_closest_marker("notebook7") is None):
+        if in_notebook7 and item.get_closest_marker("notebook7") is None:
             dropped.append(item)
         else:
             kept.append(item)
@@ -318,8 +317,10 @@ def page(browser, request):
     context.close()
     for name in ("lab_server", "notebook_server"):
         if name in request.fixturenames:
+            served = request.getfixturevalue(name)
             try:
-                request.getfixturevalue(name).shutdown_kernels()
+                served.shutdown_kernels()
+                set_theme(served, THEMES["light"])  # a theme switched live is the server's setting too
             except Exception:
                 pass
 

@@ -18,11 +18,10 @@ import pytest
 
 from support.lab_helpers import (
     EXTENSION_SETUP_CELL,
-    THEMES,
     WCAG_AA,
     cell,
     cell_output_text,
-    in_theme,
+    each_theme,
     live_panel,
     open_notebook,
     run_cell,
@@ -156,26 +155,25 @@ PANEL_TEXT = {
 }
 
 
-@pytest.mark.parametrize("theme", list(THEMES))
-def test_theme_contrast(page, lab_server, theme):
-    with in_theme(lab_server, theme):
-        open_notebook(page, lab_server, f"theme-{theme}.ipynb", [SETUP_CELL, STOP_CELL])
-        page.wait_for_function(f"() => document.body.dataset.jpThemeName === {json.dumps(THEMES[theme])}")
-        run_cell(page, 0)
-        run_cell(page, 1, wait=False)
-        panel = live_panel(page, 1)
-        panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
-        page.keyboard.type("p alpha_value", delay=5)
-        page.keyboard.press("Enter")
-        wait_log(page, panel, r"Array\(\[2\., 4\., 6\.\]")
-        page.mouse.move(0, 0)  # no hover colours
+def test_theme_contrast(page, lab_server):
+    """The panel is drawn once; the page then switches theme live, as a user does."""
+    open_notebook(page, lab_server, "theme.ipynb", [SETUP_CELL, STOP_CELL])
+    run_cell(page, 0)
+    run_cell(page, 1, wait=False)
+    panel = live_panel(page, 1)
+    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
+    page.keyboard.type("p alpha_value", delay=5)
+    page.keyboard.press("Enter")
+    wait_log(page, panel, r"Array\(\[2\., 4\., 6\.\]")
+    page.mouse.move(0, 0)  # no hover colours
+    for theme in each_theme(page, lab_server):
         found = {part: text_contrast(page, LIVE_PANEL, sel) for part, sel in PANEL_TEXT.items()}
         save_screenshot(page, f"panel_theme_{theme}")
         assert found["current"] and found["tokens"] and found["text"], found
         low = [r for part in ("current", "tokens", "text") for r in found[part] if r["ratio"] < WCAG_AA]
-        assert not low, low
-        panel.locator(".jaxdbg-button", has_text="Continue").first.click()
-        wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
+        assert not low, (theme, low)
+    panel.locator(".jaxdbg-button", has_text="Continue").first.click()
+    wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
 
 
 # --------------------------------------------------------------------------- size

@@ -1,7 +1,8 @@
 """The panel's Replay, Step, Next and Return buttons in real pages (JupyterLab 4 and
-Notebook 7, light, dark and high-contrast themes): a stop in a jitted function is
-replayed, stepped into a helper, a value that exists only there is printed, and Continue
-brings the panel back to the stop. The replay's frame marks and buttons read in each theme."""
+Notebook 7): a stop in a jitted function is replayed, stepped into a helper, a value that
+exists only there is printed, and Continue brings the panel back to the stop. The
+replay's frame marks and buttons read in each theme (JupyterLab: light, dark and high
+contrast, the page switched live as a user does; Notebook 7: light)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ import pytest
 
 from support.lab_helpers import (
     EXTENSION_SETUP_CELL,
-    THEMES,
     WCAG_AA,
-    in_theme,
+    each_theme,
     live_panel,
     open_notebook,
     run_cell,
@@ -46,15 +46,9 @@ def _button(panel, name: str):
     return panel.get_by_role("button", name=name, exact=True)
 
 
-@pytest.mark.parametrize("theme", list(THEMES))
-def test_replay_step_next_return_buttons(page, server, theme):
-    with in_theme(server, theme):
-        _replay_step_next_return(page, server, theme)
-
-
-def _replay_step_next_return(page, server, theme):
+def test_replay_step_next_return_buttons(page, server):
     page.set_viewport_size({"width": 1400, "height": 1500})
-    open_notebook(page, server, f"replay-{server.app}-{theme}.ipynb", [EXTENSION_SETUP_CELL, STOP_CELL])
+    open_notebook(page, server, f"replay-{server.app}.ipynb", [EXTENSION_SETUP_CELL, STOP_CELL])
     run_cell(page, 0)
     run_cell(page, 1, wait=False)  # blocks at the breakpoint
     panel = live_panel(page, 1)
@@ -68,11 +62,11 @@ def _replay_step_next_return(page, server, theme):
     assert _button(panel, "Step").is_visible() and not _button(panel, "Replay").is_visible()
     marks = panel.locator(".jaxdbg-frame-replay")
     assert marks.count() == 1 and "[replay]" in marks.first.inner_text()
-    assert page.evaluate("() => document.body.dataset.jpThemeName") == THEMES[theme]
-    for where in (".jaxdbg-frame-replay", ".jaxdbg-step"):  # the replay's own marks and buttons
-        found = text_contrast(page, where)
-        assert found and not [(r["text"], r["ratio"]) for r in found if r["ratio"] < WCAG_AA], found
-    save_screenshot(page, f"replay_{server.app}_{theme}_started")
+    for theme in each_theme(page, server):  # switched live, as a user does
+        for where in (".jaxdbg-frame-replay", ".jaxdbg-step"):  # the replay's own marks and buttons
+            found = text_contrast(page, where)
+            assert found and not [(r["text"], r["ratio"]) for r in found if r["ratio"] < WCAG_AA], (theme, found)
+        save_screenshot(page, f"replay_{server.app}_{theme}_started")
 
     _button(panel, "Step").click()  # into centre
     wait_heading(page, panel, r":2 in centre\s+\[replay\]$")
@@ -83,7 +77,7 @@ def _replay_step_next_return(page, server, theme):
     assert panel.locator(".jaxdbg-frame-replay").count() == 2
     _button(panel, "Return").click()
     wait_log(page, panel, r"--Return-- Array\(\[-3\., -1\.,  1\.,  3\.\], dtype=float32\)")
-    save_screenshot(page, f"replay_{server.app}_{theme}_stepped")
+    save_screenshot(page, f"replay_{server.app}_stepped")
 
     _button(panel, "Continue").click()  # on to the stop's line, in the replay
     wait_heading(page, panel, r":8 in f\s+\[replay\]$")

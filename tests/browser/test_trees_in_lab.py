@@ -2,7 +2,7 @@
 frame list, Up steps over them, the gradients' NaN mark is followed down the tree to its
 leaf, and a click on the leaf's name puts its path, as an expression, in the console.
 The NaN marks (the red summaries of every row from the tree down to the leaf) read in
-every theme: light, dark and high contrast.
+every theme: light, dark and high contrast (the page switched live, as a user does).
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ import pytest
 
 from support.lab_helpers import (
     EXTENSION_SETUP_CELL,
-    THEMES,
     WCAG_AA,
-    in_theme,
+    each_theme,
     live_panel,
     open_notebook,
     run_cell,
@@ -137,22 +136,21 @@ UNMARKED = (
 )
 
 
-@pytest.mark.parametrize("theme", list(THEMES))
-def test_the_nan_marks_down_the_tree_read_in_every_theme(page, lab_server, theme):
-    with in_theme(lab_server, theme):
-        panel = _stopped_in_the_train_step(page, lab_server, f"trees-{theme}.ipynb")
-        assert page.evaluate("() => document.body.dataset.jpThemeName") == THEMES[theme]
-        _open_down_to_the_nan(panel)
-        page.mouse.move(0, 0)  # no row under the pointer: its hover colours aside
-        live = ".jaxdbg-panel:not(.jaxdbg-finished)"
+def test_the_nan_marks_down_the_tree_read_in_every_theme(page, lab_server):
+    """The tree is opened once; the page then switches theme live, as a user does."""
+    panel = _stopped_in_the_train_step(page, lab_server, "trees-themes.ipynb")
+    _open_down_to_the_nan(panel)
+    page.mouse.move(0, 0)  # no row under the pointer: its hover colours aside
+    live = ".jaxdbg-panel:not(.jaxdbg-finished)"
+    for theme in each_theme(page, lab_server):
         marked, unmarked = text_contrast(page, live, MARKED), text_contrast(page, live, UNMARKED)
         save_screenshot(page, f"trees_nan_marks_{theme}")
         # the tree, its layer and the leaf: each row's summary says NaN, in the mark's colour
         texts = panel.locator(MARKED).all_inner_texts()
         assert len(marked) == 3 and all(re.search(r"NaN|nan=", text) for text in texts), texts
         assert len(unmarked) == 2, unmarked
-        assert {r["colour"] for r in marked}.isdisjoint({r["colour"] for r in unmarked}), (marked, unmarked)
+        assert {r["colour"] for r in marked}.isdisjoint({r["colour"] for r in unmarked}), (theme, marked, unmarked)
         low = [r for r in marked + unmarked if r["ratio"] < WCAG_AA]
-        assert not low, low
-        type_command(panel, "c")
-        wait_for_output_text(page, 1, "stepped", timeout_s=60)
+        assert not low, (theme, low)
+    type_command(panel, "c")
+    wait_for_output_text(page, 1, "stepped", timeout_s=60)

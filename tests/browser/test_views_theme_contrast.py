@@ -3,7 +3,10 @@
 One notebook shows each view: the `%jaxdbg` status table, the live print log and the
 static log it leaves, a mapped checkify error with its source, a sharding layout, and a
 stop's static summary. For every piece of text in them the WCAG contrast against what
-is painted behind it is computed from the page; all must reach AA (4.5:1). In Dark the
+is painted behind it is computed from the page; all must reach AA (4.5:1). The views are
+drawn once, in Light, and measured in each theme after the page switches to it live (as a
+user switches from Settings > Theme; the live print log is measured so while it is live).
+In Dark the
 notebook is then saved and opened as an untrusted copy (styles stripped by Lab's
 sanitizer): the static views must still read. The live panel's own colours are covered
 in test_panel_console.py. Screenshots go to test-artifacts/views_theme_<theme>*.png.
@@ -19,9 +22,9 @@ from support.lab_helpers import (
     ARTIFACTS,
     CURRENT_NOTEBOOK,
     JITTED_STOP_CELL,
-    THEMES,
     WCAG_AA,
     cell,
+    each_theme,
     in_theme,
     live_panel,
     open_notebook,
@@ -114,9 +117,10 @@ def show_every_view(page, server, name: str) -> None:
     live_log = cell(page, 2).locator(".jaxdbg-print-log")
     live_log.get_by_text("30 rows").wait_for(timeout=TIMEOUT_MS)
     page.mouse.move(0, 0)
-    live = text_contrast(page, f"{CURRENT_NOTEBOOK} .jaxdbg-print-log:not(.jaxdbg-static)")
-    assert live and any("step 29.0" in r["text"] for r in live), live
-    assert not low_contrast(live), ("live print log", low_contrast(live))
+    for theme in each_theme(page, server):  # the live log, in every theme while it is live
+        live = text_contrast(page, f"{CURRENT_NOTEBOOK} .jaxdbg-print-log:not(.jaxdbg-static)")
+        assert live and any("step 29.0" in r["text"] for r in live), live
+        assert not low_contrast(live), (theme, "live print log", low_contrast(live))
     flag.write_text("")
     cell(page, 2).locator(".jaxdbg-static").wait_for(timeout=TIMEOUT_MS)
 
@@ -135,12 +139,11 @@ def show_every_view(page, server, name: str) -> None:
     page.mouse.move(0, 0)  # no hover colours
 
 
-@pytest.mark.parametrize("theme", list(THEMES))
-def test_every_view_reads_in_the_theme(page, lab_server, theme):
-    with in_theme(lab_server, theme):
-        page.set_viewport_size({"width": 1280, "height": 2400})
-        show_every_view(page, lab_server, f"views-{theme}")
-        assert page.evaluate("() => document.body.dataset.jpThemeName") == THEMES[theme]
+def test_every_view_reads_in_every_theme(page, lab_server):
+    """The views are drawn once; the page then switches theme live, as a user does."""
+    page.set_viewport_size({"width": 1280, "height": 2400})
+    show_every_view(page, lab_server, "views")
+    for theme in each_theme(page, lab_server):
         save_screenshot(page, f"views_theme_{theme}")
         low = {}
         for view, selector in VIEWS.items():
@@ -148,21 +151,21 @@ def test_every_view_reads_in_the_theme(page, lab_server, theme):
             assert found, f"no {view} view on the page"
             low[view] = [(r["text"], r["colour"], r["ratio"]) for r in low_contrast(found)]
             shoot(page, f"{CURRENT_NOTEBOOK} {selector}", f"views_theme_{theme}_{view}")
-        assert not any(low.values()), low
-        # the checkify view marks the failing line in words too, not only by colour
-        failing = cell(page, 3).locator(".jaxdbg-current-line")
-        assert failing.count() >= 1 and "→     checkify.check(" in failing.first.inner_text()
+        assert not any(low.values()), (theme, low)
+    # the checkify view marks the failing line in words too, not only by colour
+    failing = cell(page, 3).locator(".jaxdbg-current-line")
+    assert failing.count() >= 1 and "→     checkify.check(" in failing.first.inner_text()
 
-        if theme != "dark":
-            return
-        # Saved, then opened as an untrusted copy: Lab strips the styles.
+    with in_theme(lab_server, "dark"):
+        # Saved, then opened (in Dark) as an untrusted copy: Lab strips the styles.
         page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
         page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
-        saved = json.loads((lab_server.root_dir / "views-dark.ipynb").read_text())
+        saved = json.loads((lab_server.root_dir / "views.ipynb").read_text())
         saved["metadata"]["changed"] = True  # the signature no longer matches
         (lab_server.root_dir / "views-untrusted.ipynb").write_text(json.dumps(saved))
         lab_server.shutdown_kernels()
         page.goto(lab_server.lab_url("views-untrusted.ipynb"), wait_until="domcontentloaded")
+        page.wait_for_function("() => document.body.dataset.jpThemeName === 'JupyterLab Dark'")
         wait_for_output_text(page, 3, "checkify errors at 2 of 3 mapped indices", 60)
         wait_for_output_text(page, 5, "Continued.", 60)
         page.mouse.move(0, 0)

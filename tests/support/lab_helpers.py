@@ -396,6 +396,39 @@ def set_theme(server: LabServer, name: str) -> None:
     server.api("PUT", "lab/api/settings/@jupyterlab/apputils-extension:themes", {"raw": json.dumps({"theme": name})})
 
 
+_SWITCHED_JS = """(name) => document.body.dataset.jpThemeName === name
+  && getComputedStyle(document.body).getPropertyValue('--jp-layout-color0').trim() !== ''"""
+
+
+def switch_theme(page, theme: str) -> None:
+    """Switch the open page to THEMES[theme] live, as a user does from Settings > Theme.
+
+    JupyterLab loads the theme's CSS, then names it on the body; the server's setting
+    follows (pages opened afterwards start in it: see :func:`each_theme`)."""
+    name = THEMES[theme]
+    page.evaluate(
+        "async (name) => { await window.jupyterapp.commands.execute('apputils:change-theme', {theme: name}); }", name
+    )
+    page.wait_for_function(_SWITCHED_JS, arg=name)
+
+
+def each_theme(page, server: LabServer):
+    """Yield each theme's key with the page switched to it live, for a test that checks
+    colours after one run of its flow: light, dark and high contrast in JupyterLab, light
+    only in Notebook 7 (it draws with the same theme packages). The page and the server
+    are light again afterwards, so a failed test leaves the next one its default."""
+    themes = list(THEMES) if server.app == "lab" else ["light"]
+    try:
+        for theme in themes:
+            if theme != "light" or page.evaluate("() => document.body.dataset.jpThemeName") != THEMES["light"]:
+                switch_theme(page, theme)
+            yield theme
+        if themes[-1] != "light":
+            switch_theme(page, "light")
+    finally:
+        set_theme(server, THEMES["light"])
+
+
 @contextlib.contextmanager
 def in_theme(server: LabServer, theme: str):
     """Pages opened inside start in THEMES[theme]; the server is light again afterwards,
