@@ -14,7 +14,8 @@ the set of packages in the checkout changed (a stamp in the venv records that).
   Colab's Python, the newest JAX on the newest Python found, the oldest JAX the pins
   allow); each runs the core tests (no kernel, no browser) under its own Python;
 - ``tests``: the whole suite in the main venv (browser tests only there), the kernel tests
-  also against the kernel of every venv above; then the strict docs build.
+  also against the kernel of every venv above; the strict docs build beside it, in its own
+  process (the main run leaves some of the machine idle as its workers start and finish).
 
 Pytest arguments after ``--`` go to ``tests``; with them, the matrix venvs are only built
 and the docs are not built. Every pytest run and check writes its result under
@@ -41,7 +42,7 @@ import nox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # devtools/, beside this file
 from devtools.build import build_dist, sources_digest
-from devtools.common import DEFAULT_SESSIONS, DIST, ROOT
+from devtools.common import DEFAULT_SESSIONS, DIST, RESULTS, ROOT
 from devtools.summary import describe, record
 
 DOCS_SITE = ROOT / "site"
@@ -385,25 +386,54 @@ def docs_env() -> dict[str, str]:
     return {"JAX_PLATFORMS": "cpu", "NO_MKDOCS_2_WARNING": "1", "JUPYTER_PREFER_ENV_PATH": "1", **KEEP_BYTECODE}
 
 
+DOCS_LABEL = "docs (mkdocs build --strict)"
+DOCS_BUILD = ["-m", "mkdocs", "build", "--strict", "--site-dir", str(DOCS_SITE)]
+
+
 def build_docs(session: nox.Session) -> None:
-    check(
-        session,
-        "docs (mkdocs build --strict)",
-        f"site/ from {session.virtualenv.location}",
-        "python",
-        "-m",
-        "mkdocs",
-        "build",
-        "--strict",
-        "--site-dir",
-        str(DOCS_SITE),
-        env=docs_env(),
-    )
+    check(session, DOCS_LABEL, f"site/ from {session.virtualenv.location}", "python", *DOCS_BUILD, env=docs_env())
+
+
+class DocsBuildAside:
+    """The docs build in its own process beside the main run: it executes the notebooks
+    in one kernel at a time (about one core for a minute) while the main run's workers
+    leave some of the machine idle as they start and as they run out of tests. Its
+    output goes to .nox/results/docs-build.log, printed when it fails."""
+
+    def __init__(self, session: nox.Session) -> None:
+        self.session = session
+        self.versions = f"site/ from {session.virtualenv.location}"
+        self.log_path = RESULTS / "docs-build.log"
+        record(DOCS_LABEL, self.versions, {"failed": 1})
+        self.started = time.monotonic()
+        self.log = self.log_path.open("w")
+        python = Path(session.virtualenv.location) / "bin" / "python"
+        session.log(f"{python} {' '.join(DOCS_BUILD)} (beside the main run; output: {self.log_path})")
+        self.proc = subprocess.Popen(
+            [str(python), *DOCS_BUILD],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **docs_env()},
+        )
+
+    def finish(self) -> None:
+        """Wait for the build; record it, and fail the session when it failed."""
+        code = self.proc.wait()
+        self.log.close()
+        seconds = time.monotonic() - self.started
+        record(DOCS_LABEL, self.versions, {"passed": 1} if code == 0 else {"failed": 1}, seconds)
+        self.session.log(f"docs build: exit {code} after {seconds:.0f}s")
+        if code != 0:
+            print(self.log_path.read_text()[-8000:], flush=True)
+            self.session.error(f"the docs build failed (exit {code}); its output: {self.log_path}")
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The whole suite in the main venv, the kernel tests on every matrix kernel; then the docs."""
+    """The whole suite in the main venv, the kernel tests on every matrix kernel; the docs
+    built beside it."""
     install_once(session, ["-e", MAIN_EXTRAS])
     env = {"JAXDBG_DIST_DIR": str(DIST), "JUPYTER_PREFER_ENV_PATH": "1"}
     for name, var in KERNEL_ENV.items():
@@ -420,11 +450,12 @@ def tests(session: nox.Session) -> None:
     # Without arguments, the whole suite in parallel workers; with them, as given (add
     # `-n 3` yourself to run a selection in parallel).
     args = session.posargs or PARALLEL_ARGS
+    docs = None if session.posargs else DocsBuildAside(session)
     try:
         pytest(session, "main (+ matrix-marked kernel tests on every matrix kernel)", args, env)
     finally:
-        if not session.posargs:
-            build_docs(session)
+        if docs is not None:
+            docs.finish()
 
 
 @nox.session(default=False, python=False)
