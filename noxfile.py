@@ -415,7 +415,9 @@ class DocsBuildAside:
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, **docs_env()},
+            # Its kernels talk over Unix sockets (devtools/jupyter_ipc/, read by nbconvert),
+            # so they take no TCP port a test's kernel or server chose and has yet to bind.
+            env={**os.environ, **docs_env(), "JUPYTER_CONFIG_PATH": str(ROOT / "devtools" / "jupyter_ipc")},
         )
 
     def finish(self) -> None:
