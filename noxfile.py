@@ -35,6 +35,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -325,10 +326,16 @@ def colab_pins(session: nox.Session) -> None:
     _core_tests(session, "colab pins", *COLAB_LEAVES_OUT)
 
 
+# The libraries users train with, so their values (Modules, parameter trees, optimizer
+# states) are tested under the newest JAX too, as the test extra installs them in the main venv.
+TRAINING_LIBRARIES = ["flax", "equinox", "dm-haiku", "optax"]
+
+
 @nox.session(python=MATRIX_PYTHONS["newest_jax"])
 def newest_jax(session: nox.Session) -> None:
-    """The newest JAX the pins allow, on the newest Python found."""
-    install_once(session, ["--upgrade", "--upgrade-strategy", "eager", "-e", ".", *CORE_TEST_TOOLS])
+    """The newest JAX the pins allow, on the newest Python found, with the training libraries."""
+    training = [_extra(name) for name in TRAINING_LIBRARIES]
+    install_once(session, ["--upgrade", "--upgrade-strategy", "eager", "-e", ".", *CORE_TEST_TOOLS, *training])
     _core_tests(session, "newest jax")
 
 
@@ -419,12 +426,21 @@ class DocsBuildAside:
             # so they take no TCP port a test's kernel or server chose and has yet to bind.
             env={**os.environ, **docs_env(), "JUPYTER_CONFIG_PATH": str(ROOT / "devtools" / "jupyter_ipc")},
         )
+        # Its own time, not the main run's: a thread notes when it exits.
+        self.ended = self.started
+        self.waiter = threading.Thread(target=self._wait, daemon=True)
+        self.waiter.start()
+
+    def _wait(self) -> None:
+        self.proc.wait()
+        self.ended = time.monotonic()
 
     def finish(self) -> None:
         """Wait for the build; record it, and fail the session when it failed."""
-        code = self.proc.wait()
+        self.waiter.join()
+        code = self.proc.returncode
         self.log.close()
-        seconds = time.monotonic() - self.started
+        seconds = self.ended - self.started
         record(DOCS_LABEL, self.versions, {"passed": 1} if code == 0 else {"failed": 1}, seconds)
         self.session.log(f"docs build: exit {code} after {seconds:.0f}s")
         if code != 0:
