@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.kernel]
 kernel = kernel_fixture(SETUP)
 
 CELL = textwrap.dedent("""
+    import numpy as np
     from flax import nnx
 
     class MLP(nnx.Module):
@@ -28,16 +29,17 @@ CELL = textwrap.dedent("""
             return self.l2(nnx.relu(self.l1(x)))
 
     model = MLP(nnx.Rngs(0))
+    # An argument, not built in the step: 10,000 ops would cost the compile, not the stop.
+    BIG = {f"w{i:05d}": np.full((4,), float(i), np.float32) for i in range(10_000)}
 
     @nnx.jit
-    def train_step(model, x):
+    def train_step(model, x, big):
         grads = nnx.grad(lambda m: jnp.mean(m(x) ** 2))(model)
         grads["l2"]["kernel"][...] = grads["l2"]["kernel"][...].at[:3, 0].set(jnp.nan)
-        big = {f"w{i:05d}": jnp.full((4,), float(i)) for i in range(10_000)}
         jaxdbg.breakpoint()
         return grads
 
-    train_step(model, jnp.ones((8, 4)))
+    train_step(model, jnp.ones((8, 4)), BIG)
     print("stepped")
 """)
 
