@@ -402,50 +402,43 @@ def build_docs(session: nox.Session) -> None:
 
 
 class DocsBuildAside:
-    """The docs build in its own process beside the main run: it executes the notebooks
-    in one kernel at a time (about one core for a minute) while the main run's workers
-    leave some of the machine idle as they start and as they run out of tests. Its
-    output goes to .nox/results/docs-build.log, printed when it fails."""
+    """The docs build in a thread beside the main run: it executes the notebooks in one
+    kernel at a time (about one core for a minute) while the main run's workers leave some
+    of the machine idle as they start and as they run out of tests. Its output goes to
+    .nox/results/docs-build.log, printed when it fails. Under ``--install-only`` nothing
+    runs, as with any ``session.run``."""
 
     def __init__(self, session: nox.Session) -> None:
         self.session = session
-        self.versions = f"site/ from {session.virtualenv.location}"
         self.log_path = RESULTS / "docs-build.log"
-        record(DOCS_LABEL, self.versions, {"failed": 1})
-        self.started = time.monotonic()
-        self.log = self.log_path.open("w")
-        python = Path(session.virtualenv.location) / "bin" / "python"
-        session.log(f"{python} {' '.join(DOCS_BUILD)} (beside the main run; output: {self.log_path})")
-        self.proc = subprocess.Popen(
-            [str(python), *DOCS_BUILD],
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            # Its kernels talk over Unix sockets (devtools/jupyter_ipc/, read by nbconvert),
-            # so they take no TCP port a test's kernel or server chose and has yet to bind.
-            env={**os.environ, **docs_env(), "JUPYTER_CONFIG_PATH": str(ROOT / "devtools" / "jupyter_ipc")},
-        )
-        # Its own time, not the main run's: a thread notes when it exits.
-        self.ended = self.started
-        self.waiter = threading.Thread(target=self._wait, daemon=True)
-        self.waiter.start()
+        self.failure: BaseException | None = None
+        self.thread = threading.Thread(target=self._build, daemon=True)
+        self.thread.start()
 
-    def _wait(self) -> None:
-        self.proc.wait()
-        self.ended = time.monotonic()
+    def _build(self) -> None:
+        with self.log_path.open("w") as log:
+            try:
+                check(
+                    self.session,
+                    DOCS_LABEL,
+                    f"site/ from {self.session.virtualenv.location}",
+                    "python",
+                    *DOCS_BUILD,
+                    # Its kernels talk over Unix sockets (devtools/jupyter_ipc/, read by
+                    # nbconvert): they take no TCP port a test's kernel or server chose.
+                    env={**docs_env(), "JUPYTER_CONFIG_PATH": str(ROOT / "devtools" / "jupyter_ipc")},
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            except BaseException as exc:  # re-raised in finish
+                self.failure = exc
 
     def finish(self) -> None:
-        """Wait for the build; record it, and fail the session when it failed."""
-        self.waiter.join()
-        code = self.proc.returncode
-        self.log.close()
-        seconds = self.ended - self.started
-        record(DOCS_LABEL, self.versions, {"passed": 1} if code == 0 else {"failed": 1}, seconds)
-        self.session.log(f"docs build: exit {code} after {seconds:.0f}s")
-        if code != 0:
+        """Wait for the build; fail the session when it failed."""
+        self.thread.join()
+        if self.failure is not None:
             print(self.log_path.read_text()[-8000:], flush=True)
-            self.session.error(f"the docs build failed (exit {code}); its output: {self.log_path}")
+            self.session.error(f"the docs build failed; its output: {self.log_path}")
 
 
 @nox.session
