@@ -14,8 +14,9 @@ the set of packages in the checkout changed (a stamp in the venv records that).
   Colab's Python, the newest JAX on the newest Python found, the oldest JAX the pins
   allow); each runs the core tests (no kernel, no browser) under its own Python;
 - ``tests``: the whole suite in the main venv (browser tests only there), the kernel tests
-  also against the kernel of every venv above; the strict docs build beside it, in its own
-  process (the main run leaves some of the machine idle as its workers start and finish).
+  also against the kernel of every venv above; then the strict docs build. Under
+  ``dev.py test`` (JAXDBG_DOCS_ASIDE=1) the docs build starts with the first core run
+  instead, in its own process beside the sessions, and ``tests`` awaits it.
 
 Pytest arguments after ``--`` go to ``tests``; with them, the matrix venvs are only built
 and the docs are not built. Every pytest run and check writes its result under
@@ -316,6 +317,7 @@ def _core_tests(session: nox.Session, label: str, *extra: str) -> None:
     if session.posargs:
         session.log("pytest arguments given: the core tests under this interpreter do not run")
         return
+    start_docs_aside(session)
     pytest(session, f"{label} (core)", [*CORE_TEST_ARGS, *extra])
 
 
@@ -402,43 +404,58 @@ def build_docs(session: nox.Session) -> None:
 
 
 class DocsBuildAside:
-    """The docs build in a thread beside the main run: it executes the notebooks in one
-    kernel at a time (about one core for a minute) while the main run's workers leave some
-    of the machine idle as they start and as they run out of tests. Its output goes to
-    .nox/results/docs-build.log, printed when it fails. Under ``--install-only`` nothing
-    runs, as with any ``session.run``."""
+    """The docs build in its own process, started by the first session of a whole matrix
+    run (``dev.py test`` sets JAXDBG_DOCS_ASIDE) and awaited by ``tests``. It executes the
+    notebooks in one kernel at a time, about one core for a minute, which the core runs
+    leave idle as their workers run out of tests. Its output goes to
+    .nox/results/docs-build.log, printed when it fails."""
 
-    def __init__(self, session: nox.Session) -> None:
-        self.session = session
+    def __init__(self) -> None:
+        python = venv_python("tests")
+        self.versions = f"site/ from {python.parents[1]}"
         self.log_path = RESULTS / "docs-build.log"
-        self.failure: BaseException | None = None
-        self.thread = threading.Thread(target=self._build, daemon=True)
-        self.thread.start()
+        record(DOCS_LABEL, self.versions, {"failed": 1})
+        self.log = self.log_path.open("w")
+        self.started = self.ended = time.monotonic()
+        self.proc = subprocess.Popen(
+            [str(python), *DOCS_BUILD],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            # Its kernels talk over Unix sockets (devtools/jupyter_ipc/, read by nbconvert),
+            # so they take no TCP port a test's kernel or server chose and has yet to bind.
+            env={**os.environ, **docs_env(), "JUPYTER_CONFIG_PATH": str(ROOT / "devtools" / "jupyter_ipc")},
+        )
+        # Its own time, not that of the sessions it runs beside: a thread notes its exit.
+        self.waiter = threading.Thread(target=self._wait, daemon=True)
+        self.waiter.start()
 
-    def _build(self) -> None:
-        with self.log_path.open("w") as log:
-            try:
-                check(
-                    self.session,
-                    DOCS_LABEL,
-                    f"site/ from {self.session.virtualenv.location}",
-                    "python",
-                    *DOCS_BUILD,
-                    # Its kernels talk over Unix sockets (devtools/jupyter_ipc/, read by
-                    # nbconvert): they take no TCP port a test's kernel or server chose.
-                    env={**docs_env(), "JUPYTER_CONFIG_PATH": str(ROOT / "devtools" / "jupyter_ipc")},
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-            except BaseException as exc:  # re-raised in finish
-                self.failure = exc
+    def _wait(self) -> None:
+        self.proc.wait()
+        self.ended = time.monotonic()
 
-    def finish(self) -> None:
-        """Wait for the build; fail the session when it failed."""
-        self.thread.join()
-        if self.failure is not None:
+    def finish(self, session: nox.Session) -> None:
+        """Wait for the build; record it, and fail ``session`` when it failed."""
+        self.waiter.join()
+        self.log.close()
+        code, seconds = self.proc.returncode, self.ended - self.started
+        record(DOCS_LABEL, self.versions, {"passed": 1} if code == 0 else {"failed": 1}, seconds)
+        session.log(f"docs build (beside the other sessions): exit {code} after {seconds:.0f}s")
+        if code != 0:
             print(self.log_path.read_text()[-8000:], flush=True)
-            self.session.error(f"the docs build failed; its output: {self.log_path}")
+            session.error(f"the docs build failed (exit {code}); its output: {self.log_path}")
+
+
+_docs_aside: DocsBuildAside | None = None
+
+
+def start_docs_aside(session: nox.Session) -> None:
+    """Start the docs build beside this session, once per whole matrix run."""
+    global _docs_aside
+    if _docs_aside is None and os.environ.get("JAXDBG_DOCS_ASIDE") == "1" and venv_python("tests").exists():
+        session.log(f"the docs build starts beside the sessions (output: {RESULTS / 'docs-build.log'})")
+        _docs_aside = DocsBuildAside()
 
 
 @nox.session
@@ -461,12 +478,15 @@ def tests(session: nox.Session) -> None:
     # Without arguments, the whole suite in parallel workers; with them, as given (add
     # `-n 3` yourself to run a selection in parallel).
     args = session.posargs or PARALLEL_ARGS
-    docs = None if session.posargs else DocsBuildAside(session)
+    if not session.posargs:
+        start_docs_aside(session)  # when no core session started it
     try:
         pytest(session, "main (+ matrix-marked kernel tests on every matrix kernel)", args, env)
     finally:
-        if docs is not None:
-            docs.finish()
+        if _docs_aside is not None:
+            _docs_aside.finish(session)
+        elif not session.posargs:
+            build_docs(session)
 
 
 @nox.session(default=False, python=False)
