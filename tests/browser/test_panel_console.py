@@ -155,9 +155,9 @@ PANEL_TEXT = {
 }
 
 
-def test_theme_contrast(page, lab_server):
-    """The panel is drawn once; the page then switches theme live, as a user does."""
-    open_notebook(page, lab_server, "theme.ipynb", [SETUP_CELL, STOP_CELL])
+def _stopped_with_alpha_printed(page, server, name: str):
+    """STOP_CELL paused in notebook ``name``, ``p alpha_value`` typed and answered: the live panel."""
+    open_notebook(page, server, name, [SETUP_CELL, STOP_CELL])
     run_cell(page, 0)
     run_cell(page, 1, wait=False)
     panel = live_panel(page, 1)
@@ -165,6 +165,12 @@ def test_theme_contrast(page, lab_server):
     page.keyboard.type("p alpha_value", delay=5)
     page.keyboard.press("Enter")
     wait_log(page, panel, r"Array\(\[2\., 4\., 6\.\]")
+    return panel
+
+
+def test_theme_contrast(page, lab_server):
+    """The panel is drawn once; the page then switches theme live, as a user does."""
+    panel = _stopped_with_alpha_printed(page, lab_server, "theme.ipynb")
     page.mouse.move(0, 0)  # no hover colours
     for theme in each_theme(page, lab_server):
         found = {part: text_contrast(page, LIVE_PANEL, sel) for part, sel in PANEL_TEXT.items()}
@@ -254,14 +260,7 @@ def test_a_big_locals_statistics_arrive_once_its_row_is_shown(page, lab_server):
 
 
 def test_saved_reloaded_and_untrusted(page, lab_server):
-    open_notebook(page, lab_server, "saved.ipynb", [SETUP_CELL, STOP_CELL])
-    run_cell(page, 0)
-    run_cell(page, 1, wait=False)
-    panel = live_panel(page, 1)
-    panel.wait_for(state="visible", timeout=PANEL_TIMEOUT_MS)
-    page.keyboard.type("p alpha_value", delay=5)
-    page.keyboard.press("Enter")
-    wait_log(page, panel, r"Array\(\[2\., 4\., 6\.\]")
+    _stopped_with_alpha_printed(page, lab_server, "saved.ipynb")
     page.keyboard.press("F8")
     wait_for_output_text(page, 1, "result 12.0", timeout_s=60)
     page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
