@@ -27,6 +27,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 import pytest
 
+from support import reverse_order
+
 # Every test may ask for a started kernel (`kernel`) on each Python of the matrix
 # (`kernel_python`); a module that shares one binds `kernel = kernel_fixture(SETUP)`.
 # A shared kernel is replaced after a test that failed with it: the hook keeps each
@@ -49,6 +51,15 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(cpu_usage, "jaxdbg-cpu-usage")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--reverse-order",
+        action="store_true",
+        help="run each module's tests in reverse order: a test that relies on what another "
+        "left in their shared kernel fails",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Kernel tests not marked ``matrix`` run on the current kernel only (see
     CONTRIBUTING.md, "Which tests run on every kernel")."""
@@ -56,6 +67,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+    if config.getoption("--reverse-order"):
+        items[:] = reverse_order.within_modules(items)
 
 
 @pytest.fixture(autouse=True)

@@ -183,18 +183,20 @@ class PanelInCell(driver.Frontend):
 
         timeout = HEADER_REFRESH_S
         if self.draw_deadline is not None:
-            left = self.draw_deadline - time.monotonic()
-            if left <= 0:  # decided before any stdin request, which cannot be withdrawn
-                config.PANEL_DRAWING.record(self.client, drawn=False)
-                raise driver.FallBack(NOT_DRAWN, line=NOT_DRAWN_LINE)
-            timeout = min(timeout, left)
+            timeout = max(0.0, min(timeout, self.draw_deadline - time.monotonic()))
+        # Past the deadline this still looks once: on a loaded machine the frontend's
+        # ``held`` may be waiting to be read, and it counts as in time.
         command = self.channel.wait(timeout=timeout)
         if isinstance(command, dict):  # only a frontend that holds the panel sends any
             self._heard(command)
             if command.get(TYPE) in PRESENCE:
                 return None
-        if command is None:  # timed out: only the waiting count may have moved
-            self.panel.refresh_header()
+        if command is None:  # timed out
+            if self.draw_deadline is not None and time.monotonic() >= self.draw_deadline:
+                # Decided before any stdin request, which cannot be withdrawn.
+                config.PANEL_DRAWING.record(self.client, drawn=False)
+                raise driver.FallBack(NOT_DRAWN, line=NOT_DRAWN_LINE)
+            self.panel.refresh_header()  # only the waiting count may have moved
             return None
         if isinstance(command, QueuedCell):
             shown = self.display_handle is not None

@@ -25,8 +25,14 @@ def _scan(t: Transcript):
     return jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
 
 
+SCAN_BREAKPOINT_LINE = _scan.__code__.co_firstlineno + 3  # _scan's jaxdbg.breakpoint()
+
+
 def _row():
-    return next(row for row in breakpoint_state.rows() if row.filename == __file__ and row.function == "step")
+    """_scan's breakpoint (other tests here have a ``step`` too, in any order)."""
+    return next(
+        row for row in breakpoint_state.rows() if (row.filename, row.lineno) == (__file__, SCAN_BREAKPOINT_LINE)
+    )
 
 
 def _arrivals():
@@ -58,7 +64,12 @@ def test_ignored_and_continued_past_stops_do_not_arrive_and_both_count():
     t = Transcript("ignore 50", "c", "p c", "c")
     f = _scan(t)
     seen, undo = _arrivals()
-    before = _row().hits if any(r.filename == __file__ for r in breakpoint_state.rows()) else 0  # hits last the process
+    # hits last the process: another test may have hit it already
+    before = (
+        _row().hits
+        if any((r.filename, r.lineno) == (__file__, SCAN_BREAKPOINT_LINE) for r in breakpoint_state.rows())
+        else 0
+    )
     try:
         f(jnp.arange(52.0))  # the first stop, 50 ignored hits, then a stop again
         assert len(seen) == 2 and len(t.stops()) == 2

@@ -34,10 +34,6 @@ def host_kernel(program: str, processes: int, backend: str, **env: str):
         **env,
     }
     with KernelHarness(env=env) as kernel:
-        # As a browser does: without held / drawn within a few seconds of a panel's
-        # display the kernel answers the stop at the typed prompt instead, and these
-        # tests' first message to a panel may come later (another process's rows first).
-        panel_driver.draw_panels_when_opened(kernel)
         kernel.run("import os; os.chdir(os.environ.get('TMPDIR', '/tmp')); import jaxdbg_widgets")
         joining = kernel.execute(PREAMBLE)
         with Job(program, processes, env=SECRET, address=address, launch=list(range(1, processes))) as job:

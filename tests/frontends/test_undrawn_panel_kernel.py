@@ -19,6 +19,13 @@ pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
 own_kernel = kernel_fixture(SETUP, expect="devices 8", scope="function")
 
+
+@pytest.fixture(autouse=True)
+def without_a_widget_manager(own_kernel):
+    """This module's client never says on its own that it holds or drew a panel."""
+    own_kernel.draws_panels = False
+
+
 NOT_DRAWN = "jaxdbg: this frontend did not draw the jaxdbg panel; answering here"
 
 STOP_CELL = textwrap.dedent("""

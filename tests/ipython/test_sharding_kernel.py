@@ -92,7 +92,7 @@ def test_visualize_sharding_displays_inline_and_jax_routes_to_it(loaded):
 
 @pytest.mark.matrix("jax")
 def test_inspect_sharding_shows_on_compile_and_on_cached_calls(loaded):
-    _ok(loaded, "f = jax.jit(lambda a: jaxdbg.inspect_sharding(a) * 2)")
+    _ok(loaded, "import jaxdbg\nf = jax.jit(lambda a: jaxdbg.inspect_sharding(a) * 2)")
     first = _ok(loaded, "f(x).block_until_ready();")
     second = _ok(loaded, "f(x).block_until_ready();")
     for result in (first, second):

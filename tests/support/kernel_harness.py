@@ -210,13 +210,32 @@ class CellResult:
         )
 
 
+# The debugger panel's widget (its anywidget id in the model state).
+PANEL_WIDGET = "jaxdbg_widgets.panel.widget.PanelWidget"
+
+
 class KernelHarness:
-    """A started kernel for one Python executable; use as a context manager."""
+    """A started kernel for one Python executable; use as a context manager.
+
+    By default it answers as a frontend with a widget manager (JupyterLab, Notebook 7):
+    the moment a debugger panel opens it says ``held`` and ``drawn``, as the panel's
+    browser code does, so a test may look at the panel later than the kernel's few
+    seconds' wait for a view without the stop going to the typed prompt. With
+    ``draws_panels=False`` it is a frontend without one (jupyter console, an editor's
+    client), whose stops are answered at the prompt.
+    """
 
     def __init__(
-        self, python: str = sys.executable, env: dict[str, str] | None = None, name: str = "jaxdbg-test"
+        self,
+        python: str = sys.executable,
+        env: dict[str, str] | None = None,
+        name: str = "jaxdbg-test",
+        draws_panels: bool = True,
     ) -> None:
         self.python = python
+        self.draws_panels = draws_panels
+        #: Panels this client said it holds and drew (by comm id): said once per panel.
+        self.panels_drawn: set[str] = set()
         self.extra_env = dict(env or {})
         self.name = name
         self._tmp = tempfile.mkdtemp(prefix="jaxdbg-kernelspec-")
@@ -401,6 +420,8 @@ class KernelHarness:
                         self._custom_buffers.setdefault(cid, []).append([bytes(b) for b in msg.get("buffers") or []])
                 elif msg["msg_type"] == "comm_close":
                     self._comms.pop(content.get("comm_id"), None)
+            if opened is not None and self.draws_panels and opened[1].get("_anywidget_id") == PANEL_WIDGET:
+                self.say_drawn(opened[0])
             hook = self.on_comm_open
             if opened is not None and hook is not None:
                 hook(*opened)
@@ -574,6 +595,16 @@ class KernelHarness:
     def click(self, comm_id: str) -> str:
         """A Button click: ipywidgets 8 sends a custom message {"event": "click"}."""
         return self.comm_msg(comm_id, {"method": "custom", "content": {"event": "click"}})
+
+    def say_drawn(self, comm_id: str) -> None:
+        """What the panel's browser code sends once per panel: its widget manager holds
+        it, and a view of it rendered."""
+        with self._lock:
+            if comm_id in self.panels_drawn:
+                return
+            self.panels_drawn.add(comm_id)
+        self.send_custom(comm_id, {"type": "held"})
+        self.send_custom(comm_id, {"type": "drawn"})
 
     def send_custom(self, comm_id: str, content: Any) -> str:
         """What an anywidget's ``model.send(content)`` sends from the browser."""

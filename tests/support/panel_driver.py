@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import textwrap
 
+from support import kernel_harness
+
 SETUP = textwrap.dedent("""
     import jax, jax.numpy as jnp
     import jaxdbg, jaxdbg_widgets
@@ -21,36 +23,13 @@ SETUP = textwrap.dedent("""
 MODULE_HEADING = r"in (<module>|<cell line: \d+>)$"
 
 
-PANEL_WIDGET = "jaxdbg_widgets.panel.widget.PanelWidget"
-
-
-# What anywidget sends for a panel in a frontend with a widget manager: ``held`` from the
-# module's initialize, ``drawn`` once a view rendered. Without them the kernel answers the
-# stop at the typed prompt after a few seconds, as in jupyter console.
-_held: set[str] = set()
+PANEL_WIDGET = kernel_harness.PANEL_WIDGET
 
 
 def hold(kernel, cid: str) -> None:
-    """Act as a frontend that holds and draws panel ``cid`` (once per panel)."""
-    if cid in _held:
-        return
-    _held.add(cid)
-    kernel.send_custom(cid, {"type": "held"})
-    kernel.send_custom(cid, {"type": "drawn"})
-
-
-def draw_panels_when_opened(kernel) -> None:
-    """From now on, say ``held`` / ``drawn`` the moment a panel opens, as a browser does
-    (for a test whose first look at a panel may come later than the kernel waits)."""
-    before = kernel.on_comm_open
-
-    def opened(cid: str, state: dict) -> None:
-        if state.get("_anywidget_id") == PANEL_WIDGET:
-            hold(kernel, cid)
-        if before is not None:
-            before(cid, state)
-
-    kernel.on_comm_open = opened
+    """Act as a frontend that holds and draws panel ``cid`` (once per panel; a harness
+    that draws panels has said so the moment the panel opened)."""
+    kernel.say_drawn(cid)
 
 
 def panels(kernel) -> dict[str, dict]:

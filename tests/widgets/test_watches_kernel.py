@@ -36,6 +36,19 @@ SETUP = textwrap.dedent("""
 
 kernel = kernel_fixture(SETUP, expect="backends ['widgets', 'cli'] devices")
 
+UNWATCH_ALL = textwrap.dedent("""
+    from jaxdbg.engine import watches as _watches
+    for _n in _watches.LIVE.numbers():
+        for _e in _watches.LIVE.expressions(_n):
+            _watches.LIVE.remove(_n, _e)
+""")
+
+
+@pytest.fixture(autouse=True)
+def no_watches_from_other_tests(kernel):
+    """Each test sets the watches it reads: the kernel is shared, in any order."""
+    assert kernel.run(UNWATCH_ALL, timeout=60).status == "ok"
+
 
 def _watches(kernel, cid: str) -> dict:
     return state(kernel, cid).get("watches", {})
@@ -121,6 +134,8 @@ def test_save_in_the_panel_and_open_it_again(kernel, tmp_path):
     path = tmp_path / "stop.npz"
     msg = kernel.execute("train()")
     cid = live_panel(kernel)
+    submit(kernel, "watch loss", cid=cid)
+    _wait_values(kernel, cid, "loss", 1)
     submit(kernel, f"save {path}", cid=cid)
     wait_log(kernel, "Saved the stop to", cid)
     press(kernel, "quit", cid)
