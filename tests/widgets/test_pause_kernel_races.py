@@ -113,9 +113,16 @@ def panel_target(kernel: KernelHarness, line: str, known=(), timeout: float = 12
     return kernel.wait_for(lambda: _live_panel_target(kernel, line, known), timeout, f"a live panel to {line}")
 
 
-def panel_press(kernel: KernelHarness, line: str, known=(), timeout: float = 120) -> None:
-    """Continue or Quit on the live panel, the moment the frontend could first do it."""
-    kernel.comm_msg(*panel_target(kernel, line, known, timeout))
+def panel_press(kernel: KernelHarness, line: str, known=(), timeout: float = 120, cell: str | None = None) -> None:
+    """Continue or Quit on the live panel, the moment the frontend could first do it.
+    ``cell``: the paused cell's msg_id, whose output so far a timeout shows."""
+    try:
+        target = panel_target(kernel, line, known, timeout)
+    except TimeoutError as exc:
+        if cell is None:
+            raise
+        raise TimeoutError(f"{exc}\n\nthe cell so far: {kernel.result(cell)!r}") from None
+    kernel.comm_msg(*target)
 
 
 def panel_type(kernel: KernelHarness, text: str, timeout: float = 120) -> None:
@@ -179,7 +186,7 @@ def _session_then_quick_quit(kernel: KernelHarness, round_: int) -> None:
         print("first", normal_{round_}(jnp.ones(2)).tolist())
     """)
     )
-    panel_press(kernel, "continue")
+    panel_press(kernel, "continue", cell=first)
     assert kernel.wait_reply(first, timeout=120).status == "ok"
     known = set(kernel.widgets())
     second = kernel.execute(
@@ -193,7 +200,7 @@ def _session_then_quick_quit(kernel: KernelHarness, round_: int) -> None:
     )
 
     # Quit the moment the panel exists, while the rest of it may still be built.
-    panel_press(kernel, "quit", known=known)
+    panel_press(kernel, "quit", known=known, cell=second)
     done = kernel.wait_reply(second, timeout=120)
     text = done.stderr + " ".join(e["ename"] + ": " + e["evalue"] for e in done.errors)
     assert "DebuggerQuit" in text, done
