@@ -167,8 +167,12 @@ def display_parent_6x(kernel: Any, parent: dict | None) -> Iterator[None]:
     """Send displays to ``parent`` (ipykernel 6; a no-op on 7, which pins per thread).
 
     ipykernel 6's display publisher has one global parent (``parent_header``), which
-    the shell pump moves to each widget message it handles; displays sent then would
-    belong to a click and never reach the paused cell.
+    the shell moves to each message it handles, on another thread, at any moment: the
+    panel's own ``held``, sent by the frontend the moment the widget opens, can come
+    between this block's start and its display. A display sent then would belong to
+    that message and never reach the paused cell. So the block also registers a
+    transform hook (thread-local in 6.x: this thread's displays only) that names
+    ``parent`` in each message as it is sent.
     """
     shell = getattr(kernel, "shell", None)
     pub = getattr(shell, "display_pub", None)
@@ -177,9 +181,21 @@ def display_parent_6x(kernel: Any, parent: dict | None) -> Iterator[None]:
         return
     from jupyter_client.session import extract_header
 
+    header = extract_header(parent)
+
+    def to_the_cell(msg: dict) -> dict:
+        msg["parent_header"] = header
+        return msg
+
+    hooks = hasattr(pub, "register_hook") and hasattr(pub, "unregister_hook")
     previous = pub.parent_header
-    pub.parent_header = extract_header(parent)
+    pub.parent_header = header
+    if hooks:
+        pub.register_hook(to_the_cell)
     try:
         yield
     finally:
-        pub.parent_header = previous
+        if hooks:
+            pub.unregister_hook(to_the_cell)
+        if pub.parent_header is header:  # not where the shell moved it meanwhile
+            pub.parent_header = previous

@@ -165,6 +165,47 @@ def test_display_publisher_parent_header_on_ipykernel_6():
         assert inside["msg_id"] == "paused-cell", inside
 
 
+class _Socket:
+    """Keeps what a publisher sends (the frames of each message)."""
+
+    def __init__(self):
+        self.sent = []
+
+    def send_multipart(self, frames, *args, **kwargs):
+        self.sent.append(frames)
+
+
+@pytest.mark.skipif(
+    hasattr(__import__("ipykernel.zmqshell").zmqshell.ZMQDisplayPublisher, "set_thread_parent"),
+    reason="ipykernel 7 pins a display parent per thread",
+)
+def test_a_display_goes_to_the_paused_cell_when_the_shell_moves_the_parent_meanwhile():
+    """ipykernel 6: the shell, on the main thread, sets the publisher's one parent to each
+    message it handles, such as the panel's ``held`` sent the moment the widget opened.
+    A display inside display_parent_6x still names the paused cell; after the block,
+    the parent the shell set stays."""
+    from types import SimpleNamespace
+
+    from ipykernel.zmqshell import ZMQDisplayPublisher
+    from jupyter_client.session import Session
+
+    from jaxdbg.internals import ipykernel_parents
+
+    socket, session = _Socket(), Session()
+    publisher = ZMQDisplayPublisher(session=session, pub_socket=socket)
+    kernel = SimpleNamespace(shell=SimpleNamespace(display_pub=publisher))
+    cell = {"header": {"msg_id": "paused-cell", "msg_type": "execute_request"}}
+    held = {"header": {"msg_id": "held", "msg_type": "comm_msg"}}
+    with ipykernel_parents.display_parent_6x(kernel, cell):
+        publisher.set_parent(held)  # the shell handles the frontend's message now
+        publisher.publish({"text/plain": "the panel"})
+    assert publisher.parent_header["msg_id"] == "held"  # the shell's, not put back
+    [frames] = socket.sent
+    _, parts = session.feed_identities(frames)
+    sent = session.deserialize(parts)
+    assert sent["msg_type"] == "display_data" and sent["parent_header"]["msg_id"] == "paused-cell", sent
+
+
 def test_custom_vmap_keeps_the_effects_of_its_body():
     """Breakpoints stage their host callback inside custom_vmap. JAX < 0.8 dropped the
     body's effects there, so jit pruned a callback whose output nothing used;
