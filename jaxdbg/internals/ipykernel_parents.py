@@ -118,7 +118,8 @@ def pin_thread_parent(kernel: Any, ident: Any, parent: dict) -> Callable[[], Non
     Returns an undo to call on the same thread. Uses, in order of preference:
     ``shell.set_thread_parent`` (7.x: displayhook, display publisher, stdout, stderr),
     the kernel's own ContextVars (7.x: used by ``input()`` and by comms opened from
-    this thread), and on 6.x the OutStreams' private ``_parent_header`` ContextVar.
+    this thread), and on 6.x the OutStreams' private ``_parent_header`` ContextVar and a
+    display hook of this thread (:func:`_pin_displays_6x`).
     Anything missing is skipped: output then follows ipykernel's default routing.
     """
     undo: list[Callable[[], None]] = []
@@ -131,6 +132,7 @@ def pin_thread_parent(kernel: Any, ident: Any, parent: dict) -> Callable[[], Non
             undo.append(lambda: reset_thread(tokens))
         else:
             undo.extend(_pin_streams_6x(parent))
+            undo.extend(_pin_displays_6x(kernel, parent))
         for name, value in (("_shell_parent", parent), ("_shell_parent_ident", ident)):
             var = getattr(kernel, name, None)
             if var is not None and hasattr(var, "reset"):
@@ -162,6 +164,25 @@ def _pin_streams_6x(parent: dict) -> list[Callable[[], None]]:
     return undo
 
 
+def _pin_displays_6x(kernel: Any, parent: dict) -> list[Callable[[], None]]:
+    """ipykernel 6: name ``parent`` in each display the calling thread sends, whatever
+    the shell set as the publisher's one global parent meanwhile. A transform hook does
+    it (6.x keeps the publisher's hooks per thread); the undo must run on this thread."""
+    pub = getattr(getattr(kernel, "shell", None), "display_pub", None)
+    if pub is None or not hasattr(pub, "register_hook") or not hasattr(pub, "unregister_hook"):
+        return []
+    from jupyter_client.session import extract_header
+
+    header = extract_header(parent)
+
+    def to_the_cell(msg: dict) -> dict:
+        msg["parent_header"] = header
+        return msg
+
+    pub.register_hook(to_the_cell)
+    return [functools.partial(pub.unregister_hook, to_the_cell)]
+
+
 @contextlib.contextmanager
 def display_parent_6x(kernel: Any, parent: dict | None) -> Iterator[None]:
     """Send displays to ``parent`` (ipykernel 6; a no-op on 7, which pins per thread).
@@ -182,20 +203,13 @@ def display_parent_6x(kernel: Any, parent: dict | None) -> Iterator[None]:
     from jupyter_client.session import extract_header
 
     header = extract_header(parent)
-
-    def to_the_cell(msg: dict) -> dict:
-        msg["parent_header"] = header
-        return msg
-
-    hooks = hasattr(pub, "register_hook") and hasattr(pub, "unregister_hook")
     previous = pub.parent_header
-    pub.parent_header = header
-    if hooks:
-        pub.register_hook(to_the_cell)
+    pub.parent_header = header  # for what bypasses the hooks (clear_output)
+    unhook = _pin_displays_6x(kernel, parent)
     try:
         yield
     finally:
-        if hooks:
-            pub.unregister_hook(to_the_cell)
+        for undo in unhook:
+            undo()
         if pub.parent_header is header:  # not where the shell moved it meanwhile
             pub.parent_header = previous

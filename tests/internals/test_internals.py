@@ -444,3 +444,31 @@ def test_checkify_errors_inside_jnp_functions_walk_out_to_the_user_frame():
     frames = user_frames(err.get_exception().traceback_info)
     assert frames and frames[0].function.split(".")[-1] == "f"
     assert frames[0].lineno == f.__code__.co_firstlineno + 1
+
+
+@pytest.mark.skipif(
+    hasattr(__import__("ipykernel.zmqshell").zmqshell.ZMQDisplayPublisher, "set_thread_parent"),
+    reason="ipykernel 7 pins a display parent per thread",
+)
+def test_a_pinned_threads_displays_go_to_its_cell_until_undone_on_ipykernel_6():
+    """pin_thread_parent (the print log's and the pause channel's pin) pins displays on
+    ipykernel 6 too, not only the streams: the shell moving the one global parent does
+    not take this thread's displays with it; after the undo they follow it again."""
+    from types import SimpleNamespace
+
+    from ipykernel.zmqshell import ZMQDisplayPublisher
+    from jupyter_client.session import Session
+
+    from jaxdbg.internals import ipykernel_parents
+
+    socket, session = _Socket(), Session()
+    publisher = ZMQDisplayPublisher(session=session, pub_socket=socket)
+    kernel = SimpleNamespace(shell=SimpleNamespace(display_pub=publisher))
+    cell = {"header": {"msg_id": "paused-cell", "msg_type": "execute_request"}}
+    undo = ipykernel_parents.pin_thread_parent(kernel, None, cell)
+    publisher.set_parent({"header": {"msg_id": "click", "msg_type": "comm_msg"}})
+    publisher.publish({"text/plain": "a print-log row"})
+    undo()
+    publisher.publish({"text/plain": "after"})
+    parents = [session.deserialize(session.feed_identities(frames)[1])["parent_header"] for frames in socket.sent]
+    assert [p["msg_id"] for p in parents] == ["paused-cell", "click"], parents
