@@ -17,7 +17,9 @@ passed on: scripted commands are for the process that launches the job.
 
 from __future__ import annotations
 
+import errno
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -66,9 +68,46 @@ class StillRunning(TimeoutError):
     """Some launched processes had not ended by the deadline of :meth:`LocalProcesses.wait`."""
 
 
+def ephemeral_ports() -> tuple[int, int]:
+    """The range the kernel takes ports from for ``bind(0)`` and outgoing connections."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 49152, 65535  # IANA's dynamic range: macOS's and Windows' default
+
+
+def _bindable(port: int) -> bool:
+    """Whether nothing holds ``port`` on loopback, nor on the wildcard the coordinator binds."""
+    families = [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET, "0.0.0.0")]
+    if socket.has_ipv6:
+        families.append((socket.AF_INET6, "::"))
+    for family, host in families:
+        try:
+            with socket.socket(family) as s:
+                s.bind((host, port))
+        except OSError as error:
+            if family == socket.AF_INET6 and error.errno == errno.EADDRNOTAVAIL:
+                continue  # IPv6 switched off on this machine
+            return False
+    return True
+
+
 def free_address() -> str:
-    """``127.0.0.1:PORT`` with a port nobody listens on now."""
-    with socket.socket() as s:
+    """``127.0.0.1:PORT`` with a port nobody holds now, and none is likely to take soon.
+
+    The coordinator binds it a second or more later, in another process. A port from the
+    ephemeral range could be taken by then by any outgoing connection or ``bind(0)``
+    (a Jupyter kernel's, say), and the job would fail to start; so the port is drawn at
+    random below that range.
+    """
+    low, _ = ephemeral_ports()
+    if low > 11000:
+        for _ in range(200):
+            port = random.randrange(10000, low)
+            if _bindable(port):
+                return f"127.0.0.1:{port}"
+    with socket.socket() as s:  # nothing free below the range: take one from it
         s.bind(("127.0.0.1", 0))
         return f"127.0.0.1:{s.getsockname()[1]}"
 

@@ -3,9 +3,12 @@ or a script starts one to try the debug host."""
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from jaxdbg.distributed import StillRunning, start_local_processes
+from jaxdbg.job import local_processes
 
 pytestmark = [pytest.mark.distributed]
 
@@ -56,3 +59,21 @@ def test_wrong_indices_are_refused_with_the_valid_ones(tmp_path):
             job.output(0)
         with pytest.raises(ValueError, match="launched here; join as one of the others"):
             job.join(1)
+
+
+def test_a_jobs_default_port_is_one_no_connection_or_port_0_bind_can_take_meanwhile():
+    """The coordinator binds its port a second or more after it is chosen, in another process.
+
+    A port from the kernel's ephemeral range (where ``bind(0)`` and every outgoing
+    connection get theirs) can be taken in that window, and the job then fails to start
+    (``Failed to add port to server``). So the default lies below that range, and is
+    free now on loopback and on the wildcard address the coordinator binds.
+    """
+    low, _ = local_processes.ephemeral_ports()
+    ports = {int(local_processes.free_address().rsplit(":", 1)[1]) for _ in range(20)}
+    assert all(1024 <= port < low for port in ports), (sorted(ports), low)
+    assert len(ports) > 1  # random: two jobs started at once do not pick the same one
+    for port in ports:
+        for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::")):
+            with socket.socket(family) as s:
+                s.bind((host, port))
