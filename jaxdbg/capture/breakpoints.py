@@ -16,23 +16,23 @@ outer frames, stay out (frames.traced_function_frames, jax_api.traces_in_reach).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import sys
 from typing import Any, Callable
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from jaxdbg.capture import operand_release, prints, screening, staging
+from jaxdbg.capture import operand_reader, operand_release, prints, screening, staging
 from jaxdbg.engine import breakpoint_checks, breakpoint_state, program_shardings, registry, stop_serving, watches
 from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.engine.values import tree_glance
 from jaxdbg.internals import jax_api
 from jaxdbg.job import debug_host, quit_watch
 from jaxdbg.replay import stepping as replay
 from jaxdbg.runtime import interrupts, quit_reporting
+from jaxdbg.runtime.guarded_calls import guarded
 
 # How many frames sit between the user's call and place_breakpoint (the public function).
 _CALLER = 1
@@ -129,7 +129,7 @@ class _Site:
         for index in np.ndindex(*sizes):
             if not selected[index]:
                 continue
-            operand = _reader(index, levels, pending.received, host_ops)
+            operand = operand_reader.reader(index, levels, pending.received, host_ops)
             info = self._stop_info(index, sizes, operand)
             innermost = self.templates[0].build(operand, compiled)
             if breakpoint_checks.screen(number, innermost, info, _write_log_line):
@@ -203,7 +203,7 @@ class _Site:
     ) -> Resume | None:
         """Build the frames of batch element ``index`` and serve its stop (``screened``:
         its condition, log template or watches decide first, on its innermost frame)."""
-        operand = _reader(index, levels, dict(enumerate(operands)), host_ops)
+        operand = operand_reader.reader(index, levels, operands, host_ops)
         info = self._stop_info(index, sizes, operand)
         if self.describe_reason is not None:
             info.reason = self.describe_reason(operand)
@@ -250,36 +250,10 @@ class _Site:
         return int(np.prod([size for _, size in self.device_axes]))
 
 
-_NOT_SENT = frames_mod.Unavailable("not sent to the host: no condition, log template or watch reads it")
-
-
-def _reader(index: tuple, levels, values: dict[int, Any], host_ops: dict[int, Any]) -> Callable[[int], Any]:
-    """Operand ``i`` of batch element ``index``, read once: ``values`` holds what reached
-    the host (a screening: only what its checks read)."""
-
-    @functools.lru_cache(maxsize=None)
-    def operand(i: int) -> Any:
-        if i not in values:
-            return _NOT_SENT
-        picked = tuple(ix for ix, batched in zip(index, levels[i]) if batched)
-        if not picked:
-            value = values[i]
-        else:
-            if i not in host_ops:
-                host_ops[i] = np.asarray(values[i])
-            value = host_ops[i][picked]
-        return value if isinstance(value, jax.Array) else jnp.asarray(value)
-
-    def many(indices: list[int]) -> list[Any]:
-        """Operands ``indices`` at once (a pytree local's leaves): an unbatched stop's jax
-        arrays as they came, with no call per leaf (10,000 leaves: ~10 ms less)."""
-        found = [] if index else [values.get(i, _NOT_SENT) for i in indices]
-        if found and all(issubclass(kind, jax.Array) for kind in set(map(type, found))):
-            return found
-        return [operand(i) for i in indices]
-
-    operand.many = many  # type: ignore[attr-defined]
-    return operand
+def _describe_big_tree(traced: Any) -> tree_glance.Glance | None:
+    """A big tree's row until it is read (see frames.FrameTemplate.big_trees); a user
+    pytree's code must not end the trace."""
+    return guarded(lambda: tree_glance.glance_when_traced(traced), lambda e: None)
 
 
 def _write_log_line(text: str, frame: frames_mod.Frame, info: StopInfo) -> None:
@@ -328,7 +302,7 @@ def place_breakpoint(
         stack = frames_mod.python_stack(skip + 1, False, 1)
     collector = frames_mod.OperandCollector()
     own = frames_mod.traced_function_frames(skip + 1)
-    templates = [frames_mod.capture(f, collector, id(f) in own) for f in stack]
+    templates = [frames_mod.capture(f, collector, id(f) in own, _describe_big_tree) for f in stack]
     compiled = program_shardings.CompiledShardings()
     if jax_api.is_tracing():
         compiled.stage(collector.operands, collector.shardings)

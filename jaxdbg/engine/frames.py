@@ -9,18 +9,24 @@ Everything else (untraced locals, module globals, source) is kept as is.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import linecache
 import os
 import sys
 import types
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, MutableMapping, Sequence
 
 import jax
 
 from jaxdbg.engine import program_shardings
 from jaxdbg.internals import ipython_api, jax_api, jax_debugger
 from jaxdbg.runtime.guarded_calls import guarded
+from jaxdbg.runtime.lazy_values import LazyValues
+
+# A traced pytree local with more leaves is rebuilt from them when first read (see
+# LazyValues): a stop shows its row long before, from its structure.
+TREE_LEAVES_REBUILT_AT_ONCE = 256
 
 # Modules whose frames are machinery, not the user's program.
 _HIDDEN_MODULE_PREFIXES = (
@@ -58,7 +64,7 @@ class Frame:
     filename: str
     lineno: int
     function: str
-    locals: dict[str, Any]
+    locals: MutableMapping[str, Any]  # a LazyValues where big traced trees wait to be read
     globals: dict[str, Any]
     source: list[str]  # every line of the file or notebook cell, "\n"-terminated
     first_lineno: int  # where the frame's function starts (1 for module code)
@@ -265,8 +271,13 @@ class FrameTemplate:
     sharded_operands: dict[str, int] = dataclasses.field(default_factory=dict)  # name -> operand
     code: types.CodeType | None = None
     instruction: int = -1
+    #: Traced locals with more than TREE_LEAVES_REBUILT_AT_ONCE leaves, each with what
+    #: describes it until it is rebuilt (``capture``'s ``describe_big_tree``).
+    big_trees: dict[str, Any] = dataclasses.field(default_factory=dict)
     #: Per traced local, its operands' indices when every leaf is one (the common case).
-    _slot_indices: dict[str, list[int]] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
+    _slot_indices: dict[str, Sequence[int]] = dataclasses.field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def _filled(self, name: str, leaves: list[Any], operand: Callable[[int], Any]) -> list[Any]:
         """A traced local's leaves with their runtime values. A reader's ``many`` reads
@@ -275,8 +286,7 @@ class FrameTemplate:
         if many is not None:
             indices = self._slot_indices.get(name)
             if indices is None:
-                all_slots = all(type(leaf) is OperandSlot for leaf in leaves)
-                indices = self._slot_indices[name] = [leaf.index for leaf in leaves] if all_slots else []
+                indices = self._slot_indices[name] = _slot_indices(leaves)
             if indices:
                 read: list[Any] = many(indices)
                 return read
@@ -294,16 +304,17 @@ class FrameTemplate:
                 source_lines(self.filename, self.globals),
                 self.first_lineno,
             )
-        values = {}
+        values: dict[str, Any] = {}
+        later: dict[str, tuple[Any, Callable[[], Any]]] = {}  # big trees, rebuilt when read
         for name in self.order:
             if name in self.traced_locals:
                 treedef, leaves = self.traced_locals[name]
-                filled = self._filled(name, leaves, operand)
-                # A user pytree's unflatten is user code: it must not end the stop.
-                values[name] = guarded(
-                    lambda: jax.tree_util.tree_unflatten(treedef, filled),
-                    lambda e: Unavailable(f"rebuilding it raised {type(e).__name__}"),
-                )
+                rebuild = functools.partial(_rebuilt, treedef, self._filled(name, leaves, operand))
+                if name in self.big_trees:
+                    later[name] = (self.big_trees[name], rebuild)
+                    values[name] = None
+                else:
+                    values[name] = rebuild()
             else:
                 values[name] = self.static_locals[name]
         source = source_lines(self.filename, self.globals)
@@ -312,7 +323,7 @@ class FrameTemplate:
             self.filename,
             self.lineno,
             self.function,
-            values,
+            LazyValues(values, later) if later else values,
             self.globals,
             source,
             self.first_lineno,
@@ -322,6 +333,25 @@ class FrameTemplate:
             self.code,
             self.instruction,
         )
+
+
+def _slot_indices(leaves: list[Any]) -> Sequence[int]:
+    """The operand indices of a local whose every leaf is a slot (a ``range`` where they
+    follow each other, as a flattened argument's do), else none."""
+    if not all(type(leaf) is OperandSlot for leaf in leaves):
+        return []
+    indices = [leaf.index for leaf in leaves]
+    if indices == list(range(indices[0], indices[0] + len(indices))):
+        return range(indices[0], indices[0] + len(indices))
+    return indices
+
+
+def _rebuilt(treedef: Any, leaves: list[Any]) -> Any:
+    # A user pytree's unflatten is user code: it must not end the stop.
+    return guarded(
+        lambda: jax.tree_util.tree_unflatten(treedef, leaves),
+        lambda e: Unavailable(f"rebuilding it raised {type(e).__name__}"),
+    )
 
 
 class OperandCollector:
@@ -389,10 +419,18 @@ def traced_function_frames(skip: int) -> set[int]:
     return own
 
 
-def capture(frame: types.FrameType, collector: OperandCollector, own: bool = False) -> FrameTemplate:
+def capture(
+    frame: types.FrameType,
+    collector: OperandCollector,
+    own: bool = False,
+    describe_big_tree: Callable[[Any], Any] | None = None,
+) -> FrameTemplate:
     """Snapshot one live frame, turning tracer leaves of its locals into slots.
 
     ``own``: a frame of the traced function itself (see :func:`traced_function_frames`).
+    ``describe_big_tree(traced_value)``: what stands for a traced local with more than
+    :data:`TREE_LEAVES_REBUILT_AT_ONCE` leaves in its built frames until something reads
+    it (its structure is the same at every stop); without it every local is rebuilt at once.
     """
     code = frame.f_code
     first = 1 if code.co_name == "<module>" else code.co_firstlineno
@@ -402,7 +440,7 @@ def capture(frame: types.FrameType, collector: OperandCollector, own: bool = Fal
         return FrameTemplate(
             code.co_filename, frame.f_lineno, code.co_name, frame.f_globals, first, frame.f_globals, {}, []
         )
-    static, traced, order, shardings, sharded = {}, {}, [], {}, {}
+    static, traced, order, shardings, sharded, big = {}, {}, [], {}, {}, {}
     with warnings.catch_warnings():  # e.g. "generator is treated as a leaf"
         warnings.simplefilter("ignore")
         flattened = {name: _flatten(value) for name, value in frame.f_locals.items()}
@@ -415,6 +453,8 @@ def capture(frame: types.FrameType, collector: OperandCollector, own: bool = Fal
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             slotted = [collector.slot(l, own) if isinstance(l, jax.core.Tracer) else l for l in leaves]
             traced[name] = (treedef, slotted)
+            if describe_big_tree is not None and len(leaves) > TREE_LEAVES_REBUILT_AT_ONCE:
+                big[name] = describe_big_tree(value)
             only = slotted[0] if len(slotted) == 1 else None
             if isinstance(only, OperandSlot):
                 where = collector.sharding_of(only)
@@ -436,6 +476,7 @@ def capture(frame: types.FrameType, collector: OperandCollector, own: bool = Fal
         sharded,
         code,
         frame.f_lasti,
+        big,
     )
 
 

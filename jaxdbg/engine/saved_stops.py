@@ -29,7 +29,7 @@ import json
 import os
 import types
 import zipfile
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -176,7 +176,7 @@ def _runtime_shardings(frame: Frame) -> dict[str, str]:
     return found
 
 
-def _saved_locals(frame: Frame) -> dict[str, Any]:
+def _saved_locals(frame: Frame) -> Mapping[str, Any]:
     """What a frame's table shows: a module frame's globals without modules and private names."""
     if not frame.is_module_code:
         return frame.locals

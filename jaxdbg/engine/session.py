@@ -14,7 +14,7 @@ import inspect
 import pprint
 import re
 import types
-from typing import Any, Callable
+from typing import Any, Callable, MutableMapping
 
 from jaxdbg.engine import command_output, completion, evaluation, library_frames, watches
 from jaxdbg.engine import source_window as source_lines
@@ -33,9 +33,18 @@ from jaxdbg.engine.outputs import (
     StopSummary,
 )
 from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.engine.values import array_picture, local_rows, picture_sets, summaries, tree_outline, tree_summaries
+from jaxdbg.engine.values import (
+    array_picture,
+    local_rows,
+    picture_sets,
+    summaries,
+    tree_glance,
+    tree_outline,
+    tree_summaries,
+)
 from jaxdbg.runtime import interrupts, phrases
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
+from jaxdbg.runtime.lazy_values import LazyValues
 
 MAX_RESULT_CHARS = 20_000
 DEFAULT_CONTEXT = phrases.DEFAULT_CONTEXT  # source lines either side of the current line
@@ -311,7 +320,7 @@ class Session:
                 text += f" sharding={summary.sharding}"
         return Output(OutputKind.TEXT, text, summary)
 
-    def visible_locals(self) -> dict[str, Any]:
+    def visible_locals(self) -> MutableMapping[str, Any]:
         """The frame's locals worth a table row.
 
         A module or notebook-cell frame's locals are all its globals; there the
@@ -336,7 +345,14 @@ class Session:
         arrays' statistics are left for later (the row says ``pending``)."""
         names = self.local_names()[max(start, 0) : max(start, 0) + max(count, 0)]
         values, shardings = self.visible_locals(), self.program_shardings()
-        return [local_rows.local_row(n, values.get(n), shardings.get(n), lazy=lazy) for n in names]
+        # A big traced tree not read yet shows its glance; reading it would rebuild it.
+        unread = values.hint if lazy and isinstance(values, LazyValues) else lambda name: None
+        return [
+            local_rows.glance_row(n, glance)
+            if isinstance(glance := unread(n), tree_glance.Glance)
+            else local_rows.local_row(n, values.get(n), shardings.get(n), lazy=lazy)
+            for n in names
+        ]
 
     # Opening a row of the locals table (the panel): what it shows, made where the values are.
     def row_children(self, path: Any, limit: int) -> tuple[list[dict[str, Any]], int]:

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxdbg
-from jaxdbg.capture.breakpoints import _reader
+from jaxdbg.capture.operand_reader import reader as _reader
 from jaxdbg.engine.frames import FrameTemplate, OperandSlot, Unavailable
 
 
@@ -66,3 +66,97 @@ def test_a_jitted_stops_big_tree_local_holds_its_values():
     for _ in range(2):
         step(params, jnp.zeros(2)).block_until_ready()
         assert float(seen["params"]["layer599"]["w"][0]) == 599.0 and len(seen["params"]) == 600
+
+
+def test_the_operands_in_order_are_read_as_one_slice():
+    tree = {f"layer{i}": {"w": jnp.full((2, 2), float(i)), "b": jnp.zeros(2)} for i in range(300)}
+    template, leaves = _template(tree)
+    reader = _reader((), [(False,)] * (len(leaves) + 1), [jnp.ones(1)] + leaves, {})  # one before
+    template.traced_locals["params"] = (template.traced_locals["params"][0], [OperandSlot(i + 1) for i in range(600)])
+    assert template._slot_indices == {}
+    built = template.build(reader).locals["params"]
+    assert template._slot_indices["params"] == range(1, 601)  # consecutive: kept as a range
+    assert built["layer299"]["w"] is tree["layer299"]["w"] and reader.cache_info().misses == 0  # type: ignore[attr-defined]
+    assert isinstance(reader(601), Unavailable)  # past the end: not sent
+
+
+# -- a big traced tree is rebuilt from its leaves when something first reads it -----------
+REBUILT = [0]
+
+
+class Layer:
+    """One layer's ``w`` and ``b``; rebuilding one counts in :data:`REBUILT`."""
+
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+
+def _rebuild(_, children):
+    REBUILT[0] += 1
+    return Layer(*children)
+
+
+jax.tree_util.register_pytree_node(Layer, lambda layer: ((layer.w, layer.b), None), _rebuild)
+
+
+def test_a_big_tree_waits_to_be_rebuilt_until_read_and_its_row_says_what_it_is():
+    seen = {}
+
+    def inspect(session, **_):
+        seen["rebuilt before"] = REBUILT[0]
+        seen["rows"] = session.local_rows(0, 10)  # what the panel sends when it opens
+        seen["rebuilt for rows"] = REBUILT[0]
+        seen["p"] = session.execute("p float(params['layer0007'].w[0, 0])").text
+        seen["rebuilt for p"] = REBUILT[0]
+        seen["same"] = session.execute("p params is params and len(params)").text
+        seen["rebuilt again"] = REBUILT[0]
+        session.execute("continue")
+
+    jaxdbg.register_debugger("lazy-tree-test", inspect, priority=-1000, replace=True)
+
+    @jax.jit
+    def step(params, x):
+        jaxdbg.breakpoint(backend="lazy-tree-test")
+        return x + params["layer0000"].b
+
+    params = {f"layer{i:04d}": Layer(jnp.full((2, 2), float(i)), jnp.zeros(2)) for i in range(300)}
+    step(params, jnp.zeros(2)).block_until_ready()
+    REBUILT[0] = 0  # from here: the stop (tracing rebuilt the tree's nodes once)
+    step(params, jnp.zeros(2)).block_until_ready()
+    assert seen["rebuilt before"] == 0 and seen["rebuilt for rows"] == 0
+    row = next(r for r in seen["rows"] if r["name"] == "params")
+    assert row["type"] == "dict" and row["summary"] == "dict · 300 entries · summary when shown"
+    assert row["pending"] and row["expandable"]
+    assert seen["p"] == "7.0"
+    assert seen["rebuilt for p"] == 300  # once, every node
+    assert seen["same"] == "300" and seen["rebuilt again"] == 300
+
+
+def test_a_big_tree_whose_rebuild_raises_is_unavailable_and_the_stop_goes_on():
+    seen = {}
+
+    def inspect(session, **_):
+        seen["p"] = session.execute("p params").text
+        seen["x"] = session.execute("p float(x[0])").text
+        session.execute("continue")
+
+    jaxdbg.register_debugger("lazy-tree-raises-test", inspect, priority=-1000, replace=True)
+
+    class Refuses(Layer):
+        pass
+
+    def refuse(_, children):
+        if isinstance(children[0], jax.Array) and not isinstance(children[0], jax.core.Tracer):
+            raise ValueError("no")  # only the stop's rebuild, on host arrays
+        return Refuses(*children)
+
+    jax.tree_util.register_pytree_node(Refuses, lambda layer: ((layer.w, layer.b), None), refuse)
+
+    @jax.jit
+    def step(params, x):
+        jaxdbg.breakpoint(backend="lazy-tree-raises-test")
+        return x + 1.0
+
+    step([Refuses(jnp.ones(2), jnp.ones(2)) for _ in range(200)], jnp.zeros(2)).block_until_ready()
+    assert seen["p"] == "<unavailable: rebuilding it raised ValueError>"
+    assert seen["x"] == "0.0"

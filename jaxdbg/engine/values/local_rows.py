@@ -10,7 +10,7 @@ row shows (:meth:`~jaxdbg.engine.session.Session.row_children`, ``row_in_full``,
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -133,15 +133,20 @@ def local_row(name: str, value: Any, sharding: str | None = None, *, lazy: bool 
 
 
 def _glance_row(name: str, value: Any, glance: str) -> dict:
+    return glance_row(name, tree_glance.Glance(summaries.type_name(value), glance, expandable(value)))
+
+
+def glance_row(name: str, glance: tree_glance.Glance) -> dict:
+    """The row of a big tree not read yet: what it is, its summary when shown."""
     return {
         "name": name,
-        "type": summaries.type_name(value),
+        "type": glance.type_name,
         "array": "",
         "sharding": "",
-        "summary": glance,
+        "summary": glance.summary,
         "finite_only": False,
         "nonfinite": False,  # not known until its summary is taken
-        "expandable": expandable(value),
+        "expandable": glance.expandable,
         "pending": True,
         "picture": False,
     }
@@ -160,7 +165,7 @@ def _has_elements(shape: tuple[int, ...]) -> bool:
 
 
 # -- opening a row --------------------------------------------------------------------
-def value_at(values: dict[str, Any], path: Any) -> tuple[str, Any]:
+def value_at(values: Mapping[str, Any], path: Any) -> tuple[str, Any]:
     """The label and value that a row's ``path`` names among ``values`` (the frame's
     locals); LookupError with a message when it names nothing."""
     if not isinstance(path, (list, tuple)) or not path:

@@ -4,7 +4,7 @@ array leaves of a pytree for ``show``."""
 from __future__ import annotations
 
 import html
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -17,7 +17,7 @@ SUMMARY_PICTURES = 12  # arrays the static stop summary draws
 SUMMARY_MAX_ELEMENTS = 1 << 24
 
 
-def small_pictures(values: dict[str, Any], limit: int = SUMMARY_PICTURES) -> tuple[tuple[str, ArrayPicture], ...]:
+def small_pictures(values: Mapping[str, Any], limit: int = SUMMARY_PICTURES) -> tuple[tuple[str, ArrayPicture], ...]:
     """Small pictures of the arrays among ``values`` (a frame's locals), at most ``limit``;
     values that cannot be drawn (scalars, empty, object arrays) or hold more than
     SUMMARY_MAX_ELEMENTS elements are left out."""

@@ -11,7 +11,7 @@ import functools
 import reprlib
 import types
 import weakref
-from typing import Any
+from typing import Any, Mapping
 
 import jax
 import numpy as np
@@ -487,7 +487,7 @@ def _array_leaves(tree: Any) -> list[Any]:
     return guarded(lambda: [leaf for leaf in jax.tree_util.tree_leaves(tree) if is_array(leaf)], lambda e: [])
 
 
-def summarize_locals(values: dict[str, Any], shardings: dict[str, str] | None = None) -> list[ValueSummary]:
+def summarize_locals(values: Mapping[str, Any], shardings: dict[str, str] | None = None) -> list[ValueSummary]:
     """Rows for a frame's locals; ``shardings`` maps names to their program layout."""
     shardings = shardings or {}
     return [summarize(name, value, shardings.get(name)) for name, value in values.items() if not name.startswith("__")]

@@ -11,6 +11,7 @@ when the browser shows the row, as a big array's statistics are.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
@@ -83,3 +84,22 @@ def glance(value: Any) -> str | None:
     entries = top_level_count(value)
     size = f"{phrases.count(entries)} {'entry' if entries == 1 else 'entries'}"
     return tree_summaries.SEPARATOR.join((kind, size, WHEN_SHOWN))
+
+
+@dataclasses.dataclass(frozen=True)
+class Glance:
+    """A big traced tree's row until something reads the tree: a stop's frame rebuilds
+    such a local from its leaves only then (``frames.TREE_LEAVES_REBUILT_AT_ONCE``).
+    Taken once, when the breakpoint is traced: the structure is the same at every stop."""
+
+    type_name: str
+    summary: str
+    expandable: bool
+
+
+def glance_when_traced(value: Any) -> Glance | None:
+    """The :class:`Glance` of a traced local (its leaves are tracers); None if it has none."""
+    summary = glance(value)
+    if summary is None:
+        return None
+    return Glance(summaries.type_name(value), summary, top_level_count(value) > 0)

@@ -17,7 +17,7 @@ import dataclasses
 import math
 import sys
 import types
-from typing import Any
+from typing import Any, Mapping
 
 import jax
 import numpy as np
@@ -388,7 +388,9 @@ def summarize(name: str, value: Any, sharding: str | None = None, *, with_stats:
     )
 
 
-def summarize_locals(values: dict[str, Any], shardings: dict[str, str] | None = None) -> list[summaries.ValueSummary]:
+def summarize_locals(
+    values: Mapping[str, Any], shardings: dict[str, str] | None = None
+) -> list[summaries.ValueSummary]:
     """Rows for a frame's locals (``locals``); ``shardings`` maps names to their program layout."""
     shardings = shardings or {}
     return [summarize(name, value, shardings.get(name)) for name, value in values.items() if not name.startswith("__")]
