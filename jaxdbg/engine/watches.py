@@ -29,7 +29,7 @@ import numpy as np
 
 from jaxdbg.engine import evaluation
 from jaxdbg.engine.frames import Frame
-from jaxdbg.engine.values import leaf_stats, summaries, tree_summaries
+from jaxdbg.engine.values import leaf_stats, summaries, tree_hits, tree_summaries
 from jaxdbg.runtime import notices
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
@@ -164,6 +164,10 @@ def value_of(hit: int | None, result: Any) -> WatchValue:
 def _tree_value(hit: int | None, value: Any) -> WatchValue | None:
     """A pytree's line, its global norm (what the plot draws) and its leaves' norms; None
     for a tree without arrays, whose short repr says more. The tree is walked once."""
+    quick = tree_hits.tree_hit(value)  # a tree with float leaves, its structure read once
+    if quick is not None:
+        numbers = LeafNorms(quick.paths, quick.norms, quick.nans, quick.infs)
+        return WatchValue(hit, quick.summary.line()[:TEXT_CHARS], number=quick.summary.norm, leaves=numbers)
     found = tree_summaries.leaves(value)
     if not any(leaf.is_array for leaf in found):
         tree = tree_summaries.tree_summary(value)
@@ -299,7 +303,12 @@ class WatchBook:
                 self._report_once(number, watch.expression, value.error)
             with self._lock:
                 previous = watch.values[-1].leaves if watch.values else None
-                if value.leaves is not None and previous is not None and previous.paths == value.leaves.paths:
+                if (
+                    value.leaves is not None
+                    and previous is not None
+                    and previous.paths is not value.leaves.paths  # one tuple per structure already
+                    and previous.paths == value.leaves.paths
+                ):
                     value = dataclasses.replace(value, leaves=dataclasses.replace(value.leaves, paths=previous.paths))
                 watch.values.append(value)
                 del watch.values[:-HISTORY_LENGTH]

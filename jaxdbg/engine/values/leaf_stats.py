@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 import weakref
 from typing import Any
@@ -116,37 +117,109 @@ def _one_leaf_stats(value: Any) -> LeafStats | None:
 
 
 def _batched_stats(group: list[Any]) -> list[LeafStats | None]:
-    """One dtype's small leaves: concatenated, then reduced per leaf (``reduceat``).
-    Written for few numpy calls: a pytree watch takes it at every passed stop."""
+    """One dtype's small leaves' :class:`LeafStats` (see :func:`_batched_arrays`)."""
+    squares, tops, nans, infs = _batched_arrays(group)
+    return [
+        LeafStats(sq, None if math.isnan(top) else top, nan, inf)
+        for sq, top, nan, inf in zip(squares.tolist(), tops.tolist(), nans.tolist(), infs.tolist())
+    ]
+
+
+def _batched_arrays(
+    group: list[Any], starts: list[int] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One dtype's small leaves: concatenated, then reduced per leaf (``reduceat``), into
+    the sums of squares and largest ``|x|`` of their finite values (NaN: none) and their
+    NaN and Inf counts. Written for few numpy calls: a pytree watch takes it at every
+    passed stop. ``starts``: where each leaf starts in the concatenation, when known."""
     hosts = [np.asarray(h).reshape(-1) for h in _on_host(group)]
     flat = np.concatenate(hosts) if len(hosts) > 1 else hosts[0]
     if flat.dtype.kind == "c":
         flat = np.abs(flat)
     elif flat.dtype.kind != "f":  # bfloat16 / float8 from ml_dtypes
         flat = flat.astype(np.float32)
-    sizes = [h.size for h in hosts]
-    starts = np.cumsum([0] + sizes[:-1])
+    if starts is None:
+        starts = small_leaf_starts([h.size for h in hosts])
     squares = np.add.reduceat(np.square(flat, dtype=np.float64), starts)
     if np.isfinite(squares).all():  # no NaN / Inf anywhere (the common case): no masks
-        tops = np.maximum.reduceat(np.abs(flat), starts).tolist()
-        return [LeafStats(sq, top, 0, 0) for sq, top in zip(squares.tolist(), tops)]
+        tops = np.maximum.reduceat(np.abs(flat), starts).astype(np.float64)
+        none = np.zeros(len(hosts), dtype=np.int64)
+        return squares, tops, none, none
     finite = np.isfinite(flat)
-    counts = np.array(sizes)
+    counts = np.array([h.size for h in hosts])
     nans = np.add.reduceat(np.isnan(flat).astype(np.int64), starts)
     infs = counts - np.add.reduceat(finite.astype(np.int64), starts) - nans
     flat = np.where(finite, flat, 0)
     squares = np.add.reduceat(np.square(flat, dtype=np.float64), starts)
-    tops = np.maximum.reduceat(np.abs(flat), starts)
-    return [
-        LeafStats(float(sq), float(top) if nan + inf < n else None, int(nan), int(inf))
-        for sq, top, nan, inf, n in zip(squares, tops, nans, infs, counts)
-    ]
+    tops = np.maximum.reduceat(np.abs(flat), starts).astype(np.float64)
+    tops[nans + infs >= counts] = np.nan  # no finite value: no largest one
+    return squares, tops, nans, infs
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class StatsArrays:
+    """The statistics of several float leaves, one array each, the leaves in order."""
+
+    sum_squares: np.ndarray  # float64; NaN for a leaf that could not be read
+    max_abs: np.ndarray  # float64; NaN: no finite value, or not read
+    nans: np.ndarray  # int64
+    infs: np.ndarray  # int64
+
+
+def as_arrays(stats: list[LeafStats | None]) -> StatsArrays:
+    """:func:`many_leaf_stats`'s list as :class:`StatsArrays`."""
+    return StatsArrays(
+        np.array([s.sum_squares if s is not None else np.nan for s in stats], dtype=np.float64),
+        np.array([s.max_abs if s is not None and s.max_abs is not None else np.nan for s in stats], dtype=np.float64),
+        np.array([s.nan_count if s is not None else 0 for s in stats], dtype=np.int64),
+        np.array([s.inf_count if s is not None else 0 for s in stats], dtype=np.int64),
+    )
+
+
+def small_leaf_starts(sizes: list[int]) -> list[int]:
+    """Where each of small leaves of these sizes starts when they are read together."""
+    return list(itertools.accumulate(sizes[:-1], initial=0))
+
+
+def small_leaves_arrays(values: list[Any], starts: list[int]) -> StatsArrays:
+    """The statistics of small float leaves of one dtype (each at most
+    :data:`SMALL_LEAF` elements, none empty), whose ``starts`` are known: one read."""
+    try:
+        return StatsArrays(*_batched_arrays(values, starts))
+    except Exception:  # an array that cannot be read: no statistics, the row stays
+        return fresh_stats_arrays(values)
+
+
+def fresh_stats_arrays(values: list[Any]) -> StatsArrays:
+    """The statistics of float array leaves new at every call (a watch's, at each stop):
+    no cache, and no object per leaf. Small leaves of one dtype are read together."""
+    n = len(values)
+    out = StatsArrays(np.full(n, np.nan), np.full(n, np.nan), np.zeros(n, np.int64), np.zeros(n, np.int64))
+    small: dict[Any, list[int]] = {}  # dtype -> positions
+    for i, value in enumerate(values):
+        if 0 < math.prod(value.shape) <= SMALL_LEAF:
+            small.setdefault(value.dtype, []).append(i)
+        elif (stats := _one_leaf_stats(value)) is not None:
+            out.sum_squares[i], out.nans[i], out.infs[i] = stats.sum_squares, stats.nan_count, stats.inf_count
+            out.max_abs[i] = np.nan if stats.max_abs is None else stats.max_abs
+    for positions in small.values():
+        try:
+            found = _batched_arrays([values[i] for i in positions])
+        except Exception:  # an array that cannot be read: no statistics, the row stays
+            continue
+        if len(positions) == n:  # one group: the whole of it (the common case)
+            return StatsArrays(*found)
+        for column, part in zip((out.sum_squares, out.max_abs, out.nans, out.infs), found):
+            column[positions] = part
+    return out
 
 
 def _on_host(group: list[Any]) -> list[Any]:
     """The leaves' values in host memory. A CPU array's is read as it is: ``device_get``
     (which starts every copy before waiting on any, for accelerators) costs ~25 us a leaf
     more, most of a pytree watch's cost at a passed stop. Others go through it together."""
+    if _in_host_memory(group[0]) and all(type(leaf) is type(group[0]) for leaf in group):
+        return group  # one kind of array, on the host: as a rule the whole group is there
     elsewhere = [i for i, leaf in enumerate(group) if not _in_host_memory(leaf)]
     if not elsewhere:
         return group

@@ -17,14 +17,14 @@ import dataclasses
 import math
 import sys
 import types
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import jax
 import numpy as np
 
 from jaxdbg.engine.frames import Unavailable
 from jaxdbg.engine.values import summaries
-from jaxdbg.engine.values.leaf_stats import is_float, many_leaf_stats
+from jaxdbg.engine.values.leaf_stats import StatsArrays, as_arrays, is_float, many_leaf_stats
 from jaxdbg.runtime import phrases
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
@@ -299,6 +299,18 @@ def summarize_tree(value: Any, *, lazy: bool = False) -> TreeSummary:
 
 def summarize_leaves(type_name: str, kind: str, found: list[Leaf], *, lazy: bool = False) -> TreeSummary:
     """The summary of ``found`` leaves (a tree's, or a subtree's in an opened node)."""
+    structure, floats = leaf_structure(type_name, kind, found)
+    if not floats:
+        return structure
+    if lazy and (structure.arrays > LAZY_LEAVES or structure.elements > LAZY_ELEMENTS):
+        return dataclasses.replace(structure, stats_pending=True)
+    stats = as_arrays(many_leaf_stats([leaf.value for leaf in floats]))
+    return add_up(structure, stats, lambda i: floats[i].path)
+
+
+def leaf_structure(type_name: str, kind: str, found: list[Leaf]) -> tuple[TreeSummary, list[Leaf]]:
+    """The summary of ``found`` without statistics (what their shapes and dtypes say),
+    and the float array leaves its statistics would read."""
     arrays = [leaf for leaf in found if leaf.is_array]
     by_dtype: dict[Any, int] = {}  # dtype objects: their names are slow to make, so once each
     for leaf in arrays:
@@ -319,12 +331,7 @@ def summarize_leaves(type_name: str, kind: str, found: list[Leaf], *, lazy: bool
         array_type=summaries.array_type(tuple(int(d) for d in one.shape), one.dtype) if one is not None else "",
     )
     float_dtypes = {d for d in by_dtype if is_float(d)}
-    floats = [leaf for leaf in arrays if leaf.value.dtype in float_dtypes]
-    if not floats:
-        return structure
-    if lazy and (len(arrays) > LAZY_LEAVES or elements > LAZY_ELEMENTS):
-        return dataclasses.replace(structure, stats_pending=True)
-    return _with_stats(structure, floats)
+    return structure, [leaf for leaf in arrays if leaf.value.dtype in float_dtypes]
 
 
 def _itemsize(dtype: Any) -> int:
@@ -334,27 +341,29 @@ def _itemsize(dtype: Any) -> int:
         return 0
 
 
-def _with_stats(structure: TreeSummary, floats: list[Leaf]) -> TreeSummary:
-    total, top = 0.0, None
-    nan: NonFiniteLeaf | None = None
-    inf: NonFiniteLeaf | None = None
-    for leaf, stats in zip(floats, many_leaf_stats([leaf.value for leaf in floats])):
-        if stats is None:
-            continue
-        total += stats.sum_squares
-        if stats.max_abs is not None:
-            top = stats.max_abs if top is None else max(top, stats.max_abs)
-        nan = _first(nan, leaf.path, stats.nan_count)
-        inf = _first(inf, leaf.path, stats.inf_count)
-    return dataclasses.replace(structure, norm=math.sqrt(total), max_abs=top, nan=nan, inf=inf)
+def add_up(structure: TreeSummary, stats: StatsArrays, path_of: Callable[[int], str]) -> TreeSummary:
+    """``structure`` with its float leaves' statistics (``stats``, in order) added up;
+    ``path_of(i)`` names the ``i``-th float leaf (asked for only where a NaN or Inf is)."""
+    total, top = float(stats.sum_squares.sum()), float(stats.max_abs.max())
+    if math.isnan(total) or math.isnan(top):  # a leaf not read, or one without finite values
+        total = float(np.nansum(stats.sum_squares))
+        tops = stats.max_abs[~np.isnan(stats.max_abs)]
+        top = float(tops.max()) if tops.size else math.nan
+    return dataclasses.replace(
+        structure,
+        norm=math.sqrt(total),
+        max_abs=None if math.isnan(top) else top,
+        nan=_first_nonfinite(stats.nans, path_of),
+        inf=_first_nonfinite(stats.infs, path_of),
+    )
 
 
-def _first(seen: NonFiniteLeaf | None, path: str, count: int) -> NonFiniteLeaf | None:
-    if not count:
-        return seen
-    if seen is None:
-        return NonFiniteLeaf(path, count, 1, count)
-    return dataclasses.replace(seen, leaves=seen.leaves + 1, total=seen.total + count)
+def _first_nonfinite(counts: np.ndarray, path_of: Callable[[int], str]) -> NonFiniteLeaf | None:
+    if not counts.any():
+        return None
+    holding = np.flatnonzero(counts)
+    first = int(holding[0])
+    return NonFiniteLeaf(path_of(first), int(counts[first]), int(holding.size), int(counts.sum()))
 
 
 def tree_summary(value: Any, *, lazy: bool = False) -> TreeSummary | None:
