@@ -4,7 +4,6 @@ what reading the whole tree the slow way gives, NaNs, Infs, dtypes and big leave
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
