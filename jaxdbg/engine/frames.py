@@ -115,7 +115,11 @@ def display_filename(filename: str) -> str:
 
 
 def _is_hidden(frame: types.FrameType) -> bool:
-    if frame.f_locals.get("__tracebackhide__") or frame.f_globals.get("__tracebackhide__"):
+    # f_locals is read only where the name is a local: making it copies every local (3.12-)
+    code = frame.f_code
+    named = "__tracebackhide__" in code.co_varnames or "__tracebackhide__" in code.co_cellvars
+    hide_local = named and frame.f_locals.get("__tracebackhide__")
+    if hide_local or frame.f_globals.get("__tracebackhide__"):
         return True
     module = frame.f_globals.get("__name__") or ""
     if module.split(".")[0] in _HIDDEN_MODULE_PREFIXES:

@@ -472,3 +472,21 @@ def test_a_pinned_threads_displays_go_to_its_cell_until_undone_on_ipykernel_6():
     publisher.publish({"text/plain": "after"})
     parents = [session.deserialize(session.feed_identities(frames)[1])["parent_header"] for frames in socket.sent]
     assert [p["msg_id"] for p in parents] == ["paused-cell", "click"], parents
+
+
+def test_a_path_jax_excludes_after_a_first_answer_hides_its_frames_from_then_on(tmp_path):
+    """include_frame keeps JAX's answer per file (it costs ~0.3 ms a frame), and asks
+    again once a library has registered a path JAX leaves out of tracebacks."""
+    from jax._src import traceback_util
+
+    source = tmp_path / "library_code.py"
+    source.write_text("import sys\n\ndef where():\n    return sys._getframe()\n")
+    namespace: dict = {}
+    exec(compile(source.read_text(), str(source), "exec"), namespace)
+    frame = namespace["where"]()
+    assert jax_api.include_frame(frame) and jax_api.include_frame(frame)
+    traceback_util.register_exclusion(str(tmp_path))
+    try:
+        assert not jax_api.include_frame(frame)
+    finally:
+        traceback_util._exclude_paths.remove(str(tmp_path))
