@@ -99,7 +99,7 @@ def asks_for(state: Any, position: int) -> Any:
 
 def is_screening(state: Any) -> Any:
     """Whether ``state`` (an int32 array in the program) is an arrival being screened."""
-    return (state > OPEN) & (state % 2 == 0)
+    return (state > OPEN) & (state & 1 == 0)
 
 
 @dataclasses.dataclass

@@ -128,7 +128,7 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
         site.on_host(levels, sizes, True if mask is None else mask, operands, int(state))
 
     state = _screening_state(site, levels, sizes, mask, operands)
-    opens = state % 2 == 1  # OPEN, or a screened arrival with a stop that opens
+    opens = state & 1 == 1  # OPEN, or a screened arrival with a stop that opens
 
     if token is None:
 
@@ -157,7 +157,7 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
     The question has no operand but the batch mask, and one int32 result: a callback's
     cost grows with each. A screening arrival then has the locals it asked for sent, one
     ``lax.cond`` per group, each answered with the state again; a passed stop skips
-    them all in one ``lax.cond``."""
+    them all in one ``lax.cond`` (the group's own, where there is one group)."""
     every = int(np.prod(sizes)) if sizes else 1
     groups = site.screen_groups
     answer = jax.ShapeDtypeStruct((), jnp.int32)
@@ -188,6 +188,8 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
             state = jax.lax.cond(screening.asks_for(state, position), send, lambda state: state, state)
         return state
 
+    if len(groups) == 1:  # its own lax.cond asks whether the state screens: no second one
+        return send_what_is_read(state)
     return jax.lax.cond(screening.is_screening(state), send_what_is_read, lambda state: state, state)
 
 
