@@ -116,18 +116,29 @@ def _one_leaf_stats(value: Any) -> LeafStats | None:
         return None
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class StatsArrays:
+    """The statistics of several float leaves, one array each, the leaves in order."""
+
+    sum_squares: np.ndarray  # float64; NaN for a leaf that could not be read
+    max_abs: np.ndarray  # float64; NaN: no finite value, or not read
+    nans: np.ndarray  # int64
+    infs: np.ndarray  # int64
+    #: Known to hold no NaN or Inf, every leaf read (what a gradient's leaves are, as a rule).
+    all_finite: bool = False
+
+
 def _batched_stats(group: list[Any]) -> list[LeafStats | None]:
     """One dtype's small leaves' :class:`LeafStats` (see :func:`_batched_arrays`)."""
-    squares, tops, nans, infs = _batched_arrays(group)
+    found = _batched_arrays(group)
+    squares, tops, nans, infs = found.sum_squares, found.max_abs, found.nans, found.infs
     return [
         LeafStats(sq, None if math.isnan(top) else top, nan, inf)
         for sq, top, nan, inf in zip(squares.tolist(), tops.tolist(), nans.tolist(), infs.tolist())
     ]
 
 
-def _batched_arrays(
-    group: list[Any], starts: list[int] | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _batched_arrays(group: list[Any], starts: list[int] | None = None) -> StatsArrays:
     """One dtype's small leaves: concatenated, then reduced per leaf (``reduceat``), into
     the sums of squares and largest ``|x|`` of their finite values (NaN: none) and their
     NaN and Inf counts. Written for few numpy calls: a pytree watch takes it at every
@@ -144,7 +155,7 @@ def _batched_arrays(
     if np.isfinite(squares).all():  # no NaN / Inf anywhere (the common case): no masks
         tops = np.maximum.reduceat(np.abs(flat), starts).astype(np.float64)
         none = np.zeros(len(hosts), dtype=np.int64)
-        return squares, tops, none, none
+        return StatsArrays(squares, tops, none, none, all_finite=True)
     finite = np.isfinite(flat)
     counts = np.array([h.size for h in hosts])
     nans = np.add.reduceat(np.isnan(flat).astype(np.int64), starts)
@@ -153,17 +164,7 @@ def _batched_arrays(
     squares = np.add.reduceat(np.square(flat, dtype=np.float64), starts)
     tops = np.maximum.reduceat(np.abs(flat), starts).astype(np.float64)
     tops[nans + infs >= counts] = np.nan  # no finite value: no largest one
-    return squares, tops, nans, infs
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class StatsArrays:
-    """The statistics of several float leaves, one array each, the leaves in order."""
-
-    sum_squares: np.ndarray  # float64; NaN for a leaf that could not be read
-    max_abs: np.ndarray  # float64; NaN: no finite value, or not read
-    nans: np.ndarray  # int64
-    infs: np.ndarray  # int64
+    return StatsArrays(squares, tops, nans, infs)
 
 
 def as_arrays(stats: list[LeafStats | None]) -> StatsArrays:
@@ -185,7 +186,7 @@ def small_leaves_arrays(values: list[Any], starts: list[int]) -> StatsArrays:
     """The statistics of small float leaves of one dtype (each at most
     :data:`SMALL_LEAF` elements, none empty), whose ``starts`` are known: one read."""
     try:
-        return StatsArrays(*_batched_arrays(values, starts))
+        return _batched_arrays(values, starts)
     except Exception:  # an array that cannot be read: no statistics, the row stays
         return fresh_stats_arrays(values)
 
@@ -208,8 +209,11 @@ def fresh_stats_arrays(values: list[Any]) -> StatsArrays:
         except Exception:  # an array that cannot be read: no statistics, the row stays
             continue
         if len(positions) == n:  # one group: the whole of it (the common case)
-            return StatsArrays(*found)
-        for column, part in zip((out.sum_squares, out.max_abs, out.nans, out.infs), found):
+            return found
+        for column, part in zip(
+            (out.sum_squares, out.max_abs, out.nans, out.infs),
+            (found.sum_squares, found.max_abs, found.nans, found.infs),
+        ):
             column[positions] = part
     return out
 

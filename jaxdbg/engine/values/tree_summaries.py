@@ -345,6 +345,8 @@ def add_up(structure: TreeSummary, stats: StatsArrays, path_of: Callable[[int], 
     """``structure`` with its float leaves' statistics (``stats``, in order) added up;
     ``path_of(i)`` names the ``i``-th float leaf (asked for only where a NaN or Inf is)."""
     total, top = float(stats.sum_squares.sum()), float(stats.max_abs.max())
+    if stats.all_finite:
+        return dataclasses.replace(structure, norm=math.sqrt(total), max_abs=top)
     if math.isnan(total) or math.isnan(top):  # a leaf not read, or one without finite values
         total = float(np.nansum(stats.sum_squares))
         tops = stats.max_abs[~np.isnan(stats.max_abs)]
