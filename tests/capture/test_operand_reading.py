@@ -105,6 +105,7 @@ def test_a_big_tree_waits_to_be_rebuilt_until_read_and_its_row_says_what_it_is()
     def inspect(session, **_):
         seen["rebuilt before"] = REBUILT[0]
         seen["rows"] = session.local_rows(0, 10)  # what the panel sends when it opens
+        seen["pictures"] = [name for name, _ in session.summary().pictures]  # what Continue leaves
         seen["rebuilt for rows"] = REBUILT[0]
         seen["p"] = session.execute("p float(params['layer0007'].w[0, 0])").text
         seen["rebuilt for p"] = REBUILT[0]
@@ -123,7 +124,7 @@ def test_a_big_tree_waits_to_be_rebuilt_until_read_and_its_row_says_what_it_is()
     step(params, jnp.zeros(2)).block_until_ready()
     REBUILT[0] = 0  # from here: the stop (tracing rebuilt the tree's nodes once)
     step(params, jnp.zeros(2)).block_until_ready()
-    assert seen["rebuilt before"] == 0 and seen["rebuilt for rows"] == 0
+    assert seen["rebuilt before"] == 0 and seen["rebuilt for rows"] == 0 and seen["pictures"] == ["x"]
     row = next(r for r in seen["rows"] if r["name"] == "params")
     assert row["type"] == "dict" and row["summary"] == "dict · 300 entries · summary when shown"
     assert row["pending"] and row["expandable"]
