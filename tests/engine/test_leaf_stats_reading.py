@@ -43,11 +43,14 @@ def test_leaves_read_together_match_one_at_a_time(dtype):
             assert type(stats.sum_squares) is float and (stats.max_abs is None or type(stats.max_abs) is float)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # an overflow is a result here, not a warning
 def test_finite_leaves_whose_squares_overflow_still_count_no_nan():
     big = np.array([1e200, 1.0]), np.array([2.0])
     first, second = leaf_stats._batched_stats(list(big))
     assert first.sum_squares == math.inf and first.max_abs == 1e200 and first.nan_count == first.inf_count == 0
     assert second == leaf_stats.LeafStats(4.0, 2.0, 0, 0)
+    alone = leaf_stats._one_leaf_stats(np.array([1e200, -1e200]))  # a big leaf's own pass
+    assert alone == leaf_stats.LeafStats(math.inf, 1e200, 0, 0)
 
 
 def test_cpu_arrays_are_read_without_device_get(monkeypatch):

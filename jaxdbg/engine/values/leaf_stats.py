@@ -151,7 +151,8 @@ def _batched_arrays(group: list[Any], starts: list[int] | None = None) -> StatsA
         flat = flat.astype(np.float32)
     if starts is None:
         starts = small_leaf_starts([h.size for h in hosts])
-    squares = np.add.reduceat(np.square(flat, dtype=np.float64), starts)
+    with np.errstate(over="ignore"):  # a float64 leaf's squares may overflow: inf, as summed
+        squares = np.add.reduceat(np.square(flat, dtype=np.float64), starts)
     if np.isfinite(squares).all():  # no NaN / Inf anywhere (the common case): no masks
         tops = np.maximum.reduceat(np.abs(flat), starts).astype(np.float64)
         none = np.zeros(len(hosts), dtype=np.int64)
@@ -161,7 +162,8 @@ def _batched_arrays(group: list[Any], starts: list[int] | None = None) -> StatsA
     nans = np.add.reduceat(np.isnan(flat).astype(np.int64), starts)
     infs = counts - np.add.reduceat(finite.astype(np.int64), starts) - nans
     flat = np.where(finite, flat, 0)
-    squares = np.add.reduceat(np.square(flat, dtype=np.float64), starts)
+    with np.errstate(over="ignore"):
+        squares = np.add.reduceat(np.square(flat, dtype=np.float64), starts)
     tops = np.maximum.reduceat(np.abs(flat), starts).astype(np.float64)
     tops[nans + infs >= counts] = np.nan  # no finite value: no largest one
     return StatsArrays(squares, tops, nans, infs)
@@ -271,7 +273,8 @@ def _float_stats(host: np.ndarray) -> LeafStats:
             if chunk.size == 0:
                 continue
             biggest = float(np.max(np.abs(chunk)))
-        total += float(np.sum(np.square(chunk, dtype=np.float64)))
+        with np.errstate(over="ignore"):  # a float64 leaf's squares may overflow: inf, as summed
+            total += float(np.sum(np.square(chunk, dtype=np.float64)))
         top = biggest if top is None else max(top, biggest)
     return LeafStats(total, top, nans, infs)
 
