@@ -38,6 +38,7 @@ _credit = 0
 _anticipated: set[int] = set()  # listeners the handler counted on to end
 _signals = 0  # SIGINTs the relay has handled: tells a real interrupt from a raised one
 _taken = 0  # interrupts that ended a listening wait or an interrupted command
+_marked = 0  # the last SIGINT a listener took, by its signal_mark
 
 
 def signals_seen() -> int:
@@ -80,11 +81,17 @@ class Listener:
                 _listeners[self._key] = (threading.current_thread(), self._wake)
         return self
 
-    def interrupted(self) -> None:
-        global _taken
+    def interrupted(self, signal_mark: int | None = None) -> None:
+        """``signal_mark``: which SIGINT ended the wait, where the wait counts them (the
+        count so far). Two waits of one stop may both see one SIGINT (the second one
+        starting after it came): it is taken, and kept from the main thread, once."""
+        global _taken, _marked
         with _lock:
             _taken += 1
-        self._leave(took_interrupt=True)
+            first = signal_mark is None or signal_mark > _marked
+            if signal_mark is not None:
+                _marked = max(_marked, signal_mark)
+        self._leave(took_interrupt=first)
 
     def __exit__(self, *exc: object) -> None:
         self._leave(took_interrupt=False)

@@ -334,7 +334,10 @@ class PauseChannel:
         waiter = threading.current_thread()
         on_main = waiter is threading.main_thread()
         self.mechanism = self._choose(waiter)
-        if self.interrupted():
+        listener = interrupt_watch.listener(on_main)
+        if self.interrupted():  # it came between two waits: taken here as the wait would
+            with listener:
+                listener.interrupted(interrupt_watch.interrupt_count())
             raise KeyboardInterrupt
         if self.mechanism is Mechanism.PROMPT:
             try:
@@ -347,7 +350,6 @@ class PauseChannel:
             pump = ipykernel_pump.shell_pump(self._kernel)
             pump.acquire(waiter_is_main=on_main)
         deadline = None if timeout is None else time.monotonic() + timeout
-        listener = interrupt_watch.listener(on_main)
         listener.__enter__()
         try:
             while True:
@@ -357,7 +359,7 @@ class PauseChannel:
                 except queue.Empty:
                     command = None
                 if self.interrupted():
-                    listener.interrupted()
+                    listener.interrupted(interrupt_watch.interrupt_count())
                     raise KeyboardInterrupt  # the stop ends; its commands with it
                 if command is not None:
                     return command

@@ -445,6 +445,18 @@ def test_a_sigint_a_waiting_thread_noticed_first_is_still_kept_from_the_main_thr
         signal.raise_signal(signal.SIGINT)
 
 
+def test_one_sigint_that_two_waits_of_a_stop_saw_is_kept_from_the_main_thread_once(relay):
+    # A panel's wait ended by its timeout just before a SIGINT; the stop's next wait
+    # sees it at once, and the stop's earlier wait may have seen it too: taken once.
+    mark = relay._marked + 1
+    for _ in range(2):
+        with relay.listening() as listener:
+            listener.interrupted(mark)
+    signal.raise_signal(signal.SIGINT)  # the relay, late: this SIGINT was taken
+    with pytest.raises(KeyboardInterrupt):  # the next one, with nobody waiting: as usual
+        signal.raise_signal(signal.SIGINT)
+
+
 def test_an_idle_kernels_interrupt_wakes_a_waiting_thread_and_never_raises(monkeypatch):
     """Between cells ipykernel ignores SIGINT and puts back the handler it saved before
     each request; a debug host makes that one its relay, which never raises."""
