@@ -44,7 +44,7 @@ from jaxdbg.engine.values import (
 )
 from jaxdbg.runtime import interrupts, phrases
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
-from jaxdbg.runtime.lazy_values import LazyValues
+from jaxdbg.runtime.lazy_values import hint_of
 
 MAX_RESULT_CHARS = 20_000
 DEFAULT_CONTEXT = phrases.DEFAULT_CONTEXT  # source lines either side of the current line
@@ -346,10 +346,9 @@ class Session:
         names = self.local_names()[max(start, 0) : max(start, 0) + max(count, 0)]
         values, shardings = self.visible_locals(), self.program_shardings()
         # A big traced tree not read yet shows its glance; reading it would rebuild it.
-        unread = values.hint if lazy and isinstance(values, LazyValues) else lambda name: None
         return [
             local_rows.glance_row(n, glance)
-            if isinstance(glance := unread(n), tree_glance.Glance)
+            if lazy and isinstance(glance := hint_of(values, n), tree_glance.Glance)
             else local_rows.local_row(n, values.get(n), shardings.get(n), lazy=lazy)
             for n in names
         ]

@@ -62,3 +62,8 @@ class LazyValues(MutableMapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"LazyValues({list(self._values)}, unmade: {list(self._later)})"
+
+
+def hint_of(values: Any, name: str) -> Any:
+    """What stands for ``name``'s unmade value in ``values`` (any mapping), or None."""
+    return values.hint(name) if isinstance(values, LazyValues) else None

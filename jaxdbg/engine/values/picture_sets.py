@@ -10,7 +10,7 @@ import numpy as np
 
 from jaxdbg.engine.values import tree_summaries
 from jaxdbg.engine.values.array_picture import THUMBNAIL_SIDE, ArrayPicture, PictureError, picture
-from jaxdbg.runtime.lazy_values import LazyValues
+from jaxdbg.runtime.lazy_values import hint_of
 
 SUMMARY_PICTURES = 12  # arrays the static stop summary draws
 # Bigger arrays are left out of the summary: drawing one reads its host copy, which for a
@@ -23,11 +23,10 @@ def small_pictures(values: Mapping[str, Any], limit: int = SUMMARY_PICTURES) -> 
     values that cannot be drawn (scalars, empty, object arrays) or hold more than
     SUMMARY_MAX_ELEMENTS elements are left out."""
     found: list[tuple[str, ArrayPicture]] = []
-    unread = values.hint if isinstance(values, LazyValues) else lambda name: None
     for name in values:
         if len(found) >= limit:
             break
-        if name.startswith("__") or unread(name) is not None:  # a big tree not read: no array
+        if name.startswith("__") or hint_of(values, name) is not None:  # a big tree not read: no array
             continue
         value = values[name]
         if isinstance(value, type):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from typing import Any
 
 import jax
@@ -44,6 +45,7 @@ class _Layout:
 
 _LAYOUTS: dict[Any, _Layout | None] = {}  # None: a structure read the slow way each time
 _MAX_LAYOUTS = 64
+_LAYOUTS_LOCK = threading.Lock()
 _UNKNOWN = object()
 
 
@@ -60,9 +62,10 @@ def tree_hit(value: Any) -> TreeHit | None:
     if layout is _UNKNOWN:
         layout = _layout(value, flat)
         if key is not None:
-            if len(_LAYOUTS) >= _MAX_LAYOUTS:
-                del _LAYOUTS[next(iter(_LAYOUTS))]
-            _LAYOUTS[key] = layout
+            with _LAYOUTS_LOCK:  # pmap's stops record their watches on several threads
+                if len(_LAYOUTS) >= _MAX_LAYOUTS:
+                    _LAYOUTS.pop(next(iter(_LAYOUTS)), None)
+                _LAYOUTS[key] = layout
     if layout is None:
         return None
     values = [flat[i] for i in layout.floats]
