@@ -16,8 +16,9 @@ outer frames, stay out (frames.traced_function_frames, jax_api.traces_in_reach).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import jax
 import numpy as np
@@ -122,17 +123,16 @@ class _Site:
         screened with every value, as it is served)."""
         number = self.breakpoint_id
         assert number is not None
-        selected = np.ones(sizes, dtype=bool) if pending.mask is None else np.asarray(pending.mask, dtype=bool)
-        selected = np.broadcast_to(selected, sizes) if selected.ndim == 0 else selected.reshape(sizes)
         host_ops: dict[int, Any] = {}
         compiled = self.compiled.get if self.compiled is not None else None
-        for index in np.ndindex(*sizes):
-            if not selected[index]:
-                continue
-            operand = operand_reader.reader(index, levels, pending.received, host_ops)
-            info = self._stop_info(index, sizes, operand)
-            innermost = self.templates[0].build(operand, compiled)
-            if breakpoint_checks.screen(number, innermost, info, _write_log_line):
+        template = self.templates[0]
+        for index in _selected(pending.mask, sizes):
+            # The locals came as NumPy arrays: a condition NumPy answers is decided on
+            # them; a JAX frame is built only for what needs one (watches, templates).
+            numbers = operand_reader.reader(index, levels, pending.received, host_ops, as_jax=False)
+            info = self._stop_info(index, sizes, numbers)
+            innermost = functools.partial(_build_with_jax_arrays, template, index, levels, pending.received, compiled)
+            if breakpoint_checks.screen(number, innermost, info, _write_log_line, template.build(numbers, compiled)):
                 return self.arrivals.opened(state, index)
         return screening.PASS
 
@@ -248,6 +248,25 @@ class _Site:
         if not self.device_axes:
             return None
         return int(np.prod([size for _, size in self.device_axes]))
+
+
+def _build_with_jax_arrays(
+    template: frames_mod.FrameTemplate, index: tuple, levels, received, compiled
+) -> frames_mod.Frame:
+    return template.build(operand_reader.reader(index, levels, received, {}), compiled)
+
+
+def _selected(mask: Any, sizes: tuple) -> Iterator[tuple]:
+    """The batch indices a screening decides, in order (``mask``: None for every one)."""
+    if not sizes:  # unbatched, the common case: a step of a loop screened at every step
+        if mask is None or bool(np.asarray(mask)):
+            yield ()
+        return
+    selected = np.ones(sizes, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    selected = np.broadcast_to(selected, sizes) if selected.ndim == 0 else selected.reshape(sizes)
+    for index in np.ndindex(*sizes):
+        if selected[index]:
+            yield index
 
 
 def _describe_big_tree(traced: Any) -> tree_glance.Glance | None:

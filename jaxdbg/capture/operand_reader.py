@@ -20,10 +20,12 @@ NOT_SENT = Unavailable("not sent to the host: no condition, log template or watc
 
 
 def reader(
-    index: tuple, levels, values: dict[int, Any] | Sequence[Any], host_ops: dict[int, Any]
+    index: tuple, levels, values: dict[int, Any] | Sequence[Any], host_ops: dict[int, Any], as_jax: bool = True
 ) -> Callable[[int], Any]:
     """Operand ``i`` of batch element ``index``, read once: ``values`` holds what reached
-    the host, every operand in order or (a screening's) only those its checks read by index."""
+    the host, every operand in order or (a screening's) only those its checks read by index.
+    ``as_jax``: each value a JAX array, as a frame shows it (else as it came: a
+    screening's NumPy arrays)."""
     count = None if isinstance(values, dict) else len(values)
 
     def sent(i: int) -> bool:
@@ -40,7 +42,7 @@ def reader(
             if i not in host_ops:
                 host_ops[i] = np.asarray(values[i])
             value = host_ops[i][picked]
-        return value if isinstance(value, jax.Array) else jnp.asarray(value)
+        return value if not as_jax or isinstance(value, jax.Array) else jnp.asarray(value)
 
     def many(indices: Sequence[int]) -> list[Any]:
         """Operands ``indices`` at once (a pytree local's leaves): an unbatched stop's jax
@@ -54,7 +56,7 @@ def reader(
             found = list(values[indices.start : indices.stop])
         else:
             found = [values[i] if sent(i) else NOT_SENT for i in indices]
-        if found and all(issubclass(kind, jax.Array) for kind in set(map(type, found))):
+        if found and (not as_jax or all(issubclass(kind, jax.Array) for kind in set(map(type, found)))):
             return found
         return [operand(i) for i in indices]
 

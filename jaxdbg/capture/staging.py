@@ -8,8 +8,8 @@ From the outside in:
    forward-pass values; a token passes its tangent through);
 3. one ``custom_vmap`` layer per vmap level, so the host receives whole batches and can
    name the element it stops at, stop only where the predicate holds, and skip the rest;
-4. a ``lax.cond`` on the host's answer to "does this stop open?" (a ``jax.pure_callback``
-   without operands, asked at every step: see :func:`_asked_at_every_step`), so a stop
+4. a ``lax.cond`` on the host's answer to "does this stop open?" (a host call without
+   operands that XLA keeps in every step: jax_host_calls.py), so a stop
    that will not open (a disabled breakpoint, ``continue all``, an ignore count, another
    process's stop) sends no value to the host: a callback's cost grows with its
    operands, each one copied to the host (on a GPU or TPU, a device-to-host transfer)
@@ -30,6 +30,7 @@ import numpy as np
 from jax.custom_batching import custom_vmap
 
 from jaxdbg.capture import screening
+from jaxdbg.internals import jax_host_calls
 from jaxdbg.runtime import jax_routes
 
 
@@ -154,24 +155,19 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
     """The host's decision for this arrival, as screening.py's int32 state, taken before
     any value but the locals a condition, log template or watch reads is sent.
 
-    The question has no operand but the batch mask, and one int32 result: a callback's
-    cost grows with each. A screening arrival then has the locals it asked for sent, one
-    ``lax.cond`` per group, each answered with the state again; a passed stop skips
-    them all in one ``lax.cond`` (the group's own, where there is one group)."""
+    The question is a host call XLA keeps in the step (jax_host_calls.py): one int32
+    result, and no operand but the batch mask. A screening arrival then has the locals
+    it asked for sent, one ``lax.cond`` per group, each answered with the state again;
+    a passed stop skips them all in one ``lax.cond`` (the group's own, where there is
+    one group)."""
     every = int(np.prod(sizes)) if sizes else 1
     groups = site.screen_groups
-    answer = jax.ShapeDtypeStruct((), jnp.int32)
 
     def ask_host(*masks):
         stops = every if not masks else int(np.count_nonzero(masks[0]))
-        return np.int32(site.ask(stops, masks[0] if masks else None, levels, sizes))
+        return (site.ask(stops, masks[0] if masks else None, levels, sizes),)
 
-    def ask():
-        if mask is None:
-            return jax.pure_callback(ask_host, answer)
-        return jax.pure_callback(ask_host, answer, mask, vmap_method="sequential")
-
-    state = jax.lax.cond(_asked_at_every_step(operands), ask, lambda: jnp.int32(screening.PASS))
+    state = jax_host_calls.host_call(ask_host, *([] if mask is None else [mask]), results=_STATE)[0]
     if not groups:
         return state
 
@@ -180,10 +176,10 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
 
             def send(state, position=position, group=group):
                 def receive(state, *values):
-                    return np.int32(site.receive(int(state), position, values, levels, sizes))
+                    return (site.receive(int(state), position, values, levels, sizes),)
 
                 values = [operands[i] for i in group.operands]
-                return jax.pure_callback(receive, answer, state, *values)
+                return jax_host_calls.host_call(receive, state, *values, results=_STATE)[0]
 
             state = jax.lax.cond(screening.asks_for(state, position), send, lambda state: state, state)
         return state
@@ -193,52 +189,7 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
     return jax.lax.cond(screening.is_screening(state), send_what_is_read, lambda state: state, state)
 
 
-# How many operands the question's predicate reads: the first ones are the innermost
-# frame's (the loop body's carry and inputs); each one read adds ops to trace and compile.
-READ_OPERANDS = 16
-
-
-def _asked_at_every_step(operands: list) -> Any:
-    """True, as a value XLA cannot tell is constant: the predicate of the ``lax.cond``
-    around the host's question.
-
-    The question has no operands (each one would cost a copy to the host), so XLA could
-    hoist it out of a loop and ask it once per call; inside a ``lax.cond`` whose
-    predicate depends on this step's values (one element of each of the first
-    READ_OPERANDS numeric operands: one of them at least changes from step to step in a
-    loop) it stays in the step, so a ``continue all``, an ``enable`` or an ignore count
-    typed at one stop holds from the next step."""
-    read = jnp.zeros((), jnp.float32)
-    count = 0
-    for operand in operands:
-        value = jnp.asarray(operand)
-        if value.size == 0 or not (jnp.issubdtype(value.dtype, jnp.number) or value.dtype == jnp.bool_):
-            continue  # PRNG keys and other extended dtypes have no element to read
-        if _sharded_in_its_type(value):
-            continue  # JAX refuses to slice one element out of a sharded dimension
-        read = read + _as_float32(value.reshape(-1)[0])
-        count += 1
-        if count == READ_OPERANDS:
-            break
-    if not count:
-        # Nothing to read without a collective (every operand sharded, as under a vmap
-        # over a sharded axis), which would wait on a device held by a stop: XLA may then
-        # ask once per call, and screening.Arrivals takes a state seen again as a new arrival.
-        return jnp.bool_(True)
-    # XLA folds some comparisons of a value with itself, but not "equal or unequal" for a
-    # float (NaN is neither); the barrier keeps the sum from being simplified away.
-    read = jax.lax.optimization_barrier(read)
-    return (read == read) | (read != read)
-
-
-def _as_float32(x: Any) -> Any:
-    return (jnp.real(x) if jnp.iscomplexobj(x) else x).astype(jnp.float32)
-
-
-def _sharded_in_its_type(value: Any) -> bool:
-    """Whether the value's type shards a dimension (explicit sharding: ``f32[8@d]``)."""
-    sharding = getattr(jax.typeof(value), "sharding", None)
-    return any(axis is not None for axis in getattr(sharding, "spec", ()) or ())
+_STATE = (((), np.dtype(np.int32)),)  # the host calls' one result
 
 
 def _zero_tangent(x):

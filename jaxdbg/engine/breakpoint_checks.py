@@ -67,33 +67,67 @@ def names_in(sources: list[str]) -> frozenset[str] | None:
     return None if names & _WHOLE_NAMESPACE else frozenset(names)
 
 
-def screen(number: int, innermost: Frame, info: StopInfo, write_log: LogWriter) -> bool:
-    """Decide a stop of breakpoint ``number`` with its innermost frame built (all that a
-    condition, a template or a watch reads): True when it may open (then
-    :func:`jaxdbg.engine.stop_serving.serve` takes its turn and records its watches);
-    False when it was passed here, its watches recorded."""
-    frames = [innermost]
+def screen(
+    number: int,
+    innermost: Frame | Callable[[], Frame],
+    info: StopInfo,
+    write_log: LogWriter,
+    numbers: Frame | None = None,
+) -> bool:
+    """Decide a stop of breakpoint ``number`` with its innermost frame (all that a
+    condition, a template or a watch reads; or what builds it, when first needed):
+    True when it may open (then :func:`jaxdbg.engine.stop_serving.serve` takes its turn
+    and records its watches); False when it was passed here, its watches recorded.
+
+    ``numbers``: the same frame with NumPy arrays, as a screening receives them; a
+    condition NumPy answers as JAX would is decided on it, with no JAX array made."""
+    frame_of = _once(innermost) if callable(innermost) else lambda: innermost
+
+    def record(hit: int | None) -> None:
+        if numbers is None:
+            watches.LIVE.record(number, hit, [frame_of()])
+        else:
+            watches.LIVE.record_with(number, hit, watches.on_numbers(numbers, frame_of))
+
     if not breakpoint_state.is_enabled(number):
-        watches.LIVE.record(number, None, frames)
+        record(None)
         return False
     condition, template = breakpoint_state.checks(number)
-    if condition and not holds(number, condition, frames[0]):
-        watches.LIVE.record(number, breakpoint_state.count_hit(number), frames)
+    if condition and not holds(number, condition, frame_of, numbers):
+        record(breakpoint_state.count_hit(number))
         return False
     if template:
         hit = breakpoint_state.count_hit(number)
         info.hit = hit
-        write_log(format_template(number, template, frames[0]), frames[0], info)
-        watches.LIVE.record(number, hit, frames)
+        write_log(format_template(number, template, frame_of()), frame_of(), info)
+        record(hit)
         return False
     opens, passed_hit = breakpoint_state.arrival(number)
     if not opens:
-        watches.LIVE.record(number, passed_hit, frames)
+        record(passed_hit)
     return opens
 
 
-def holds(number: int, condition: str, frame: Frame) -> bool:
-    """Whether ``condition`` is true in ``frame``; one that raises is false (said once)."""
+def _once(build: Callable[[], Frame]) -> Callable[[], Frame]:
+    """``build``, called at most once (a screened stop's JAX frame, if anything needs it)."""
+    built: list[Frame] = []
+
+    def frame() -> Frame:
+        if not built:
+            built.append(build())
+        return built[0]
+
+    return frame
+
+
+def holds(number: int, condition: str, frame: Frame | Callable[[], Frame], numbers: Frame | None = None) -> bool:
+    """Whether ``condition`` is true in ``frame`` (or the frame ``frame()`` builds); one
+    that raises is false (said once). ``numbers``: the frame with NumPy arrays, if at hand."""
+    quick = _holds_on_numpy(condition, numbers if numbers is not None else frame if isinstance(frame, Frame) else None)
+    if quick is not None:
+        return quick
+    if not isinstance(frame, Frame):
+        frame = frame()
     try:
         value = evaluation.evaluate(condition, frame, {}, expression_only=True)
     except SyntaxError as e:
@@ -112,6 +146,21 @@ def holds(number: int, condition: str, frame: Frame) -> bool:
     if failure:
         _report_once(number, "condition", condition, format_exception(failure[0]))
     return truth
+
+
+def _holds_on_numpy(condition: str, frame: Frame | None) -> bool | None:
+    """The condition's truth on NumPy copies of its arrays (:func:`evaluation.on_numpy`);
+    None where it may not be evaluated so: JAX's evaluation then decides, and says what
+    went wrong."""
+    if frame is None:
+        return None
+    value = evaluation.on_numpy(condition, frame)
+    if value is evaluation.NOT_ON_NUMPY:
+        return None
+    try:
+        return bool(value)
+    except Exception:
+        return None
 
 
 def template_code(template: str) -> str:

@@ -210,6 +210,24 @@ def in_frame(frame: Frame) -> ValuesOf:
     return lambda expressions, hit: [evaluate(e, frame, hit) for e in expressions]
 
 
+def on_numbers(numbers: Frame, frame_of: Callable[[], Frame]) -> ValuesOf:
+    """Watch values taken in a screened stop's frame of NumPy arrays (as the program sent
+    them) where the watch is a number NumPy computes as JAX would (a scalar local, a
+    comparison); anything else in the frame of JAX arrays ``frame_of()`` builds."""
+
+    def values(expressions: list[str], hit: int | None) -> list[WatchValue]:
+        found = []
+        for expression in expressions:
+            result = evaluation.on_numpy(expression, numbers)
+            if result is not evaluation.NOT_ON_NUMPY and _real_scalar(result) is not None:
+                found.append(value_of(hit, result))  # the text and number a JAX scalar gives
+            else:
+                found.append(evaluate(expression, frame_of(), hit))
+        return found
+
+    return values
+
+
 def evaluate(expression: str, frame: Frame, hit: int | None) -> WatchValue:
     """``expression`` in ``frame``, as a watch keeps it; never raises for user errors."""
     try:

@@ -3,8 +3,9 @@
 Frames, traces, named axes, host calls under remat and custom_vmap, and callback
 errors. With ``jax_debugger`` (JAX's debugger registry), ``jax_checkify_errors``
 (checkify's tracebacks and errors), ``jax_programs`` (a traced program's equations) and
-``jax_nan_checks`` (JAX's NaN / Inf checks) and ``jax_nan_reruns`` (the re-run of a call
-that failed them) these are the only modules that touch JAX
+``jax_nan_checks`` (JAX's NaN / Inf checks), ``jax_nan_reruns`` (the re-run of a call
+that failed them) and ``jax_host_calls`` (a breakpoint's question to the host) these are
+the only modules that touch JAX
 internals; everything else in jaxdbg uses public JAX APIs.
 ``tests/internals/test_internals.py`` fails loudly when a name used here moves in a new
 JAX release.

@@ -26,7 +26,7 @@ import threading
 import traceback
 from typing import Callable
 
-from jaxdbg.internals import ipykernel_idle_interrupts, ipykernel_kernel
+from jaxdbg.internals import ipykernel_kernel
 
 _lock = threading.Lock()
 _listeners: dict[int, tuple[threading.Thread, Callable[[], None] | None]] = {}
@@ -281,7 +281,7 @@ def hear_between_cells() -> bool:
     kernel = ipykernel_kernel.current_kernel()
     if kernel is None:
         return False
-    return ipykernel_idle_interrupts.hear_interrupts_between_cells(kernel, _relay_between_cells)
+    return ipykernel_kernel.hear_interrupts_between_cells(kernel, _relay_between_cells)
 
 
 def install() -> None:

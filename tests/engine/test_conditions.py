@@ -4,10 +4,12 @@ import re
 
 import jax
 import jax.numpy as jnp
+import pytest
 
 import jaxdbg
 from jaxdbg.capture import prints
-from jaxdbg.engine import breakpoint_state
+from jaxdbg.engine import breakpoint_checks, breakpoint_state, evaluation
+from jaxdbg.engine.frames import Frame
 from support.checks_state import fresh_breakpoint_checks  # noqa: F401 (autouse)
 from support.transcript import Transcript
 
@@ -133,3 +135,42 @@ def test_condition_and_log_commands_refuse_bad_input_and_show_in_breakpoints():
     assert "stop only if i > 100" in listing and "log 'at {i}' (never stops)" in listing
     row = next(r for r in breakpoint_state.rows() if r.number == number)
     assert row.condition == "" and row.log_template == ""  # cleared by the last two commands
+
+
+def _frame(**values) -> Frame:
+    return Frame("<cell>", 1, "step", dict(values), {"LIMIT": 3}, ["pass\n"], 1)
+
+
+@pytest.mark.parametrize(
+    "condition, values, expected",
+    [
+        ("i % 25 == 24", {"i": jnp.int32(49)}, True),
+        ("x > 1e9", {"x": jnp.float32(0.5)}, False),
+        ("x[2] >= LIMIT and not done", {"x": jnp.arange(4.0), "done": jnp.bool_(False)}, False),
+        ("(x * 2 - 1)[-1] == 5", {"x": jnp.arange(4, dtype=jnp.int8)}, True),
+        ("h > 1", {"h": jnp.float16(1.5)}, True),
+    ],
+)
+def test_a_condition_of_comparisons_and_indexing_is_decided_on_numpy_copies(monkeypatch, condition, values, expected):
+    # Evaluated at every step a loop passes its breakpoint: NumPy gives these the answer
+    # JAX would, with no JAX dispatch on the host (each one tens of microseconds).
+    def no_jax(*args, **kwargs):
+        raise AssertionError("evaluated with JAX")
+
+    monkeypatch.setattr(evaluation, "evaluate", no_jax)
+    assert breakpoint_checks.holds(1, condition, _frame(**values)) is expected
+
+
+@pytest.mark.parametrize(
+    "condition, values, expected",
+    [
+        ("x[10] > 2", {"x": jnp.arange(4.0)}, True),  # JAX clamps the index; NumPy raises
+        ("x.sum() > 5", {"x": jnp.arange(4.0)}, True),  # a call: JAX's own evaluation
+        ("jnp.isnan(x).any()", {"x": jnp.array([1.0, jnp.nan])}, True),
+        ("k == k", {"k": jax.random.key(0)}, True),  # a PRNG key has no NumPy dtype
+    ],
+)
+def test_a_condition_numpy_cannot_answer_as_jax_would_is_evaluated_by_jax(condition, values, expected):
+    frame = _frame(**values)
+    frame.globals["jnp"] = jnp
+    assert breakpoint_checks.holds(1, condition, frame) is expected

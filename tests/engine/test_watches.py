@@ -132,3 +132,26 @@ def test_watch_values_of_every_kind():
     assert arr.number is None and arr.stats.nan_count == 1
     assert watches.value_of(3, "text").text == "'text'"
     assert watches.value_of(3, jnp.complex64(1 + 2j)).number is None
+
+
+def test_a_screened_stops_scalar_watches_read_the_numpy_values_as_jax_would_show_them():
+    # A screening receives the locals it asked for as NumPy arrays: a watch that is a
+    # number is taken from them (no JAX array made at each passed step), with the text
+    # and number the JAX frame gives; anything else is taken in the JAX frame.
+    jax_locals = {"x": jnp.float32(0.7071068), "i": jnp.int32(7), "v": jnp.arange(3.0), "flag": jnp.bool_(True)}
+    numpy_locals = {name: np.asarray(value) for name, value in jax_locals.items()}
+    jax_frame = Frame("<cell>", 1, "step", jax_locals, {}, ["pass\n"], 1)
+    numbers = Frame("<cell>", 1, "step", numpy_locals, {}, ["pass\n"], 1)
+    built = []
+
+    def frame_of():
+        built.append(1)
+        return jax_frame
+
+    scalars = ["x", "x * 2 > 1", "i % 4", "flag", "-x"]
+    assert watches.on_numbers(numbers, frame_of)(scalars, 3) == watches.in_frame(jax_frame)(scalars, 3)
+    assert built == []  # the JAX frame was never needed
+    others = ["v", "v.sum()", "x.astype(jnp.float16)"]
+    jax_frame.globals["jnp"] = jnp
+    assert watches.on_numbers(numbers, frame_of)(others, 3) == watches.in_frame(jax_frame)(others, 3)
+    assert built  # taken in the JAX frame

@@ -7,13 +7,22 @@ from jaxdbg.internals import (
     jax_api,
     jax_checkify_errors,
     jax_debugger,
+    jax_host_calls,
     jax_nan_checks,
     jax_nan_reruns,
     jax_programs,
 )
 
 # Every module that touches JAX internals reports the private names it uses.
-JAX_ADAPTERS = (jax_api, jax_checkify_errors, jax_debugger, jax_programs, jax_nan_checks, jax_nan_reruns)
+JAX_ADAPTERS = (
+    jax_api,
+    jax_checkify_errors,
+    jax_debugger,
+    jax_host_calls,
+    jax_programs,
+    jax_nan_checks,
+    jax_nan_reruns,
+)
 
 
 @pytest.mark.parametrize(
@@ -324,7 +333,7 @@ def test_the_sigint_handler_ipykernel_puts_back_after_a_request_can_be_chosen():
 
     from ipykernel.kernelbase import Kernel
 
-    from jaxdbg.internals import ipykernel_idle_interrupts
+    from jaxdbg.internals import ipykernel_kernel
 
     class Idle:  # pre/post_handler_hook read and write only this attribute
         pass
@@ -335,8 +344,8 @@ def test_the_sigint_handler_ipykernel_puts_back_after_a_request_can_be_chosen():
     try:
         Kernel.pre_handler_hook(kernel)  # a cell starts
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        assert ipykernel_idle_interrupts.between_cells_handler(kernel) is signal.SIG_IGN
-        assert ipykernel_idle_interrupts.hear_interrupts_between_cells(kernel, lambda *a: heard.append(a))
+        assert ipykernel_kernel.between_cells_handler(kernel) is signal.SIG_IGN
+        assert ipykernel_kernel.hear_interrupts_between_cells(kernel, lambda *a: heard.append(a))
         Kernel.post_handler_hook(kernel)  # the cell ended
         signal.raise_signal(signal.SIGINT)
         assert len(heard) == 1

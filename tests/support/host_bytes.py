@@ -5,16 +5,18 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from jaxdbg.internals import jax_host_calls
 from jaxdbg.runtime import jax_routes
 
 
 class HostBytes:
-    """The bytes of every operand the program hands to a host callback (jax.pure_callback
-    and jax.debug.callback, as staging calls them), counted as the callbacks run."""
+    """The bytes of every operand the program hands to a host callback (jax.pure_callback,
+    jax.debug.callback and jax_host_calls.host_call, as staging calls them), counted as
+    the callbacks run."""
 
     def __init__(self, monkeypatch) -> None:
         self.total = 0
-        pure, debug = jax.pure_callback, jax_routes.CALLBACK.original()
+        pure, debug, own = jax.pure_callback, jax_routes.CALLBACK.original(), jax_host_calls.host_call
 
         def counted(fn):
             def run(*args, **kwargs):
@@ -25,3 +27,4 @@ class HostBytes:
 
         monkeypatch.setattr(jax, "pure_callback", lambda fn, *a, **k: pure(counted(fn), *a, **k))
         monkeypatch.setattr(jax_routes.CALLBACK, "_jax_own", lambda fn, *a, **k: debug(counted(fn), *a, **k))
+        monkeypatch.setattr(jax_host_calls, "host_call", lambda fn, *a, **k: own(counted(fn), *a, **k))
