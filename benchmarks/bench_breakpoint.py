@@ -8,12 +8,15 @@
    passed by ``continue all`` (answered at the first stop, which is not timed), by
    ``disable`` and by ``ignore``, against a no-op ``jax.debug.callback`` receiving the
    same step locals in the same scan. Goal 1.2x.
-2b. What a passed stop moves: a scan step holding one square float32 local (8x8 and
-   2048x2048), ``jaxdbg.breakpoint()`` in it passed by ``continue all`` or ``disable``,
-   against a no-op ``jax.debug.callback`` with no operands in the same step (goal 1.5x);
-   and the passed stop's cost over that baseline with the big local against the small one
-   (goal 1.2x: it does not grow with the locals, since the program asks the host before
-   sending any value).
+2b. What a passed stop moves: a scan step with one square float32 local in its frames
+   (8x8 and 2048x2048: the outer function's weight matrix, of which each step reads a
+   row), ``jaxdbg.breakpoint()`` in it passed by ``continue all``, ``disable``,
+   ``ignore`` or a false condition, against a no-op ``jax.debug.callback`` with no
+   operands in the same step (goal 1.5x); the passed stop with the big local against
+   the small one (goal 1.2x: it does not grow with the locals, since the program asks
+   the host before sending any value); a 2048x2048 loop carry in the frame (XLA keeps
+   no second copy of it); a local only the stop reads, big against small (XLA computes
+   it for the stop's branch); and a watch on the scalar ``x`` against none (goal 1.5x).
 3. Trace + compile of a function 10 frames deep with 30 locals each, ``jaxdbg.breakpoint``
    against ``jax.debug.breakpoint``. Goal 1.0x.
 
@@ -141,18 +144,44 @@ def passed_stops(steps: int, repeats: int) -> list:
     return rows
 
 
-def _square_local_scan(stop, side: int):
-    """A scan whose step makes a ``side`` x ``side`` float32 local and calls ``stop(x)``
-    (``x``, the step's input, is then a local of the innermost frame)."""
+def _square_local_scan(stop, side: int, held: str = "weights"):
+    """A scan whose step calls ``stop(x)`` with a ``side`` x ``side`` float32 local in
+    its frames (``x``, the step's input, is a local of the innermost frame too).
 
-    def step(carry, x):
-        # Kept whole in memory in both candidates, as a training step's activations are
-        # (else XLA fuses the baseline's local into its one read element).
-        square = jax.lax.optimization_barrier(jnp.full((side, side), x) + carry)
+    ``held="weights"``: the local is the outer function's argument ``w`` (a weight matrix),
+    of which each step reads one row: the step's own cost hardly grows with the local,
+    so what a passed stop costs with it shows. ``held="carry"``: the local is the loop's
+    carry, updated at every step, as a training loop's parameters are. ``held="stop
+    only"``: a value nothing but the stop reads; without the stop XLA never computes it
+    (it fuses the one element the carry reads)."""
+    if held == "weights":
+        weights = jnp.ones((side, side))
+
+        def program(xs, w):
+            def step(carry, x):
+                row = w[0] * x
+                stop(x)
+                return carry + row[-1], None
+
+            return jax.lax.scan(step, jnp.float32(0.0), xs)[0]
+
+        compiled = jax.jit(program)
+        return lambda xs: compiled(xs, weights)
+    if held == "carry":
+
+        def step_with_carry(carry, x):
+            carry = carry * 0.5 + x
+            stop(x)
+            return carry, None
+
+        return jax.jit(lambda xs: jax.lax.scan(step_with_carry, jnp.zeros((side, side)), xs)[0])
+
+    def step_with_square(carry, x):
+        square = jnp.full((side, side), x) + carry
         stop(x)
         return carry + square[-1, -1] * 0.5, None
 
-    return jax.jit(lambda xs: jax.lax.scan(step, jnp.float32(0.0), xs)[0])
+    return jax.jit(lambda xs: jax.lax.scan(step_with_square, jnp.float32(0.0), xs)[0])
 
 
 # How each way of passing a stop is set, on breakpoint number n, after its first stop.
@@ -172,11 +201,12 @@ def _clear(number: int) -> None:
     breakpoint_state.reset()
 
 
-def _passed_square_scan(side: int, xs, number_seen: list[int]):
+def _passed_square_scan(side: int, xs, number_seen: list[int], held: str = "weights"):
     """``_square_local_scan`` with ``jaxdbg.breakpoint()``, compiled and stopped once
     (disabled there, enabled after): its breakpoint number is appended to ``number_seen``."""
     answers = io.StringIO("disable\nc\n")
-    ours = _square_local_scan(lambda x: jaxdbg.breakpoint(backend="cli", stdin=answers, stdout=io.StringIO()), side)
+    stop = lambda x: jaxdbg.breakpoint(backend="cli", stdin=answers, stdout=io.StringIO())
+    ours = _square_local_scan(stop, side, held)
     ours(xs).block_until_ready()
     number_seen.append(max(row.number for row in breakpoint_state.rows()))
     breakpoint_state.set_enabled(number_seen[-1], True)
@@ -194,25 +224,32 @@ def _timed_per_step(candidates: dict, steps: int, repeats: int) -> dict[str, lis
     return {name: [t / steps for t in values] for name, values in samples.items()}
 
 
+def _passed_and_baseline(side: int, xs, how: str, held: str, steps: int, repeats: int) -> dict[str, list[float]]:
+    """Per-step samples of a stop passed ``how`` and of a no-op callback without operands,
+    in the same scan holding a ``side`` x ``side`` local."""
+    base = _square_local_scan(lambda x: jax.debug.callback(_noop), side, held)
+    base(xs).block_until_ready()
+    numbers: list[int] = []
+    ours = _passed_square_scan(side, xs, numbers, held)
+    PASSED_BY[how](numbers[0])
+    try:
+        return _timed_per_step({"cb": lambda: base(xs), "ours": lambda: ours(xs)}, steps, repeats)
+    finally:
+        _clear(numbers[0])
+
+
 def passed_stops_by_local_size(steps: int, sides: tuple[int, int], repeats: int) -> list:
     xs = jnp.linspace(0.0, 1.0, steps)
+    small, big = sides
     rows = []
-    for how, pass_by in PASSED_BY.items():
-        overheads = {}
+    for how in PASSED_BY:
+        per_step = {side: _passed_and_baseline(side, xs, how, "weights", steps, repeats) for side in sides}
         for side in sides:
-            base = _square_local_scan(lambda x: jax.debug.callback(_noop), side)
-            base(xs).block_until_ready()
-            numbers: list[int] = []
-            ours = _passed_square_scan(side, xs, numbers)
-            pass_by(numbers[0])
-            per_step = _timed_per_step(
-                {"cb": lambda base=base: base(xs), "ours": lambda ours=ours: ours(xs)}, steps, repeats
-            )
             rows.append(
                 ratio_row(
-                    f"passed stop ({how}), {side}x{side} local, per step of a {steps:,}-step scan",
-                    per_step["ours"],
-                    per_step["cb"],
+                    f"passed stop ({how}), a {side}x{side} local in the frame, per step of a {steps:,}-step scan",
+                    per_step[side]["ours"],
+                    per_step[side]["cb"],
                     1.5,
                     unit="us",
                     baseline_name="(no-op jax.debug.callback, no operands)",
@@ -220,27 +257,54 @@ def passed_stops_by_local_size(steps: int, sides: tuple[int, int], repeats: int)
                     + (" and the local x the condition reads" if how == "false condition" else ", not the values"),
                 )
             )
-            overheads[side] = [max(o - b, 1e-9) for o, b in zip(per_step["ours"], per_step["cb"])]
-            _clear(numbers[0])
-        small, big = sides
         rows.append(
             ratio_row(
-                f"passed stop ({how}): its cost over the baseline, {big}x{big} local vs {small}x{small}",
-                overheads[big],
-                overheads[small],
+                f"passed stop ({how}), per step: a {big}x{big} local in the frame vs {small}x{small}",
+                per_step[big]["ours"],
+                per_step[small]["ours"],
                 1.2,
                 unit="us",
-                baseline_name=f"(the same, {small}x{small} local)",
+                baseline_name=f"(the same, {small}x{small})",
                 note="does not grow with the locals",
             )
         )
-    rows.append(_scalar_watch_row(steps, sides[1], repeats))
+    carry = _passed_and_baseline(big, xs, "continue all", "carry", steps, repeats)
+    rows.append(
+        ratio_row(
+            f"passed stop (continue all), a {big}x{big} loop carry in the frame, per step of a {steps:,}-step scan",
+            carry["ours"],
+            carry["cb"],
+            1.5,
+            unit="us",
+            baseline_name="(no-op jax.debug.callback, no operands)",
+            note="XLA keeps no second copy of the carry for the stop",
+        )
+    )
+    rows.append(_stop_only_local_row(xs, sides, steps, repeats))
+    rows.append(_scalar_watch_row(steps, big, repeats))
     return rows
+
+
+def _stop_only_local_row(xs, sides: tuple[int, int], steps: int, repeats: int):
+    """A local only the stop reads: XLA computes it for the stop's branch, which the
+    program without the stop never does; the passed stop per step, big against small."""
+    small, big = sides
+    per_step = {side: _passed_and_baseline(side, xs, "continue all", "stop only", steps, repeats) for side in sides}
+    return ratio_row(
+        f"passed stop (continue all), per step: a {big}x{big} local only the stop reads vs {small}x{small}",
+        per_step[big]["ours"],
+        per_step[small]["ours"],
+        1.2,
+        unit="us",
+        baseline_name=f"(the same, {small}x{small})",
+        note="no value is sent; XLA computes the big local for the stop's branch, which the program alone skips",
+    )
 
 
 def _scalar_watch_row(steps: int, side: int, repeats: int):
     """A stop passed by ``continue all`` with a watch on the scalar ``x``, against the same
-    stop without the watch: the watch has only ``x`` sent, not the big local."""
+    stop without the watch, a ``side`` x ``side`` local in its frames: the watch has
+    only ``x`` sent, not the big local."""
     xs = jnp.linspace(0.0, 1.0, steps)
     numbers: list[int] = []
     watched = _passed_square_scan(side, xs, numbers)
@@ -258,7 +322,7 @@ def _scalar_watch_row(steps: int, side: int, repeats: int):
     per_step = _timed_per_step({"cb": lambda: unwatched(xs), "ours": with_watch}, steps, repeats)
     _clear(numbers[0])
     return ratio_row(
-        f"passed stop (continue all) with a watch on a scalar, {side}x{side} local, per step",
+        f"passed stop (continue all) with a watch on a scalar, a {side}x{side} local in the frame, per step",
         per_step["ours"],
         per_step["cb"],
         1.5,
