@@ -123,9 +123,13 @@ class _Site:
         screened with every value, as it is served)."""
         number = self.breakpoint_id
         assert number is not None
+        template = self.templates[0]
+        if not sizes and breakpoint_checks.passed_by_condition_alone(
+            number, screening.values_sent(template, pending.received)
+        ):
+            return screening.PASS  # the common screened stop: a loop step whose condition is false
         host_ops: dict[int, Any] = {}
         compiled = self.compiled.get if self.compiled is not None else None
-        template = self.templates[0]
         for index in _selected(pending.mask, sizes):
             # The locals came as NumPy arrays: a condition NumPy answers is decided on
             # them; a JAX frame is built only for what needs one (watches, templates).

@@ -29,8 +29,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import threading
-from typing import Any
+from typing import Any, Callable
 
+import jax
 import numpy as np
 
 from jaxdbg.engine import frames as frames_mod
@@ -85,6 +86,26 @@ def _nbytes(value: Any) -> int:
     shape, dtype = np.shape(value), getattr(value, "dtype", None)
     itemsize = getattr(dtype, "itemsize", 4)
     return int(np.prod(shape, dtype=np.int64)) * int(itemsize)
+
+
+def values_sent(innermost: frames_mod.FrameTemplate, received: dict[int, Any]) -> Callable[[str], Any]:
+    """A name's value in the innermost frame as a screening holds it, with no frame
+    built: an array local sent (NumPy), an untraced local, a global; KeyError for a
+    local not sent or a pytree (the frame built from them answers for those)."""
+
+    def lookup(name: str) -> Any:
+        if name in innermost.traced_locals:
+            treedef, leaves = innermost.traced_locals[name]
+            if not (jax.tree_util.treedef_is_leaf(treedef) and isinstance(leaves[0], frames_mod.OperandSlot)):
+                raise KeyError(name)
+            return received[leaves[0].index]
+        if name in innermost.static_locals:
+            return innermost.static_locals[name]
+        if name in innermost.order:
+            raise KeyError(name)
+        return innermost.globals[name]
+
+    return lookup
 
 
 def wanted(groups: tuple[LocalGroup, ...], names: frozenset[str] | None) -> list[int]:

@@ -108,6 +108,27 @@ def screen(
     return opens
 
 
+def passed_by_condition_alone(number: int, lookup: Callable[[str], Any]) -> bool:
+    """A stop of breakpoint ``number`` passed by its false condition, decided with no
+    frame built: the condition is all its checks (no log template, no watch), NumPy
+    answers it as JAX would, and ``lookup`` gives the values it reads (KeyError: not at
+    hand). Counted as a hit, as :func:`screen` counts it. False: :func:`screen` decides
+    (a true condition included)."""
+    condition, template = breakpoint_state.checks(number)
+    if not condition or template or watches.LIVE.has_watches(number) or not breakpoint_state.is_enabled(number):
+        return False
+    value = evaluation.on_numpy_values(condition, lookup)
+    if value is evaluation.NOT_ON_NUMPY:
+        return False
+    try:
+        if bool(value):
+            return False
+    except Exception:
+        return False  # the frame's evaluation says what went wrong
+    breakpoint_state.count_hit(number)
+    return True
+
+
 def _once(build: Callable[[], Frame]) -> Callable[[], Frame]:
     """``build``, called at most once (a screened stop's JAX frame, if anything needs it)."""
     built: list[Frame] = []

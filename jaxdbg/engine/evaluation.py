@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import numpy as np
@@ -136,17 +136,24 @@ def on_numpy(source: str, frame: Frame) -> Any:
     :data:`NOT_ON_NUMPY` where that may differ from JAX's answer (a call, an attribute,
     a dtype NumPy lacks) or raised: then evaluate it with :func:`evaluate`, which
     says what went wrong."""
+
+    def lookup(name: str) -> Any:
+        return frame.locals[name] if name in frame.locals else frame.globals[name]
+
+    return on_numpy_values(source, lookup)
+
+
+def on_numpy_values(source: str, lookup: Callable[[str], Any]) -> Any:
+    """:func:`on_numpy` with each name's value from ``lookup`` (KeyError: not at hand)."""
     safe = _numpy_safe(source)
     if safe is None:
         return NOT_ON_NUMPY
     code, names = safe
     ns: dict[str, Any] = {"__builtins__": {}}
     for name in names:
-        if name in frame.locals:
-            value = frame.locals[name]
-        elif name in frame.globals:
-            value = frame.globals[name]
-        else:
+        try:
+            value = lookup(name)
+        except KeyError:
             return NOT_ON_NUMPY
         if isinstance(value, (jax.Array, np.ndarray, np.generic)):
             # PRNG keys, bfloat16, float0 and complex stay JAX's (NumPy lacks or differs)

@@ -11,6 +11,7 @@ import pytest
 import jaxdbg
 from jaxdbg.capture import prints
 from jaxdbg.engine import breakpoint_state, watches
+from jaxdbg.engine import frames as frames_mod
 from support.checks_state import fresh_breakpoint_checks  # noqa: F401 (autouse)
 from support.host_bytes import HostBytes
 from support.transcript import Transcript
@@ -256,3 +257,33 @@ def test_a_vmap_over_a_sharded_axis_is_screened_step_by_step():
     jax.block_until_ready(f(offsets))
     assert t.answers("p x") == ["Array(12., dtype=float32)"]
     assert "batch 2/" in t.stops()[0]
+
+
+LIMIT = 96.0  # a global the condition below reads
+
+
+@pytest.mark.parametrize("condition", ["x >= LIMIT", "x + c * 0 >= LIMIT and big[0, 0] >= 0", "jnp.all(x >= LIMIT)"])
+def test_a_false_condition_passes_its_steps_without_building_a_frame_and_stops_where_true(monkeypatch, condition):
+    # The common screened stop: a condition false at most steps of a loop. NumPy decides
+    # it on the values sent; a frame (the locals as JAX arrays) is built only where a
+    # stop opens, or where NumPy may not decide it (a call: then at every step).
+    built = []
+    build = frames_mod.FrameTemplate.build
+    monkeypatch.setattr(frames_mod.FrameTemplate, "build", lambda self, *a, **k: built.append(1) or build(self, *a, **k))
+    t = Transcript("p x", "c", "p x", "c", "p x", "c", "p x", "c")
+    f, step = _scan_with_a_big_local(t)
+    try:
+        f.lower(jnp.arange(float(STEPS)))
+        number = _number_of(step)
+        breakpoint_state.set_condition(number, condition)
+        hits = next(r.hits for r in breakpoint_state.rows() if r.number == number)
+        jax.block_until_ready(f(jnp.arange(float(STEPS))))
+        assert t.answers("p x") == [f"Array({v}., dtype=float32)" for v in (96, 97, 98, 99)], t.text
+        assert next(r.hits for r in breakpoint_state.rows() if r.number == number) == hits + STEPS
+        if condition.startswith("jnp"):
+            assert len(built) >= STEPS
+        else:
+            # A few per opened stop (its screening's and its own frames), none per passed step.
+            assert len(built) < STEPS // 2, len(built)
+    finally:
+        breakpoint_state.reset()
