@@ -24,8 +24,10 @@ GOAL_MEASURES = {
         "passed stop (continue all)",
         "passed stop (disabled)",
         "passed stop (ignored)",
-        "local, per step of a",  # a passed stop against a callback without operands, by local size
-        "its cost over the baseline",  # ... and with a big local against a small one
+        "local in the frame, per step of a",  # a passed stop against a callback without operands, by local size
+        "local in the frame vs",  # ... and with a big local against a small one
+        "loop carry in the frame",  # ... with a big loop carry (no second copy of it)
+        "local only the stop reads",  # ... with a local XLA computes for the stop alone
         "passed stop (false condition)",  # a screened stop, which sends what it reads
         "with a watch on a scalar",
         "untriggered breakpoint_if",
