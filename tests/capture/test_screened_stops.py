@@ -269,7 +269,9 @@ def test_a_false_condition_passes_its_steps_without_building_a_frame_and_stops_w
     # stop opens, or where NumPy may not decide it (a call: then at every step).
     built = []
     build = frames_mod.FrameTemplate.build
-    monkeypatch.setattr(frames_mod.FrameTemplate, "build", lambda self, *a, **k: built.append(1) or build(self, *a, **k))
+    monkeypatch.setattr(
+        frames_mod.FrameTemplate, "build", lambda self, *a, **k: built.append(1) or build(self, *a, **k)
+    )
     t = Transcript("p x", "c", "p x", "c", "p x", "c", "p x", "c")
     f, step = _scan_with_a_big_local(t)
     try:
