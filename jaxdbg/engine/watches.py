@@ -25,6 +25,7 @@ import math
 import threading
 from typing import Any, Callable
 
+import jax
 import numpy as np
 
 from jaxdbg.engine import evaluation
@@ -213,19 +214,31 @@ def in_frame(frame: Frame) -> ValuesOf:
 def on_numbers(numbers: Frame, frame_of: Callable[[], Frame]) -> ValuesOf:
     """Watch values taken in a screened stop's frame of NumPy arrays (as the program sent
     them) where the watch is a number NumPy computes as JAX would (a scalar local, a
-    comparison); anything else in the frame of JAX arrays ``frame_of()`` builds."""
+    comparison) or a pytree local of numeric arrays (its line, norms and NaN / Inf
+    counts read the leaves' values only); anything else in the frame of JAX arrays
+    ``frame_of()`` builds."""
 
     def values(expressions: list[str], hit: int | None) -> list[WatchValue]:
         found = []
         for expression in expressions:
             result = evaluation.on_numpy(expression, numbers)
-            if result is not evaluation.NOT_ON_NUMPY and _real_scalar(result) is not None:
-                found.append(value_of(hit, result))  # the text and number a JAX scalar gives
+            if result is not evaluation.NOT_ON_NUMPY and (_real_scalar(result) is not None or _numeric_tree(result)):
+                found.append(value_of(hit, result))  # what the JAX values give
             else:
                 found.append(evaluate(expression, frame_of(), hit))
         return found
 
     return values
+
+
+def _numeric_tree(value: Any) -> bool:
+    """A pytree whose leaves are all NumPy arrays of booleans, integers or floats."""
+    if not tree_summaries.is_tree(value):
+        return False
+    leaves = jax.tree_util.tree_leaves(value)
+    return bool(leaves) and all(
+        isinstance(leaf, (np.ndarray, np.generic)) and leaf.dtype.kind in "biuf" for leaf in leaves
+    )
 
 
 def evaluate(expression: str, frame: Frame, hit: int | None) -> WatchValue:

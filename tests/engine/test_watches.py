@@ -155,3 +155,19 @@ def test_a_screened_stops_scalar_watches_read_the_numpy_values_as_jax_would_show
     jax_frame.globals["jnp"] = jnp
     assert watches.on_numbers(numbers, frame_of)(others, 3) == watches.in_frame(jax_frame)(others, 3)
     assert built  # taken in the JAX frame
+
+
+def test_a_screened_stops_pytree_watch_reads_the_numpy_leaves_as_jax_would_show_them():
+    # A 6-leaf parameter tree with a NaN: its line, global norm, per-leaf norms and NaN
+    # counts are the same from the NumPy leaves a screening receives as from JAX arrays.
+    tree = {"w": jnp.ones((3, 4)), "b": jnp.array([1.0, jnp.nan]), "inner": {"s": jnp.float32(2.5), "i": jnp.arange(3)}}
+    jax_frame = Frame("<cell>", 1, "step", {"params": tree}, {}, ["pass\n"], 1)
+    numbers = Frame("<cell>", 1, "step", {"params": jax.tree.map(np.asarray, tree)}, {}, ["pass\n"], 1)
+    built = []
+    (ours,) = watches.on_numbers(numbers, lambda: built.append(1) or jax_frame)(["params"], 5)
+    (theirs,) = watches.in_frame(jax_frame)(["params"], 5)
+    assert built == []
+    assert (ours.text, ours.number) == (theirs.text, theirs.number) and "NaN in ['b']" in ours.text
+    assert ours.leaves.paths == theirs.leaves.paths
+    for field in ("norms", "nans", "infs"):
+        np.testing.assert_array_equal(getattr(ours.leaves, field), getattr(theirs.leaves, field))
