@@ -238,67 +238,52 @@ def _passed_and_baseline(side: int, xs, how: str, held: str, steps: int, repeats
         _clear(numbers[0])
 
 
+def _vs_callback(measure: str, samples: dict[str, list[float]], note: str):
+    return ratio_row(
+        measure,
+        samples["ours"],
+        samples["cb"],
+        1.5,
+        unit="us",
+        baseline_name="(no-op jax.debug.callback, no operands)",
+        note=note,
+    )
+
+
+def _big_vs_small(measure: str, per_step: dict[int, dict[str, list[float]]], sides: tuple[int, int], note: str):
+    small, big = sides
+    return ratio_row(
+        measure,
+        per_step[big]["ours"],
+        per_step[small]["ours"],
+        1.2,
+        unit="us",
+        baseline_name=f"(the same, {small}x{small})",
+        note=note,
+    )
+
+
 def passed_stops_by_local_size(steps: int, sides: tuple[int, int], repeats: int) -> list:
     xs = jnp.linspace(0.0, 1.0, steps)
     small, big = sides
     rows = []
     for how in PASSED_BY:
         per_step = {side: _passed_and_baseline(side, xs, how, "weights", steps, repeats) for side in sides}
+        sent = " and the local x the condition reads" if how == "false condition" else ", not the values"
         for side in sides:
-            rows.append(
-                ratio_row(
-                    f"passed stop ({how}), a {side}x{side} local in the frame, per step of a {steps:,}-step scan",
-                    per_step[side]["ours"],
-                    per_step[side]["cb"],
-                    1.5,
-                    unit="us",
-                    baseline_name="(no-op jax.debug.callback, no operands)",
-                    note="what crosses to the host: the question"
-                    + (" and the local x the condition reads" if how == "false condition" else ", not the values"),
-                )
-            )
-        rows.append(
-            ratio_row(
-                f"passed stop ({how}), per step: a {big}x{big} local in the frame vs {small}x{small}",
-                per_step[big]["ours"],
-                per_step[small]["ours"],
-                1.2,
-                unit="us",
-                baseline_name=f"(the same, {small}x{small})",
-                note="does not grow with the locals",
-            )
-        )
+            measure = f"passed stop ({how}), a {side}x{side} local in the frame, per step of a {steps:,}-step scan"
+            rows.append(_vs_callback(measure, per_step[side], "what crosses to the host: the question" + sent))
+        measure = f"passed stop ({how}), per step: a {big}x{big} local in the frame vs {small}x{small}"
+        rows.append(_big_vs_small(measure, per_step, sides, "does not grow with the locals"))
     carry = _passed_and_baseline(big, xs, "continue all", "carry", steps, repeats)
-    rows.append(
-        ratio_row(
-            f"passed stop (continue all), a {big}x{big} loop carry in the frame, per step of a {steps:,}-step scan",
-            carry["ours"],
-            carry["cb"],
-            1.5,
-            unit="us",
-            baseline_name="(no-op jax.debug.callback, no operands)",
-            note="XLA keeps no second copy of the carry for the stop",
-        )
-    )
-    rows.append(_stop_only_local_row(xs, sides, steps, repeats))
+    measure = f"passed stop (continue all), a {big}x{big} loop carry in the frame, per step of a {steps:,}-step scan"
+    rows.append(_vs_callback(measure, carry, "XLA keeps no second copy of the carry for the stop"))
+    only = {side: _passed_and_baseline(side, xs, "continue all", "stop only", steps, repeats) for side in sides}
+    measure = f"passed stop (continue all), per step: a {big}x{big} local only the stop reads vs {small}x{small}"
+    note = "no value is sent; XLA computes the big local for the stop's branch, which the program alone skips"
+    rows.append(_big_vs_small(measure, only, sides, note))
     rows.append(_scalar_watch_row(steps, big, repeats))
     return rows
-
-
-def _stop_only_local_row(xs, sides: tuple[int, int], steps: int, repeats: int):
-    """A local only the stop reads: XLA computes it for the stop's branch, which the
-    program without the stop never does; the passed stop per step, big against small."""
-    small, big = sides
-    per_step = {side: _passed_and_baseline(side, xs, "continue all", "stop only", steps, repeats) for side in sides}
-    return ratio_row(
-        f"passed stop (continue all), per step: a {big}x{big} local only the stop reads vs {small}x{small}",
-        per_step[big]["ours"],
-        per_step[small]["ours"],
-        1.2,
-        unit="us",
-        baseline_name=f"(the same, {small}x{small})",
-        note="no value is sent; XLA computes the big local for the stop's branch, which the program alone skips",
-    )
 
 
 def _scalar_watch_row(steps: int, side: int, repeats: int):

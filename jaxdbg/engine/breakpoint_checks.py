@@ -144,7 +144,9 @@ def _once(build: Callable[[], Frame]) -> Callable[[], Frame]:
 def holds(number: int, condition: str, frame: Frame | Callable[[], Frame], numbers: Frame | None = None) -> bool:
     """Whether ``condition`` is true in ``frame`` (or the frame ``frame()`` builds); one
     that raises is false (said once). ``numbers``: the frame with NumPy arrays, if at hand."""
-    quick = _holds_on_numpy(condition, numbers if numbers is not None else frame if isinstance(frame, Frame) else None)
+    if numbers is None and isinstance(frame, Frame):
+        numbers = frame  # its JAX arrays are read as NumPy arrays
+    quick = _holds_on_numpy(condition, numbers)
     if quick is not None:
         return quick
     if not isinstance(frame, Frame):
