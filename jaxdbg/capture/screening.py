@@ -156,8 +156,9 @@ class Arrivals:
         with self._lock:
             screening = self._screening.get(key)
             if screening is None:
-                # A state seen again: XLA asked once for several steps (it hoisted the
-                # question out of a loop); each step is screened as an arrival of its own.
+                # A state seen again, as when one answer served several steps (a question
+                # XLA could hoist out of a loop; the host call it is now keeps it in each
+                # step): each step is screened as an arrival of its own.
                 asked = {j for j in range(KEY_SHIFT - 1) if state >> (1 + j) & 1}
                 screening = self._screening[key] = Screening(None, asked)
             screening.received.update(zip(operands, values))

@@ -117,14 +117,8 @@ def passed_by_condition_alone(number: int, lookup: Callable[[str], Any]) -> bool
     condition, template = breakpoint_state.checks(number)
     if not condition or template or watches.LIVE.has_watches(number) or not breakpoint_state.is_enabled(number):
         return False
-    value = evaluation.on_numpy_values(condition, lookup)
-    if value is evaluation.NOT_ON_NUMPY:
-        return False
-    try:
-        if bool(value):
-            return False
-    except Exception:
-        return False  # the frame's evaluation says what went wrong
+    if _truth(evaluation.on_numpy_values(condition, lookup)) is not False:
+        return False  # true, or not decided here: the frame's evaluation decides and says why
     breakpoint_state.count_hit(number)
     return True
 
@@ -175,9 +169,12 @@ def _holds_on_numpy(condition: str, frame: Frame | None) -> bool | None:
     """The condition's truth on NumPy copies of its arrays (:func:`evaluation.on_numpy`);
     None where it may not be evaluated so: JAX's evaluation then decides, and says what
     went wrong."""
-    if frame is None:
-        return None
-    value = evaluation.on_numpy(condition, frame)
+    return None if frame is None else _truth(evaluation.on_numpy(condition, frame))
+
+
+def _truth(value: Any) -> bool | None:
+    """A NumPy evaluation's truth; None where it has none (not evaluated, or an array
+    whose truth is ambiguous)."""
     if value is evaluation.NOT_ON_NUMPY:
         return None
     try:
