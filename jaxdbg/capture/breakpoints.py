@@ -16,7 +16,6 @@ outer frames, stay out (frames.traced_function_frames, jax_api.traces_in_reach).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import sys
 from typing import Any, Callable, Iterator
 
@@ -85,11 +84,13 @@ class _Site:
     # grouped by name (staged breakpoints only; see screening.py).
     screen_groups: tuple[screening.LocalGroup, ...] = ()
     arrivals: screening.Arrivals = dataclasses.field(default_factory=screening.Arrivals)
+    _waiting: dict[tuple, tuple] = dataclasses.field(default_factory=dict)  # see _waiting_for
 
-    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple) -> int:
+    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple, carried: tuple = (), values: tuple = ()) -> int:
         """The host's first answer for one arrival of ``stops`` selected stops (``mask``:
-        which, when batched under a condition), asked at every step before any value is
-        sent: a screening state (screening.py), which may ask for :attr:`screen_groups`."""
+        which, when batched under a condition), asked at every step with only the groups
+        at positions ``carried`` of :attr:`screen_groups` sent (``values``: their
+        operands, in order): a screening state (screening.py), which may ask for others."""
         quit_watch.entered()  # an execution is under way: a quit at a job's host may end it here
         if stops == 0 or not self.stops_here():
             return screening.PASS  # no element's condition holds, or another process's stop
@@ -104,39 +105,43 @@ class _Site:
             return screening.OPEN  # nothing traced in the frame: screened on arrival
         # A condition, log template or watch (a disabled breakpoint's too) reads the
         # innermost frame: only the locals they name are sent, then screened.
-        need = screening.wanted(self.screen_groups, breakpoint_checks.names_read(number))
-        pending = screening.Screening(mask, set(need))
-        state = self.arrivals.start(pending)
-        if pending.waiting:
-            return state
-        return self._screen(state, pending, levels, sizes)  # they read no local
+        waiting, carried_operands = self._waiting_for(breakpoint_checks.names_read(number), carried)
+        received = dict(zip(carried_operands, values))
+        if waiting:
+            return self.arrivals.start(screening.Screening(mask, set(waiting), received))
+        return self._screen(None, mask, received, levels, sizes)  # on what came with the question
+
+    def _waiting_for(self, names: frozenset[str] | None, carried: tuple) -> tuple[frozenset[int], tuple[int, ...]]:
+        """The groups to send for checks reading ``names``, but those ``carried`` with the
+        question, and the operands carried (kept while ``names``, the same object while
+        the checks are, is: this is asked at every step)."""
+        known = self._waiting.get(carried)
+        if known is None or known[0] is not names:
+            waiting = frozenset(screening.wanted(self.screen_groups, names)).difference(carried)
+            operands = tuple(i for p in carried for i in self.screen_groups[p].operands)
+            known = self._waiting[carried] = (names, waiting, operands)
+        return known[1], known[2]
 
     def receive(self, state: int, position: int, values: tuple, levels: tuple, sizes: tuple) -> int:
         """One local asked for by a screening arrives; the state after it (screened once
         the last one has come)."""
         done = self.arrivals.receive(state, position, self.screen_groups[position].operands, values)
-        return state if done is None else self._screen(state, done, levels, sizes)
+        return state if done is None else self._screen(state, done.mask, done.received, levels, sizes)
 
-    def _screen(self, state: int, pending: screening.Screening, levels: tuple, sizes: tuple) -> int:
-        """Decide the arrival's selected stops in order on their innermost frames built
-        from the locals sent; the first that opens ends the screening (the rest are
-        screened with every value, as it is served)."""
+    def _screen(self, state: int | None, mask: Any, received: dict[int, Any], levels: tuple, sizes: tuple) -> int:
+        """Decide the arrival's selected stops in order with the locals sent; the first
+        that opens ends the screening (the rest are screened with every value, as it is
+        served). The locals came as NumPy arrays: a condition or watch NumPy answers is
+        decided on them; a frame, a JAX one, or the stop's info is made only for what
+        needs it (a pytree watch, a template, a call in an expression)."""
         number = self.breakpoint_id
         assert number is not None
         template = self.templates[0]
-        if not sizes and breakpoint_checks.passed_by_condition_alone(
-            number, screening.values_sent(template, pending.received)
-        ):
-            return screening.PASS  # the common screened stop: a loop step whose condition is false
-        host_ops: dict[int, Any] = {}
         compiled = self.compiled.get if self.compiled is not None else None
-        for index in _selected(pending.mask, sizes):
-            # The locals came as NumPy arrays: a condition NumPy answers is decided on
-            # them; a JAX frame is built only for what needs one (watches, templates).
-            numbers = operand_reader.reader(index, levels, pending.received, host_ops, as_jax=False)
-            info = self._stop_info(index, sizes, numbers)
-            innermost = functools.partial(_build_with_jax_arrays, template, index, levels, pending.received, compiled)
-            if breakpoint_checks.screen(number, innermost, info, _write_log_line, template.build(numbers, compiled)):
+        host_ops: dict[int, Any] = {}
+        for index in _selected(mask, sizes) if sizes or mask is not None else ((),):
+            stop = screening.ScreenedStop(template, index, levels, sizes, received, host_ops, compiled, self._stop_info)
+            if breakpoint_checks.screen(number, stop.frame, stop.info, _write_log_line, stop.value):
                 return self.arrivals.opened(state, index)
         return screening.PASS
 
@@ -252,12 +257,6 @@ class _Site:
         if not self.device_axes:
             return None
         return int(np.prod([size for _, size in self.device_axes]))
-
-
-def _build_with_jax_arrays(
-    template: frames_mod.FrameTemplate, index: tuple, levels, received, compiled
-) -> frames_mod.Frame:
-    return template.build(operand_reader.reader(index, levels, received, {}), compiled)
 
 
 def _selected(mask: Any, sizes: tuple) -> Iterator[tuple]:

@@ -22,6 +22,11 @@ buffer: a callback's cost grows with each):
 
 Keys name arrivals so that concurrent arrivals (pmap's devices, several threads) never
 mix their locals.
+
+The frame's scalar locals (and a multi-device stop's device indices) are the exception:
+a few bytes in all, they travel with the host's question itself (:func:`carried`), so a
+condition or watch on a loop's step, loss or input is decided in one host call and no
+``lax.cond``. A passed stop sends those bytes, and no array.
 """
 
 from __future__ import annotations
@@ -34,7 +39,10 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
+from jaxdbg.capture import operand_reader
+from jaxdbg.engine import evaluation
 from jaxdbg.engine import frames as frames_mod
+from jaxdbg.engine.stop_info import StopInfo
 
 PASS = 0
 OPEN = 1
@@ -46,8 +54,16 @@ OPEN = 1
 OWN_GROUP_BYTES = 16 * 1024
 # At most this many locals are sent on their own (the largest first); the rest travel together.
 MAX_OWN_GROUPS = 8
-# The state's bits: 1 (opens), then one per group (the own ones, the rest, device indices).
-KEY_SHIFT = 1 + MAX_OWN_GROUPS + 2
+# A local this small (bytes; a scalar) is one of the scalars, which travel together ahead
+# of the rest; at most MAX_SCALARS of them, in the frame's order.
+SCALAR_BYTES = 8
+MAX_SCALARS = 8
+# Groups, in order, ride with the host's question while their bytes as staged (batched
+# under vmap) stay within this: a passed stop's whole cost in bytes.
+QUESTION_BYTES = 64
+# The state's bits: 1 (opens), then one per group (the scalars, the own ones, the rest,
+# device indices).
+KEY_SHIFT = 1 + MAX_OWN_GROUPS + 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,8 +77,9 @@ class LocalGroup:
 def local_groups(
     innermost: frames_mod.FrameTemplate, operands: list[Any], device_operands: list[int]
 ) -> tuple[LocalGroup, ...]:
-    """What the innermost frame's screening may ask for: its big traced locals one by
-    one, the others together, and the device-axis indices (always asked for)."""
+    """What the innermost frame's screening may ask for: its scalar locals together,
+    its big traced locals one by one, the others together, and the device-axis indices
+    (always asked for)."""
     sized = []
     for name in innermost.order:
         if name in innermost.traced_locals:
@@ -70,16 +87,33 @@ def local_groups(
             indices = tuple(leaf.index for leaf in leaves if isinstance(leaf, frames_mod.OperandSlot))
             if indices:
                 sized.append((sum(_nbytes(operands[i]) for i in indices), name, indices))
+    scalars = [(name, indices) for size, name, indices in sized if size <= SCALAR_BYTES][:MAX_SCALARS]
     big = sorted((s for s in sized if s[0] >= OWN_GROUP_BYTES), key=lambda s: -s[0])[:MAX_OWN_GROUPS]
-    own = {name for _, name, _ in big}
-    groups = [LocalGroup(frozenset({name}), indices) for _, name, indices in big]
+    own = {name for _, name, _ in big} | {name for name, _ in scalars}
+    groups = [_together(scalars)] if scalars else []
+    groups += [LocalGroup(frozenset({name}), indices) for _, name, indices in big]
     rest = [(name, indices) for _, name, indices in sized if name not in own]
     if rest:
-        together = tuple(dict.fromkeys(i for _, indices in rest for i in indices))
-        groups.append(LocalGroup(frozenset(name for name, _ in rest), together))
+        groups.append(_together(rest))
     if device_operands:
         groups.append(LocalGroup(frozenset(), tuple(device_operands)))
     return tuple(groups)
+
+
+def _together(named: list[tuple[str, tuple[int, ...]]]) -> LocalGroup:
+    return LocalGroup(frozenset(name for name, _ in named), tuple(dict.fromkeys(i for _, ix in named for i in ix)))
+
+
+def carried(groups: tuple[LocalGroup, ...], operands: list[Any]) -> tuple[int, ...]:
+    """The positions of the groups sent with the host's question: in order, each whose
+    ``operands`` (as staged) still fit in :data:`QUESTION_BYTES` with those before."""
+    positions, total = [], 0
+    for position, group in enumerate(groups):
+        size = sum(_nbytes(operands[i]) for i in group.operands)
+        if total + size <= QUESTION_BYTES:
+            positions.append(position)
+            total += size
+    return tuple(positions)
 
 
 def _nbytes(value: Any) -> int:
@@ -88,24 +122,88 @@ def _nbytes(value: Any) -> int:
     return int(np.prod(shape, dtype=np.int64)) * int(itemsize)
 
 
-def values_sent(innermost: frames_mod.FrameTemplate, received: dict[int, Any]) -> Callable[[str], Any]:
-    """A name's value in the innermost frame as a screening holds it, with no frame
-    built: an array local sent (NumPy), an untraced local, a global; KeyError for a
-    local not sent or a pytree (the frame built from them answers for those)."""
+class ScreenedStop:
+    """One stop of an arrival being screened, decided on the locals sent as they came
+    (NumPy arrays); a frame of them, a frame of JAX arrays and the stop's info are made
+    on first need, each once. Most screened stops need none: a loop step whose condition
+    on a scalar is false, a watch of a number."""
 
-    def lookup(name: str) -> Any:
-        if name in innermost.traced_locals:
-            treedef, leaves = innermost.traced_locals[name]
-            if not (jax.tree_util.treedef_is_leaf(treedef) and isinstance(leaves[0], frames_mod.OperandSlot)):
-                raise KeyError(name)
-            return received[leaves[0].index]
-        if name in innermost.static_locals:
-            return innermost.static_locals[name]
-        if name in innermost.order:
-            raise KeyError(name)
-        return innermost.globals[name]
+    __slots__ = (
+        "_innermost",
+        "_index",
+        "_levels",
+        "_sizes",
+        "_received",
+        "_host_ops",
+        "_compiled",
+        "_info_of",
+        "_made",
+    )
 
-    return lookup
+    def __init__(
+        self,
+        innermost: frames_mod.FrameTemplate,
+        index: tuple,
+        levels: tuple,
+        sizes: tuple,
+        received: dict[int, Any],
+        host_ops: dict[int, Any],
+        compiled: Callable[[int], Any] | None,
+        info_of: Callable[[tuple, tuple, Callable[[int], Any]], StopInfo],
+    ) -> None:
+        self._innermost, self._index, self._levels, self._sizes = innermost, index, levels, sizes
+        self._received, self._host_ops, self._compiled, self._info_of = received, host_ops, compiled, info_of
+        self._made: dict[str, Any] = {}
+
+    def value(self, name: str) -> Any:
+        """``name``'s value as a NumPy array (or an untraced local, a global); KeyError
+        where the frame has none."""
+        if not self._sizes:  # unbatched: an array local is the value sent, no frame built
+            found = _value_sent(self._innermost, self._received, name)
+            if found is not _IN_FRAME:
+                return found
+        return evaluation.lookup_in(self.numbers_frame())(name)
+
+    def numbers_frame(self) -> frames_mod.Frame:
+        """The innermost frame with the values sent, as NumPy arrays."""
+        return self._once("numbers", lambda: self._innermost.build(self._reader(as_jax=False), self._compiled))
+
+    def frame(self) -> frames_mod.Frame:
+        """The innermost frame with the values sent, as JAX arrays (as the user sees them)."""
+        return self._once("jax", lambda: self._innermost.build(self._reader(as_jax=True), self._compiled))
+
+    def info(self) -> StopInfo:
+        return self._once("info", lambda: self._info_of(self._index, self._sizes, self._reader(as_jax=False)))
+
+    def _reader(self, as_jax: bool) -> Callable[[int], Any]:
+        host_ops = self._host_ops if not as_jax else {}
+        return self._once(
+            f"reader {as_jax}",
+            lambda: operand_reader.reader(self._index, self._levels, self._received, host_ops, as_jax=as_jax),
+        )
+
+    def _once(self, what: str, make: Callable[[], Any]) -> Any:
+        if what not in self._made:
+            self._made[what] = make()
+        return self._made[what]
+
+
+_IN_FRAME = object()  # a name only the frame built from the values sent can answer for
+
+
+def _value_sent(innermost: frames_mod.FrameTemplate, received: dict[int, Any], name: str) -> Any:
+    """``name``'s value with no frame built: an array local sent (NumPy), an untraced
+    local, a global; :data:`_IN_FRAME` for a pytree or a local not sent."""
+    if name in innermost.traced_locals:
+        treedef, leaves = innermost.traced_locals[name]
+        if not (jax.tree_util.treedef_is_leaf(treedef) and isinstance(leaves[0], frames_mod.OperandSlot)):
+            return _IN_FRAME
+        return received.get(leaves[0].index, _IN_FRAME)
+    if name in innermost.static_locals:
+        return innermost.static_locals[name]
+    if name in innermost.order:
+        return _IN_FRAME
+    return innermost.globals[name]
 
 
 def wanted(groups: tuple[LocalGroup, ...], names: frozenset[str] | None) -> list[int]:
@@ -142,12 +240,11 @@ class Arrivals:
         self._opened: dict[int, tuple] = {}  # key -> the batch index of the first stop that opens
 
     def start(self, screening: Screening) -> int:
-        """A new arrival; returns its state, asking for ``screening.waiting``. It is kept
-        until what it waits for has come (one that waits for nothing is screened at once)."""
+        """A new arrival waiting for ``screening.waiting``; returns its state, asking for
+        them. It is kept until they have come."""
         with self._lock:
             key = next(self._keys)
-            if screening.waiting:
-                self._screening[key] = screening
+            self._screening[key] = screening
         return key << KEY_SHIFT | sum(1 << (1 + j) for j in screening.waiting)
 
     def receive(self, state: int, position: int, operands: tuple[int, ...], values: tuple) -> Screening | None:
@@ -168,10 +265,11 @@ class Arrivals:
             del self._screening[key]
             return screening
 
-    def opened(self, state: int, index: tuple) -> int:
-        """Record that arrival ``state``'s stop at batch ``index`` opens; the state saying so."""
-        key = state >> KEY_SHIFT
+    def opened(self, state: int | None, index: tuple) -> int:
+        """Record that arrival ``state``'s stop at batch ``index`` opens (None: an arrival
+        screened on what came with the question, given its key now); the state saying so."""
         with self._lock:
+            key = next(self._keys) if state is None else state >> KEY_SHIFT
             self._opened[key] = index
         return key << KEY_SHIFT | OPEN
 

@@ -8,14 +8,14 @@ From the outside in:
    forward-pass values; a token passes its tangent through);
 3. one ``custom_vmap`` layer per vmap level, so the host receives whole batches and can
    name the element it stops at, stop only where the predicate holds, and skip the rest;
-4. a ``lax.cond`` on the host's answer to "does this stop open?" (a host call without
-   operands that XLA keeps in every step: jax_host_calls.py), so a stop
-   that will not open (a disabled breakpoint, ``continue all``, an ignore count, another
-   process's stop) sends no value to the host: a callback's cost grows with its
-   operands, each one copied to the host (on a GPU or TPU, a device-to-host transfer)
-   before the callback runs. A breakpoint with a condition, log template or watches
-   is answered "screen": the locals they read are sent, one ``lax.cond`` each, and the
-   host decides on them (screening.py);
+4. a ``lax.cond`` on the host's answer to "does this stop open?" (a host call XLA
+   keeps in every step, with no operand but the frame's scalars: jax_host_calls.py),
+   so a stop that will not open (a disabled breakpoint, ``continue all``, an ignore
+   count, another process's stop) sends no array to the host: a callback's cost grows
+   with its operands, each one copied to the host (on a GPU or TPU, a device-to-host
+   transfer) before the callback runs. A breakpoint with a condition, log template or
+   watches is decided on the scalars, or answered "screen": the other locals they read
+   are sent, one ``lax.cond`` each, and the host decides on them (screening.py);
 5. the host callback itself (``jax.debug.callback``, or ``jax.pure_callback`` when a
    token is threaded through), which hands the batch to ``site.on_host``.
 """
@@ -43,9 +43,11 @@ class StagedSite(Protocol):
     screen_groups: tuple
     """The innermost frame's traced locals a screening may ask for (screening.LocalGroup)."""
 
-    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple) -> int:
-        """The host's first answer for an arrival of ``stops`` selected stops, before any
-        value is sent: a screening state, which may ask for :attr:`screen_groups`."""
+    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple, carried: tuple, values: tuple) -> int:
+        """The host's first answer for an arrival of ``stops`` selected stops, with the
+        groups at positions ``carried`` sent along (``values``, their operands in order)
+        and nothing else: a screening state, which may ask for the other
+        :attr:`screen_groups`."""
 
     def receive(self, state: int, position: int, values: tuple, levels: tuple, sizes: tuple) -> int:
         """Screen group ``position``'s values arrive; the state after them."""
@@ -156,23 +158,29 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
     any value but the locals a condition, log template or watch reads is sent.
 
     The question is a host call XLA keeps in the step (jax_host_calls.py): one int32
-    result, and no operand but the batch mask. A screening arrival then has the locals
-    it asked for sent, one ``lax.cond`` per group, each answered with the state again;
-    a passed stop skips them all in one ``lax.cond`` (the group's own, where there is
-    one group)."""
+    result; its operands are the batch mask and the few bytes of the groups
+    screening.carried picks (the frame's scalars). A screening arrival then has the
+    other locals it asked for sent, one ``lax.cond`` per group, each answered with the
+    state again; a passed stop skips them all in one ``lax.cond`` (the group's own,
+    where there is one group)."""
     every = int(np.prod(sizes)) if sizes else 1
     groups = site.screen_groups
+    carried = screening.carried(groups, operands)
+    carried_values = [operands[i] for position in carried for i in groups[position].operands]
+    masks = [] if mask is None else [mask]
 
-    def ask_host(*masks):
-        stops = every if not masks else int(np.count_nonzero(masks[0]))
-        return (site.ask(stops, masks[0] if masks else None, levels, sizes),)
+    def ask_host(*args):
+        stops = every if not masks else int(np.count_nonzero(args[0]))
+        values = args[len(masks) :]
+        return (site.ask(stops, args[0] if masks else None, levels, sizes, carried, values),)
 
-    state = jax_host_calls.host_call(ask_host, *([] if mask is None else [mask]), results=_STATE)[0]
-    if not groups:
+    state = jax_host_calls.host_call(ask_host, *masks, *carried_values, results=_STATE)[0]
+    asked = [(position, group) for position, group in enumerate(groups) if position not in carried]
+    if not asked:
         return state
 
     def send_what_is_read(state):
-        for position, group in enumerate(groups):
+        for position, group in asked:
 
             def send(state, position=position, group=group):
                 def receive(state, *values):
@@ -184,7 +192,7 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
             state = jax.lax.cond(screening.asks_for(state, position), send, lambda state: state, state)
         return state
 
-    if len(groups) == 1:  # its own lax.cond asks whether the state screens: no second one
+    if len(asked) == 1:  # its own lax.cond asks whether the state screens: no second one
         return send_what_is_read(state)
     return jax.lax.cond(screening.is_screening(state), send_what_is_read, lambda state: state, state)
 

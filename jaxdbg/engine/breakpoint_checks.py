@@ -18,6 +18,7 @@ three never gets here (:func:`active` is one set and one dict lookup).
 from __future__ import annotations
 
 import ast
+import functools
 import threading
 from typing import Any, Callable
 
@@ -45,15 +46,26 @@ def active(number: int | None) -> bool:
 
 def names_read(number: int) -> frozenset[str] | None:
     """The names breakpoint ``number``'s condition, log template and watches read: a
-    stop being screened has only these locals sent to the host (None: every local)."""
+    stop being screened has only these locals sent to the host (None: every local).
+    The same object while those are unchanged (asked at every step a screened stop passes)."""
+    version = (breakpoint_state.checks_version(), watches.LIVE.version)
+    known = _names_read.get(number)
+    if known is not None and known[0] == version:
+        return known[1]
     condition, template = breakpoint_state.checks(number)
     sources = [condition] if condition else []
     if template:
         sources.append(template_code(template))
-    return names_in(sources + watches.LIVE.expressions(number))
+    names = names_in(tuple(sources + watches.LIVE.expressions(number)))
+    _names_read[number] = (version, names)
+    return names
 
 
-def names_in(sources: list[str]) -> frozenset[str] | None:
+_names_read: dict[int, tuple[tuple[int, int], frozenset[str] | None]] = {}  # number -> (versions, names)
+
+
+@functools.lru_cache(maxsize=256)  # asked at every step a screened stop passes
+def names_in(sources: tuple[str, ...]) -> frozenset[str] | None:
     """The names the Python expressions ``sources`` read; None when one reads the whole
     namespace (``locals()``, ``eval``), so every local is needed. A source that does not
     parse reads nothing (its check reports the error without values)."""
@@ -70,17 +82,19 @@ def names_in(sources: list[str]) -> frozenset[str] | None:
 def screen(
     number: int,
     innermost: Frame | Callable[[], Frame],
-    info: StopInfo,
+    info: StopInfo | Callable[[], StopInfo],
     write_log: LogWriter,
-    numbers: Frame | None = None,
+    numbers: Callable[[str], Any] | None = None,
 ) -> bool:
     """Decide a stop of breakpoint ``number`` with its innermost frame (all that a
     condition, a template or a watch reads; or what builds it, when first needed):
     True when it may open (then :func:`jaxdbg.engine.stop_serving.serve` takes its turn
     and records its watches); False when it was passed here, its watches recorded.
 
-    ``numbers``: the same frame with NumPy arrays, as a screening receives them; a
-    condition NumPy answers as JAX would is decided on it, with no JAX array made."""
+    ``info``: the stop's StopInfo, or what makes it (a logpoint's line needs it).
+    ``numbers``: each name's value as a NumPy array, as a screening receives them
+    (KeyError: not at hand); a condition or watch NumPy answers as JAX would is decided
+    on them, with no JAX array and no frame made."""
     frame_of = _once(innermost) if callable(innermost) else lambda: innermost
 
     def record(hit: int | None) -> None:
@@ -98,29 +112,15 @@ def screen(
         return False
     if template:
         hit = breakpoint_state.count_hit(number)
-        info.hit = hit
-        write_log(format_template(number, template, frame_of()), frame_of(), info)
+        stop = info() if callable(info) else info
+        stop.hit = hit
+        write_log(format_template(number, template, frame_of()), frame_of(), stop)
         record(hit)
         return False
     opens, passed_hit = breakpoint_state.arrival(number)
     if not opens:
         record(passed_hit)
     return opens
-
-
-def passed_by_condition_alone(number: int, lookup: Callable[[str], Any]) -> bool:
-    """A stop of breakpoint ``number`` passed by its false condition, decided with no
-    frame built: the condition is all its checks (no log template, no watch), NumPy
-    answers it as JAX would, and ``lookup`` gives the values it reads (KeyError: not at
-    hand). Counted as a hit, as :func:`screen` counts it. False: :func:`screen` decides
-    (a true condition included)."""
-    condition, template = breakpoint_state.checks(number)
-    if not condition or template or watches.LIVE.has_watches(number) or not breakpoint_state.is_enabled(number):
-        return False
-    if _truth(evaluation.on_numpy_values(condition, lookup)) is not False:
-        return False  # true, or not decided here: the frame's evaluation decides and says why
-    breakpoint_state.count_hit(number)
-    return True
 
 
 def _once(build: Callable[[], Frame]) -> Callable[[], Frame]:
@@ -135,12 +135,14 @@ def _once(build: Callable[[], Frame]) -> Callable[[], Frame]:
     return frame
 
 
-def holds(number: int, condition: str, frame: Frame | Callable[[], Frame], numbers: Frame | None = None) -> bool:
+def holds(
+    number: int, condition: str, frame: Frame | Callable[[], Frame], numbers: Callable[[str], Any] | None = None
+) -> bool:
     """Whether ``condition`` is true in ``frame`` (or the frame ``frame()`` builds); one
-    that raises is false (said once). ``numbers``: the frame with NumPy arrays, if at hand."""
+    that raises is false (said once). ``numbers``: the names' NumPy values, if at hand."""
     if numbers is None and isinstance(frame, Frame):
-        numbers = frame  # its JAX arrays are read as NumPy arrays
-    quick = _holds_on_numpy(condition, numbers)
+        numbers = evaluation.lookup_in(frame)  # its JAX arrays are read as NumPy arrays
+    quick = None if numbers is None else _truth(evaluation.on_numpy_values(condition, numbers))
     if quick is not None:
         return quick
     if not isinstance(frame, Frame):
@@ -165,16 +167,9 @@ def holds(number: int, condition: str, frame: Frame | Callable[[], Frame], numbe
     return truth
 
 
-def _holds_on_numpy(condition: str, frame: Frame | None) -> bool | None:
-    """The condition's truth on NumPy copies of its arrays (:func:`evaluation.on_numpy`);
-    None where it may not be evaluated so: JAX's evaluation then decides, and says what
-    went wrong."""
-    return None if frame is None else _truth(evaluation.on_numpy(condition, frame))
-
-
 def _truth(value: Any) -> bool | None:
     """A NumPy evaluation's truth; None where it has none (not evaluated, or an array
-    whose truth is ambiguous)."""
+    whose truth is ambiguous): JAX's evaluation then decides, and says what went wrong."""
     if value is evaluation.NOT_ON_NUMPY:
         return None
     try:

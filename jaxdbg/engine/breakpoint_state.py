@@ -87,6 +87,7 @@ _disabled: set[int] = set()  # read without the lock by is_enabled, on every ste
 # Numbers with a condition or a log template: read on every stop without the lock, so
 # that a breakpoint without either costs one set lookup.
 _checked: set[int] = set()
+_checks_changed = [0]  # counts changes of any condition or log template (checks_version)
 _reports: list[str] = []  # finished `continue all` runs not yet reported
 _exit_report_registered = False
 
@@ -265,10 +266,16 @@ def set_log_template(number: int, template: str) -> None:
 
 
 def _note_checks(bp: _Breakpoint) -> None:
+    _checks_changed[0] += 1
     if bp.condition or bp.log_template:
         _checked.add(bp.number)
     else:
         _checked.discard(bp.number)
+
+
+def checks_version() -> int:
+    """A number that changes whenever a condition or log template does (no lock: cheap)."""
+    return _checks_changed[0]
 
 
 def has_checks(number: int | None) -> bool:

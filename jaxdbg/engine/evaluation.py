@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import jax
 import numpy as np
@@ -118,17 +118,28 @@ _NUMPY_SAFE_NODES = (
 NOT_ON_NUMPY = object()
 
 
+class _OnNumpy(NamedTuple):
+    """An expression NumPy may evaluate, compiled."""
+
+    code: Any
+    names: frozenset[str]  # the names it reads
+    arithmetic: bool  # it does arithmetic, which NumPy may warn about
+    bare_name: bool  # it is one name (a watch of a local): its value is the answer
+
+
 @functools.lru_cache(maxsize=256)
-def _numpy_safe(source: str) -> tuple[Any, frozenset[str]] | None:
-    """The compiled expression and the names it reads, when NumPy may evaluate it."""
+def _numpy_safe(source: str) -> _OnNumpy | None:
+    """The expression, compiled, when NumPy may evaluate it."""
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError:
         return None
-    if not all(isinstance(node, _NUMPY_SAFE_NODES) for node in ast.walk(tree)):
+    nodes = list(ast.walk(tree))
+    if not all(isinstance(node, _NUMPY_SAFE_NODES) for node in nodes):
         return None
-    names = frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
-    return compile(tree, "<jaxdbg>", "eval"), names
+    names = frozenset(node.id for node in nodes if isinstance(node, ast.Name))
+    arithmetic = any(isinstance(node, (ast.BinOp, ast.UnaryOp)) for node in nodes)
+    return _OnNumpy(compile(tree, "<jaxdbg>", "eval"), names, arithmetic, isinstance(tree.body, ast.Name))
 
 
 def on_numpy(source: str, frame: Frame) -> Any:
@@ -136,11 +147,16 @@ def on_numpy(source: str, frame: Frame) -> Any:
     :data:`NOT_ON_NUMPY` where that may differ from JAX's answer (a call, an attribute,
     a dtype NumPy lacks) or raised: then evaluate it with :func:`evaluate`, which
     says what went wrong."""
+    return on_numpy_values(source, lookup_in(frame))
+
+
+def lookup_in(frame: Frame) -> Callable[[str], Any]:
+    """A name's value in ``frame``, a local or a global (KeyError: neither)."""
 
     def lookup(name: str) -> Any:
         return frame.locals[name] if name in frame.locals else frame.globals[name]
 
-    return on_numpy_values(source, lookup)
+    return lookup
 
 
 def on_numpy_values(source: str, lookup: Callable[[str], Any]) -> Any:
@@ -148,24 +164,27 @@ def on_numpy_values(source: str, lookup: Callable[[str], Any]) -> Any:
     safe = _numpy_safe(source)
     if safe is None:
         return NOT_ON_NUMPY
-    code, names = safe
     ns: dict[str, Any] = {"__builtins__": {}}
-    for name in names:
+    for name in safe.names:
         try:
             value = lookup(name)
         except KeyError:
             return NOT_ON_NUMPY
-        if isinstance(value, (jax.Array, np.ndarray, np.generic)):
-            # PRNG keys, bfloat16, float0 and complex stay JAX's (NumPy lacks or differs)
-            if getattr(value.dtype, "kind", "") not in ("b", "i", "u", "f"):
+        # PRNG keys, bfloat16, float0 and complex stay JAX's (NumPy lacks or differs)
+        if isinstance(value, (np.ndarray, np.generic)):
+            if value.dtype.kind not in "biuf":
                 return NOT_ON_NUMPY
-            if isinstance(value, jax.Array):
-                if not value.is_fully_addressable:
-                    return NOT_ON_NUMPY
-                value = np.asarray(value)
+        elif isinstance(value, jax.Array):
+            if getattr(value.dtype, "kind", "") not in ("b", "i", "u", "f") or not value.is_fully_addressable:
+                return NOT_ON_NUMPY
+            value = np.asarray(value)
+        if safe.bare_name:
+            return value
         ns[name] = value
     try:
+        if not safe.arithmetic:  # comparisons and indexing: NumPy says nothing (and it costs a µs per step)
+            return eval(safe.code, ns)
         with np.errstate(all="ignore"):
-            return eval(code, ns)
+            return eval(safe.code, ns)
     except Exception:
         return NOT_ON_NUMPY

@@ -35,6 +35,9 @@ from jaxdbg.runtime import notices
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
 HISTORY_LENGTH = 10_000  # values kept per watch (the oldest leave first)
+# A full history drops its oldest values this many at a time: dropping one per hit moves
+# the whole list each time, the most of what a watch on a number costs a passed stop.
+_DROPPED_AT_ONCE = 1_000
 TEXT_CHARS = 200  # a value's text beyond this is cut
 #: Per-leaf numbers kept per watch, over its hits: a big tree keeps them for its latest
 #: hits only (10,000 leaves: the last 200 hits, about 5 MB); older hits keep their line.
@@ -61,7 +64,7 @@ class LeafNorms:
         return float(self.norms[i]), int(self.nans[i]), int(self.infs[i])
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass  # not frozen, though never changed: that costs a µs per value, made at each step of a loop
 class WatchValue:
     """One watch's value at one stop. ``hit`` is the breakpoint's hit number (None at a
     stop of a disabled breakpoint, which is not a hit)."""
@@ -93,7 +96,7 @@ class Watch:
     values: list[WatchValue] = dataclasses.field(default_factory=list)
 
     def snapshot(self) -> "Watch":
-        return Watch(self.expression, list(self.values))
+        return Watch(self.expression, self.values[-HISTORY_LENGTH:])
 
     @property
     def numbers(self) -> list[tuple[int, float]]:
@@ -211,24 +214,30 @@ def in_frame(frame: Frame) -> ValuesOf:
     return lambda expressions, hit: [evaluate(e, frame, hit) for e in expressions]
 
 
-def on_numbers(numbers: Frame, frame_of: Callable[[], Frame]) -> ValuesOf:
-    """Watch values taken in a screened stop's frame of NumPy arrays (as the program sent
-    them) where the watch is a number NumPy computes as JAX would (a scalar local, a
-    comparison) or a pytree local of numeric arrays (its line, norms and NaN / Inf
-    counts read the leaves' values only); anything else in the frame of JAX arrays
-    ``frame_of()`` builds."""
+def on_numbers(numbers: Callable[[str], Any], frame_of: Callable[[], Frame]) -> ValuesOf:
+    """Watch values taken on a screened stop's NumPy values (``numbers(name)``, as the
+    program sent them; KeyError: not at hand) where the watch is a number NumPy
+    computes as JAX would (a scalar local, a comparison) or a pytree local of numeric
+    arrays (its line, norms and NaN / Inf counts read the leaves' values only);
+    anything else in the frame of JAX arrays ``frame_of()`` builds."""
 
     def values(expressions: list[str], hit: int | None) -> list[WatchValue]:
         found = []
         for expression in expressions:
-            result = evaluation.on_numpy(expression, numbers)
-            if result is not evaluation.NOT_ON_NUMPY and (_real_scalar(result) is not None or _numeric_tree(result)):
+            result = evaluation.on_numpy_values(expression, numbers)
+            if type(result) in _NUMPY_SCALARS or (type(result) is np.ndarray and result.ndim == 0):
+                found.append(WatchValue(hit, str(result[()]), number=float(result)))  # value_of's, sooner
+            elif result is not evaluation.NOT_ON_NUMPY and (_real_scalar(result) is not None or _numeric_tree(result)):
                 found.append(value_of(hit, result))  # what the JAX values give
             else:
                 found.append(evaluate(expression, frame_of(), hit))
         return found
 
     return values
+
+
+# NumPy's number types: a watch on one keeps its number (value_of's, made sooner).
+_NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdg")
 
 
 def _numeric_tree(value: Any) -> bool:
@@ -260,6 +269,7 @@ class WatchBook:
         self._by_breakpoint: dict[int, list[Watch]] = {}
         self._reported: set[tuple[int, str]] = set()  # (breakpoint, expression) whose error was said
         self._recorded: dict[int, int] = {}  # values taken per breakpoint: views poll it to redraw
+        self.version = 0  # changes whenever a watch is added, removed or loaded
 
     def recorded(self, number: int | None) -> int:
         """How many values breakpoint ``number``'s watches have taken (a view that polls it
@@ -294,6 +304,7 @@ class WatchBook:
                 raise ValueError(f"{expression!r} is watched already at breakpoint {number}")
             watch = Watch(expression)
             watches.append(watch)
+            self.version += 1
             return watch
 
     def remove(self, number: int, which: str) -> str:
@@ -311,6 +322,7 @@ class WatchBook:
                     f"no watch {which!r} at breakpoint {number}"
                     + (f" (watched: {listed})" if listed else " (none set)")
                 )
+            self.version += 1
             return watches.pop(index).expression
 
     def record(self, number: int | None, hit: int | None, frames: list[Frame], only: str | None = None) -> None:
@@ -325,31 +337,30 @@ class WatchBook:
         process's frames, or in the process that owns another process's stop."""
         if number is None or not self._by_breakpoint.get(number):
             return
-        watched = [w for w in list(self._by_breakpoint.get(number, [])) if only is None or w.expression == only]
-        if not watched:
-            return
+        watched = self._by_breakpoint[number]
+        watched = [w for w in watched if w.expression == only] if only is not None else list(watched)
         values = values_of([w.expression for w in watched], hit)
-        for watch, value in zip(watched, values):
-            if value.error is not None:
-                self._report_once(number, watch.expression, value.error)
-            with self._lock:
-                previous = watch.values[-1].leaves if watch.values else None
-                if (
-                    value.leaves is not None
-                    and previous is not None
-                    and previous.paths is not value.leaves.paths  # one tuple per structure already
-                    and previous.paths == value.leaves.paths
-                ):
-                    value = dataclasses.replace(value, leaves=dataclasses.replace(value.leaves, paths=previous.paths))
-                watch.values.append(value)
-                del watch.values[:-HISTORY_LENGTH]
-                _forget_old_leaves(watch.values, value)
-                self._recorded[number] = self._recorded.get(number, 0) + 1
+        errors = []
+        with self._lock:
+            for watch, value in zip(watched, values):
+                kept = watch.values
+                if value.leaves is not None:
+                    value = _sharing_paths(kept, value)
+                    _forget_old_leaves(kept, value)
+                kept.append(value)
+                if len(kept) > HISTORY_LENGTH + _DROPPED_AT_ONCE:
+                    del kept[:-HISTORY_LENGTH]
+                if value.error is not None:
+                    errors.append((watch.expression, value.error))
+            self._recorded[number] = self._recorded.get(number, 0) + len(watched)
+        for expression, error in errors:
+            self._report_once(number, expression, error)
 
     def load(self, number: int, watches: list[Watch]) -> None:
         """Put saved watches in (a reopened stop's book)."""
         with self._lock:
             self._by_breakpoint[number] = [w.snapshot() for w in watches]
+            self.version += 1
 
     def _report_once(self, number: int, expression: str, error: str) -> None:
         key = (number, expression)
@@ -362,13 +373,24 @@ class WatchBook:
         )
 
 
+def _sharing_paths(values: list[WatchValue], value: WatchValue) -> WatchValue:
+    """``value`` with its leaves' paths the tuple of the value before, when equal (one
+    tuple per tree structure, not per hit)."""
+    previous = values[-1].leaves if values else None
+    if value.leaves is None or previous is None or previous.paths is value.leaves.paths:
+        return value
+    if previous.paths != value.leaves.paths:
+        return value
+    return dataclasses.replace(value, leaves=dataclasses.replace(value.leaves, paths=previous.paths))
+
+
 def _forget_old_leaves(values: list[WatchValue], newest: WatchValue) -> None:
     """Keep per-leaf numbers for the latest hits only, :data:`LEAF_VALUES` in all."""
     if newest.leaves is None:
         return
-    keep = max(1, LEAF_VALUES // max(1, len(newest.leaves.paths)))
-    if len(values) > keep and values[-keep - 1].leaves is not None:
-        values[-keep - 1] = dataclasses.replace(values[-keep - 1], leaves=None)
+    keep = max(1, LEAF_VALUES // max(1, len(newest.leaves.paths)))  # with newest, appended next
+    if len(values) >= keep and values[-keep].leaves is not None:
+        values[-keep] = dataclasses.replace(values[-keep], leaves=None)
 
 
 #: This process's watches.

@@ -18,9 +18,11 @@ from support.transcript import Transcript
 
 STEPS = 100
 LOCAL = (512, 512)  # float32: 1 MB
-# What a screened step may send: the small locals (c and x, float32) and, with each send,
-# the screening state (int32); a multi-device stop also sends its device's index.
+# What a screened step may send: the scalars (c and x, float32), with the host's question,
+# and with each other send the screening state (int32); a multi-device stop also sends its
+# device's index.
 PER_SCREENED_STEP = 24
+SCALARS = 8  # c and x: what every question carries, a passed stop's included
 
 
 def _scan_with_a_big_local(t: Transcript):
@@ -70,7 +72,7 @@ def test_a_screened_stop_sends_only_the_locals_its_checks_read(monkeypatch, chec
     if check.startswith("log {n} no"):
         assert [r.text for r in rows][-STEPS:] == ["no fields"] * STEPS
     if "disable" in check:
-        assert host.total == 0  # a disabled breakpoint's condition reads nothing
+        assert host.total == STEPS * SCALARS  # a disabled breakpoint's condition reads nothing
     if check == "watch x":  # the values came, step by step
         (watch,) = watches.LIVE.watches(n)
         assert [v.number for v in watch.values][-STEPS:] == [float(i) for i in range(STEPS)]
@@ -173,7 +175,7 @@ def test_under_vmap_a_logpoint_without_fields_writes_a_line_per_element_and_step
     assert sorted((r.site.batch_index, r.text) for r in rows) == sorted(
         ((b,), "tick") for b in range(3) for _ in range(5)
     )
-    assert host.total == 0
+    assert host.total <= 5 * 3 * SCALARS, host.total  # the scalars c and x of each element, with the question
 
 
 def test_a_check_that_reads_the_whole_namespace_has_every_local_sent():
@@ -289,3 +291,32 @@ def test_a_false_condition_passes_its_steps_without_building_a_frame_and_stops_w
             assert len(built) < STEPS // 2, len(built)
     finally:
         breakpoint_state.reset()
+
+
+@pytest.mark.parametrize(
+    "check, calls_per_step",
+    [
+        ("condition {n} x > 1e9", 1),  # the scalars came with the question: decided there
+        ("watch x", 1),
+        ("log {n} step {{x:.0f}}", 1),
+        ("condition {n} big[0, 0] > 1e9", 2),  # the big local is asked for, then sent
+    ],
+)
+def test_a_check_of_the_frames_scalars_is_decided_in_one_host_call_per_step(monkeypatch, check, calls_per_step):
+    host = HostBytes(monkeypatch)
+    t = Transcript()
+    f, step = _scan_with_a_big_local(t)
+    xs = jnp.arange(float(STEPS))
+    f.lower(xs)
+    n = _number_of(step)
+    t.stdin.write(f"{check.format(n=n)}\ncontinue all\n")
+    t.stdin.seek(0)
+    with prints.sink_installed(lambda row: None):
+        jax.block_until_ready(f(xs))
+        assert len(t.stops()) == 1
+        host.calls = host.total = 0
+        jax.block_until_ready(f(xs))
+    assert len(t.stops()) == 1
+    assert host.calls == STEPS * calls_per_step
+    big_sent = 4 * LOCAL[0] * LOCAL[1] * STEPS if calls_per_step == 2 else 0
+    assert host.total <= STEPS * PER_SCREENED_STEP + big_sent, host.total

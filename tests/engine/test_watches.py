@@ -9,7 +9,7 @@ import pytest
 
 import jaxdbg
 from jaxdbg.commands import watches as watch_commands
-from jaxdbg.engine import breakpoint_checks, breakpoint_state, watches
+from jaxdbg.engine import breakpoint_checks, breakpoint_state, evaluation, watches
 from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.stop_info import StopInfo
 from support.transcript import Transcript
@@ -149,11 +149,12 @@ def test_a_screened_stops_scalar_watches_read_the_numpy_values_as_jax_would_show
         return jax_frame
 
     scalars = ["x", "x * 2 > 1", "i % 4", "flag", "-x"]
-    assert watches.on_numbers(numbers, frame_of)(scalars, 3) == watches.in_frame(jax_frame)(scalars, 3)
+    on_numbers = watches.on_numbers(evaluation.lookup_in(numbers), frame_of)
+    assert on_numbers(scalars, 3) == watches.in_frame(jax_frame)(scalars, 3)
     assert built == []  # the JAX frame was never needed
     others = ["v", "v.sum()", "x.astype(jnp.float16)"]
     jax_frame.globals["jnp"] = jnp
-    assert watches.on_numbers(numbers, frame_of)(others, 3) == watches.in_frame(jax_frame)(others, 3)
+    assert on_numbers(others, 3) == watches.in_frame(jax_frame)(others, 3)
     assert built  # taken in the JAX frame
 
 
@@ -164,10 +165,42 @@ def test_a_screened_stops_pytree_watch_reads_the_numpy_leaves_as_jax_would_show_
     jax_frame = Frame("<cell>", 1, "step", {"params": tree}, {}, ["pass\n"], 1)
     numbers = Frame("<cell>", 1, "step", {"params": jax.tree.map(np.asarray, tree)}, {}, ["pass\n"], 1)
     built = []
-    (ours,) = watches.on_numbers(numbers, lambda: built.append(1) or jax_frame)(["params"], 5)
+    (ours,) = watches.on_numbers(evaluation.lookup_in(numbers), lambda: built.append(1) or jax_frame)(["params"], 5)
     (theirs,) = watches.in_frame(jax_frame)(["params"], 5)
     assert built == []
     assert (ours.text, ours.number) == (theirs.text, theirs.number) and "NaN in ['b']" in ours.text
     assert ours.leaves.paths == theirs.leaves.paths
     for field in ("norms", "nans", "infs"):
         np.testing.assert_array_equal(getattr(ours.leaves, field), getattr(theirs.leaves, field))
+
+
+def test_a_watch_keeps_its_latest_values_up_to_the_history_length():
+    # A full history drops its oldest values in batches (one at a time moved the whole
+    # list at every step), but a watch's values are always the latest HISTORY_LENGTH.
+    watches.LIVE.add(7, "loss")
+    total = watches.HISTORY_LENGTH + 1_500
+    for hit in range(1, total + 1):
+        watches.LIVE.record_with(7, hit, lambda expressions, hit: [watches.WatchValue(hit, str(hit), number=hit)])
+    (watch,) = watches.LIVE.watches(7)
+    assert len(watch.values) == watches.HISTORY_LENGTH
+    assert [v.hit for v in watch.values[:2]] == [total - watches.HISTORY_LENGTH + 1, total - watches.HISTORY_LENGTH + 2]
+    assert watch.values[-1].hit == total
+
+
+def test_what_a_screening_sends_follows_the_checks_as_they_change():
+    # names_read is kept between steps (asked at every one); a new condition, template
+    # or watch must change it at once.
+    number = breakpoint_state.register("<cell>", 1, "step")
+    breakpoint_state.set_condition(number, "x > 1")
+    assert breakpoint_checks.names_read(number) == {"x"}
+    breakpoint_state.set_condition(number, "y > 1")
+    assert breakpoint_checks.names_read(number) == {"y"}
+    watches.LIVE.add(number, "loss")
+    assert breakpoint_checks.names_read(number) == {"y", "loss"}
+    breakpoint_state.set_log_template(number, "{step}")
+    assert breakpoint_checks.names_read(number) == {"y", "loss", "step"}
+    watches.LIVE.remove(number, "loss")
+    breakpoint_state.set_condition(number, "")
+    assert breakpoint_checks.names_read(number) == {"step"}
+    watches.LIVE.add(number, "locals()")
+    assert breakpoint_checks.names_read(number) is None  # every local

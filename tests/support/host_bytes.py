@@ -16,10 +16,12 @@ class HostBytes:
 
     def __init__(self, monkeypatch) -> None:
         self.total = 0
+        self.calls = 0  # host calls made
         pure, debug, own = jax.pure_callback, jax_routes.CALLBACK.original(), jax_host_calls.host_call
 
         def counted(fn):
             def run(*args, **kwargs):
+                self.calls += 1
                 self.total += sum(np.asarray(leaf).nbytes for leaf in jax.tree.leaves((args, kwargs)))
                 return fn(*args, **kwargs)
 
