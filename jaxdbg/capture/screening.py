@@ -40,7 +40,6 @@ import jax
 import numpy as np
 
 from jaxdbg.capture import operand_reader
-from jaxdbg.engine import evaluation
 from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.stop_info import StopInfo
 
@@ -124,9 +123,9 @@ def _nbytes(value: Any) -> int:
 
 class ScreenedStop:
     """One stop of an arrival being screened, decided on the locals sent as they came
-    (NumPy arrays); a frame of them, a frame of JAX arrays and the stop's info are made
-    on first need, each once. Most screened stops need none: a loop step whose condition
-    on a scalar is false, a watch of a number."""
+    (NumPy arrays; a pytree local is rebuilt from them when read); a frame of JAX arrays
+    and the stop's info are made on first need, each once. Most screened stops need
+    neither: a loop step whose condition on a scalar is false, a watch of a number."""
 
     __slots__ = (
         "_innermost",
@@ -156,17 +155,19 @@ class ScreenedStop:
         self._made: dict[str, Any] = {}
 
     def value(self, name: str) -> Any:
-        """``name``'s value as a NumPy array (or an untraced local, a global); KeyError
-        where the frame has none."""
-        if not self._sizes:  # unbatched: an array local is the value sent, no frame built
-            found = _value_sent(self._innermost, self._received, name)
-            if found is not _IN_FRAME:
-                return found
-        return evaluation.lookup_in(self.numbers_frame())(name)
-
-    def numbers_frame(self) -> frames_mod.Frame:
-        """The innermost frame with the values sent, as NumPy arrays."""
-        return self._once("numbers", lambda: self._innermost.build(self._reader(as_jax=False), self._compiled))
+        """``name``'s value with the NumPy arrays sent (or an untraced local, a global),
+        with no frame built; KeyError where the frame has none."""
+        innermost = self._innermost
+        if name in innermost.traced_locals:
+            treedef, leaves = innermost.traced_locals[name]
+            if not self._sizes and jax.tree_util.treedef_is_leaf(treedef) and type(leaves[0]) is frames_mod.OperandSlot:
+                return self._received.get(leaves[0].index, operand_reader.NOT_SENT)  # as it came
+            return self._once(f"local {name}", lambda: innermost.traced_value(name, self._reader(as_jax=False)))
+        if name in innermost.static_locals:
+            return innermost.static_locals[name]
+        if name in innermost.order:
+            raise KeyError(name)  # a local not yet bound
+        return innermost.globals[name]
 
     def frame(self) -> frames_mod.Frame:
         """The innermost frame with the values sent, as JAX arrays (as the user sees them)."""
@@ -186,24 +187,6 @@ class ScreenedStop:
         if what not in self._made:
             self._made[what] = make()
         return self._made[what]
-
-
-_IN_FRAME = object()  # a name only the frame built from the values sent can answer for
-
-
-def _value_sent(innermost: frames_mod.FrameTemplate, received: dict[int, Any], name: str) -> Any:
-    """``name``'s value with no frame built: an array local sent (NumPy), an untraced
-    local, a global; :data:`_IN_FRAME` for a pytree or a local not sent."""
-    if name in innermost.traced_locals:
-        treedef, leaves = innermost.traced_locals[name]
-        if not (jax.tree_util.treedef_is_leaf(treedef) and isinstance(leaves[0], frames_mod.OperandSlot)):
-            return _IN_FRAME
-        return received.get(leaves[0].index, _IN_FRAME)
-    if name in innermost.static_locals:
-        return innermost.static_locals[name]
-    if name in innermost.order:
-        return _IN_FRAME
-    return innermost.globals[name]
 
 
 def wanted(groups: tuple[LocalGroup, ...], names: frozenset[str] | None) -> list[int]:

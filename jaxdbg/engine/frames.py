@@ -296,6 +296,11 @@ class FrameTemplate:
                 return read
         return [operand(leaf.index) if isinstance(leaf, OperandSlot) else leaf for leaf in leaves]
 
+    def traced_value(self, name: str, operand: Callable[[int], Any]) -> Any:
+        """Traced local ``name`` with its runtime values, as :meth:`build` makes it."""
+        treedef, leaves = self.traced_locals[name]
+        return _rebuilt(treedef, self._filled(name, leaves, operand))
+
     def build(self, operand: Callable[[int], Any], compiled: Callable[[int], Any] | None = None) -> Frame:
         """The frame with runtime values; ``compiled(i)``: operand i's compiled sharding."""
         if not self.order:  # module code: locals are the (live) globals
