@@ -22,7 +22,7 @@ From the outside in:
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -31,7 +31,9 @@ from jax.custom_batching import custom_vmap
 
 from jaxdbg.capture import screening
 from jaxdbg.internals import jax_host_calls
-from jaxdbg.runtime import jax_routes
+from jaxdbg.runtime import jax_routes, notices
+from jaxdbg.runtime.errors import DebuggerQuit
+from jaxdbg.runtime.guarded_calls import format_exception
 
 
 class StagedSite(Protocol):
@@ -172,7 +174,7 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
     def ask_host(*args):
         stops = every if not masks else int(np.count_nonzero(args[0]))
         values = args[len(masks) :]
-        return (site.ask(stops, args[0] if masks else None, levels, sizes, carried, values),)
+        return (_answered(lambda: site.ask(stops, args[0] if masks else None, levels, sizes, carried, values)),)
 
     state = jax_host_calls.host_call(ask_host, *masks, *carried_values, results=_STATE)[0]
     asked = [(position, group) for position, group in enumerate(groups) if position not in carried]
@@ -184,7 +186,7 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
 
             def send(state, position=position, group=group):
                 def receive(state, *values):
-                    return (site.receive(int(state), position, values, levels, sizes),)
+                    return (_answered(lambda: site.receive(int(state), position, values, levels, sizes)),)
 
                 values = [operands[i] for i in group.operands]
                 return jax_host_calls.host_call(receive, state, *values, results=_STATE)[0]
@@ -198,6 +200,22 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
 
 
 _STATE = (((), np.dtype(np.int32)),)  # the host calls' one result
+
+
+def _answered(decide: Callable[[], int]) -> int:
+    """The host's answer, ``decide()``; where jaxdbg itself fails in it, PASS (the stop
+    is passed, the failure said once): an error raised here would end the user's
+    computation. Quitting the debugger still ends it."""
+    try:
+        return decide()
+    except DebuggerQuit:
+        raise
+    except Exception as e:
+        notices.notice_once(
+            f"screening failed: {type(e).__name__}",
+            f"deciding a breakpoint's stop failed ({format_exception(e)}); such stops are passed",
+        )
+        return screening.PASS
 
 
 def _zero_tangent(x):

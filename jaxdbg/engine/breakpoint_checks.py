@@ -87,7 +87,8 @@ def screen(
     numbers: Callable[[str], Any] | None = None,
 ) -> bool:
     """Decide a stop of breakpoint ``number`` with its innermost frame (all that a
-    condition, a template or a watch reads; or what builds it, when first needed):
+    condition, a template or a watch reads; or what gives it, called at each need: it
+    keeps what it built):
     True when it may open (then :func:`jaxdbg.engine.stop_serving.serve` takes its turn
     and records its watches); False when it was passed here, its watches recorded.
 
@@ -95,7 +96,7 @@ def screen(
     ``numbers``: each name's value as a NumPy array, as a screening receives them
     (KeyError: not at hand); a condition or watch NumPy answers as JAX would is decided
     on them, with no JAX array and no frame made."""
-    frame_of = _once(innermost) if callable(innermost) else lambda: innermost
+    frame_of = innermost if callable(innermost) else lambda: innermost
 
     def record(hit: int | None) -> None:
         if numbers is None:
@@ -121,18 +122,6 @@ def screen(
     if not opens:
         record(passed_hit)
     return opens
-
-
-def _once(build: Callable[[], Frame]) -> Callable[[], Frame]:
-    """``build``, called at most once (a screened stop's JAX frame, if anything needs it)."""
-    built: list[Frame] = []
-
-    def frame() -> Frame:
-        if not built:
-            built.append(build())
-        return built[0]
-
-    return frame
 
 
 def holds(

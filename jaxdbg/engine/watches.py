@@ -224,8 +224,10 @@ def on_numbers(numbers: Callable[[str], Any], frame_of: Callable[[], Frame]) -> 
     def values(expressions: list[str], hit: int | None) -> list[WatchValue]:
         found = []
         for expression in expressions:
-            result = evaluation.on_numpy_values(expression, numbers)
-            if type(result) in _NUMPY_SCALARS or (type(result) is np.ndarray and result.ndim == 0):
+            result = _on_numpy(expression, numbers)
+            if type(result) in _NUMPY_SCALARS or (
+                type(result) is np.ndarray and result.ndim == 0 and result.dtype.kind in "biuf"
+            ):
                 found.append(WatchValue(hit, str(result[()]), number=float(result)))  # value_of's, sooner
             elif result is not evaluation.NOT_ON_NUMPY and (_real_scalar(result) is not None or _numeric_tree(result)):
                 found.append(value_of(hit, result))  # what the JAX values give
@@ -234,6 +236,19 @@ def on_numbers(numbers: Callable[[str], Any], frame_of: Callable[[], Frame]) -> 
         return found
 
     return values
+
+
+def _on_numpy(expression: str, numbers: Callable[[str], Any]) -> Any:
+    """A watch's value on the NumPy values: a local's as sent (the common watch), else
+    the expression's (evaluation.NOT_ON_NUMPY where NumPy may not evaluate it)."""
+    if expression.isidentifier():
+        try:
+            value = numbers(expression)
+        except KeyError:
+            return evaluation.NOT_ON_NUMPY
+        if isinstance(value, (np.ndarray, np.generic)):
+            return value
+    return evaluation.on_numpy_values(expression, numbers)
 
 
 # NumPy's number types: a watch on one keeps its number (value_of's, made sooner).

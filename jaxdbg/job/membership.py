@@ -34,17 +34,13 @@ HEARTBEAT_S = 0.5
 HOST_RECHECK_S = 1.0
 DEAD_AFTER_S = 5.0
 
-_notices_said: set[str] = set()
+
 _lock = threading.Lock()
 
 
 def say_once(key: str, text: str) -> None:
     """A notice said once per process (a refused message, remote serving off)."""
-    with _lock:
-        if key in _notices_said:
-            return
-        _notices_said.add(key)
-    notices.notice(text)
+    notices.notice_once(f"job: {key}", text)
 
 
 @dataclasses.dataclass

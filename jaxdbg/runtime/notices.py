@@ -50,6 +50,18 @@ def notice(text: str, *, stream: IO[str] | None = None) -> None:
         pass
 
 
+_said: set[str] = set()
+
+
+def notice_once(key: str, text: str) -> None:
+    """:func:`notice` ``text`` the first time ``key`` is given in this process."""
+    with _lock:
+        if key in _said:
+            return
+        _said.add(key)
+    notice(text)
+
+
 @contextlib.contextmanager
 def sink(stream: IO[str] | None) -> Iterator[None]:
     """Send notices to ``stream`` for the duration (None keeps the current sink).

@@ -320,3 +320,29 @@ def test_a_check_of_the_frames_scalars_is_decided_in_one_host_call_per_step(monk
     assert host.calls == STEPS * calls_per_step
     big_sent = 4 * LOCAL[0] * LOCAL[1] * STEPS if calls_per_step == 2 else 0
     assert host.total <= STEPS * PER_SCREENED_STEP + big_sent, host.total
+
+
+def test_a_failure_of_jaxdbg_in_the_screening_passes_the_stops_and_the_program_goes_on(monkeypatch, capsys):
+    # A bug in deciding a stop must not end the user's computation (a training loop):
+    # the stops are passed, and the failure is said once.
+    from jaxdbg.engine import breakpoint_checks
+    from jaxdbg.runtime import notices
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(breakpoint_checks, "screen", broken)
+    monkeypatch.setattr(notices, "_said", set())
+    t = Transcript()
+    f, step = _scan_with_a_big_local(t)
+    xs = jnp.arange(float(STEPS))
+    f.lower(xs)
+    breakpoint_state.set_condition(_number_of(step), "x > 1e9")
+    try:
+        assert float(f(xs)) == 0.0  # ran to the end
+        jax.effects_barrier()
+    finally:
+        breakpoint_state.set_condition(_number_of(step), "")
+    assert t.stops() == []
+    said = [line for line in capsys.readouterr().out.splitlines() if "deciding a breakpoint's stop failed" in line]
+    assert said == ["jaxdbg: deciding a breakpoint's stop failed (RuntimeError: a bug); such stops are passed"]

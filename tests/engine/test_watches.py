@@ -204,3 +204,22 @@ def test_what_a_screening_sends_follows_the_checks_as_they_change():
     assert breakpoint_checks.names_read(number) == {"step"}
     watches.LIVE.add(number, "locals()")
     assert breakpoint_checks.names_read(number) is None  # every local
+
+
+def test_a_watch_of_a_scalar_numpy_has_no_number_for_is_taken_as_at_a_stop():
+    # The step's scalars come with the host's question as NumPy arrays. A watch of one
+    # NumPy cannot hold as JAX does (bfloat16, complex) is still taken, as a stop shows it.
+    t = Transcript("watch h", "watch z", "watch i", "ca")
+
+    def body(carry, i):
+        h = (carry + i).astype(jnp.bfloat16)  # noqa: F841 (watched)
+        z = (carry + i) * jnp.complex64(1j)  # noqa: F841 (watched)
+        jaxdbg.breakpoint(**t.options)
+        return carry + 0.5, None
+
+    jax.jit(lambda: jax.lax.scan(body, 0.0, jnp.arange(4.0))[0])()
+    h, z, i = watches.LIVE.watches(_number(t))
+    assert [v.number for v in h.values] == [0.0, 1.5, 3.0, 4.5]
+    assert [v.text for v in z.values] == ["0j", "1.5j", "3j", "4.5j"]
+    assert all(v.number is None and v.error is None for v in z.values)
+    assert [(v.text, v.number) for v in i.values] == [("0.0", 0.0), ("1.0", 1.0), ("2.0", 2.0), ("3.0", 3.0)]
