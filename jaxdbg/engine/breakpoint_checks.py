@@ -101,7 +101,7 @@ def screen(
     def record(hit: int | None) -> None:
         if numbers is None:
             watches.LIVE.record(number, hit, [frame_of()])
-        else:
+        elif not watches.LIVE.record_numbers(number, hit, numbers):
             watches.LIVE.record_with(number, hit, watches.on_numbers(numbers, frame_of))
 
     if not breakpoint_state.is_enabled(number):

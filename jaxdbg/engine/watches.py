@@ -94,9 +94,20 @@ class Watch:
 
     expression: str
     values: list[WatchValue] = dataclasses.field(default_factory=list)
+    # A watch of a local that is a number, taken at passed stops: (hit, NumPy scalar)
+    # pairs made into values when read (:meth:`snapshot`), not at every step of a loop.
+    numbers_taken: list[tuple[int | None, Any]] = dataclasses.field(default_factory=list, repr=False, compare=False)
 
     def snapshot(self) -> "Watch":
+        self.keep_numbers_taken()
         return Watch(self.expression, self.values[-HISTORY_LENGTH:])
+
+    def keep_numbers_taken(self) -> None:
+        """Make :attr:`numbers_taken` values, in order (the book's lock held)."""
+        if self.numbers_taken:
+            taken, self.numbers_taken = self.numbers_taken[-HISTORY_LENGTH:], []
+            self.values += [WatchValue(hit, str(number), number=float(number)) for hit, number in taken]
+            _drop_oldest(self.values)
 
     @property
     def numbers(self) -> list[tuple[int, float]]:
@@ -358,18 +369,47 @@ class WatchBook:
         errors = []
         with self._lock:
             for watch, value in zip(watched, values):
+                watch.keep_numbers_taken()
                 kept = watch.values
                 if value.leaves is not None:
                     value = _sharing_paths(kept, value)
                     _forget_old_leaves(kept, value)
                 kept.append(value)
-                if len(kept) > HISTORY_LENGTH + _DROPPED_AT_ONCE:
-                    del kept[:-HISTORY_LENGTH]
+                _drop_oldest(kept)
                 if value.error is not None:
                     errors.append((watch.expression, value.error))
             self._recorded[number] = self._recorded.get(number, 0) + len(watched)
         for expression, error in errors:
             self._report_once(number, expression, error)
+
+    def record_numbers(self, number: int, hit: int | None, numbers: Callable[[str], Any]) -> bool:
+        """Keep breakpoint ``number``'s watches at a screened stop where each is a local
+        whose value (``numbers(name)``, as the program sent it) is a number, the common
+        watch of a loop (a loss, a step), at the cost of an append; False, keeping
+        nothing, where one is not (:meth:`record_with` takes them then)."""
+        watched = self._by_breakpoint.get(number)
+        if not watched:
+            return True
+        watched = list(watched)
+        taken: list[Any] = []
+        for watch in watched:
+            try:
+                value = numbers(watch.expression) if watch.expression.isidentifier() else None
+            except KeyError:
+                return False
+            if type(value) is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf":
+                taken.append(value[()])  # a copy: the program's buffer is not ours after the call
+            elif type(value) in _NUMPY_SCALARS:
+                taken.append(value)
+            else:
+                return False
+        with self._lock:
+            for watch, value in zip(watched, taken):
+                watch.numbers_taken.append((hit, value))
+                if len(watch.numbers_taken) > HISTORY_LENGTH + _DROPPED_AT_ONCE:
+                    del watch.numbers_taken[:-HISTORY_LENGTH]
+            self._recorded[number] = self._recorded.get(number, 0) + len(taken)
+        return True
 
     def load(self, number: int, watches: list[Watch]) -> None:
         """Put saved watches in (a reopened stop's book)."""
@@ -386,6 +426,11 @@ class WatchBook:
         notices.notice(
             f"watch {expression!r} at breakpoint {number} raised {error}; its values show the error (said once)"
         )
+
+
+def _drop_oldest(values: list[WatchValue]) -> None:
+    if len(values) > HISTORY_LENGTH + _DROPPED_AT_ONCE:
+        del values[:-HISTORY_LENGTH]
 
 
 def _sharing_paths(values: list[WatchValue], value: WatchValue) -> WatchValue:

@@ -223,3 +223,29 @@ def test_a_watch_of_a_scalar_numpy_has_no_number_for_is_taken_as_at_a_stop():
     assert [v.text for v in z.values] == ["0j", "1.5j", "3j", "4.5j"]
     assert all(v.number is None and v.error is None for v in z.values)
     assert [(v.text, v.number) for v in i.values] == [("0.0", 0.0), ("1.0", 1.0), ("2.0", 2.0), ("3.0", 3.0)]
+
+
+def test_numbers_taken_at_passed_stops_are_kept_in_order_as_copies_and_read_as_values():
+    # A watch of a local that is a number is kept at a passed stop as the number alone
+    # (the values are made when read); other watches take the general path; the order
+    # of hits holds across both, and a number is a copy of the program's buffer.
+    book = watches.WatchBook()
+    book.add(3, "loss")
+    sent = {"loss": np.asarray(np.float32(0.25)), "grads": np.arange(3.0)}
+    assert book.record_numbers(3, 1, sent.__getitem__)
+    sent["loss"][()] = 7.0  # the buffer is reused by the program after the call
+    assert book.record_numbers(3, 2, sent.__getitem__)
+    assert book.recorded(3) == 2
+    book.add(3, "grads")  # an array: not a number, so the general path takes both
+    assert not book.record_numbers(3, 3, sent.__getitem__)
+    frame = Frame("<cell>", 1, "step", {name: jnp.asarray(v) for name, v in sent.items()}, {}, ["pass\n"], 1)
+    book.record_with(3, 3, watches.on_numbers(sent.__getitem__, lambda: frame))
+    assert not book.record_numbers(3, 4, {}.__getitem__)  # a name not sent
+    loss, grads = book.watches(3)
+    assert [(v.hit, v.text, v.number) for v in loss.values] == [(1, "0.25", 0.25), (2, "7.0", 7.0), (3, "7.0", 7.0)]
+    assert [v.hit for v in grads.values] == [3] and grads.values[0].stats.max == 2.0
+    book.remove(3, "grads")
+    for hit in range(4, 4 + watches.HISTORY_LENGTH + 1_500):
+        assert book.record_numbers(3, hit, sent.__getitem__)
+    (loss,) = book.watches(3)
+    assert len(loss.values) == watches.HISTORY_LENGTH and loss.values[-1].hit == 3 + watches.HISTORY_LENGTH + 1_500
