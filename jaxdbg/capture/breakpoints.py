@@ -141,7 +141,7 @@ class _Site:
         host_ops: dict[int, Any] = {}
         for index in _selected(mask, sizes) if sizes or mask is not None else ((),):
             stop = screening.ScreenedStop(template, index, levels, sizes, received, host_ops, compiled, self._stop_info)
-            if breakpoint_checks.screen(number, stop.frame, stop.info, _write_log_line, stop.value):
+            if breakpoint_checks.screen(number, stop.frame, stop.info, prints.write_log_line, stop.value):
                 return self.arrivals.opened(state, index)
         return screening.PASS
 
@@ -160,11 +160,12 @@ class _Site:
         first = self.arrivals.first_opened(state) if state > screening.OPEN else None  # screened
         # A condition, log template or watch needs the innermost frame before deciding.
         screened = breakpoint_checks.active(self.breakpoint_id)
+        checks = breakpoint_checks.checks_version()  # a stop waiting its turn is decided again if they change
         if not sizes:  # unbatched, the common case (always selected: a conditional one sits
             # inside its lax.cond); a passed stop returns after this one check
             if first is not None or screened or breakpoint_state.arrive(self.breakpoint_id):
                 try:
-                    self._serve((), sizes, levels, operands, {}, screened and first is None)
+                    self._serve((), sizes, levels, operands, {}, screened and first is None, checks)
                 finally:
                     operand_release.after_the_cell()
             return
@@ -180,7 +181,7 @@ class _Site:
                 if not (decided or screened or breakpoint_state.arrive(self.breakpoint_id)):
                     continue  # a disabled, ignored or continued-past stop opens nothing
                 opened = True
-                resume = self._serve(index, sizes, levels, operands, host_ops, screened and not decided)
+                resume = self._serve(index, sizes, levels, operands, host_ops, screened and not decided, checks)
                 if resume is Resume.SKIP:
                     break
         finally:
@@ -208,10 +209,11 @@ class _Site:
         return info
 
     def _serve(
-        self, index: tuple, sizes: tuple, levels, operands, host_ops: dict[int, Any], screened: bool
+        self, index: tuple, sizes: tuple, levels, operands, host_ops: dict[int, Any], screened: bool, checks: tuple
     ) -> Resume | None:
         """Build the frames of batch element ``index`` and serve its stop (``screened``:
-        its condition, log template or watches decide first, on its innermost frame)."""
+        its condition, log template or watches decide first, on its innermost frame;
+        ``checks``: their version when it arrived; changed by its turn, they decide it then)."""
         operand = operand_reader.reader(index, levels, operands, host_ops)
         info = self._stop_info(index, sizes, operand)
         if self.describe_reason is not None:
@@ -224,12 +226,19 @@ class _Site:
             if (
                 screened
                 and self.breakpoint_id is not None
-                and not breakpoint_checks.screen(self.breakpoint_id, innermost, info, _write_log_line)
+                and not breakpoint_checks.screen(self.breakpoint_id, innermost, info, prints.write_log_line)
             ):
                 return None
             built = [innermost] + [t.build(operand, compiled) for t in self.templates[1:]]
             if self.handoff is not None and self.handoff(built, self.options):
                 return None
+            number = self.breakpoint_id
+
+            def decide() -> bool:  # set at an earlier stop of the same step (a pmap device's)
+                if number is None or breakpoint_checks.checks_version() == checks:
+                    return True
+                return breakpoint_checks.screen(number, innermost, info, prints.write_log_line)
+
             return stop_serving.serve(
                 built,
                 info,
@@ -239,6 +248,7 @@ class _Site:
                 devices=self.device_count,
                 every_device=not self.conditional,
                 location=self.location,
+                decide=decide,
             )
         finally:
             # The stop's session and views may outlive it in reference cycles until the
@@ -276,14 +286,6 @@ def _describe_big_tree(traced: Any) -> tree_glance.Glance | None:
     """A big tree's row until it is read (see frames.FrameTemplate.big_trees); a user
     pytree's code must not end the trace."""
     return guarded(lambda: tree_glance.glance_when_traced(traced), lambda e: None)
-
-
-def _write_log_line(text: str, frame: frames_mod.Frame, info: StopInfo) -> None:
-    """A logpoint's line, as a row of the print log (stdout without one)."""
-    site = prints.CallSite(
-        frame.filename, frame.lineno, frame.function, info.batch_index, info.batch_size, info.device, info.device_axes
-    )
-    prints.deliver(prints.PrintRow(text, site))
 
 
 def place_breakpoint(

@@ -465,3 +465,11 @@ def sink_installed(sink: Callable[[PrintRow], None]) -> Iterator[None]:
         yield
     finally:
         set_sink(previous)
+
+
+def write_log_line(text: str, frame: frames_mod.Frame, info: StopInfo) -> None:
+    """A logpoint's line, as a row of the print log (stdout without one)."""
+    site = CallSite(
+        frame.filename, frame.lineno, frame.function, info.batch_index, info.batch_size, info.device, info.device_axes
+    )
+    deliver(PrintRow(text, site))

@@ -48,7 +48,7 @@ def names_read(number: int) -> frozenset[str] | None:
     """The names breakpoint ``number``'s condition, log template and watches read: a
     stop being screened has only these locals sent to the host (None: every local).
     The same object while those are unchanged (asked at every step a screened stop passes)."""
-    version = (breakpoint_state.checks_version(), watches.LIVE.version)
+    version = checks_version()
     known = _names_read.get(number)
     if known is not None and known[0] == version:
         return known[1]
@@ -62,6 +62,11 @@ def names_read(number: int) -> frozenset[str] | None:
 
 
 _names_read: dict[int, tuple[tuple[int, int], frozenset[str] | None]] = {}  # number -> (versions, names)
+
+
+def checks_version() -> tuple[int, int]:
+    """Changes whenever any breakpoint's condition, log template or watches do."""
+    return breakpoint_state.checks_version(), watches.LIVE.version
 
 
 @functools.lru_cache(maxsize=256)  # asked at every step a screened stop passes

@@ -278,6 +278,7 @@ def serve(
     devices: int | None = None,
     every_device: bool = False,
     location: tuple[str, int, str] | None = None,
+    decide: Callable[[], bool] | None = None,
 ) -> Resume:
     """Open a session on these frames and return how it ended: continue or skip.
 
@@ -285,7 +286,9 @@ def serve(
     multi-device computation (``info.device`` is this stop's index among them)
     and ``every_device`` whether each of them reaches this breakpoint (no
     condition); ``location`` is its call site (file, line, function), by which a
-    job's debug host numbers it. Raises DebuggerQuit when the user quit, and
+    job's debug host numbers it. ``decide()``, called when the stop's turn comes, may
+    pass it (False: decided and counted there), as a condition set at the stop before
+    it does. Raises DebuggerQuit when the user quit, and
     KeyboardInterrupt when interrupted, here or at an earlier stop of the same round
     (see the module doc).
     """
@@ -298,7 +301,9 @@ def serve(
         if served_elsewhere is not None:
             return served_elsewhere
     ticket = ticket_for(site, info, devices, every_device)
-    return serve_session(ticket, lambda: Session(frames, info), info, backend, options, site, frames=frames)
+    return serve_session(
+        ticket, lambda: Session(frames, info), info, backend, options, site, frames=frames, decide=decide
+    )
 
 
 def serve_session(
@@ -311,6 +316,7 @@ def serve_session(
     *,
     frames: list[Frame] | None = None,
     watch_values: watches.ValuesOf | None = None,
+    decide: Callable[[], bool] | None = None,
 ) -> Resume:
     """Serve the session ``make_session()`` makes when ``ticket``'s turn comes (see serve).
     Its breakpoint's watches take their values in ``frames`` (the stop's own), or by
@@ -320,6 +326,8 @@ def serve_session(
         assert ending is not None  # only an ended ticket or round refuses
         raise ending()
     try:
+        if decide is not None and not decide():
+            return Resume.CONTINUE  # passed by a check set while it waited
         opens, info.hit = breakpoint_state.admit(info.breakpoint_id)
         # Watches take their value where the stop is served, opened or not.
         if frames is not None:

@@ -346,3 +346,54 @@ def test_a_failure_of_jaxdbg_in_the_screening_passes_the_stops_and_the_program_g
     assert t.stops() == []
     said = [line for line in capsys.readouterr().out.splitlines() if "deciding a breakpoint's stop failed" in line]
     assert said == ["jaxdbg: deciding a breakpoint's stop failed (RuntimeError: a bug); such stops are passed"]
+
+
+def test_a_condition_set_at_one_pmap_devices_stop_decides_the_devices_waiting_behind_it():
+    # The other devices' stops of that step arrived before the condition was set, and
+    # wait for their turn: the condition decides them when it comes, as a later step's.
+    devices = jax.local_device_count()
+    if devices < 2:
+        pytest.skip("needs several devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)")
+    t = Transcript()
+
+    def step(c, i):
+        c = c + 0.0
+        jaxdbg.breakpoint(**t.options)
+        return c, None
+
+    f = jax.pmap(lambda c: jax.lax.scan(step, c, jnp.arange(8.0))[0])
+    f.lower(jnp.zeros(devices))
+    n = _number_of(step)
+    t.stdin.write("\n".join([f"condition {n} i == 5", "c", *["p i", "c"] * devices, *["c"] * 8 * devices]) + "\n")
+    t.stdin.seek(0)
+    try:
+        jax.block_until_ready(f(jnp.zeros(devices)))
+        jax.effects_barrier()
+        assert len(t.stops()) == 1 + devices, t.text
+        assert t.answers("p i") == ["Array(5., dtype=float32)"] * devices
+        hits = next(r.hits for r in breakpoint_state.rows() if r.number == n)
+        assert hits == 8 * devices  # every stop is a hit, passed or not
+    finally:
+        breakpoint_state.set_condition(n, "")
+
+
+def test_a_condition_set_at_one_vmap_elements_stop_decides_the_later_elements_of_that_step():
+    t = Transcript()
+
+    def step(c, i):
+        c = c + 0.0
+        jaxdbg.breakpoint(**t.options)
+        return c, None
+
+    f = jax.jit(jax.vmap(lambda c: jax.lax.scan(step, c, jnp.arange(8.0))[0]))
+    f.lower(jnp.zeros(4))
+    n = _number_of(step)
+    t.stdin.write("\n".join([f"condition {n} i == 5", "c", *["p i", "c"] * 4, *["c"] * 32]) + "\n")
+    t.stdin.seek(0)
+    try:
+        jax.block_until_ready(f(jnp.zeros(4)))
+        jax.effects_barrier()
+        assert len(t.stops()) == 1 + 4, t.text
+        assert t.answers("p i") == ["Array(5., dtype=float32)"] * 4
+    finally:
+        breakpoint_state.set_condition(n, "")
