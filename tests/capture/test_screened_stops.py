@@ -34,6 +34,20 @@ def _scan_with_a_big_local(t: Transcript):
     return jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0]), step
 
 
+def _scan_with_a_check_set_at_its_first_stop(monkeypatch, check: str):
+    """The scan, its host bytes counted, with ``check`` (``{n}``: its breakpoint's
+    number) then ``continue all`` typed at its first stop: (host, transcript, f, xs, n)."""
+    host = HostBytes(monkeypatch)
+    t = Transcript()
+    f, step = _scan_with_a_big_local(t)
+    xs = jnp.arange(float(STEPS))
+    f.lower(xs)
+    n = _number_of(step)
+    t.stdin.write(f"{check.format(n=n)}\ncontinue all\n")
+    t.stdin.seek(0)
+    return host, t, f, xs, n
+
+
 def _number_of(step) -> int:
     line = step.__code__.co_firstlineno + 2
     return next(r.number for r in breakpoint_state.rows() if (r.filename, r.lineno) == (__file__, line))
@@ -51,14 +65,7 @@ def _number_of(step) -> int:
     ],
 )
 def test_a_screened_stop_sends_only_the_locals_its_checks_read(monkeypatch, check):
-    host = HostBytes(monkeypatch)
-    t = Transcript()
-    f, step = _scan_with_a_big_local(t)
-    xs = jnp.arange(float(STEPS))
-    f.lower(xs)
-    n = _number_of(step)
-    t.stdin.write(f"{check.format(n=n)}\ncontinue all\n")  # set at the first stop
-    t.stdin.seek(0)
+    host, t, f, xs, n = _scan_with_a_check_set_at_its_first_stop(monkeypatch, check)
     rows: list = []
     with prints.sink_installed(rows.append):
         jax.block_until_ready(f(xs))
@@ -303,14 +310,7 @@ def test_a_false_condition_passes_its_steps_without_building_a_frame_and_stops_w
     ],
 )
 def test_a_check_of_the_frames_scalars_is_decided_in_one_host_call_per_step(monkeypatch, check, calls_per_step):
-    host = HostBytes(monkeypatch)
-    t = Transcript()
-    f, step = _scan_with_a_big_local(t)
-    xs = jnp.arange(float(STEPS))
-    f.lower(xs)
-    n = _number_of(step)
-    t.stdin.write(f"{check.format(n=n)}\ncontinue all\n")
-    t.stdin.seek(0)
+    host, t, f, xs, n = _scan_with_a_check_set_at_its_first_stop(monkeypatch, check)
     with prints.sink_installed(lambda row: None):
         jax.block_until_ready(f(xs))
         assert len(t.stops()) == 1
