@@ -117,8 +117,11 @@ def show_every_view(page, server, name: str) -> None:
     live_log = cell(page, 2).locator(".jaxdbg-print-log")
     live_log.get_by_text("30 rows").wait_for(timeout=TIMEOUT_MS)
     page.mouse.move(0, 0)
+    live_rows = f"{CURRENT_NOTEBOOK} .jaxdbg-print-log:not(.jaxdbg-static)"
     for theme in each_theme(page, server):  # the live log, in every theme while it is live
-        live = text_contrast(page, f"{CURRENT_NOTEBOOK} .jaxdbg-print-log:not(.jaxdbg-static)")
+        # The page lays itself out again after a theme switch: measure once the rows show.
+        page.locator(live_rows).get_by_text("step 29.0").first.wait_for(state="visible", timeout=TIMEOUT_MS)
+        live = text_contrast(page, live_rows)
         assert live and any("step 29.0" in r["text"] for r in live), live
         assert not low_contrast(live), (theme, "live print log", low_contrast(live))
     flag.write_text("")
