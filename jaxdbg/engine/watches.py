@@ -106,7 +106,7 @@ class Watch:
         """Make :attr:`numbers_taken` values, in order (the book's lock held)."""
         if self.numbers_taken:
             taken, self.numbers_taken = self.numbers_taken[-HISTORY_LENGTH:], []
-            self.values += [WatchValue(hit, str(number), number=float(number)) for hit, number in taken]
+            self.values += [_number_value(hit, number) for hit, number in taken]
             _drop_oldest(self.values)
 
     @property
@@ -236,10 +236,9 @@ def on_numbers(numbers: Callable[[str], Any], frame_of: Callable[[], Frame]) -> 
         found = []
         for expression in expressions:
             result = _on_numpy(expression, numbers)
-            if type(result) in _NUMPY_SCALARS or (
-                type(result) is np.ndarray and result.ndim == 0 and result.dtype.kind in "biuf"
-            ):
-                found.append(WatchValue(hit, str(result[()]), number=float(result)))  # value_of's, sooner
+            number = _numpy_number(result)
+            if number is not None:
+                found.append(_number_value(hit, number))
             elif result is not evaluation.NOT_ON_NUMPY and (_real_scalar(result) is not None or _numeric_tree(result)):
                 found.append(value_of(hit, result))  # what the JAX values give
             else:
@@ -264,6 +263,19 @@ def _on_numpy(expression: str, numbers: Callable[[str], Any]) -> Any:
 
 # NumPy's number types: a watch on one keeps its number (value_of's, made sooner).
 _NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdg")
+
+
+def _numpy_number(value: Any) -> Any:
+    """``value`` as a NumPy scalar when it is a number NumPy holds as JAX does (a copy:
+    the program's buffer is not ours after the host call); None otherwise."""
+    if type(value) is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf":
+        return value[()]
+    return value if type(value) in _NUMPY_SCALARS else None
+
+
+def _number_value(hit: int | None, number: Any) -> WatchValue:
+    """What :func:`value_of` keeps of a NumPy number, made without its general checks."""
+    return WatchValue(hit, str(number), number=float(number))
 
 
 def _numeric_tree(value: Any) -> bool:
@@ -397,12 +409,10 @@ class WatchBook:
                 value = numbers(watch.expression) if watch.expression.isidentifier() else None
             except KeyError:
                 return False
-            if type(value) is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf":
-                taken.append(value[()])  # a copy: the program's buffer is not ours after the call
-            elif type(value) in _NUMPY_SCALARS:
-                taken.append(value)
-            else:
+            scalar = _numpy_number(value)
+            if scalar is None:
                 return False
+            taken.append(scalar)
         with self._lock:
             for watch, value in zip(watched, taken):
                 watch.numbers_taken.append((hit, value))
