@@ -330,10 +330,14 @@ def place_breakpoint(
     compiled = program_shardings.CompiledShardings()
     if jax_api.is_tracing():
         compiled.stage(collector.operands, collector.shardings)
-    operands = collector.for_host()
+    # The values go as the program lays them out; staging gathers a sharded one for the
+    # host inside the branch that sends it, so a stop that is passed gathers nothing.
+    operands = list(collector.operands)
+    layouts = list(collector.shardings)
     first_reason = len(operands)
-    reason_operands = [program_shardings.for_host(v) for v in reason_operands or []]
+    reason_operands = list(reason_operands or [])
     operands += reason_operands
+    layouts += [program_shardings.of_tracer(v) if isinstance(v, jax.core.Tracer) else None for v in reason_operands]
     describe = _reason_from_operands(reason, first_reason, len(reason_operands))
 
     conditional = pred is not None
@@ -365,6 +369,7 @@ def place_breakpoint(
 
     axes = jax_api.device_axis_indices()
     operands += [index for _, _, index in axes]
+    layouts += [None for _ in axes]
     site = _Site(
         templates,
         backend,
@@ -384,12 +389,12 @@ def place_breakpoint(
     )
     site.screen_groups = screening.local_groups(templates[0], operands, list(site.device_operands))
     if token is None:
-        staging.stage_breakpoint(site, pred, operands, None)
+        staging.stage_breakpoint(site, pred, operands, layouts, None)
         return None
     # The token goes through the host too: replicated on the way there (as the
     # operands are) and given back its program layout after.
     host_token = jax.tree.map(program_shardings.for_host, token)
-    out = staging.stage_breakpoint(site, pred, operands, host_token)
+    out = staging.stage_breakpoint(site, pred, operands, layouts, host_token)
     return jax.tree.map(program_shardings.restore_program_layout, out, token)
 
 

@@ -15,7 +15,9 @@ From the outside in:
    with its operands, each one copied to the host (on a GPU or TPU, a device-to-host
    transfer) before the callback runs. A breakpoint with a condition, log template or
    watches is decided on the scalars, or answered "screen": the other locals they read
-   are sent, one ``lax.cond`` each, and the host decides on them (screening.py);
+   are sent, one ``lax.cond`` each, and the host decides on them (screening.py). In a
+   sharded program a value is gathered onto the host's device inside the branch that
+   sends it (:meth:`_Sending.for_host`), never ahead of the question;
 5. the host callback itself (``jax.debug.callback``, or ``jax.pure_callback`` when a
    token is threaded through), which hands the batch to ``site.on_host``.
 """
@@ -30,6 +32,7 @@ import numpy as np
 from jax.custom_batching import custom_vmap
 
 from jaxdbg.capture import screening
+from jaxdbg.engine import program_shardings
 from jaxdbg.internals import jax_host_calls
 from jaxdbg.runtime import jax_routes, notices
 from jaxdbg.runtime.errors import DebuggerQuit
@@ -59,28 +62,61 @@ class StagedSite(Protocol):
         operand ``i`` carries, ``sizes`` the size of each level, outermost first."""
 
 
-def stage_breakpoint(site: StagedSite, pred: Any, operands: list, token: Any) -> Any:
+def stage_breakpoint(site: StagedSite, pred: Any, operands: list, layouts: list, token: Any) -> Any:
     """Stage the breakpoint into the program being traced; the token's output (or None).
 
-    ``pred`` is None for an unconditional breakpoint.
+    ``pred`` is None for an unconditional breakpoint. ``layouts[i]`` is how the program
+    shards ``operands[i]`` (program_shardings.ProgramSharding), or None: such an operand
+    is gathered for the host only in a branch that sends it.
     """
+    sending = _Sending(site, tuple(layouts))
     if pred is None:
-        return _hidden_from_differentiation(site, jnp.asarray(True), operands, token)
+        return _hidden_from_differentiation(sending, jnp.asarray(True), operands, token)
     pred_value = jnp.any(jnp.asarray(pred).astype(bool))
     # The cond sits outside the batching and differentiation wrappers too:
     # XLA then skips the whole breakpoint with one cheap branch when false.
     if token is None:
-        jax.lax.cond(pred_value, lambda: _hidden_from_differentiation(site, pred_value, operands, None), lambda: None)
+        jax.lax.cond(
+            pred_value, lambda: _hidden_from_differentiation(sending, pred_value, operands, None), lambda: None
+        )
         return None
     return jax.lax.cond(
-        pred_value, lambda: _hidden_from_differentiation(site, pred_value, operands, token), lambda: token
+        pred_value, lambda: _hidden_from_differentiation(sending, pred_value, operands, token), lambda: token
     )
 
 
-def _hidden_from_differentiation(site: StagedSite, pred: Any, operands: list, token: Any) -> Any:
+class _Sending:
+    """A site and its operands' program layouts, which the staged sends need."""
+
+    def __init__(self, site: StagedSite, layouts: tuple) -> None:
+        self.site = site
+        self.layouts = layouts
+
+    def for_host(self, operands: Any, indices: Any) -> list:
+        """``operands[i]`` for each of ``indices``, replicated over its mesh where the
+        program shards it (program_shardings.replicated_for_host). Called inside the
+        branch that sends them: outside it, XLA would gather every sharded local at
+        every step, the passed ones too."""
+        return [
+            operands[i]
+            if self.layouts[i] is None
+            else program_shardings.replicated_for_host(operands[i], self.layouts[i])
+            for i in indices
+        ]
+
+    def on_every_device(self, answer: Any) -> Any:
+        """The host's answer (made on one device) replicated once over the mesh of a
+        sharded program, where one of the operands says which: every device branches
+        on it, and XLA would otherwise broadcast it again at each use (an all-reduce
+        each, a collective wait of every device)."""
+        where = next((w for w in self.layouts if w is not None), None)
+        return answer if where is None else program_shardings.replicated_for_host(answer, where)
+
+
+def _hidden_from_differentiation(sending: _Sending, pred: Any, operands: list, token: Any) -> Any:
     @jax.custom_jvp
     def stop(pred, operands, token):
-        return _batching_layer(site, tuple(() for _ in operands), ())(pred, operands, token)
+        return _batching_layer(sending, tuple(() for _ in operands), ())(pred, operands, token)
 
     @stop.defjvp
     def forward_values_only(primals, tangents):
@@ -96,13 +132,13 @@ def _hidden_from_differentiation(site: StagedSite, pred: Any, operands: list, to
     return None if token is None else out
 
 
-def _batching_layer(site: StagedSite, levels: tuple, sizes: tuple[int, ...]):
+def _batching_layer(sending: _Sending, levels: tuple, sizes: tuple[int, ...]):
     """A breakpoint that knows which operands carry which of ``sizes`` batch levels;
     vmapping it adds one level outside the others."""
 
     @custom_vmap
     def stop(pred, operands, token):
-        return _host_callback(site, levels, sizes, pred, operands, token)
+        return _host_callback(sending, levels, sizes, pred, operands, token)
 
     @stop.def_vmap
     def batched(axis_size, in_batched, pred, operands, token):
@@ -111,14 +147,14 @@ def _batching_layer(site: StagedSite, levels: tuple, sizes: tuple[int, ...]):
             pred = jnp.broadcast_to(pred, (axis_size,) + jnp.shape(pred))
         # This level is outside all earlier ones, so it goes first.
         new_levels = tuple((b,) + lv for b, lv in zip(ops_batched, levels))
-        out = _batching_layer(site, new_levels, (axis_size,) + sizes)(pred, operands, token)
+        out = _batching_layer(sending, new_levels, (axis_size,) + sizes)(pred, operands, token)
         out_batched = token_batched if token is not None else False
         return out, out_batched
 
     return stop
 
 
-def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
+def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
     """The unbatched view: one host callback.
 
     A conditional stop is already inside the outer ``lax.cond`` (see
@@ -126,19 +162,22 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
     predicate: every operand materialised for the callback costs XLA time on each loop
     step. A batched one tests whether any element's predicate holds and ships the mask.
     """
+    site = sending.site
     batched_condition = site.conditional and bool(sizes)
     mask = pred if batched_condition else None
 
     def host(mask, operands, state):
         site.on_host(levels, sizes, True if mask is None else mask, operands, int(state))
 
-    state = _screening_state(site, levels, sizes, mask, operands)
+    state = _screening_state(sending, levels, sizes, mask, operands)
+    everything = range(len(operands))
     opens = state & 1 == 1  # OPEN, or a screened arrival with a stop that opens
 
     if token is None:
 
         def call():
-            jax_routes.CALLBACK.original()(host, mask, operands, state, ordered=site.ordered)
+            values = sending.for_host(operands, everything)
+            jax_routes.CALLBACK.original()(host, mask, values, state, ordered=site.ordered)
 
         jax.lax.cond(opens, call, lambda: None)
         return jnp.zeros((), jnp.float32)
@@ -150,12 +189,12 @@ def _host_callback(site: StagedSite, levels, sizes, pred, operands, token):
             host(mask, operands, state)
             return tok
 
-        return jax.pure_callback(host_with_token, shapes, token, mask, operands, state)
+        return jax.pure_callback(host_with_token, shapes, token, mask, sending.for_host(operands, everything), state)
 
     return jax.lax.cond(opens, call_with_token, lambda: token)
 
 
-def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
+def _screening_state(sending: _Sending, levels, sizes, mask, operands) -> Any:
     """The host's decision for this arrival, as screening.py's int32 state, taken before
     any value but the locals a condition, log template or watch reads is sent.
 
@@ -165,10 +204,11 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
     other locals it asked for sent, one ``lax.cond`` per group, each answered with the
     state again; a passed stop skips them all in one ``lax.cond`` (the group's own,
     where there is one group)."""
+    site = sending.site
     every = int(np.prod(sizes)) if sizes else 1
     groups = site.screen_groups
     carried = screening.carried(groups, operands)
-    carried_values = [operands[i] for position in carried for i in groups[position].operands]
+    carried_values = sending.for_host(operands, [i for position in carried for i in groups[position].operands])
     masks = [] if mask is None else [mask]
 
     def ask_host(*args):
@@ -176,7 +216,7 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
         values = args[len(masks) :]
         return (_answered(lambda: site.ask(stops, args[0] if masks else None, levels, sizes, carried, values)),)
 
-    state = jax_host_calls.host_call(ask_host, *masks, *carried_values, results=_STATE)[0]
+    state = sending.on_every_device(jax_host_calls.host_call(ask_host, *masks, *carried_values, results=_STATE)[0])
     asked = [(position, group) for position, group in enumerate(groups) if position not in carried]
     if not asked:
         return state
@@ -188,7 +228,7 @@ def _screening_state(site: StagedSite, levels, sizes, mask, operands) -> Any:
                 def receive(state, *values):
                     return (_answered(lambda: site.receive(int(state), position, values, levels, sizes)),)
 
-                values = [operands[i] for i in group.operands]
+                values = sending.for_host(operands, group.operands)
                 return jax_host_calls.host_call(receive, state, *values, results=_STATE)[0]
 
             state = jax.lax.cond(screening.asks_for(state, position), send, lambda state: state, state)

@@ -392,13 +392,6 @@ class OperandCollector:
     def sharding_of(self, slot: Any) -> program_shardings.ProgramSharding | None:
         return self.shardings[slot.index] if isinstance(slot, OperandSlot) else None
 
-    def for_host(self) -> list[Any]:
-        """The operands to ship, each replicated first where the program shards it."""
-        return [
-            v if where is None else program_shardings.replicated_for_host(v, where)
-            for v, where in zip(self.operands, self.shardings)
-        ]
-
     def mesh(self) -> str | None:
         """The mesh of the first sharded operand (the banner names it)."""
         return next((s.mesh for s in self.shardings if s is not None), None)

@@ -92,7 +92,7 @@ def replicated_for_host(value: Any, where: ProgramSharding) -> Any:
 
         target = NamedSharding(where.sharding.mesh, PartitionSpec())
         if where.spec is not None and hasattr(jax.sharding, "reshard"):
-            return jax.sharding.reshard(value, target)  # explicit axes
+            return jax.sharding.reshard(_barrier(value), target)  # explicit axes
         # On automatic axes the barrier keeps the replicated copy from steering the
         # compiler's choice for the value itself (which 'sharding' draws as compiled).
         return jax.lax.with_sharding_constraint(_barrier(value), target)

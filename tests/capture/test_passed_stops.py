@@ -15,6 +15,7 @@ from jaxdbg.capture import breakpoints
 from jaxdbg.engine import breakpoint_state
 from support.hang_guard import Script
 from support.host_bytes import HostBytes
+from support.jax_setups import automatic_axes, devices_or_skip, explicit_axes
 from support.transcript import Transcript
 
 
@@ -213,3 +214,64 @@ def test_a_stop_in_a_loop_has_xla_copy_no_carry_the_loop_alone_does_not():
     with_stop = program(jaxdbg.breakpoint).lower(xs).compile().as_text()
     assert "while" in with_stop
     assert _copies_of(shape, with_stop) == _copies_of(shape, without), with_stop
+
+
+_COMPUTATION = re.compile(r"^(?:ENTRY )?%(\S+) .*\{$")
+_CALLED = re.compile(r"\b(calls|to_apply|body|condition|true_computation|false_computation)=%([\w.\-]+)")
+_BRANCHES = re.compile(r"branch_computations=\{([^}]*)\}")
+
+
+def _gathers_outside_branches(compiled_text: str) -> list[str]:
+    """The all-gathers of a compiled program that run whatever its conditionals decide:
+    those in computations reached from the entry without entering a conditional's branch."""
+    bodies: dict[str, list[str]] = {}
+    entry = name = ""
+    for line in compiled_text.splitlines():
+        found = _COMPUTATION.match(line)
+        if found:
+            name = found.group(1)
+            entry = name if line.startswith("ENTRY") else entry
+            bodies[name] = []
+        elif name:
+            bodies[name].append(line)
+    always, todo = {entry}, [entry]
+    while todo:
+        for line in bodies[todo.pop()]:
+            for kind, called in _CALLED.findall(line):
+                if kind not in ("true_computation", "false_computation") and called not in always:
+                    always.add(called)
+                    todo.append(called)
+    return [line.strip() for body in always for line in bodies[body] if " all-gather(" in line]
+
+
+@pytest.mark.parametrize("axes", ["automatic", "explicit"])
+@pytest.mark.parametrize("flavour", ["breakpoint", "breakpoint_if"])
+def test_a_stop_in_a_sharded_jit_gathers_its_sharded_locals_only_to_send_them(axes, flavour):
+    # Inside a sharded jit a stop's values are gathered onto one device for the host.
+    # Gathered ahead of the question, a passed stop (or an untriggered breakpoint_if)
+    # all-gathered every sharded local at every step: 60x the step's time here.
+    devices_or_skip(8)
+    mesh = jax.make_mesh((8,), ("d",), **(explicit_axes(1) if axes == "explicit" else automatic_axes(1)))
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d"))
+    t = Transcript("p big.shape", "p float(big[-1, 0])", "continue all")
+
+    def step(carry, x):
+        big = carry * 0.5 + x
+        if flavour == "breakpoint":
+            jaxdbg.breakpoint(**t.options)
+        else:
+            jaxdbg.breakpoint_if(x >= 2, **t.options)
+        return big, None
+
+    f = jax.jit(lambda c, xs: jax.lax.scan(step, c, xs)[0])
+    carry = jax.device_put(jnp.ones((64, 16)), sharding)
+    xs = jnp.arange(4.0)
+    assert _gathers_outside_branches(f.lower(carry, xs).compile().as_text()) == []
+    try:
+        jax.block_until_ready(f(carry, xs))
+    finally:
+        breakpoint_state.reset()
+    assert len(t.stops()) == 1  # its values still arrive whole where it opens
+    expected = 0.5 if flavour == "breakpoint" else 2.625  # big at step 0, or at step 2 (x >= 2)
+    assert t.answers("p big.shape") == ["(64, 16)"]
+    assert t.answers("p float(big[-1, 0])") == [repr(float(expected))]

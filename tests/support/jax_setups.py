@@ -27,3 +27,10 @@ def explicit_axes(n: int) -> dict:
     axis types, whose meshes are all automatic."""
     axis_type = getattr(jax.sharding, "AxisType", None)
     return {} if axis_type is None else {"axis_types": (axis_type.Explicit,) * n}
+
+
+def automatic_axes(n: int) -> dict:
+    """``jax.make_mesh`` keywords making its ``n`` axes automatic (newer JAX makes them
+    explicit by default); none on a JAX without axis types."""
+    axis_type = getattr(jax.sharding, "AxisType", None)
+    return {} if axis_type is None else {"axis_types": (axis_type.Auto,) * n}
