@@ -388,14 +388,7 @@ def place_breakpoint(
         operand_count=len(operands),
     )
     site.screen_groups = screening.local_groups(templates[0], operands, list(site.device_operands))
-    if token is None:
-        staging.stage_breakpoint(site, pred, operands, layouts, None)
-        return None
-    # The token goes through the host too: replicated on the way there (as the
-    # operands are) and given back its program layout after.
-    host_token = jax.tree.map(program_shardings.for_host, token)
-    out = staging.stage_breakpoint(site, pred, operands, layouts, host_token)
-    return jax.tree.map(program_shardings.restore_program_layout, out, token)
+    return staging.stage_breakpoint(site, pred, operands, layouts, token)
 
 
 def _process_filter(processes: Any) -> Callable[[int], bool] | None:

@@ -189,7 +189,12 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
             host(mask, operands, state)
             return tok
 
-        return jax.pure_callback(host_with_token, shapes, token, mask, sending.for_host(operands, everything), state)
+        # The token goes through the host too: gathered on the way there, as the values
+        # are, and given back its program layout after.
+        host_token = jax.tree.map(program_shardings.for_host, token)
+        values = sending.for_host(operands, everything)
+        out = jax.pure_callback(host_with_token, shapes, host_token, mask, values, state)
+        return jax.tree.map(program_shardings.restore_program_layout, out, token)
 
     return jax.lax.cond(opens, call_with_token, lambda: token)
 

@@ -119,11 +119,12 @@ def restore_program_layout(value: Any, original: Any) -> Any:
     if where is None or value is original:
         return value
     try:
+        # From the callback's one device to every device first (a broadcast), then
+        # slice: going straight to the sharded layout is what XLA warns about.
+        everywhere = replicated_for_host(value, where)
         if where.spec is not None and hasattr(jax.sharding, "reshard"):
-            # From the callback's one device to every device first (a broadcast), then
-            # slice: going straight to the sharded layout is what XLA warns about.
-            return jax.sharding.reshard(replicated_for_host(value, where), where.sharding)
-        return value  # automatic axes: the compiler chooses the layout anyway
+            return jax.sharding.reshard(everywhere, where.sharding)
+        return everywhere  # automatic axes: the compiler chooses the layout from there
     except Exception:
         return value
 

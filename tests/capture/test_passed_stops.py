@@ -245,7 +245,7 @@ def _gathers_outside_branches(compiled_text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("axes", ["automatic", "explicit"])
-@pytest.mark.parametrize("flavour", ["breakpoint", "breakpoint_if"])
+@pytest.mark.parametrize("flavour", ["breakpoint", "breakpoint_if", "token"])
 def test_a_stop_in_a_sharded_jit_gathers_its_sharded_locals_only_to_send_them(axes, flavour):
     # Inside a sharded jit a stop's values are gathered onto one device for the host.
     # Gathered ahead of the question, a passed stop (or an untriggered breakpoint_if)
@@ -259,6 +259,8 @@ def test_a_stop_in_a_sharded_jit_gathers_its_sharded_locals_only_to_send_them(ax
         big = carry * 0.5 + x
         if flavour == "breakpoint":
             jaxdbg.breakpoint(**t.options)
+        elif flavour == "token":  # the stop ordered by the value it passes on
+            big = jaxdbg.breakpoint(token=big, **t.options)
         else:
             jaxdbg.breakpoint_if(x >= 2, **t.options)
         return big, None
@@ -272,6 +274,6 @@ def test_a_stop_in_a_sharded_jit_gathers_its_sharded_locals_only_to_send_them(ax
     finally:
         breakpoint_state.reset()
     assert len(t.stops()) == 1  # its values still arrive whole where it opens
-    expected = 0.5 if flavour == "breakpoint" else 2.625  # big at step 0, or at step 2 (x >= 2)
+    expected = 2.625 if flavour == "breakpoint_if" else 0.5  # big at step 2 (x >= 2), or at step 0
     assert t.answers("p big.shape") == ["(64, 16)"]
     assert t.answers("p float(big[-1, 0])") == [repr(float(expected))]
