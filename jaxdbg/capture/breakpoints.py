@@ -79,6 +79,7 @@ class _Site:
     # The device at each device position (a shard_map's mesh), when the trace knew them.
     mapped_devices: tuple[Any, ...] | None = None
     operand_count: int = 0  # the operands sent to the host, device-axis indices last
+    keys: dict[int, Any] = dataclasses.field(default_factory=dict)  # operand_reader.key_impls
 
     # What a screening may ask the program to send: the innermost frame's traced locals,
     # grouped by name (staged breakpoints only; see screening.py).
@@ -140,7 +141,9 @@ class _Site:
         compiled = self.compiled.get if self.compiled is not None else None
         host_ops: dict[int, Any] = {}
         for index in _selected(mask, sizes) if sizes or mask is not None else ((),):
-            stop = screening.ScreenedStop(template, index, levels, sizes, received, host_ops, compiled, self._stop_info)
+            stop = screening.ScreenedStop(
+                template, index, levels, sizes, received, host_ops, compiled, self._stop_info, self.keys
+            )
             if breakpoint_checks.screen(number, stop.frame, stop.info, prints.write_log_line, stop.value):
                 return self.arrivals.opened(state, index)
         return screening.PASS
@@ -214,7 +217,7 @@ class _Site:
         """Build the frames of batch element ``index`` and serve its stop (``screened``:
         its condition, log template or watches decide first, on its innermost frame;
         ``checks``: their version when it arrived; changed by its turn, they decide it then)."""
-        operand = operand_reader.reader(index, levels, operands, host_ops)
+        operand = operand_reader.reader(index, levels, operands, host_ops, keys=self.keys)
         info = self._stop_info(index, sizes, operand)
         if self.describe_reason is not None:
             info.reason = self.describe_reason(operand)
@@ -388,6 +391,7 @@ def place_breakpoint(
         operand_count=len(operands),
     )
     site.screen_groups = screening.local_groups(templates[0], operands, list(site.device_operands))
+    site.keys = operand_reader.key_impls(operands)
     return staging.stage_breakpoint(site, pred, operands, layouts, token)
 
 

@@ -136,6 +136,7 @@ class ScreenedStop:
         "_host_ops",
         "_compiled",
         "_info_of",
+        "_keys",
         "_made",
     )
 
@@ -149,9 +150,11 @@ class ScreenedStop:
         host_ops: dict[int, Any],
         compiled: Callable[[int], Any] | None,
         info_of: Callable[[tuple, tuple, Callable[[int], Any]], StopInfo],
+        keys: dict[int, Any],
     ) -> None:
         self._innermost, self._index, self._levels, self._sizes = innermost, index, levels, sizes
         self._received, self._host_ops, self._compiled, self._info_of = received, host_ops, compiled, info_of
+        self._keys = keys  # operand_reader.key_impls
         self._made: dict[str, Any] = {}
 
     def value(self, name: str) -> Any:
@@ -160,8 +163,9 @@ class ScreenedStop:
         innermost = self._innermost
         if name in innermost.traced_locals:
             treedef, leaves = innermost.traced_locals[name]
-            if not self._sizes and jax.tree_util.treedef_is_leaf(treedef) and type(leaves[0]) is frames_mod.OperandSlot:
-                return self._received.get(leaves[0].index, operand_reader.NOT_SENT)  # as it came
+            only = leaves[0] if jax.tree_util.treedef_is_leaf(treedef) else None
+            if not self._sizes and type(only) is frames_mod.OperandSlot and only.index not in self._keys:
+                return self._received.get(only.index, operand_reader.NOT_SENT)  # as it came
             return self._once(f"local {name}", lambda: innermost.traced_value(name, self._reader(as_jax=False)))
         if name in innermost.static_locals:
             return innermost.static_locals[name]
@@ -180,7 +184,9 @@ class ScreenedStop:
         host_ops = self._host_ops if not as_jax else {}
         return self._once(
             f"reader {as_jax}",
-            lambda: operand_reader.reader(self._index, self._levels, self._received, host_ops, as_jax=as_jax),
+            lambda: operand_reader.reader(
+                self._index, self._levels, self._received, host_ops, as_jax=as_jax, keys=self._keys
+            ),
         )
 
     def _once(self, what: str, make: Callable[[], Any]) -> Any:

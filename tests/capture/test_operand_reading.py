@@ -161,3 +161,75 @@ def test_a_big_tree_whose_rebuild_raises_is_unavailable_and_the_stop_goes_on():
     step([Refuses(jnp.ones(2), jnp.ones(2)) for _ in range(200)], jnp.zeros(2)).block_until_ready()
     assert seen["p"] == "<unavailable: rebuilding it raised ValueError>"
     assert seen["x"] == "0.0"
+
+
+# -- typed PRNG keys: the host receives their key data; a stop shows the keys ----------
+
+
+def _stop_with_keys(t, impl: str | None = None):
+    def f(x, key):
+        k1, k2 = jax.random.split(key)
+        pair = (k1, k2)
+        y = x + jax.random.normal(k1, x.shape)
+        jaxdbg.breakpoint(**t.options)
+        return y, pair
+
+    return f, jax.random.key(3, impl=impl)
+
+
+def test_a_typed_prng_key_local_is_shown_and_used_as_the_key_the_program_holds():
+    from support.transcript import Transcript
+
+    t = Transcript("p key.dtype", "p jax.random.normal(k1, (2,))", "p pair[1] == k2", "p jax.random.key_data(k2)", "c")
+    f, key = _stop_with_keys(t)
+    y, (k1, k2) = jax.jit(f)(jnp.zeros(2), key)
+    assert t.answers("p key.dtype") == ["key<fry>"]
+    assert t.answers("p jax.random.normal(k1, (2,))") == [repr(jax.random.normal(k1, (2,)))]
+    assert t.answers("p pair[1] == k2") == ["Array(True, dtype=bool)"]  # a key in a pytree local too
+    assert t.answers("p jax.random.key_data(k2)") == [repr(jax.random.key_data(k2))]
+
+
+def test_a_key_of_another_implementation_keeps_it():
+    from support.transcript import Transcript
+
+    t = Transcript("p jax.random.key_impl(k1)", "p jax.random.normal(k1, (2,))", "c")
+    f, key = _stop_with_keys(t, impl="rbg")
+    _, (k1, _) = jax.jit(f)(jnp.zeros(2), key)
+    assert t.answers("p jax.random.key_impl(k1)") == [repr(jax.random.key_impl(k1))]
+    assert t.answers("p jax.random.normal(k1, (2,))") == [repr(jax.random.normal(k1, (2,)))]
+
+
+def test_under_vmap_each_stop_shows_its_elements_key():
+    from support.transcript import Transcript
+
+    t = Transcript(*["p key.shape, key.dtype", "p jax.random.key_data(key)", "c"] * 2)
+    f, _ = _stop_with_keys(t)
+    keys = jax.random.split(jax.random.key(5))
+    jax.jit(jax.vmap(f))(jnp.zeros((2, 2)), keys)
+    assert t.answers("p key.shape, key.dtype") == ["((), key<fry>)"] * 2
+    assert t.answers("p jax.random.key_data(key)") == [repr(jax.random.key_data(k)) for k in keys]
+
+
+def test_a_condition_reading_a_key_sees_the_key():
+    from jaxdbg.engine import breakpoint_state
+    from support.transcript import Transcript
+
+    keys = jax.random.split(jax.random.key(7), 4)
+    wanted = int(jax.random.key_data(keys[2])[0])
+    t = Transcript("p key.dtype", "c")
+
+    def step(c, key):
+        jaxdbg.breakpoint(**t.options)
+        return c, None
+
+    run = jax.jit(lambda ks: jax.lax.scan(step, 0.0, ks))
+    jax.eval_shape(run, keys)  # traced: the breakpoint has its number
+    line = step.__code__.co_firstlineno + 1
+    number = next(r.number for r in breakpoint_state.rows() if (r.filename, r.lineno) == (__file__, line))
+    breakpoint_state.set_condition(number, f"int(jax.random.key_data(key)[0]) == {wanted}")
+    try:
+        run(keys)
+    finally:
+        breakpoint_state.reset()
+    assert len(t.stops()) == 1 and "hit 3" in t.stops()[0]  # the step whose key the condition names
+    assert t.answers("p key.dtype") == ["key<fry>"]
