@@ -24,6 +24,7 @@ Public API::
 # first in `help`, then the many-stops, replay and watch commands; the drawings and the
 # frontends before the installed backends.
 
+from jaxdbg.runtime import collective_timeouts as _collective_timeouts  # noqa: F401 (first: see the module)
 from jaxdbg.commands import core as _core_commands  # noqa: F401 (registers the core commands, first in help)
 from jaxdbg.commands import breakpoints as _breakpoint_commands  # noqa: F401 (registers commands)
 from jaxdbg.replay import stepping as _replay  # noqa: F401 (registers replay and the stepping commands)

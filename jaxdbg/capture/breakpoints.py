@@ -31,7 +31,7 @@ from jaxdbg.engine.values import tree_glance
 from jaxdbg.internals import jax_api
 from jaxdbg.job import debug_host, quit_watch
 from jaxdbg.replay import stepping as replay
-from jaxdbg.runtime import interrupts, quit_reporting
+from jaxdbg.runtime import collective_timeouts, interrupts, quit_reporting
 from jaxdbg.runtime.guarded_calls import guarded
 
 # How many frames sit between the user's call and place_breakpoint (the public function).
@@ -219,6 +219,8 @@ class _Site:
         ``checks``: their version when it arrived; changed by its turn, they decide it then)."""
         operand = operand_reader.reader(index, levels, operands, host_ops, keys=self.keys)
         info = self._stop_info(index, sizes, operand)
+        spmd = self.mesh is not None or bool(self.device_axes)
+        collective_timeouts.note_at_stop(jax.local_device_count() if spmd else 1, jax.default_backend())
         if self.describe_reason is not None:
             info.reason = self.describe_reason(operand)
         compiled = self.compiled.get if self.compiled is not None else None

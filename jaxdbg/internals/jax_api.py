@@ -454,7 +454,17 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.interpreters.partial_eval (custom rules, ensure_enum, Saveable / Recompute)"
         ", jax._src.core.Var": _remat_names_present(),
         "jax._src.interpreters.ad.primitive_transposes": hasattr(_ad, "primitive_transposes"),
+        "jax._src.xla_bridge._backends (a dict)": isinstance(_backends, dict),
     }
+
+
+# -- has JAX started its backends (after which XLA reads XLA_FLAGS no more)? --
+_backends = _private("jax._src.xla_bridge", "_backends")
+
+
+def backends_started() -> bool | None:
+    """Whether JAX has started a backend in this process (None when this JAX does not say)."""
+    return None if not isinstance(_backends, dict) else bool(_backends)
 
 
 # -- are we staging a computation, or running eagerly? --

@@ -1,0 +1,104 @@
+"""Lets a stop in a program that runs on several CPU devices stay open.
+
+XLA runs such a program's devices as threads that meet at each collective. A stop holds
+its device in the host callback while the user reads it; the other devices wait for it
+at the next collective, and XLA ends the whole process when that wait passes its
+rendezvous timeouts (on jaxlib 0.10: a warning after 20 s, an abort 40 s later; on
+jaxlib 0.7, about 30 s in all). jaxlib 0.8 and later read both timeouts from
+``XLA_FLAGS`` once, when JAX starts its backends. So importing jaxdbg adds them, at a
+day each, to ``XLA_FLAGS`` where the user has not set them, if this jaxlib knows them (an
+unknown flag in ``XLA_FLAGS`` aborts JAX at start). A stop in such a program where they
+could not take hold says so, once.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from pathlib import Path
+
+from jaxdbg.internals import jax_api
+from jaxdbg.runtime import notices
+
+WARN_FLAG = "xla_cpu_collective_call_warn_stuck_timeout_seconds"
+TERMINATE_FLAG = "xla_cpu_collective_call_terminate_timeout_seconds"
+SECONDS = 24 * 3600
+
+# jaxlib releases known to read both flags; between 0.8 (whose XLA added them) and this
+# one, jaxlib's own binary is searched for their names first.
+_KNOWN_FROM = (0, 10, 2)
+_ADDED_IN = (0, 8, 0)
+
+_lifted: bool | None = None  # None: not tried yet
+
+
+def lift() -> bool:
+    """Add the two timeouts to ``XLA_FLAGS`` where missing; whether a stop may now stay open
+    as long as it likes (False on a jaxlib without them, or once JAX's backends started,
+    after which XLA reads ``XLA_FLAGS`` no more)."""
+    global _lifted
+    if _lifted is not None:
+        return _lifted
+    flags = os.environ.get("XLA_FLAGS", "")
+    missing = [name for name in (WARN_FLAG, TERMINATE_FLAG) if not re.search(rf"--{name}\b", flags)]
+    if not missing:
+        _lifted = True  # the user chose them
+        return _lifted
+    if not _jaxlib_reads_the_flags():
+        _lifted = False
+        return _lifted
+    started = jax_api.backends_started()
+    os.environ["XLA_FLAGS"] = " ".join([flags, *(f"--{name}={SECONDS}" for name in missing)]).strip()
+    _lifted = started is False
+    return _lifted
+
+
+def note_at_stop(devices: int, platform: str) -> None:
+    """Said once, at a stop of a program on several CPU devices that the timeouts still bound."""
+    if devices < 2 or platform != "cpu" or lift():
+        return
+    notices.notice_once(
+        "cpu collective timeouts",
+        "this program runs on several CPU devices, which wait for this stop's device at their next "
+        "collective: XLA ends the process if they wait about a minute (30 s on jaxlib 0.7). "
+        f"Continue before then, or start Python with XLA_FLAGS='--{WARN_FLAG}={SECONDS} "
+        f"--{TERMINATE_FLAG}={SECONDS}' (jaxlib 0.8 or later), or import jaxdbg before JAX first runs.",
+    )
+
+
+def _jaxlib_reads_the_flags() -> bool:
+    try:
+        import jaxlib
+        import jaxlib.version
+    except ImportError:
+        return False
+    version = _release(jaxlib.version.__version__)
+    if version >= _KNOWN_FROM:
+        return True
+    if version < _ADDED_IN:
+        return False
+    return _named_in_binaries(Path(jaxlib.__file__).parent, WARN_FLAG.encode())
+
+
+def _release(version: str) -> tuple[int, ...]:
+    numbers = []
+    for part in version.split(".")[:3]:
+        digits = re.match(r"\d+", part)
+        numbers.append(int(digits.group()) if digits else 0)
+    return tuple(numbers)
+
+
+def _named_in_binaries(folder: Path, name: bytes) -> bool:
+    for library in folder.glob("*.so"):
+        try:
+            with library.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                if data.find(name) >= 0:
+                    return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+# At import, which jaxdbg's package does first: before JAX starts its backends, if it has not yet.
+lift()
