@@ -31,6 +31,14 @@ _KNOWN_FROM = (0, 10, 2)
 _ADDED_IN = (0, 8, 0)
 
 _lifted: bool | None = None  # None: not tried yet
+_BEFORE = os.environ.get("XLA_FLAGS")  # as this process had them, for processes it starts
+
+
+def flags_before_jaxdbg() -> str | None:
+    """``XLA_FLAGS`` as they were before jaxdbg added its own (None: unset). Processes started
+    from this one inherit the added flags; one running a jaxlib without them (0.7) would
+    refuse to start, so give it these instead (a jaxdbg it imports adds its own)."""
+    return _BEFORE
 
 
 def lift() -> bool:

@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from jaxdbg.runtime import collective_timeouts
 from support.port_lock import ports_chosen_and_bound
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -297,6 +298,10 @@ class KernelHarness:
         ksm = KernelSpecManager(kernel_dirs=[str(Path(self._tmp) / "kernels")], ensure_native_kernel=False)
         env = dict(os.environ)
         env.pop("JPY_PARENT_PID", None)
+        # A matrix kernel may run a jaxlib that rejects the flags jaxdbg added in this process.
+        env.pop("XLA_FLAGS", None)
+        if collective_timeouts.flags_before_jaxdbg() is not None:
+            env["XLA_FLAGS"] = collective_timeouts.flags_before_jaxdbg()
         extra = dict(self.extra_env)
         installed = runs_installed_wheel(self.python)
         checkout = [] if installed else [str(ROOT)]
