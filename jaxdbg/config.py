@@ -66,6 +66,10 @@ LIBRARY_FRAMES = EnvironmentVariable(
     "on: installed libraries' frames (Flax, Equinox, optax, anything in site-packages) are listed one by one "
     "in 'where' and the panel, and up / down stop at them (unset: each run of them is one row, stepped over)",
 )
+# Not jaxdbg's own, so not in ENVIRONMENT's table: XLA's flags, to which importing jaxdbg
+# adds its CPU collective timeouts (runtime/collective_timeouts.py).
+XLA_FLAGS = EnvironmentVariable("XLA_FLAGS", "XLA's flags, read once when JAX starts its backends")
+
 #: What turns a setting on (an environment variable's value, a command's argument).
 ON_WORDS = frozenset({"on", "1", "true", "yes", "show"})
 

@@ -14,10 +14,10 @@ could not take hold says so, once.
 from __future__ import annotations
 
 import mmap
-import os
 import re
 from pathlib import Path
 
+from jaxdbg import config
 from jaxdbg.internals import jax_api
 from jaxdbg.runtime import notices
 
@@ -31,7 +31,7 @@ _KNOWN_FROM = (0, 10, 2)
 _ADDED_IN = (0, 8, 0)
 
 _lifted: bool | None = None  # None: not tried yet
-_BEFORE = os.environ.get("XLA_FLAGS")  # as this process had them, for processes it starts
+_BEFORE = config.XLA_FLAGS.raw()  # as this process had them, for processes it starts
 
 
 def flags_before_jaxdbg() -> str | None:
@@ -48,7 +48,7 @@ def lift() -> bool:
     global _lifted
     if _lifted is not None:
         return _lifted
-    flags = os.environ.get("XLA_FLAGS", "")
+    flags = config.XLA_FLAGS.get()
     missing = [name for name in (WARN_FLAG, TERMINATE_FLAG) if not re.search(rf"--{name}\b", flags)]
     if not missing:
         _lifted = True  # the user chose them
@@ -57,7 +57,7 @@ def lift() -> bool:
         _lifted = False
         return _lifted
     started = jax_api.backends_started()
-    os.environ["XLA_FLAGS"] = " ".join([flags, *(f"--{name}={SECONDS}" for name in missing)]).strip()
+    config.XLA_FLAGS.set(" ".join([flags, *(f"--{name}={SECONDS}" for name in missing)]).strip())
     _lifted = started is False
     return _lifted
 

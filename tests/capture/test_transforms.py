@@ -332,7 +332,9 @@ def test_sharded_jit_stop_prints_no_xla_rematerialization_warning(tmp_path):
     )
     env = {**__import__("os").environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
-    assert done.stdout.strip() == "done", done.stderr
+    # Where XLA's CPU collective timeouts cannot be lifted (jaxlib 0.7), the stop says so.
+    printed = [line for line in done.stdout.splitlines() if not line.startswith("jaxdbg: ")]
+    assert printed == ["done"], done.stderr
     assert "Involuntary full rematerialization" not in done.stderr, done.stderr
 
 
