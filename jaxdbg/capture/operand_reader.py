@@ -11,12 +11,47 @@ import functools
 from typing import Any, Callable, Sequence
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxdbg.engine.frames import Unavailable
 
 NOT_SENT = Unavailable("not sent to the host: no condition, log template or watch reads it")
+
+# XLA's CPU client takes a read-only NumPy array aligned this way as a buffer of its
+# own, with no copy. It copies any other array, and a big one on its thread pool, after
+# device_put returns. At a stop in a program on several CPU devices the other devices
+# hold that pool while they wait for the stop at a collective: such a copy would never
+# run, and the first read of the value would wait forever.
+_ALIGNMENT = 64
+
+
+def to_jax(value: Any) -> jax.Array:
+    """``value`` as a JAX array on the default device, made without a copy on XLA's
+    thread pool (see _ALIGNMENT): a stop's values must be readable while the program
+    waits for it."""
+    if isinstance(value, jax.Array):
+        return value
+    return jax.device_put(_as_buffer(value), may_alias=True)
+
+
+def to_jax_all(values: Sequence[Any]) -> list[jax.Array]:
+    """:func:`to_jax` of each of ``values`` (NumPy arrays), in one call: a frame of
+    10,000 leaves makes one call, not 10,000."""
+    return jax.device_put([_as_buffer(v) for v in values], may_alias=True)
+
+
+def _as_buffer(value: Any) -> np.ndarray:
+    """``value`` itself where XLA may take it as a buffer (aligned and read-only: the
+    JAX array shares its memory), else such a copy of it."""
+    value = np.asarray(value)
+    if value.flags.c_contiguous and not value.flags.writeable and value.ctypes.data % _ALIGNMENT == 0:
+        return value
+    raw = np.empty(value.nbytes + _ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % _ALIGNMENT
+    copy = raw[start : start + value.nbytes].view(value.dtype).reshape(value.shape)
+    np.copyto(copy, value)
+    copy.flags.writeable = False
+    return copy
 
 
 def key_impls(operands: Sequence[Any]) -> dict[int, Any]:
@@ -61,8 +96,8 @@ def reader(
                 host_ops[i] = np.asarray(values[i])
             value = host_ops[i][picked]
         if i in keys:
-            return jax.random.wrap_key_data(jnp.asarray(value), impl=keys[i])
-        return value if not as_jax or isinstance(value, jax.Array) else jnp.asarray(value)
+            return jax.random.wrap_key_data(to_jax(value), impl=keys[i])
+        return value if not as_jax or isinstance(value, jax.Array) else to_jax(value)
 
     def many(indices: Sequence[int]) -> list[Any]:
         """Operands ``indices`` at once (a pytree local's leaves): an unbatched stop's jax

@@ -18,12 +18,18 @@ From the outside in:
    are sent, one ``lax.cond`` each, and the host decides on them (screening.py). In a
    sharded program a value is gathered onto the host's device inside the branch that
    sends it (:meth:`_Sending.for_host`), never ahead of the question;
-5. the host callback itself (``jax.debug.callback``, or ``jax.pure_callback`` when a
-   token is threaded through), which hands the batch to ``site.on_host``.
+5. the host callback itself, which hands the batch to ``site.on_host``: a host call
+   brings the values to the host as NumPy (JAX's copies), and a ``jax.debug.callback``
+   after it, given a ticket for them, opens the stop in its place among the program's
+   prints; with a token threaded through, the host call opens it and gives the token
+   back. The stop's values become JAX arrays without a copy on XLA's CPU thread pool
+   (operand_reader.to_jax), which other devices may hold while they wait for the stop.
 """
 
 from __future__ import annotations
 
+import itertools
+import threading
 from typing import Any, Callable, Protocol
 
 import jax
@@ -31,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
-from jaxdbg.capture import screening
+from jaxdbg.capture import operand_reader, screening
 from jaxdbg.engine import program_shardings
 from jaxdbg.internals import jax_host_calls
 from jaxdbg.runtime import jax_routes, notices
@@ -164,39 +170,82 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
     """
     site = sending.site
     batched_condition = site.conditional and bool(sizes)
-    mask = pred if batched_condition else None
+    masks = [pred] if batched_condition else []
 
-    def host(mask, operands, state):
-        site.on_host(levels, sizes, True if mask is None else mask, operands, int(state))
+    def host(mask_and_state, values):
+        mask = mask_and_state[0] if masks else True
+        site.on_host(levels, sizes, mask, values, int(mask_and_state[-1]))
 
-    state = _screening_state(sending, levels, sizes, mask, operands)
+    state = _screening_state(sending, levels, sizes, pred if masks else None, operands)
     everything = range(len(operands))
     opens = state & 1 == 1  # OPEN, or a screened arrival with a stop that opens
+    given = len(masks) + 1  # the mask and the state, ahead of the values
 
     if token is None:
 
         def call():
+            # The values reach the host in a host call, as NumPy; the stop opens in the
+            # debug callback after it, which keeps its place among the program's prints.
             values = sending.for_host(operands, everything)
-            jax_routes.CALLBACK.original()(host, mask, values, state, ordered=site.ordered)
+            ticket = jax_host_calls.host_call(_ARRIVED.keep, *masks, state, *values, results=_STATE)[0]
+
+            def open_stop(ticket):
+                args = _ARRIVED.take(int(ticket))
+                host(args[:given], operand_reader.to_jax_all(args[given:]))
+
+            jax_routes.CALLBACK.original()(open_stop, ticket, ordered=site.ordered)
 
         jax.lax.cond(opens, call, lambda: None)
         return jnp.zeros((), jnp.float32)
 
-    shapes = jax.tree.map(lambda t: jax.ShapeDtypeStruct(jnp.shape(t), jnp.result_type(t)), token)
+    leaves, tree = jax.tree.flatten(token)
 
     def call_with_token():
-        def host_with_token(tok, mask, operands, state):
-            host(mask, operands, state)
-            return tok
+        def host_with_token(*args):
+            tokens, given_args, values = (
+                args[: len(leaves)],
+                args[len(leaves) : len(leaves) + given],
+                args[len(leaves) + given :],
+            )
+            host(given_args, operand_reader.to_jax_all(values))
+            return [np.array(t) for t in tokens]
 
         # The token goes through the host too: gathered on the way there, as the values
         # are, and given back its program layout after.
-        host_token = jax.tree.map(program_shardings.for_host, token)
+        host_token = [program_shardings.for_host(leaf) for leaf in leaves]
         values = sending.for_host(operands, everything)
-        out = jax.pure_callback(host_with_token, shapes, host_token, mask, values, state)
-        return jax.tree.map(program_shardings.restore_program_layout, out, token)
+        results = tuple((tuple(jnp.shape(t)), np.dtype(jnp.result_type(t))) for t in host_token)
+        out = jax_host_calls.host_call(host_with_token, *host_token, *masks, state, *values, results=results)
+        return jax.tree.map(program_shardings.restore_program_layout, jax.tree.unflatten(tree, out), token)
 
     return jax.lax.cond(opens, call_with_token, lambda: token)
+
+
+class _Arrivals:
+    """An opening stop's values (JAX's copies, as NumPy arrays) between the host call that
+    receives them and the debug callback that opens the stop, by ticket."""
+
+    _LIMIT = 256  # a program that failed between the two calls leaves its ticket behind
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tickets = itertools.count()
+        self._held: dict[int, list] = {}
+
+    def keep(self, *args: Any) -> tuple[int]:
+        with self._lock:
+            ticket = next(self._tickets) % 2**31
+            self._held[ticket] = list(args)
+            while len(self._held) > self._LIMIT:
+                del self._held[next(iter(self._held))]
+        return (ticket,)
+
+    def take(self, ticket: int) -> list:
+        with self._lock:
+            return self._held.pop(ticket)
+
+
+_ARRIVED = _Arrivals()
 
 
 def _screening_state(sending: _Sending, levels, sizes, mask, operands) -> Any:

@@ -14,6 +14,7 @@ from jaxdbg.engine import breakpoint_state, watches
 from jaxdbg.engine import frames as frames_mod
 from support.checks_state import fresh_breakpoint_checks  # noqa: F401 (autouse)
 from support.host_bytes import HostBytes
+from support.jax_setups import automatic_axes
 from support.transcript import Transcript
 
 STEPS = 100
@@ -208,31 +209,35 @@ def _under(transform: str, t: Transcript):
     """A 6-step scan whose step has x (0..5 + offset) and a 512x512 local, under ``transform``;
     returns (run, step)."""
 
+    mesh = jax.make_mesh((jax.device_count(),), ("d",), **automatic_axes(1))
+    spec = jax.sharding.PartitionSpec("d")
+
+    sharded = transform == "sharded jit"  # big's rows on 8 devices, summed after the stop
+    placed = (
+        (lambda v: jax.lax.with_sharding_constraint(v, jax.sharding.NamedSharding(mesh, spec))) if sharded else None
+    )
+
     def step(c, x):
-        big = jnp.full(LOCAL, x) + c  # noqa: F841 (read at the stop)
+        big = placed(jnp.full(LOCAL, x) + c) if sharded else jnp.full(LOCAL, x) + c
         jaxdbg.breakpoint(**t.options)
-        return c + x * 0.0, None
+        return c + x * 0.0 + (jnp.sum(big) * 0.0 if sharded else 0.0), None
 
     def loop(offset):
         return jax.lax.scan(step, offset * 0.0, jnp.arange(6.0) + offset)[0]
 
     if transform == "grad":
         return (lambda: jax.jit(jax.grad(loop))(0.0)), step
+    if transform == "sharded jit":
+        return (lambda: jax.jit(loop)(0.0)), step
     if transform == "checkpoint":
         return (lambda: jax.jit(jax.checkpoint(loop))(0.0)), step
-    mesh = jax.make_mesh((jax.device_count(),), ("d",))
-    spec = jax.sharding.PartitionSpec("d")
     offsets = jax.device_put(10.0 * jnp.arange(float(jax.device_count())), jax.sharding.NamedSharding(mesh, spec))
     assert transform == "shard_map"
     per_device = jax.shard_map(lambda o: loop(o[0])[None], mesh=mesh, in_specs=spec, out_specs=spec)
     return (lambda: jax.jit(per_device)(offsets)), step
 
 
-# A sharded jit's loop is left out: on simulated CPU devices, a JAX operation on a big
-# value at its stop (`p big[0, 0]` on 1 MB) waits for a thread of XLA's CPU pool, which the
-# other devices hold while they wait for the stop at the step's next collective. A passed
-# stop there is tested in test_passed_stops.py; see docs/multi-device.md.
-@pytest.mark.parametrize("transform", ["grad", "checkpoint", "shard_map"])
+@pytest.mark.parametrize("transform", ["grad", "checkpoint", "shard_map", "sharded jit"])
 def test_a_condition_is_screened_under_each_transform_and_its_stop_has_every_value(monkeypatch, transform):
     host = HostBytes(monkeypatch)
     t = Transcript("p x", "p big[0, 0]", "c")
