@@ -216,7 +216,8 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
         values = sending.for_host(operands, everything)
         results = tuple((tuple(jnp.shape(t)), np.dtype(jnp.result_type(t))) for t in host_token)
         out = jax_host_calls.host_call(host_with_token, *host_token, *masks, state, *values, results=results)
-        return jax.tree.map(program_shardings.restore_program_layout, jax.tree.unflatten(tree, out), token)
+        laid_out = map(program_shardings.restore_program_layout, out, leaves)
+        return jax.tree.unflatten(tree, list(map(program_shardings.varying_as, laid_out, leaves)))
 
     return jax.lax.cond(opens, call_with_token, lambda: token)
 

@@ -129,6 +129,27 @@ def restore_program_layout(value: Any, original: Any) -> Any:
         return value
 
 
+def varying_as(value: Any, original: Any) -> Any:
+    """``value`` (a host call's result, which varies over no manual axis) varying over
+    the ``shard_map`` axes ``original`` varies over, so that the two have one type:
+    a ``lax.cond`` whose branches give one each refuses them otherwise."""
+    missing = tuple(sorted(_varying_axes(original) - _varying_axes(value)))
+    if not missing:
+        return value
+    pvary = getattr(jax.lax, "pvary", None)  # JAX 0.6 to 0.7; later, pcast
+    return pvary(value, missing) if pvary is not None else jax.lax.pcast(value, missing, to="varying")
+
+
+def _varying_axes(value: Any) -> frozenset:
+    """The manual axes ``value`` varies over: ``jax.typeof(x).vma`` up to JAX 0.7, its
+    ``manual_axis_type.varying`` later (none where JAX has neither)."""
+    aval = jax.typeof(value)
+    vma = getattr(aval, "vma", None)
+    if vma is None:
+        vma = getattr(getattr(aval, "manual_axis_type", None), "varying", None)
+    return frozenset(vma or ())
+
+
 class CompiledShardings:
     """The shardings XLA chose for a breakpoint's operands, learned at compile time.
 

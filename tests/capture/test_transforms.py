@@ -600,6 +600,26 @@ def test_shard_map_names_each_device():
     assert set(t.answers("p x.shape")) == {"(2, 2)"}
 
 
+@pytest.mark.parametrize("conditional", [False, True])
+def test_a_token_under_shard_map_keeps_its_per_device_type(conditional):
+    # A shard_map value varies over the mesh's axes; the token back from the host must
+    # too, or JAX refuses the breakpoint's lax.cond ("manual axis types do not match").
+    mesh = jax.make_mesh((8,), ("x",))
+    t = Transcript("p y", "continue all")
+
+    def per_device(x):
+        y = x * 2
+        if conditional:
+            y = jaxdbg.breakpoint_if(jax.lax.axis_index("x") == 3, token=y, **t.options)
+        else:
+            y = jaxdbg.breakpoint(token=y, **t.options)
+        return jax.lax.psum(y, "x")  # after the stop: the token orders it before the sum
+
+    f = jax.jit(jax.shard_map(per_device, mesh=mesh, in_specs=P("x"), out_specs=P()))
+    assert f(jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("x")))).tolist() == [112.0, 128.0]
+    assert t.answers("p y") == ["Array([12., 14.], dtype=float32)" if conditional else "Array([0., 2.], dtype=float32)"]
+
+
 def test_custom_vjp_forward_and_backward_rules():
     t = Transcript("p x", "c", "p g", "c")
 
