@@ -9,6 +9,10 @@ jaxlib 0.7, about 30 s in all). jaxlib 0.8 and later read both timeouts from
 day each, to ``XLA_FLAGS`` where the user has not set them, if this jaxlib knows them (an
 unknown flag in ``XLA_FLAGS`` aborts JAX at start). A stop in such a program where they
 could not take hold says so, once.
+
+A ``jax.distributed`` job on CPU is different: its devices meet in Gloo, whose waits
+these flags do not bound, but whose first collective among a set of devices must find
+them all within 30 s (a fixed deadline). A stop in such a job says that, once.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 import mmap
 import re
 from pathlib import Path
+
+import jax
 
 from jaxdbg import config
 from jaxdbg.internals import jax_api
@@ -64,7 +70,22 @@ def lift() -> bool:
 
 def note_at_stop(devices: int, platform: str) -> None:
     """Said once, at a stop of a program on several CPU devices that the timeouts still bound."""
-    if devices < 2 or platform != "cpu" or lift():
+    if platform != "cpu":
+        return
+    if _in_a_gloo_job():
+        # The job's devices meet in Gloo, not XLA's rendezvous: its waits are not bound
+        # by the flags above, but the first collective of a set of devices sets up their
+        # connections with a fixed deadline of 30 s (measured: a stop held 75 s at a
+        # program's first run ends the job; at its second run, the job waits).
+        notices.notice_once(
+            "gloo first collective",
+            "in a jax.distributed job on CPU the other processes wait for this stop at their next "
+            "collective. At the first collective among a set of devices Gloo sets up their connections, "
+            "and fails the whole job if that takes over 30 s: at a program's first run, continue "
+            "within 30 s, or run the program once before you debug it.",
+        )
+        return
+    if devices < 2 or lift():
         return
     notices.notice_once(
         "cpu collective timeouts",
@@ -73,6 +94,13 @@ def note_at_stop(devices: int, platform: str) -> None:
         f"Continue before then, or start Python with XLA_FLAGS='--{WARN_FLAG}={SECONDS} "
         f"--{TERMINATE_FLAG}={SECONDS}' (jaxlib 0.8 or later), or import jaxdbg before JAX first runs.",
     )
+
+
+def _in_a_gloo_job() -> bool:
+    try:
+        return jax.process_count() > 1 and jax.config.jax_cpu_collectives_implementation == "gloo"
+    except Exception:  # an option this JAX does not have
+        return False
 
 
 def _jaxlib_reads_the_flags() -> bool:

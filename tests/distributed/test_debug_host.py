@@ -67,6 +67,16 @@ def test_continue_all_at_the_host_passes_the_breakpoint_on_every_process():
     assert "result 0 [24.0, 32.0]" in host and "result 1 [24.0, 32.0]" in other
 
 
+def test_a_stop_in_a_cpu_job_tells_of_gloos_deadline_not_xlas():
+    # The job's devices meet in Gloo: XLA's rendezvous timeouts do not apply, but Gloo
+    # fails the job when the first collective among the devices waits over 30 s.
+    with Job(SHARD_MAP, 2, env=SECRET, per_process_env=host_commands("continue all")) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host = job.output(0)
+    assert host.count("Gloo sets up their connections, and fails the whole job if that takes over 30 s") == 1, host
+    assert "XLA ends the process" not in host
+
+
 def test_a_watch_takes_its_values_at_every_processs_stops():
     # y is x * 2 on each device's shard of arange(8): its sum is 2, 10, 18 and 26.
     commands = "watch y.sum(); c; c; watch y[0] * 1j; c; watch; c"
