@@ -219,8 +219,6 @@ class _Site:
         ``checks``: their version when it arrived; changed by its turn, they decide it then)."""
         operand = operand_reader.reader(index, levels, operands, host_ops, keys=self.keys)
         info = self._stop_info(index, sizes, operand)
-        spmd = self.mesh is not None or bool(self.device_axes)
-        collective_timeouts.note_at_stop(jax.local_device_count() if spmd else 1, jax.default_backend())
         if self.describe_reason is not None:
             info.reason = self.describe_reason(operand)
         compiled = self.compiled.get if self.compiled is not None else None
@@ -238,6 +236,8 @@ class _Site:
             if self.handoff is not None and self.handoff(built, self.options):
                 return None
             number = self.breakpoint_id
+            spmd = self.mesh is not None or bool(self.device_axes)
+            collective_timeouts.note_at_stop(jax.local_device_count() if spmd else 1, jax.default_backend())
 
             def decide() -> bool:  # set at an earlier stop of the same step (a pmap device's)
                 if number is None or breakpoint_checks.checks_version() == checks:

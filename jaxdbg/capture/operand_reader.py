@@ -26,18 +26,29 @@ _ALIGNMENT = 64
 
 
 def to_jax(value: Any) -> jax.Array:
-    """``value`` as a JAX array on the default device, made without a copy on XLA's
-    thread pool (see _ALIGNMENT): a stop's values must be readable while the program
-    waits for it."""
+    """``value`` as a JAX array on the default device, readable while the program
+    waits for the stop (see _ALIGNMENT)."""
     if isinstance(value, jax.Array):
         return value
-    return jax.device_put(_as_buffer(value), may_alias=True)
+    return to_jax_all([value])[0]
 
 
 def to_jax_all(values: Sequence[Any]) -> list[jax.Array]:
     """:func:`to_jax` of each of ``values`` (NumPy arrays), in one call: a frame of
     10,000 leaves makes one call, not 10,000."""
+    if not _cpu_has_several_devices():
+        # No other device can hold the pool: JAX's own copy, which runs while the stop
+        # opens (an aligned copy first would delay it: 400 MB, 0.1 to 2 s here).
+        return jax.device_put(list(values))
     return jax.device_put([_as_buffer(v) for v in values], may_alias=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_has_several_devices() -> bool:
+    try:
+        return len(jax.local_devices(backend="cpu")) > 1
+    except RuntimeError:  # no CPU backend
+        return False
 
 
 def _as_buffer(value: Any) -> np.ndarray:

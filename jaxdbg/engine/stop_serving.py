@@ -57,7 +57,7 @@ from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.session import Session
 from jaxdbg.engine.stop_info import StopInfo
-from jaxdbg.runtime import interrupts, quit_reporting
+from jaxdbg.runtime import collective_timeouts, interrupts, quit_reporting
 from jaxdbg.runtime.errors import DebuggerQuit
 
 # How long the first stop of a multi-device round waits for the round's other devices
@@ -338,6 +338,7 @@ def serve_session(
         if not opens:  # disabled, ignored or continued past while it waited
             return Resume.CONTINUE
         info.waiting = waiting_count
+        collective_timeouts.note_as_a_stop_opens()
         session = make_session()
         try:
             # A stop reached from a command's code (p f(x)) shows itself, not into that command.

@@ -70,22 +70,7 @@ def lift() -> bool:
 
 def note_at_stop(devices: int, platform: str) -> None:
     """Said once, at a stop of a program on several CPU devices that the timeouts still bound."""
-    if platform != "cpu":
-        return
-    if _in_a_gloo_job():
-        # The job's devices meet in Gloo, not XLA's rendezvous: its waits are not bound
-        # by the flags above, but the first collective of a set of devices sets up their
-        # connections with a fixed deadline of 30 s (measured: a stop held 75 s at a
-        # program's first run ends the job; at its second run, the job waits).
-        notices.notice_once(
-            "gloo first collective",
-            "in a jax.distributed job on CPU the other processes wait for this stop at their next "
-            "collective. At the first collective among a set of devices Gloo sets up their connections, "
-            "and fails the whole job if that takes over 30 s: at a program's first run, continue "
-            "within 30 s, or run the program once before you debug it.",
-        )
-        return
-    if devices < 2 or lift():
+    if devices < 2 or platform != "cpu" or _in_a_gloo_job() or lift():
         return
     notices.notice_once(
         "cpu collective timeouts",
@@ -96,9 +81,31 @@ def note_at_stop(devices: int, platform: str) -> None:
     )
 
 
+def note_as_a_stop_opens() -> None:
+    """Said once, as a stop opens in a ``jax.distributed`` job on CPU (this process's own,
+    or another's at the debug host)."""
+    if not _in_a_gloo_job():
+        return
+    # The job's devices meet in Gloo, not XLA's rendezvous: its waits are not bound by
+    # the flags above, but the first collective among a set of devices sets up their
+    # connections with a fixed deadline of 30 s (measured: a stop held 75 s at a
+    # program's first run ends the job; at its second run, the job waits).
+    notices.notice_once(
+        "gloo first collective",
+        "in a jax.distributed job on CPU the other processes wait for this stop at their next "
+        "collective. At the first collective among a set of devices Gloo sets up their connections, "
+        "and fails the whole job if that takes over 30 s: at a program's first run, continue "
+        "within 30 s, or run the program once before you debug it.",
+    )
+
+
 def _in_a_gloo_job() -> bool:
     try:
-        return jax.process_count() > 1 and jax.config.jax_cpu_collectives_implementation == "gloo"
+        return (
+            jax.process_count() > 1
+            and jax.default_backend() == "cpu"
+            and jax.config.jax_cpu_collectives_implementation == "gloo"
+        )
     except Exception:  # an option this JAX does not have
         return False
 
