@@ -9,31 +9,26 @@ import pytest
 
 from support.hang_guard import Script
 
+# the step of a loop over a sharded value: its all-reduce comes after the stop
+STEP = """
+def step(c, x):
+    big = c * 0.5 + x
+    {stop}
+    return big + jnp.sum(big) * 0, None
+"""
+STOP = 'jaxdbg.breakpoint(backend="cli")'
+SCAN = """
+f = jax.jit(lambda c, xs: jax.lax.scan(step, c, xs)[0])
+print(float(f(jax.device_put(jnp.ones(SIDE), rows), jnp.arange(2.0))[0, 0]))
+"""
+
 PROGRAMS = {
-    # a sharded jit's scan: the step's all-reduce comes after the stop
-    "sharded jit": """
-def step(c, x):
-    big = c * 0.5 + x
-    jaxdbg.breakpoint(backend="cli")
-    return big + jnp.sum(big) * 0, None
-f = jax.jit(lambda c, xs: jax.lax.scan(step, c, xs)[0])
-print(float(f(jax.device_put(jnp.ones(SIDE), rows), jnp.arange(2.0))[0, 0]))
-""",
+    "sharded jit": STEP.format(stop=STOP) + SCAN,
     # the stop's value passes through the host and back
-    "token": """
-def step(c, x):
-    big = c * 0.5 + x
-    big = jaxdbg.breakpoint(token=big, backend="cli")
-    return big + jnp.sum(big) * 0, None
-f = jax.jit(lambda c, xs: jax.lax.scan(step, c, xs)[0])
-print(float(f(jax.device_put(jnp.ones(SIDE), rows), jnp.arange(2.0))[0, 0]))
-""",
+    "token": STEP.format(stop='big = jaxdbg.breakpoint(token=big, backend="cli")') + SCAN,
     # a batch under vmap: the stop reads one element of the batch the host received
-    "vmap in sharded jit": """
-def step(c, x):
-    big = c * 0.5 + x
-    jaxdbg.breakpoint(backend="cli")
-    return big + jnp.sum(big) * 0, None
+    "vmap in sharded jit": STEP.format(stop=STOP)
+    + """
 f = jax.jit(jax.vmap(lambda c: jax.lax.scan(step, c, jnp.arange(2.0))[0]))
 batch = jax.device_put(jnp.ones((2,) + SIDE), NamedSharding(mesh, P(None, "d")))
 print(float(f(batch)[0, 0, 0]))
