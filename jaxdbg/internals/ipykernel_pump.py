@@ -298,3 +298,13 @@ def shell_pump(kernel: Any) -> _ShellPump:
         if pump is None:
             pump = _pumps[kernel] = _ShellPump(kernel)
         return pump
+
+
+def wait_until_idle(kernel: Any, timeout: float) -> None:
+    """Until ``kernel``'s shell pump, if it pumps, has stopped and put the paused cell's
+    parent back. On ipykernel 6.x one parent serves every message: an error the cell
+    shows as its stop ends must not go out while the pump still handles a widget
+    message, under that message's parent (the cell would show no error)."""
+    pump = _pumps.get(kernel) if kernel is not None else None
+    if pump is not None:
+        pump._idle.wait(timeout)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
-from jaxdbg.internals import ipython_api, jax_api
+from jaxdbg.internals import ipykernel_pump, ipython_api, jax_api
 from jaxdbg.runtime import interrupts
 from jaxdbg.runtime.errors import DebuggerQuit, DebugHostGone
 
@@ -78,6 +78,7 @@ def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None) -> bool:
     line = stop_reason(value) if cause is not None else _interrupt_line(value)
     if line is None:
         return False
+    ipykernel_pump.wait_until_idle(getattr(shell, "kernel", None), timeout=2.0)
     ipython_api.show_short_error(shell, cause or KeyboardInterrupt, line.split(": ", 1)[1], line)
     return True
 
