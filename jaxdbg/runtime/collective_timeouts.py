@@ -72,7 +72,7 @@ def note_at_stop(devices: int, platform: str) -> None:
     """Said once, at a stop of a program on several CPU devices that the timeouts still bound."""
     if devices < 2 or platform != "cpu" or _in_a_gloo_job() or lift():
         return
-    notices.notice_once(
+    notices.warning_once(
         "cpu collective timeouts",
         "this program runs on several CPU devices, which wait for this stop's device at their next "
         "collective: XLA ends the process if they wait about a minute (30 s on jaxlib 0.7). "
@@ -90,7 +90,7 @@ def note_as_a_stop_opens() -> None:
     # the flags above, but the first collective among a set of devices sets up their
     # connections with a fixed deadline of 30 s (measured: a stop held 75 s at a
     # program's first run ends the job; at its second run, the job waits).
-    notices.notice_once(
+    notices.warning_once(
         "gloo first collective",
         "in a jax.distributed job on CPU the other processes wait for this stop at their next "
         "collective. At the first collective among a set of devices Gloo sets up their connections, "

@@ -9,7 +9,7 @@ note) is made by :func:`phrase` instead.
 
 Notices go to the sink: the current ``sys.stdout`` unless a frontend set another
 (the terminal prompt's ``stdout=`` stream while it serves a stop), or the call names
-a stream of its own. ``sys.stdout`` is looked up at each call, because a kernel
+a stream of its own (:func:`warning_once` names ``sys.stderr``). ``sys.stdout`` is looked up at each call, because a kernel
 swaps it per cell and pins it per thread; this is where pdb's ``message()`` writes
 too. Nothing here imports the rest of jaxdbg, so capture, engine and frontend
 modules can all use it.
@@ -53,13 +53,21 @@ def notice(text: str, *, stream: IO[str] | None = None) -> None:
 _said: set[str] = set()
 
 
-def notice_once(key: str, text: str) -> None:
+def notice_once(key: str, text: str, *, stream: IO[str] | None = None) -> None:
     """:func:`notice` ``text`` the first time ``key`` is given in this process."""
     with _lock:
         if key in _said:
             return
         _said.add(key)
-    notice(text)
+    notice(text, stream=stream)
+
+
+def warning_once(key: str, text: str) -> None:
+    """:func:`notice_once` on ``sys.stderr``, for a warning about the program's setting
+    rather than a stop's conversation. A stop's thread says it while the program may be
+    printing (pmap returns before its stops open): on stdout it could land inside one of
+    the program's lines; a notebook keeps stderr apart, as Python's own warnings."""
+    notice_once(key, text, stream=sys.stderr)
 
 
 @contextlib.contextmanager

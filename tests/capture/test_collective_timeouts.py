@@ -82,3 +82,17 @@ def test_the_flags_are_found_in_this_jaxlibs_binary():
     folder = Path(jaxlib.__file__).parent
     assert collective_timeouts._named_in_binaries(folder, collective_timeouts.WARN_FLAG.encode())
     assert not collective_timeouts._named_in_binaries(folder, b"xla_cpu_no_such_flag_for_jaxdbg_tests")
+
+
+def test_both_warnings_go_to_stderr_not_into_the_programs_printed_lines(monkeypatch, capsys):
+    from jaxdbg.runtime import notices
+
+    monkeypatch.setattr(notices, "_said", set())
+    monkeypatch.setattr(collective_timeouts, "_lifted", False)
+    monkeypatch.setattr(collective_timeouts, "_in_a_gloo_job", lambda: False)
+    collective_timeouts.note_at_stop(8, "cpu")
+    monkeypatch.setattr(collective_timeouts, "_in_a_gloo_job", lambda: True)
+    collective_timeouts.note_as_a_stop_opens()
+    printed = capsys.readouterr()
+    assert printed.out == ""
+    assert "XLA ends the process" in printed.err and "Gloo sets up their connections" in printed.err

@@ -63,3 +63,14 @@ def test_the_sink_is_restored_when_the_frontend_fails():
     with contextlib.redirect_stdout(out):
         notices.notice("after")
     assert out.getvalue() == "jaxdbg: after\n" and sink.getvalue() == ""
+
+
+def test_a_warning_goes_to_stderr_once_and_never_into_the_programs_lines(monkeypatch):
+    # A stop's thread warns while the program may still be printing (pmap returns before
+    # its stops open): on stdout the warning once landed inside the cell's own line.
+    monkeypatch.setattr(notices, "_said", set())
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), notices.sink(io.StringIO()):
+        notices.warning_once("the setting", "this setting is risky")
+        notices.warning_once("the setting", "this setting is risky")
+    assert (out.getvalue(), err.getvalue()) == ("", "jaxdbg: this setting is risky\n")
