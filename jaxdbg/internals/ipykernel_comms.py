@@ -7,6 +7,7 @@ while the main shell is blocked in a paused cell.
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from typing import Any, Callable
@@ -14,6 +15,7 @@ from typing import Any, Callable
 __all__ = ["comm_routing_available", "route_comm_to_subshell", "watch_comm_opens", "comm_closed"]
 
 _lock = threading.Lock()
+_log = logging.getLogger("jaxdbg")
 
 
 def comm_routing_available() -> bool:
@@ -88,7 +90,9 @@ def watch_comm_opens(kernel: Any, callback: Callable[[Any], None]) -> Callable[[
                     try:
                         watcher(comm)
                     except Exception:
-                        pass
+                        # The widget still opens, but its clicks may wait for the whole
+                        # pause: say so rather than lose them silently.
+                        _log.warning("a widget opened during a stop may not answer until it ends", exc_info=True)
                 return comm_id
 
             manager.register_comm = register_comm

@@ -4,6 +4,7 @@ import jax
 import pytest
 
 from jaxdbg.internals import (
+    ipykernel_comms,
     jax_api,
     jax_checkify_errors,
     jax_debugger,
@@ -499,3 +500,31 @@ def test_a_path_jax_excludes_after_a_first_answer_hides_its_frames_from_then_on(
         assert not jax_api.include_frame(frame)
     finally:
         traceback_util._exclude_paths.remove(str(tmp_path))
+
+
+def test_a_comm_whose_routing_fails_still_opens_and_the_failure_is_logged(caplog):
+    class Manager:
+        def __init__(self):
+            self.comms = {}
+
+        def register_comm(self, comm):
+            self.comms[comm.comm_id] = comm
+            return comm.comm_id
+
+    class Kernel:
+        comm_manager = Manager()
+
+    class Comm:
+        comm_id = "c1"
+
+    def fail(comm):
+        raise RuntimeError("no route")
+
+    kernel = Kernel()
+    undo = ipykernel_comms.watch_comm_opens(kernel, fail)
+    try:
+        with caplog.at_level("WARNING", logger="jaxdbg"):
+            assert kernel.comm_manager.register_comm(Comm()) == "c1"
+    finally:
+        undo()
+    assert "may not answer until it ends" in caplog.text and "no route" in caplog.text
