@@ -166,6 +166,10 @@ def test_click_sent_as_soon_as_the_widget_appears_is_not_lost(kernel, tmp_path):
     """)
     )
     with no_hang(kernel):
+        # As a page does: the click comes once the widget is shown, not the moment its
+        # comm opens (before the cell could give it a click handler: such a click is
+        # dropped by ipywidgets, and once was, here).
+        kernel.wait_for_output(mid, "opened", timeout=120)
         kernel.click(kernel.find_widget("ButtonModel", description="early", timeout=120))
         time.sleep(0.5)  # the click is in the kernel before the stop attaches the widget
         clicked.write_text("yes")
