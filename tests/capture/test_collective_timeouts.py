@@ -18,7 +18,8 @@ from support.hang_guard import Script, wait_or_dump
 LIFTED = collective_timeouts._jaxlib_reads_the_flags()
 
 SHARDED_SCAN = """
-import jax, jax.numpy as jnp, jaxdbg
+import os, jax, jax.numpy as jnp, jaxdbg
+print("XLA_FLAGS", os.environ.get("XLA_FLAGS"), flush=True)
 from jax.sharding import NamedSharding, PartitionSpec as P
 kind = getattr(getattr(jax.sharding, "AxisType", None), "Auto", None)
 mesh = jax.make_mesh((8,), ("d",), **({"axis_types": (kind,)} if kind else {}))
@@ -38,12 +39,18 @@ print("done", flush=True)
 def test_a_stop_in_a_program_on_several_cpu_devices_stays_open_past_xlas_timeouts():
     with Script(SHARDED_SCAN) as run:
         wait_or_dump(lambda: "Stopped at" in run.output, 120, "the stop")
-        time.sleep(65)  # XLA's own timeouts: 20 s to a warning, 40 s more to an abort
+        # XLA's own timeouts: 20 s to a warning ("... waiting for ..."), 40 s more to an
+        # abort. Past the first, which the same XLA_FLAGS lift as the second: a wait of
+        # 25 s shows the warning where the flags are XLA's defaults (checked by hand).
+        time.sleep(26)
         run.send("continue all\n")
         code = run.wait(120)
         out = run.output
     assert code == 0 and "done" in out, out
-    assert "waiting for" not in out  # no warning that the devices may be stuck either
+    assert "waiting for" not in out  # no warning that the devices may be stuck
+    flags = next(line for line in out.splitlines() if line.startswith("XLA_FLAGS"))
+    for name in (collective_timeouts.WARN_FLAG, collective_timeouts.TERMINATE_FLAG):
+        assert f"--{name}={collective_timeouts.SECONDS}" in flags, flags
 
 
 @pytest.mark.skipif(LIFTED, reason="this jaxlib lifts the timeouts")
