@@ -107,18 +107,20 @@ class _Site:
         # A condition, log template or watch (a disabled breakpoint's too) reads the
         # innermost frame: only the locals they name are sent, then screened.
         waiting, carried_operands = self._waiting_for(breakpoint_checks.names_read(number), carried)
+        if waiting is None:
+            return screening.OPEN  # they read a local too big to send alone: screened on arrival
         received = dict(zip(carried_operands, values))
         if waiting:
             return self.arrivals.start(screening.Screening(mask, set(waiting), received))
         return self._screen(None, mask, received, levels, sizes)  # on what came with the question
 
-    def _waiting_for(self, names: frozenset[str] | None, carried: tuple) -> tuple[frozenset[int], tuple[int, ...]]:
-        """The groups to send for checks reading ``names``, but those ``carried`` with the
-        question, and the operands carried (kept while ``names``, the same object while
+    def _waiting_for(self, names: frozenset[str] | None, carried: tuple) -> tuple[frozenset | None, tuple]:
+        """The groups to send for checks reading ``names`` (screening.to_send), and the
+        operands ``carried`` with the question (kept while ``names``, the same object while
         the checks are, is: this is asked at every step)."""
         known = self._waiting.get(carried)
         if known is None or known[0] is not names:
-            waiting = frozenset(screening.wanted(self.screen_groups, names)).difference(carried)
+            waiting = screening.to_send(self.screen_groups, names, carried)
             operands = tuple(i for p in carried for i in self.screen_groups[p].operands)
             known = self._waiting[carried] = (names, waiting, operands)
         return known[1], known[2]

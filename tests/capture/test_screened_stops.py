@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import pytest
 
 import jaxdbg
-from jaxdbg.capture import prints
+from jaxdbg.capture import prints, screening, staging
 from jaxdbg.engine import breakpoint_state, watches
 from jaxdbg.engine import frames as frames_mod
 from support.checks_state import fresh_breakpoint_checks  # noqa: F401 (autouse)
@@ -184,6 +184,37 @@ def test_under_vmap_a_logpoint_without_fields_writes_a_line_per_element_and_step
         ((b,), "tick") for b in range(3) for _ in range(5)
     )
     assert host.total <= 5 * 3 * SCALARS, host.total  # the scalars c and x of each element, with the question
+
+
+MANY_LEAVES = screening.MAX_SENT_OPERANDS + 1
+
+
+@pytest.mark.parametrize("token", [False, True])
+def test_a_local_of_very_many_leaves_reaches_a_stop_in_chunks_and_is_never_sent_alone(token):
+    # XLA's compile time for a lax.cond grows with the square of its operands: sent on
+    # its own by a screening (two nested conds) and then with the opening stop (a third),
+    # a train step's 10,000-leaf tree took 17.6 s to compile. It now travels only with a
+    # stop that opens, in conds of at most OPENING_CHUNK operands (1.3 s), and a check
+    # that reads it has the stop open and screened with every value.
+    t = Transcript("p float(tree['w7'][0])", "p float(tree['w1020'][0])", "p float(x)", "c")
+
+    def step(c, x):
+        tree = {f"w{i}": jnp.full((4,), x + i) for i in range(MANY_LEAVES)}  # noqa: F841 (read at the stop)
+        c = jaxdbg.breakpoint(**t.options, token=c) if token else (jaxdbg.breakpoint(**t.options), c)[1]
+        return c, None
+
+    f = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+    xs = jnp.arange(6.0)
+    program = f.lower(xs).as_text()
+    operands = [line.count("%") - 1 for line in program.splitlines() if "custom_call" in line]
+    assert max(operands) <= staging.OPENING_CHUNK + 2, max(operands)
+    n = _number_of(step)
+    breakpoint_state.set_condition(n, "float(tree['w7'][0]) == 11")
+    assert float(f(xs)) == 0.0
+    assert len(t.stops()) == 1  # (its hit count goes on from the other case's, at the same line)
+    assert t.answers("p float(tree['w7'][0])") == ["11.0"]
+    assert t.answers("p float(tree['w1020'][0])") == ["1024.0"]  # from the last chunk
+    assert t.answers("p float(x)") == ["4.0"]
 
 
 def test_a_check_that_reads_the_whole_namespace_has_every_local_sent():
