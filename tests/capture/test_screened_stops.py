@@ -198,22 +198,22 @@ def test_a_local_of_very_many_leaves_reaches_a_stop_in_chunks_and_is_never_sent_
     # that reads it has the stop open and screened with every value.
     t = Transcript("p float(tree['w7'][0])", "p float(tree['w1020'][0])", "p float(x)", "c")
 
-    def step(c, x):
-        tree = {f"w{i}": jnp.full((4,), x + i) for i in range(MANY_LEAVES)}  # noqa: F841 (read at the stop)
-        c = jaxdbg.breakpoint(**t.options, token=c) if token else (jaxdbg.breakpoint(**t.options), c)[1]
-        return c, None
+    def step(tree, x):
+        x = x * 1.0
+        x = jaxdbg.breakpoint(**t.options, token=x) if token else (jaxdbg.breakpoint(**t.options), x)[1]
+        return x
 
-    f = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
-    xs = jnp.arange(6.0)
-    program = f.lower(xs).as_text()
+    tree = {f"w{i}": jnp.full((4,), float(i)) for i in range(MANY_LEAVES)}
+    f = jax.jit(step)
+    program = f.lower(tree, 0.0).as_text()
     operands = [line.count("%") - 1 for line in program.splitlines() if "custom_call" in line]
     assert max(operands) <= staging.OPENING_CHUNK + 2, max(operands)
     n = _number_of(step)
-    breakpoint_state.set_condition(n, "float(tree['w7'][0]) == 11")
-    assert float(f(xs)) == 0.0
-    assert len(t.stops()) == 1  # (its hit count goes on from the other case's, at the same line)
-    assert t.answers("p float(tree['w7'][0])") == ["11.0"]
-    assert t.answers("p float(tree['w1020'][0])") == ["1024.0"]  # from the last chunk
+    breakpoint_state.set_condition(n, "float(tree['w7'][0]) + float(x) == 11")
+    assert [float(f(tree, float(x))) for x in range(6)] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert len(t.stops()) == 1
+    assert t.answers("p float(tree['w7'][0])") == ["7.0"]
+    assert t.answers("p float(tree['w1020'][0])") == ["1020.0"]  # from the last chunk
     assert t.answers("p float(x)") == ["4.0"]
 
 
