@@ -57,7 +57,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 # The import packages pyproject.toml's finder looks for: an editable install made before
 # one of them existed does not see it, so their presence is part of the stamp.
 PACKAGES = ("jaxdbg", "jaxdbg_widgets")
-MAIN_EXTRAS = ".[notebook,test,docs]"
+MAIN_EXTRAS = ".[notebook,test,docs,examples]"
+# JupyterLab and what the notebooks in notebooks/ import: the lab, bench and docs venvs.
+LAB_EXTRAS = ".[notebook,examples]"
+DOCS_EXTRAS = ".[notebook,examples,docs]"
 CORE_TEST_TOOLS = ["pytest", "pytest-timeout", "pytest-xdist"]
 # Most tests wait on kernels, processes and browsers, so pytest runs them in more workers
 # than the machine has cores (2 here: 3 workers). `worksteal` starts each worker on a
@@ -528,7 +531,7 @@ def types(session: nox.Session) -> None:
 @nox.session(default=False)
 def lab(session: nox.Session) -> None:
     """JupyterLab on notebooks/quickstart.ipynb; arguments after -- go to jupyter lab."""
-    install_once(session, ["-e", ".[notebook]"])
+    install_once(session, ["-e", LAB_EXTRAS])
     args = ["lab", str(QUICKSTART), *session.posargs]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in args:
         args.append("--allow-root")
@@ -539,7 +542,7 @@ def lab(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Every benchmark in benchmarks/, one table (benchmarks/run_all.py; its arguments
     after --). The packages are lab's: benchmarks need no test tools."""
-    install_once(session, ["-e", ".[notebook]"])
+    install_once(session, ["-e", LAB_EXTRAS])
     session.run("python", "benchmarks/run_all.py", *session.posargs)
 
 
@@ -547,7 +550,7 @@ def bench(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Build the site strictly into site/, then serve it with live reload (``-- --no-serve``:
     only build); other arguments go to mkdocs serve."""
-    install_once(session, ["-e", ".[notebook,docs]"])
+    install_once(session, ["-e", DOCS_EXTRAS])
     build_docs(session)
     if "--no-serve" not in session.posargs:
         serve_args = [a for a in session.posargs if a not in ("--serve", "--no-serve")]
