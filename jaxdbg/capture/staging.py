@@ -191,23 +191,24 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
     chunks = [range(i, min(i + size, len(operands))) for i in range(0, len(operands), size)]
     *first_chunks, last = chunks or [range(0)]
 
-    def kept(chunk: range) -> Any:  # the ticket for the stop's mask, state and first values
+    def sent(earlier: Any, chunk: range) -> Any:
+        """The ticket for the stop's mask, state and values so far, once ``chunk`` is sent."""
         values = sending.for_host(operands, chunk)
-        return jax_host_calls.host_call(_ARRIVED.keep, *masks, state, *values, results=_STATE)[0]
+        if earlier is None:
+            return jax_host_calls.host_call(_ARRIVED.keep, *masks, state, *values, results=_STATE)[0]
+        return jax_host_calls.host_call(_ARRIVED.add, earlier, *values, results=_STATE)[0]
 
-    def added(ticket: Any, chunk: range) -> Any:
-        values = sending.for_host(operands, chunk)
-        return jax_host_calls.host_call(_ARRIVED.add, ticket, *values, results=_STATE)[0]
+    def where_it_opens(then: Callable[[Any], Any], otherwise: Callable[[Any], Any], earlier: Any) -> Any:
+        """``then(earlier)`` where the stop opens, else ``otherwise(earlier)``: one
+        lax.cond, carrying the ticket of the chunks sent before, where there are any."""
+        if earlier is None:
+            return jax.lax.cond(opens, lambda: then(None), lambda: otherwise(None))
+        return jax.lax.cond(opens, then, otherwise, earlier)
 
     ticket = None
     for chunk in first_chunks:
-        if ticket is None:
-            ticket = jax.lax.cond(opens, lambda chunk=chunk: kept(chunk), lambda: jnp.zeros((), jnp.int32))
-        else:
-            ticket = jax.lax.cond(opens, functools.partial(added, chunk=chunk), lambda ticket: ticket, ticket)
-
-    def all_values(earlier: Any) -> Any:  # in the last cond: the ticket for every value
-        return kept(last) if earlier is None else added(earlier, last)
+        passed = (lambda _: jnp.zeros((), jnp.int32)) if ticket is None else (lambda ticket: ticket)
+        ticket = where_it_opens(functools.partial(sent, chunk=chunk), passed, ticket)
 
     def arrived(ticket: Any) -> tuple[list, list]:
         args = _ARRIVED.take(int(ticket))
@@ -215,23 +216,20 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
 
     if token is None:
 
-        def call(earlier=None):
+        def call(earlier: Any) -> None:
             # The stop opens in a debug callback after the host calls, which keeps its
             # place among the program's prints.
             def open_stop(ticket):
                 host(*arrived(ticket))
 
-            jax_routes.CALLBACK.original()(open_stop, all_values(earlier), ordered=site.ordered)
+            jax_routes.CALLBACK.original()(open_stop, sent(earlier, last), ordered=site.ordered)
 
-        if ticket is None:
-            jax.lax.cond(opens, call, lambda: None)
-        else:
-            jax.lax.cond(opens, call, lambda ticket: None, ticket)
+        where_it_opens(call, lambda _: None, ticket)
         return jnp.zeros((), jnp.float32)
 
     leaves, tree = jax.tree.flatten(token)
 
-    def call_with_token(earlier=None):
+    def call_with_token(earlier: Any) -> Any:
         def host_with_token(ticket, *tokens):
             host(*arrived(ticket))
             return [np.array(t) for t in tokens]
@@ -240,13 +238,11 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
         # are, and given back its program layout after.
         host_token = [program_shardings.for_host(leaf) for leaf in leaves]
         results = tuple((tuple(jnp.shape(t)), np.dtype(jnp.result_type(t))) for t in host_token)
-        out = jax_host_calls.host_call(host_with_token, all_values(earlier), *host_token, results=results)
+        out = jax_host_calls.host_call(host_with_token, sent(earlier, last), *host_token, results=results)
         laid_out = map(program_shardings.restore_program_layout, out, leaves)
         return jax.tree.unflatten(tree, list(map(program_shardings.varying_as, laid_out, leaves)))
 
-    if ticket is None:
-        return jax.lax.cond(opens, call_with_token, lambda: token)
-    return jax.lax.cond(opens, call_with_token, lambda ticket: token, ticket)
+    return where_it_opens(call_with_token, lambda _: token, ticket)
 
 
 #: The most operands one lax.cond takes to the host for a stop that opens (see _host_callback).
