@@ -9,7 +9,14 @@ devices whose step holds one float32 local, its carry, sharded over the devices,
    same step, both with the big local. Goal 1.5x. Every device branches on the host's
    answer, which XLA broadcasts from the host's device: one all-reduce per step, which
    the callback (it answers nothing) does without.
-3. An untriggered ``breakpoint_if`` on a scalar against no breakpoint, with the big
+3. The same passed stop against the least any stop decided on the host costs there, in
+   plain JAX: an ``io_callback`` whose scalar answer every device uses (no operand, no
+   ``lax.cond``), with the big local. Goal 1.2x. On host devices that share 2 cores, that
+   answer alone grows with the step's work (its own big-vs-small row): each device
+   waits at the all-reduce for the slowest, so their steps no longer overlap. jaxdbg
+   can ask less of the devices only by asking each one (8 host calls per step, slower
+   again: 1.3 ms against 0.8 ms in plain JAX).
+4. An untriggered ``breakpoint_if`` on a scalar against no breakpoint, with the big
    local. Goal 1.05x.
 
 Run: ``python benchmarks/bench_sharded_stops.py [--quick] [--json PATH]``.
@@ -22,11 +29,14 @@ import os
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.experimental import io_callback
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -46,8 +56,8 @@ def _sharded_scan(stop, shape, steps: int):
 
     def step(carry, x):
         carry = carry * 0.5 + x
-        stop(x)
-        return carry, None
+        answer = stop(x)
+        return (carry if answer is None else carry + answer), None
 
     f = jax.jit(lambda c, xs: jax.lax.scan(step, c, xs)[0])
     carry = jax.device_put(jnp.ones(shape), sharding)
@@ -63,6 +73,11 @@ def _noop_callback(x) -> None:
     jax.debug.callback(lambda: None)
 
 
+def _host_answer(x) -> Any:
+    """Plain JAX: a host call's scalar answer, used on every device (added to the carry)."""
+    return io_callback(lambda: np.int32(0), jax.ShapeDtypeStruct((), jnp.int32))
+
+
 def _untriggered(x) -> None:
     jaxdbg.breakpoint_if(x < 0)
 
@@ -75,6 +90,8 @@ def main() -> None:
         "passed, big": _sharded_scan(_passed, big, steps),
         "passed, small": _sharded_scan(_passed, small, steps),
         "callback, big": _sharded_scan(_noop_callback, big, steps),
+        "host answer, big": _sharded_scan(_host_answer, big, steps),
+        "host answer, small": _sharded_scan(_host_answer, small, steps),
         "breakpoint_if, big": _sharded_scan(_untriggered, big, steps),
         "none, big": _sharded_scan(lambda x: None, big, steps),
     }
@@ -101,6 +118,24 @@ def main() -> None:
             unit="us",
             baseline_name="(no-op jax.debug.callback, no operands)",
             note="the host's answer reaches every device by one all-reduce per step; the callback answers nothing",
+        ),
+        ratio_row(
+            "sharded jit (8 devices): passed stop (continue all) vs a host answer used on every device (plain JAX), per step",
+            samples["passed, big"],
+            samples["host answer, big"],
+            1.2,
+            unit="us",
+            baseline_name="(io_callback's scalar answer added to the carry)",
+            note="the least a stop decided on the host costs in a sharded jit: one host call and one all-reduce",
+        ),
+        ratio_row(
+            f"sharded jit (8 devices), plain JAX: a host answer used on every device, a {big[0]}x{big[1]} sharded local vs {small[0]}x{small[1]}",
+            samples["host answer, big"],
+            samples["host answer, small"],
+            1.2,
+            unit="us",
+            baseline_name=f"(the same, {small[0]}x{small[1]})",
+            note="no jaxdbg: the platform's own growth, which the first row's ratio inherits on host devices",
         ),
         ratio_row(
             "sharded jit (8 devices): untriggered breakpoint_if vs no breakpoint, per step",

@@ -37,6 +37,8 @@ GOAL_MEASURES = {
     "bench_conditions": ("pytree watch, per stop",),
     "bench_big_local": (": pause -> prompt (terminal)", "resident memory 1 s after the stop"),
     "bench_print": ("prints from a scan in a kernel",),
+    # a passed stop in a sharded jit against the least any host-decided stop costs there
+    "bench_sharded_stops": ("vs a host answer used on every device", "plain JAX: a host answer"),
 }
 # Every benchmark in benchmarks/, a test case each: they spread over the workers.
 BENCHMARKS = [path.stem for path in run_all.benchmarks([])]
