@@ -181,6 +181,10 @@ def _serve(app: str, tmp_path_factory):
         f"--{APP_CLASS[app]}.expose_app_in_browser=True",
         f"--{APP_CLASS[app]}.user_settings_dir={settings}",
         f"--{APP_CLASS[app]}.workspaces_dir={workspaces}",
+        # Its kernels on Unix sockets, not TCP ports a starting kernel could find taken
+        # (kernel_harness.py); out of the root dir, which the page's file browser shows.
+        "--KernelManager.transport=ipc",
+        f"--KernelManager.ip={runtime}/kernel",
     ]
     env = dict(os.environ)
     data_dir = base / "data"

@@ -12,6 +12,7 @@ import platform
 import re
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -81,12 +82,15 @@ def _cell(child, n: int, line: str) -> None:
 
 @pytest.fixture
 def console():
-    child = _spawn(["jupyter", "console", "--simple-prompt"], devices=4)
+    # Its kernel on Unix sockets, not TCP ports it could find taken (kernel_harness.py).
+    sockets = tempfile.mkdtemp(prefix="jaxdbg-console-")
+    child = _spawn(["jupyter", "console", "--simple-prompt", "--transport=ipc", f"--ip={sockets}/kernel"], devices=4)
     try:
         yield child
     finally:
         child.sendcontrol("d")
         child.close(force=True)
+        shutil.rmtree(sockets, ignore_errors=True)
 
 
 def test_jupyter_console_answers_a_jitted_stop_at_the_prompt(console):

@@ -40,7 +40,6 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from jaxdbg.runtime import collective_timeouts
-from support.port_lock import ports_chosen_and_bound
 
 ROOT = Path(__file__).resolve().parents[2]
 IPYKERNEL6_ENV = "JAXDBG_IPYKERNEL6_PYTHON"
@@ -320,22 +319,25 @@ class KernelHarness:
         self.log_path = Path(self._tmp) / "kernel.log"
         self.dump_path = Path(self._tmp) / "threads.txt"
         env["JAXDBG_THREAD_DUMP"] = str(self.dump_path)
-        self.km = KernelManager(kernel_name=self.name, kernel_spec_manager=ksm)
-        # The kernel's ports are chosen here and bound by the kernel while it starts:
-        # no other worker picks ports meanwhile (no retry that would hide a real failure).
-        with ports_chosen_and_bound():
-            with open(self.log_path, "ab") as log:
-                self.km.start_kernel(env=env, cwd=kernel_cwd, stdout=log, stderr=log)
-            self.kc = self.km.client()
-            self.kc.allow_stdin = True
-            self.kc.start_channels()
-            try:
-                self.kc.wait_for_ready(timeout=timeout)
-            except RuntimeError as exc:
-                self.kc.stop_channels()
-                if self.km.is_alive():
-                    self.km.shutdown_kernel(now=True)
-                raise RuntimeError(f"{exc}; kernel log:\n{self.kernel_log()[-4000:]}") from exc
+        # The kernel's channels are Unix sockets in this kernel's own folder, not TCP
+        # ports: a free port chosen here could be taken before the kernel binds it, and
+        # not only by another worker's kernel (an outgoing connection of any process on
+        # the machine gets a port from the same range). A kernel once failed to start so.
+        self.km = KernelManager(
+            kernel_name=self.name, kernel_spec_manager=ksm, transport="ipc", ip=str(Path(self._tmp) / "kernel-ipc")
+        )
+        with open(self.log_path, "ab") as log:
+            self.km.start_kernel(env=env, cwd=kernel_cwd, stdout=log, stderr=log)
+        self.kc = self.km.client()
+        self.kc.allow_stdin = True
+        self.kc.start_channels()
+        try:
+            self.kc.wait_for_ready(timeout=timeout)
+        except RuntimeError as exc:
+            self.kc.stop_channels()
+            if self.km.is_alive():
+                self.km.shutdown_kernel(now=True)
+            raise RuntimeError(f"{exc}; kernel log:\n{self.kernel_log()[-4000:]}") from exc
         for target in (self._read_iopub, self._read_shell, self._read_stdin):
             t = threading.Thread(target=target, daemon=True, name=f"harness-{target.__name__}")
             t.start()

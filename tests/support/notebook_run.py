@@ -164,6 +164,9 @@ def run_with_nbclient(
         km = KernelManager(
             kernel_name="jaxdbg-nb",
             kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(Path(tmp) / "kernels")], ensure_native_kernel=False),
+            # Unix sockets, not TCP ports a starting kernel could find taken (kernel_harness.py).
+            transport="ipc",
+            ip=str(Path(tmp) / "kernel-ipc"),
         )
         kernel_env = dict(os.environ)
         kernel_env.pop("JPY_PARENT_PID", None)

@@ -1,10 +1,10 @@
 """One lock, across every pytest worker of a run, from choosing free ports to binding them.
 
-jupyter_client (a kernel's five ports) and the browser tests' servers pick a port by
-binding port 0 and closing the socket; the process that needs it binds it again later.
-Between the two another worker could pick the same port, and one of the two processes
-fails to start. Holding this lock over that window, in every worker, closes it (as other
-Jupyter projects do in their parallel test suites).
+The browser tests' servers pick a port by binding port 0 and closing the socket; the
+server binds it again later. Between the two another worker could pick the same port,
+and one of the two servers fails to start. Holding this lock over that window, in every
+worker, closes it (as other Jupyter projects do in their parallel test suites). The
+kernels the tests drive themselves (kernel_harness.py) use Unix sockets, no ports.
 """
 
 from __future__ import annotations
