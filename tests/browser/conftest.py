@@ -27,7 +27,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # so `import support.lab_helpers` works under any import mode
     sys.path.insert(0, str(HERE.parent))
 
+from jaxdbg.job.local_processes import free_address  # noqa: E402
 from support.lab_helpers import ARTIFACTS, INSTALLED_WHEEL_KERNEL, THEMES, LabServer, save_screenshot, set_theme  # noqa: E402
 from support.port_lock import PortLock  # noqa: E402
 
@@ -122,9 +122,9 @@ def chromium_path() -> str:
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the ephemeral range, where no outgoing connection of any
+    process takes it before the server binds it (other servers hold PortLock)."""
+    return int(free_address().rsplit(":", 1)[1])
 
 
 def _write_lab_settings(settings_dir: Path) -> None:
