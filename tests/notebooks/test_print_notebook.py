@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from support.notebook_run import ipc_kernel_manager
+
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +26,7 @@ def test_saved_and_converted_notebook_keeps_the_log(tmp_path):
     nbclient = pytest.importorskip("nbclient")
     nbconvert = pytest.importorskip("nbconvert")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-    nbclient.NotebookClient(nb, timeout=240, kernel_name="python3",
+    nbclient.NotebookClient(nb, timeout=240, km=ipc_kernel_manager(tmp_path),
                             resources={"metadata": {"path": str(ROOT)}}).execute()
     path = tmp_path / "prints.ipynb"
     nbformat.write(nb, path)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from support.notebook_run import ipc_kernel_manager
+
 pytestmark = [pytest.mark.kernel, pytest.mark.multidevice, pytest.mark.timeout(300)]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,11 +34,11 @@ def _outputs_by_cell(nb) -> list[tuple[str, str, str]]:
     return cells
 
 
-def test_sharding_notebook_runs_and_shows_layouts():
+def test_sharding_notebook_runs_and_shows_layouts(tmp_path):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=240, kernel_name="python3",
+    client = nbclient.NotebookClient(nb, timeout=240, km=ipc_kernel_manager(tmp_path),
                                      resources={"metadata": {"path": str(ROOT)}})
     client.execute()
     cells = {source: (plain, html) for source, plain, html in _outputs_by_cell(nb)}

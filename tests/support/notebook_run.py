@@ -135,6 +135,14 @@ def cell_with(runs: list[CellRun], fragment: str) -> CellRun:
     return matches[0]
 
 
+def ipc_kernel_manager(folder: Path, kernel_name: str = "python3") -> Any:
+    """A KernelManager for ``kernel_name`` whose kernel listens on Unix sockets in
+    ``folder``, not on TCP ports it could find taken (kernel_harness.py)."""
+    from jupyter_client.manager import KernelManager
+
+    return KernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(folder) / "kernel"))
+
+
 def run_with_nbclient(
     name: str, commands: str, python: str = sys.executable, timeout: int = 240, env: dict[str, str] | None = None
 ) -> list[str]:
