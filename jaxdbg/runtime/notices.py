@@ -11,8 +11,8 @@ Notices go to the sink: the current ``sys.stdout`` unless a frontend set another
 (the terminal prompt's ``stdout=`` stream while it serves a stop), or the call names
 a stream of its own (:func:`warning_once` names ``sys.stderr``). ``sys.stdout`` is
 looked up at each call, because a kernel swaps it per cell and pins it per thread;
-this is where pdb's ``message()`` writes too. Nothing here imports the rest of jaxdbg, so capture, engine and frontend
-modules can all use it.
+this is where pdb's ``message()`` writes too. Nothing here imports the rest of jaxdbg,
+so capture, engine and frontend modules can all use it.
 """
 
 from __future__ import annotations

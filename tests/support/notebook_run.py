@@ -135,12 +135,13 @@ def cell_with(runs: list[CellRun], fragment: str) -> CellRun:
     return matches[0]
 
 
-def ipc_kernel_manager(folder: Path, kernel_name: str = "python3") -> Any:
-    """A KernelManager for ``kernel_name`` whose kernel listens on Unix sockets in
-    ``folder``, not on TCP ports it could find taken (kernel_harness.py)."""
+def ipc_kernel_manager(folder: Path, kernel_name: str = "python3", **options: Any) -> Any:
+    """A KernelManager for ``kernel_name`` (``options``: its other traits) whose kernel
+    listens on Unix sockets in ``folder``, not on TCP ports it could find taken
+    (kernel_harness.py)."""
     from jupyter_client.manager import KernelManager
 
-    return KernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(folder) / "kernel"))
+    return KernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(folder) / "kernel"), **options)
 
 
 def run_with_nbclient(
@@ -153,7 +154,6 @@ def run_with_nbclient(
     """
     import nbformat
     from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
@@ -169,12 +169,10 @@ def run_with_nbclient(
                 }
             )
         )
-        km = KernelManager(
-            kernel_name="jaxdbg-nb",
+        km = ipc_kernel_manager(
+            Path(tmp),
+            "jaxdbg-nb",
             kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(Path(tmp) / "kernels")], ensure_native_kernel=False),
-            # Unix sockets, not TCP ports a starting kernel could find taken (kernel_harness.py).
-            transport="ipc",
-            ip=str(Path(tmp) / "kernel-ipc"),
         )
         kernel_env = dict(os.environ)
         kernel_env.pop("JPY_PARENT_PID", None)

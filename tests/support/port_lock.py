@@ -1,10 +1,11 @@
 """One lock, across every pytest worker of a run, from choosing free ports to binding them.
 
-The browser tests' servers pick a port by binding port 0 and closing the socket; the
-server binds it again later. Between the two another worker could pick the same port,
-and one of the two servers fails to start. Holding this lock over that window, in every
-worker, closes it (as other Jupyter projects do in their parallel test suites). The
-kernels the tests drive themselves (kernel_harness.py) use Unix sockets, no ports.
+The browser tests' servers pick a free port (below the ephemeral range, where no
+outgoing connection takes it) and bind it a moment later, in another process. Between
+the two another worker could pick the same port, and one of the two servers fails to
+start. Holding this lock over that window, in every worker, closes it (as other Jupyter
+projects do in their parallel test suites). The kernels the tests start use Unix
+sockets, no ports.
 """
 
 from __future__ import annotations
