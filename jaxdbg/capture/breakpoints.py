@@ -17,19 +17,19 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import jax
 import numpy as np
 
 from jaxdbg.capture import operand_reader, operand_release, prints, screening, staging
-from jaxdbg.engine import breakpoint_checks, breakpoint_state, program_shardings, registry, stop_serving, watches
+from jaxdbg.engine import breakpoint_checks, breakpoint_state, program_shardings, registry, stop_serving
 from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.engine.values import tree_glance
 from jaxdbg.internals import jax_api
-from jaxdbg.job import debug_host, quit_watch
+from jaxdbg.job import debug_host
 from jaxdbg.replay import stepping as replay
 from jaxdbg.runtime import collective_timeouts, interrupts, quit_reporting
 from jaxdbg.runtime.guarded_calls import guarded
@@ -57,8 +57,8 @@ def observe_host_arrivals(observer: Callable[[], None]) -> Callable[[], None]:
 
 
 @dataclasses.dataclass(eq=False)  # compared by identity: stop_serving.py keys its rounds on the site
-class _Site:
-    """Everything one traced breakpoint needs on the host."""
+class _Site(screening.ScreeningSite):
+    """Everything one traced breakpoint needs on the host (its screening: screening.py)."""
 
     templates: list[frames_mod.FrameTemplate]
     backend: str | None
@@ -84,71 +84,11 @@ class _Site:
     # What a screening may ask the program to send: the innermost frame's traced locals,
     # grouped by name (staged breakpoints only; see screening.py).
     screen_groups: tuple[screening.LocalGroup, ...] = ()
+    # The locals a watch may have sent as their statistics alone (screening.StatsForm).
+    stats_forms: tuple[screening.StatsForm, ...] = ()
+    unsent_forms: set[int] = dataclasses.field(default_factory=set)
     arrivals: screening.Arrivals = dataclasses.field(default_factory=screening.Arrivals)
-    _waiting: dict[tuple, tuple] = dataclasses.field(default_factory=dict)  # see _waiting_for
-
-    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple, carried: tuple = (), values: tuple = ()) -> int:
-        """The host's first answer for one arrival of ``stops`` selected stops (``mask``:
-        which, when batched under a condition), asked at every step with only the groups
-        at positions ``carried`` of :attr:`screen_groups` sent (``values``: their
-        operands, in order): a screening state (screening.py), which may ask for others."""
-        quit_watch.entered()  # an execution is under way: a quit at a job's host may end it here
-        if stops == 0 or not self.stops_here():
-            return screening.PASS  # no element's condition holds, or another process's stop
-        number = self.breakpoint_id
-        if number is None or not breakpoint_checks.active(number):
-            if not breakpoint_state.is_enabled(number) or breakpoint_state.passes_whole_arrival(number, stops):
-                return screening.PASS
-            return screening.OPEN
-        if not breakpoint_state.is_enabled(number) and not watches.LIVE.has_watches(number):
-            return screening.PASS  # disabled: only watches would take values
-        if not self.screen_groups:
-            return screening.OPEN  # nothing traced in the frame: screened on arrival
-        # A condition, log template or watch (a disabled breakpoint's too) reads the
-        # innermost frame: only the locals they name are sent, then screened.
-        waiting, carried_operands = self._waiting_for(breakpoint_checks.names_read(number), carried)
-        if waiting is None:
-            return screening.OPEN  # they read a local too big to send alone: screened on arrival
-        received = dict(zip(carried_operands, values))
-        if waiting:
-            return self.arrivals.start(screening.Screening(mask, set(waiting), received))
-        return self._screen(None, mask, received, levels, sizes)  # on what came with the question
-
-    def _waiting_for(self, names: frozenset[str] | None, carried: tuple) -> tuple[frozenset | None, tuple]:
-        """The groups to send for checks reading ``names`` (screening.to_send), and the
-        operands ``carried`` with the question (kept while ``names``, the same object while
-        the checks are, is: this is asked at every step)."""
-        known = self._waiting.get(carried)
-        if known is None or known[0] is not names:
-            waiting = screening.to_send(self.screen_groups, names, carried)
-            operands = tuple(i for p in carried for i in self.screen_groups[p].operands)
-            known = self._waiting[carried] = (names, waiting, operands)
-        return known[1], known[2]
-
-    def receive(self, state: int, position: int, values: tuple, levels: tuple, sizes: tuple) -> int:
-        """One local asked for by a screening arrives; the state after it (screened once
-        the last one has come)."""
-        done = self.arrivals.receive(state, position, self.screen_groups[position].operands, values)
-        return state if done is None else self._screen(state, done.mask, done.received, levels, sizes)
-
-    def _screen(self, state: int | None, mask: Any, received: dict[int, Any], levels: tuple, sizes: tuple) -> int:
-        """Decide the arrival's selected stops in order with the locals sent; the first
-        that opens ends the screening (the rest are screened with every value, as it is
-        served). The locals came as NumPy arrays: a condition or watch NumPy answers is
-        decided on them; a frame, a JAX one, or the stop's info is made only for what
-        needs it (a pytree watch, a template, a call in an expression)."""
-        number = self.breakpoint_id
-        assert number is not None
-        template = self.templates[0]
-        compiled = self.compiled.get if self.compiled is not None else None
-        host_ops: dict[int, Any] = {}
-        for index in _selected(mask, sizes) if sizes or mask is not None else ((),):
-            stop = screening.ScreenedStop(
-                template, index, levels, sizes, received, host_ops, compiled, self._stop_info, self.keys
-            )
-            if breakpoint_checks.screen(number, stop.frame, stop.info, prints.write_log_line, stop.value):
-                return self.arrivals.opened(state, index)
-        return screening.PASS
+    _waiting: dict[tuple, tuple] = dataclasses.field(default_factory=dict)  # see ScreeningSite._waiting_for
 
     def stops_here(self) -> bool:
         """Whether this process of a jax.distributed job is one that stops here."""
@@ -276,19 +216,6 @@ class _Site:
         return int(np.prod([size for _, size in self.device_axes]))
 
 
-def _selected(mask: Any, sizes: tuple) -> Iterator[tuple]:
-    """The batch indices a screening decides, in order (``mask``: None for every one)."""
-    if not sizes:  # unbatched, the common case: a step of a loop screened at every step
-        if mask is None or bool(np.asarray(mask)):
-            yield ()
-        return
-    selected = np.ones(sizes, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    selected = np.broadcast_to(selected, sizes) if selected.ndim == 0 else selected.reshape(sizes)
-    for index in np.ndindex(*sizes):
-        if selected[index]:
-            yield index
-
-
 def _describe_big_tree(traced: Any) -> tree_glance.Glance | None:
     """A big tree's row until it is read (see frames.FrameTemplate.big_trees); a user
     pytree's code must not end the trace."""
@@ -395,6 +322,7 @@ def place_breakpoint(
         operand_count=len(operands),
     )
     site.screen_groups = screening.local_groups(templates[0], operands, list(site.device_operands))
+    site.stats_forms = screening.stats_forms(templates[0], operands, breakpoint_checks.watched_whole(number))
     site.keys = operand_reader.key_impls(operands)
     return staging.stage_breakpoint(site, pred, operands, layouts, token)
 

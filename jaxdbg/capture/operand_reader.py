@@ -1,5 +1,5 @@
 """A stop's operands as its frames read them: each one once, a batched one as the stop's
-element, a big tree's leaves at once.
+element, a big tree's leaves at once; and a screened stop's (:class:`ScreenedStop`).
 
 The host callback receives the operands the program sent: every one, in order, or (a
 screening's) only those a condition, log template or watch reads, by index.
@@ -13,7 +13,10 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
+from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.frames import Unavailable
+from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.engine.values import sent_stats
 
 NOT_SENT = Unavailable("not sent to the host: no condition, log template or watch reads it")
 
@@ -128,3 +131,80 @@ def reader(
 
     operand.many = many  # type: ignore[attr-defined]
     return operand
+
+
+class ScreenedStop:
+    """One stop of an arrival being screened, decided on the locals sent as they came
+    (NumPy arrays; a pytree local is rebuilt from them when read); a frame of JAX arrays
+    and the stop's info are made on first need, each once. Most screened stops need
+    neither: a loop step whose condition on a scalar is false, a watch of a number."""
+
+    __slots__ = (
+        "_innermost",
+        "_index",
+        "_levels",
+        "_sizes",
+        "_received",
+        "_host_ops",
+        "_compiled",
+        "_info_of",
+        "_keys",
+        "_stats",
+        "_made",
+    )
+
+    def __init__(
+        self,
+        innermost: frames_mod.FrameTemplate,
+        index: tuple,
+        levels: tuple,
+        sizes: tuple,
+        received: dict[int, Any],
+        host_ops: dict[int, Any],
+        compiled: Callable[[int], Any] | None,
+        info_of: Callable[[tuple, tuple, Callable[[int], Any]], StopInfo],
+        keys: dict[int, Any],
+        stats: dict[str, sent_stats.SentStats],
+    ) -> None:
+        self._innermost, self._index, self._levels, self._sizes = innermost, index, levels, sizes
+        self._received, self._host_ops, self._compiled, self._info_of = received, host_ops, compiled, info_of
+        self._keys = keys  # key_impls
+        self._stats = stats  # the locals sent as statistics only
+        self._made: dict[str, Any] = {}
+
+    def value(self, name: str) -> Any:
+        """``name``'s value with the NumPy arrays sent (or an untraced local, a global),
+        with no frame built (a local sent as statistics: them); KeyError where the frame has none."""
+        if name in self._stats:
+            return self._stats[name]
+        innermost = self._innermost
+        if name in innermost.traced_locals:
+            treedef, leaves = innermost.traced_locals[name]
+            only = leaves[0] if jax.tree_util.treedef_is_leaf(treedef) else None
+            if not self._sizes and type(only) is frames_mod.OperandSlot and only.index not in self._keys:
+                return self._received.get(only.index, NOT_SENT)  # as it came
+            return self._once(f"local {name}", lambda: innermost.traced_value(name, self._reader(as_jax=False)))
+        if name in innermost.static_locals:
+            return innermost.static_locals[name]
+        if name in innermost.order:
+            raise KeyError(name)  # a local not yet bound
+        return innermost.globals[name]
+
+    def frame(self) -> frames_mod.Frame:
+        """The innermost frame with the values sent, as JAX arrays (as the user sees them)."""
+        return self._once("jax", lambda: self._innermost.build(self._reader(as_jax=True), self._compiled))
+
+    def info(self) -> StopInfo:
+        return self._once("info", lambda: self._info_of(self._index, self._sizes, self._reader(as_jax=False)))
+
+    def _reader(self, as_jax: bool) -> Callable[[int], Any]:
+        host_ops = self._host_ops if not as_jax else {}
+        return self._once(
+            f"reader {as_jax}",
+            lambda: reader(self._index, self._levels, self._received, host_ops, as_jax=as_jax, keys=self._keys),
+        )
+
+    def _once(self, what: str, make: Callable[[], Any]) -> Any:
+        if what not in self._made:
+            self._made[what] = make()
+        return self._made[what]

@@ -15,7 +15,8 @@ From the outside in:
    with its operands, each one copied to the host (on a GPU or TPU, a device-to-host
    transfer) before the callback runs. A breakpoint with a condition, log template or
    watches is decided on the scalars, or answered "screen": the other locals they read
-   are sent, one ``lax.cond`` each, and the host decides on them (screening.py). In a
+   are sent, one ``lax.cond`` each (a pytree only watched whole: its leaves' statistics,
+   computed in the branch), and the host decides on them (screening.py). In a
    sharded program a value is gathered onto the host's device inside the branch that
    sends it (:meth:`_Sending.for_host`), never ahead of the question;
 5. the host callback itself, which hands the batch to ``site.on_host``: a host call
@@ -41,6 +42,7 @@ from jax.custom_batching import custom_vmap
 
 from jaxdbg.capture import operand_reader, screening
 from jaxdbg.engine import program_shardings
+from jaxdbg.engine.values import summaries
 from jaxdbg.internals import jax_host_calls
 from jaxdbg.runtime import jax_routes, notices
 from jaxdbg.runtime.errors import DebuggerQuit
@@ -55,6 +57,12 @@ class StagedSite(Protocol):
 
     screen_groups: tuple
     """The innermost frame's traced locals a screening may ask for (screening.LocalGroup)."""
+
+    stats_forms: tuple
+    """Its locals a screening may ask for as statistics (screening.StatsForm)."""
+
+    unsent_forms: set[int]
+    """The positions in :attr:`stats_forms` of those the program could not compute."""
 
     def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple, carried: tuple, values: tuple) -> int:
         """The host's first answer for an arrival of ``stops`` selected stops, with the
@@ -305,21 +313,43 @@ def _screening_state(sending: _Sending, levels, sizes, mask, operands) -> Any:
         return (_answered(lambda: site.ask(stops, args[0] if masks else None, levels, sizes, carried, values)),)
 
     state = sending.on_every_device(jax_host_calls.host_call(ask_host, *masks, *carried_values, results=_STATE)[0])
-    asked = [(p, group) for p, group in enumerate(groups) if p not in carried and screening.sendable(group)]
+    # What each position sends, made inside its branch: a group's values, or (not under
+    # vmap, whose stops are screened on whole batches) a pytree's leaves' statistics.
+    asked: list[tuple[int, Callable[[], list]]] = [
+        (p, functools.partial(sending.for_host, operands, group.operands))
+        for p, group in enumerate(groups)
+        if p not in carried and screening.sendable(group)
+    ]
+    if not sizes:
+        asked += [
+            (screening.STATS_BASE + k, functools.partial(stats_on_device, form, [operands[i] for i in form.operands]))
+            for k, form in enumerate(site.stats_forms)
+        ]
     if not asked:
         return state
 
     def send_what_is_read(state):
-        for position, group in asked:
+        for position, made in asked:
 
-            def send(state, position=position, group=group):
+            def send(state, position=position, made=made):
                 def receive(state, *values):
                     return (_answered(lambda: site.receive(int(state), position, values, levels, sizes)),)
 
-                values = sending.for_host(operands, group.operands)
-                return jax_host_calls.host_call(receive, state, *values, results=_STATE)[0]
+                return jax_host_calls.host_call(receive, state, *made(), results=_STATE)[0]
 
-            state = jax.lax.cond(screening.asks_for(state, position), send, lambda state: state, state)
+            try:
+                state = jax.lax.cond(screening.asks_for(state, position), send, lambda state: state, state)
+            except Exception as e:
+                if position < screening.STATS_BASE:
+                    raise
+                # A local's statistics that cannot be staged here must not end the user's
+                # trace: the host never asks for them, and sends the values instead.
+                site.unsent_forms.add(position - screening.STATS_BASE)
+                notices.notice_once(
+                    f"statistics form failed: {type(e).__name__}",
+                    f"a watched local's statistics could not be computed in the program ({format_exception(e)}); "
+                    "its values are sent instead",
+                )
         return state
 
     if len(asked) == 1:  # its own lax.cond asks whether the state screens: no second one
@@ -328,6 +358,57 @@ def _screening_state(sending: _Sending, levels, sizes, mask, operands) -> Any:
 
 
 _STATE = (((), np.dtype(np.int32)),)  # the host calls' one result
+
+
+def stats_on_device(form: screening.StatsForm, values: list) -> list:
+    """What ``form`` (screening.StatsForm) receives of its local's ``values``, computed
+    where they are: a few small arrays, whatever the values' sizes."""
+    return _array_stats_on_device(values[0]) if form.array is not None else _leaf_stats_on_device(values)
+
+
+def _leaf_stats_on_device(leaves: list) -> list:
+    """Per float leaf: its largest finite ``|x|`` and the sum of its finite values' squares
+    divided by that one's square (so no float32 sum overflows); its NaN and Inf counts."""
+    magnitudes, counts = [], []
+    for leaf in leaves:
+        x = jnp.abs(leaf) if jnp.iscomplexobj(leaf) else leaf
+        x = x.astype(jnp.promote_types(x.dtype, jnp.float32))  # bfloat16 / float16 read in float32
+        finite = jnp.isfinite(x)
+        nans = jnp.sum(jnp.isnan(x), dtype=jnp.int32)
+        infs = jnp.int32(x.size) - jnp.sum(finite, dtype=jnp.int32) - nans
+        kept = jnp.where(finite, jnp.abs(x), 0)
+        top = jnp.max(kept, initial=0)
+        magnitudes.append(jnp.stack([top, jnp.sum(jnp.square(kept / jnp.where(top > 0, top, 1)))]))
+        counts.append(jnp.stack([nans, infs]))
+    common = jnp.result_type(*magnitudes)
+    return [jnp.stack([m.astype(common) for m in magnitudes]), jnp.stack(counts)]
+
+
+def _array_stats_on_device(value: Any) -> list:
+    """A real float array's finite values' min, max and sum; its NaN, Inf, -Inf and finite
+    counts; the flat indices of its first NONFINITE_LISTED non-finite values (-1 past
+    them, found only where there are some) and those values."""
+    x = value.astype(jnp.promote_types(value.dtype, jnp.float32)).reshape(-1)  # bfloat16 / float16 in float32
+    finite = jnp.isfinite(x)
+    nans = jnp.sum(jnp.isnan(x), dtype=jnp.int32)
+    count = jnp.sum(finite, dtype=jnp.int32)
+    infs = jnp.int32(x.size) - count - nans
+    negative = jnp.sum(x == -jnp.inf, dtype=jnp.int32)
+    low = jnp.min(jnp.where(finite, x, jnp.inf))
+    high = jnp.max(jnp.where(finite, x, -jnp.inf))
+    extremes = jnp.stack([low, high, jnp.sum(jnp.where(finite, x, 0))])
+    listed = summaries.NONFINITE_LISTED
+
+    def places(x):  # the first ones: the top scores, where a non-finite value scores minus its index
+        score = jnp.where(jnp.isfinite(x), -x.size, -jnp.arange(x.size, dtype=jnp.int32))
+        scores, at = jax.lax.top_k(score, listed)
+        return jnp.where(scores > -x.size, at, -1).astype(jnp.int32), x[at]
+
+    def none(x):  # varying as x does under shard_map, as the other branch's are
+        return tuple(program_shardings.varying_as(v, x) for v in (jnp.full((listed,), -1, jnp.int32), 0 * x[:listed]))
+
+    at, found = jax.lax.cond(nans + infs > 0, places, none, x)
+    return [extremes, jnp.stack([nans, infs, negative, count]), at, found]
 
 
 def _answered(decide: Callable[[], int]) -> int:

@@ -64,6 +64,28 @@ def names_read(number: int) -> frozenset[str] | None:
 _names_read: dict[int, tuple[tuple[int, int], frozenset[str] | None]] = {}  # number -> (versions, names)
 
 
+def watched_whole(number: int) -> frozenset[str]:
+    """The names breakpoint ``number``'s checks read only as a watch of the whole name
+    (``watch grads``, and no condition, template or other watch reading ``grads``): of
+    such a pytree a watch keeps its leaves' statistics, which the program may send
+    instead of the leaves. The same object while the checks are unchanged."""
+    version = checks_version()
+    known = _watched_whole.get(number)
+    if known is not None and known[0] == version:
+        return known[1]
+    condition, template = breakpoint_state.checks(number)
+    expressions = watches.LIVE.expressions(number)
+    others = ([condition] if condition else []) + ([template_code(template)] if template else [])
+    read_otherwise = names_in(tuple(others + [e for e in expressions if not e.isidentifier()]))
+    whole = frozenset() if read_otherwise is None else frozenset(e for e in expressions if e.isidentifier())
+    whole = whole.difference(read_otherwise or ())
+    _watched_whole[number] = (version, whole)
+    return whole
+
+
+_watched_whole: dict[int, tuple[tuple[int, int], frozenset[str]]] = {}  # number -> (versions, names)
+
+
 def checks_version() -> tuple[int, int]:
     """Changes whenever any breakpoint's condition, log template or watches do."""
     return breakpoint_state.checks_version(), watches.LIVE.version

@@ -30,7 +30,7 @@ import numpy as np
 
 from jaxdbg.engine import evaluation
 from jaxdbg.engine.frames import Frame
-from jaxdbg.engine.values import leaf_stats, summaries, tree_hits, tree_summaries
+from jaxdbg.engine.values import leaf_stats, sent_stats, summaries, tree_hits, tree_summaries
 from jaxdbg.runtime import notices
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
@@ -163,17 +163,24 @@ def value_of(hit: int | None, result: Any) -> WatchValue:
         if number is not None:
             return WatchValue(hit, summaries.scalar_text(result), number=number)
         if summaries.is_array(result):
-            summary = summaries.summarize("", result)
-            return WatchValue(
-                hit, summary.details()[:TEXT_CHARS], stats=summary.stats, shape=summary.shape, dtype=summary.dtype
-            )
+            return _array_value(hit, summaries.summarize("", result))
         if tree_summaries.is_tree(result):
             tree = guarded(lambda: _tree_value(hit, result), lambda e: None)
             if tree is not None:
                 return tree
         return WatchValue(hit, tree_summaries.short_description(result)[:TEXT_CHARS])
 
-    return guarded(describe, lambda e: WatchValue(hit, "", error=format_exception(e)))
+    return guarded(describe, lambda e: _failed(hit, e))
+
+
+def _failed(hit: int | None, error: BaseException) -> WatchValue:
+    return WatchValue(hit, "", error=format_exception(error))
+
+
+def _array_value(hit: int | None, summary: summaries.ValueSummary) -> WatchValue:
+    return WatchValue(
+        hit, summary.details()[:TEXT_CHARS], stats=summary.stats, shape=summary.shape, dtype=summary.dtype
+    )
 
 
 def _tree_value(hit: int | None, value: Any) -> WatchValue | None:
@@ -181,8 +188,7 @@ def _tree_value(hit: int | None, value: Any) -> WatchValue | None:
     for a tree without arrays, whose short repr says more. The tree is walked once."""
     quick = tree_hits.tree_hit(value)  # a tree with float leaves, its structure read once
     if quick is not None:
-        numbers = LeafNorms(quick.paths, quick.norms, quick.nans, quick.infs)
-        return WatchValue(hit, quick.summary.line()[:TEXT_CHARS], number=quick.summary.norm, leaves=numbers)
+        return _tree_hit_value(hit, quick)
     found = tree_summaries.leaves(value)
     if not any(leaf.is_array for leaf in found):
         tree = tree_summaries.tree_summary(value)
@@ -192,6 +198,21 @@ def _tree_value(hit: int | None, value: Any) -> WatchValue | None:
     kind = tree_summaries.library_kind(value)
     tree = tree_summaries.summarize_leaves(summaries.type_name(value), kind, found)
     return WatchValue(hit, tree.line()[:TEXT_CHARS], number=tree.norm, leaves=norms)
+
+
+def _tree_hit_value(hit: int | None, quick: tree_hits.TreeHit) -> WatchValue:
+    numbers = LeafNorms(quick.paths, quick.norms, quick.nans, quick.infs)
+    return WatchValue(hit, quick.summary.line()[:TEXT_CHARS], number=quick.summary.norm, leaves=numbers)
+
+
+def _sent_stats_value(hit: int | None, sent: sent_stats.SentStats) -> WatchValue:
+    """What a watch keeps of a local sent as its statistics: a pytree's or an array's."""
+    if isinstance(sent, sent_stats.SentArrayStats):
+        return _array_value(hit, sent.summary())
+    quick = guarded(sent.hit, lambda e: None)
+    if quick is None:
+        return WatchValue(hit, "", error="its leaves' statistics could not be read")
+    return _tree_hit_value(hit, quick)
 
 
 def leaf_norms(value: Any, listed: list[tree_summaries.Leaf] | None = None) -> LeafNorms | None:
@@ -228,7 +249,8 @@ def in_frame(frame: Frame) -> ValuesOf:
 def on_numbers(numbers: Callable[[str], Any], frame_of: Callable[[], Frame]) -> ValuesOf:
     """Watch values taken on a screened stop's NumPy values (``numbers(name)``, as the
     program sent them; KeyError: not at hand) where the watch is a number NumPy
-    computes as JAX would (a scalar local, a comparison) or a pytree local of numeric
+    computes as JAX would (a scalar local, a comparison), a local sent as its
+    statistics (sent_stats.SentStats) or a pytree local of numeric
     arrays (its line, norms and NaN / Inf counts read the leaves' values only);
     anything else in the frame of JAX arrays ``frame_of()`` builds."""
 
@@ -237,7 +259,9 @@ def on_numbers(numbers: Callable[[str], Any], frame_of: Callable[[], Frame]) -> 
         for expression in expressions:
             result = _on_numpy(expression, numbers)
             number = _numpy_number(result)
-            if number is not None:
+            if isinstance(result, sent_stats.SentStats):  # a local sent as its statistics
+                found.append(_sent_stats_value(hit, result))
+            elif number is not None:
                 found.append(_number_value(hit, number))
             elif result is not evaluation.NOT_ON_NUMPY and (_real_scalar(result) is not None or _numeric_tree(result)):
                 found.append(value_of(hit, result))  # what the JAX values give
@@ -256,7 +280,7 @@ def _on_numpy(expression: str, numbers: Callable[[str], Any]) -> Any:
             value = numbers(expression)
         except KeyError:
             return evaluation.NOT_ON_NUMPY
-        if isinstance(value, (np.ndarray, np.generic)):
+        if isinstance(value, (np.ndarray, np.generic, sent_stats.SentStats)):
             return value
     return evaluation.on_numpy_values(expression, numbers)
 

@@ -34,7 +34,8 @@ GOAL_MEASURES = {
         "trace + compile, 10 frames x 30 locals",
     ),
     "bench_panel": ("pause -> panel shown, 20", "parameter tree as a local vs one array local"),
-    "bench_conditions": ("pytree watch, per stop",),
+    # ... and a big pytree watched from the statistics the program sends, not its leaves
+    "bench_conditions": ("pytree watch, per stop", "its leaves' statistics sent vs its leaves"),
     "bench_big_local": (": pause -> prompt (terminal)", "resident memory 1 s after the stop"),
     "bench_print": ("prints from a scan in a kernel",),
     # a passed stop in a sharded jit against the least any host-decided stop costs there

@@ -4,7 +4,9 @@ norm, and each float leaf's norm and NaN / Inf counts.
 A watch on ``grads`` reads a tree of one structure at every passed stop of a training
 loop. Everything but the numbers (key paths, kinds, dtypes, sizes) is read once per
 structure and kept here; each hit then flattens the tree, takes its float leaves'
-statistics in one numpy pass per dtype, and adds them up.
+statistics in one numpy pass per dtype, and adds them up. A screened stop may have had
+the program compute those statistics instead, and send them without the leaves
+(:func:`hit_of_stats`; jaxdbg.engine.values.sent_stats): they add up the same way.
 """
 
 from __future__ import annotations
@@ -51,6 +53,40 @@ _UNKNOWN = object()
 
 def tree_hit(value: Any) -> TreeHit | None:
     """``value``'s :class:`TreeHit`; None for a tree without float array leaves."""
+    layout, flat = _layout_of(value)
+    if layout is None:
+        return None
+    values = [flat[i] for i in layout.floats]
+    if layout.starts is not None:
+        stats = leaf_stats.small_leaves_arrays(values, layout.starts)
+    else:
+        stats = leaf_stats.fresh_stats_arrays(values)
+    return _added_up(layout, stats)
+
+
+def hit_of_stats(value: Any, stats: leaf_stats.StatsArrays) -> TreeHit | None:
+    """The :class:`TreeHit` of a tree whose float leaves' statistics were taken elsewhere
+    (``stats``, in :func:`float_leaf_positions`' order); ``value`` need only have their
+    shapes and dtypes (a ``jax.ShapeDtypeStruct`` for each array leaf)."""
+    layout, _ = _layout_of(value)
+    return None if layout is None else _added_up(layout, stats)
+
+
+def float_leaf_positions(value: Any) -> tuple[int, ...]:
+    """The positions, among ``value``'s flattened leaves, of the float array leaves a
+    :class:`TreeHit` reads, in its order (none for a tree it cannot read so)."""
+    layout, _ = _layout_of(value)
+    return () if layout is None else layout.floats
+
+
+def _added_up(layout: _Layout, stats: leaf_stats.StatsArrays) -> TreeHit:
+    paths = layout.paths
+    summary = tree_summaries.add_up(layout.structure, stats, lambda i: paths[i])
+    return TreeHit(summary, paths, np.sqrt(stats.sum_squares), stats.nans, stats.infs)
+
+
+def _layout_of(value: Any) -> tuple[_Layout | None, list[Any]]:
+    """``value``'s layout (read once per structure) and its flattened leaves."""
     flat, treedef = jax.tree_util.tree_flatten(value)
     key: Any = None
     layout: Any = _UNKNOWN
@@ -66,16 +102,7 @@ def tree_hit(value: Any) -> TreeHit | None:
                 if len(_LAYOUTS) >= _MAX_LAYOUTS:
                     _LAYOUTS.pop(next(iter(_LAYOUTS)), None)
                 _LAYOUTS[key] = layout
-    if layout is None:
-        return None
-    values = [flat[i] for i in layout.floats]
-    if layout.starts is not None:
-        stats = leaf_stats.small_leaves_arrays(values, layout.starts)
-    else:
-        stats = leaf_stats.fresh_stats_arrays(values)
-    paths = layout.paths
-    summary = tree_summaries.add_up(layout.structure, stats, lambda i: paths[i])
-    return TreeHit(summary, paths, np.sqrt(stats.sum_squares), stats.nans, stats.infs)
+    return layout, flat
 
 
 def _layout(value: Any, flat: list[Any]) -> _Layout | None:
