@@ -187,8 +187,7 @@ def stats_forms(
         if name in innermost.traced_locals and name in watched:
             treedef, leaves = innermost.traced_locals[name]
             form = guarded(lambda: _stats_form(name, treedef, leaves, operands), lambda e: None)
-            size = 0 if form is None else sum(_nbytes(operands[i]) for i in form.operands)
-            if size >= STATS_MIN_BYTES:
+            if form is not None and (size := sum(_nbytes(operands[i]) for i in form.operands)) >= STATS_MIN_BYTES:
                 found.append((size, form))
     found.sort(key=lambda item: -item[0])
     return tuple(form for _, form in found[:MAX_STATS_FORMS])
