@@ -388,7 +388,7 @@ def _array_stats_on_device(value: Any) -> list:
     """A real float array's finite values' min, max and sum; its NaN, Inf, -Inf and finite
     counts; the flat indices of its first NONFINITE_LISTED non-finite values (-1 past
     them, found only where there are some) and those values."""
-    x = value.astype(jnp.promote_types(value.dtype, jnp.float32)).reshape(-1)  # bfloat16 / float16 in float32
+    x = value.astype(jnp.promote_types(value.dtype, jnp.float32))  # bfloat16 / float16 in float32
     finite = jnp.isfinite(x)
     nans = jnp.sum(jnp.isnan(x), dtype=jnp.int32)
     count = jnp.sum(finite, dtype=jnp.int32)
@@ -400,12 +400,15 @@ def _array_stats_on_device(value: Any) -> list:
     listed = summaries.NONFINITE_LISTED
 
     def places(x):  # the first ones: the top scores, where a non-finite value scores minus its index
-        score = jnp.where(jnp.isfinite(x), -x.size, -jnp.arange(x.size, dtype=jnp.int32))
+        flat = x.reshape(-1)  # flattened only here, where there are some: a sharded one may move
+        score = jnp.where(jnp.isfinite(flat), -flat.size, -jnp.arange(flat.size, dtype=jnp.int32))
         scores, at = jax.lax.top_k(score, listed)
-        return jnp.where(scores > -x.size, at, -1).astype(jnp.int32), x[at]
+        return jnp.where(scores > -flat.size, at, -1).astype(jnp.int32), flat[at]
 
     def none(x):  # varying as x does under shard_map, as the other branch's are
-        return tuple(program_shardings.varying_as(v, x) for v in (jnp.full((listed,), -1, jnp.int32), 0 * x[:listed]))
+        return tuple(
+            program_shardings.varying_as(v, x) for v in (jnp.full((listed,), -1, jnp.int32), jnp.zeros(listed, x.dtype))
+        )
 
     at, found = jax.lax.cond(nans + infs > 0, places, none, x)
     return [extremes, jnp.stack([nans, infs, negative, count]), at, found]

@@ -67,8 +67,8 @@ _names_read: dict[int, tuple[tuple[int, int], frozenset[str] | None]] = {}  # nu
 def watched_whole(number: int) -> frozenset[str]:
     """The names breakpoint ``number``'s checks read only as a watch of the whole name
     (``watch grads``, and no condition, template or other watch reading ``grads``): of
-    such a pytree a watch keeps its leaves' statistics, which the program may send
-    instead of the leaves. The same object while the checks are unchanged."""
+    such a pytree or array a watch keeps only statistics, which the program may send
+    instead of the values. The same object while the checks are unchanged."""
     version = checks_version()
     known = _watched_whole.get(number)
     if known is not None and known[0] == version:

@@ -170,11 +170,7 @@ def value_of(hit: int | None, result: Any) -> WatchValue:
                 return tree
         return WatchValue(hit, tree_summaries.short_description(result)[:TEXT_CHARS])
 
-    return guarded(describe, lambda e: _failed(hit, e))
-
-
-def _failed(hit: int | None, error: BaseException) -> WatchValue:
-    return WatchValue(hit, "", error=format_exception(error))
+    return guarded(describe, lambda e: WatchValue(hit, "", error=format_exception(e)))
 
 
 def _array_value(hit: int | None, summary: summaries.ValueSummary) -> WatchValue:
