@@ -113,6 +113,20 @@ class Listener:
             self._key = None
 
 
+def cell_started() -> None:
+    """A new cell: an interrupt a wait took whose SIGINT the main thread never handled
+    is forgotten, so that it does not swallow this cell's first interrupt. That happens
+    when the handler is put back before the main thread runs it (ipykernel ignores SIGINT
+    between cells, and CPython drops a pending signal whose handler became SIG_IGN).
+    Nothing carries over otherwise: the kernel's loop runs Python between cells, so a
+    pending SIGINT has been handled by now. Not while a wait listens (a job's debug host
+    between cells), whose interrupts are still being settled."""
+    global _credit
+    with _lock:
+        if not _listeners:
+            _credit = 0
+
+
 def listening(wake: Callable[[], None] | None = None, *, active: bool = True) -> Listener:
     """Register the calling thread's wait: while inside, a SIGINT calls ``wake`` (from
     the main thread's signal handler) instead of raising KeyboardInterrupt in the main

@@ -84,6 +84,7 @@ def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None) -> bool:
 
 
 def _relay_interrupts(*_: Any) -> None:
+    interrupts.cell_started()
     interrupts.install()  # the kernel puts Python's default SIGINT handler back for each cell
 
 

@@ -445,6 +445,17 @@ def test_a_sigint_a_waiting_thread_noticed_first_is_still_kept_from_the_main_thr
         signal.raise_signal(signal.SIGINT)
 
 
+def test_a_taken_interrupt_whose_sigint_never_reached_the_relay_is_forgotten_at_the_next_cell(relay):
+    # A wait took an interrupt it counted itself, and the main thread never handled that
+    # SIGINT (ipykernel ignores SIGINT after a cell, and CPython drops a pending signal
+    # whose handler became SIG_IGN): the next cell's interrupt must still end that cell.
+    with relay.listening() as listener:
+        listener.interrupted()
+    relay.cell_started()
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+
+
 def test_one_sigint_that_two_waits_of_a_stop_saw_is_kept_from_the_main_thread_once(relay):
     # A panel's wait ended by its timeout just before a SIGINT; the stop's next wait
     # sees it at once, and the stop's earlier wait may have seen it too: taken once.
