@@ -123,8 +123,19 @@ def cell_started() -> None:
     between cells), whose interrupts are still being settled."""
     global _credit
     with _lock:
+        _forget_ended_threads()
         if not _listeners:
             _credit = 0
+
+
+def _forget_ended_threads() -> None:
+    """Drop the waits of threads that ended without leaving them (an exception raised
+    into a thread as it entered one): they would take every interrupt from the main
+    thread and wake nobody. The caller holds the lock."""
+    for key, (thread, _) in list(_listeners.items()):
+        if not thread.is_alive():
+            del _listeners[key]
+            _anticipated.discard(key)
 
 
 def listening(wake: Callable[[], None] | None = None, *, active: bool = True) -> Listener:
@@ -268,6 +279,7 @@ def _wake_listeners() -> bool:
     _signals += 1
     main = threading.main_thread()
     with _lock:
+        _forget_ended_threads()
         listeners = list(_listeners.items())
         main_listens = any(thread is main for _, (thread, _) in listeners)
         if not listeners and _credit > 0:

@@ -456,6 +456,19 @@ def test_a_taken_interrupt_whose_sigint_never_reached_the_relay_is_forgotten_at_
         signal.raise_signal(signal.SIGINT)
 
 
+def test_the_wait_of_a_thread_that_ended_without_leaving_it_takes_no_interrupt(relay):
+    # A thread that ended inside a wait (an exception raised into it as it entered) must
+    # not keep the main thread's interrupts from it.
+    def enters_and_ends():
+        relay.listening().__enter__()
+
+    thread = threading.Thread(target=enters_and_ends)
+    thread.start()
+    thread.join()
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+
+
 def test_one_sigint_that_two_waits_of_a_stop_saw_is_kept_from_the_main_thread_once(relay):
     # A panel's wait ended by its timeout just before a SIGINT; the stop's next wait
     # sees it at once, and the stop's earlier wait may have seen it too: taken once.
