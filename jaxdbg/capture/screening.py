@@ -375,9 +375,10 @@ class ScreeningSite:
         (:func:`to_send`) and the statistics forms of the locals only watched whole (not
         under vmap); and the operands ``carried`` with the question. Kept while the
         checks are the same: this is asked at every step."""
-        names, whole = breakpoint_checks.names_read(number), breakpoint_checks.watched_whole(number)
+        names = breakpoint_checks.names_read(number)  # a new object whenever the checks change
         known = self._waiting.get((carried, batched))
-        if known is None or known[0] is not names or known[1] is not whole:
+        if known is None or known[0] is not names:
+            whole = breakpoint_checks.watched_whole(number)
             in_question = frozenset().union(*(self.screen_groups[p].names for p in carried))
             summarized = {
                 STATS_BASE + k: form.name
@@ -393,8 +394,8 @@ class ScreeningSite:
             if waiting is not None:
                 waiting = waiting.union(summarized)
             operands = tuple(i for p in carried for i in self.screen_groups[p].operands)
-            known = self._waiting[carried, batched] = (names, whole, waiting, operands)
-        return known[2], known[3]
+            known = self._waiting[carried, batched] = (names, waiting, operands)
+        return known[1], known[2]
 
     def receive(self, state: int, position: int, values: tuple, levels: tuple, sizes: tuple) -> int:
         """A group of locals, or a local's statistics, asked for by a screening arrives;

@@ -15,8 +15,9 @@ From the outside in:
    with its operands, each one copied to the host (on a GPU or TPU, a device-to-host
    transfer) before the callback runs. A breakpoint with a condition, log template or
    watches is decided on the scalars, or answered "screen": the other locals they read
-   are sent, one ``lax.cond`` each (a pytree only watched whole: its leaves' statistics,
-   computed in the branch), and the host decides on them (screening.py). In a
+   are sent, one ``lax.cond`` each (a big pytree or array only watched whole, where the
+   watch was set as the breakpoint was traced: its statistics, computed in the branch),
+   and the host decides on them (screening.py). In a
    sharded program a value is gathered onto the host's device inside the branch that
    sends it (:meth:`_Sending.for_host`), never ahead of the question;
 5. the host callback itself, which hands the batch to ``site.on_host``: a host call
@@ -314,7 +315,7 @@ def _screening_state(sending: _Sending, levels, sizes, mask, operands) -> Any:
 
     state = sending.on_every_device(jax_host_calls.host_call(ask_host, *masks, *carried_values, results=_STATE)[0])
     # What each position sends, made inside its branch: a group's values, or (not under
-    # vmap, whose stops are screened on whole batches) a pytree's leaves' statistics.
+    # vmap, whose stops are screened on whole batches) a local's statistics.
     asked: list[tuple[int, Callable[[], list]]] = [
         (p, functools.partial(sending.for_host, operands, group.operands))
         for p, group in enumerate(groups)
