@@ -135,7 +135,9 @@ def test_breakpoints_after_the_cell_returned_still_work(fresh_kernel):
     # after a click on the previous one (a display parented to a click is dropped).
     early = [serve(n) for n in (1, 2, 3)]
     kernel.wait_for(lambda: len(panel_displays(kernel)) >= before + 4, 120, "panel 4")
-    waiting = kernel.execute("out.block_until_ready()\nprint('ready', out.tolist())")
+    waiting = kernel.execute("print('waiting', flush=True)\nout.block_until_ready()\nprint('ready', out.tolist())")
+    # Once it runs: a stop that opens before a sent cell starts belongs to the cell before.
+    kernel.wait_for_output(waiting, "waiting", timeout=120)
     late = [serve(n) for n in range(4, 9)]
 
     parents = [d["parent_header"]["msg_id"] for d in early + late]
