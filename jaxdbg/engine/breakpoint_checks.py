@@ -52,11 +52,7 @@ def names_read(number: int) -> frozenset[str] | None:
     known = _names_read.get(number)
     if known is not None and known[0] == version:
         return known[1]
-    condition, template = breakpoint_state.checks(number)
-    sources = [condition] if condition else []
-    if template:
-        sources.append(template_code(template))
-    names = names_in(tuple(sources + watches.LIVE.expressions(number)))
+    names = names_in(tuple(_condition_and_template(number) + watches.LIVE.expressions(number)))
     _names_read[number] = (version, names)
     return names
 
@@ -73,10 +69,9 @@ def watched_whole(number: int) -> frozenset[str]:
     known = _watched_whole.get(number)
     if known is not None and known[0] == version:
         return known[1]
-    condition, template = breakpoint_state.checks(number)
     expressions = watches.LIVE.expressions(number)
-    others = ([condition] if condition else []) + ([template_code(template)] if template else [])
-    read_otherwise = names_in(tuple(others + [e for e in expressions if not e.isidentifier()]))
+    others = _condition_and_template(number) + [e for e in expressions if not e.isidentifier()]
+    read_otherwise = names_in(tuple(others))
     whole = frozenset() if read_otherwise is None else frozenset(e for e in expressions if e.isidentifier())
     whole = whole.difference(read_otherwise or ())
     _watched_whole[number] = (version, whole)
@@ -84,6 +79,12 @@ def watched_whole(number: int) -> frozenset[str]:
 
 
 _watched_whole: dict[int, tuple[tuple[int, int], frozenset[str]]] = {}  # number -> (versions, names)
+
+
+def _condition_and_template(number: int) -> list[str]:
+    """The Python sources of breakpoint ``number``'s condition and log template (those set)."""
+    condition, template = breakpoint_state.checks(number)
+    return ([condition] if condition else []) + ([template_code(template)] if template else [])
 
 
 def checks_version() -> tuple[int, int]:

@@ -131,11 +131,15 @@ def cell_started() -> None:
 def _forget_ended_threads() -> None:
     """Drop the waits of threads that ended without leaving them (an exception raised
     into a thread as it entered one): they would take every interrupt from the main
-    thread and wake nobody. The caller holds the lock."""
+    thread and wake nobody. The caller holds the lock. What the relay counted on such a
+    wait is settled as its leaving would have (:meth:`Listener._leave`)."""
+    global _credit
     for key, (thread, _) in list(_listeners.items()):
         if not thread.is_alive():
             del _listeners[key]
-            _anticipated.discard(key)
+            if key in _anticipated:
+                _anticipated.discard(key)
+                _credit += 1
 
 
 def listening(wake: Callable[[], None] | None = None, *, active: bool = True) -> Listener:

@@ -469,6 +469,32 @@ def test_the_wait_of_a_thread_that_ended_without_leaving_it_takes_no_interrupt(r
         signal.raise_signal(signal.SIGINT)
 
 
+def test_a_sigint_counted_on_an_ended_threads_wait_is_settled_when_the_wait_is_dropped(relay):
+    # The relay counted on a wait whose thread then ended without leaving it: dropping
+    # that wait settles what was counted, so a later wait's interrupt is kept once.
+    entered, release = threading.Event(), threading.Event()
+
+    def waits_and_ends():
+        relay.listening().__enter__()
+        entered.set()
+        release.wait(60)
+
+    thread = threading.Thread(target=waits_and_ends)
+    thread.start()
+    entered.wait(60)
+    signal.raise_signal(signal.SIGINT)  # counted on the waiting thread: not raised here
+    release.set()
+    thread.join()
+    with relay.listening() as listener:  # a later wait takes an interrupt itself
+        listener.interrupted()
+    try:
+        signal.raise_signal(signal.SIGINT)  # its SIGINT, late: kept from the main thread
+    except KeyboardInterrupt:
+        pytest.fail("the late SIGINT of an interrupt a wait took reached the main thread")
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+
+
 def test_one_sigint_that_two_waits_of_a_stop_saw_is_kept_from_the_main_thread_once(relay):
     # A panel's wait ended by its timeout just before a SIGINT; the stop's next wait
     # sees it at once, and the stop's earlier wait may have seen it too: taken once.
