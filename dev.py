@@ -32,6 +32,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -44,6 +45,9 @@ from devtools.summary import summarize
 TOOLS = ROOT / ".venv-tools"
 NOX = "nox==2026.10.20"
 BUILDERS = 3  # venvs built at a time
+# What the venvs of `test` take (5.3 GiB measured) plus pip's unpacking and the run's
+# temporary files; under it, a build dies deep in pip with "No space left on device".
+DISK_NEEDED_GIB = 8
 
 
 # ------------------------------------------------------------------ nox
@@ -93,11 +97,29 @@ def exec_nox(args: list[str]) -> None:
 # ------------------------------------------------------------------ commands
 
 
+def warn_if_disk_short() -> None:
+    """Say up front, in one line, when the disk cannot hold what the venvs need; the
+    build still goes on (venvs built before need no more room)."""
+    if (ROOT / ".nox" / "tests" / "bin" / "python").exists():
+        return
+    # The checkout and the temporary folder, once each when they share a disk.
+    folders = {os.stat(folder).st_dev: folder for folder in (Path(tempfile.gettempdir()), ROOT)}
+    for folder in folders.values():
+        free_gib = shutil.disk_usage(folder).free / 2**30
+        if free_gib < DISK_NEEDED_GIB:
+            log(
+                f"only {free_gib:.1f} GiB free on the disk of {folder}; the venvs and the test "
+                f"run need about {DISK_NEEDED_GIB} GiB: free some (other clones' .nox folders "
+                "hold 5 GiB each) or the build will fail for want of space"
+            )
+
+
 def build_venvs() -> int:
     """Build (or check) every venv of PARALLEL_VENVS, BUILDERS at a time; each one's output
     goes to .nox/results/setup-NAME.log, printed when it fails. A built venv takes a
     second or two (its stamp says it is up to date)."""
     started = time.monotonic()
+    warn_if_disk_short()
     nox = ensure_nox()
     RESULTS.mkdir(parents=True, exist_ok=True)
     waiting, running, failed = list(PARALLEL_VENVS), [], []
