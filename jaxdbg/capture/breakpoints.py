@@ -16,6 +16,7 @@ outer frames, stay out (frames.traced_function_frames, jax_api.traces_in_reach).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 from typing import Any, Callable
 
@@ -161,6 +162,8 @@ class _Site(screening.ScreeningSite):
         ``checks``: their version when it arrived; changed by its turn, they decide it then)."""
         operand = operand_reader.reader(index, levels, operands, host_ops, keys=self.keys)
         info = self._stop_info(index, sizes, operand)
+        if not sizes:  # vmap's stops send values: no statistics form to hint at
+            info.sent_whole = functools.partial(self.sent_whole, operand)
         if self.describe_reason is not None:
             info.reason = self.describe_reason(operand)
         compiled = self.compiled.get if self.compiled is not None else None

@@ -193,7 +193,7 @@ def stats_forms(
     return tuple(form for _, form in found[:MAX_STATS_FORMS])
 
 
-def _stats_form(name: str, treedef: Any, leaves: list[Any], operands: list[Any]) -> StatsForm | None:
+def _stats_form(name: str, treedef: Any, leaves: list[Any], operands: Any) -> StatsForm | None:
     if jax.tree_util.treedef_is_leaf(treedef):
         (leaf,) = leaves
         if not isinstance(leaf, frames_mod.OperandSlot) or not _real_float(operands[leaf.index].dtype):
@@ -342,6 +342,21 @@ class ScreeningSite:
 
     def _stop_info(self, index: tuple, sizes: tuple, operand: Callable[[int], Any]) -> StopInfo:
         raise NotImplementedError  # the site's
+
+    def sent_whole(self, operand: Callable[[int], Any], name: str) -> int | None:
+        """The bytes of innermost local ``name`` (values read by ``operand``) when this
+        program sends it whole to a watch of it at every stop, where one traced with the
+        watch set would send only its statistics (:func:`stats_forms`); else None."""
+        template = self.templates[0]
+        if not self.screen_groups or name not in template.traced_locals:
+            return None  # eager, or not a traced local of the innermost frame
+        if any(form.name == name for form in self.stats_forms):
+            return None  # sent as statistics already (or tried, and could not be)
+        treedef, leaves = template.traced_locals[name]
+        values = {slot.index: operand(slot.index) for slot in leaves if isinstance(slot, frames_mod.OperandSlot)}
+        form = guarded(lambda: _stats_form(name, treedef, leaves, values), lambda e: None)
+        size = 0 if form is None else sum(_nbytes(values[i]) for i in form.operands)
+        return size if size >= STATS_MIN_BYTES else None
 
     def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple, carried: tuple = (), values: tuple = ()) -> int:
         """The host's first answer for one arrival of ``stops`` selected stops (``mask``:

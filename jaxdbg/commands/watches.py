@@ -12,14 +12,16 @@ stop where it was set; its value at that stop is taken at once.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from jaxdbg.commands import watch_tables
 from jaxdbg.commands.watch_tables import SPARK_POINTS, sparkline
-from jaxdbg.engine import watches
+from jaxdbg.engine import breakpoint_checks, watches
 from jaxdbg.engine.command_table import ArgumentKind, command, error
 from jaxdbg.engine.outputs import Output, OutputKind
 from jaxdbg.engine.session import Session
+from jaxdbg.engine.values.tree_summaries import byte_size
 
 _HISTORY = re.compile(r"(\d+)(?:\s+(all|leaves)(?:\s+(\d+))?)?")
 _DIFF = re.compile(r"diff\s+(\d+)\s+(\d+)\s+(\d+)")
@@ -141,7 +143,24 @@ def _watch(s: Session, arg: str) -> Output:
         return error(str(e))
     # Its value here, at once, evaluated in the innermost frame (as at every later stop).
     book.record_with(number, s.info.hit, s.watch_values, only=arg.strip())
-    return watch_table(s)
+    table, hint = watch_table(s), _statistics_hint(s, number, arg.strip())
+    return dataclasses.replace(table, text=f"{table.text}\n{hint}") if hint else table
+
+
+def _statistics_hint(s: Session, number: int, expression: str) -> str | None:
+    """What a watch of a big local whole costs until its program is traced again: it
+    crosses to the host at every stop, while a program traced with the watch set sends
+    only the statistics the watch keeps (capture.screening's statistics forms)."""
+    if s.info.sent_whole is None or expression not in breakpoint_checks.watched_whole(number):
+        return None
+    size = s.info.sent_whole(expression)
+    if size is None:
+        return None
+    return (
+        f"note: {expression} ({byte_size(size)}) crosses to the host whole at every later stop of this "
+        "program, passed ones too; once the program is traced again (run the cell defining the jitted "
+        "function, or call jax.clear_caches()), it sends only the statistics this watch keeps."
+    )
 
 
 @command(

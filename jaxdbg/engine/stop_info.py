@@ -28,6 +28,10 @@ class StopInfo:
     process: str | None = None  # "process 1/4" in a jax.distributed job of several processes
     # A neutral line about the stop that is not why it stopped ("reopened from FILE").
     note: str | None = None
+    # The bytes of an innermost local that this program sends whole to a watch of it at
+    # every stop, passed ones too, where a program traced with that watch set would send
+    # only its statistics; None for any other name (and no function where none can be).
+    sent_whole: Callable[[str], int | None] | None = None
 
     @property
     def batched(self) -> bool:

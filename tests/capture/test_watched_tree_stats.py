@@ -285,3 +285,49 @@ def test_only_whole_watches_nothing_else_reads_are_sent_as_statistics():
     assert breakpoint_checks.watched_whole(number) == {"grads"}
     watches.LIVE.add(number, "locals()")  # reads every local
     assert breakpoint_checks.watched_whole(number) == frozenset()
+
+
+def _jitted_step(**options):
+    @jax.jit
+    def step(x):
+        grads = {"w": jnp.full((SIDE, SIDE), x), "b": jnp.arange(8.0) * x}  # 1 MB
+        small = x * 2
+        jaxdbg.breakpoint(**options)
+        return grads["w"].sum() + small
+
+    return step
+
+
+def test_watching_a_big_local_says_it_crosses_whole_until_the_program_is_traced_again(monkeypatch):
+    """`watch grads` typed at a stop of a program traced before: the watch table says that
+    this program sends grads whole at every stop, and how to have it send statistics."""
+    t = Transcript("watch grads", "watch small", "c", "unwatch grads", "watch grads", "continue all")
+    host = HostBytes(monkeypatch)
+    step = _jitted_step(**t.options)
+    step(1.0)
+    jax.clear_caches()  # as the note says: the same function is traced again
+    step(2.0)
+    sent = host.total
+    step(3.0)  # passed (continue all): the statistics cross, not the 1 MB
+    sent = host.total - sent
+
+    first, again = t.answers("watch grads")
+    assert "note: grads (1 MB) crosses to the host whole at every later stop" in first
+    assert "jax.clear_caches()" in first
+    assert "note:" not in t.answers("watch small")[0]  # a small local: nothing to say
+    assert "note:" not in again  # the program traced with the watch sends its statistics
+    assert sent < 1024, sent
+
+
+def test_no_note_where_a_check_reads_part_of_the_local():
+    """Read in part (by a watch or a condition), grads is sent whole in any program."""
+    t = Transcript("watch grads['w'].sum()", "watch grads", "c")
+    _jitted_step(**t.options)(1.0)
+    assert "note:" not in t.answers("watch grads['w'].sum()")[0]
+    assert "note:" not in t.answers("watch grads")[0]
+
+
+def test_no_note_at_a_batched_stop():
+    t = Transcript("watch grads", "c", "c")
+    jax.vmap(_jitted_step(**t.options))(jnp.arange(2.0))
+    assert "note:" not in t.answers("watch grads")[0]  # vmap's stops send values
