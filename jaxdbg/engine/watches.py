@@ -7,12 +7,10 @@ and the ones passed without opening (``continue all``, an ignore count, a false
 condition, a logpoint, a disabled breakpoint), so the history fills in while a scan
 runs on. A breakpoint without watches costs one dict lookup per stop.
 
-What is kept per hit is small: a real scalar's number (the panel plots it), an
-array's statistics (min / max / mean and NaN / Inf counts, as ``locals`` shows), a
-pytree's summary line with its global norm and, per float leaf, the leaf's norm and
-NaN / Inf counts (:class:`LeafNorms`, never a copy of the tree), anything else its
-short repr. An expression that raises keeps the error as its
-value and is reported once per breakpoint; it never ends the computation.
+What is kept per hit is small (:mod:`jaxdbg.engine.values.watch_values`): a number, an
+array's statistics, a pytree's line and its leaves' norms, never a copy of the value.
+An expression that raises keeps the error as its value and is reported once per
+breakpoint; it never ends the computation.
 
 A :class:`WatchBook` holds the watches of every breakpoint. :data:`LIVE` is this
 process's; a reopened saved stop (:mod:`jaxdbg.engine.saved_stops`) has its own.
@@ -25,67 +23,24 @@ import math
 import threading
 from typing import Any, Callable
 
-import jax
 import numpy as np
 
 from jaxdbg.engine import evaluation
 from jaxdbg.engine.frames import Frame
-from jaxdbg.engine.values import leaf_stats, sent_stats, summaries, tree_hits, tree_summaries
+from jaxdbg.engine.values import sent_stats, watch_values
+from jaxdbg.engine.values.watch_values import LeafNorms as LeafNorms  # the watches' API too
+from jaxdbg.engine.values.watch_values import WatchValue as WatchValue
+from jaxdbg.engine.values.watch_values import leaf_norms as leaf_norms
+from jaxdbg.engine.values.watch_values import value_of as value_of
 from jaxdbg.runtime import notices
-from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
 HISTORY_LENGTH = 10_000  # values kept per watch (the oldest leave first)
 # A full history drops its oldest values this many at a time: dropping one per hit moves
 # the whole list each time, the most of what a watch on a number costs a passed stop.
 _DROPPED_AT_ONCE = 1_000
-TEXT_CHARS = 200  # a value's text beyond this is cut
 #: Per-leaf numbers kept per watch, over its hits: a big tree keeps them for its latest
 #: hits only (10,000 leaves: the last 200 hits, about 5 MB); older hits keep their line.
 LEAF_VALUES = 2_000_000
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class LeafNorms:
-    """A pytree watch's float leaves at one hit, by key path: each leaf's L2 norm over its
-    finite values (NaN for a leaf that could not be read) and its NaN / Inf counts.
-    ``paths`` is one tuple shared by the hits of one tree structure."""
-
-    paths: tuple[str, ...]
-    norms: np.ndarray  # float64, one per path
-    nans: np.ndarray  # int64
-    infs: np.ndarray  # int64
-
-    def at(self, path: str) -> tuple[float, int, int] | None:
-        """``(norm, nans, infs)`` of the leaf at ``path``, None when this hit has none."""
-        try:
-            i = self.paths.index(path)
-        except ValueError:
-            return None
-        return float(self.norms[i]), int(self.nans[i]), int(self.infs[i])
-
-
-@dataclasses.dataclass  # not frozen, though never changed: that costs a µs per value, made at each step of a loop
-class WatchValue:
-    """One watch's value at one stop. ``hit`` is the breakpoint's hit number (None at a
-    stop of a disabled breakpoint, which is not a hit)."""
-
-    hit: int | None
-    text: str
-    number: float | None = None  # a real scalar (a pytree: its global norm), for the plot
-    stats: summaries.ArrayStats | None = None  # an array's statistics
-    shape: tuple[int, ...] | None = None
-    dtype: str | None = None
-    error: str | None = None
-    leaves: LeafNorms | None = None  # a pytree's float leaves
-
-    @property
-    def nonfinite(self) -> tuple[int, int] | None:
-        """``(NaN, Inf)`` counts of an array or a pytree (all its float leaves)."""
-        if self.stats is not None:
-            return self.stats.nan_count, self.stats.inf_count
-        if self.leaves is not None:
-            return int(self.leaves.nans.sum()), int(self.leaves.infs.sum())
-        return None
 
 
 @dataclasses.dataclass
@@ -106,7 +61,7 @@ class Watch:
         """Make :attr:`numbers_taken` values, in order (the book's lock held)."""
         if self.numbers_taken:
             taken, self.numbers_taken = self.numbers_taken[-HISTORY_LENGTH:], []
-            self.values += [_number_value(hit, number) for hit, number in taken]
+            self.values += [watch_values.number_value(hit, number) for hit, number in taken]
             _drop_oldest(self.values)
 
     @property
@@ -141,99 +96,6 @@ class Watch:
         return [f"mean first {means[0]:.6g}", f"last {means[-1]:.6g}", f"range {min(lows):.6g} … {max(highs):.6g}"]
 
 
-def _real_scalar(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return float(value)
-    if summaries.is_array(value) or isinstance(value, np.generic):
-        if np.ndim(value) != 0:
-            return None
-        host = np.asarray(value)
-        if host.dtype.kind in "biuf" or host.dtype.name == "bfloat16":
-            return float(host.astype(np.float64))
-    return None
-
-
-def value_of(hit: int | None, result: Any) -> WatchValue:
-    """What a watch keeps of ``result`` (user code: a repr or ``__array__`` may raise)."""
-
-    def describe() -> WatchValue:
-        number = _real_scalar(result)
-        if number is not None:
-            return WatchValue(hit, summaries.scalar_text(result), number=number)
-        if summaries.is_array(result):
-            return _array_value(hit, summaries.summarize("", result))
-        if tree_summaries.is_tree(result):
-            tree = guarded(lambda: _tree_value(hit, result), lambda e: None)
-            if tree is not None:
-                return tree
-        return WatchValue(hit, tree_summaries.short_description(result)[:TEXT_CHARS])
-
-    return guarded(describe, lambda e: WatchValue(hit, "", error=format_exception(e)))
-
-
-def _array_value(hit: int | None, summary: summaries.ValueSummary) -> WatchValue:
-    return WatchValue(
-        hit, summary.details()[:TEXT_CHARS], stats=summary.stats, shape=summary.shape, dtype=summary.dtype
-    )
-
-
-def _tree_value(hit: int | None, value: Any) -> WatchValue | None:
-    """A pytree's line, its global norm (what the plot draws) and its leaves' norms; None
-    for a tree without arrays, whose short repr says more. The tree is walked once."""
-    quick = tree_hits.tree_hit(value)  # a tree with float leaves, its structure read once
-    if quick is not None:
-        return _tree_hit_value(hit, quick)
-    found = tree_summaries.leaves(value)
-    if not any(leaf.is_array for leaf in found):
-        tree = tree_summaries.tree_summary(value)
-        return None if tree is None else WatchValue(hit, tree.line()[:TEXT_CHARS])
-    # The leaves' statistics first: the line's summary then reads them from cache.
-    norms = leaf_norms(value, found)
-    kind = tree_summaries.library_kind(value)
-    tree = tree_summaries.summarize_leaves(summaries.type_name(value), kind, found)
-    return WatchValue(hit, tree.line()[:TEXT_CHARS], number=tree.norm, leaves=norms)
-
-
-def _tree_hit_value(hit: int | None, quick: tree_hits.TreeHit) -> WatchValue:
-    numbers = LeafNorms(quick.paths, quick.norms, quick.nans, quick.infs)
-    return WatchValue(hit, quick.summary.line()[:TEXT_CHARS], number=quick.summary.norm, leaves=numbers)
-
-
-def _sent_stats_value(hit: int | None, sent: sent_stats.SentStats) -> WatchValue:
-    """What a watch keeps of a local sent as its statistics: a pytree's or an array's."""
-    if isinstance(sent, sent_stats.SentArrayStats):
-        return _array_value(hit, sent.summary())
-    quick = guarded(sent.hit, lambda e: None)
-    if quick is None:
-        return WatchValue(hit, "", error="its leaves' statistics could not be read")
-    return _tree_hit_value(hit, quick)
-
-
-def leaf_norms(value: Any, listed: list[tree_summaries.Leaf] | None = None) -> LeafNorms | None:
-    """Each float array leaf's norm and NaN / Inf counts, by key path; None without any.
-    ``listed``: the value's leaves, when they were listed already."""
-    is_float: dict[Any, bool] = {}  # per dtype: its name is slow to make, and 10,000 leaves share a few
-    floats = []
-    for leaf in tree_summaries.leaves(value) if listed is None else listed:
-        if leaf.is_array:
-            dtype = leaf.value.dtype
-            if dtype not in is_float:
-                is_float[dtype] = leaf_stats.is_float(dtype)
-            if is_float[dtype]:
-                floats.append(leaf)
-    if not floats:
-        return None
-    found = leaf_stats.many_leaf_stats([leaf.value for leaf in floats])
-    return LeafNorms(
-        tuple(leaf.path for leaf in floats),
-        np.array([math.sqrt(s.sum_squares) if s is not None else math.nan for s in found], dtype=np.float64),
-        np.array([s.nan_count if s is not None else 0 for s in found], dtype=np.int64),
-        np.array([s.inf_count if s is not None else 0 for s in found], dtype=np.int64),
-    )
-
-
 ValuesOf = Callable[[list[str], "int | None"], list[WatchValue]]
 
 
@@ -254,12 +116,14 @@ def on_numbers(numbers: Callable[[str], Any], frame_of: Callable[[], Frame]) -> 
         found = []
         for expression in expressions:
             result = _on_numpy(expression, numbers)
-            number = _numpy_number(result)
+            number = watch_values.numpy_number(result)
             if isinstance(result, sent_stats.SentStats):  # a local sent as its statistics
-                found.append(_sent_stats_value(hit, result))
+                found.append(watch_values.sent_stats_value(hit, result))
             elif number is not None:
-                found.append(_number_value(hit, number))
-            elif result is not evaluation.NOT_ON_NUMPY and (_real_scalar(result) is not None or _numeric_tree(result)):
+                found.append(watch_values.number_value(hit, number))
+            elif result is not evaluation.NOT_ON_NUMPY and (
+                watch_values.real_scalar(result) is not None or watch_values.numeric_tree(result)
+            ):
                 found.append(value_of(hit, result))  # what the JAX values give
             else:
                 found.append(evaluate(expression, frame_of(), hit))
@@ -279,33 +143,6 @@ def _on_numpy(expression: str, numbers: Callable[[str], Any]) -> Any:
         if isinstance(value, (np.ndarray, np.generic, sent_stats.SentStats)):
             return value
     return evaluation.on_numpy_values(expression, numbers)
-
-
-# NumPy's number types: a watch on one keeps its number (value_of's, made sooner).
-_NUMPY_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdg")
-
-
-def _numpy_number(value: Any) -> Any:
-    """``value`` as a NumPy scalar when it is a number NumPy holds as JAX does (a copy:
-    the program's buffer is not ours after the host call); None otherwise."""
-    if type(value) is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf":
-        return value[()]
-    return value if type(value) in _NUMPY_SCALARS else None
-
-
-def _number_value(hit: int | None, number: Any) -> WatchValue:
-    """What :func:`value_of` keeps of a NumPy number, made without its general checks."""
-    return WatchValue(hit, str(number), number=float(number))
-
-
-def _numeric_tree(value: Any) -> bool:
-    """A pytree whose leaves are all NumPy arrays of booleans, integers or floats."""
-    if not tree_summaries.is_tree(value):
-        return False
-    leaves = jax.tree_util.tree_leaves(value)
-    return bool(leaves) and all(
-        isinstance(leaf, (np.ndarray, np.generic)) and leaf.dtype.kind in "biuf" for leaf in leaves
-    )
 
 
 def evaluate(expression: str, frame: Frame, hit: int | None) -> WatchValue:
@@ -429,7 +266,7 @@ class WatchBook:
                 value = numbers(watch.expression) if watch.expression.isidentifier() else None
             except KeyError:
                 return False
-            scalar = _numpy_number(value)
+            scalar = watch_values.numpy_number(value)
             if scalar is None:
                 return False
             taken.append(scalar)
