@@ -85,8 +85,11 @@ CORE_TEST_ARGS = [
 # keeps the bytecode it compiles, as Python does by default, even where the environment
 # sets PYTHONDONTWRITEBYTECODE (as container images often do): else each of them compiles
 # jaxdbg anew (about 0.3 s of CPU), and each worker rewrites every test module's asserts
-# anew (about 3 s). The files go to the git-ignored __pycache__ folders.
+# anew (about 3 s). The files go to the git-ignored __pycache__ folders. The venvs are
+# installed without bytecode (install_once), so every session's processes, the lab's
+# and the docs build's too, keep it: each module is compiled once, where it is imported.
 KEEP_BYTECODE = {"PYTHONDONTWRITEBYTECODE": ""}
+os.environ.update(KEEP_BYTECODE)
 # What the main run's kernel tests read to start the kernels of the other venvs
 # (tests/support/kernel_harness.py), by the session that builds each venv.
 KERNEL_ENV = {
@@ -184,7 +187,9 @@ def install_once(session: nox.Session, *steps: list[str]) -> None:
         return
     stamp_file.unlink(missing_ok=True)
     for step in steps:
-        session.install(*step, env={"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"})
+        # --no-compile: pip would byte-compile every installed file (the main venv: 10 s of
+        # CPU, 200 MB); Python compiles what is imported, once, on first import instead.
+        session.install("--no-compile", *step, env={"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"})
     stamp_file.write_text(want + "\n")
 
 
