@@ -45,7 +45,7 @@ from devtools.summary import summarize
 TOOLS = ROOT / ".venv-tools"
 NOX = "nox==2026.10.20"
 BUILDERS = 3  # venvs built at a time
-# What the venvs of `test` take (5.3 GiB measured) plus pip's unpacking and the run's
+# What the venvs of `test` take (4.8 GiB after a run) plus pip's unpacking and the run's
 # temporary files; under it, a build dies deep in pip with "No space left on device".
 DISK_NEEDED_GIB = 8
 
