@@ -66,6 +66,7 @@ class WatchValue:
 
 
 def real_scalar(value: Any) -> float | None:
+    """A real number's value (a bool, an int, a float, a 0-d real array); else None."""
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float)):
