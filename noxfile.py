@@ -88,8 +88,7 @@ CORE_TEST_ARGS = [
 # anew (about 3 s). The files go to the git-ignored __pycache__ folders. The venvs are
 # installed without bytecode (install_once), so every session's processes, the lab's
 # and the docs build's too, keep it: each module is compiled once, where it is imported.
-KEEP_BYTECODE = {"PYTHONDONTWRITEBYTECODE": ""}
-os.environ.update(KEEP_BYTECODE)
+os.environ["PYTHONDONTWRITEBYTECODE"] = ""  # inherited by every process a session starts
 # What the main run's kernel tests read to start the kernels of the other venvs
 # (tests/support/kernel_harness.py), by the session that builds each venv.
 KERNEL_ENV = {
@@ -243,7 +242,7 @@ def pytest(
             "pytest",
             *args,
             f"--junitxml={junit}",
-            env={"PYTHONUNBUFFERED": "1", **KEEP_BYTECODE, **(env or {})},
+            env={"PYTHONUNBUFFERED": "1", **(env or {})},
             success_codes=[0, 5],
         )  # 5: nothing collected, not a failure of the matrix
     finally:
@@ -400,7 +399,7 @@ def ensure_chromium(session: nox.Session) -> Path | None:
 def docs_env() -> dict[str, str]:
     """The docs build executes the notebooks in kernels that inherit this environment: the
     notebooks' python3 kernel is the venv's, not one in the user's home."""
-    return {"JAX_PLATFORMS": "cpu", "NO_MKDOCS_2_WARNING": "1", "JUPYTER_PREFER_ENV_PATH": "1", **KEEP_BYTECODE}
+    return {"JAX_PLATFORMS": "cpu", "NO_MKDOCS_2_WARNING": "1", "JUPYTER_PREFER_ENV_PATH": "1"}
 
 
 DOCS_LABEL = "docs (mkdocs build --strict)"

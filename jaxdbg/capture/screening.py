@@ -182,15 +182,24 @@ def stats_forms(
     ``watched`` whole as the breakpoint is traced (breakpoint_checks.watched_whole), the
     largest MAX_STATS_FORMS of at least STATS_MIN_BYTES: real float arrays, and pytrees
     whose float leaves are each an operand, at most MAX_STATS_LEAVES of them."""
-    found = []
-    for name in innermost.order:
-        if name in innermost.traced_locals and name in watched:
-            treedef, leaves = innermost.traced_locals[name]
-            form = guarded(lambda: _stats_form(name, treedef, leaves, operands), lambda e: None)
-            if form is not None and (size := sum(_nbytes(operands[i]) for i in form.operands)) >= STATS_MIN_BYTES:
-                found.append((size, form))
+    found = [
+        sized
+        for name in innermost.order
+        if name in watched and (sized := _big_form(innermost, name, operands)) is not None
+    ]
     found.sort(key=lambda item: -item[0])
     return tuple(form for _, form in found[:MAX_STATS_FORMS])
+
+
+def _big_form(innermost: frames_mod.FrameTemplate, name: str, operands: Any) -> tuple[int, StatsForm] | None:
+    """(bytes, form) of local ``name`` when a watch of it whole may be sent as its
+    statistics: a form can be made and its values are at least STATS_MIN_BYTES."""
+    if name not in innermost.traced_locals:
+        return None
+    treedef, leaves = innermost.traced_locals[name]
+    form = guarded(lambda: _stats_form(name, treedef, leaves, operands), lambda e: None)
+    size = 0 if form is None else sum(_nbytes(operands[i]) for i in form.operands)
+    return (size, form) if form is not None and size >= STATS_MIN_BYTES else None
 
 
 def _stats_form(name: str, treedef: Any, leaves: list[Any], operands: Any) -> StatsForm | None:
@@ -352,11 +361,10 @@ class ScreeningSite:
             return None  # eager, or not a traced local of the innermost frame
         if any(form.name == name for form in self.stats_forms):
             return None  # sent as statistics already (or tried, and could not be)
-        treedef, leaves = template.traced_locals[name]
+        _, leaves = template.traced_locals[name]
         values = {slot.index: operand(slot.index) for slot in leaves if isinstance(slot, frames_mod.OperandSlot)}
-        form = guarded(lambda: _stats_form(name, treedef, leaves, values), lambda e: None)
-        size = 0 if form is None else sum(_nbytes(values[i]) for i in form.operands)
-        return size if size >= STATS_MIN_BYTES else None
+        sized = _big_form(template, name, values)  # as stats_forms decides at trace time
+        return None if sized is None else sized[0]
 
     def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple, carried: tuple = (), values: tuple = ()) -> int:
         """The host's first answer for one arrival of ``stops`` selected stops (``mask``:
