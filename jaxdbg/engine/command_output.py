@@ -26,7 +26,6 @@ import contextlib
 import io
 import sys
 import threading
-import weakref
 from typing import Any, Callable, Iterator, TextIO
 
 _STREAMS = ("stdout", "stderr")
@@ -35,9 +34,12 @@ _this_thread = threading.local()  # .buffer: where this thread's writes go, if a
 _lock = threading.RLock()
 _routing = 0  # commands running (and holders of hold_streams) that route the streams
 _wrappers: list[tuple[str, "_ThreadRoutedStream"]] = []  # (stream name, wrapper) put in place
-# Every wrapper still referenced (a console made while one was sys.stdout keeps it):
-# each one's unfinished lines go out when the routing ends.
-_every_wrapper: "weakref.WeakSet[_ThreadRoutedStream]" = weakref.WeakSet()
+# Every wrapper made, by the id of the stream it wraps (which it keeps alive), reused
+# when that stream is routed again; each one's unfinished lines go out when the routing
+# ends. Wrappers are never let go: print() before Python 3.12.10 / 3.13.3 holds
+# sys.stdout without a reference of its own while it writes, so a wrapper freed when
+# the routing ends under a thread's print would crash the process. One per stream.
+_wrapper_of: dict[int, "_ThreadRoutedStream"] = {}
 
 
 class _ThreadRoutedStream:
@@ -48,7 +50,6 @@ class _ThreadRoutedStream:
     def __init__(self, wrapped: TextIO) -> None:
         self.wrapped = wrapped
         self._unfinished: dict[int, str] = {}  # thread ident -> its line not ended yet
-        _every_wrapper.add(self)
 
     def write(self, text: str) -> int:
         buffer = getattr(_this_thread, "buffer", None)
@@ -105,9 +106,16 @@ def _wrap_streams() -> None:
                 continue
             # One left in place by someone who put it back after the routing ended is
             # taken away again with this routing.
-            wrapper = current if isinstance(current, _ThreadRoutedStream) else _ThreadRoutedStream(current)
+            wrapper = current if isinstance(current, _ThreadRoutedStream) else _wrapper_around(current)
             _wrappers.append((name, wrapper))
             setattr(sys, name, wrapper)
+
+
+def _wrapper_around(stream: TextIO) -> _ThreadRoutedStream:
+    wrapper = _wrapper_of.get(id(stream))
+    if wrapper is None:
+        wrapper = _wrapper_of[id(stream)] = _ThreadRoutedStream(stream)
+    return wrapper
 
 
 def _unwrap_streams() -> None:
@@ -120,7 +128,7 @@ def _unwrap_streams() -> None:
             if getattr(sys, name) is wrapper:  # else someone replaced it since: leave theirs
                 setattr(sys, name, wrapper.wrapped)
         _wrappers.clear()
-        holding = list(_every_wrapper)
+        holding = list(_wrapper_of.values())
     for wrapper in holding:  # outside the lock: writing may take a while
         wrapper.write_unfinished()
 

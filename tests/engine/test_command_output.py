@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import subprocess
 import sys
 import threading
 from typing import Iterator
@@ -122,3 +123,45 @@ def test_a_stream_put_in_place_while_held_is_routed_for_the_next_command():
             assert replacement.getvalue() == ""
         finally:
             release()
+
+
+# A thread's print() stops in the middle of its line while a command's routing ends.
+# print() before Python 3.12.10 / 3.13.3 holds sys.stdout without a reference of its
+# own, so had the routing let go of its wrapper the process would crash (or print would
+# find a half-freed wrapper): in a subprocess, so that a crash fails only this test.
+_PRINT_WHILE_THE_ROUTING_ENDS = """
+import io, sys, threading
+from jaxdbg.engine import command_output
+
+class Paused:
+    def __init__(self):
+        self.reached, self.go_on = threading.Event(), threading.Event()
+    def __str__(self):
+        self.reached.set()
+        assert self.go_on.wait(10)
+        return "[24.0, 32.0]"
+
+out = io.StringIO()
+sys.stdout = out
+for _ in range(20):
+    paused = Paused()
+    with command_output.captured():
+        program = threading.Thread(target=lambda: print("result", paused, flush=True))
+        program.start()
+        assert paused.reached.wait(10)
+    reuse_the_freed_memory = [object() for _ in range(1000)]
+    paused.go_on.set()
+    program.join(10)
+sys.stdout = sys.__stdout__
+print(out.getvalue().count("result [24.0, 32.0]\\n"))
+"""
+
+
+def test_a_print_under_way_when_a_commands_routing_ends_finishes_its_line():
+    ran = subprocess.run(
+        [sys.executable, "-X", "faulthandler", "-c", _PRINT_WHILE_THE_ROUTING_ENDS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (ran.returncode, ran.stdout) == (0, "20\n"), ran.stderr[-3000:]
