@@ -68,13 +68,20 @@ CORE_TEST_TOOLS = ["pytest", "pytest-timeout", "pytest-xdist"]
 # moves single tests only to a worker that ran dry. JAXDBG_TEST_WORKERS=0 runs in-process.
 TEST_WORKERS = os.environ.get("JAXDBG_TEST_WORKERS") or str((os.cpu_count() or 1) + 1)
 PARALLEL_ARGS = ["-n", TEST_WORKERS, "--dist", "worksteal"] if TEST_WORKERS != "0" else []
-# The tests that run under every matrix interpreter (the kernel tests already run each
-# matrix kernel from the main venv): no kernel, no browser, and of the jobs of processes
-# those marked `matrix` (what JAX's coordination service and collectives do per version;
-# the debug host's own protocol runs in the main venv).
+# The core tests, which run under every matrix interpreter (the kernel tests already run
+# each matrix kernel from the main venv): no kernel, no browser, and of the jobs of
+# processes those marked `matrix` (what JAX's coordination service and collectives do per
+# version; the debug host's own protocol runs in the main venv). Release checks that need
+# the main venv's tools (`main_venv`) run there only.
+CORE_MARKERS = "not kernel and not browser and not main_venv and (not distributed or matrix)"
+# The main run's share when the matrix venvs ran the core tests in the same `nox` run:
+# every other test, so each runs once per interpreter that it is for. The core tests'
+# Pythons and JAX versions are the matrix's (the oldest, the newest, Colab's); the main
+# venv's own (between them) runs its kernel, browser and job tests.
+MAIN_MARKERS = f"not ({CORE_MARKERS})"
 CORE_TEST_ARGS = [
     "-m",
-    "not kernel and not browser and (not distributed or matrix)",
+    CORE_MARKERS,
     "--ignore=tests/browser",
     "-q",
     "-p",
@@ -320,12 +327,20 @@ COLAB_LEAVES_OUT = [
 ]
 
 
+# The matrix sessions whose core tests ran in this `nox` run (``newest_jax`` runs them
+# all: it leaves nothing out and has every library the core tests read).
+_core_runs: set[str] = set()
+
+
 def _core_tests(session: nox.Session, label: str, *extra: str) -> None:
     if session.posargs:
         session.log("pytest arguments given: the core tests under this interpreter do not run")
         return
     start_docs_aside(session)
-    pytest(session, f"{label} (core)", [*CORE_TEST_ARGS, *extra])
+    try:
+        pytest(session, f"{label} (core)", [*CORE_TEST_ARGS, *extra])
+    finally:
+        _core_runs.add(session.name)
 
 
 @nox.session(python=MATRIX_PYTHONS["colab_pins"])
@@ -482,13 +497,18 @@ def tests(session: nox.Session) -> None:
     for name in ("ipykernel6", "installed_wheel"):  # kernels only: the summary names their versions
         if venv_python(name).exists():
             record(f"{name} kernel", describe(venv_python(name)), {})
-    # Without arguments, the whole suite in parallel workers; with them, as given (add
-    # `-n 3` yourself to run a selection in parallel).
+    # Without arguments, in parallel workers: the whole suite, or what the core runs left
+    # when newest_jax's ran in this `nox` run; with arguments, as given (add `-n 3`
+    # yourself to run a selection in parallel).
     args = session.posargs or PARALLEL_ARGS
+    label = "main (+ matrix-marked kernel tests on every matrix kernel)"
+    if not session.posargs and "newest_jax" in _core_runs:
+        args = [*PARALLEL_ARGS, "-m", MAIN_MARKERS]
+        label = "main (kernel, browser, job and release tests, + matrix-marked kernel tests on every matrix kernel)"
     if not session.posargs:
         start_docs_aside(session)  # when no core session started it
     try:
-        pytest(session, "main (+ matrix-marked kernel tests on every matrix kernel)", args, env)
+        pytest(session, label, args, env)
     finally:
         if _docs_aside is not None:
             _docs_aside.finish(session)

@@ -18,6 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PINS = ROOT / ".ci" / "colab-pins.txt"
+# Release checks of the checkout: they read the main venv's tools, so run there only.
+pytestmark = pytest.mark.main_venv
 
 
 def colab_pins() -> dict[str, str]:

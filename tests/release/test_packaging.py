@@ -24,6 +24,8 @@ import jaxdbg
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("jaxdbg", "jaxdbg_widgets")
+# Release checks of the checkout: they read the main venv's tools, so run there only.
+pytestmark = pytest.mark.main_venv
 
 
 def _build_dist(python: Path, out: Path) -> None:
