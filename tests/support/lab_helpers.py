@@ -382,10 +382,17 @@ _CONTRAST_JS = """
 WCAG_AA = 4.5  # normal-size text
 
 
-def text_contrast(page, root_selector: str, text_selector: str | None = None) -> list[dict]:
+def text_contrast(page, root_selector: str, text_selector: str | None = None, wait_s: float = 15) -> list[dict]:
     """Every piece of text shown inside the elements matching ``root_selector`` (or the
-    elements matching ``text_selector`` there) with its WCAG contrast ratio."""
-    return page.evaluate(_CONTRAST_JS, [root_selector, text_selector])
+    elements matching ``text_selector`` there) with its WCAG contrast ratio. The page lays
+    itself out again after a theme switch, for a moment showing none of it: while none is
+    shown, it is measured again, for up to ``wait_s`` seconds."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        found: list[dict] = page.evaluate(_CONTRAST_JS, [root_selector, text_selector])
+        if found or time.monotonic() > deadline:
+            return found
+        page.wait_for_timeout(200)
 
 
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark", "high-contrast": "JupyterLab Dark High Contrast"}
