@@ -12,7 +12,7 @@ from jax.sharding import PartitionSpec as P
 
 import jaxdbg
 from jaxdbg.engine import breakpoint_state
-from jaxdbg.engine.values import summaries
+from jaxdbg.engine.values import array_statistics, summaries
 from support.jax_setups import explicit_axes
 from support.transcript import Transcript
 
@@ -47,7 +47,7 @@ def test_statistics_of_an_array_with_nan_say_they_cover_finite_values():
 def test_statistics_over_several_chunks_count_every_nan_and_inf(monkeypatch):
     """Arrays longer than one pass's chunk (NaN / Inf in different chunks, bfloat16,
     bool) get the statistics of the whole array."""
-    monkeypatch.setattr(summaries, "STATS_CHUNK", 4)
+    monkeypatch.setattr(array_statistics, "STATS_CHUNK", 4)
     x = np.arange(11, dtype=np.float32)
     x[[1, 9]] = np.nan
     x[5] = np.inf
@@ -64,7 +64,7 @@ def test_the_one_pass_statistics_of_several_chunks_match_the_whole_array(monkeyp
     """min / max / mean taken chunk by chunk (C-, F-ordered and strided arrays,
     integers) equal numpy's over the whole array; a NaN or Inf in a later chunk only is
     still found and counted."""
-    monkeypatch.setattr(summaries, "STATS_CHUNK", 4)
+    monkeypatch.setattr(array_statistics, "STATS_CHUNK", 4)
     grid = (np.arange(30, dtype=np.float32) * 1.5 - 7).reshape(5, 6)
     for x in (grid, np.asfortranarray(grid), grid[:, ::2], np.arange(-5, 12, dtype=np.int64)):
         s = summaries.array_stats(x)
@@ -80,7 +80,7 @@ def test_the_one_pass_statistics_of_several_chunks_match_the_whole_array(monkeyp
 def test_complex_statistics_over_several_chunks_hold_no_full_size_magnitudes(monkeypatch):
     """A complex array longer than one chunk: the complex mean and |x| min / max of the
     whole array, NaN / Inf counted in every chunk, and |x| taken one chunk at a time."""
-    monkeypatch.setattr(summaries, "STATS_CHUNK", 4)
+    monkeypatch.setattr(array_statistics, "STATS_CHUNK", 4)
     z = (np.arange(11) + 1j * np.arange(11)[::-1]).astype(np.complex64)
     z[1], z[9], z[5] = complex(np.nan, 0), complex(0, np.nan), complex(np.inf, 1)
     finite = np.delete(z, [1, 5, 9])
@@ -98,8 +98,8 @@ def test_complex_statistics_over_several_chunks_hold_no_full_size_magnitudes(mon
 
 def test_an_arrays_statistics_are_taken_once(monkeypatch):
     taken = []
-    exact = summaries._exact_stats
-    monkeypatch.setattr(summaries, "_exact_stats", lambda v: taken.append(v) or exact(v))
+    exact = array_statistics._exact_stats
+    monkeypatch.setattr(array_statistics, "_exact_stats", lambda v: taken.append(v) or exact(v))
     x = jnp.arange(6.0)
     first = summaries.summarize("x", x).stats
     assert summaries.summarize("y", x).stats == first and len(taken) == 1

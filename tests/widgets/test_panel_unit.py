@@ -21,7 +21,7 @@ import pytest
 import jaxdbg
 from jaxdbg.engine.frames import live_frame
 from jaxdbg.engine.session import Session
-from jaxdbg.engine.values import summaries
+from jaxdbg.engine.values import array_statistics
 from jaxdbg_widgets.panel import panel as panel_mod
 from jaxdbg_widgets.panel.backend import run_widget_debugger
 from jaxdbg_widgets.panel.panel import DebuggerPanel
@@ -199,8 +199,8 @@ def test_scalars_nan_stats_and_plain_text():
 
 def test_a_big_arrays_statistics_wait_until_its_row_is_shown(monkeypatch):
     taken = []
-    exact = summaries._exact_stats
-    monkeypatch.setattr(summaries, "_exact_stats", lambda v: taken.append(v.shape) or exact(v))
+    exact = array_statistics._exact_stats
+    monkeypatch.setattr(array_statistics, "_exact_stats", lambda v: taken.append(v.shape) or exact(v))
     p = DebuggerPanel(_frame_with_values())
     big = rows_by_name(p)["big"]
     assert big["array"] == "float32[10000000]" and big["pending"] and big["summary"] == ""

@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxdbg.engine.values import summaries
+from jaxdbg.engine.values import array_statistics, summaries
 
 
 @dataclasses.dataclass(frozen=True)
@@ -255,8 +255,8 @@ def _forget(key: int, ref: weakref.ref) -> None:
 def _float_stats(host: np.ndarray) -> LeafStats:
     flat = host.reshape(-1)
     total, top, nans, infs = 0.0, None, 0, 0
-    for start in range(0, flat.size, summaries.STATS_CHUNK):  # no full-size float64 copy
-        chunk = flat[start : start + summaries.STATS_CHUNK]
+    for start in range(0, flat.size, array_statistics.STATS_CHUNK):  # no full-size float64 copy
+        chunk = flat[start : start + array_statistics.STATS_CHUNK]
         if np.iscomplexobj(chunk):
             chunk = np.abs(chunk)
         elif not np.issubdtype(chunk.dtype, np.floating):  # bfloat16 / float8 from ml_dtypes
