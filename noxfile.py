@@ -13,8 +13,10 @@ the set of packages in the checkout changed (a stamp in the venv records that).
 - ``colab_pins``, ``newest_jax``, ``oldest_jax``: the matrix venvs (Colab's exact pins on
   Colab's Python, the newest JAX on the newest Python found, the oldest JAX the pins
   allow); each runs the core tests (no kernel, no browser) under its own Python;
-- ``tests``: the whole suite in the main venv (browser tests only there), the kernel tests
-  also against the kernel of every venv above; then the strict docs build. Under
+- ``tests``: in the main venv, the kernel tests (also against the kernel of every venv
+  above), the browser tests (only there) and the jobs of processes; the core tests too
+  unless ``newest_jax`` ran them first in the same run (as under ``dev.py test``); then
+  the strict docs build. Under
   ``dev.py test`` (JAXDBG_DOCS_ASIDE=1) the docs build starts with the first core run
   instead, in its own process beside the sessions, and ``tests`` awaits it.
 
