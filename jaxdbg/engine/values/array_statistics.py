@@ -191,12 +191,32 @@ def _min_max_mean(host: np.ndarray) -> tuple[Any, Any, float]:
     return np.min(lows), np.max(highs), total / flat.size  # np.min: a NaN piece stays NaN
 
 
+class _FiniteValues:
+    """min / max (of ``ordered``: the values, or a complex array's |x|) and the mean,
+    gathered over the finite values of one chunk after another."""
+
+    def __init__(self, zero: float | complex) -> None:
+        self.lo: float | None = None
+        self.hi: float | None = None
+        self.total, self.count = zero, 0
+
+    def add(self, values: np.ndarray, ordered: np.ndarray, total: float | complex) -> None:
+        low, high = float(ordered.min()), float(ordered.max())
+        self.lo = low if self.lo is None else min(self.lo, low)
+        self.hi = high if self.hi is None else max(self.hi, high)
+        self.total += total
+        self.count += values.size
+
+    def result(self) -> tuple[float | None, float | None, float | complex | None]:
+        return self.lo, self.hi, (None if self.count == 0 else self.total / self.count)
+
+
 def _chunked_stats(host: np.ndarray, convert: Any) -> ArrayStats:
     """The statistics in one pass of STATS_CHUNK-element pieces (a contiguous array is
     cut without copying)."""
     flat = host.reshape(-1)  # row-major, so the cells found are in index order
-    lo = hi = None
-    total, finite_count, nan_count, inf_count, neg_inf_count = 0.0, 0, 0, 0, 0
+    finite_values = _FiniteValues(0.0)
+    nan_count, inf_count, neg_inf_count = 0, 0, 0
     cells: list[NonFiniteCell] = []
     for start in range(0, flat.size, STATS_CHUNK):
         chunk = flat[start : start + STATS_CHUNK]
@@ -211,14 +231,9 @@ def _chunked_stats(host: np.ndarray, convert: Any) -> ArrayStats:
                 neg_inf_count += int(np.count_nonzero(chunk == -np.inf))
                 _note_cells(cells, chunk, finite, start, host.shape)
                 chunk = chunk[finite]
-        if chunk.size == 0:
-            continue
-        c_lo, c_hi = float(chunk.min()), float(chunk.max())
-        lo = c_lo if lo is None else min(lo, c_lo)
-        hi = c_hi if hi is None else max(hi, c_hi)
-        total += float(chunk.sum(dtype=np.float64))
-        finite_count += chunk.size
-    mean = None if finite_count == 0 else total / finite_count
+        if chunk.size:
+            finite_values.add(chunk, chunk, float(chunk.sum(dtype=np.float64)))
+    lo, hi, mean = finite_values.result()
     return ArrayStats(lo, hi, mean, nan_count, inf_count, False, neg_inf_count, tuple(cells))
 
 
@@ -241,8 +256,8 @@ def _complex_stats(host: np.ndarray) -> ArrayStats:
     """The complex mean, and min / max of |x| (a complex number has no order), in one
     pass of STATS_CHUNK-element pieces: no full-size |x| or mask is ever held."""
     flat = host.reshape(-1)
-    lo = hi = None
-    total, finite_count, nan_count, inf_count = 0j, 0, 0, 0
+    finite_values = _FiniteValues(0j)
+    nan_count, inf_count = 0, 0
     cells: list[NonFiniteCell] = []
     for start in range(0, flat.size, STATS_CHUNK):
         chunk = flat[start : start + STATS_CHUNK]
@@ -255,12 +270,7 @@ def _complex_stats(host: np.ndarray) -> ArrayStats:
         if nans or not finite.all():
             _note_cells(cells, magnitudes, finite, start, host.shape)
             chunk, magnitudes = chunk[finite], magnitudes[finite]
-        if chunk.size == 0:
-            continue
-        c_lo, c_hi = float(magnitudes.min()), float(magnitudes.max())
-        lo = c_lo if lo is None else min(lo, c_lo)
-        hi = c_hi if hi is None else max(hi, c_hi)
-        total += complex(chunk.sum(dtype=np.complex128))
-        finite_count += chunk.size
-    mean = None if finite_count == 0 else total / finite_count
+        if chunk.size:
+            finite_values.add(chunk, magnitudes, complex(chunk.sum(dtype=np.complex128)))
+    lo, hi, mean = finite_values.result()
     return ArrayStats(lo, hi, mean, nan_count, inf_count, True, 0, tuple(cells))
