@@ -259,6 +259,10 @@ class KernelHarness:
         self.on_comm_open: Callable[[str, dict], None] | None = None
         self._all: list[dict] = []
         self._replies: dict[str, dict] = {}
+        # execute_requests sent and not yet answered, and whether an error reply came
+        # after which no request has run yet (see _wait_until_the_kernel_stops_aborting).
+        self._unanswered: set[str] = set()
+        self._aborting_after_error = False
         self._stdin_answers: queue.Queue[str] = queue.Queue()
         self.input_requests: list[dict] = []
         self._stop = threading.Event()
@@ -458,6 +462,11 @@ class KernelHarness:
             parent = msg.get("parent_header", {}).get("msg_id", "")
             with self._lock:
                 self._replies[parent] = msg
+                if msg.get("msg_type") == "execute_reply":
+                    self._unanswered.discard(parent)
+                    status = msg["content"].get("status")
+                    if status != "aborted":
+                        self._aborting_after_error = status == "error"
 
     @contextlib.contextmanager
     def _sending(self) -> Iterator[None]:
@@ -501,8 +510,33 @@ class KernelHarness:
     def execute(self, code: str, allow_stdin: bool = True) -> str:
         """Send an execute_request without waiting; its msg_id. ``allow_stdin=False``
         is what clients without stdin (nbclient, papermill, Voila) send."""
+        self._wait_until_the_kernel_stops_aborting()
+        return self._send_execute(code, allow_stdin=allow_stdin)
+
+    def _send_execute(self, code: str, allow_stdin: bool = True, silent: bool = False) -> str:
         with self._sending():
-            return self.kc.execute(code, allow_stdin=allow_stdin, store_history=True)
+            msg_id = self.kc.execute(code, silent=silent, allow_stdin=allow_stdin, store_history=not silent)
+            with self._lock:
+                self._unanswered.add(msg_id)
+            return msg_id
+
+    def _wait_until_the_kernel_stops_aborting(self, timeout: float = 60) -> None:
+        """After a cell fails, ipykernel aborts every execute_request that reaches it
+        before its event loop turns once more (6.x schedules the end of the abort on the
+        next turn). A cell sent at once after the error's reply and idle status can be
+        aborted when the kernel's process was not scheduled meanwhile: seen on a loaded
+        2-core machine. A user types slower than that; a test must not. So, with nothing
+        else in flight, a silent no-op is sent until one runs: then the abort is over."""
+        with self._lock:
+            if not self._aborting_after_error or self._unanswered:
+                return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            probe = self.wait_reply(self._send_execute("", silent=True), timeout=timeout)
+            if probe.status != "aborted":
+                return
+            time.sleep(0.02)
+        raise TimeoutError(f"the kernel still aborted requests {timeout}s after a cell failed")
 
     def answer_input(self, text: str) -> None:
         """Queue the answer to the next ``input()`` prompt."""
