@@ -525,8 +525,9 @@ class KernelHarness:
         before its event loop turns once more (6.x schedules the end of the abort on the
         next turn). A cell sent at once after the error's reply and idle status can be
         aborted when the kernel's process was not scheduled meanwhile: seen on a loaded
-        2-core machine. A user types slower than that; a test must not. So, with nothing
-        else in flight, a silent no-op is sent until one runs: then the abort is over."""
+        2-core machine. A user types slower than that; a test sends its next cell at once.
+        So, with nothing else in flight, a silent no-op is sent until one runs: then the
+        abort is over, and the cell is not aborted for the failure before it."""
         with self._lock:
             if not self._aborting_after_error or self._unanswered:
                 return
