@@ -55,7 +55,7 @@ from jaxdbg.engine import breakpoint_checks, breakpoint_state, watches
 from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.engine.values import sent_stats, tree_hits
-from jaxdbg.job import quit_watch
+from jaxdbg.job import host_passes, quit_watch
 from jaxdbg.runtime.guarded_calls import guarded
 
 PASS = 0
@@ -375,6 +375,8 @@ class ScreeningSite:
         if stops == 0 or not self.stops_here():
             return PASS  # no element's condition holds, or another process's stop
         number = self.breakpoint_id
+        if host_passes.passes(number, stops):
+            return PASS  # a job's debug host passes every stop of it for now
         if number is None or not breakpoint_checks.active(number):
             if not breakpoint_state.is_enabled(number) or breakpoint_state.passes_whole_arrival(number, stops):
                 return PASS

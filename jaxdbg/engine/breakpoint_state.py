@@ -88,6 +88,10 @@ _disabled: set[int] = set()  # read without the lock by is_enabled, on every ste
 # that a breakpoint without either costs one set lookup.
 _checked: set[int] = set()
 _checks_changed = [0]  # counts changes of any condition or log template (checks_version)
+# Counts changes that may end a passing of every stop (enable, a `continue all` or its end,
+# reset), and of ignore counts: a job's debug host tells the other processes by it that
+# what it said of its breakpoints may no longer hold (jaxdbg.job.host_passes).
+_passing_changed = [0]
 _reports: list[str] = []  # finished `continue all` runs not yet reported
 _exit_report_registered = False
 
@@ -235,6 +239,7 @@ def set_enabled(number: int, enabled: bool) -> None:
     """``disable`` / ``enable`` for the rest of the session. Raises ValueError for unknown numbers."""
     with _lock:
         _get(number).enabled = enabled
+        _passing_changed[0] += 1
         if enabled:
             _disabled.discard(number)
         else:
@@ -247,6 +252,7 @@ def set_ignore(number: int, count: int) -> None:
         raise ValueError("the ignore count cannot be negative")
     with _lock:
         _get(number).ignore = count
+        _passing_changed[0] += 1
 
 
 def set_condition(number: int, condition: str) -> None:
@@ -283,6 +289,39 @@ def has_checks(number: int | None) -> bool:
     return number in _checked
 
 
+def passing_version() -> int:
+    """A number that grows whenever what :func:`passes_every_stop` says may change (no lock)."""
+    return _passing_changed[0] + _checks_changed[0]
+
+
+def passes_every_stop(number: int | None) -> str | None:
+    """Why every stop of breakpoint ``number`` arriving now would be passed, whatever its
+    values: ``"disabled"``, ``"continue all"`` (each one a hit), or None. (Its condition,
+    log template and watches are :mod:`breakpoint_checks`'s to weigh.)"""
+    with _lock:
+        bp = _by_number.get(number) if number is not None else None
+        if bp is None:
+            return None
+        if not bp.enabled:
+            return "disabled"
+        if bp.continuing_in is not None and bp.continuing_in == runs.current():
+            return "continue all"
+    return None
+
+
+def count_passed_elsewhere(number: int, stops: int) -> None:
+    """Count ``stops`` stops of breakpoint ``number`` that another process of a job passed
+    on this process's word (:func:`passes_every_stop`): hits, and passed by its ``continue
+    all`` while that goes on (reported with the rest when its run ends)."""
+    with _lock:
+        bp = _by_number.get(number)
+        if bp is None or not bp.enabled:
+            return
+        bp.hits += stops
+        if bp.continuing_in is not None and bp.continuing_in == runs.current():
+            bp.passed += stops
+
+
 def continue_all(number: int) -> runs.Run:
     """Pass every further stop of breakpoint ``number`` in the current run; returns that run."""
     run = runs.current()
@@ -292,6 +331,7 @@ def continue_all(number: int) -> runs.Run:
             _finish_continue_all(bp)
         if bp.continuing_in is None:
             bp.continuing_in, bp.passed = run, 0
+        _passing_changed[0] += 1
     _schedule_report()
     return run
 
@@ -322,6 +362,7 @@ def reset() -> None:
         for bp in _by_number.values():
             bp.enabled, bp.ignore = True, 0
         _disabled.clear()
+        _passing_changed[0] += 1
     end_run()
 
 
@@ -336,6 +377,7 @@ def _finish_continue_all(bp: _Breakpoint) -> None:
             notices.phrase(f"continued past {bp.passed} more {stops} of breakpoint {bp.number} in {run.description}")
         )
     bp.continuing_in, bp.passed = None, 0
+    _passing_changed[0] += 1
 
 
 def end_run() -> list[str]:

@@ -25,8 +25,8 @@ from typing import Any
 
 from jaxdbg.engine import breakpoint_state, command_output, registry, stop_serving
 from jaxdbg.engine.outputs import Resume
+from jaxdbg.job import host_passes, quit_watch, remote_prints, remote_stops
 from jaxdbg.job import membership as job_mod
-from jaxdbg.job import quit_watch, remote_prints, remote_stops
 from jaxdbg.job.remote_session import RemoteSession
 from jaxdbg.runtime import interrupts
 from jaxdbg.runtime.errors import DebuggerQuit
@@ -41,6 +41,7 @@ _serving: set[threading.Thread] = set()  # threads serving another process's sto
 _tickets: dict[threading.Thread, Any] = {}  # each serving thread's place in the queue
 _release_streams: dict[int, Any] = {}  # id(store client) -> ends the host's stream routing
 _exit_registered: set[int] = set()
+_counted: set[str] = set()  # the other processes' counts of passed stops read already
 
 
 def join_job() -> bool:
@@ -55,6 +56,7 @@ def join_job() -> bool:
     if not job.is_host():
         _at_exit(job, _say_done)
         quit_watch.watch(job)  # a quit at the host must not leave this process in a collective
+        host_passes.watch(job)  # a breakpoint the host passes passes here without its values
         return False
     return _watch_as_host(job)
 
@@ -124,6 +126,7 @@ def _stop_routing_streams(job: job_mod.Job) -> None:
 
 
 def _say_done(job: job_mod.Job) -> None:
+    host_passes.send_counts(job)  # before the host stops waiting for this process
     try:
         job.write(f"done/{job.process}", {"process": job.process})
     except Exception:
@@ -140,6 +143,7 @@ def _wait_for_the_job(job: job_mod.Job) -> None:
         running = [p for p in range(job.count) if p != job.process and job.alive(p)]
         if not serving and not running:
             remote_prints.deliver_arrived(job)  # the last rows of processes that are done
+            host_passes.collect(job, _counted)  # and the stops they passed on its word
             return
         if running and not said and time.monotonic() - started > EXIT_NOTICE_S:
             said = True
@@ -163,6 +167,7 @@ def serve_here(job: job_mod.Job) -> None:
 
 def _watch(job: job_mod.Job) -> None:
     seen: set[str] = set()
+    version = None
     while not job.leaving.is_set():
         fresh = job.new_messages("stops/", seen)
         if fresh is None:  # the service is gone: the job is over
@@ -171,6 +176,11 @@ def _watch(job: job_mod.Job) -> None:
         for announcement in fresh:
             _start_serving(job, announcement)
         remote_prints.deliver_arrived(job)
+        try:
+            version = host_passes.publish(job, version)
+            host_passes.collect(job, _counted)
+        except Exception:  # the service is gone: the next look says so
+            pass
         if not job.is_host():  # another process called serve_here(): it serves from now on
             job.delete(f"watching/{job.process}")
             with _lock:
@@ -222,7 +232,8 @@ def _serve(ticket: Any, session: RemoteSession, info: Any, site: object) -> None
             job_mod.say_once(f"gone {session.owner}", session.gone)
         if session.finished and session.resume is not None and how is not Resume.QUIT:
             how = session.resume
-        session.finish_remotely(how, interrupted=interrupted)
+        word = None if how is Resume.QUIT else host_passes.grant(session.job, info.breakpoint_id)
+        session.finish_remotely(how, interrupted=interrupted, passes=word)
 
 
 def _release_waiting_stops() -> None:

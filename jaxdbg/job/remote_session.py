@@ -207,13 +207,14 @@ class RemoteSession(Session):
     def visible_locals(self) -> dict[str, Any]:
         return {}  # the values stay with the owner; 'locals' shows their table
 
-    def finish_remotely(self, how: Resume, *, interrupted: int = 0) -> None:
+    def finish_remotely(self, how: Resume, *, interrupted: int = 0, passes: dict[str, Any] | None = None) -> None:
         """Tell the owner how its stop ended (it then resumes or quits there);
         ``interrupted``: the number of the host's interrupt that ended it (0: none),
-        which the owner says once."""
+        which the owner says once; ``passes``: that the host passes every further stop
+        of its breakpoint for now (host_passes.grant)."""
         if self.gone is not None:
             return
         try:
-            self._ask({"op": "end", "resume": how.value, "interrupted": interrupted})
+            self._ask({"op": "end", "resume": how.value, "interrupted": interrupted, "passes": passes})
         except OwnerGone:
             pass

@@ -33,8 +33,8 @@ from jaxdbg.engine.session import Session
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.engine.values import array_picture, summaries
 from jaxdbg.internals import coordination
+from jaxdbg.job import host_passes, message_signing
 from jaxdbg.job import membership as job_mod
-from jaxdbg.job import message_signing
 from jaxdbg.runtime.errors import DebugHostGone
 
 # How long a stop waits for the host to say it serves the job (it says so when it
@@ -362,6 +362,7 @@ def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
     if op in ("row_children", "row_in_full", "row_picture"):
         return _at_frame(session, request.get("frame"), lambda: _opened_row(session, request))
     if op == "end":
+        host_passes.accept(session.info.breakpoint_id, request.get("passes"))
         session.end(Resume(request["resume"]))
         return {"ended": True}
     return {"output": output_message(Output(OutputKind.ERROR, f"*** unknown request {op!r}"))}

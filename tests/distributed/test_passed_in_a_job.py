@@ -1,0 +1,101 @@
+"""A breakpoint the debug host passes (``continue all``, ``disable``) passes in every
+process of the job without sending its values there, and counts at the host; a change at
+the host (the ``continue all``'s run ends) reaches the other processes' next call."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from support.job_launcher import Job
+
+pytestmark = pytest.mark.distributed
+
+SECRET = {"JAXDBG_DEBUG_SECRET": "a secret only the launcher knows"}
+STEPS = 100
+
+# Each process runs a STEPS-step scan with a 1 MB local and a breakpoint in its step,
+# and says how many of its stops sent their values to its host memory.
+SCAN = f"""
+import jax.numpy as jnp
+import jaxdbg
+from jaxdbg.capture import breakpoints
+
+sent = []
+breakpoints.observe_host_arrivals(lambda: sent.append(1))
+
+def step(c, x):
+    big = jnp.full((512, 512), x) + c
+    jaxdbg.breakpoint()
+    return c + big[0, 0] * 0.0, None
+
+f = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+jax.block_until_ready(f(jnp.arange({STEPS}.0)))
+jax.effects_barrier()
+print("values sent", PROCESS, len(sent), flush=True)
+"""
+
+
+def _sent(text: str, process: int) -> int:
+    return int(re.search(rf"^values sent {process} (\d+)$", text, re.M).group(1))
+
+
+@pytest.mark.parametrize("passed_by", ["continue all", "disable 1; c"])
+def test_the_other_processes_send_no_values_for_the_stops_the_host_passes(passed_by):
+    with Job(SCAN, 2, env=SECRET, per_process_env={0: {"JAXDBG_COMMANDS": passed_by}}) as job:
+        assert job.wait(180) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    assert len(re.findall(r"Stopped at", host)) == 1, host
+    # Its first stop went to the host (before the host had said anything of it); the
+    # other 99 passed in the process, and said so to the host, where they count.
+    assert _sent(other, 1) == 1, job.outputs()
+    assert _sent(host, 0) <= 1
+    if passed_by == "continue all":
+        assert f"continued past {2 * STEPS - 1} more stops of breakpoint 1 in this script" in host, host
+
+
+# The host's `continue all` ends with its run (here: end_run(), once process 1's first
+# call is done), after which both call again: process 1's stops travel to the host
+# again, and open there.
+TWO_CALLS = """
+import time
+import jax.numpy as jnp
+import jaxdbg
+from jaxdbg.engine import breakpoint_state
+from jaxdbg.job import membership
+
+def step(c, x):
+    jaxdbg.breakpoint()
+    return c + x, None
+
+f = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+job = membership.current()
+jax.block_until_ready(f(jnp.arange(20.0)))
+jax.effects_barrier()
+if PROCESS == 0:
+    job.read("test/first call done", 60)  # process 1's stops of it came in the run
+    breakpoint_state.end_run()
+    time.sleep(1.0)  # the version is published, and read by process 1
+    job.write("test/second call", {"go": True})
+else:
+    job.write("test/first call done", {"done": True})
+    job.read("test/second call", 60)
+jax.block_until_ready(f(jnp.arange(1.0) + 100))
+jax.effects_barrier()
+print("done", PROCESS, flush=True)
+"""
+
+
+def test_after_the_hosts_continue_all_ends_the_other_processes_stops_open_again():
+    commands = "continue all; p x; c; p x; c"
+    with Job(TWO_CALLS, 2, env=SECRET, per_process_env={0: {"JAXDBG_COMMANDS": commands}}) as job:
+        assert job.wait(180) == [0, 0], job.outputs()
+        host = job.output(0)
+    banners = re.findall(r"Stopped at .*", host)
+    assert len(banners) == 3, host
+    # 20 stops of each process in the first call, every one a hit at the host (those
+    # process 1 passed itself are counted there as they come, perhaps after the report).
+    assert "hit 41" in banners[1] and "hit 42" in banners[2], host
+    assert sorted("process 1/2" in b for b in banners[1:]) == [False, True], host  # both processes' second call
+    assert host.count("Array(100., dtype=float32)") == 2, host
