@@ -8,7 +8,13 @@
    the devices of both processes, so the two are measured alternately in the same job;
    a stop's sample is the median of its commands. Goals: at most 3x, and under 20 ms on
    localhost.
-2. Prints: P processes each printing N rows from a jitted ``lax.fori_loop``
+2. A passed stop in another process: a scan step with a 1 MB local in its frames (the
+   outer function's weight matrix, of which each step reads a row) and
+   ``jaxdbg.breakpoint()``, passed by ``continue all`` typed at the debug host at its
+   first stop, per step in process 1 (which passes it on the host's word, sending
+   nothing), against a no-op ``jax.debug.callback`` with no operands in the same step,
+   interleaved in process 1. Goal 1.5x, as for one process.
+3. Prints: P processes each printing N rows from a jitted ``lax.fori_loop``
    (``jaxdbg.print``), with the debug host collecting them, against the same job
    without the secret (each process prints to its own stdout): the job's wall time,
    the two jobs interleaved.
@@ -39,6 +45,8 @@ ROUND_TRIP_ABSOLUTE_GOAL = 0.020  # s: what a typed command may take before it f
 # The store's own round trip (one set, one blocking get answered from another process) is
 # the floor for any command sent through it; jaxdbg may add at most half of that again.
 STORE_FLOOR_GOAL = 1.5
+# A stop the host passes costs another process what it costs one process on its own.
+PASSED_GOAL = 1.5
 # Collecting every process's rows at one host may cost at most half as much again.
 PRINTS_GOAL = 1.5
 
@@ -132,6 +140,58 @@ print("done", PROCESS, flush=True)
 SECRET = {"JAXDBG_DEBUG_SECRET": "bench", "JAXDBG_BACKEND": "cli"}
 
 
+PASSED = """
+import statistics, time
+import jax.numpy as jnp
+import jaxdbg
+
+STEPS, RUNS = int(os.environ["STEPS"]), int(os.environ["RUNS"])
+
+def scan_with(stop):
+    def program(xs, w):  # w: a 1 MB weight matrix in the outer frame, a row read per step
+        def step(c, x):
+            row = w[0] * x
+            stop()
+            return c + row[-1], None
+        return jax.lax.scan(step, jnp.float32(0.0), xs)[0]
+    compiled = jax.jit(program)
+    return lambda xs: compiled(xs, weights)
+
+weights = jnp.ones((512, 512))
+ours = scan_with(jaxdbg.breakpoint)
+noop = scan_with(lambda: jax.debug.callback(lambda: None))
+xs = jnp.arange(float(STEPS))
+for f in (ours, noop):  # compile; ours stops once, and the host continues past the rest
+    jax.block_until_ready(f(xs))
+for run in range(RUNS):
+    for name, f in (("ours", ours), ("noop", noop))[:: 1 if run % 2 else -1]:
+        start = time.perf_counter()
+        jax.block_until_ready(f(xs))
+        print("PASSED", PROCESS, run, name, (time.perf_counter() - start) / STEPS, flush=True)
+"""
+
+
+def _passed_in_another_process(repeats: int, steps: int) -> Row:
+    env = {**SECRET, "JAXDBG_COMMANDS": "continue all", "STEPS": str(steps), "RUNS": str(repeats)}
+    with start_local_processes(PASSED, 2, env=env) as job:
+        codes = job.wait(600)
+        text = job.output(1)
+        if set(codes.values()) != {0}:
+            raise SystemExit(f"the passed-stops job failed: {codes}\n{_job_outputs(job)}")
+    per_step = {"ours": [0.0] * repeats, "noop": [0.0] * repeats}
+    for run, name, seconds in re.findall(r"PASSED 1 (\d+) (ours|noop) ([\d.e-]+)", text):
+        per_step[name][int(run)] = float(seconds)
+    return ratio_row(
+        f"passed stop (continue all at the debug host), per step of a {steps:,}-step scan in process 1",
+        per_step["ours"],
+        per_step["noop"],
+        PASSED_GOAL,
+        unit="us",
+        baseline_name="(no-op jax.debug.callback, no operands)",
+        note="its 1 MB local stays put: the host's word lets process 1 pass the stop itself",
+    )
+
+
 def _job_outputs(job) -> str:
     return "\n".join(f"----- process {i} -----\n{job.output(i)}" for i in job.launched)
 
@@ -213,9 +273,11 @@ def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
     if args.quick:
         rows = _round_trip(repeats=1, commands=10)
+        rows.append(_passed_in_another_process(repeats=2, steps=50))
         rows.append(_prints(repeats=1, processes=2, rows=20))
     else:
         rows = _round_trip(repeats=7, commands=100)
+        rows.append(_passed_in_another_process(repeats=9, steps=2000))
         rows.append(_prints(repeats=3, processes=8, rows=1000))
     finish(rows, args.json)
 
