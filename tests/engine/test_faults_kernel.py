@@ -31,11 +31,6 @@ kernel = kernel_fixture(SETUP)
 own_kernel = kernel_fixture(SETUP, scope="function")
 
 
-def assert_alive(kernel) -> None:
-    after = kernel.run("print('alive', 6 * 7)", timeout=120)
-    assert after.status == "ok" and after.stdout == "alive 42\n", after
-
-
 def no_live_panel(kernel) -> bool:
     return not any(not st.get("status", {}).get("finished") for st in panels(kernel).values())
 
@@ -69,7 +64,7 @@ def test_typed_expression_raising_keyboard_interrupt_does_not_end_the_stop(kerne
     done = kernel.wait_reply(mid, timeout=120)
     assert done.status == "ok", done
     assert "result [2.0]" in done.stdout, done
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 # ------------------------------------------------- a quit, wherever it surfaces
@@ -133,7 +128,7 @@ def test_a_quit_is_one_line_wherever_it_surfaces(kernel, transform, surface):
     for r in results:
         assert "Traceback" not in r.stderr and "JaxRuntimeError" not in r.stderr, r.stderr
     kernel.run("jax.effects_barrier()", timeout=120)
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 # ------------------------------------------------ descriptors over many paused cells
@@ -214,7 +209,7 @@ def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(own_kernel,
     assert "typed loop finished" not in kernel.result(mid).stdout, kernel.result(mid)
     assert no_live_panel(kernel)
     kernel.run("jax.effects_barrier()", timeout=120)
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 STUCK_COMMAND = "open({flag!r}, 'w').close(); time.sleep(12); print('typed loop finished', flush=True)"
@@ -250,4 +245,4 @@ def test_an_interrupted_command_stuck_in_a_call_is_given_up_with_one_notice(own_
     assert "typed loop finished" not in kernel.result(mid).stdout + after.stdout
     assert no_live_panel(kernel)
     kernel.run("jax.effects_barrier()", timeout=120)
-    assert_alive(kernel)
+    kernel.assert_alive()

@@ -564,6 +564,11 @@ class KernelHarness:
         """Execute and wait; the result."""
         return self.wait_reply(self.execute(code, allow_stdin=allow_stdin), timeout=timeout)
 
+    def assert_alive(self) -> None:
+        """The kernel still runs a new cell, with its output."""
+        after = self.run("print('alive', 6 * 7)", timeout=120)
+        assert after.status == "ok" and after.stdout == "alive 42\n", after
+
     def result(self, msg_id: str) -> CellResult:
         """What arrived so far for ``msg_id`` (reply may be None)."""
         with self._lock:

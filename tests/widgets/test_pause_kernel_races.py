@@ -54,11 +54,6 @@ def no_hang(kernel: KernelHarness) -> Iterator[None]:
         pytest.fail(f"{exc}\n\nkernel threads:\n{kernel.thread_dump()}", pytrace=False)
 
 
-def assert_alive(kernel: KernelHarness) -> None:
-    after = kernel.run("print('alive', 6 * 7)", timeout=120)
-    assert after.status == "ok" and after.stdout == "alive 42\n", after
-
-
 def reply_status(kernel: KernelHarness, msg_id: str, timeout: float = 120) -> str:
     return kernel.wait_reply(msg_id, timeout=timeout).status
 
@@ -177,7 +172,7 @@ def test_click_sent_as_soon_as_the_widget_appears_is_not_lost(kernel, tmp_path):
         done = kernel.wait_reply(mid, timeout=60)
     assert done.status == "ok", done
     assert "got early click" in done.stdout, done
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 def _session_then_quick_quit(kernel: KernelHarness, round_: int) -> None:
@@ -219,7 +214,7 @@ def test_quit_clicked_early_under_load_ends_the_cell(kernel):
         with no_hang(kernel):
             for round_ in range(3):
                 _session_then_quick_quit(kernel, round_)
-            assert_alive(kernel)
+            kernel.assert_alive()
     finally:
         kernel.execute("stop_burning.set()")  # runs next, even after a failure here
 
@@ -252,7 +247,7 @@ def test_interrupt_during_a_typed_expression_ends_the_pmap_stop(kernel, tmp_path
         kernel.wait_for(lambda: not live_panel_left(kernel), 60, "every panel to finish")
         # It returns (a stale error from the stopped computation is the stops' concern).
         kernel.run("try:\n    jax.effects_barrier()\nfinally:\n    print('barrier returned')", timeout=120)
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 @pytest.mark.timeout(300)
@@ -281,7 +276,7 @@ def test_interrupt_between_waits_is_not_missed(kernel):
         kernel.interrupt()
         done = kernel.wait_reply(mid, timeout=120)
     assert "wait raised KeyboardInterrupt" in done.stdout, done
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 # ------------------------------------------- 2: cells replayed after a pause (6.29)
@@ -299,7 +294,7 @@ def test_cell_queued_behind_a_pause_can_be_interrupted(kernel):
         kernel.interrupt()
         done = kernel.wait_reply(queued, timeout=60)
     assert done.status == "error" and "KeyboardInterrupt" in str(done.errors), done
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 @pytest.mark.timeout(400)
@@ -338,7 +333,7 @@ def test_queued_pmap_cell_that_pauses_gets_working_buttons(kernel):
     with no_hang(kernel):
         after = kernel.wait_reply(behind, timeout=60)
     assert after.stdout == "behind sees True\n", after
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 # The kernel's process is held back for a moment right after a failed cell's idle
@@ -369,7 +364,7 @@ def test_a_cell_sent_the_moment_a_failed_cell_ends_runs(kernel):
     try:
         failed = kernel.run("1 / 0")
         assert failed.status == "error" and "ZeroDivisionError" in str(failed.errors), failed
-        assert_alive(kernel)
+        kernel.assert_alive()
     finally:
         kernel.run(RESTORE_STATUS)
 
@@ -434,7 +429,7 @@ def test_queued_cells_after_the_pause_ends(kernel, pause, ends, queued_run):
             else:
                 assert result.status == "aborted", result
                 assert "ran" not in result.stdout, result
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 # --------------------------------------------- 11: a page that reconnects while paused
@@ -504,7 +499,7 @@ def test_reloaded_page_rebuilds_the_paused_widgets_and_resumes(kernel):
         assert done.status == "ok" and "got go" in done.stdout, done
     finally:
         page.close()
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 @pytest.mark.timeout(300)
@@ -530,7 +525,7 @@ def test_reloaded_page_finds_the_debugger_panel(kernel):
         assert done.status == "ok" and "result [2.0, 2.0]" in done.stdout, done
     finally:
         page.close()
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 def shell_reply(kernel: KernelHarness, msg_id: str, timeout: float = 90) -> dict:
@@ -561,7 +556,7 @@ def test_other_cells_tab_completion_and_help_answer_while_paused(kernel):
     panel_press(kernel, "continue")
     done = kernel.wait_reply(paused, timeout=60)
     assert done.status == "ok" and "result [2.0, 2.0]" in done.stdout, done
-    assert_alive(kernel)
+    kernel.assert_alive()
 
 
 def views_report(kernel: KernelHarness, comm_id: str, count: int) -> str:
@@ -624,4 +619,4 @@ def test_panel_whose_views_were_cleared_is_shown_again(kernel):
         assert kernel.result(mid).reply is None, "still paused"
         kernel.interrupt()
         assert kernel.wait_reply(mid, timeout=60).status == "error"
-    assert_alive(kernel)
+    kernel.assert_alive()
