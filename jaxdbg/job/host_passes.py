@@ -15,8 +15,8 @@ there, sending nothing, as a stop passed at the host would.
 
 The word holds only while the host's version is the one it was given at. The host
 writes its version to the store's ``passes/version`` as it changes (:func:`publish`,
-from its watcher, every few tens of milliseconds), and each process reads it every
-POLL_S (:func:`watch`): a change (``enable``, a ``continue all`` whose cell or script
+from its watcher, every few tens of milliseconds), and each process that keeps a word
+reads it every POLL_S (:func:`watch`): a change (``enable``, a ``continue all`` whose cell or script
 ended, a new condition or watch) ends every word of an older version, and the stops
 travel to the host again. So a change at the host reaches the other processes' steps
 within about a tenth of a second; the steps they run in that time are passed as before
@@ -132,6 +132,8 @@ def watch(job: job_mod.Job) -> None:
 
 def _follow(job: job_mod.Job) -> None:
     while not job.leaving.wait(POLL_S):
+        if not _words and not _passed:
+            continue  # no word to end, no count to send: the store is not asked
         try:
             said = job.try_read("passes/version")
             left = job.has_left(job.host())
