@@ -10,9 +10,9 @@
    localhost.
 2. A passed stop in another process: a scan step with a 1 MB local in its frames (the
    outer function's weight matrix, of which each step reads a row) and
-   ``jaxdbg.breakpoint()``, passed by ``continue all`` typed at the debug host at its
-   first stop, per step in process 1 (which passes it on the host's word, sending
-   nothing), against a no-op ``jax.debug.callback`` with no operands in the same step,
+   ``jaxdbg.breakpoint()``, passed by ``continue all`` or by a false condition on ``x``
+   typed at the debug host at its first stop, per step in process 1 (which decides it
+   on the host's answer, sending nothing, or only ``x``), against a no-op ``jax.debug.callback`` with no operands in the same step,
    interleaved in process 1. Goal 1.5x, as for one process.
 3. Prints: P processes each printing N rows from a jitted ``lax.fori_loop``
    (``jaxdbg.print``), with the debug host collecting them, against the same job
@@ -47,6 +47,7 @@ ROUND_TRIP_ABSOLUTE_GOAL = 0.020  # s: what a typed command may take before it f
 STORE_FLOOR_GOAL = 1.5
 # A stop the host passes costs another process what it costs one process on its own.
 PASSED_GOAL = 1.5
+PASSED_BY = ("continue all", "false condition")
 # Collecting every process's rows at one host may cost at most half as much again.
 PRINTS_GOAL = 1.5
 
@@ -171,8 +172,9 @@ for run in range(RUNS):
 """
 
 
-def _passed_in_another_process(repeats: int, steps: int) -> Row:
-    env = {**SECRET, "JAXDBG_COMMANDS": "continue all", "STEPS": str(steps), "RUNS": str(repeats)}
+def _passed_in_another_process(repeats: int, steps: int, how: str) -> Row:
+    commands = "continue all" if how == "continue all" else "condition 1 x < 0; c"
+    env = {**SECRET, "JAXDBG_COMMANDS": commands, "STEPS": str(steps), "RUNS": str(repeats)}
     with start_local_processes(PASSED, 2, env=env) as job:
         codes = job.wait(600)
         text = job.output(1)
@@ -182,13 +184,14 @@ def _passed_in_another_process(repeats: int, steps: int) -> Row:
     for run, name, seconds in re.findall(r"PASSED 1 (\d+) (ours|noop) ([\d.e-]+)", text):
         per_step[name][int(run)] = float(seconds)
     return ratio_row(
-        f"passed stop (continue all at the debug host), per step of a {steps:,}-step scan in process 1",
+        f"passed stop ({how} at the debug host), per step of a {steps:,}-step scan in process 1",
         per_step["ours"],
         per_step["noop"],
         PASSED_GOAL,
         unit="us",
         baseline_name="(no-op jax.debug.callback, no operands)",
-        note="its 1 MB local stays put: the host's word lets process 1 pass the stop itself",
+        note="its 1 MB local stays put: the host's answer lets process 1 decide the stop itself"
+        + (", on x" if how != "continue all" else ""),
     )
 
 
@@ -273,11 +276,11 @@ def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
     if args.quick:
         rows = _round_trip(repeats=1, commands=10)
-        rows.append(_passed_in_another_process(repeats=2, steps=50))
+        rows += [_passed_in_another_process(repeats=2, steps=50, how=how) for how in PASSED_BY]
         rows.append(_prints(repeats=1, processes=2, rows=20))
     else:
         rows = _round_trip(repeats=7, commands=100)
-        rows.append(_passed_in_another_process(repeats=9, steps=2000))
+        rows += [_passed_in_another_process(repeats=9, steps=2000, how=how) for how in PASSED_BY]
         rows.append(_prints(repeats=3, processes=8, rows=1000))
     finish(rows, args.json)
 

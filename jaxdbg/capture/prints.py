@@ -40,7 +40,7 @@ from jaxdbg.capture import print_format, shard_devices
 from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.internals import jax_api
-from jaxdbg.job import debug_host, remote_prints
+from jaxdbg.job import debug_host, remote_prints, remote_stops
 from jaxdbg.job import membership as job
 from jaxdbg.runtime import jax_routes
 
@@ -473,3 +473,6 @@ def write_log_line(text: str, frame: frames_mod.Frame, info: StopInfo) -> None:
         frame.filename, frame.lineno, frame.function, info.batch_index, info.batch_size, info.device, info.device_axes
     )
     deliver(PrintRow(text, site))
+
+
+remote_stops.write_logs_with(write_log_line)  # the logpoints of this process's stops served at a job's host

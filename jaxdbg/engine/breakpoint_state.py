@@ -309,17 +309,20 @@ def passes_every_stop(number: int | None) -> str | None:
     return None
 
 
-def count_passed_elsewhere(number: int, stops: int) -> None:
-    """Count ``stops`` stops of breakpoint ``number`` that another process of a job passed
-    on this process's word (:func:`passes_every_stop`): hits, and passed by its ``continue
-    all`` while that goes on (reported with the rest when its run ends)."""
+def count_passed_elsewhere(number: int, continued: int, hits: int = 0) -> None:
+    """Count the stops of breakpoint ``number`` that another process of a job decided on
+    this process's word (jaxdbg.job.host_passes): ``continued`` passed by its ``continue
+    all`` (hits, and in its report while it goes on), ``hits`` passed by its condition or
+    log template."""
     with _lock:
         bp = _by_number.get(number)
-        if bp is None or not bp.enabled:
+        if bp is None:
             return
-        bp.hits += stops
-        if bp.continuing_in is not None and bp.continuing_in == runs.current():
-            bp.passed += stops
+        bp.hits += hits
+        if continued and bp.enabled:
+            bp.hits += continued
+            if bp.continuing_in is not None and bp.continuing_in == runs.current():
+                bp.passed += continued
 
 
 def continue_all(number: int) -> runs.Run:

@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any
 
-from jaxdbg.engine import breakpoint_state, command_output, registry, stop_serving
+from jaxdbg.engine import breakpoint_state, command_output, registry, stop_serving, watches
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.job import host_passes, quit_watch, remote_prints, remote_stops
 from jaxdbg.job import membership as job_mod
@@ -217,7 +217,14 @@ def _serve(ticket: Any, session: RemoteSession, info: Any, site: object) -> None
     try:
         # The host's backend, as its own stops choose it ($JAXDBG_BACKEND, or the best here).
         how = stop_serving.serve_session(
-            ticket, lambda: session, info, None, {}, site, watch_values=session.watch_values
+            ticket,
+            lambda: session,
+            info,
+            None,
+            {},
+            site,
+            watch_values=session.watch_values,
+            decide=lambda: _checks_open(session, info),
         )
     except DebuggerQuit:
         how = Resume.QUIT  # quit here or at a stop of its round
@@ -234,6 +241,22 @@ def _serve(ticket: Any, session: RemoteSession, info: Any, site: object) -> None
             how = session.resume
         word = None if how is Resume.QUIT else host_passes.grant(session.job, info.breakpoint_id)
         session.finish_remotely(how, interrupted=interrupted, passes=word)
+
+
+def _checks_open(session: RemoteSession, info: Any) -> bool:
+    """Whether the host's condition and log template of the stop's breakpoint let it
+    open, at its turn: its owner evaluates them, where the values are (and writes a
+    logpoint's line). A stop they pass is a hit here, and its watches take their values,
+    as for a stop of this process (breakpoint_checks.screen)."""
+    number = info.breakpoint_id
+    if number is None or not breakpoint_state.has_checks(number) or not breakpoint_state.is_enabled(number):
+        return True  # admit decides
+    condition, template = breakpoint_state.checks(number)
+    if session.screen(condition, template) and not template:
+        return True
+    info.hit = breakpoint_state.count_hit(number)
+    watches.LIVE.record_with(number, info.hit, session.watch_values)
+    return False
 
 
 def _release_waiting_stops() -> None:

@@ -6,8 +6,8 @@ no values; a command line runs in the owner's Session (``p``, ``pp``, statements
 ``up`` / ``down``, ``locals``, ``sharding``, completion) and its Output comes back; the
 panel's locals rows are made there too (:meth:`local_rows`).
 The commands that end the stop or change breakpoint state (``continue``, ``continue
-all``, ``skip``, ``quit``, ``disable``, ``enable``, ``ignore``, ``breakpoints``) run
-here, on the host's breakpoint state, which admits every process's stops: so they
+all``, ``skip``, ``quit``, ``disable``, ``enable``, ``ignore``, ``condition``, ``log``,
+``breakpoints``) run here, on the host's breakpoint state, which admits every process's stops: so they
 apply to the same breakpoint on every process.
 """
 
@@ -27,7 +27,21 @@ from jaxdbg.job import message_signing, remote_stops
 
 # Commands answered by the host's own state (their primary names in the table).
 HOST_COMMANDS = frozenset(
-    {"continue", "skip", "quit", "ca", "disable", "enable", "ignore", "breakpoints", "help", "watch", "unwatch"}
+    {
+        "continue",
+        "skip",
+        "quit",
+        "ca",
+        "disable",
+        "enable",
+        "ignore",
+        "condition",
+        "log",
+        "breakpoints",
+        "help",
+        "watch",
+        "unwatch",
+    }
 )
 
 
@@ -137,6 +151,17 @@ class RemoteSession(Session):
         except OwnerGone:
             return []
         return [remote_stops.watch_value_from_message(v) for v in reply.get("values") or [] if isinstance(v, dict)]
+
+    def screen(self, condition: str, template: str) -> bool:
+        """Whether ``condition`` ("": none) holds in the owner's innermost frame; where
+        it does and ``template`` is set, the owner writes that logpoint's line to the
+        print log (which brings it here, among that process's rows). A stop whose owner
+        is gone is passed."""
+        try:
+            reply = self._ask({"op": "screen", "condition": condition, "template": template})
+        except OwnerGone:
+            return False
+        return bool(reply.get("holds"))
 
     def complete(self, text: str) -> list[str]:
         try:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxdbg.engine import watches
+from jaxdbg.engine import breakpoint_checks, watches
 from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.outputs import FrameRow, Output, OutputKind, Resume, SourceView
 from jaxdbg.engine.session import Session
@@ -355,6 +355,8 @@ def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
             [str(e) for e in request.get("expressions") or []], int(hit) if isinstance(hit, int) else None
         )
         return {"values": [watch_value_message(v) for v in values]}
+    if op == "screen":
+        return {"holds": _screened(session, str(request.get("condition") or ""), str(request.get("template") or ""))}
     if op == "complete":
         return {"completions": session.complete(str(request.get("text", "")))}
     if op in ("local_names", "local_rows"):
@@ -366,6 +368,26 @@ def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
         session.end(Resume(request["resume"]))
         return {"ended": True}
     return {"output": output_message(Output(OutputKind.ERROR, f"*** unknown request {op!r}"))}
+
+
+def _screened(session: Session, condition: str, template: str) -> bool:
+    """The host's condition of this stop's breakpoint, evaluated here where the values
+    are; where it holds, its log template's line written to the print log."""
+    frame, number = session.frames[0], session.info.breakpoint_id or 0
+    holds = not condition or breakpoint_checks.holds(number, condition, frame)
+    if holds and template and _write_log is not None:
+        _write_log(breakpoint_checks.format_template(number, template, frame), frame, session.info)
+    return holds
+
+
+_write_log: breakpoint_checks.LogWriter | None = None
+
+
+def write_logs_with(write: breakpoint_checks.LogWriter) -> None:
+    """How a logpoint's line is written here (the capture layer's print log, which
+    sends it on to the debug host as it sends this process's other rows)."""
+    global _write_log
+    _write_log = write
 
 
 def _locals_answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:

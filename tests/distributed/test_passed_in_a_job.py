@@ -1,6 +1,8 @@
 """A breakpoint the debug host passes (``continue all``, ``disable``) passes in every
-process of the job without sending its values there, and counts at the host; a change at
-the host (the ``continue all``'s run ends) reaches the other processes' next call."""
+process of the job without sending its values there, and counts at the host; its
+condition and log template set at the host decide every process's stops, each process
+sending only what they read; a change at the host (the ``continue all``'s run ends)
+reaches the other processes' next call."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ STEPS = 100
 # Each process runs a STEPS-step scan with a 1 MB local and a breakpoint in its step,
 # and says how many of its stops sent their values to its host memory.
 SCAN = f"""
+import os, time
 import jax.numpy as jnp
 import jaxdbg
 from jaxdbg.capture import breakpoints
@@ -31,6 +34,9 @@ def step(c, x):
     return c + big[0, 0] * 0.0, None
 
 f = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+if PROCESS == 0 and os.environ.get("HOST_LATE"):
+    f.lower(jnp.arange({STEPS}.0))  # traced: the host serves the job
+    time.sleep(3)  # and process 1's first stop is the first served
 jax.block_until_ready(f(jnp.arange({STEPS}.0)))
 jax.effects_barrier()
 print("values sent", PROCESS, len(sent), flush=True)
@@ -53,6 +59,40 @@ def test_the_other_processes_send_no_values_for_the_stops_the_host_passes(passed
     assert _sent(host, 0) <= 1
     if passed_by == "continue all":
         assert f"continued past {2 * STEPS - 1} more stops of breakpoint 1 in this script" in host, host
+
+
+@pytest.mark.parametrize("typed_at", ["the host's stop", "process 1's stop"])
+def test_a_condition_set_at_the_host_decides_every_processs_stops_on_what_it_reads(typed_at):
+    commands = {"JAXDBG_COMMANDS": "condition 1 x == 42; c; p x; c; p x; c"}
+    late = {"HOST_LATE": "1"} if typed_at == "process 1's stop" else {}
+    with Job(SCAN, 2, env=SECRET, per_process_env={0: {**commands, **late}}) as job:
+        assert job.wait(180) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    banners = re.findall(r"Stopped at .*", host)
+    assert len(banners) == 3, host  # the first stop, then x == 42 in each process
+    if late:
+        assert "process 1/2" in banners[0], host
+    assert sorted("process 1/2" in b for b in banners[1:]) == [False, True], host
+    assert host.count("Array(42., dtype=float32)") == 2, host
+    # Process 1 sent its values for its first stop (before the host had said anything
+    # of it) and for the one that opened; every other stop was decided there, on x.
+    assert _sent(other, 1) == 2, job.outputs()
+    assert _sent(host, 0) <= 2
+
+
+def test_a_logpoint_set_at_the_host_writes_every_processs_lines_there():
+    commands = "log 1 'x={x:.0f}'; c"
+    with Job(SCAN, 2, env=SECRET, per_process_env={0: {"JAXDBG_COMMANDS": commands}}) as job:
+        assert job.wait(180) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    assert len(re.findall(r"Stopped at", host)) == 1, host
+    theirs = re.findall(r"^process 1/2 \| x=(\d+)$", host, re.M)
+    mine = re.findall(r"^x=(\d+)$", host, re.M)
+    # Every stop logs but the one that opened (whichever process's it was): in order.
+    assert sorted([len(theirs), len(mine)]) == [STEPS - 1, STEPS], host
+    for lines in (theirs, mine):
+        assert [int(x) for x in lines] == list(range(STEPS - len(lines), STEPS)), host
+    assert _sent(other, 1) <= 1, job.outputs()
 
 
 # The host's `continue all` ends with its run (here: end_run(), once process 1's first
