@@ -8,12 +8,12 @@
    the devices of both processes, so the two are measured alternately in the same job;
    a stop's sample is the median of its commands. Goals: at most 3x, and under 20 ms on
    localhost.
-2. A passed stop in another process: a scan step with a 1 MB local in its frames (the
-   outer function's weight matrix, of which each step reads a row) and
-   ``jaxdbg.breakpoint()``, passed by ``continue all`` or by a false condition on ``x``
-   typed at the debug host at its first stop, per step in process 1 (which decides it
-   on the host's answer, sending nothing, or only ``x``), against a no-op ``jax.debug.callback`` with no operands in the same step,
-   interleaved in process 1. Goal 1.5x, as for one process.
+2. A passed stop in another process: a scan step with a 1 MB local in its frame (a
+   weight matrix, of which each step reads a row) and ``jaxdbg.breakpoint()``, passed
+   by ``continue all`` or by a false condition on ``x`` typed at the debug host at its
+   first stop, per step in process 1 (which decides it on the host's answer, sending
+   nothing, or only ``x``), against a no-op ``jax.debug.callback`` with no operands in
+   the same step, interleaved in process 1. Goal 1.5x, as for one process.
 3. Prints: P processes each printing N rows from a jitted ``lax.fori_loop``
    (``jaxdbg.print``), with the debug host collecting them, against the same job
    without the secret (each process prints to its own stdout): the job's wall time,
@@ -142,57 +142,79 @@ SECRET = {"JAXDBG_DEBUG_SECRET": "bench", "JAXDBG_BACKEND": "cli"}
 
 
 PASSED = """
-import statistics, time
+import time
 import jax.numpy as jnp
 import jaxdbg
+from jaxdbg.job import membership
 
 STEPS, RUNS = int(os.environ["STEPS"]), int(os.environ["RUNS"])
 
-def scan_with(stop):
+def scan_of(step):
     def program(xs, w):  # w: a 1 MB weight matrix in the outer frame, a row read per step
-        def step(c, x):
-            row = w[0] * x
-            stop()
-            return c + row[-1], None
-        return jax.lax.scan(step, jnp.float32(0.0), xs)[0]
+        return jax.lax.scan(lambda c, x: step(c, x, w), jnp.float32(0.0), xs)[0]
     compiled = jax.jit(program)
     return lambda xs: compiled(xs, weights)
 
+def continued(c, x, w):
+    row = w[0] * x
+    jaxdbg.breakpoint()  # breakpoint 1
+    return c + row[-1], None
+
+def conditioned(c, x, w):
+    row = w[0] * x
+    jaxdbg.breakpoint()  # breakpoint 2
+    return c + row[-1], None
+
+def noop(c, x, w):
+    row = w[0] * x
+    jax.debug.callback(lambda: None)
+    return c + row[-1], None
+
 weights = jnp.ones((512, 512))
-ours = scan_with(jaxdbg.breakpoint)
-noop = scan_with(lambda: jax.debug.callback(lambda: None))
+scans = {"continue all": scan_of(continued), "false condition": scan_of(conditioned), "noop": scan_of(noop)}
 xs = jnp.arange(float(STEPS))
-for f in (ours, noop):  # compile; ours stops once, and the host continues past the rest
+for f in scans.values():  # compile; each breakpoint stops once, and the host decides the rest
     jax.block_until_ready(f(xs))
-for run in range(RUNS):
-    for name, f in (("ours", ours), ("noop", noop))[:: 1 if run % 2 else -1]:
-        start = time.perf_counter()
+job = membership.current()
+if PROCESS == 0:  # its stops are served: both commands were typed
+    job.write("bench/typed", {"typed": True})
+else:
+    job.read("bench/typed", 300)
+    for f in scans.values():  # each breakpoint's next stop takes the host's last answer
         jax.block_until_ready(f(xs))
-        print("PASSED", PROCESS, run, name, (time.perf_counter() - start) / STEPS, flush=True)
+names = list(scans)
+for run in range(RUNS):
+    for name in names[run % 3 :] + names[: run % 3]:
+        start = time.perf_counter()
+        jax.block_until_ready(scans[name](xs))
+        print("PASSED", PROCESS, run, name.replace(" ", "-"), (time.perf_counter() - start) / STEPS, flush=True)
 """
 
 
-def _passed_in_another_process(repeats: int, steps: int, how: str) -> Row:
-    commands = "continue all" if how == "continue all" else "condition 1 x < 0; c"
+def _passed_in_another_process(repeats: int, steps: int) -> list[Row]:
+    commands = "continue all; condition 2 x < 0; c"  # at the first stop of each breakpoint
     env = {**SECRET, "JAXDBG_COMMANDS": commands, "STEPS": str(steps), "RUNS": str(repeats)}
     with start_local_processes(PASSED, 2, env=env) as job:
         codes = job.wait(600)
         text = job.output(1)
         if set(codes.values()) != {0}:
             raise SystemExit(f"the passed-stops job failed: {codes}\n{_job_outputs(job)}")
-    per_step = {"ours": [0.0] * repeats, "noop": [0.0] * repeats}
-    for run, name, seconds in re.findall(r"PASSED 1 (\d+) (ours|noop) ([\d.e-]+)", text):
-        per_step[name][int(run)] = float(seconds)
-    return ratio_row(
-        f"passed stop ({how} at the debug host), per step of a {steps:,}-step scan in process 1",
-        per_step["ours"],
-        per_step["noop"],
-        PASSED_GOAL,
-        unit="us",
-        baseline_name="(no-op jax.debug.callback, no operands)",
-        note="its 1 MB local stays put: the host's answer lets process 1 decide the stop itself"
-        + (", on x" if how != "continue all" else ""),
-    )
+    per_step = {name: [0.0] * repeats for name in (*PASSED_BY, "noop")}
+    for run, name, seconds in re.findall(r"PASSED 1 (\d+) ([a-z-]+) ([\d.e-]+)", text):
+        per_step[name.replace("-", " ")][int(run)] = float(seconds)
+    return [
+        ratio_row(
+            f"passed stop ({how} at the debug host), per step of a {steps:,}-step scan in process 1",
+            per_step[how],
+            per_step["noop"],
+            PASSED_GOAL,
+            unit="us",
+            baseline_name="(no-op jax.debug.callback, no operands)",
+            note="its 1 MB local stays put: the host's answer lets process 1 decide the stop itself"
+            + (", on x" if how != "continue all" else ""),
+        )
+        for how in PASSED_BY
+    ]
 
 
 def _job_outputs(job) -> str:
@@ -276,11 +298,11 @@ def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
     if args.quick:
         rows = _round_trip(repeats=1, commands=10)
-        rows += [_passed_in_another_process(repeats=2, steps=50, how=how) for how in PASSED_BY]
+        rows += _passed_in_another_process(repeats=2, steps=50)
         rows.append(_prints(repeats=1, processes=2, rows=20))
     else:
         rows = _round_trip(repeats=7, commands=100)
-        rows += [_passed_in_another_process(repeats=9, steps=2000, how=how) for how in PASSED_BY]
+        rows += _passed_in_another_process(repeats=9, steps=2000)
         rows.append(_prints(repeats=3, processes=8, rows=1000))
     finish(rows, args.json)
 
