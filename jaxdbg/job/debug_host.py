@@ -56,7 +56,7 @@ def join_job() -> bool:
     if not job.is_host():
         _at_exit(job, _say_done)
         quit_watch.watch(job)  # a quit at the host must not leave this process in a collective
-        host_passes.watch(job)  # a breakpoint the host passes passes here without its values
+        host_passes.watch(job)  # the host's answers decide this process's next stops here
         return False
     return _watch_as_host(job)
 

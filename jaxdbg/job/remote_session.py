@@ -7,8 +7,8 @@ no values; a command line runs in the owner's Session (``p``, ``pp``, statements
 panel's locals rows are made there too (:meth:`local_rows`).
 The commands that end the stop or change breakpoint state (``continue``, ``continue
 all``, ``skip``, ``quit``, ``disable``, ``enable``, ``ignore``, ``condition``, ``log``,
-``breakpoints``) run here, on the host's breakpoint state, which admits every process's stops: so they
-apply to the same breakpoint on every process.
+``breakpoints``) run here, on the host's breakpoint state, which admits every process's
+stops: so they apply to the same breakpoint on every process.
 """
 
 from __future__ import annotations
@@ -235,8 +235,8 @@ class RemoteSession(Session):
     def finish_remotely(self, how: Resume, *, interrupted: int = 0, passes: dict[str, Any] | None = None) -> None:
         """Tell the owner how its stop ended (it then resumes or quits there);
         ``interrupted``: the number of the host's interrupt that ended it (0: none),
-        which the owner says once; ``passes``: that the host passes every further stop
-        of its breakpoint for now (host_passes.grant)."""
+        which the owner says once; ``passes``: the host's answer on the next stops of
+        its breakpoint, which the owner may decide itself (host_passes.grant)."""
         if self.gone is not None:
             return
         try:
