@@ -197,6 +197,13 @@ def count_hit(number: int) -> int:
         return bp.hits
 
 
+def hits(number: int) -> int:
+    """Breakpoint ``number``'s hits so far (0 for an unknown one)."""
+    with _lock:
+        bp = _by_number.get(number)
+        return 0 if bp is None else bp.hits
+
+
 def checks(number: int | None) -> tuple[str, str]:
     """``(condition, log template)`` of breakpoint ``number`` ("" where none is set)."""
     with _lock:

@@ -53,6 +53,7 @@ _continued: dict[int, int] = {}  # stops passed on a `continue all` word, not ye
 _hits_from: dict[int, int] = {}  # a checked breakpoint's hits here that were sent already
 _hits: dict[int, int] = {}  # hits of checks that ended, not yet sent
 _watching: set[int] = set()  # id(job) of the jobs watched here
+_granted = [False]  # at the host: whether it gave any word, so that counts may come
 _sequence = itertools.count(1)
 
 
@@ -70,14 +71,17 @@ def grant(job: job_mod.Job, number: int | None) -> dict[str, Any] | None:
         return None  # a watch takes a value at every stop, here
     version = list(host_version(job))
     why = breakpoint_state.passes_every_stop(number)
-    if why == "disabled":
-        return {"version": version, "hits": False}
     checked = breakpoint_state.has_checks(number)
-    if why == "continue all":
-        return None if checked else {"version": version, "hits": True}
-    if checked:
-        return {"version": version, "checks": list(breakpoint_state.checks(number))}
-    return None
+    if why == "disabled":
+        word: dict[str, Any] = {"version": version, "hits": False}
+    elif why == "continue all" and not checked:
+        word = {"version": version, "hits": True}
+    elif why is None and checked:
+        word = {"version": version, "checks": list(breakpoint_state.checks(number))}
+    else:
+        return None  # a `continue all` with a condition or template: each stop comes here
+    _granted[0] = True
+    return word
 
 
 def publish(job: job_mod.Job, last: tuple[int, int] | None) -> tuple[int, int]:
@@ -90,6 +94,8 @@ def publish(job: job_mod.Job, last: tuple[int, int] | None) -> tuple[int, int]:
 
 def collect(job: job_mod.Job, seen: set[str]) -> None:
     """Count the hits the other processes decided on the host's word (``passed/``)."""
+    if not _granted[0]:
+        return  # no word given: no count can come, and the store is not asked
     for message in job.new_messages("passed/", seen) or []:
         for filename, lineno, function, continued, hits in message.get("counts") or []:
             number = breakpoint_state.register(str(filename), int(lineno), str(function))
@@ -145,10 +151,6 @@ def _version_in(word: Any) -> tuple[int, int] | None:
         return None
 
 
-def _hits_of(number: int) -> int:
-    return next((row.hits for row in breakpoint_state.rows() if row.number == number), 0)
-
-
 def _take_checks(number: int, version: tuple[int, int], condition: str, template: str) -> None:
     """This process's breakpoint ``number`` takes the host's condition and template."""
     try:
@@ -156,7 +158,7 @@ def _take_checks(number: int, version: tuple[int, int], condition: str, template
         breakpoint_state.set_log_template(number, template)
     except ValueError:  # not a breakpoint of this process
         return
-    hits = _hits_of(number)
+    hits = breakpoint_state.hits(number)
     with _lock:
         if number not in _checking:
             _hits_from[number] = hits
@@ -172,7 +174,7 @@ def _end_checks(numbers: list[int]) -> None:
         breakpoint_state.set_condition(number, "")
         breakpoint_state.set_log_template(number, "")
         breakpoint_checks.forget_reports(number)
-        hits = _hits_of(number)
+        hits = breakpoint_state.hits(number)
         with _lock:
             _hits[number] = _hits.get(number, 0) + hits - _hits_from.pop(number, hits)
 
@@ -220,7 +222,7 @@ def send_counts(job: job_mod.Job) -> None:
     """Send the host the hits decided here on its word since the last time."""
     with _lock:
         checking = list(_checking)
-    now = {number: _hits_of(number) for number in checking}
+    now = {number: breakpoint_state.hits(number) for number in checking}
     with _lock:
         for number, hits in now.items():
             if number in _hits_from:
