@@ -27,6 +27,7 @@ import traceback
 from typing import Callable
 
 from jaxdbg.internals import ipykernel_kernel
+from jaxdbg.runtime import sigint_watch
 
 _lock = threading.Lock()
 _listeners: dict[int, tuple[threading.Thread, Callable[[], None] | None]] = {}
@@ -121,11 +122,14 @@ def cell_started() -> None:
     Nothing carries over otherwise: the kernel's loop runs Python between cells, so a
     pending SIGINT has been handled by now. Not while a wait listens (a job's debug host
     between cells), whose interrupts are still being settled."""
-    global _credit
+    global _credit, _watch_acted, _main_got_passed_on, _passed_on
+    _main_got_passed_on = False
     with _lock:
+        _passed_on = 0  # one the main thread never ran its handler for
         _forget_ended_threads()
         if not _listeners:
             _credit = 0
+            _watch_acted = False
 
 
 def _forget_ended_threads() -> None:
@@ -206,6 +210,9 @@ class _CommandRun:
                 self._on_stuck()
             except Exception:  # the cell still ends below; the view's failure is said, not lost
                 traceback.print_exc(file=sys.__stderr__)
+        global _passed_on
+        with _lock:
+            _passed_on += 1  # for the main thread, not for the waits the SIGINT watch wakes
         _thread.interrupt_main()  # through the relay, which now raises in the main thread
 
     def __enter__(self) -> "_CommandRun":
@@ -266,13 +273,74 @@ def running_command(on_stuck: Callable[[], None] | None = None) -> contextlib.Ab
 
 
 def _relay(signum: int, frame) -> None:
+    global _passed_on, _main_got_passed_on
+    if _settled_by_the_watch():
+        return
+    with _lock:
+        passed_on, _passed_on = _passed_on > 0, 0
     if _wake_listeners():
+        _main_got_passed_on = passed_on
         signal.default_int_handler(signum, frame)
+
+
+def main_got_a_passed_on_interrupt() -> bool:
+    """Whether the KeyboardInterrupt the main thread got last (in this cell) was one a
+    stop passed on when its interrupted command could not be ended. Where the main
+    thread sat inside XLA, it raises only once the stop has ended, at whatever line of
+    JAX follows: it still belongs to that stop, so it is shown as one line."""
+    return _main_got_passed_on
 
 
 def _relay_between_cells(signum: int, frame) -> None:
     """An idle kernel's SIGINT: it wakes the listeners and, as the kernel's own
     SIG_IGN does, never raises (there is no cell to end)."""
+    if not _settled_by_the_watch():
+        _wake_listeners()
+
+
+# SIGINTs read by the SIGINT watch (sigint_watch.WATCH.count) that the handler or the
+# watch's thread has acted on, and whether the thread acted on one the handler has not
+# run for yet. The handler then finds nothing left to do: the signals it runs for were
+# all settled while the main thread sat in a C call (it runs once for several
+# signals that came meanwhile).
+_acted_through = 0
+_watch_acted = False
+_passed_on = 0  # interrupts given-up commands passed to the main thread, not yet raised there
+_main_got_passed_on = False
+
+
+def _settled_by_the_watch() -> bool:
+    """From the handler: whether the watch's thread already acted on every SIGINT that
+    came so far (the handler has nothing to do); else the handler acts on them."""
+    global _acted_through, _watch_acted
+    count = sigint_watch.WATCH.take_pending()
+    with _lock:
+        settled = _watch_acted and count <= _acted_through
+        _watch_acted = False
+        _acted_through = max(_acted_through, count)
+    return settled
+
+
+def _on_sigint_read(count: int) -> None:
+    """On the watch's thread, as a SIGINT's byte is read: wake the waiting stops now if
+    only waits off the main thread listen, since the handler may not run until the
+    main thread leaves XLA, which waits for those very stops. Otherwise, and when the
+    handler already ran for it, the handler does what it always did."""
+    global _acted_through, _watch_acted
+    try:
+        if signal.getsignal(signal.SIGINT) not in (_relay, _relay_between_cells):
+            return  # the program's own handler, or the kernel's, decides
+    except (ValueError, OSError):
+        return
+    main = threading.main_thread()
+    with _lock:
+        if count <= _acted_through or _passed_on:
+            return
+        _forget_ended_threads()
+        if not _listeners or any(thread is main for thread, _ in _listeners.values()):
+            return
+        _acted_through = count
+        _watch_acted = True
     _wake_listeners()
 
 
@@ -302,6 +370,9 @@ def _wake_listeners() -> bool:
     return not listeners or main_listens
 
 
+sigint_watch.WATCH.subscribe(_on_sigint_read)
+
+
 def hear_between_cells() -> bool:
     """From a cell of an ipykernel kernel: a kernel interrupt while the kernel is idle
     (a debug host serving another process's stop after its cells ended) reaches the
@@ -327,4 +398,5 @@ def install() -> None:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _relay)
     except (ValueError, OSError):  # not allowed here (e.g. an embedded interpreter)
-        pass
+        return
+    sigint_watch.WATCH.install()

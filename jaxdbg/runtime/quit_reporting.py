@@ -67,7 +67,7 @@ def _interrupt_line(exc: BaseException) -> str | None:
     Should the interrupt reach the main thread too, wherever it waits for the
     stopped computation (e.g. inside ``.tolist()``), that traceback says nothing useful.
     """
-    if type(exc) is KeyboardInterrupt and _stop_in_progress():
+    if type(exc) is KeyboardInterrupt and (_stop_in_progress() or interrupts.main_got_a_passed_on_interrupt()):
         return INTERRUPT_LINE
     return None
 

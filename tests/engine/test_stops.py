@@ -531,6 +531,55 @@ def test_an_idle_kernels_interrupt_wakes_a_waiting_thread_and_never_raises(monke
     assert not interrupts.hear_between_cells() and kernel.saved_sigint_handler is print
 
 
+# The main thread sits in a C call that runs no signal handler, as it does inside XLA
+# while jaxlib >= 0.12.1 runs a pmap with host callbacks: SIGINT is blocked there, so the
+# signal's C handler runs on another thread and Python's handler waits for the main one.
+MAIN_THREAD_IN_C_SCRIPT = """
+import ctypes, signal, os, threading, time
+from jaxdbg.runtime import interrupts
+
+interrupts.install()
+registered, woken = threading.Event(), threading.Event()
+woken_at = []
+
+def stop():
+    with interrupts.listening(woken.set) as listener:
+        registered.set()
+        if woken.wait(30):
+            woken_at.append(time.monotonic())
+            listener.interrupted()
+
+waiter = threading.Thread(target=stop)
+waiter.start()
+registered.wait(30)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+os.kill(os.getpid(), signal.SIGINT)
+ctypes.CDLL(None).sleep(4)
+returned = time.monotonic()
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+waiter.join(30)
+print("woken while the main thread was in C:", bool(woken_at) and woken_at[0] < returned, flush=True)
+print("main thread past its handler", flush=True)
+try:
+    signal.raise_signal(signal.SIGINT)
+    time.sleep(1)
+except KeyboardInterrupt:
+    print("the next interrupt reached the main thread", flush=True)
+"""
+
+
+def test_a_sigint_wakes_a_waiting_thread_while_the_main_thread_sits_in_a_c_call():
+    with Script(MAIN_THREAD_IN_C_SCRIPT) as run:
+        code = run.wait(60)
+        out = run.output
+    assert code == 0, out
+    assert "woken while the main thread was in C: True" in out, out
+    # The handler, run late, finds the interrupt taken: no KeyboardInterrupt for it ...
+    assert "main thread past its handler" in out and "Traceback" not in out, out
+    # ... and the next interrupt, with nobody waiting, reaches the main thread as ever.
+    assert "the next interrupt reached the main thread" in out, out
+
+
 def test_a_main_thread_wait_gets_its_interrupt_as_keyboardinterrupt(relay):
     with pytest.raises(KeyboardInterrupt):
         with relay.listening():

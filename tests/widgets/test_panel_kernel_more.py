@@ -103,6 +103,10 @@ def test_breakpoints_after_the_cell_returned_still_work(fresh_kernel):
     """pmap on CPU dispatches asynchronously: the cell returns before its callbacks run.
     In a fresh kernel, so that this cell's breakpoint is the first one traced there."""
     kernel = fresh_kernel
+    version = kernel.run("import jaxlib; print(jaxlib.__version__)").stdout.strip()
+    if tuple(int(part) for part in re.findall(r"\d+", version)[:3]) >= (0, 12, 1):
+        # The panel's pmap tests that wait inside the call cover those stops there.
+        pytest.skip(f"jaxlib {version} runs a pmap with host callbacks inside the call: no cell returns first")
     before = len(panel_displays(kernel))
     launch = kernel.execute(
         cell("""

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
+from jaxdbg.runtime.sigint_watch import SigintWatch
 from jaxdbg_widgets import pause
 from jaxdbg_widgets.pause import cells
-from jaxdbg_widgets.pause.interrupt_watch import InterruptWatch
 
 
 def test_the_package_exports_what_the_backend_and_the_extension_use():
@@ -41,7 +41,7 @@ def test_the_interrupt_watch_counts_a_sigint_and_gives_the_wakeup_fd_back():
     handled = []
     old_handler = signal.signal(signal.SIGINT, lambda *_: handled.append(1))
     old_fd = signal.set_wakeup_fd(theirs.fileno(), warn_on_full_buffer=False)
-    watch = InterruptWatch()
+    watch = SigintWatch()
     try:
         assert watch.install()
         signal.raise_signal(signal.SIGINT)
