@@ -136,7 +136,11 @@ def _read_line(stdin: IO[str] | None, stdout: IO[str] | None) -> str:
     if stdin is None:
         if terminal_input.should_read_descriptor():  # Ctrl-C can end it on any thread
             return terminal_input.read_line(PROMPT, stdout)
-        return input(PROMPT) if stdout is None else _input_with_prompt(stdout)
+        # A kernel's input() off the main thread (a pmap stop at `jupyter console`): the
+        # interrupt is raised here, where the kernel polls its stdin socket in Python; the
+        # main thread may be inside XLA waiting for this very stop.
+        with interrupts.running_command():
+            return input(PROMPT) if stdout is None else _input_with_prompt(stdout)
     if stdout is not None:
         stdout.write(PROMPT)
         stdout.flush()

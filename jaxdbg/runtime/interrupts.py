@@ -262,8 +262,9 @@ def raise_in_thread(ident: int | None, exc_type: type[BaseException]) -> None:
 
 
 def running_command(on_stuck: Callable[[], None] | None = None) -> contextlib.AbstractContextManager:
-    """Around a debugger command: off the main thread (a pmap or shard_map stop), an
-    interrupt meanwhile raises KeyboardInterrupt in the command; on the main thread
+    """Around a debugger command (or a read of a kernel's ``input()``): off the main
+    thread (a pmap or shard_map stop), an interrupt meanwhile raises KeyboardInterrupt
+    in the command; on the main thread
     Python's own handling already does. ``on_stuck`` runs (on another thread) when
     the interrupted command could not be ended at once and is given up."""
     thread = threading.current_thread()

@@ -7,6 +7,7 @@ The IPython terminal (``ipython``) has no kernel at all and picks the terminal p
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
@@ -41,11 +42,13 @@ def _env(devices: int = 1) -> dict[str, str]:
     return env
 
 
-def _spawn(args: list[str], devices: int = 1) -> "pexpect.spawn":
+def _spawn(args: list[str], devices: int = 1, **env: str) -> "pexpect.spawn":
     program = shutil.which(args[0], path=str(BIN)) or shutil.which(args[0])
     if program is None:
         pytest.skip(f"{args[0]} is not installed here")
-    child = pexpect.spawn(program, args[1:], env=_env(devices), encoding="utf-8", timeout=180, dimensions=(50, 200))
+    child = pexpect.spawn(
+        program, args[1:], env={**_env(devices), **env}, encoding="utf-8", timeout=180, dimensions=(50, 200)
+    )
     return child
 
 
@@ -147,6 +150,46 @@ def test_jupyter_console_answers_pmap_stops_in_device_order(console):
         child.expect(PROMPT)
         child.sendline("c")
     child.expect(r"Out\[4\]: Array\(\[ ?0\., 10\., 20\., 30\.\], dtype=float32\)")
+
+
+@pytest.mark.matrix("jax")
+def test_ctrl_c_at_a_pmap_stop_in_jupyter_console_ends_the_cell(kernel_python, tmp_path):
+    """The prompt reads the kernel's stdin on an XLA thread. From jaxlib 0.12.1 the main
+    thread waits inside the pmap call itself, where no signal handler runs: the
+    interrupt must reach the reading thread (it hung there)."""
+    spec = tmp_path / "kernels" / "under-test"
+    spec.mkdir(parents=True)
+    argv = [kernel_python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "under test", "language": "python"}))
+    sockets = tempfile.mkdtemp(prefix="jaxdbg-console-")
+    child = _spawn(
+        ["jupyter", "console", "--simple-prompt", "--transport=ipc", f"--ip={sockets}/kernel", "--kernel=under-test"],
+        devices=4,
+        JUPYTER_PATH=str(tmp_path),
+    )
+    try:
+        _cell(child, 1, "%load_ext jaxdbg")
+        _cell(child, 2, "import jax, jax.numpy as jnp, jaxdbg")
+        _cell(child, 3, "h = jax.pmap(lambda x: (jaxdbg.breakpoint(), x * 10)[1])")
+        _cell(child, 4, "print(h(jnp.arange(4.)))")
+        child.expect(re.escape("jaxdbg: " + NOT_DRAWN))
+        child.expect(r"device 0\b")
+        child.expect(PROMPT)
+        child.sendline("p x + 100")
+        child.expect(r"Array\(100\., dtype=float32\)")
+        child.expect(PROMPT)
+        _press_ctrl_c_at_the_prompt(child)
+        child.expect(re.escape("KeyboardInterrupt: interrupted while paused in the debugger"), timeout=60)
+        # The waiting devices' stops ended with it: the next cell runs, and no prompt shows.
+        _cell(child, 5, "print('alive', 1 + 1)")
+        index = child.expect([r"alive 2", PROMPT])
+        assert index == 0, child.before
+        _cell(child, 6, "print('rerun', jax.pmap(lambda x: x + 1)(jnp.arange(4.)).tolist())")
+        child.expect(re.escape("rerun [1.0, 2.0, 3.0, 4.0]"))
+    finally:
+        child.sendcontrol("d")
+        child.close(force=True)
+        shutil.rmtree(sockets, ignore_errors=True)
 
 
 def test_the_ipython_terminal_picks_the_terminal_prompt():
