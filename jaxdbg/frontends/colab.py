@@ -22,7 +22,7 @@ from jaxdbg.engine.session import Session
 from jaxdbg.frontends import colab_view, driver
 from jaxdbg.frontends.colab_view import log_entry
 from jaxdbg.internals import ipykernel_kernel
-from jaxdbg.runtime import notices, phrases
+from jaxdbg.runtime import interrupts, notices, phrases
 from jaxdbg.runtime.phrases import PROMPT
 
 OPTIONS = ("context",)  # run_colab's keyword options
@@ -157,6 +157,13 @@ class ColabPage(driver.Frontend):
         view.show(live=True)
 
     def read(self, session: Session) -> str:
+        # Off the main thread (a pmap stop) the interrupt is raised here, where the page's
+        # reply and input() are polled for in Python: the main thread may be inside XLA
+        # waiting for this very stop.
+        with interrupts.running_command():
+            return self._read()
+
+    def _read(self) -> str:
         view = self.view
         assert view is not None
         if self.buttons and view.html_ok:

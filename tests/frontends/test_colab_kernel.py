@@ -186,3 +186,20 @@ def test_frame_without_source_and_broken_rendering_degrade_to_text(colab_kernel)
     assert "Stopped at In[" in out and "->" in out  # the text view with the current line
     assert "(jaxdbg) p v.shape\n(1, 2)" in out
     assert [r["content"]["prompt"] for r in kernel.input_requests][-2:] == ["(jaxdbg) "] * 2
+
+
+@pytest.mark.matrix("jax")
+def test_interrupting_a_pmap_stop_that_waits_on_the_page_ends_it_and_the_stops_behind_it(colab_kernel):
+    """The stop waits for the page's reply on an XLA thread (through the kernel's stdin
+    here, as Colab's own eval_js polls for it in Python); from jaxlib 0.12.1 the main
+    thread waits inside the pmap call itself, where no signal handler runs."""
+    kernel = colab_kernel
+    mid = kernel.execute("print(jax.pmap(lambda x: (jaxdbg.breakpoint(), x * 10)[1])(jnp.arange(4.)))")
+    kernel.wait_for(lambda: len(kernel.input_requests) >= 1, 120, "the page's first request")
+    kernel.interrupt()
+    done = kernel.wait_reply(mid, timeout=120)
+    assert done.status == "error", done
+    assert [e["ename"] for e in done.errors] == ["KeyboardInterrupt"], done.errors
+    assert all(len(e["traceback"]) <= 2 for e in done.errors), done.errors
+    assert kernel.run("print('alive')").stdout == "alive\n"
+    assert len(kernel.input_requests) == 1  # the devices' stops behind it ended with it
