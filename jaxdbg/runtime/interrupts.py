@@ -29,7 +29,9 @@ from typing import Callable
 from jaxdbg.internals import ipykernel_kernel
 from jaxdbg.runtime import sigint_watch
 
-_lock = threading.Lock()
+# Re-entrant: the main thread's SIGINT handler takes it, and a second Ctrl-C's handler may
+# run inside the first one's, between any two of its bytecodes.
+_lock = threading.RLock()
 _listeners: dict[int, tuple[threading.Thread, Callable[[], None] | None]] = {}
 _ids = iter(range(1, 1 << 62))
 # Interrupts that listeners took, less those the handler passed to them. A listener
@@ -181,7 +183,7 @@ class _CommandRun:
     def __init__(self, thread: threading.Thread, on_stuck: Callable[[], None] | None) -> None:
         self._ident = thread.ident
         self._on_stuck = on_stuck
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # _wake runs in the SIGINT handler, which may nest
         self._running = False
         self._woken = False
         self._listener = Listener(self._wake, active=True)

@@ -30,7 +30,9 @@ class SigintWatch:
         self.count = 0  # SIGINTs read so far
         self.installed = False
         self._lock = threading.Lock()  # install / uninstall
-        self._reading = threading.Lock()  # one reader at a time: the thread or take_pending
+        # One reader at a time: the thread or take_pending (from the SIGINT handler, which
+        # a second Ctrl-C's handler may interrupt on the same thread: re-entrant).
+        self._reading = threading.RLock()
         self._subscribers: list[Callable[[int], None]] = []
         self._reader: socket.socket | None = None
         self._previous = -1

@@ -580,6 +580,49 @@ def test_a_sigint_wakes_a_waiting_thread_while_the_main_thread_sits_in_a_c_call(
     assert "the next interrupt reached the main thread" in out, out
 
 
+# A second Ctrl-C whose handler runs while the first one's holds the relay's lock (a
+# person pressing Ctrl-C twice): Python runs a handler between any two bytecodes of
+# the main thread, also inside another handler.
+SECOND_SIGINT_SCRIPT = """
+import signal, threading
+from jaxdbg.runtime import interrupts, sigint_watch
+
+interrupts.install()
+sigint_watch.WATCH.uninstall()  # the handler alone hears the SIGINTs: the path under test
+forget = interrupts._forget_ended_threads
+arrived = []
+
+def forget_with_a_second_sigint():
+    if not arrived:
+        arrived.append(1)
+        signal.raise_signal(signal.SIGINT)  # its handler runs at once, on this thread
+    forget()
+
+interrupts._forget_ended_threads = forget_with_a_second_sigint
+registered, woken = threading.Event(), threading.Event()
+
+def stop():
+    with interrupts.listening(woken.set) as listener:
+        registered.set()
+        if woken.wait(30):
+            listener.interrupted()
+
+waiter = threading.Thread(target=stop)
+waiter.start()
+registered.wait(30)
+signal.raise_signal(signal.SIGINT)
+waiter.join(30)
+print("both interrupts handled, woken:", woken.is_set(), "second:", bool(arrived), flush=True)
+"""
+
+
+def test_a_second_sigint_inside_the_first_ones_handler_does_not_hang_the_main_thread():
+    with Script(SECOND_SIGINT_SCRIPT) as run:
+        run.wait(60)
+        out = run.output
+    assert "both interrupts handled, woken: True second: True" in out, out
+
+
 def test_a_main_thread_wait_gets_its_interrupt_as_keyboardinterrupt(relay):
     with pytest.raises(KeyboardInterrupt):
         with relay.listening():
