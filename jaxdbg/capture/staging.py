@@ -31,6 +31,7 @@ From the outside in:
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 import threading
@@ -43,7 +44,7 @@ from jax.custom_batching import custom_vmap
 
 from jaxdbg.capture import operand_reader, screening
 from jaxdbg.engine import program_shardings
-from jaxdbg.engine.values import summaries
+from jaxdbg.engine.values import sent_stats
 from jaxdbg.internals import jax_host_calls
 from jaxdbg.runtime import jax_routes, notices
 from jaxdbg.runtime.errors import DebuggerQuit
@@ -196,7 +197,8 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
     # operands of one cond (5,000 leaves: 1.2 s in one, 0.55 s in chunks of 250); each
     # chunk adds a skipped branch to a passed step. Not in a sharded jit, where the
     # ticket would be laid out again over the mesh at each chunk, at every step.
-    size = OPENING_CHUNK if not any(layout is not None for layout in sending.layouts) else max(len(operands), 1)
+    sharded = any(layout is not None for layout in sending.layouts)
+    size = max(len(operands), 1) if sharded else OPENING_CHUNK
     chunks = [range(i, min(i + size, len(operands))) for i in range(0, len(operands), size)]
     *first_chunks, last = chunks or [range(0)]
 
@@ -223,14 +225,21 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
         args = _ARRIVED.take(int(ticket))
         return args[:given], operand_reader.to_jax_all(args[given:])
 
+    def open_stop(ticket):
+        host(*arrived(ticket))
+
+    # In a sharded jit the stop runs on the program's first device: one that ends the
+    # computation there ends it on every device (_ENDED).
     if token is None:
 
         def call(earlier: Any) -> None:
+            if sharded and not site.ordered:
+                _ENDED.everywhere(
+                    sending, jax_host_calls.host_call(_ENDED.kept(open_stop), sent(earlier, last), results=_STATE)[0]
+                )
+                return
             # The stop opens in a debug callback after the host calls, which keeps its
             # place among the program's prints.
-            def open_stop(ticket):
-                host(*arrived(ticket))
-
             jax_routes.CALLBACK.original()(open_stop, sent(earlier, last), ordered=site.ordered)
 
         where_it_opens(call, lambda _: None, ticket)
@@ -240,14 +249,20 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
 
     def call_with_token(earlier: Any) -> Any:
         def host_with_token(ticket, *tokens):
-            host(*arrived(ticket))
+            open_stop(ticket)
             return [np.array(t) for t in tokens]
 
         # The token goes through the host too: gathered on the way there, as the values
         # are, and given back its program layout after.
         host_token = [program_shardings.for_host(leaf) for leaf in leaves]
         results = tuple((tuple(jnp.shape(t)), np.dtype(jnp.result_type(t))) for t in host_token)
-        out = jax_host_calls.host_call(host_with_token, sent(earlier, last), *host_token, results=results)
+        if sharded:
+            out = jax_host_calls.host_call(
+                _ENDED.kept_with(host_with_token, results), sent(earlier, last), *host_token, results=results + _STATE
+            )
+            _ENDED.everywhere(sending, out.pop())
+        else:
+            out = jax_host_calls.host_call(host_with_token, sent(earlier, last), *host_token, results=results)
         laid_out = map(program_shardings.restore_program_layout, out, leaves)
         return jax.tree.unflatten(tree, list(map(program_shardings.varying_as, laid_out, leaves)))
 
@@ -289,6 +304,82 @@ class _Arrivals:
 
 
 _ARRIVED = _Arrivals()
+
+
+class _EndedStops:
+    """What ended a sharded jit's stop (a quit, an interrupt, an error), kept by ticket
+    until every device of the program has raised it.
+
+    The stop runs on the program's first device only. Raised there alone, it would end
+    that device's program while the others went on to their next collective and waited
+    for it for ever (a data-parallel train step's gradient sum): the process hangs. So
+    the stop's call returns the ticket instead, the ticket is laid out on every device,
+    and each device raises the same error in a call of its own, before any collective.
+    """
+
+    _LIMIT = 64
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tickets = itertools.count(1)
+        self._held: dict[int, BaseException] = {}
+
+    def _keep(self, error: BaseException) -> int:
+        with self._lock:
+            ticket = next(self._tickets) % 2**31 or next(self._tickets)
+            self._held[ticket] = error
+            while len(self._held) > self._LIMIT:
+                del self._held[next(iter(self._held))]
+        return ticket
+
+    def kept(self, serve: Callable[[Any], None]) -> Callable[[Any], tuple[int]]:
+        """``serve(ticket)`` as a host call: 0, or the ticket of the error it raised."""
+
+        def call(ticket: Any) -> tuple[int]:
+            try:
+                serve(ticket)
+            except BaseException as error:
+                return (self._keep(error),)
+            return (0,)
+
+        return call
+
+    def kept_with(self, serve: Callable[..., list], results: Any) -> Callable[..., list]:
+        """``serve(*args)``'s results and 0, or zeros and the ticket of the error it raised."""
+
+        def call(*args: Any) -> list:
+            try:
+                return [*serve(*args), 0]
+            except BaseException as error:
+                return [*(np.zeros(shape, dtype) for shape, dtype in results), self._keep(error)]
+
+        return call
+
+    def everywhere(self, sending: _Sending, ended: Any) -> None:
+        """In the program: every device raises the error of ticket ``ended`` (none for 0)."""
+        ended = sending.on_every_device(ended)
+        jax.lax.cond(
+            ended != 0,
+            lambda ended: jax_host_calls.call_on_every_device(self._raise, ended),
+            lambda ended: None,
+            ended,
+        )
+
+    def _raise(self, device: int, ended: Any) -> None:
+        with self._lock:
+            error = self._held.get(int(ended))
+        if error is None:
+            raise DebuggerQuit("the stop ended the computation")
+        if device == 0:
+            raise error
+        try:  # each device's own copy: the threads' tracebacks must not mix
+            again = copy.copy(error)
+        except Exception:
+            again = error
+        raise again.with_traceback(None)
+
+
+_ENDED = _EndedStops()
 
 
 def _screening_state(sending: _Sending, levels, sizes, mask, operands) -> Any:
@@ -364,55 +455,11 @@ _STATE = (((), np.dtype(np.int32)),)  # the host calls' one result
 def stats_on_device(form: screening.StatsForm, values: list) -> list:
     """What ``form`` (screening.StatsForm) receives of its local's ``values``, computed
     where they are: a few small arrays, whatever the values' sizes."""
-    return _array_stats_on_device(values[0]) if form.array is not None else _leaf_stats_on_device(values)
-
-
-def _leaf_stats_on_device(leaves: list) -> list:
-    """Per float leaf: its largest finite ``|x|`` and the sum of its finite values' squares
-    divided by that one's square (so no float32 sum overflows); its NaN and Inf counts."""
-    magnitudes, counts = [], []
-    for leaf in leaves:
-        x = jnp.abs(leaf) if jnp.iscomplexobj(leaf) else leaf
-        x = x.astype(jnp.promote_types(x.dtype, jnp.float32))  # bfloat16 / float16 read in float32
-        finite = jnp.isfinite(x)
-        nans = jnp.sum(jnp.isnan(x), dtype=jnp.int32)
-        infs = jnp.int32(x.size) - jnp.sum(finite, dtype=jnp.int32) - nans
-        kept = jnp.where(finite, jnp.abs(x), 0)
-        top = jnp.max(kept, initial=0)
-        magnitudes.append(jnp.stack([top, jnp.sum(jnp.square(kept / jnp.where(top > 0, top, 1)))]))
-        counts.append(jnp.stack([nans, infs]))
-    common = jnp.result_type(*magnitudes)
-    return [jnp.stack([m.astype(common) for m in magnitudes]), jnp.stack(counts)]
-
-
-def _array_stats_on_device(value: Any) -> list:
-    """A real float array's finite values' min, max and sum; its NaN, Inf, -Inf and finite
-    counts; the flat indices of its first NONFINITE_LISTED non-finite values (-1 past
-    them, found only where there are some) and those values."""
-    x = value.astype(jnp.promote_types(value.dtype, jnp.float32))  # bfloat16 / float16 in float32
-    finite = jnp.isfinite(x)
-    nans = jnp.sum(jnp.isnan(x), dtype=jnp.int32)
-    count = jnp.sum(finite, dtype=jnp.int32)
-    infs = jnp.int32(x.size) - count - nans
-    negative = jnp.sum(x == -jnp.inf, dtype=jnp.int32)
-    low = jnp.min(jnp.where(finite, x, jnp.inf))
-    high = jnp.max(jnp.where(finite, x, -jnp.inf))
-    extremes = jnp.stack([low, high, jnp.sum(jnp.where(finite, x, 0))])
-    listed = summaries.NONFINITE_LISTED
-
-    def places(x):  # the first ones: the top scores, where a non-finite value scores minus its index
-        flat = x.reshape(-1)  # flattened only here, where there are some: a sharded one may move
-        score = jnp.where(jnp.isfinite(flat), -flat.size, -jnp.arange(flat.size, dtype=jnp.int32))
-        scores, at = jax.lax.top_k(score, listed)
-        return jnp.where(scores > -flat.size, at, -1).astype(jnp.int32), flat[at]
-
-    def none(x):  # varying as x does under shard_map, as the other branch's are
-        return tuple(
-            program_shardings.varying_as(v, x) for v in (jnp.full((listed,), -1, jnp.int32), jnp.zeros(listed, x.dtype))
-        )
-
-    at, found = jax.lax.cond(nans + infs > 0, places, none, x)
-    return [extremes, jnp.stack([nans, infs, negative, count]), at, found]
+    return (
+        sent_stats.array_stats_in_program(values[0])
+        if form.array is not None
+        else sent_stats.leaf_stats_in_program(values)
+    )
 
 
 def _answered(decide: Callable[[], int]) -> int:

@@ -14,15 +14,23 @@ effect: JAX refuses IO effects inside ``custom_jvp`` and ``checkpoint``, where a
 breakpoint's layers live, and the call changes nothing JAX must keep in order. Its
 operands reach the callback as NumPy arrays, as XLA's buffers hold them.
 
+:func:`call_on_every_device` runs a callback once on each device of a sharded ``jit``
+(a host call runs on its first device only): a stop that ends its computation there
+must end every device's program, or the others wait for the first one at their next
+collective for ever. It carries JAX's debug effect, as ``jax.debug.callback`` does, so
+that JAX keeps it without a result to use.
+
 Private names: ``jax._src.callback.emit_python_callback`` (the lowering every JAX
-callback uses) and ``_callback_op_sharding`` (where the call runs under a sharded
-``jit``, ``pmap`` or ``shard_map``); ``tests/internals/test_internals.py`` fails when
-either moves.
+callback uses), ``_callback_op_sharding`` (where the call runs under a sharded
+``jit``, ``pmap`` or ``shard_map``: its first device's sharding, which
+:func:`_on_device` moves to another device) and ``jax._src.debugging.debug_effect``;
+``tests/internals/test_internals.py`` fails when one moves.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 from typing import Any, Callable, Sequence
@@ -36,6 +44,8 @@ from jaxdbg.internals.jax_api import _private
 
 _emit_python_callback = _private("jax._src.callback", "emit_python_callback")
 _callback_op_sharding = _private("jax._src.callback", "_callback_op_sharding")
+_debug_effect = _private("jax._src.debugging", "debug_effect")
+_ShardingContext = _private("jax._src.sharding_impls", "ShardingContext")
 
 #: A host call's results: (shape, dtype) each.
 Results = tuple[tuple[tuple[int, ...], np.dtype], ...]
@@ -112,6 +122,69 @@ host_call_p.def_impl(_impl)
 mlir.register_lowering(host_call_p, _lowering)
 
 
+every_device_call_p = extend_core.Primitive("jaxdbg_every_device_call")
+every_device_call_p.multiple_results = True
+
+
+def call_on_every_device(callback: Callable[..., None], *operands: Any) -> None:
+    """``callback(device, *operands)`` on the host, once for each device of a sharded
+    ``jit`` (``device``: its position in the program's devices), or once where the
+    program runs on one device or per device already (``pmap``, ``shard_map``: 0)."""
+    every_device_call_p.bind(*operands, callback=callback)
+
+
+def _every_device_abstract_eval(*avals: Any, callback: Any) -> tuple[list, set]:
+    return [], {_debug_effect}
+
+
+def _every_device_impl(*args: Any, callback: Any) -> list:
+    with _on_cpu():
+        callback(0, *(np.asarray(a) for a in args))
+    return []
+
+
+def _every_device_lowering(ctx: Any, *args: Any, callback: Any) -> list:
+    context = ctx.module_context.axis_context
+    devices = context.num_devices if _ShardingContext is not None and isinstance(context, _ShardingContext) else 1
+    for device in range(devices):
+
+        def on_host(*values: Any, device: int = device) -> tuple:
+            with _on_cpu():
+                callback(device, *values)
+            return ()
+
+        _emit_python_callback(
+            ctx,
+            on_host,
+            None,
+            list(args),
+            ctx.avals_in,
+            [],
+            has_side_effect=True,
+            sharding=_on_device(_callback_op_sharding(context, None, []), device),
+            **_NO_TOKEN,
+        )
+    return []
+
+
+def _on_device(first: Any, device: int) -> Any:
+    """A new callback sharding on its program's first device (``_callback_op_sharding``'s
+    answer: GSPMD's OpSharding or Shardy's SdyArrayList), moved to ``device``."""
+    if first is None or device == 0:
+        return first
+    if hasattr(first, "tile_assignment_devices"):
+        first.tile_assignment_devices = [device]
+        return first
+    arrays = [dataclasses.replace(array, logical_device_ids=(device,)) for array in first.shardings]
+    return dataclasses.replace(first, shardings=type(first.shardings)(arrays))
+
+
+if _debug_effect is not None:
+    every_device_call_p.def_effectful_abstract_eval(_every_device_abstract_eval)
+    every_device_call_p.def_impl(_every_device_impl)
+    mlir.register_lowering(every_device_call_p, _every_device_lowering)
+
+
 def names_in_use() -> dict[str, bool]:
     """Every private name above and whether this JAX still has it (for the tests)."""
     return {
@@ -121,4 +194,7 @@ def names_in_use() -> dict[str, bool]:
         ),
         "jax._src.callback._callback_op_sharding (axis_context, sharding, avals_out)": _callback_op_sharding is not None
         and len(inspect.signature(_callback_op_sharding).parameters) == 3,
+        "jax._src.debugging.debug_effect (jax.debug.callback's effect)": _debug_effect is not None,
+        "jax._src.sharding_impls.ShardingContext.num_devices (a sharded jit's devices)": _ShardingContext is not None
+        and "num_devices" in getattr(_ShardingContext, "__dataclass_fields__", {}),
     }

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import jaxdbg
-from jaxdbg.capture import staging
 from jaxdbg.engine import breakpoint_checks, breakpoint_state, watches
+from jaxdbg.engine.values import sent_stats
 from support.checks_state import fresh_breakpoint_checks  # noqa: F401 (autouse)
 from support.host_bytes import HostBytes
 from support.jax_setups import automatic_axes
@@ -224,7 +224,7 @@ def test_a_local_whose_statistics_cannot_be_staged_is_watched_from_its_values(mo
     def fails(value):
         raise TypeError("not here")
 
-    monkeypatch.setattr(staging, "_array_stats_on_device", fails)
+    monkeypatch.setattr(sent_stats, "array_stats_in_program", fails)
     run, _, n = _watching("jit", "w", traced_after=True)
     breakpoint_state.set_enabled(n, False)
     jax.block_until_ready(run())  # the program runs

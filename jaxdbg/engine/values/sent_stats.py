@@ -1,8 +1,9 @@
 """A local's statistics as a program computed them and sent them to the host, in place of
 its values: what a watch keeps of a big pytree or array at a passed stop.
 
-The program sends a few small arrays (jaxdbg.capture.staging computes them where the
-values are); these classes make of them what the host would have taken from the values
+The program sends a few small arrays, computed where the values are
+(:func:`leaf_stats_in_program`, :func:`array_stats_in_program`, which
+jaxdbg.capture.staging stages); these classes make of them what the host would have taken from the values
 themselves (a tree's :class:`~jaxdbg.engine.values.tree_hits.TreeHit`, an array's
 :class:`~jaxdbg.engine.values.summaries.ArrayStats`), so a watch's history reads the same.
 """
@@ -12,8 +13,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
+from jaxdbg.engine import program_shardings
 from jaxdbg.engine.values import leaf_stats, summaries, tree_hits
 
 
@@ -83,3 +87,54 @@ def array_received(
         return SentArrayStats(shape, dtype, summaries.ArrayStats(None, None, None, nans, infs, False, negative, cells))
     stats = summaries.ArrayStats(low, high, total / finite, nans, infs, False, negative, cells)
     return SentArrayStats(shape, dtype, stats)
+
+
+# -- computed in the program ------------------------------------------------------------
+
+
+def leaf_stats_in_program(leaves: list) -> list:
+    """Per float leaf: its largest finite ``|x|`` and the sum of its finite values' squares
+    divided by that one's square (so no float32 sum overflows); its NaN and Inf counts."""
+    magnitudes, counts = [], []
+    for leaf in leaves:
+        x = jnp.abs(leaf) if jnp.iscomplexobj(leaf) else leaf
+        x = x.astype(jnp.promote_types(x.dtype, jnp.float32))  # bfloat16 / float16 read in float32
+        finite = jnp.isfinite(x)
+        nans = jnp.sum(jnp.isnan(x), dtype=jnp.int32)
+        infs = jnp.int32(x.size) - jnp.sum(finite, dtype=jnp.int32) - nans
+        kept = jnp.where(finite, jnp.abs(x), 0)
+        top = jnp.max(kept, initial=0)
+        magnitudes.append(jnp.stack([top, jnp.sum(jnp.square(kept / jnp.where(top > 0, top, 1)))]))
+        counts.append(jnp.stack([nans, infs]))
+    common = jnp.result_type(*magnitudes)
+    return [jnp.stack([m.astype(common) for m in magnitudes]), jnp.stack(counts)]
+
+
+def array_stats_in_program(value: Any) -> list:
+    """A real float array's finite values' min, max and sum; its NaN, Inf, -Inf and finite
+    counts; the flat indices of its first NONFINITE_LISTED non-finite values (-1 past
+    them, found only where there are some) and those values."""
+    x = value.astype(jnp.promote_types(value.dtype, jnp.float32))  # bfloat16 / float16 in float32
+    finite = jnp.isfinite(x)
+    nans = jnp.sum(jnp.isnan(x), dtype=jnp.int32)
+    count = jnp.sum(finite, dtype=jnp.int32)
+    infs = jnp.int32(x.size) - count - nans
+    negative = jnp.sum(x == -jnp.inf, dtype=jnp.int32)
+    low = jnp.min(jnp.where(finite, x, jnp.inf))
+    high = jnp.max(jnp.where(finite, x, -jnp.inf))
+    extremes = jnp.stack([low, high, jnp.sum(jnp.where(finite, x, 0))])
+    listed = summaries.NONFINITE_LISTED
+
+    def places(x):  # the first ones: the top scores, where a non-finite value scores minus its index
+        flat = x.reshape(-1)  # flattened only here, where there are some: a sharded one may move
+        score = jnp.where(jnp.isfinite(flat), -flat.size, -jnp.arange(flat.size, dtype=jnp.int32))
+        scores, at = jax.lax.top_k(score, listed)
+        return jnp.where(scores > -flat.size, at, -1).astype(jnp.int32), flat[at]
+
+    def none(x):  # varying as x does under shard_map, as the other branch's are
+        return tuple(
+            program_shardings.varying_as(v, x) for v in (jnp.full((listed,), -1, jnp.int32), jnp.zeros(listed, x.dtype))
+        )
+
+    at, found = jax.lax.cond(nans + infs > 0, places, none, x)
+    return [extremes, jnp.stack([nans, infs, negative, count]), at, found]

@@ -1,0 +1,152 @@
+"""A quit or an interrupt at a stop of a sharded ``jit`` ends the computation on every
+device, so the program goes on: the stop runs on the program's first device, and the
+other devices wait for it at their next collective (a data-parallel train step's
+gradient sum), for ever if only the first one ended (the process hung)."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from support.hang_guard import Script
+
+pytestmark = [pytest.mark.multidevice, pytest.mark.timeout(300)]
+
+SHARDED_STEPS = """
+import io, sys
+import jax, jax.numpy as jnp, numpy as np, jaxdbg
+from jax.sharding import NamedSharding, PartitionSpec as P
+from jaxdbg.runtime import quit_reporting
+
+kind = getattr(getattr(jax.sharding, "AxisType", None), "Auto", None)
+mesh = jax.make_mesh((8,), ("d",), **({{"axis_types": (kind,)}} if kind else {{}}))
+options = {options}
+
+def step(c, x):
+    c = c * 0.5 + x
+    {stop}
+    return c + jnp.sum(c) * 0, None  # a collective after the stop: the other devices wait there
+
+f = jax.jit(lambda c, xs: jax.lax.scan(step, c, xs)[0])
+start = jax.device_put(jnp.ones((64, 16)), NamedSharding(mesh, P("d")))
+for run in range(2):
+    try:
+        print("result", run, float(f(start, jnp.arange(3.0))[0, 0]), flush=True)
+    except BaseException as exc:
+        print("ended", run, quit_reporting.stop_reason(exc) or quit_reporting._interrupt_line(exc) or repr(exc), flush=True)
+print("script end", flush=True)
+"""
+
+STOPS = {
+    "breakpoint": "jaxdbg.breakpoint(**options)",
+    "breakpoint_if": "jaxdbg.breakpoint_if(x >= 0, **options)",
+    "token": "c = jaxdbg.breakpoint(token=c, **options)",
+}
+
+
+@pytest.mark.parametrize("stop", sorted(STOPS))
+def test_a_quit_at_a_sharded_jit_stop_ends_the_call_and_the_next_call_stops_again(stop):
+    # The first stop quits; the second call's three stops continue.
+    options = '{"backend": "cli", "stdin": io.StringIO("q\\nc\\nc\\nc\\n"), "stdout": sys.stdout}'
+    with Script(SHARDED_STEPS.format(options=options, stop=STOPS[stop])) as run:
+        code = run.wait(180)
+        out = run.output
+    assert code == 0, out
+    assert "ended 0 jaxdbg.DebuggerQuit: the debugger quit" in out, out
+    assert "result 1 " in out and "script end" in out, out  # the devices were not left waiting
+    assert out.count("Stopped at") == 4, out  # the quit stop, then the next call's three
+    assert "Traceback" not in out and "Exception ignored" not in out, out
+
+
+def test_ctrl_c_at_a_sharded_jit_prompt_ends_the_call_and_the_next_call_stops_again():
+    with Script(SHARDED_STEPS.format(options='{"backend": "cli"}', stop=STOPS["breakpoint"]), stdin="pty") as run:
+        at = run.expect("(jaxdbg) ", 120)
+        run.send("p float(c.sum())\n")
+        at = run.expect("512.0", 60, after=at)
+        at = run.expect("(jaxdbg) ", 60, after=at)
+        run.signal(signal.SIGINT)
+        at = run.expect("ended 0 KeyboardInterrupt: interrupted while paused in the debugger", 60, after=at)
+        run.expect("(jaxdbg) ", 120, after=at)  # the next call's first stop
+        run.send("continue all\n")
+        code = run.wait(120)
+        out = run.output
+    assert code == 0, out
+    assert "result 1 " in out and "script end" in out, out
+    assert "Traceback" not in out and "Exception ignored" not in out, out
+
+
+UNCAUGHT_QUIT = """
+import io, sys
+import jax, jax.numpy as jnp, jaxdbg
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+kind = getattr(getattr(jax.sharding, "AxisType", None), "Auto", None)
+mesh = jax.make_mesh((8,), ("d",), **({"axis_types": (kind,)} if kind else {}))
+
+@jax.jit
+def f(w):
+    jaxdbg.breakpoint(backend="cli", stdin=io.StringIO("q\\n"), stdout=sys.stdout)
+    return jnp.sum(w * 2.0)  # a collective after the stop
+
+print(f(jax.device_put(jnp.ones((64, 16)), NamedSharding(mesh, P("d")))))
+print("not reached", flush=True)
+"""
+
+
+def test_an_uncaught_quit_at_a_sharded_jit_stop_ends_the_script_with_one_line():
+    with Script(UNCAUGHT_QUIT) as run:
+        code = run.wait(180)
+        out = run.output
+    assert code == 1, out
+    assert "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped" in out, out
+    assert "not reached" not in out.splitlines() and "Traceback" not in out, out
+
+
+TRAIN_STEP = """
+import io, sys
+import jax, jax.numpy as jnp, optax
+from flax import nnx
+from jax.sharding import NamedSharding, PartitionSpec as P
+import jaxdbg
+from jaxdbg.runtime import quit_reporting
+
+kind = getattr(getattr(jax.sharding, "AxisType", None), "Auto", None)
+mesh = jax.make_mesh((8,), ("data",), **({"axis_types": (kind,)} if kind else {}))
+def fresh():
+    model = nnx.Linear(4, 1, rngs=nnx.Rngs(0))
+    return model, nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+
+model, opt = fresh()
+answers = io.StringIO("q\\nc\\n")
+
+@nnx.jit
+def train_step(model, opt, x, y):
+    def loss_fn(model):
+        loss = jnp.mean((model(x) - y) ** 2)
+        jaxdbg.breakpoint(backend="cli", stdin=answers, stdout=sys.stdout)
+        return loss
+    loss, grads = nnx.value_and_grad(loss_fn)(model)  # the gradient sums over the devices
+    opt.update(model, grads)
+    return loss
+
+x = jax.device_put(jnp.ones((64, 4)), NamedSharding(mesh, P("data")))
+y = jax.device_put(jnp.zeros((64, 1)), NamedSharding(mesh, P("data")))
+for step in range(2):
+    try:
+        print("loss", step, float(train_step(model, opt, x, y)), flush=True)
+    except BaseException as exc:
+        print("ended", step, quit_reporting.stop_reason(exc) or repr(exc), flush=True)
+        model, opt = fresh()  # the failed step's results were written back into them
+"""
+
+
+def test_a_quit_in_a_data_parallel_flax_train_step_leaves_the_next_step_running():
+    pytest.importorskip("flax.nnx", reason="the test extra installs flax")
+    pytest.importorskip("optax", reason="the test extra installs optax")
+    with Script(TRAIN_STEP) as run:
+        code = run.wait(180)
+        out = run.output
+    assert code == 0, out
+    assert "ended 0 jaxdbg.DebuggerQuit" in out and "loss 1 " in out, out
+    assert out.count("Stopped at") == 2, out
