@@ -70,7 +70,7 @@ def test_typed_expression_raising_keyboard_interrupt_does_not_end_the_stop(kerne
 # ------------------------------------------------- a quit, wherever it surfaces
 
 QUIT_SETUP = """
-from jax.sharding import Mesh, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 try:
     from jax import shard_map
 except ImportError:
@@ -87,7 +87,14 @@ quit_calls = {
     "shard_map": lambda: jax.jit(shard_map(quit_body, mesh=quit_mesh, in_specs=P("i"),
                                            out_specs=P("i")))(jnp.arange(8.0)),
     "vmap": lambda: jax.vmap(quit_body)(jnp.arange(8.0)),
+    # the stop on the first device, the next step's collective (the sum) on every device
+    "sharded jit": lambda: jax.jit(lambda x: jax.lax.scan(quit_step, x, jnp.arange(3.0))[0])(
+        jax.device_put(jnp.arange(8.0), NamedSharding(quit_mesh, P("i")))),
 }
+
+def quit_step(c, _):
+    jaxdbg.breakpoint(commands="q")
+    return c + c.sum() * 0, None
 """
 # Each way the stopped computation's error can reach the user: cells run in turn.
 SURFACES = {
@@ -104,7 +111,7 @@ SURFACES = {
 # How a quit surfaces depends on JAX's error wrapping, so jit's five surfaces run on every
 # kernel of the matrix; the other transforms reach the same code on the current kernel.
 @pytest.mark.parametrize(
-    "transform", [pytest.param("jit", marks=pytest.mark.matrix("jupyter")), "pmap", "shard_map", "vmap"]
+    "transform", [pytest.param("jit", marks=pytest.mark.matrix("jupyter")), "pmap", "shard_map", "vmap", "sharded jit"]
 )
 def test_a_quit_is_one_line_wherever_it_surfaces(kernel, transform, surface):
     assert kernel.run(QUIT_SETUP, timeout=120).status == "ok"
