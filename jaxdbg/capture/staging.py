@@ -27,6 +27,8 @@ From the outside in:
    prints; with a token threaded through, the host call opens it and gives the token
    back. The stop's values become JAX arrays without a copy on XLA's CPU thread pool
    (operand_reader.to_jax), which other devices may hold while they wait for the stop.
+   In a sharded jit the host call opens the stop and says whether it ended the
+   computation; if so every device raises that (:class:`_EndedStops`).
 """
 
 from __future__ import annotations
@@ -308,7 +310,7 @@ _ARRIVED = _Arrivals()
 
 class _EndedStops:
     """What ended a sharded jit's stop (a quit, an interrupt, an error), kept by ticket
-    until every device of the program has raised it.
+    (the last _LIMIT) for every device of the program to raise.
 
     The stop runs on the program's first device only. Raised there alone, it would end
     that device's program while the others went on to their next collective and waited
