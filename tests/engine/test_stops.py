@@ -3,11 +3,8 @@ and a process that goes on cleanly afterwards (in this process and in scripts)."
 
 from __future__ import annotations
 
-import platform
 import signal
 import threading
-import time
-from pathlib import Path
 from typing import Callable
 
 import jax
@@ -17,7 +14,7 @@ import pytest
 import jaxdbg
 from jaxdbg.engine import stop_serving
 from jaxdbg.runtime import quit_reporting
-from support.hang_guard import Script, join_or_dump, wait_or_dump
+from support.hang_guard import Script, join_or_dump, wait_for_system_call, wait_or_dump
 from support.jax_setups import shard_map
 
 pytestmark = pytest.mark.timeout(240)
@@ -320,26 +317,6 @@ def test_ctrl_c_during_a_long_command_at_a_pmap_prompt_ends_the_command_and_its_
     assert "Exception ignored" not in out and "Traceback" not in out, out
 
 
-# clock_nanosleep's number per machine (time.sleep's system call), as /proc gives it.
-NANOSLEEP_SYSCALL = {"x86_64": "230", "aarch64": "115"}.get(platform.machine())
-
-
-def _wait_until_a_thread_sleeps(pid: int, timeout: float = 60) -> None:
-    """Until a thread of ``pid`` sits in time.sleep's system call: the command printed
-    that it started a few bytecodes before its sleep, and an interrupt that lands
-    before the sleep ends the command at once, with nothing stuck to give up."""
-    deadline = time.monotonic() + timeout
-    while NANOSLEEP_SYSCALL is not None and time.monotonic() < deadline:
-        try:
-            for task in Path(f"/proc/{pid}/task").iterdir():
-                if (task / "syscall").read_text().split()[0] == NANOSLEEP_SYSCALL:
-                    return
-        except (OSError, IndexError):  # no /proc, or not ours to read: wait a human's pause
-            break
-        time.sleep(0.02)
-    time.sleep(1)
-
-
 @pytest.mark.multidevice
 def test_ctrl_c_during_a_command_stuck_in_a_call_gives_it_up_with_one_notice():
     with Script(INTERRUPT_SCRIPT.format(call=CAUGHT), stdin="pipe") as run:
@@ -349,7 +326,8 @@ def test_ctrl_c_during_a_command_stuck_in_a_call_gives_it_up_with_one_notice():
             "print('typed loop finished', flush=True)\n"
         )
         run.expect("stuck command started", 60, after=at)
-        _wait_until_a_thread_sleeps(run.proc.pid)
+        # Once it sleeps: an interrupt before that ends the command at once, with nothing stuck.
+        wait_for_system_call(run.proc.pid, "clock_nanosleep", any_thread=True)
         run.signal(signal.SIGINT)
         code = run.wait(60)
         out = run.output

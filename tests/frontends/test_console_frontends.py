@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
+
+from support.hang_guard import wait_for_system_call
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -52,28 +52,11 @@ def _spawn(args: list[str], devices: int = 1, **env: str) -> "pexpect.spawn":
     return child
 
 
-# The number of read(2) per machine, as /proc/PID/syscall gives it.
-READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}.get(platform.machine())
-
-
-def _press_ctrl_c_at_the_prompt(child, timeout: float = 60) -> None:
-    """Ctrl-C once the frontend's main thread sleeps in read(2) on the terminal.
-
-    Python prints ``input()``'s prompt and only then calls read(). A SIGINT that lands
-    between the two runs the C-level handler, and read() then blocks anyway: the
-    KeyboardInterrupt comes only after the next typed line. A person never presses
-    Ctrl-C within that microsecond window; a test on a loaded machine did (a CI run
-    hung with only ``^C`` echoed)."""
-    syscall = Path(f"/proc/{child.pid}/syscall")
-    deadline = time.monotonic() + timeout
-    while READ_SYSCALL is not None and time.monotonic() < deadline:
-        try:
-            if syscall.read_text().split()[0] == READ_SYSCALL:
-                break
-        except (OSError, IndexError):  # no /proc, or not ours to read: wait a human's pause
-            time.sleep(1)
-            break
-        time.sleep(0.02)
+def _press_ctrl_c_at_the_prompt(child) -> None:
+    """Ctrl-C once the frontend's main thread sleeps in read(2) on the terminal: a SIGINT
+    between ``input()``'s prompt and its read() runs the C-level handler, and read() then
+    blocks anyway until the next typed line (a CI run hung with only ``^C`` echoed)."""
+    wait_for_system_call(child.pid, "read")
     child.sendintr()
 
 

@@ -15,12 +15,19 @@ A Python script in a child process (8 host devices, the checkout on PYTHONPATH):
 Each wait that runs out asks the child for a dump of its threads (faulthandler on
 SIGUSR1, registered before the script runs), kills it and fails the test with the
 output and the dump.
+
+Before a signal that must land inside a given system call (a Ctrl-C at a prompt that
+reads, or during a command that sleeps)::
+
+    wait_for_system_call(pid, "read")                       # the main thread
+    wait_for_system_call(pid, "clock_nanosleep", any_thread=True)
 """
 
 from __future__ import annotations
 
 import faulthandler
 import os
+import platform
 import pty
 import signal
 import subprocess
@@ -186,3 +193,29 @@ class Script:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# System call numbers per machine, as /proc/PID/syscall gives them.
+_SYSCALLS = {
+    "x86_64": {"read": "0", "clock_nanosleep": "230"},
+    "aarch64": {"read": "63", "clock_nanosleep": "115"},
+}
+
+
+def wait_for_system_call(pid: int, name: str, *, any_thread: bool = False, timeout: float = 60) -> None:
+    """Until the main thread of ``pid`` (or, with ``any_thread``, one of its threads) sits
+    in system call ``name``. A signal sent a few bytecodes before the call lands in a
+    window no person hits (Python printed a prompt, then calls read(2); a command printed
+    that it started, then sleeps), which a loaded test machine does hit. Where /proc
+    cannot tell (another system, another user's process), a person's pause instead."""
+    number = _SYSCALLS.get(platform.machine(), {}).get(name)
+    deadline = time.monotonic() + timeout
+    while number is not None and time.monotonic() < deadline:
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir()) if any_thread else [Path(f"/proc/{pid}")]
+            if any((task / "syscall").read_text().split()[0] == number for task in tasks):
+                return
+        except (OSError, IndexError):
+            break
+        time.sleep(0.02)
+    time.sleep(1)
