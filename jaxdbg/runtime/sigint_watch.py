@@ -35,6 +35,7 @@ class SigintWatch:
         self._reading = threading.RLock()
         self._subscribers: list[Callable[[int], None]] = []
         self._reader: socket.socket | None = None
+        self._writer: socket.socket | None = None  # CPython's handler writes here
         self._previous = -1
 
     def subscribe(self, on_sigint: Callable[[int], None]) -> None:
@@ -59,8 +60,7 @@ class SigintWatch:
                 previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
             except (ValueError, OSError):
                 return False
-            self._keep = (reader, writer)  # keep both ends alive
-            self._reader = reader
+            self._reader, self._writer = reader, writer
             self._previous = previous
             thread = threading.Thread(target=self._watch, args=(reader,), name="jaxdbg-sigint", daemon=True)
             thread.start()
@@ -72,7 +72,8 @@ class SigintWatch:
         if not self.installed or threading.current_thread() is not threading.main_thread():
             return
         with self._lock:
-            reader, writer = self._keep
+            writer = self._writer
+            assert writer is not None
             try:
                 current = signal.set_wakeup_fd(self._previous, warn_on_full_buffer=False)
                 if current != writer.fileno():  # someone set theirs on top: keep it
