@@ -219,6 +219,39 @@ def test_interrupting_a_long_command_at_a_pmap_stop_ends_it_for_good(own_kernel,
     kernel.assert_alive()
 
 
+SHARDED_SCAN_CELL = """
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+def sharded_step(c, _):
+    jaxdbg.breakpoint()
+    return c + c.sum() * 0, None  # the next step's collective waits for every device
+
+sharded_scan = jax.jit(lambda x: jax.lax.scan(sharded_step, x, jnp.arange(3.0))[0])
+sharded_xs = jax.device_put(jnp.arange(8.0), NamedSharding(jax.make_mesh((8,), ("i",)), P("i")))
+print("result", sharded_scan(sharded_xs).tolist())
+"""
+
+
+@pytest.mark.timeout(400)
+# On every JAX: how the interrupt reaches the stop and how the error surfaces both change.
+@pytest.mark.matrix("jax")
+def test_interrupting_a_sharded_jit_stop_ends_the_cell_and_the_next_call_stops_again(own_kernel):
+    kernel = own_kernel
+    mid = kernel.execute(SHARDED_SCAN_CELL)
+    wait_panel(kernel, mid)
+    kernel.interrupt()
+    done = kernel.wait_reply(mid, timeout=120)
+    assert done.status == "error", done
+    assert [len(e["traceback"]) for e in done.errors] == [1], done.errors
+    assert "interrupted while paused in the debugger" in done.errors[0]["traceback"][0], done.errors
+    # Every device's program ended at the stop: the same program runs, and stops, again.
+    again = kernel.execute('print("result", sharded_scan(sharded_xs).tolist())')
+    wait_panel(kernel, again)
+    press(kernel, "continue all")
+    assert kernel.wait_reply(again, timeout=120).stdout.startswith("result [0.0, 1.0"), kernel.result(again)
+    kernel.assert_alive()
+
+
 STUCK_COMMAND = "open({flag!r}, 'w').close(); time.sleep(12); print('typed loop finished', flush=True)"
 
 
