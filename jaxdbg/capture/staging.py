@@ -201,6 +201,7 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
     # ticket would be laid out again over the mesh at each chunk, at every step.
     sharded = any(layout is not None for layout in sending.layouts)
     size = max(len(operands), 1) if sharded else OPENING_CHUNK
+    sharded_ends = sharded and jax_host_calls.EVERY_DEVICE_CALLS
     chunks = [range(i, min(i + size, len(operands))) for i in range(0, len(operands), size)]
     *first_chunks, last = chunks or [range(0)]
 
@@ -235,7 +236,7 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
     if token is None:
 
         def call(earlier: Any) -> None:
-            if sharded and not site.ordered:
+            if sharded_ends and not site.ordered:
                 _ENDED.everywhere(
                     sending, jax_host_calls.host_call(_ENDED.kept(open_stop), sent(earlier, last), results=_STATE)[0]
                 )
@@ -258,7 +259,7 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
         # are, and given back its program layout after.
         host_token = [program_shardings.for_host(leaf) for leaf in leaves]
         results = tuple((tuple(jnp.shape(t)), np.dtype(jnp.result_type(t))) for t in host_token)
-        if sharded:
+        if sharded_ends:
             out = jax_host_calls.host_call(
                 _ENDED.kept_with(host_with_token, results), sent(earlier, last), *host_token, results=results + _STATE
             )

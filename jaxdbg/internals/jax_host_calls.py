@@ -179,7 +179,11 @@ def _on_device(first: Any, device: int) -> Any:
     return dataclasses.replace(first, shardings=type(first.shardings)(arrays))
 
 
-if _debug_effect is not None:
+#: Whether :func:`call_on_every_device` can be staged in this JAX (else a sharded jit's
+#: stop raises on its first device alone, as before it).
+EVERY_DEVICE_CALLS = _debug_effect is not None
+
+if EVERY_DEVICE_CALLS:
     every_device_call_p.def_effectful_abstract_eval(_every_device_abstract_eval)
     every_device_call_p.def_impl(_every_device_impl)
     mlir.register_lowering(every_device_call_p, _every_device_lowering)

@@ -150,3 +150,17 @@ def test_a_quit_in_a_data_parallel_flax_train_step_leaves_the_next_step_running(
     assert code == 0, out
     assert "ended 0 jaxdbg.DebuggerQuit" in out and "loss 1 " in out, out
     assert out.count("Stopped at") == 2, out
+
+
+def test_where_jax_lacks_the_every_device_call_a_sharded_jit_stop_still_opens_and_continues():
+    """A JAX that moved the debug effect (the adapter's test names it) loses only this fix."""
+    options = '{"backend": "cli", "stdin": io.StringIO("p float(c.sum())\\ncontinue all\\n"), "stdout": sys.stdout}'
+    code = (  # as where the primitive could not be registered
+        "from jax.extend import core\nfrom jaxdbg.internals import jax_host_calls\n"
+        "jax_host_calls.EVERY_DEVICE_CALLS = False\n"
+        "jax_host_calls.every_device_call_p = core.Primitive('unregistered')\n"
+    )
+    with Script(code + SHARDED_STEPS.format(options=options, stop=STOPS["breakpoint"])) as run:
+        assert run.wait(180) == 0, run.output
+        out = run.output
+    assert "512.0" in out and "result 0 " in out and "result 1 " in out, out
