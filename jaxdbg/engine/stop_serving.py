@@ -295,16 +295,20 @@ def serve(
     """
     quit_reporting.install()
     interrupts.install()
-    if _route_stop is not None:
-        served_elsewhere, site = _route_stop(frames, info, location, devices, every_device, site)
-        if served_elsewhere is Resume.QUIT:
-            raise DebuggerQuit()
-        if served_elsewhere is not None:
-            return served_elsewhere
-    ticket = ticket_for(site, info, devices, every_device)
-    return serve_session(
-        ticket, lambda: Session(frames, info), info, backend, options, site, frames=frames, decide=decide
-    )
+    try:
+        if _route_stop is not None:
+            served_elsewhere, site = _route_stop(frames, info, location, devices, every_device, site)
+            if served_elsewhere is Resume.QUIT:
+                raise DebuggerQuit()
+            if served_elsewhere is not None:
+                return served_elsewhere
+        ticket = ticket_for(site, info, devices, every_device)
+        return serve_session(
+            ticket, lambda: Session(frames, info), info, backend, options, site, frames=frames, decide=decide
+        )
+    except (DebuggerQuit, KeyboardInterrupt):
+        quit_reporting.note_a_stop_ended()
+        raise
 
 
 def serve_session(

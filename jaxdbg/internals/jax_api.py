@@ -433,6 +433,17 @@ def failed_callback_message(exc: BaseException, name: str) -> str | None:
     return found[-1].strip() if found else None
 
 
+def failed_in_an_input(exc: BaseException) -> bool:
+    """Whether XLA's error ``exc`` is a failed computation's error carried into another
+    through an input (the failed one's result), not raised by a computation of its own.
+
+    XLA's CPU client then says the computation's dispatch failed, ahead of the carried
+    error's text; that wording is XLA's too. Where it is missing (another platform's
+    wording), this says False, which loses only a hint.
+    """
+    return is_jax_runtime_error(exc) and "Error dispatching computation" in str(exc)
+
+
 def names_in_use() -> dict[str, bool]:
     """Every private name above and whether this JAX still has it (for the tests)."""
     return {

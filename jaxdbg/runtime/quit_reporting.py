@@ -21,6 +21,16 @@ QUIT_LINE = "jaxdbg.DebuggerQuit: the debugger quit, so the computation was stop
 
 INTERRUPT_LINE = "KeyboardInterrupt: interrupted while paused in the debugger"
 
+# A stopped computation's results carry its error into every computation that takes
+# them: a later step raises it without stopping, which these lines explain. A step that
+# writes its results back into the objects it was given (nnx.jit) leaves them so.
+_MAKE_IT_AGAIN = "; compute that input again (after an nnx.jit step, its model and optimizer too)"
+INPUT_LINES = {
+    DebuggerQuit: "jaxdbg.DebuggerQuit: an input of this computation came from one the debugger quit" + _MAKE_IT_AGAIN,
+    KeyboardInterrupt: "KeyboardInterrupt: an input of this computation came from one interrupted in the debugger"
+    + _MAKE_IT_AGAIN,
+}
+
 
 def stop_cause(exc: BaseException) -> type[BaseException] | None:
     """DebuggerQuit or KeyboardInterrupt when the debugger caused ``exc``, else None."""
@@ -50,6 +60,41 @@ def stop_reason(exc: BaseException) -> str | None:
     return QUIT_LINE if cause is DebuggerQuit else INTERRUPT_LINE
 
 
+# How many stops ended with a quit or an interrupt, and how many had when a line was
+# last shown: an error of the same ending shown again came through an input.
+_stops_ended = 0
+_stops_ended_when_shown = -1
+
+
+def note_a_stop_ended() -> None:
+    """Count a stop that ends its computation with DebuggerQuit or KeyboardInterrupt."""
+    global _stops_ended
+    _stops_ended += 1
+
+
+def line_to_show(exc: BaseException) -> str | None:
+    """The one line to show for ``exc`` (stop_reason's, or the interrupt's), or None; noted
+    as shown. The line of an ending already shown, raised again because a computation
+    took the stopped one's result (as the next step takes the model an nnx.jit step
+    wrote back), names that input: the same line again would read as a new quit. The
+    first line shown for an ending is its own, even where an input carried it (the
+    stopped call's result indexed, say)."""
+    global _stops_ended_when_shown
+    cause = stop_cause(exc)
+    line = stop_reason(exc) if cause is not None else _interrupt_line(exc)
+    if line is None:
+        return None
+    if (
+        line in (QUIT_LINE, INTERRUPT_LINE)
+        and cause is not None
+        and jax_api.failed_in_an_input(exc)
+        and _stops_ended_when_shown == _stops_ended
+    ):
+        line = INPUT_LINES[cause]
+    _stops_ended_when_shown = _stops_ended
+    return line
+
+
 # Whether a stop is being served or waiting. Stop serving sits above this module (it
 # installs the reporting when a stop opens), so it hands its question down here.
 _stop_in_progress: Callable[[], bool] = lambda: False
@@ -75,7 +120,7 @@ def _interrupt_line(exc: BaseException) -> str | None:
 def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None) -> bool:
     """One line for an error the debugger caused; False passes anything else on."""
     cause = stop_cause(value)
-    line = stop_reason(value) if cause is not None else _interrupt_line(value)
+    line = line_to_show(value)
     if line is None:
         return False
     ipykernel_pump.wait_until_idle(getattr(shell, "kernel", None), timeout=2.0)
@@ -132,7 +177,7 @@ def install() -> None:
     previous = sys.excepthook
 
     def excepthook(etype, value, tb):
-        line = stop_reason(value) or _interrupt_line(value)
+        line = line_to_show(value)
         if line is None:
             previous(etype, value, tb)
         else:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from jaxdbg import DebuggerQuit
+from jaxdbg.runtime import quit_reporting
 from support.kernel_harness import kernel_fixture
 from support.panel_driver import panels, press, submit, wait_log, wait_panel
 
@@ -134,6 +136,20 @@ def test_a_quit_is_one_line_wherever_it_surfaces(kernel, transform, surface):
         assert "DebuggerQuit" in shown and "JaxRuntimeError" not in shown, shown
     for r in results:
         assert "Traceback" not in r.stderr and "JaxRuntimeError" not in r.stderr, r.stderr
+    kernel.run("jax.effects_barrier()", timeout=120)
+    kernel.assert_alive()
+
+
+@pytest.mark.timeout(300)
+def test_a_quit_calls_result_used_again_names_the_input_it_came_from(kernel):
+    # As an nnx.jit step's model keeps the quit step's results: the next step raises the
+    # quit again without stopping, and the line says why, not that the debugger quit again.
+    assert kernel.run(QUIT_SETUP, timeout=120).status == "ok"
+    assert kernel.run('r = quit_calls["sharded jit"]()', timeout=180).status == "ok"
+    first, again = kernel.run("print(r + 1)", timeout=180), kernel.run("print(r * 2)", timeout=180)
+    assert [e["traceback"] for e in first.errors] == [[quit_reporting.QUIT_LINE]], first
+    assert [e["traceback"] for e in again.errors] == [[quit_reporting.INPUT_LINES[DebuggerQuit]]], again
+    assert "Traceback" not in first.stderr + again.stderr, (first, again)
     kernel.run("jax.effects_barrier()", timeout=120)
     kernel.assert_alive()
 

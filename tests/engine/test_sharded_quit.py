@@ -30,11 +30,20 @@ def step(c, x):
 
 f = jax.jit(lambda c, xs: jax.lax.scan(step, c, xs)[0])
 start = jax.device_put(jnp.ones((64, 16)), NamedSharding(mesh, P("d")))
+def reason(exc):
+    return quit_reporting.line_to_show(exc) or repr(exc)
+
+results = []
 for run in range(2):
     try:
-        print("result", run, float(f(start, jnp.arange(3.0))[0, 0]), flush=True)
+        results.append(f(start, jnp.arange(3.0)))
+        print("result", run, float(results[-1][0, 0]), flush=True)
     except BaseException as exc:
-        print("ended", run, quit_reporting.stop_reason(exc) or quit_reporting._interrupt_line(exc) or repr(exc), flush=True)
+        print("ended", run, reason(exc), flush=True)
+try:  # the ended call's result, in a computation of its own
+    print("reused", float((results[0] + 1)[0, 0]), flush=True)
+except BaseException as exc:
+    print("reused", reason(exc), flush=True)
 print("script end", flush=True)
 """
 
@@ -55,6 +64,8 @@ def test_a_quit_at_a_sharded_jit_stop_ends_the_call_and_the_next_call_stops_agai
     assert code == 0, out
     assert "ended 0 jaxdbg.DebuggerQuit: the debugger quit" in out, out
     assert "result 1 " in out and "script end" in out, out  # the devices were not left waiting
+    # Using the quit call's result raises the quit again, and says where it came from.
+    assert "reused jaxdbg.DebuggerQuit: an input of this computation came from one the debugger quit" in out, out
     assert out.count("Stopped at") == 4, out  # the quit stop, then the next call's three
     assert "Traceback" not in out and "Exception ignored" not in out, out
 
@@ -73,6 +84,7 @@ def test_ctrl_c_at_a_sharded_jit_prompt_ends_the_call_and_the_next_call_stops_ag
         out = run.output
     assert code == 0, out
     assert "result 1 " in out and "script end" in out, out
+    assert "reused KeyboardInterrupt: an input of this computation came from one interrupted in the debugger" in out
     assert "Traceback" not in out and "Exception ignored" not in out, out
 
 
@@ -132,23 +144,28 @@ def train_step(model, opt, x, y):
 
 x = jax.device_put(jnp.ones((64, 4)), NamedSharding(mesh, P("data")))
 y = jax.device_put(jnp.zeros((64, 1)), NamedSharding(mesh, P("data")))
-for step in range(2):
+for step in range(3):
     try:
         print("loss", step, float(train_step(model, opt, x, y)), flush=True)
     except BaseException as exc:
-        print("ended", step, quit_reporting.stop_reason(exc) or repr(exc), flush=True)
-        model, opt = fresh()  # the failed step's results were written back into them
+        line = quit_reporting.line_to_show(exc) or repr(exc)
+        print("ended", step, line, flush=True)
+        if "an input" in line:
+            model, opt = fresh()  # the quit step's results were written back into them
 """
 
 
-def test_a_quit_in_a_data_parallel_flax_train_step_leaves_the_next_step_running():
+def test_a_quit_in_a_data_parallel_flax_train_step_is_named_in_the_next_step_and_a_fresh_model_runs():
     pytest.importorskip("flax.nnx", reason="the test extra installs flax")
     pytest.importorskip("optax", reason="the test extra installs optax")
     with Script(TRAIN_STEP) as run:
         code = run.wait(180)
         out = run.output
     assert code == 0, out
-    assert "ended 0 jaxdbg.DebuggerQuit" in out and "loss 1 " in out, out
+    assert "ended 0 jaxdbg.DebuggerQuit: the debugger quit" in out, out
+    # The next step takes the model the quit step wrote back: the line says so.
+    assert "ended 1 jaxdbg.DebuggerQuit: an input of this computation came from one the debugger quit" in out
+    assert "its model and optimizer too" in out and "loss 2 " in out, out
     assert out.count("Stopped at") == 2, out
 
 

@@ -1,6 +1,7 @@
 """Fails loudly when a private JAX or IPython name that the adapters use moves."""
 
 import jax
+import jax.numpy as jnp
 import pytest
 
 from jaxdbg.internals import (
@@ -133,6 +134,25 @@ def test_xla_names_the_exception_of_a_failed_callback():
     assert jax_api.failed_callback_names(info.value, "Marker")
     assert not jax_api.failed_callback_names(info.value, "DebuggerQuit")
     assert not jax_api.failed_callback_names(ValueError("callback Marker"), "Marker")
+
+
+def test_xla_says_when_a_failed_computations_error_came_through_an_input():
+    class Marker(Exception):
+        pass
+
+    def fail(x):
+        raise Marker("stop")
+
+    # Sharded over the host devices, the call returns before its callback fails.
+    mesh = jax.make_mesh((jax.device_count(),), ("d",))
+    x = jax.device_put(jnp.ones(jax.device_count()), jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d")))
+    y = jax.jit(lambda x: (jax.debug.callback(fail, x), x * 2)[1])(x)
+    with pytest.raises(Exception) as own:
+        y.block_until_ready()
+    with pytest.raises(Exception) as carried:
+        (y + 1).block_until_ready()
+    assert jax_api.failed_callback_names(own.value, "Marker") and not jax_api.failed_in_an_input(own.value)
+    assert jax_api.failed_callback_names(carried.value, "Marker") and jax_api.failed_in_an_input(carried.value)
 
 
 def test_private_ipython_ipywidgets_and_comm_names():
