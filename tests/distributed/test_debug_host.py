@@ -391,6 +391,43 @@ def test_pmap_stops_of_every_process_and_a_sharded_jit_stop_at_the_host():
     assert "pmap result 1 [26.0, 26.0]" in other and "jit result 1 56.0" in other
 
 
+SHARDED_SCAN = """
+import jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+import jaxdbg
+from jaxdbg.runtime import quit_reporting
+
+mesh = Mesh(np.array(jax.devices()), ("x",))
+
+def step(c, x):
+    c = c * 0.5 + x
+    jaxdbg.breakpoint()
+    return c + jnp.sum(c) * 0, None  # the next step's collective: every device waits there
+
+f = jax.jit(lambda c, xs: jax.lax.scan(step, c, xs)[0])
+start = jax.make_array_from_callback((8, 4), NamedSharding(mesh, P("x")), lambda i: np.ones((8, 4))[i])
+for run in range(2):
+    try:
+        out = f(start, np.arange(3.0))
+        print("result", run, PROCESS, float(np.asarray(out.addressable_data(0))[0, 0]), flush=True)
+    except BaseException as exc:
+        print("ended", run, PROCESS, quit_reporting.line_to_show(exc) or repr(exc), flush=True)
+"""
+
+
+def test_a_quit_at_a_sharded_jit_stop_ends_every_processs_call_and_the_next_call_runs():
+    # The stop runs in process 0, on the program's first device; the devices of both
+    # processes wait at the next step's sum, and all of them end at the stop.
+    with Job(SHARDED_SCAN, 2, env=SECRET, per_process_env=host_commands("q; continue all")) as job:
+        assert job.wait(120) == [0, 0], job.outputs()
+        host, other = job.output(0), job.output(1)
+    for process, text in enumerate((host, other)):
+        assert f"ended 0 {process} jaxdbg.DebuggerQuit: the debugger quit, so the computation was stopped" in text
+        assert f"result 1 {process} 2.625" in text, text
+        assert "Traceback" not in text, text
+    assert host.count("Stopped at") == 2, host  # the quit stop, then the next call's first
+
+
 def test_four_processes_are_served_in_process_and_device_order():
     commands = "; ".join(["c"] * 8)
     with Job(SHARD_MAP, 4, env=SECRET, per_process_env=host_commands(commands)) as job:
