@@ -100,13 +100,17 @@ def test_waiting_pmap_stops_are_served_in_device_order(backend):
 @pytest.mark.multidevice
 def test_a_pmap_round_opens_at_device_0_whichever_device_arrives_first(backend):
     """The first stop of a round waits (briefly) for the round's other devices, so
-    the user meets device 0 first; several runs, since arrival order is a race."""
+    the user meets device 0 first; several runs, since arrival order is a race.
+
+    Only the first: these stops end at once, so on a loaded machine a device arriving
+    after its lower peers' stops have ended is served after higher ones that came
+    before it (stops a person reads all wait: the test above)."""
     name, seen = backend()
     step = jax.pmap(lambda x: (jaxdbg.breakpoint(backend=name), x * 2)[1])
     for run in range(6):
         seen.devices.clear()
         assert step(jnp.arange(8.0)).tolist() == [2.0 * i for i in range(8)]
-        assert seen.devices == list(range(8)), (run, seen.devices)
+        assert seen.devices[0] == 0 and sorted(seen.devices) == list(range(8)), (run, seen.devices)
 
 
 # --------------------------------------------------------------------------- the same computation
