@@ -22,6 +22,7 @@ This module knows nothing of the Session: a command's ``run`` is given one.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import enum
 import re
 from typing import Any, Callable
@@ -176,6 +177,36 @@ class CommandTable:
 
 #: The debugger's commands, for every Session and every view.
 TABLE = CommandTable()
+
+_BREAKPOINTS_ARE_CALLS = (
+    "jaxdbg's breakpoints are jaxdbg.breakpoint() calls in the code; 'breakpoints' lists them, and "
+    "'disable', 'enable', 'ignore' and 'condition' change them"
+)
+# pdb's commands that jaxdbg has under another name or cannot have: a pdb user types them
+# first, and Python's error for them (display x: invalid syntax) would not say why.
+PDB_ONLY_WORDS = {
+    "display": "pdb's display is 'watch EXPR' here: it keeps the value at every later stop",
+    "undisplay": "pdb's undisplay is 'unwatch EXPR' here",
+    **dict.fromkeys(("b", "break", "tbreak", "clear", "cl"), _BREAKPOINTS_ARE_CALLS),
+    **dict.fromkeys(("j", "jump"), "a compiled program cannot jump; 'replay' re-runs this frame's function eagerly"),
+    **dict.fromkeys(("run", "restart"), "a stop cannot restart its program: 'quit', then run it again"),
+    "interact": "every line that is not a command already runs as Python in the frame",
+    "source": "'ll' shows this frame's function; p inspect.getsource(obj) shows another's",
+    **dict.fromkeys(("retval", "rv"), "the stopped call has not returned yet"),
+    "info": "as gdb's info: 'locals', 'breakpoints' and 'where' show the frame, the breakpoints and the stack",
+}
+
+
+def unknown_word_hint(word: str, failed: str) -> str | None:
+    """What to type instead, when a line starting with ``word`` (no command, nor a name
+    the frame knows) failed as Python with ``failed`` (the error shown): pdb's name for
+    a command, or a command word misspelt (``contine``). None when the line was Python."""
+    if not (failed.startswith("*** SyntaxError") or failed == f"*** NameError: name '{word}' is not defined"):
+        return None
+    if word in PDB_ONLY_WORDS:
+        return PDB_ONLY_WORDS[word]
+    close = difflib.get_close_matches(word, TABLE.names(), n=1, cutoff=0.8) if len(word) > 2 else []
+    return f"did you mean the command '{close[0]}'? 'help' lists them" if close else None
 
 
 def command(

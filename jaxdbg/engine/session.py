@@ -19,7 +19,7 @@ from typing import Any, Callable, MutableMapping
 from jaxdbg.engine import command_output, completion, evaluation, library_frames, watches
 from jaxdbg.engine import source_window as source_lines
 from jaxdbg.engine.command_table import TABLE as COMMANDS
-from jaxdbg.engine.command_table import Command, error, split_command
+from jaxdbg.engine.command_table import Command, error, split_command, unknown_word_hint
 from jaxdbg.engine.frames import Frame, display_filename
 from jaxdbg.engine.outputs import (
     ENDED_OTHERWISE,
@@ -144,7 +144,9 @@ class Session:
         name, arg = split_command(stripped)
         found = COMMANDS.get(name)
         if found is None:
-            return self.evaluate(stripped, pretty=pretty)
+            output = self.evaluate(stripped, pretty=pretty)
+            hint = None if self._is_bound(name) else unknown_word_hint(name, output.text)
+            return output if hint is None else dataclasses.replace(output, text=f"{output.text}\n    ({hint}.)")
         refusal = found.argument_error(name, arg)
         if refusal is not None:
             output = error(refusal)

@@ -121,6 +121,24 @@ def test_errors_are_reported_and_session_goes_on():
     assert t.answers("p y.shape") == ["(4,)"]
 
 
+def test_a_pdb_command_it_lacks_or_a_misspelt_command_says_what_to_type():
+    t, _ = run("display y", "b 12", "contine", "lcoals", "y.sum(", "foo", "label = 'x'", "contine = 1", "contine", "c")
+    assert t.answers("display y") == [
+        "*** SyntaxError: invalid syntax\n    (pdb's display is 'watch EXPR' here: it keeps the value at every later stop.)"
+    ]
+    assert "jaxdbg's breakpoints are jaxdbg.breakpoint() calls in the code" in t.answers("b 12")[0]
+    assert t.answers("contine")[0] == (
+        "*** NameError: name 'contine' is not defined\n    (did you mean the command 'continue'? 'help' lists them.)"
+    )
+    assert t.answers("lcoals")[0].endswith("(did you mean the command 'locals'? 'help' lists them.)")
+    # Python's own mistakes, and names nothing is like, get Python's error alone.
+    assert t.answers("y.sum(")[0].startswith("*** SyntaxError") and "\n" not in t.answers("y.sum(")[0]
+    assert t.answers("foo") == ["*** NameError: name 'foo' is not defined"]
+    # A name the frame binds is Python: no hint.
+    assert t.answers("label = 'x'") == [""] and t.answers("contine")[1] == "1"
+    assert t.stops() and "(jaxdbg) c" in t.text
+
+
 def test_unknown_line_is_evaluated_and_empty_line_repeats():
     t, _ = run("y.shape", "p label", "", "c")
     assert t.answers("y.shape") == ["(4,)"]
