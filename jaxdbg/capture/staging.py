@@ -335,17 +335,14 @@ class _EndedStops:
                 del self._held[next(iter(self._held))]
         return ticket
 
-    def kept(self, serve: Callable[[Any], None]) -> Callable[[Any], tuple[int]]:
+    def kept(self, serve: Callable[[Any], None]) -> Callable[[Any], list]:
         """``serve(ticket)`` as a host call: 0, or the ticket of the error it raised."""
 
-        def call(ticket: Any) -> tuple[int]:
-            try:
-                serve(ticket)
-            except BaseException as error:
-                return (self._keep(error),)
-            return (0,)
+        def served(ticket: Any) -> list:
+            serve(ticket)
+            return []
 
-        return call
+        return self.kept_with(served, ())
 
     def kept_with(self, serve: Callable[..., list], results: Any) -> Callable[..., list]:
         """``serve(*args)``'s results and 0, or zeros and the ticket of the error it raised."""
