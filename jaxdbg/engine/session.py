@@ -145,8 +145,10 @@ class Session:
         found = COMMANDS.get(name)
         if found is None:
             output = self.evaluate(stripped, pretty=pretty)
-            hint = None if self._is_bound(name) else unknown_word_hint(name, output.text)
-            return output if hint is None else dataclasses.replace(output, text=f"{output.text}\n    ({hint}.)")
+            hint = unknown_word_hint(name, output.text)  # None at once for a line that ran
+            if hint is None or self._is_bound(name):
+                return output
+            return dataclasses.replace(output, text=f"{output.text}\n    ({hint}.)")
         refusal = found.argument_error(name, arg)
         if refusal is not None:
             output = error(refusal)

@@ -119,10 +119,10 @@ def _interrupt_line(exc: BaseException) -> str | None:
 
 def _ipython_handler(shell: Any, etype, value, tb, tb_offset=None) -> bool:
     """One line for an error the debugger caused; False passes anything else on."""
-    cause = stop_cause(value)
     line = line_to_show(value)
     if line is None:
         return False
+    cause = stop_cause(value)
     ipykernel_pump.wait_until_idle(getattr(shell, "kernel", None), timeout=2.0)
     ipython_api.show_short_error(shell, cause or KeyboardInterrupt, line.split(": ", 1)[1], line)
     return True
