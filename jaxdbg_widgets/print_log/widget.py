@@ -58,8 +58,16 @@ class LiveLog:
 
         if not _frontend_draws_widgets(self._parent):
             return
-        self.widget = PrintLogWidget(title=title, log_id=uuid.uuid4().hex)
+        # Before the widget: its comm opens as it is made, and the frontend's subshell
+        # request for it may be answered (busy, idle) before the next line runs.
         self._keep_cell_busy()
+        try:
+            self.widget = PrintLogWidget(title=title, log_id=uuid.uuid4().hex)
+        except BaseException:
+            release, self._release_busy = self._release_busy, None
+            if release is not None:
+                release()
+            raise
         with _InCell(self._parent):
             self._handle = display(self.widget, display_id=True)
 
