@@ -213,6 +213,57 @@ def test_a_cell_writing_to_the_print_log_stays_busy_after_other_requests(kernel,
     kernel.wait_for(lambda: statuses(kernel)[-1] == ("idle", mid), 30, "the cell's own idle last")
 
 
+@pytest.mark.matrix("jupyter")
+def test_a_request_answered_while_the_print_logs_widget_is_made_leaves_the_cell_busy(kernel, tmp_path):
+    """The widget's comm opens as it is made, and the frontend's subshell request can be
+    answered (busy, idle) before the maker returns: the cell must already be kept busy
+    then (a Notebook 7 page under load saw idle while the cell still ran)."""
+    answered, may_end = tmp_path / "answered", tmp_path / "may-end"
+    kernel.run(
+        textwrap.dedent(f"""
+        import os, time
+        import jaxdbg_widgets.print_log.widget as _print_log_widget
+        _made_promptly = _print_log_widget.PrintLogWidget
+
+        class _MadeSlowly(_made_promptly):
+            def __init__(self, **kwargs):
+                super().__init__(**kwargs)
+                while not os.path.exists({str(answered)!r}):
+                    time.sleep(0.02)
+
+        _print_log_widget.PrintLogWidget = _MadeSlowly
+    """)
+    )
+    try:
+        mid = kernel.execute(
+            textwrap.dedent(f"""
+            jax.jit(lambda x: jax.debug.print("made {{}}", x))(1.0)
+            while not os.path.exists({str(may_end)!r}):
+                time.sleep(0.02)
+        """)
+        )
+        kernel.wait_for(
+            lambda: any(m["msg_type"] == "comm_open" for m in kernel.result(mid).messages), 60, "the print log's comm"
+        )
+        msg_type = "create_subshell_request" if ipykernel_version_of(kernel.python) >= (7,) else "kernel_info_request"
+        sent = send_control(kernel, msg_type, {})
+        kernel.wait_for(lambda: ("idle", sent) in statuses(kernel), 30, f"the idle of {msg_type}")
+        answered.write_text("")
+        last = kernel.wait_for(
+            lambda: (s := statuses(kernel)) and s[-1][0] == "busy" and s[-1],
+            10,
+            f"busy again after {msg_type}: {statuses(kernel)[-4:]}",
+        )
+        assert last[1] == mid, (last, mid)
+        may_end.write_text("")
+        result = kernel.wait_reply(mid, timeout=60)
+        assert result.status == "ok", result
+    finally:
+        answered.write_text("")
+        may_end.write_text("")
+        kernel.run("_print_log_widget.PrintLogWidget = _made_promptly")
+
+
 def test_print_off_sends_jax_prints_to_stdout(kernel):
     result = kernel.run(
         textwrap.dedent("""
