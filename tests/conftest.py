@@ -21,15 +21,6 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # crash (SIGSEGV, SIGABRT) then writes every thread's Python stack to its stderr, which
 # the test's failure shows, instead of a bare exit status of -11.
 os.environ.setdefault("PYTHONFAULTHANDLER", "1")
-# Kernels, consoles and servers started by the tests keep their connection files and
-# IPython history in this worker's own folder, not the user's home: the user's history
-# stays theirs, and no process reads a stale connection file another one left (a
-# `jupyter console` loads the one named after its PID, if there is one).
-_TESTS_HOME = tempfile.mkdtemp(prefix="jaxdbg-tests-home-")
-atexit.register(shutil.rmtree, _TESTS_HOME, ignore_errors=True)
-os.environ["JUPYTER_RUNTIME_DIR"] = os.path.join(_TESTS_HOME, "jupyter-runtime")
-os.environ["IPYTHONDIR"] = os.path.join(_TESTS_HOME, "ipython")
-os.makedirs(os.path.join(_TESTS_HOME, "ipython", "profile_default"))  # before kernels race to make it
 
 # Started in the background without job control (`pytest &` in a script), this process
 # and every kernel it starts would ignore SIGINT, and the tests of Ctrl-C and kernel
@@ -52,6 +43,16 @@ from support.kernel_harness import (  # noqa: F401
     shared_kernels,
     split_by_kernel_matrix,
 )
+
+# Kernels, consoles and servers started by the tests keep their connection files and
+# IPython history in this worker's own folder, not the user's home: the user's history
+# stays theirs, and no process reads a stale connection file another one left (a
+# `jupyter console` loads the one named after its PID, if there is one).
+_TESTS_HOME = tempfile.mkdtemp(prefix="jaxdbg-tests-home-")
+atexit.register(shutil.rmtree, _TESTS_HOME, ignore_errors=True)
+os.environ["JUPYTER_RUNTIME_DIR"] = os.path.join(_TESTS_HOME, "jupyter-runtime")
+os.environ["IPYTHONDIR"] = os.path.join(_TESTS_HOME, "ipython")
+os.makedirs(os.path.join(_TESTS_HOME, "ipython", "profile_default"))  # before kernels race to make it
 
 
 def pytest_configure(config: pytest.Config) -> None:
