@@ -154,7 +154,10 @@ def test_ctrl_c_at_a_pmap_stop_in_jupyter_console_ends_the_cell(kernel_python, t
     (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "under test", "language": "python"}))
     sockets = tempfile.mkdtemp(prefix="jaxdbg-console-")
     child = _spawn(
-        [*_console_args(sockets), "--kernel=under-test"], devices=4, JUPYTER_PATH=str(tmp_path), JUPYTER_RUNTIME_DIR=sockets
+        [*_console_args(sockets), "--kernel=under-test"],
+        devices=4,
+        JUPYTER_PATH=str(tmp_path),
+        JUPYTER_RUNTIME_DIR=sockets,
     )
     try:
         _cell(child, 1, "%load_ext jaxdbg")
