@@ -98,6 +98,13 @@ CORE_TEST_ARGS = [
 # installed without bytecode (install_once), so every session's processes, the lab's
 # and the docs build's too, keep it: each module is compiled once, where it is imported.
 os.environ["PYTHONDONTWRITEBYTECODE"] = ""  # inherited by every process a session starts
+# ml_dtypes 0.7 registers its dtypes' NumPy loops slowly where NumPy is older than 2.5
+# (the newest there is on Python 3.11; each new loop is compared with all before it):
+# 0.65 s of CPU at every `import jax`. The main and ipykernel-6 venvs, on Python 3.11, start
+# hundreds of kernels and processes (a fifth of the main run's CPU went on it), so they take
+# the 0.6 series (0.7 adds one float8 format); the matrix venvs and the installed
+# wheel's keep what JAX resolves to (0.7), and the core tests read its dtypes there.
+QUICK_JAX_IMPORT = ["ml_dtypes<0.7"]
 # What the main run's kernel tests read to start the kernels of the other venvs
 # (tests/support/kernel_harness.py), by the session that builds each venv.
 KERNEL_ENV = {
@@ -314,7 +321,7 @@ def installed_wheel(session: nox.Session) -> None:
 @nox.session
 def ipykernel6(session: nox.Session) -> None:
     """A kernel with ipykernel 6.29 (the main run's kernel tests start it)."""
-    install_once(session, ["-e", ".", "ipykernel==6.29.*", "jupyter_client", "ipywidgets"])
+    install_once(session, ["-e", ".", "ipykernel==6.29.*", "jupyter_client", "ipywidgets", *QUICK_JAX_IMPORT])
 
 
 # Colab's core run leaves out what runs JAX programs to their stops: Colab pins a patch
@@ -486,7 +493,7 @@ def start_docs_aside(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The whole suite in the main venv, the kernel tests on every matrix kernel; the docs
     built beside it."""
-    install_once(session, ["-e", MAIN_EXTRAS])
+    install_once(session, ["-e", MAIN_EXTRAS, *QUICK_JAX_IMPORT])
     env = {"JAXDBG_DIST_DIR": str(DIST), "JUPYTER_PREFER_ENV_PATH": "1"}
     for name, var in KERNEL_ENV.items():
         if venv_python(name).exists():

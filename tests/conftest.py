@@ -21,6 +21,10 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # crash (SIGSEGV, SIGABRT) then writes every thread's Python stack to its stderr, which
 # the test's failure shows, instead of a bare exit status of -11.
 os.environ.setdefault("PYTHONFAULTHANDLER", "1")
+# NumPy's OpenBLAS starts a thread per core in every process that imports it, and they
+# spin for a while: on a 2-core runner, CPU the hundreds of kernels and processes the
+# tests start take from one another (no test does big linear algebra on the host).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # Started in the background without job control (`pytest &` in a script), this process
 # and every kernel it starts would ignore SIGINT, and the tests of Ctrl-C and kernel
