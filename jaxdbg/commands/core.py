@@ -6,6 +6,7 @@ be; :class:`~jaxdbg.engine.session.Session` holds what they do.
 
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 from jaxdbg.commands import sharding as sharding_command
@@ -14,8 +15,10 @@ from jaxdbg.commands import trees as tree_commands
 from jaxdbg.engine import library_frames
 from jaxdbg.engine.command_table import TABLE as COMMANDS
 from jaxdbg.engine.command_table import ArgumentKind, add_sub_word, command, error
+from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.engine.session import Session
+from jaxdbg.runtime import phrases
 
 
 def _count(arg: str) -> int | None:
@@ -127,9 +130,30 @@ def _tree(s: Session, arg: str) -> Output:
     return tree_commands.tree(s, arg)
 
 
-@command("locals", "a", "args", usage="locals", summary="Table of the frame's locals with array summaries.")
+@command("locals", usage="locals", summary="Table of the frame's locals with array summaries.")
 def _locals(s: Session, arg: str) -> Output:
     return s.locals_table()
+
+
+@command("args", "a", usage="args", summary="Table of the function's arguments (pdb's args), as locals shows them.")
+def _args(s: Session, arg: str) -> Output:
+    names = _argument_names(s.current)
+    if names is None:  # a frame whose code was not kept: every local
+        return s.locals_table()
+    return s.locals_table(names, empty=phrases.NO_ARGUMENTS)
+
+
+def _argument_names(frame: Frame) -> list[str] | None:
+    """The function's parameters, ``*args`` and ``**kwargs`` too, in the order of its code
+    (as pdb lists them); none for module code; None where the code is unknown."""
+    if frame.is_module_code:
+        return []
+    if frame.code is None:
+        return None
+    code = frame.code
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return list(code.co_varnames[:count])
 
 
 @command(

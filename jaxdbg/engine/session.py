@@ -403,10 +403,13 @@ class Session:
                 shardings.setdefault(name, device)
         return shardings
 
-    def locals_table(self) -> Output:
-        rows = tree_summaries.summarize_locals(self.visible_locals(), self.program_shardings())
+    def locals_table(self, names: list[str] | None = None, empty: str = phrases.NO_LOCALS) -> Output:
+        """The table of the frame's locals, or of those of ``names`` (in that order)."""
+        visible = self.visible_locals()
+        chosen = visible if names is None else {n: visible[n] for n in names if n in visible}
+        rows = tree_summaries.summarize_locals(chosen, self.program_shardings())
         if not rows:
-            return Output(OutputKind.LOCALS, phrases.NO_LOCALS, rows)
+            return Output(OutputKind.LOCALS, empty, rows)
         width = max(len(r.name) for r in rows)
         text = "\n".join(f"{r.name:<{width}}  {r.type_name:<12} {r.describe_with_sharding()}" for r in rows)
         return Output(OutputKind.LOCALS, text, rows)

@@ -10,6 +10,7 @@ from __future__ import annotations
 PROMPT = "(jaxdbg) "
 NO_SOURCE = "(source not available)"
 NO_LOCALS = "(no locals)"
+NO_ARGUMENTS = "(no arguments)"
 RECOMPUTED = "recomputed"  # a print log row from the backward pass of jax.checkpoint
 #: Source lines shown either side of the current line (the backend option ``context``).
 DEFAULT_CONTEXT = 5

@@ -63,6 +63,30 @@ def test_pp_whatis_and_locals_table():
     assert "label" in table and "'layer'" in table
 
 
+def test_args_lists_the_functions_arguments_as_pdb_does():
+    t, _ = run("args", "a", "up", "args", "c")
+    table = t.answers("args")[0]
+    assert [line.split()[0] for line in table.splitlines()] == ["x", "t"], table
+    assert "float32[4]" in table.splitlines()[0] and "min=0" in table
+    assert t.answers("a")[0] == table
+    assert [line.split()[0] for line in t.answers("args")[1].splitlines()] == ["x", "t"]
+
+
+def test_args_of_module_code_and_of_star_parameters():
+    def step(x, *rest, scale=1.0, **extra):
+        total = x * scale  # noqa: F841
+        jaxdbg.breakpoint(**extra["t"].options)
+        return x
+
+    t = Transcript("args", "c")
+    jax.jit(lambda x: step(x, 1, 2, t=t))(jnp.ones(2))
+    assert [line.split()[0] for line in t.answers("args")[0].splitlines()] == ["x", "scale", "rest", "extra"]
+    module_code = Transcript("args", "c")
+    namespace = {"jaxdbg": jaxdbg, "t": module_code}
+    exec(compile("jaxdbg.breakpoint(**t.options)", "<module-code>", "exec"), namespace)
+    assert module_code.answers("args") == ["(no arguments)"]
+
+
 def test_where_up_down_frame():
     t, _ = run("where", "up", "p factor", "down", "p label", "frame 1", "p factor", "frame 99", "down", "c")
     where = t.answers("where")[0].splitlines()
