@@ -24,6 +24,7 @@ from jaxdbg.engine.values import array_picture
 from jaxdbg.internals import coordination
 from jaxdbg.job import membership as job_mod
 from jaxdbg.job import message_signing, remote_stops
+from jaxdbg.runtime import phrases
 
 # Commands answered by the host's own state (their primary names in the table).
 HOST_COMMANDS = frozenset(
@@ -169,8 +170,10 @@ class RemoteSession(Session):
         except OwnerGone:
             return []
 
-    def locals_table(self) -> Output:
-        return self.execute("locals")
+    def locals_table(self, names: list[str] | None = None, empty: str = phrases.NO_LOCALS) -> Output:
+        # Made by the owner, where the values are; only `args` asks for some names, and a
+        # typed `args` goes to the owner as it is.
+        return self.execute("locals" if names is None else "args")
 
     def local_names(self) -> list[str]:
         try:

@@ -23,7 +23,7 @@ def host_commands(commands: str) -> dict[int, dict[str, str]]:
 
 @pytest.mark.matrix
 def test_every_processs_stops_are_served_at_the_debug_host():
-    commands = "p y; c; p y; c; p y; locals; up; p x.shape; c; whatis y; c"
+    commands = "p y; c; p y; c; p y; locals; args; up; p x.shape; c; whatis y; c"
     with Job(SHARD_MAP, 2, env=SECRET, per_process_env=host_commands(commands)) as job:
         assert job.wait(120) == [0, 0], job.outputs()
         host, other = job.output(0), job.output(1)
@@ -38,6 +38,9 @@ def test_every_processs_stops_are_served_at_the_debug_host():
     # p, locals and up ran in process 1, where device 2's shard is.
     assert "Array([ 8., 10.], dtype=float32)" in host
     assert re.search(r"y\s+Array\s.*process 1/2 · device 2", host), host
+    # args there: the function's one argument, so x twice (locals, args) and y once
+    assert len(re.findall(r"^x\s+Array\s.*process 1/2 · device 2", host, re.M)) == 2, host
+    assert len(re.findall(r"^y\s+Array\s.*process 1/2 · device 2", host, re.M)) == 1, host
     assert re.search(r"->\s+out = f\(x\)", host) and "(8,)" in host  # up: the module frame's x
     assert "float32[2]" in host  # whatis at device 3
     assert "Stopped at" not in other  # nothing was served in process 1 itself
