@@ -101,7 +101,7 @@ os.environ["PYTHONDONTWRITEBYTECODE"] = ""  # inherited by every process a sessi
 # ml_dtypes 0.7 registers its dtypes' NumPy loops slowly where NumPy is older than 2.5
 # (the newest there is on Python 3.11; each new loop is compared with all before it):
 # 0.65 s of CPU at every `import jax`. The main and ipykernel-6 venvs, on Python 3.11, start
-# hundreds of kernels and processes (a fifth of the main run's CPU went on it), so they take
+# hundreds of kernels and processes (about a sixth of the main run's CPU went on it), so they take
 # the 0.6 series (0.7 adds one float8 format); the matrix venvs and the installed
 # wheel's keep what JAX resolves to (0.7), and the core tests read its dtypes there.
 QUICK_JAX_IMPORT = ["ml_dtypes<0.7"]

@@ -66,19 +66,21 @@ def _cell(child, n: int, line: str) -> None:
     child.sendline(line)
 
 
-def _console_args(sockets: str) -> list[str]:
-    """Its kernel on Unix sockets, not TCP ports it could find taken (kernel_harness.py),
-    and its connection file beside them: ``jupyter console`` names that file after its
-    own PID, and one that finds a stale ``kernel-<pid>.json`` of an earlier, killed console
-    in a shared runtime folder loads it and starts its kernel on that file's removed
-    socket path (a test then waited 60 s for a kernel that never answered)."""
-    return ["jupyter", "console", "--simple-prompt", "--transport=ipc", f"--ip={sockets}/kernel"]
+def _spawn_console(sockets: str, *args: str, **env: str) -> "pexpect.spawn":
+    """``jupyter console`` with its kernel on Unix sockets in ``sockets``, not TCP ports it
+    could find taken (kernel_harness.py), and its connection file there too: the console
+    names that file after its own PID, and one that finds a stale ``kernel-<pid>.json`` of
+    an earlier, killed console in a shared runtime folder loads it and starts its kernel
+    on that file's removed socket path (a test then waited 60 s for a kernel that never
+    answered)."""
+    argv = ["jupyter", "console", "--simple-prompt", "--transport=ipc", f"--ip={sockets}/kernel", *args]
+    return _spawn(argv, devices=4, JUPYTER_RUNTIME_DIR=sockets, **env)
 
 
 @pytest.fixture
 def console():
     sockets = tempfile.mkdtemp(prefix="jaxdbg-console-")
-    child = _spawn(_console_args(sockets), devices=4, JUPYTER_RUNTIME_DIR=sockets)
+    child = _spawn_console(sockets)
     try:
         yield child
     finally:
@@ -153,12 +155,7 @@ def test_ctrl_c_at_a_pmap_stop_in_jupyter_console_ends_the_cell(kernel_python, t
     argv = [kernel_python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "under test", "language": "python"}))
     sockets = tempfile.mkdtemp(prefix="jaxdbg-console-")
-    child = _spawn(
-        [*_console_args(sockets), "--kernel=under-test"],
-        devices=4,
-        JUPYTER_PATH=str(tmp_path),
-        JUPYTER_RUNTIME_DIR=sockets,
-    )
+    child = _spawn_console(sockets, "--kernel=under-test", JUPYTER_PATH=str(tmp_path))
     try:
         _cell(child, 1, "%load_ext jaxdbg")
         _cell(child, 2, "import jax, jax.numpy as jnp, jaxdbg")
