@@ -176,6 +176,16 @@ def send_control(kernel, msg_type: str, content: dict) -> str:
     return kernel.send_message(msg_type, content, channel="control")["header"]["msg_id"]
 
 
+def assert_busy_again_for(kernel, cell_id: str, msg_type: str) -> None:
+    """The last status, once a ``msg_type`` request's idle came, is busy for the cell."""
+    last = kernel.wait_for(
+        lambda: (s := statuses(kernel)) and s[-1][0] == "busy" and s[-1],
+        10,
+        f"busy again after {msg_type}: {statuses(kernel)[-4:]}",
+    )
+    assert last[1] == cell_id, (last, cell_id)
+
+
 @pytest.mark.matrix("jupyter")
 def test_a_cell_writing_to_the_print_log_stays_busy_after_other_requests(kernel, tmp_path):
     """While a cell runs the kernel handles control messages (JupyterLab asks for a
@@ -201,12 +211,7 @@ def test_a_cell_writing_to_the_print_log_stays_busy_after_other_requests(kernel,
     for msg_type in requests:
         sent = send_control(kernel, msg_type, {})
         kernel.wait_for(lambda: ("idle", sent) in statuses(kernel), 30, f"the idle of {msg_type}")
-        last = kernel.wait_for(
-            lambda: (s := statuses(kernel)) and s[-1][0] == "busy" and s[-1],
-            10,
-            f"busy again after {msg_type}: {statuses(kernel)[-4:]}",
-        )
-        assert last[1] == mid, (last, mid)
+        assert_busy_again_for(kernel, mid, msg_type)
     flag.write_text("")
     result = kernel.wait_reply(mid, timeout=60)
     assert result.status == "ok", result
@@ -249,12 +254,7 @@ def test_a_request_answered_while_the_print_logs_widget_is_made_leaves_the_cell_
         sent = send_control(kernel, msg_type, {})
         kernel.wait_for(lambda: ("idle", sent) in statuses(kernel), 30, f"the idle of {msg_type}")
         answered.write_text("")
-        last = kernel.wait_for(
-            lambda: (s := statuses(kernel)) and s[-1][0] == "busy" and s[-1],
-            10,
-            f"busy again after {msg_type}: {statuses(kernel)[-4:]}",
-        )
-        assert last[1] == mid, (last, mid)
+        assert_busy_again_for(kernel, mid, msg_type)
         may_end.write_text("")
         result = kernel.wait_reply(mid, timeout=60)
         assert result.status == "ok", result
