@@ -6,7 +6,6 @@ be; :class:`~jaxdbg.engine.session.Session` holds what they do.
 
 from __future__ import annotations
 
-import inspect
 from typing import Callable
 
 from jaxdbg.commands import sharding as sharding_command
@@ -18,6 +17,7 @@ from jaxdbg.engine.command_table import ArgumentKind, add_sub_word, command, err
 from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.outputs import Output, OutputKind, Resume
 from jaxdbg.engine.session import Session
+from jaxdbg.replay import inputs as replay_inputs
 from jaxdbg.runtime import phrases
 
 
@@ -144,16 +144,14 @@ def _args(s: Session, arg: str) -> Output:
 
 
 def _argument_names(frame: Frame) -> list[str] | None:
-    """The function's parameters, ``*args`` and ``**kwargs`` too, in the order of its code
-    (as pdb lists them); none for module code; None where the code is unknown."""
+    """The function's parameters in the order of its code, as pdb lists them (keyword-only
+    ones before ``*args``); none for module code; None where the code is unknown."""
     if frame.is_module_code:
         return []
     if frame.code is None:
         return None
-    code = frame.code
-    count = code.co_argcount + code.co_kwonlyargcount
-    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    return list(code.co_varnames[:count])
+    positional, varargs, keyword_only, varkw = replay_inputs.argument_names(frame.code)
+    return positional + keyword_only + [name for name in (varargs, varkw) if name]
 
 
 @command(
