@@ -72,6 +72,20 @@ def test_args_lists_the_functions_arguments_as_pdb_does():
     assert [line.split()[0] for line in t.answers("args")[1].splitlines()] == ["x", "t"]
 
 
+def test_a_small_2d_arrays_row_stays_on_one_line():
+    t = Transcript("locals", "c")
+
+    def step(grid):
+        jaxdbg.breakpoint(**t.options)
+        return grid
+
+    jax.jit(step)(jnp.zeros((4, 1)))
+    grid_row, transcript_row = t.answers("locals")[0].splitlines()
+    assert grid_row.startswith("grid ") and "float32[4,1]" in grid_row, grid_row
+    assert "[[0.], [0.], [0.], [0.]]" in grid_row, grid_row
+    assert transcript_row.startswith("t "), transcript_row
+
+
 def test_args_of_module_code_and_of_star_parameters():
     def step(x, *rest, scale=1.0, **extra):
         total = x * scale  # noqa: F841

@@ -180,11 +180,12 @@ def _summarize(name: str, value: Any, sharding: str | None, with_stats: bool = T
         preview = ""
         if shape == ():  # a scalar's value, as numpy prints its dtype, in every view
             preview = guarded(lambda: scalar_text(value), lambda e: "")
-        elif size <= 8:
-            preview = guarded(
+        elif size <= 8:  # on one line, as a table row is: numpy gives a 2-D one's rows a line each
+            text = guarded(
                 lambda: np.array2string(np.asarray(value), threshold=8, separator=", ", max_line_width=10_000),
                 lambda e: "",
             )
+            preview = text.replace("\n", "")
         return ValueSummary(
             name,
             kind_name,
