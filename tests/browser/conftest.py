@@ -6,7 +6,9 @@ Fixtures:
   notebook_server  the same for Notebook 7 (`jupyter notebook`); the helpers work on both
   server         lab_server, then notebook_server (parametrized): a flow for both
   browser        session-wide headless Chromium (Playwright sync API)
-  page           a fresh browser context + page per test; kernels are shut down afterwards
+  page           per test: the loaded Lab page the last test handed on (KeptLabPage), else a
+                 new page in a fresh browser context; kernels are shut down afterwards. A
+                 test marked `fresh_page` always gets a new page of its own
   lab_page       the same, for a test of JupyterLab alone
 
 Helpers (import them with `from support.lab_helpers import ...`):
@@ -41,7 +43,17 @@ if str(HERE.parent) not in sys.path:  # so `import support.lab_helpers` works un
     sys.path.insert(0, str(HERE.parent))
 
 from jaxdbg.job.local_processes import free_address  # noqa: E402
-from support.lab_helpers import ARTIFACTS, INSTALLED_WHEEL_KERNEL, THEMES, LabServer, save_screenshot, set_theme  # noqa: E402
+from support.lab_helpers import (  # noqa: E402
+    ARTIFACTS,
+    INSTALLED_WHEEL_KERNEL,
+    THEMES,
+    LabServer,
+    close_documents,
+    dismiss_dialogs,
+    lab_loaded,
+    save_screenshot,
+    set_theme,
+)
 from support.port_lock import PortLock  # noqa: E402
 
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
@@ -299,16 +311,83 @@ def server(request) -> LabServer:
     return request.getfixturevalue("lab_server" if request.param == "lab" else "notebook_server")
 
 
+VIEWPORT = {"width": 1280, "height": 1000}
+
+# What a test must leave as a fresh Lab page has it for its page to go to the next test:
+# the light theme, the sidebars and the mode as they open, no dialog, one page.
+_LAB_STATE_JS = """() => { const app = window.jupyterapp, shell = app.shell;
+  return JSON.stringify([document.body.dataset.jpThemeName, shell.leftCollapsed, shell.rightCollapsed,
+    shell.mode, !!document.querySelector('.jp-Dialog'), !!document.fullscreenElement]); }"""
+
+
+class KeptLabPage:
+    """One loaded JupyterLab page per pytest worker, handed from test to test.
+
+    Loading JupyterLab costs a page about 5 s of CPU; the browser tests open over fifty
+    notebooks. A test that passes and leaves its page as a fresh Lab page has it (its
+    documents closed, its kernels shut down) hands it on; any other test's page is
+    closed, and the next test starts a fresh one. A test marked ``fresh_page`` (one
+    that counts on a cold page, or adds listeners and pages) never shares one."""
+
+    def __init__(self) -> None:
+        self.page = None
+        self.fresh_state: str | None = None  # _LAB_STATE_JS on the first Lab page
+
+    def take(self):
+        page, self.page = self.page, None
+        return page
+
+    def hand_on(self, page, server: LabServer) -> bool:
+        """Keep `page` for the next test, if it is fit to be; its documents are closed."""
+        if len(page.context.pages) != 1 or not lab_loaded(page, server):
+            return False
+        try:
+            close_documents(page)
+            dismiss_dialogs(page)
+            state = page.evaluate(_LAB_STATE_JS)
+        except Exception:
+            return False
+        if self.fresh_state is None:
+            self.fresh_state = state
+        if state != self.fresh_state:
+            return False
+        self.page = page
+        return True
+
+
+@pytest.fixture(scope="session")
+def kept_lab_page() -> KeptLabPage:
+    return KeptLabPage()
+
+
+def _new_page(browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    return page
+
+
 @pytest.fixture
-def page(browser, request):
-    """A new page in a fresh browser context. On failure its screenshot and console go to
+def page(browser, request, kept_lab_page):
+    """A page: the Lab page the last test handed on (see KeptLabPage), else a new page
+    in a fresh browser context. On failure its screenshot and console go to
     test-artifacts/; the kernels of the servers the test used are shut down afterwards."""
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    pg = context.new_page()
-    pg.set_default_timeout(30_000)
+    fresh = request.node.get_closest_marker("fresh_page") is not None
+    pg = None if fresh else kept_lab_page.take()
+    if pg is None or pg.is_closed():
+        pg = _new_page(browser)
+    else:
+        pg.set_viewport_size(VIEWPORT)
     console: list[str] = []
-    pg.on("console", lambda msg: console.append(f"[{msg.type}] {msg.text}"))
-    pg.on("pageerror", lambda err: console.append(f"[pageerror] {err}"))
+
+    def on_console(msg) -> None:
+        console.append(f"[{msg.type}] {msg.text}")
+
+    def on_page_error(err) -> None:
+        console.append(f"[pageerror] {err}")
+
+    pg.on("console", on_console)
+    pg.on("pageerror", on_page_error)
     yield pg
     failed = any(getattr(getattr(request.node, f"rep_{when}", None), "failed", False) for when in ("setup", "call"))
     if failed:
@@ -318,7 +397,14 @@ def page(browser, request):
             console.append(f"[harness] screenshot failed: {exc}")
         ARTIFACTS.mkdir(exist_ok=True)
         (ARTIFACTS / f"{request.node.name}-console.txt").write_text("\n".join(console) + "\n")
-    context.close()
+    kept = False
+    if not (failed or fresh) and "lab_server" in request.fixturenames:
+        kept = kept_lab_page.hand_on(pg, request.getfixturevalue("lab_server"))
+    if kept:
+        pg.remove_listener("console", on_console)
+        pg.remove_listener("pageerror", on_page_error)
+    else:
+        pg.context.close()
     for name in ("lab_server", "notebook_server"):
         if name in request.fixturenames:
             served = request.getfixturevalue(name)

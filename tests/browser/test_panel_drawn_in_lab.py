@@ -28,6 +28,10 @@ from support.lab_helpers import (
     write_notebook,
 )
 
+# The panel's code must load cold at the first stop, and the tests listen to the page's
+# websockets and open pages of their own: each test has a page of its own.
+pytestmark = pytest.mark.fresh_page
+
 PANEL_TIMEOUT_MS = 120_000
 FIRST_STOP_CELL = EXTENSION_SETUP_CELL + JITTED_STOP_CELL
 PAST_THE_WAIT_MS = 8_000  # longer than jaxdbg.config.PANEL_DRAW_WAIT_S

@@ -169,6 +169,55 @@ def _poll(page, check, timeout_s: float, what: str, interval_s: float = 0.25):
         page.wait_for_timeout(int(interval_s * 1000))
 
 
+# Loading JupyterLab costs a page about 5 s of CPU, and the browser tests open over fifty
+# notebooks: a page that shows this server's Lab already opens the next one in place, as
+# a user does from the file browser. What was open is closed first, unsaved, as a page
+# left behind is; so is the launcher Lab puts in an empty main area.
+_OPEN_IN_PLACE_JS = """
+async (path) => {
+  const app = window.jupyterapp;
+  const closeAll = (keep) => {
+    for (const w of Array.from(app.shell.widgets('main'))) {
+      if (w === keep) continue;
+      if (w.context) w.context.model.dirty = false;
+      w.dispose();
+    }
+  };
+  closeAll(null);
+  const opened = await app.commands.execute('docmanager:open', {path});
+  closeAll(opened);
+}
+"""
+
+_LAB_LOADED_JS = "() => !!(window.jupyterapp && window.jupyterapp.name === 'JupyterLab' && window.jupyterapp.shell)"
+
+
+def lab_loaded(page, server: LabServer) -> bool:
+    """Whether `page` shows `server`'s JupyterLab, loaded."""
+    if server.app != "lab" or page.is_closed() or not page.url.startswith(server.url + "lab"):
+        return False
+    try:
+        return bool(page.evaluate(_LAB_LOADED_JS))
+    except Exception:  # a page between loads
+        return False
+
+
+def open_in_loaded_lab(page, server: LabServer, name: str) -> bool:
+    """Open notebook `name` in the Lab `page` shows already; False when it shows none."""
+    if not lab_loaded(page, server):
+        return False
+    page.evaluate(_OPEN_IN_PLACE_JS, name)
+    return True
+
+
+def close_documents(page) -> None:
+    """Close every document of the Lab `page` unsaved (a test's end, its page kept)."""
+    page.evaluate(
+        "() => { for (const w of Array.from(window.jupyterapp.shell.widgets('main'))) {"
+        " if (w.context) w.context.model.dirty = false; w.dispose(); } }"
+    )
+
+
 def open_notebook(
     page, server: LabServer, name: str, cells: list[str], timeout_s: float = DEFAULT_TIMEOUT_S, kernel: str = "python3"
 ):
@@ -177,7 +226,8 @@ def open_notebook(
     Returns the page, for chaining.
     """
     write_notebook(server, name, cells, kernel=kernel)
-    page.goto(server.lab_url(name), wait_until="domcontentloaded")
+    if not open_in_loaded_lab(page, server, name):
+        page.goto(server.lab_url(name), wait_until="domcontentloaded")
     _poll(
         page, lambda: page.evaluate(_NOTEBOOK_STATE_JS, name), timeout_s, f"notebook {name} to open with an idle kernel"
     )
