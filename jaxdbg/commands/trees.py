@@ -19,14 +19,14 @@ FULL = "--full"
 
 
 def pretty(session: Any, arg: str) -> Output:
-    """``pp EXPR``: an outline for a pytree, pprint for anything else or with ``--full``."""
+    """``pp EXPR``: an outline for a pytree of arrays, pprint for anything else or with ``--full``."""
     source, full = _without_full(arg)
     if not source:
         return error("pp needs an expression, e.g. 'pp params' (add --full to print every element)")
     value, failed = session.value_of(source, expression_only=True)
     if failed is not None:
         return failed
-    if full or not tree_summaries.is_tree(value):
+    if full or not tree_summaries.holds_arrays(value):
         return session.value_output(value, pretty=True)
     return _outline(source, value, None)
 

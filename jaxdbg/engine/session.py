@@ -295,7 +295,7 @@ class Session:
             # A bare expression that gives None (print(x), a call for its effect) shows
             # nothing, as at Python's and pdb's prompts; 'p' still shows None.
             return Output(OutputKind.TEXT, "")
-        if pretty and tree_summaries.is_tree(value):  # the panel's pp toggle: as the pp command
+        if pretty and tree_summaries.holds_arrays(value):  # the panel's pp toggle: as the pp command
             return Output(OutputKind.VALUE, str(tree_outline.outline(source, value)), value)
         return self.value_output(value, pretty=pretty)
 

@@ -63,6 +63,15 @@ def test_pp_whatis_and_locals_table():
     assert "label" in table and "'layer'" in table
 
 
+def test_pp_of_plain_values_prints_them_as_pdbs_pp_does():
+    # No array among the leaves: pprint's text, as pdb's pp and as `locals` show it, not an
+    # outline of leaves ("2 leaves, no arrays" for a shape).
+    t, _ = run("pp y.shape", "pp {'lr': 0.001, 'betas': (0.9, 0.999)}", "pp [label, z['n']]", "c")
+    assert t.answers("pp y.shape") == ["(4,)"]
+    assert t.answers("pp {'lr': 0.001, 'betas': (0.9, 0.999)}") == ["{'betas': (0.9, 0.999), 'lr': 0.001}"]
+    assert t.answers("pp [label, z['n']]") == ["['layer', 3]"]
+
+
 def test_args_lists_the_functions_arguments_as_pdb_does():
     t, _ = run("args", "a", "up", "args", "c")
     table = t.answers("args")[0]

@@ -128,6 +128,20 @@ def test_typed_lines_log_oldest_first_with_pp_flag_and_history():
     assert p2.widget.history[-3:] == ["p y", "z['sum']", "p undefined_name"]
 
 
+def test_the_pp_toggle_outlines_a_pytree_of_arrays_and_pprints_plain_values():
+    seen = {}
+
+    def script(p):
+        run(p, "z", typed=True, pretty=True)
+        run(p, "y.shape", typed=True, pretty=True)
+        seen["log"] = list(p.widget.log)
+
+    stop_in(f, jnp.arange(3.0), script=script)
+    tree, shape = (entry["text"] for entry in seen["log"])
+    assert "└── ['sum']  Array  float32[] ·" in tree, tree
+    assert shape == "(3,)"
+
+
 def test_huge_typed_line_is_not_echoed_in_full():
     """Issue 6 item 14: a 10 MB line is cut in the echo, the history and the summary."""
     panel_mod.HISTORY.clear()

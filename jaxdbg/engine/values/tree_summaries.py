@@ -146,6 +146,12 @@ def is_tree(value: Any) -> bool:
     return one_level is not None and not jax.tree_util.treedef_is_leaf(one_level)
 
 
+def holds_arrays(value: Any) -> bool:
+    """A pytree with an array among its leaves: what ``pp`` draws as an outline. One of
+    plain values (``x.shape``, a dict of settings) prints as pdb's ``pp`` prints it."""
+    return is_tree(value) and guarded(lambda: any(leaf.is_array for leaf in leaves(value, paths=False)), lambda e: True)
+
+
 # -- leaves and their statistics -------------------------------------------------------
 class Leaf:
     """One leaf by key path (``.l1.kernel``, ``['bn']['mean']``, ``[0].mu``): an array
