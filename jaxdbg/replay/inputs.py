@@ -16,6 +16,7 @@ replay runs on the stopped device (:func:`replay_device`), its inputs put there.
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import dis
 import inspect
@@ -204,7 +205,25 @@ def replay_call(frame: Frame, given: dict[str, Any] | None = None) -> ReplayCall
     kwargs = {n: values[n] for n in keyword_only}
     if varkw:
         kwargs.update(values[varkw])
+    args, kwargs = _copies(args, kwargs)
     return ReplayCall(_function_of(frame), args, kwargs, names, frozenset(given))
+
+
+def _copies(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """Copies of the arguments, which the replayed function may change in place (a list
+    it appends to, ``opt.update(model, grads)`` on Flax NNX objects) while the stop keeps
+    its own. JAX arrays, immutable, are shared where the copy reaches them (an NNX
+    Module's own copy copies its arrays too). An argument that cannot be copied (a lock,
+    an open file) is the stop's own, as a call would pass it."""
+    try:
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+    except Exception:  # a user pytree whose flatten fails
+        leaves = []
+    shared: dict[int, Any] = {id(leaf): leaf for leaf in leaves if isinstance(leaf, jax.Array)}
+    try:
+        return copy.deepcopy((args, kwargs), shared)
+    except Exception:
+        return args, kwargs
 
 
 def replay_device(info: StopInfo) -> Any:

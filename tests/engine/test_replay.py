@@ -550,3 +550,31 @@ def test_continue_inside_a_breakpoint_call_over_several_lines_does_not_stop_ther
     text = _transcript(out)
     assert "The replay of f returned Array([3., 3.], dtype=float32)" in text, text
     assert _stops(text) == 1 and text.count("[replay]") == 2, text
+
+
+def test_a_replay_that_changes_its_arguments_in_place_leaves_the_stops_values_as_they_were():
+    """The replay runs on copies: a list the function appends to, an NNX Module and
+    Optimizer it updates in place (``opt.update(model, grads)``) are the stop's own
+    values, which the banner promises to leave unchanged."""
+    nnx = pytest.importorskip("flax.nnx")
+    optax = pytest.importorskip("optax")
+    out = io.StringIO()
+    model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+    opt = nnx.Optimizer(model, optax.sgd(0.5), wrt=nnx.Param)
+    look = "p float(model.kernel[...].sum()), int(opt.step[...]), len(seen)"
+    # each replay: 'c' runs to the stop's own line, 'c' again to the end, back at the stop
+    commands = f"{look}; replay; c; c; {look}; replay; c; c; {look}; c"
+
+    @nnx.jit
+    def train_step(model, opt, seen, x):
+        seen.append(x)
+        grads = nnx.grad(lambda m: jnp.sum(m(x) ** 2))(model)
+        opt.update(model, grads)
+        jaxdbg.breakpoint(**_opts(out, commands))
+        return model.kernel[...].sum()
+
+    train_step(model, opt, [jnp.ones(1)], jnp.ones((1, 2)))
+    text = _transcript(out)
+    before, after_one, after_two = re.findall(r"\(jaxdbg\) p float.*\n(\(.*\))", text)
+    assert before == after_one == after_two, text
+    assert text.count("The replay of train_step returned") == 2
