@@ -552,10 +552,24 @@ def test_continue_inside_a_breakpoint_call_over_several_lines_does_not_stop_ther
     assert _stops(text) == 1 and text.count("[replay]") == 2, text
 
 
+def test_a_replay_that_appends_to_a_list_argument_leaves_the_stops_list_as_it_was():
+    out = io.StringIO()
+
+    @jax.jit
+    def f(seen, x):
+        seen.append(x * 2)
+        jaxdbg.breakpoint(**_opts(out, "p len(seen); replay; c; c; p len(seen); replay; c; c; p len(seen); c"))
+        return x
+
+    f([jnp.ones(1)], jnp.ones(1))
+    text = _transcript(out)
+    assert re.findall(r"\(jaxdbg\) p len\(seen\)\n(\d+)", text) == ["2", "2", "2"], text
+
+
 def test_a_replay_that_changes_its_arguments_in_place_leaves_the_stops_values_as_they_were():
-    """The replay runs on copies: a list the function appends to, an NNX Module and
-    Optimizer it updates in place (``opt.update(model, grads)``) are the stop's own
-    values, which the banner promises to leave unchanged."""
+    """The replay runs on copies: an NNX Module and Optimizer it updates in place
+    (``opt.update(model, grads)``) and a list it appends to are the stop's own values,
+    which the banner promises to leave unchanged."""
     nnx = pytest.importorskip("flax.nnx")
     optax = pytest.importorskip("optax")
     out = io.StringIO()
