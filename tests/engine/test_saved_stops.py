@@ -170,3 +170,38 @@ def test_a_transposed_array_and_a_scalar_keep_their_values(tmp_path):
     saved = saved_stops.load(str(path)).frames[0].locals
     assert saved["transposed"].tolist() == [[0, 3], [1, 4], [2, 5]]
     assert saved["scalar"].shape == () and saved["scalar"] == 2.5
+
+
+def test_prng_keys_reopen_as_keys_of_their_implementation(tmp_path):
+    """A typed key (``jax.random.key``, an NNX ``RngKey``'s value) is saved as its key
+    data and reopens as a key again: ``jax.random.normal(key, ...)`` works on it."""
+    path = tmp_path / "keys.npz"
+    t = Transcript(f"save {path}", "c")
+
+    @jax.jit
+    def f(key):
+        keys = jax.random.split(key, 3)
+        jaxdbg.breakpoint(**t.options)
+        return keys
+
+    keys = f(jax.random.key(7))
+    saved = saved_stops.load(str(path)).frames[0].locals
+    assert jax.dtypes.issubdtype(saved["keys"].dtype, jax.dtypes.prng_key)
+    assert jax.random.key_impl(saved["keys"]) == jax.random.key_impl(keys)
+    np.testing.assert_array_equal(jax.random.key_data(saved["keys"]), jax.random.key_data(keys))
+    t2 = Transcript("p jax.random.normal(key, (2,)).shape", "locals", "c")
+    jaxdbg.open_stop(str(path), **t2.options)
+    assert t2.answers("p jax.random.normal(key, (2,)).shape") == ["(2,)"]
+    assert "key<fry>[3]" in t2.answers("locals")[0]
+
+
+def test_an_nnx_modules_rng_key_reopens_as_a_key(tmp_path):
+    nnx = pytest.importorskip("flax.nnx")
+    path = tmp_path / "dropout.npz"
+    t = Transcript(f"save {path}", "c")
+    dropout = nnx.Dropout(0.5, rngs=nnx.Rngs(dropout=3))
+    jaxdbg.breakpoint(**t.options)
+    reopened = saved_stops.load(str(path)).frames[0].locals["dropout"]
+    key = reopened.rngs.key
+    assert jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+    np.testing.assert_array_equal(jax.random.key_data(key), jax.random.key_data(dropout.rngs.key[...]))

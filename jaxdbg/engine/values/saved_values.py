@@ -87,6 +87,11 @@ class Writer:
         self.arrays: dict[str, np.ndarray] = {}
 
     def array(self, value: Any) -> dict:
+        if jax.dtypes.issubdtype(getattr(value, "dtype", None), jax.dtypes.prng_key):
+            # A typed key (key<fry>; an NNX RngKey's) has no numpy form: its key data,
+            # and the name of its implementation to wrap that data in again.
+            key = tree_summaries.variable_value(value) if tree_summaries.is_variable(value) else value
+            return {**self.array(jax.random.key_data(key)), "key_impl": str(jax.random.key_impl(key))}
         host = np.asarray(value)  # (not ascontiguousarray: it makes a 0-d array 1-d)
         name = host.dtype.name
         if name not in _NUMPY_DTYPES and name not in _ML_DTYPES:
@@ -230,6 +235,12 @@ class Reader:
 
     def array(self, data: dict) -> Any:
         host = self.host_array(data)
+        if "key_impl" in data:
+            impl = str(data["key_impl"])
+            return guarded(
+                lambda: jax.random.wrap_key_data(host, impl=impl),
+                lambda e: SavedRepr(f"key data of {impl} (not a key here: {format_exception(e)}): {host!r}", "Array"),
+            )
         # A JAX array again (``x.sharding``, ``jnp`` on it), on the default device; a
         # 64-bit one stays numpy where JAX would cut it to 32 bits.
         value = host if jax.dtypes.canonicalize_dtype(host.dtype) != host.dtype else jax.device_put(host)
