@@ -238,7 +238,7 @@ class Reader:
         if "key_impl" in data:
             impl = str(data["key_impl"])
             return guarded(
-                lambda: jax.random.wrap_key_data(host, impl=impl),
+                lambda: jax.random.wrap_key_data(jax.numpy.asarray(host), impl=impl),
                 lambda e: SavedRepr(f"key data of {impl} (not a key here: {format_exception(e)}): {host!r}", "Array"),
             )
         # A JAX array again (``x.sharding``, ``jnp`` on it), on the default device; a
