@@ -214,16 +214,23 @@ def _copies(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[st
     it appends to, ``opt.update(model, grads)`` on Flax NNX objects) while the stop keeps
     its own. JAX arrays, immutable, are shared where the copy reaches them (an NNX
     Module's own copy copies its arrays too). An argument that cannot be copied (a lock,
-    an open file) is the stop's own, as a call would pass it."""
+    an open file, a device) is the stop's own, as a call would pass it."""
     try:
         leaves = jax.tree_util.tree_leaves((args, kwargs))
     except Exception:  # a user pytree whose flatten fails
         leaves = []
     shared: dict[int, Any] = {id(leaf): leaf for leaf in leaves if isinstance(leaf, jax.Array)}
     try:
-        return copy.deepcopy((args, kwargs), shared)
+        return copy.deepcopy((args, kwargs), dict(shared))
+    except Exception:  # one argument cannot be copied: each of the others still is
+        return [_copy(a, shared) for a in args], {k: _copy(v, shared) for k, v in kwargs.items()}
+
+
+def _copy(value: Any, shared: dict[int, Any]) -> Any:
+    try:  # a memo of its own: a failed copy leaves its half-made containers in the memo
+        return copy.deepcopy(value, dict(shared))
     except Exception:
-        return args, kwargs
+        return value
 
 
 def replay_device(info: StopInfo) -> Any:

@@ -592,3 +592,24 @@ def test_a_replay_that_changes_its_arguments_in_place_leaves_the_stops_values_as
     before, after_one, after_two = re.findall(r"\(jaxdbg\) p float.*\n(\(.*\))", text)
     assert before == after_one == after_two, text
     assert text.count("The replay of train_step returned") == 2
+
+
+def test_an_argument_that_cannot_be_copied_is_passed_as_it_is_and_the_others_are_copied():
+    class Uncopyable:
+        def __deepcopy__(self, memo):
+            raise TypeError("cannot copy a handle")
+
+    out = io.StringIO()
+
+    def f(seen, h, counts):
+        seen.append(h)
+        counts.append(len(seen))
+        jaxdbg.breakpoint(**_opts(out, "replay; c; c; p len(seen), seen[0] is h, counts; c"))
+        return len(seen)
+
+    f([], Uncopyable(), [])
+    text = _transcript(out)
+    # the list holding the handle is the stop's own (the replay appended to it); the
+    # counts, copied, are as the stop had them
+    assert "The replay of f returned 2" in text, text
+    assert "(jaxdbg) p len(seen), seen[0] is h, counts\n(2, True, [1])" in text, text
