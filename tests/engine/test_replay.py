@@ -601,15 +601,16 @@ def test_an_argument_that_cannot_be_copied_is_passed_as_it_is_and_the_others_are
 
     out = io.StringIO()
 
-    def f(seen, h, counts):
+    def f(seen, h, counts, again):
         seen.append(h)
         counts.append(len(seen))
         jaxdbg.breakpoint(**_opts(out, "replay; c; c; p len(seen), seen[0] is h, counts; c"))
-        return len(seen)
+        return len(seen) + 10 * len(again)
 
-    f([], Uncopyable(), [])
+    seen: list = []
+    f(seen, Uncopyable(), [], seen)
     text = _transcript(out)
-    # the list holding the handle is the stop's own (the replay appended to it); the
-    # counts, copied, are as the stop had them
-    assert "The replay of f returned 2" in text, text
+    # the list holding the handle is the stop's own, twice (the replay appended to it);
+    # the counts, copied, are as the stop had them
+    assert "The replay of f returned 22" in text, text
     assert "(jaxdbg) p len(seen), seen[0] is h, counts\n(2, True, [1])" in text, text
