@@ -20,6 +20,7 @@ import copy
 import dataclasses
 import dis
 import inspect
+import sys
 import types
 from typing import Any, Callable
 
@@ -28,6 +29,7 @@ import numpy as np
 
 from jaxdbg.engine.frames import Frame, Unavailable
 from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.runtime.guarded_calls import guarded
 
 _STORES = frozenset(
     {
@@ -212,18 +214,45 @@ def replay_call(frame: Frame, given: dict[str, Any] | None = None) -> ReplayCall
 def _copies(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """Copies of the arguments, which the replayed function may change in place (a list
     it appends to, ``opt.update(model, grads)`` on Flax NNX objects) while the stop keeps
-    its own. JAX arrays, immutable, are shared where the copy reaches them (an NNX
-    Module's own copy copies its arrays too). An argument that cannot be copied (a lock,
-    an open file, a device) is the stop's own, as a call would pass it."""
+    its own. JAX arrays, immutable, are shared, NNX objects' arrays too. An argument that
+    cannot be copied (a lock, an open file, a device) is the stop's own, as a call would
+    pass it."""
     try:
         leaves = jax.tree_util.tree_leaves((args, kwargs))
     except Exception:  # a user pytree whose flatten fails
         leaves = []
     shared: dict[int, Any] = {id(leaf): leaf for leaf in leaves if isinstance(leaf, jax.Array)}
+    shared.update(_nnx_copies([*args, *kwargs.values()]))
     try:
         return copy.deepcopy((args, kwargs), dict(shared))
     except Exception:  # one argument cannot be copied: each of the others still is
         return [_copy(a, shared) for a in args], {k: _copy(v, shared) for k, v in kwargs.items()}
+
+
+def _nnx_copies(values: list[Any]) -> dict[int, Any]:
+    """The Flax NNX objects among ``values`` (a Module, an Optimizer) copied over the
+    same arrays, by id: NNX's own deepcopy would copy every array of a model, and
+    copying them together keeps the references they share (a Module held by another).
+    Empty where NNX is not imported or cannot split them (then deepcopy copies them)."""
+    nnx: Any = sys.modules.get("flax.nnx")
+    is_node = getattr(getattr(nnx, "graph", None), "is_graph_node", None)
+    if is_node is None:
+        return {}
+
+    def a_node(value: Any) -> bool:
+        return guarded(lambda: bool(is_node(value)), lambda e: False)
+
+    nodes = [value for value in values if a_node(value)]
+    if not nodes:
+        return {}
+
+    def split_and_merge() -> tuple:
+        graphdef, state = nnx.split(tuple(nodes))
+        # Variables made again from the state's leaves: new objects over the same arrays.
+        return tuple(nnx.merge(graphdef, jax.tree_util.tree_map(lambda leaf: leaf, state)))
+
+    copies = guarded(split_and_merge, lambda e: ())
+    return {id(node): node_copy for node, node_copy in zip(nodes, copies)}
 
 
 def _copy(value: Any, shared: dict[int, Any]) -> Any:

@@ -614,3 +614,29 @@ def test_an_argument_that_cannot_be_copied_is_passed_as_it_is_and_the_others_are
     # the counts, copied, are as the stop had them
     assert "The replay of f returned 22" in text, text
     assert "(jaxdbg) p len(seen), seen[0] is h, counts\n(2, True, [1])" in text, text
+
+
+def test_a_replays_nnx_arguments_are_new_objects_over_the_stops_arrays():
+    """A replay's copy of NNX objects shares the stop's arrays (no second copy of a big
+    model's parameters), and keeps the references its arguments share."""
+    nnx = pytest.importorskip("flax.nnx")
+    optax = pytest.importorskip("optax")
+
+    class Head(nnx.Module):
+        def __init__(self, body):
+            self.body = body  # the same Linear as the `body` argument
+
+    def step(body, head, opt):
+        return body, head, opt
+
+    body = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+    head, opt = Head(body), nnx.Optimizer(body, optax.adam(0.1), wrt=nnx.Param)
+    frame = Frame(
+        "f.py", 1, "step", {"body": body, "head": head, "opt": opt}, {}, ["\n"], 1, code=step.__code__, instruction=0
+    )
+    copied_body, copied_head, copied_opt = replay_inputs.replay_call(frame).args
+    assert copied_body is not body and copied_head is not head and copied_opt is not opt
+    assert copied_body.kernel is not body.kernel  # a Variable of its own, to update in place
+    assert copied_body.kernel.get_value() is body.kernel.get_value()  # over the same array
+    assert copied_head.body is copied_body
+    assert copied_opt.opt_state[0].mu["kernel"].get_value() is opt.opt_state[0].mu["kernel"].get_value()
