@@ -36,6 +36,7 @@ from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.command_table import ArgumentKind, command, error
 from jaxdbg.engine.frames import Frame
 from jaxdbg.engine.outputs import Output, OutputKind
+from jaxdbg.engine.values import summaries, tree_summaries
 from jaxdbg.replay.collectives import collective_reached
 from jaxdbg.replay.inputs import ReplayCall, ReplayRefused, parse_given, placed_on, replay_call, replay_device
 from jaxdbg.runtime import interrupts
@@ -142,11 +143,19 @@ def statement_lines(source: list[str], lineno: int) -> range:
 
 
 def _short_repr(value: Any, limit: int = 400) -> str:
+    """A returned value as a replay says it: its repr, if that is short; a pytree that
+    holds arrays (a step's carry, a model and its loss) as its one-line summary, as
+    ``locals`` shows it, not as a repr cut in the middle; else its repr cut past ``limit``."""
     try:
         text = repr(value)
     except Exception as e:  # a user __repr__ may fail
         text = f"<repr failed: {format_exception(e)}>"
-    return text if len(text) <= limit else text[:limit] + " ..."
+    if len(text) <= limit:
+        return text
+    summary = tree_summaries.tree_summary(value) if tree_summaries.holds_arrays(value) else None
+    if summary is not None:
+        return f"{summaries.type_name(value)} · {summary.line()}"
+    return text[:limit] + " ..."
 
 
 class ReplayRun:

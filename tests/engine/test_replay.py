@@ -640,3 +640,23 @@ def test_a_replays_nnx_arguments_are_new_objects_over_the_stops_arrays():
     assert copied_body.kernel.get_value() is body.kernel.get_value()  # over the same array
     assert copied_head.body is copied_body
     assert copied_opt.opt_state[0].mu["kernel"].get_value() is opt.opt_state[0].mu["kernel"].get_value()
+
+
+def test_a_replay_that_returns_a_pytree_says_it_in_one_line_as_locals_does():
+    """A scan step's (carry, output) or a train step's (params, state, loss) is said as
+    its summary, never as a repr cut in the middle; _replay_result keeps it whole."""
+    out = io.StringIO()
+
+    @jax.jit
+    def step(params, x):
+        new = {"w": params["w"] - x, "b": params["b"] * jnp.nan}
+        jaxdbg.breakpoint(**_opts(out, "replay; c; c; p sorted(_replay_result[0]); c"))
+        return new, x.sum()
+
+    step({"w": jnp.ones((64, 64)), "b": jnp.zeros(64)}, jnp.ones((64, 64)))
+    text = _transcript(out)
+    said = re.search(r"The replay of step returned (.*) \(kept as _replay_result\)", text)
+    assert said, text
+    assert said.group(1).startswith("tuple · 3 arrays · 4,161 float32 · 16.3 KB"), said.group(1)
+    assert "NaN in [0]['b'] (64)" in said.group(1)
+    assert "(jaxdbg) p sorted(_replay_result[0])\n['b', 'w']" in text
