@@ -374,7 +374,10 @@ def page(browser, request, kept_lab_page):
     test-artifacts/; the kernels of the servers the test used are shut down afterwards."""
     fresh = request.node.get_closest_marker("fresh_page") is not None
     pg = None if fresh else kept_lab_page.take()
-    if pg is None or pg.is_closed():
+    if pg is not None and pg.is_closed():  # its renderer gone: its context too
+        pg.context.close()
+        pg = None
+    if pg is None:
         pg = _new_page(browser)
     else:
         pg.set_viewport_size(VIEWPORT)

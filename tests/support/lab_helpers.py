@@ -173,21 +173,21 @@ def _poll(page, check, timeout_s: float, what: str, interval_s: float = 0.25):
 # notebooks: a page that shows this server's Lab already opens the next one in place, as
 # a user does from the file browser. What was open is closed first, unsaved, as a page
 # left behind is; so is the launcher Lab puts in an empty main area.
-_OPEN_IN_PLACE_JS = """
-async (path) => {
-  const app = window.jupyterapp;
+# Closes the main area's widgets but `keep`, unsaved, as a page left behind is.
+_CLOSE_ALL = """const app = window.jupyterapp;
   const closeAll = (keep) => {
     for (const w of Array.from(app.shell.widgets('main'))) {
       if (w === keep) continue;
       if (w.context) w.context.model.dirty = false;
       w.dispose();
     }
-  };
-  closeAll(null);
-  const opened = await app.commands.execute('docmanager:open', {path});
-  closeAll(opened);
-}
-"""
+  };"""
+_OPEN_IN_PLACE_JS = (
+    "async (path) => { "
+    + _CLOSE_ALL
+    + " closeAll(null); const opened = await app.commands.execute('docmanager:open', {path}); closeAll(opened); }"
+)
+_CLOSE_DOCUMENTS_JS = "() => { " + _CLOSE_ALL + " closeAll(null); }"
 
 _LAB_LOADED_JS = "() => !!(window.jupyterapp && window.jupyterapp.name === 'JupyterLab' && window.jupyterapp.shell)"
 
@@ -212,10 +212,7 @@ def open_in_loaded_lab(page, server: LabServer, name: str) -> bool:
 
 def close_documents(page) -> None:
     """Close every document of the Lab `page` unsaved (a test's end, its page kept)."""
-    page.evaluate(
-        "() => { for (const w of Array.from(window.jupyterapp.shell.widgets('main'))) {"
-        " if (w.context) w.context.model.dirty = false; w.dispose(); } }"
-    )
+    page.evaluate(_CLOSE_DOCUMENTS_JS)
 
 
 def open_notebook(
