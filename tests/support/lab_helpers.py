@@ -172,8 +172,8 @@ def _poll(page, check, timeout_s: float, what: str, interval_s: float = 0.25):
 # Loading JupyterLab costs a page about 5 s of CPU, and the browser tests open over fifty
 # notebooks: a page that shows this server's Lab already opens the next one in place, as
 # a user does from the file browser. What was open is closed first, unsaved, as a page
-# left behind is; so is the launcher Lab puts in an empty main area.
-# Closes the main area's widgets but `keep`, unsaved, as a page left behind is.
+# left behind is; so is the launcher Lab puts in an empty main area. `closeAll(keep)`
+# closes the main area's widgets but `keep`.
 _CLOSE_ALL = """const app = window.jupyterapp;
   const closeAll = (keep) => {
     for (const w of Array.from(app.shell.widgets('main'))) {
