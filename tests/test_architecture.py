@@ -189,8 +189,17 @@ LAYERS = [
     # and what every layer uses (where Ctrl-C goes, calling user code safely, notices,
     # the debugger's exceptions and words).
     ("runtime", ("jaxdbg.internals", "jaxdbg.config", "jaxdbg.runtime")),
-    # What a stop holds: its frames and what it is, and the program's shardings.
-    ("stop data", ("jaxdbg.engine.frames", "jaxdbg.engine.stop_info", "jaxdbg.engine.program_shardings")),
+    # What a stop holds: its frames and what it is, and the program's shardings; and what
+    # a frame captures in place of a bound Linen Module (a value, kept with the values).
+    (
+        "stop data",
+        (
+            "jaxdbg.engine.frames",
+            "jaxdbg.engine.stop_info",
+            "jaxdbg.engine.program_shardings",
+            "jaxdbg.engine.values.linen_modules",
+        ),
+    ),
     ("values", ("jaxdbg.engine.values",)),  # what the views draw of a value
     ("engine", ("jaxdbg.engine",)),  # the bdb half: Session, breakpoints, serving, registry
     ("commands and replay", ("jaxdbg.commands", "jaxdbg.replay")),  # the pdb half

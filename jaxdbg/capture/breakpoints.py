@@ -29,7 +29,7 @@ from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.outputs import Resume
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.engine.values import tree_glance
-from jaxdbg.internals import jax_api
+from jaxdbg.internals import jax_api, jax_partial_eval
 from jaxdbg.job import debug_host
 from jaxdbg.replay import stepping as replay
 from jaxdbg.runtime import collective_timeouts, interrupts, quit_reporting
@@ -252,6 +252,8 @@ def place_breakpoint(
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
     if replay.replaying():  # a replay's own debugger is stepping through this already
+        return token
+    if jax_partial_eval.in_exploratory_partial_eval():  # Linen's nn.scan looking at its body
         return token
     stops_on = _process_filter(processes)
     _prepare_for_stops(backend, options)

@@ -20,7 +20,8 @@ from typing import Any, Callable, MutableMapping, Sequence
 import jax
 
 from jaxdbg.engine import program_shardings
-from jaxdbg.internals import ipython_api, jax_api, jax_debugger
+from jaxdbg.engine.values import linen_modules
+from jaxdbg.internals import ipython_api, jax_api, jax_debugger, jax_partial_eval
 from jaxdbg.runtime.guarded_calls import guarded
 from jaxdbg.runtime.lazy_values import LazyValues
 
@@ -376,7 +377,7 @@ class OperandCollector:
     def slot(self, tracer: Any, own: bool = False) -> OperandSlot | Unavailable:
         """``own``: the tracer is a local of the traced function itself (see
         :func:`traced_function_frames`), so JAX would capture it the same way."""
-        if jax_api.is_linear_unknown(tracer):
+        if jax_partial_eval.is_linear_unknown(tracer):
             return TANGENT_ONLY
         if not own and not jax_api.in_reach(tracer, self._reach):
             # An enclosing program's value: JAX may cache this body's jaxpr and
@@ -443,10 +444,12 @@ def capture(
             code.co_filename, frame.f_lineno, code.co_name, frame.f_globals, first, frame.f_globals, {}, []
         )
     static, traced, order, shardings, sharded, big = {}, {}, [], {}, {}, {}
+    # A bound Linen Module is no pytree: what stands for it carries its variables.
+    values = {name: linen_modules.standing_for(value) for name, value in frame.f_locals.items()}
     with warnings.catch_warnings():  # e.g. "generator is treated as a leaf"
         warnings.simplefilter("ignore")
-        flattened = {name: _flatten(value) for name, value in frame.f_locals.items()}
-    for name, value in frame.f_locals.items():
+        flattened = {name: _flatten(value) for name, value in values.items()}
+    for name, value in values.items():
         order.append(name)
         if flattened[name] is None:  # an object that refuses to flatten is kept whole
             static[name] = value

@@ -4,7 +4,8 @@ Frames, traces, named axes, host calls under remat and custom_vmap, and callback
 errors. With ``jax_debugger`` (JAX's debugger registry), ``jax_checkify_errors``
 (checkify's tracebacks and errors), ``jax_programs`` (a traced program's equations) and
 ``jax_nan_checks`` (JAX's NaN / Inf checks), ``jax_nan_reruns`` (the re-run of a call
-that failed them) and ``jax_host_calls`` (a breakpoint's question to the host) these are
+that failed them), ``jax_partial_eval`` (which partial evaluation a breakpoint is traced
+under) and ``jax_host_calls`` (a breakpoint's question to the host) these are
 the only modules that touch JAX
 internals; everything else in jaxdbg uses public JAX APIs.
 ``tests/internals/test_internals.py`` fails loudly when a name used here moves in a new
@@ -270,22 +271,6 @@ def transpose_host_calls_to_nothing() -> bool:
 
 transpose_host_calls_to_nothing()
 
-# -- values that exist only as tangents while JAX linearizes a custom_jvp rule --
-_JaxprTracer = _private("jax._src.interpreters.partial_eval", "JaxprTracer")
-
-
-def is_linear_unknown(tracer: Any) -> bool:
-    """True for a value JAX is partially evaluating as unknown (a tangent in a rule).
-
-    A stop that used it would land in the linear half of the computation, which
-    JAX transposes; such values are shown as unavailable instead.
-    """
-    if _JaxprTracer is None or not isinstance(tracer, _JaxprTracer):
-        return False
-    pval = getattr(tracer, "pval", None)
-    return pval is not None and not pval.is_known()
-
-
 # -- which tracers a breakpoint may use: those of the body being staged now --
 # JAX caches the jaxpr of a staged body (jit, scan, cond, while/fori loops,
 # checkpoint, custom_vjp) by function and argument types. A tracer of an
@@ -458,7 +443,6 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.dispatch.RuntimeTokenSet (current_tokens, output_runtime_tokens, clear)": _RuntimeTokenSet is not None
         and _runtime_tokens is not None
         and all(hasattr(_runtime_tokens, f) for f in _TOKEN_SET_FIELDS),
-        "jax._src.interpreters.partial_eval.JaxprTracer": _JaxprTracer is not None,
         "jax._src.core.trace_ctx": _trace_ctx is not None,
         "jax._src.interpreters.partial_eval.DynamicJaxprTrace": _DynamicJaxprTrace is not None,
         "jax._src.custom_batching.custom_vmap_p": _custom_vmap_p is not None or not _CUSTOM_VMAP_DROPS_EFFECTS,

@@ -29,6 +29,7 @@ import numpy as np
 
 from jaxdbg.engine.frames import Frame, Unavailable
 from jaxdbg.engine.stop_info import StopInfo
+from jaxdbg.engine.values import linen_modules
 from jaxdbg.runtime.guarded_calls import guarded
 
 _STORES = frozenset(
@@ -207,8 +208,12 @@ def replay_call(frame: Frame, given: dict[str, Any] | None = None) -> ReplayCall
     kwargs = {n: values[n] for n in keyword_only}
     if varkw:
         kwargs.update(values[varkw])
+    function = _function_of(frame)
+    method = args[0].method_for_replay(code) if args and type(args[0]) is linen_modules.LinenModule else None
+    if method is not None:  # a Linen Module's method runs as the Module's, on its variables at the stop
+        function, args = method, args[1:]
     args, kwargs = _copies(args, kwargs)
-    return ReplayCall(_function_of(frame), args, kwargs, names, frozenset(given))
+    return ReplayCall(function, args, kwargs, names, frozenset(given))
 
 
 def _copies(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:

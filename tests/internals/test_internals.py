@@ -12,6 +12,7 @@ from jaxdbg.internals import (
     jax_host_calls,
     jax_nan_checks,
     jax_nan_reruns,
+    jax_partial_eval,
     jax_programs,
 )
 
@@ -24,6 +25,7 @@ JAX_ADAPTERS = (
     jax_programs,
     jax_nan_checks,
     jax_nan_reruns,
+    jax_partial_eval,
 )
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from jaxdbg.engine import program_shardings
 from jaxdbg.engine.frames import Unavailable
-from jaxdbg.engine.values import summaries, tree_summaries
+from jaxdbg.engine.values import linen_modules, summaries, tree_summaries
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
 
 MAX_DEPTH = 20  # nesting kept in a saved pytree; deeper values are kept as their repr
@@ -150,7 +150,7 @@ class Writer:
             items.append([key, self.value(child, depth + 1)])
         statics = [[name, self.value(v, depth + 1)] for name, v in _static_fields(value)]
         kind = tree_summaries.library_kind(value)
-        return {"kind": "tree", "type": type(value).__name__, "library": kind, "items": items, "static": statics}
+        return {"kind": "tree", "type": summaries.type_name(value), "library": kind, "items": items, "static": statics}
 
 
 def _empty_node(value: Any) -> bool:
@@ -173,7 +173,10 @@ def _key_json(entry: Any) -> list | None:
 
 
 def _static_fields(value: Any) -> list[tuple[str, Any]]:
-    """An Equinox Module's static fields (no pytree children, but part of what it is)."""
+    """An Equinox Module's static fields, a Linen Module's attributes (no pytree
+    children, but part of what it is)."""
+    if type(value) is linen_modules.LinenModule:
+        return value.fields()
     eqx = sys.modules.get("equinox")
     if eqx is None or not isinstance(value, eqx.Module):
         return []

@@ -16,6 +16,7 @@ import numpy as np
 
 from jaxdbg.engine import program_shardings
 from jaxdbg.engine.frames import Unavailable
+from jaxdbg.engine.values import linen_modules
 from jaxdbg.engine.values.array_statistics import NONFINITE_LISTED as NONFINITE_LISTED
 from jaxdbg.engine.values.array_statistics import NONFINITE_NAMED as NONFINITE_NAMED
 from jaxdbg.engine.values.array_statistics import STATS_CHUNK as STATS_CHUNK
@@ -148,6 +149,8 @@ def type_name(value: Any) -> str:
     cls = type(value)
     if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
         return "Array"  # what users know jax.Array by (not ArrayImpl)
+    if cls is linen_modules.LinenModule:  # a Linen Module at a stop: the Module's class
+        return str(value.module_type.__name__)
     return cls.__name__
 
 

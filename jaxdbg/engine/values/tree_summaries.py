@@ -23,7 +23,7 @@ import jax
 import numpy as np
 
 from jaxdbg.engine.frames import Unavailable
-from jaxdbg.engine.values import summaries
+from jaxdbg.engine.values import linen_modules, summaries
 from jaxdbg.engine.values.leaf_stats import StatsArrays, as_arrays, is_float, many_leaf_stats
 from jaxdbg.runtime import phrases
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
@@ -65,6 +65,8 @@ def library_kind(value: Any) -> str:
 def _library_kind(value: Any) -> str:
     if isinstance(getattr(type(value), "jaxdbg_saved_kind", None), property):  # a tree reopened
         return str(value.jaxdbg_saved_kind)
+    if type(value) is linen_modules.LinenModule:
+        return linen_modules.KIND
     nnx = _flax_nnx()
     if nnx is not None:
         if isinstance(value, nnx.Variable):
