@@ -4,16 +4,18 @@ JAX partially evaluates a function to linearize it: a ``custom_jvp`` rule under
 ``grad`` runs once with its primals known and its tangents unknown (``JaxprTracer``s),
 and the stop, which runs with the primal computation, shows the tangents as unavailable.
 
-A library may also partially evaluate a function only to learn about it. Flax Linen's
-``nn.scan`` traces its body once that way, with the carry and inputs unknown, to find
-which variables are broadcast, and then traces it again for the real ``lax.scan``. A
+A library may also trace a function only to learn about it. Flax Linen's ``nn.scan``
+traces its body once to find which variables are broadcast, before tracing it again for
+the real ``lax.scan``: with JAX's partial evaluation (the carry and inputs unknown), or,
+in newer Flax, by staging it into a jaxpr whose unused equations it drops (and which then
+fails on anything with an effect that reads the carry: a ``jax.debug.print`` of it). A
 stop staged in that first pass would run outside the loop, at every call, with the
-loop's values missing; so a breakpoint traced in it stages nothing, as JAX's own
-callbacks, whose unknown operands put them where that pass throws away, run nothing.
+loop's values missing, or make Flax raise; so a breakpoint traced there stages nothing.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import types
@@ -55,23 +57,20 @@ def is_linear_unknown(tracer: Any) -> bool:
     return pval is not None and not pval.is_known()
 
 
-def _under_partial_eval() -> bool:
-    """Whether the innermost staging here is a partial evaluation (a JaxprTrace met
-    before any staged body's trace)."""
+def _tracing() -> bool:
+    """Whether a trace that stages or partially evaluates is active (not eager)."""
     trace = getattr(_trace_ctx, "trace", None)
     while trace is not None:
-        if isinstance(trace, _JaxprTrace):
+        if isinstance(trace, (_JaxprTrace, _DynamicJaxprTrace)):
             return True
-        if isinstance(trace, _DynamicJaxprTrace):
-            return False
         trace = getattr(trace, "parent_trace", None)
     return False
 
 
 def in_exploratory_partial_eval() -> bool:
-    """True where the innermost partial evaluation this code runs in is not JAX's own
-    (a linearization), but one a library started to learn about the function."""
-    if _JaxprTrace is None or _pe_module is None or not _under_partial_eval():
+    """True where the innermost trace this code runs in was started by a library to learn
+    about the function (see the module docstring), not by JAX to run or differentiate it."""
+    if _JaxprTrace is None or _DynamicJaxprTrace is None or _pe_module is None or not _tracing():
         return False
     pe_file, ad_file = _pe_module.__file__, getattr(_ad_module, "__file__", None)
     frame: types.FrameType | None = sys._getframe(1)
@@ -79,24 +78,54 @@ def in_exploratory_partial_eval() -> bool:
         code = frame.f_code
         if code.co_filename == ad_file and code.co_name == _LINEARIZE:
             return False
-        if code.co_filename == pe_file and code.co_name in _PARTIAL_EVAL_ENTRIES:
+        if code.co_filename == pe_file and code.co_name in (*_PARTIAL_EVAL_ENTRIES, _STAGING_ENTRY):
             starter = _first_caller_outside(frame, pe_file)
-            return starter is not None and not starter.f_code.co_filename.startswith(_JAX_DIR)
+            if starter is None or starter.f_code.co_filename.startswith(_JAX_DIR):
+                return False  # JAX's own: jit, scan, linearize, make_jaxpr
+            if code.co_name in _PARTIAL_EVAL_ENTRIES:
+                return True
+            return _is_exploratory_staging(starter)
         frame = frame.f_back
     return False
 
 
+#: partial_eval's function that stages a Python function into a jaxpr.
+_STAGING_ENTRY = "trace_to_jaxpr_dynamic"
+#: Library functions known to stage a function only to look at the jaxpr (file suffix,
+#: function): staging is how most libraries run a function, so only these are skipped.
+_EXPLORATORY_STAGERS = ((os.path.join("flax", "core", "axes_scan.py"), "scan_fn"),)
+
+
+def _is_exploratory_staging(starter: types.FrameType) -> bool:
+    code = starter.f_code
+    return any(code.co_filename.endswith(path) and code.co_name == name for path, name in _EXPLORATORY_STAGERS)
+
+
 def _first_caller_outside(frame: types.FrameType, pe_file: str) -> types.FrameType | None:
-    """The frame that started the partial evaluation ``frame`` is part of: the first
-    caller outside partial_eval and JAX's function-wrapping plumbing."""
-    plumbing = {pe_file, *(_private(m, "__file__") for m in _PLUMBING)}
+    """The frame that started the trace ``frame`` is part of: the first caller outside
+    partial_eval and JAX's function-wrapping plumbing."""
     caller = frame.f_back
-    while caller is not None and caller.f_code.co_filename in plumbing:
+    while caller is not None and (caller.f_code.co_filename == pe_file or caller.f_code.co_filename in _PLUMBING):
         caller = caller.f_back
     return caller
 
 
-_PLUMBING = ("jax._src.linear_util", "jax._src.profiler", "jax._src.traceback_util", "jax._src.api_util")
+def _module_file(name: str) -> str | None:
+    try:
+        return importlib.import_module(name).__file__
+    except ImportError:
+        return None
+
+
+#: JAX's modules that wrap a traced function on its way in (frames between a trace's
+#: entry in partial_eval and the code that asked for it).
+_PLUMBING = frozenset(
+    file
+    for file in map(
+        _module_file, ("jax._src.linear_util", "jax._src.profiler", "jax._src.traceback_util", "jax._src.api_util")
+    )
+    if file is not None
+)
 
 
 def names_in_use() -> dict[str, bool]:
@@ -107,6 +136,10 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.interpreters.partial_eval.JaxprTrace, DynamicJaxprTrace": _JaxprTrace is not None
         and _DynamicJaxprTrace is not None,
         "jax._src.core.trace_ctx": _trace_ctx is not None,
-        "jax._src.interpreters.partial_eval.trace_to_jaxpr_nounits": "trace_to_jaxpr_nounits" in pe_names,
+        "jax._src.interpreters.partial_eval.trace_to_jaxpr_nounits, trace_to_jaxpr_dynamic": {
+            "trace_to_jaxpr_nounits",
+            _STAGING_ENTRY,
+        }
+        <= pe_names,
         "jax._src.interpreters.ad.linearize_from_jvp": hasattr(_ad_module, _LINEARIZE),
     }

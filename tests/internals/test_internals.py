@@ -550,3 +550,47 @@ def test_a_comm_whose_routing_fails_still_opens_and_the_failure_is_logged(caplog
     finally:
         undo()
     assert "may not answer until it ends" in caplog.text and "no route" in caplog.text
+
+
+def test_a_partial_evaluation_a_library_starts_is_told_from_jaxs_own():
+    """in_exploratory_partial_eval: True in a function a library partially evaluates
+    itself (as Flax's nn.scan does to its body), False eagerly, under jit, in a scan body
+    and in a custom_jvp rule that grad linearizes."""
+    from jax._src import linear_util as lu
+    from jax._src.interpreters import partial_eval as pe
+
+    seen = {}
+
+    def probe(where):
+        seen[where] = jax_partial_eval.in_exploratory_partial_eval()
+
+    def body(x):
+        probe("library's partial eval")
+        return x * 2
+
+    aval = jax.core.ShapedArray((), jnp.float32)
+    fun = lu.wrap_init(body, debug_info=jax.api_util.debug_info("probe", body, (1.0,), {}))
+    flat, _ = jax.api_util.flatten_fun_nokwargs(fun, jax.tree.structure((1.0,)))
+    pe.trace_to_jaxpr_nounits(flat, [pe.PartialVal.unknown(aval)])
+
+    probe("eager")
+    jax.jit(lambda x: (probe("jit"), x)[1])(1.0)
+    jax.lax.scan(lambda c, x: (probe("scan body"), (c, x))[1], 0.0, jnp.ones(2))
+
+    @jax.custom_jvp
+    def h(x):
+        return x**2
+
+    @h.defjvp
+    def h_jvp(primals, tangents):
+        probe("custom_jvp rule under grad")
+        return h(primals[0]), 2 * primals[0] * tangents[0]
+
+    jax.jit(jax.grad(h))(3.0)
+    assert seen == {
+        "library's partial eval": True,
+        "eager": False,
+        "jit": False,
+        "scan body": False,
+        "custom_jvp rule under grad": False,
+    }
