@@ -24,7 +24,8 @@
    it for the stop's branch); and a watch on the scalar ``x`` against none (goal 1.5x).
 3. Trace + compile of a function 10 frames deep with 30 locals each, ``jaxdbg.breakpoint``
    against ``jax.debug.breakpoint``. Goal 1.0x. And of a step whose frame holds a pytree
-   of 5,000 small leaves. Goal 1.1x.
+   of 5,000 small leaves, and of a train step (``value_and_grad``) through 12 layers
+   with a breakpoint in each. Goal 1.1x.
 
 Every row interleaves its candidates and reports the median ratio with its spread.
 Run: ``python benchmarks/bench_breakpoint.py [--quick] [--json PATH]``.
@@ -446,6 +447,52 @@ def trace_and_compile_tree(leaves: int, repeats: int):
     )
 
 
+def trace_and_compile_train_step(layers: int, repeats: int):
+    """A train step (``value_and_grad`` of a loss, then an update) through ``layers``
+    dense layers, a breakpoint in each, against the same with ``jax.debug.breakpoint``.
+    Under differentiation a breakpoint's locals are JAX's differentiation tracers."""
+    seed = iter(range(1, 10**6))
+    width = 64
+    keys = jax.random.split(jax.random.PRNGKey(0), layers)
+    params = [(jax.random.normal(k, (width, width)) / width**0.5, jnp.zeros(width)) for k in keys]
+    x = jnp.ones((8, width))
+
+    def compile_with(breakpoint_fn) -> float:
+        offset = float(next(seed))  # a fresh function each time: no cache
+
+        def layer(w, b, h):
+            out = jnp.tanh(h @ w + b)
+            breakpoint_fn()
+            return out
+
+        def loss(params, x):
+            h = x
+            for w, b in params:
+                h = layer(w, b, h)
+            return jnp.mean((h - offset) ** 2)
+
+        def step(params, x):
+            value, grads = jax.value_and_grad(loss)(params, x)
+            return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads), value
+
+        start = time.perf_counter()
+        jax.jit(step).lower(params, x).compile()
+        return time.perf_counter() - start
+
+    samples = interleave(
+        {"jax": lambda: compile_with(jax.debug.breakpoint), "ours": lambda: compile_with(jaxdbg.breakpoint)}, repeats
+    )
+    return ratio_row(
+        f"trace + compile, a train step (value_and_grad) with a breakpoint in each of {layers} layers",
+        samples["ours"],
+        samples["jax"],
+        1.1,
+        unit="ms",
+        baseline_name="(jax.debug.breakpoint)",
+        note="a stop takes its locals' primal values, so JAX does not linearize it",
+    )
+
+
 def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
     if args.quick:
@@ -459,6 +506,7 @@ def main() -> None:
     )
     rows.append(trace_and_compile(10, 30, compiles))
     rows.append(trace_and_compile_tree(200 if args.quick else 5_000, compiles))
+    rows.append(trace_and_compile_train_step(3 if args.quick else 12, compiles))
     finish(rows, args.json)
 
 

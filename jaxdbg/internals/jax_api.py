@@ -271,6 +271,21 @@ def transpose_host_calls_to_nothing() -> bool:
 
 transpose_host_calls_to_nothing()
 
+# -- a differentiated value's primal, without linearizing anything --
+_JVPTracer = _private("jax._src.interpreters.ad", "JVPTracer")
+_LinearizeTracer = _private("jax._src.interpreters.ad", "LinearizeTracer")
+_DIFFERENTIATED = tuple(kind for kind in (_JVPTracer, _LinearizeTracer) if kind is not None)
+
+
+def primal_of(value: Any) -> Any:
+    """``value`` without its tangents, where JAX is differentiating it (as JAX's own
+    ``stop_gradient`` takes a JVPTracer's primal). ``lax.stop_gradient`` of a
+    LinearizeTracer costs a linearization of its rule, about 0.4 ms a value."""
+    while _DIFFERENTIATED and isinstance(value, _DIFFERENTIATED):
+        value = value.primal
+    return value
+
+
 # -- which tracers a breakpoint may use: those of the body being staged now --
 # JAX caches the jaxpr of a staged body (jit, scan, cond, while/fori loops,
 # checkpoint, custom_vjp) by function and argument types. A tracer of an
@@ -444,6 +459,9 @@ def names_in_use() -> dict[str, bool]:
         and _runtime_tokens is not None
         and all(hasattr(_runtime_tokens, f) for f in _TOKEN_SET_FIELDS),
         "jax._src.core.trace_ctx": _trace_ctx is not None,
+        "jax._src.interpreters.ad.JVPTracer, LinearizeTracer (.primal)": all(
+            kind is not None and "primal" in getattr(kind, "__slots__", ()) for kind in (_JVPTracer, _LinearizeTracer)
+        ),
         "jax._src.interpreters.partial_eval.DynamicJaxprTrace": _DynamicJaxprTrace is not None,
         "jax._src.custom_batching.custom_vmap_p": _custom_vmap_p is not None or not _CUSTOM_VMAP_DROPS_EFFECTS,
         "jax._src.interpreters.partial_eval (custom rules, ensure_enum, Saveable / Recompute)"
