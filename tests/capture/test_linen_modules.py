@@ -190,3 +190,11 @@ def test_a_stop_in_an_nn_scan_body_stops_once_per_step_with_the_steps_values():
     ]
     assert "unavailable" not in t.text
     assert variables["params"]["ScanCell_0"]["Dense_0"]["kernel"].shape == (3, 2, 2)
+
+
+def test_a_module_that_cannot_be_bound_still_answers_its_fields_and_says_why_for_the_rest():
+    stand_in = linen_modules.LinenModule(nn.Dense(3), variables="not a mapping of collections")
+    assert stand_in.features == 3  # a field: no binding needed
+    assert not hasattr(stand_in, "shape")  # a probe (is it an array?) reads "no", never raises
+    with pytest.raises(AttributeError, match="could not be bound to the stop's variables"):
+        _ = stand_in.variables

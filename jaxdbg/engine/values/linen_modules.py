@@ -117,7 +117,15 @@ class LinenModule:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):  # copy / pickle probes: not the Module's
             raise AttributeError(name)
-        return getattr(self.bound(), name)
+        if name in self._module.__dataclass_fields__:  # its fields need no binding (``shape`` probes)
+            return getattr(self._module, name)
+        try:
+            bound = self.bound()
+        except Exception as e:  # hasattr() and views then read "no such attribute", with why
+            raise AttributeError(
+                f"{name!r}: the {type(self._module).__name__} could not be bound to the stop's variables ({e})"
+            ) from e
+        return getattr(bound, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.bound()(*args, **kwargs)
