@@ -243,6 +243,28 @@ def test_pytrees_expand_as_a_tree():
     assert [r["name"] for r in box[-1]["rows"]] == ["left", "right"]
 
 
+def test_a_linen_modules_row_names_its_class_and_opens_onto_its_variables():
+    nn = pytest.importorskip("flax.linen")
+    made = {}
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            y = nn.Dense(3)(x)
+            made["session"] = Session([live_frame(sys._getframe())])
+            return y
+
+    x = jnp.ones((1, 2))
+    Block().apply(Block().init(jax.random.PRNGKey(0), x), x)
+    p = DebuggerPanel(made["session"])
+    box = sent(p)
+    row = rows_by_name(p)["self"]
+    assert row["type"] == "Block" and row["summary"].startswith("nn.Module · 2 arrays · 9 float32"), row
+    assert row["expandable"]
+    p.send({"type": "expand", "frame": 0, "path": ["self"]})
+    assert [r["name"] for r in box[-1]["rows"]] == ["variables"]
+
+
 def test_a_thousand_locals_are_sent_a_page_at_a_time():
     values = {f"v{i:04d}": np.full(3, i, dtype=np.float32) for i in range(1000)}
     frame = live_frame(sys._getframe())
