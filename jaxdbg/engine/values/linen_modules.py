@@ -117,7 +117,7 @@ class LinenModule:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):  # copy / pickle probes: not the Module's
             raise AttributeError(name)
-        if name in self._module.__dataclass_fields__:  # its fields need no binding (``shape`` probes)
+        if any(field.name == name for field in dataclasses.fields(self._module)):  # no binding needed
             return getattr(self._module, name)
         try:
             bound = self.bound()
