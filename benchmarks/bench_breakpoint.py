@@ -432,17 +432,11 @@ def trace_and_compile_tree(leaves: int, repeats: int):
         jax.jit(step).lower(tree, jnp.ones(8)).compile()
         return time.perf_counter() - start
 
-    samples = interleave(
-        {"jax": lambda: compile_with(jax.debug.breakpoint), "ours": lambda: compile_with(jaxdbg.breakpoint)}, repeats
-    )
-    return ratio_row(
+    return _against_jax(
         f"trace + compile, a {leaves:,}-leaf pytree local",
-        samples["ours"],
-        samples["jax"],
-        1.1,
-        unit="ms",
-        baseline_name="(jax.debug.breakpoint)",
-        note="XLA's compile time for a lax.cond grows with the square of its operands: the "
+        compile_with,
+        repeats,
+        "XLA's compile time for a lax.cond grows with the square of its operands: the "
         "tree's leaves pass one, the branch that sends a stop that opens",
     )
 
@@ -479,17 +473,22 @@ def trace_and_compile_train_step(layers: int, repeats: int):
         jax.jit(step).lower(params, x).compile()
         return time.perf_counter() - start
 
+    return _against_jax(
+        f"trace + compile, a train step (value_and_grad) with a breakpoint in each of {layers} layers",
+        compile_with,
+        repeats,
+        "a stop takes its locals' primal values, so JAX does not linearize it",
+    )
+
+
+def _against_jax(measure: str, compile_with, repeats: int, note: str):
+    """``compile_with(breakpoint_fn)``'s seconds with jaxdbg's breakpoint against JAX's,
+    interleaved; goal 1.1x."""
     samples = interleave(
         {"jax": lambda: compile_with(jax.debug.breakpoint), "ours": lambda: compile_with(jaxdbg.breakpoint)}, repeats
     )
     return ratio_row(
-        f"trace + compile, a train step (value_and_grad) with a breakpoint in each of {layers} layers",
-        samples["ours"],
-        samples["jax"],
-        1.1,
-        unit="ms",
-        baseline_name="(jax.debug.breakpoint)",
-        note="a stop takes its locals' primal values, so JAX does not linearize it",
+        measure, samples["ours"], samples["jax"], 1.1, unit="ms", baseline_name="(jax.debug.breakpoint)", note=note
     )
 
 
