@@ -23,12 +23,11 @@ from typing import Any
 
 import jax
 
+from jaxdbg.internals import jax_api
 from jaxdbg.internals.jax_api import _private
 
 _JaxprTracer = _private("jax._src.interpreters.partial_eval", "JaxprTracer")
 _JaxprTrace = _private("jax._src.interpreters.partial_eval", "JaxprTrace")
-_DynamicJaxprTrace = _private("jax._src.interpreters.partial_eval", "DynamicJaxprTrace")
-_trace_ctx = _private("jax._src.core", "trace_ctx")
 _pe_module = _private("jax._src.interpreters", "partial_eval")
 _ad_module = _private("jax._src.interpreters", "ad")
 
@@ -57,20 +56,10 @@ def is_linear_unknown(tracer: Any) -> bool:
     return pval is not None and not pval.is_known()
 
 
-def _tracing() -> bool:
-    """Whether a trace that stages or partially evaluates is active (not eager)."""
-    trace = getattr(_trace_ctx, "trace", None)
-    while trace is not None:
-        if isinstance(trace, (_JaxprTrace, _DynamicJaxprTrace)):
-            return True
-        trace = getattr(trace, "parent_trace", None)
-    return False
-
-
 def in_exploratory_partial_eval() -> bool:
     """True where the innermost trace this code runs in was started by a library to learn
     about the function (see the module docstring), not by JAX to run or differentiate it."""
-    if _JaxprTrace is None or _DynamicJaxprTrace is None or _pe_module is None or not _tracing():
+    if _JaxprTrace is None or _pe_module is None or not jax_api.is_tracing():
         return False
     pe_file, ad_file = _pe_module.__file__, getattr(_ad_module, "__file__", None)
     frame: types.FrameType | None = sys._getframe(1)
@@ -133,9 +122,7 @@ def names_in_use() -> dict[str, bool]:
     pe_names = set(dir(_pe_module)) if _pe_module is not None else set()
     return {
         "jax._src.interpreters.partial_eval.JaxprTracer": _JaxprTracer is not None,
-        "jax._src.interpreters.partial_eval.JaxprTrace, DynamicJaxprTrace": _JaxprTrace is not None
-        and _DynamicJaxprTrace is not None,
-        "jax._src.core.trace_ctx": _trace_ctx is not None,
+        "jax._src.interpreters.partial_eval.JaxprTrace": _JaxprTrace is not None,
         "jax._src.interpreters.partial_eval.trace_to_jaxpr_nounits, trace_to_jaxpr_dynamic": {
             "trace_to_jaxpr_nounits",
             _STAGING_ENTRY,
