@@ -125,31 +125,33 @@ def screen(
     (KeyError: not at hand); a condition or watch NumPy answers as JAX would is decided
     on them, with no JAX array and no frame made."""
     frame_of = innermost if callable(innermost) else lambda: innermost
-
-    def record(hit: int | None) -> None:
-        if numbers is None:
-            watches.LIVE.record(number, hit, [frame_of()])
-        elif not watches.LIVE.record_numbers(number, hit, numbers):
-            watches.LIVE.record_with(number, hit, watches.on_numbers(numbers, frame_of))
-
     if not breakpoint_state.is_enabled(number):
-        record(None)
+        _record(number, None, frame_of, numbers)
         return False
     condition, template = breakpoint_state.checks(number)
     if condition and not holds(number, condition, frame_of, numbers):
-        record(breakpoint_state.count_hit(number))
+        _record(number, breakpoint_state.count_hit(number), frame_of, numbers)
         return False
     if template:
         hit = breakpoint_state.count_hit(number)
         stop = info() if callable(info) else info
         stop.hit = hit
         write_log(format_template(number, template, frame_of()), frame_of(), stop)
-        record(hit)
+        _record(number, hit, frame_of, numbers)
         return False
     opens, passed_hit = breakpoint_state.arrival(number)
     if not opens:
-        record(passed_hit)
+        _record(number, passed_hit, frame_of, numbers)
     return opens
+
+
+def _record(number: int, hit: int | None, frame_of: Callable[[], Frame], numbers: Callable[[str], Any] | None) -> None:
+    """Keep breakpoint ``number``'s watches at a stop :func:`screen` passed (a module
+    function, not a closure made at every step of a loop)."""
+    if numbers is None:
+        watches.LIVE.record(number, hit, [frame_of()])
+    elif not watches.LIVE.record_numbers(number, hit, numbers):
+        watches.LIVE.record_with(number, hit, watches.on_numbers(numbers, frame_of))
 
 
 def holds(
