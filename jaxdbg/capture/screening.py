@@ -151,9 +151,9 @@ def carried(groups: tuple[LocalGroup, ...], operands: list[Any]) -> tuple[int, .
 
 
 def _nbytes(value: Any) -> int:
-    shape, dtype = np.shape(value), getattr(value, "dtype", None)
-    itemsize = getattr(dtype, "itemsize", 4)
-    return int(np.prod(shape, dtype=np.int64)) * int(itemsize)
+    shape = getattr(value, "shape", None)  # a tracer's or array's; asked per leaf of a big tree
+    itemsize = getattr(getattr(value, "dtype", None), "itemsize", 4)
+    return int(math.prod(np.shape(value) if shape is None else shape)) * int(itemsize)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
