@@ -387,19 +387,33 @@ class ScreeningSite:
             return OPEN  # nothing traced in the frame: screened on arrival
         # A condition, log template or watch (a disabled breakpoint's too) reads the
         # innermost frame: only the locals they name are sent, then screened.
-        waiting, carried_operands = self._waiting_for(number, carried, bool(sizes))
+        waiting, carried_operands, scalar_watches = self._waiting_for(number, carried, bool(sizes))
         if waiting is None:
             return OPEN  # they read a local too big to send alone: screened on arrival
+        if scalar_watches and breakpoint_state.is_enabled(number):
+            return self._watched_scalars_only(number, scalar_watches, values, carried_operands, levels)
         received = dict(zip(carried_operands, values))
         if waiting:
             return self.arrivals.start(Screening(mask, set(waiting), received))
         return self._screen(None, mask, received, {}, levels, sizes)  # on what came with the question
 
-    def _waiting_for(self, number: int, carried: tuple, batched: bool) -> tuple[frozenset | None, tuple]:
+    def _watched_scalars_only(self, number: int, watched: tuple, values: tuple, operands: tuple, levels: tuple) -> int:
+        """A stop whose only checks are watches of scalars that came with the question (a
+        loop's loss or step): decided as breakpoint_checks.screen does, with no frame made."""
+        opens, hit = breakpoint_state.arrival(number)
+        if opens:
+            return self.arrivals.opened(None, ())
+        numbers = {name: values[position] for name, position in watched}
+        if not watches.LIVE.record_numbers(number, hit, numbers.__getitem__):  # not a NumPy number
+            stop = self._screened_stop((), levels, (), dict(zip(operands, values)), {}, {})
+            breakpoint_checks.record_watches(number, hit, stop.frame, stop.value)
+        return PASS
+
+    def _waiting_for(self, number: int, carried: tuple, batched: bool) -> tuple[frozenset | None, tuple, tuple]:
         """The positions to send for breakpoint ``number``'s checks: the groups
         (:func:`to_send`) and the statistics forms of the locals only watched whole (not
-        under vmap); and the operands ``carried`` with the question. Kept while the
-        checks are the same: this is asked at every step."""
+        under vmap); the operands ``carried`` with the question; and :meth:`_scalar_watches`.
+        Kept while the checks are the same: this is asked at every step."""
         names = breakpoint_checks.names_read(number)  # a new object whenever the checks change
         known = self._waiting.get((carried, batched))
         if known is None or known[0] is not names:
@@ -419,8 +433,21 @@ class ScreeningSite:
             if waiting is not None:
                 waiting = waiting.union(summarized)
             operands = tuple(i for p in carried for i in self.screen_groups[p].operands)
-            known = self._waiting[carried, batched] = (names, waiting, operands)
-        return known[1], known[2]
+            scalars = () if batched or waiting else self._scalar_watches(number, operands)
+            known = self._waiting[carried, batched] = (names, waiting, operands, scalars)
+        return known[1], known[2], known[3]
+
+    def _scalar_watches(self, number: int, operands: tuple) -> tuple[tuple[str, int], ...]:
+        """``(name, position in operands)`` of each of breakpoint ``number``'s watches,
+        where they are its only checks and each names a local of one of ``operands``; else ()."""
+        found = []
+        for name in breakpoint_checks.only_watched_names(number) or ():
+            treedef, leaves = self.templates[0].traced_locals.get(name, (None, ()))
+            slot = leaves[0] if len(leaves) == 1 and jax.tree_util.treedef_is_leaf(treedef) else None
+            if type(slot) is not frames_mod.OperandSlot or slot.index not in operands or slot.index in self.keys:
+                return ()
+            found.append((name, operands.index(slot.index)))
+        return tuple(found)
 
     def receive(self, state: int, position: int, values: tuple, levels: tuple, sizes: tuple) -> int:
         """A group of locals, or a local's statistics, asked for by a screening arrives;
@@ -450,16 +477,18 @@ class ScreeningSite:
         needs it (a template, a call in an expression)."""
         number = self.breakpoint_id
         assert number is not None
-        template = self.templates[0]
-        compiled = self.compiled.get if self.compiled is not None else None
         host_ops: dict[int, Any] = {}
         for index in _selected(mask, sizes):
-            stop = operand_reader.ScreenedStop(
-                template, index, levels, sizes, received, host_ops, compiled, self._stop_info, self.keys, stats
-            )
+            stop = self._screened_stop(index, levels, sizes, received, host_ops, stats)
             if breakpoint_checks.screen(number, stop.frame, stop.info, prints.write_log_line, stop.value):
                 return self.arrivals.opened(state, index)
         return PASS
+
+    def _screened_stop(self, index: tuple, levels: tuple, sizes: tuple, received: dict, host_ops: dict, stats: dict):
+        compiled = self.compiled.get if self.compiled is not None else None
+        return operand_reader.ScreenedStop(
+            self.templates[0], index, levels, sizes, received, host_ops, compiled, self._stop_info, self.keys, stats
+        )
 
 
 def _selected(mask: Any, sizes: tuple) -> list[tuple]:

@@ -60,6 +60,15 @@ def names_read(number: int) -> frozenset[str] | None:
 _names_read: dict[int, tuple[tuple[int, int], frozenset[str] | None]] = {}  # number -> (versions, names)
 
 
+def only_watched_names(number: int) -> list[str] | None:
+    """Breakpoint ``number``'s watched names, where its only checks are watches and each
+    is a name (``watch loss``); else None."""
+    expressions = watches.LIVE.expressions(number)
+    if any(breakpoint_state.checks(number)) or not all(e.isidentifier() for e in expressions):
+        return None
+    return expressions
+
+
 def watched_whole(number: int) -> frozenset[str]:
     """The names breakpoint ``number``'s checks read only as a watch of the whole name
     (``watch grads``, and no condition, template or other watch reading ``grads``): of
@@ -126,28 +135,30 @@ def screen(
     on them, with no JAX array and no frame made."""
     frame_of = innermost if callable(innermost) else lambda: innermost
     if not breakpoint_state.is_enabled(number):
-        _record(number, None, frame_of, numbers)
+        record_watches(number, None, frame_of, numbers)
         return False
     condition, template = breakpoint_state.checks(number)
     if condition and not holds(number, condition, frame_of, numbers):
-        _record(number, breakpoint_state.count_hit(number), frame_of, numbers)
+        record_watches(number, breakpoint_state.count_hit(number), frame_of, numbers)
         return False
     if template:
         hit = breakpoint_state.count_hit(number)
         stop = info() if callable(info) else info
         stop.hit = hit
         write_log(format_template(number, template, frame_of()), frame_of(), stop)
-        _record(number, hit, frame_of, numbers)
+        record_watches(number, hit, frame_of, numbers)
         return False
     opens, passed_hit = breakpoint_state.arrival(number)
     if not opens:
-        _record(number, passed_hit, frame_of, numbers)
+        record_watches(number, passed_hit, frame_of, numbers)
     return opens
 
 
-def _record(number: int, hit: int | None, frame_of: Callable[[], Frame], numbers: Callable[[str], Any] | None) -> None:
-    """Keep breakpoint ``number``'s watches at a stop :func:`screen` passed (a module
-    function, not a closure made at every step of a loop)."""
+def record_watches(
+    number: int, hit: int | None, frame_of: Callable[[], Frame], numbers: Callable[[str], Any] | None
+) -> None:
+    """Keep breakpoint ``number``'s watches at a stop :func:`screen` passed, in the
+    frame ``frame_of()`` builds or on ``numbers`` (see :func:`screen`)."""
     if numbers is None:
         watches.LIVE.record(number, hit, [frame_of()])
     elif not watches.LIVE.record_numbers(number, hit, numbers):
