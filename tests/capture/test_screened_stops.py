@@ -435,3 +435,34 @@ def test_a_condition_set_at_one_vmap_elements_stop_decides_the_later_elements_of
         assert t.answers("p i") == ["Array(5., dtype=float32)"] * 4
     finally:
         breakpoint_state.set_condition(n, "")
+
+
+@pytest.mark.parametrize("passed_by", ["continue all", "ignore {n} 1000"])
+def test_a_stop_whose_only_checks_are_watches_of_scalars_passes_with_no_reader_made(monkeypatch, passed_by):
+    # A watch on a loop's loss or step, passed at every step: the host decides the stop
+    # and keeps the numbers as they came with its question, with no stop reader or frame
+    # made (they cost most of a passed step's Python); the hits and values are as a
+    # screening on a frame keeps them.
+    made = []
+    reader = staging.operand_reader.ScreenedStop
+    monkeypatch.setattr(staging.operand_reader, "ScreenedStop", lambda *a: made.append(1) or reader(*a))
+    t = Transcript()
+    f, step = _scan_with_a_big_local(t)
+    xs = jnp.arange(float(STEPS))
+    f.lower(xs)
+    n = _number_of(step)
+    t.stdin.write(f"watch x\nwatch c\n{passed_by.format(n=n)}\nc\n")
+    t.stdin.seek(0)
+    try:
+        jax.block_until_ready(f(xs))
+        assert len(t.stops()) == 1 and not made
+        x, c = watches.LIVE.watches(n)
+        first = x.values[0].hit
+        assert [(v.hit, v.number) for v in x.values] == [(first + i, float(i)) for i in range(STEPS)]
+        assert [v.number for v in c.values] == [0.0] * STEPS
+        breakpoint_state.set_condition(n, "x < 0")  # a condition too: screened on a reader
+        jax.block_until_ready(f(xs))
+        x, _ = watches.LIVE.watches(n)
+        assert len(made) == STEPS and x.values[-1].hit == first + 2 * STEPS - 1
+    finally:
+        breakpoint_state.reset()
