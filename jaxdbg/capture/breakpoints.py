@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import sys
+import threading
 from typing import Any, Callable
 
 import jax
@@ -329,7 +330,30 @@ def place_breakpoint(
     site.screen_groups = screening.local_groups(templates[0], operands, list(site.device_operands))
     site.stats_forms = screening.stats_forms(templates[0], operands, breakpoint_checks.watched_whole(number))
     site.keys = operand_reader.key_impls(operands)
-    return staging.stage_breakpoint(site, pred, operands, layouts, token)
+    out, done = staging.stage_breakpoint(site, pred, operands, layouts, token, _LAST_STOP.before_this_one())
+    _LAST_STOP.staged(done)
+    return out
+
+
+class _LastStop(threading.local):
+    """The scalar the last stop staged on this thread gave (staging.stage_breakpoint):
+    the next stop of the same trace waits for it. XLA may run the host calls of two
+    stops of a step at once, or in either order; so, without it, an ``enable`` typed at
+    one stop held at another later in the step only from the next step."""
+
+    done: Any = None
+
+    def before_this_one(self) -> Any:
+        """The last stop's scalar, where it belongs to the trace staging now (None else)."""
+        if self.done is None or not jax_api.in_reach(self.done, jax_api.traces_in_reach() or []):
+            return None
+        return self.done
+
+    def staged(self, done: Any) -> None:
+        self.done = done if isinstance(done, jax.core.Tracer) else None
+
+
+_LAST_STOP = _LastStop()
 
 
 def _process_filter(processes: Any) -> Callable[[int], bool] | None:

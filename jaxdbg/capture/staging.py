@@ -17,7 +17,8 @@ From the outside in:
    watches is decided on the scalars, or answered "screen": the other locals they read
    are sent, one ``lax.cond`` each (a big pytree or array only watched whole, where the
    watch was set as the breakpoint was traced: its statistics, computed in the branch),
-   and the host decides on them (screening.py). In a
+   and the host decides on them (screening.py). The question waits for the scalar the
+   stop staged before it in the same trace gives once closed: stops are asked in order. In a
    sharded program a value is gathered onto the host's device inside the branch that
    sends it (:meth:`_Sending.for_host`), never ahead of the question;
 5. the host callback itself, which hands the batch to ``site.on_host``: a host call
@@ -82,27 +83,27 @@ class StagedSite(Protocol):
         operand ``i`` carries, ``sizes`` the size of each level, outermost first."""
 
 
-def stage_breakpoint(site: StagedSite, pred: Any, operands: list, layouts: list, token: Any) -> Any:
-    """Stage the breakpoint into the program being traced; the token's output (or None).
+def stage_breakpoint(
+    site: StagedSite, pred: Any, operands: list, layouts: list, token: Any, after: Any = None
+) -> tuple:
+    """Stage the breakpoint into the program being traced: (the token's output, or None;
+    a scalar the program has once the stop is decided and closed, without a token).
 
     ``pred`` is None for an unconditional breakpoint. ``layouts[i]`` is how the program
     shards ``operands[i]`` (program_shardings.ProgramSharding), or None: such an operand
-    is gathered for the host only in a branch that sends it.
+    is gathered for the host only in a branch that sends it. ``after``: the scalar an
+    earlier stop of the same trace gave; the host's question waits for it, so this stop
+    is decided once that one has closed (an ``enable`` typed there holds here).
     """
     sending = _Sending(site, tuple(layouts))
     if pred is None:
-        return _hidden_from_differentiation(sending, jnp.asarray(True), operands, token)
+        return _hidden_from_differentiation(sending, jnp.asarray(True), operands, token, after)
     pred_value = jnp.any(jnp.asarray(pred).astype(bool))
     # The cond sits outside the batching and differentiation wrappers too:
     # XLA then skips the whole breakpoint with one cheap branch when false.
-    if token is None:
-        jax.lax.cond(
-            pred_value, lambda: _hidden_from_differentiation(sending, pred_value, operands, None), lambda: None
-        )
-        return None
-    return jax.lax.cond(
-        pred_value, lambda: _hidden_from_differentiation(sending, pred_value, operands, token), lambda: token
-    )
+    passed = (token, None) if token is not None else (None, jnp.zeros((), jnp.float32) if after is None else after)
+    staged = lambda: _hidden_from_differentiation(sending, pred_value, operands, token, after)
+    return tuple(jax.lax.cond(pred_value, staged, lambda: passed))
 
 
 class _Sending:
@@ -133,10 +134,10 @@ class _Sending:
         return answer if where is None else program_shardings.replicated_for_host(answer, where)
 
 
-def _hidden_from_differentiation(sending: _Sending, pred: Any, operands: list, token: Any) -> Any:
+def _hidden_from_differentiation(sending: _Sending, pred: Any, operands: list, token: Any, after: Any) -> tuple:
     @jax.custom_jvp
-    def stop(pred, operands, token):
-        return _batching_layer(sending, tuple(() for _ in operands), ())(pred, operands, token)
+    def stop(pred, operands, token, after):
+        return _batching_layer(sending, tuple(() for _ in operands), ())(pred, operands, token, after)
 
     @stop.defjvp
     def forward_values_only(primals, tangents):
@@ -151,8 +152,8 @@ def _hidden_from_differentiation(sending: _Sending, pred: Any, operands: list, t
     # The stop reads primal values only. Given them (no tangents), JAX binds the
     # custom_jvp call as it is, rather than linearizing its rule with a zero array made
     # for each operand: a Linen train step with twelve stops traced 0.6 s longer.
-    out = stop(pred, [jax_api.primal_of(o) for o in operands], token)
-    return None if token is None else out
+    out = stop(pred, [jax_api.primal_of(o) for o in operands], token, jax_api.primal_of(after))
+    return (None, out) if token is None else (out, None)
 
 
 def _batching_layer(sending: _Sending, levels: tuple, sizes: tuple[int, ...]):
@@ -160,24 +161,24 @@ def _batching_layer(sending: _Sending, levels: tuple, sizes: tuple[int, ...]):
     vmapping it adds one level outside the others."""
 
     @custom_vmap
-    def stop(pred, operands, token):
-        return _host_callback(sending, levels, sizes, pred, operands, token)
+    def stop(pred, operands, token, after):
+        return _host_callback(sending, levels, sizes, pred, operands, token, after)
 
     @stop.def_vmap
-    def batched(axis_size, in_batched, pred, operands, token):
-        pred_batched, ops_batched, token_batched = in_batched
+    def batched(axis_size, in_batched, pred, operands, token, after):
+        pred_batched, ops_batched, token_batched, _ = in_batched
         if not pred_batched:
             pred = jnp.broadcast_to(pred, (axis_size,) + jnp.shape(pred))
         # This level is outside all earlier ones, so it goes first.
         new_levels = tuple((b,) + lv for b, lv in zip(ops_batched, levels))
-        out = _batching_layer(sending, new_levels, (axis_size,) + sizes)(pred, operands, token)
+        out = _batching_layer(sending, new_levels, (axis_size,) + sizes)(pred, operands, token, after)
         out_batched = token_batched if token is not None else False
         return out, out_batched
 
     return stop
 
 
-def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
+def _host_callback(sending: _Sending, levels, sizes, pred, operands, token, after):
     """The unbatched view: one host callback.
 
     A conditional stop is already inside the outer ``lax.cond`` (see
@@ -193,7 +194,7 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
         mask = mask_and_state[0] if masks else True
         site.on_host(levels, sizes, mask, values, int(mask_and_state[-1]))
 
-    state = _screening_state(sending, levels, sizes, pred if masks else None, operands)
+    state = _screening_state(sending, levels, sizes, pred if masks else None, operands, after)
     opens = state & 1 == 1  # OPEN, or a screened arrival with a stop that opens
     given = len(masks) + 1  # the mask and the state, ahead of the values
     # The values reach the host in host calls, as NumPy: all of them in one, or, for a
@@ -238,18 +239,17 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token):
     # computation there ends it on every device (_ENDED).
     if token is None:
 
-        def call(earlier: Any) -> None:
+        def call(earlier: Any) -> Any:
             if sharded_ends and not site.ordered:
                 _ENDED.everywhere(
                     sending, jax_host_calls.host_call(_ENDED.kept(open_stop), sent(earlier, last), results=_STATE)[0]
                 )
-                return
-            # The stop opens in a debug callback after the host calls, which keeps its
-            # place among the program's prints.
-            jax_routes.CALLBACK.original()(open_stop, sent(earlier, last), ordered=site.ordered)
+            else:  # a debug callback after the host calls keeps the stop's place among the prints
+                jax_routes.CALLBACK.original()(open_stop, sent(earlier, last), ordered=site.ordered)
+            return jnp.zeros((), jnp.float32)
 
-        where_it_opens(call, lambda _: None, ticket)
-        return jnp.zeros((), jnp.float32)
+        # Known once the cond has run, the stop served: the next stop's question waits for it.
+        return where_it_opens(call, lambda _: jnp.zeros((), jnp.float32), ticket)
 
     leaves, tree = jax.tree.flatten(token)
 
@@ -385,7 +385,7 @@ class _EndedStops:
 _ENDED = _EndedStops()
 
 
-def _screening_state(sending: _Sending, levels, sizes, mask, operands) -> Any:
+def _screening_state(sending: _Sending, levels, sizes, mask, operands, after) -> Any:
     """The host's decision for this arrival, as screening.py's int32 state, taken before
     any value but the locals a condition, log template or watch reads is sent.
 
@@ -401,13 +401,15 @@ def _screening_state(sending: _Sending, levels, sizes, mask, operands) -> Any:
     carried = screening.carried(groups, operands)
     carried_values = sending.for_host(operands, [i for position in carried for i in groups[position].operands])
     masks = [] if mask is None else [mask]
+    afters = [] if after is None else [after]  # read by nothing: it orders the question
 
     def ask_host(*args):
         stops = every if not masks else int(np.count_nonzero(args[0]))
-        values = args[len(masks) :]
+        values = args[len(masks) : len(args) - len(afters)]
         return (_answered(lambda: site.ask(stops, args[0] if masks else None, levels, sizes, carried, values)),)
 
-    state = sending.on_every_device(jax_host_calls.host_call(ask_host, *masks, *carried_values, results=_STATE)[0])
+    answer = jax_host_calls.host_call(ask_host, *masks, *carried_values, *afters, results=_STATE)
+    state = sending.on_every_device(answer[0])
     # What each position sends, made inside its branch: a group's values, or (not under
     # vmap, whose stops are screened on whole batches) a local's statistics.
     asked: list[tuple[int, Callable[[], list]]] = [

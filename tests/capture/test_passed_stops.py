@@ -177,15 +177,47 @@ def test_enable_typed_at_another_breakpoints_stop_holds_from_the_next_step():
     finally:
         breakpoint_state.reset()
     # The conditional one stops at step 3; the first one, enabled there, at its next stop:
-    # step 4, or step 3 itself where XLA runs the two independent callbacks of a step in
-    # the other order (it does from JAX 0.12). Before, it stopped at the next call only.
-    answers = t.answers("p x")
-    assert answers[0] == "Array(3., dtype=float32)", t.text
-    assert answers[1:] in (["Array(4., dtype=float32)"], ["Array(3., dtype=float32)"]), t.text
+    # step 4 (its question at step 3 was asked before the stop it was enabled at).
+    # Before, it stopped at the next call only.
+    assert t.answers("p x") == ["Array(3., dtype=float32)", "Array(4., dtype=float32)"], t.text
     assert [stop.split(" (")[0] for stop in t.stops()] == [
         f"Stopped at {__file__}:{first_line + 1} in step",
         f"Stopped at {__file__}:{first_line} in step",
     ]
+
+
+@pytest.mark.parametrize("conditional", [False, True])
+def test_enable_typed_at_a_stop_holds_at_a_later_stop_of_the_same_step(conditional):
+    # Two stops in a step, the second disabled: `enable` typed at the first's stop holds at
+    # the second's in the same step. XLA may run the host calls of a step's two stops at
+    # once or in either order; the second's question waits for the first stop to close.
+    t = Transcript()
+
+    def step(carry, x):
+        carry = carry * 0.5 + x
+        jaxdbg.breakpoint(**t.options)
+        if conditional:
+            jaxdbg.breakpoint_if(x >= 0.0, **t.options)  # disabled before the call
+        else:
+            jaxdbg.breakpoint(**t.options)  # disabled before the call
+        return carry, None
+
+    f = jax.jit(lambda xs: jax.lax.scan(step, jnp.zeros(8), xs)[0])
+    xs = jnp.arange(6.0)
+    try:
+        f.lower(xs)
+        second_line = step.__code__.co_firstlineno + (4 if conditional else 6)
+        second = next(
+            row.number for row in breakpoint_state.rows() if (row.filename, row.lineno) == (__file__, second_line)
+        )
+        breakpoint_state.set_enabled(second, False)
+        t.stdin.write(f"c\nc\np x\nenable {second}\nc\np x\nc\ncontinue all\ncontinue all\n")
+        t.stdin.seek(0)
+        jax.block_until_ready(f(xs))
+    finally:
+        breakpoint_state.reset()
+    assert t.answers("p x") == ["Array(2., dtype=float32)", "Array(2., dtype=float32)"], t.text
+    assert t.stops()[3].startswith(f"Stopped at {__file__}:{second_line} in step"), t.text
 
 
 def _copies_of(shape: tuple[int, int], compiled_text: str) -> int:
