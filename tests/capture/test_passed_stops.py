@@ -153,7 +153,7 @@ def test_a_cell_in_which_a_stop_opened_collects_when_it_ends():
 
 def test_enable_typed_at_another_breakpoints_stop_holds_from_the_next_step():
     # The program asks "does this stop open?" at every step, so an `enable` typed at a
-    # stop of another breakpoint in the same call is seen at the next step, not the next call.
+    # stop of another breakpoint in the same call is seen at its next stop, not the next call.
     t = Transcript()
 
     def step(carry, x):
@@ -162,20 +162,8 @@ def test_enable_typed_at_another_breakpoints_stop_holds_from_the_next_step():
         jaxdbg.breakpoint_if(x == 3.0, **t.options)
         return carry, None
 
-    f = jax.jit(lambda xs: jax.lax.scan(step, jnp.zeros(8), xs)[0])
-    xs = jnp.arange(10.0)
-    try:
-        f.lower(xs)  # traced: both breakpoints have their numbers
-        first_line = step.__code__.co_firstlineno + 2
-        first = next(
-            row.number for row in breakpoint_state.rows() if (row.filename, row.lineno) == (__file__, first_line)
-        )
-        breakpoint_state.set_enabled(first, False)
-        t.stdin.write(f"p x\nenable {first}\nc\np x\ncontinue all\n")
-        t.stdin.seek(0)
-        jax.block_until_ready(f(xs))
-    finally:
-        breakpoint_state.reset()
+    first_line = step.__code__.co_firstlineno + 2
+    _run_with_one_disabled(t, step, first_line, 10, "p x\nenable {n}\nc\np x\ncontinue all\n")
     # The conditional one stops at step 3; the first one, enabled there, at its next stop:
     # step 4 (its question at step 3 was asked before the stop it was enabled at).
     # Before, it stopped at the next call only.
@@ -202,22 +190,27 @@ def test_enable_typed_at_a_stop_holds_at_a_later_stop_of_the_same_step(condition
             jaxdbg.breakpoint(**t.options)  # disabled before the call
         return carry, None
 
+    second_line = step.__code__.co_firstlineno + (4 if conditional else 6)
+    answers = "c\nc\np x\nenable {n}\nc\np x\nc\ncontinue all\ncontinue all\n"
+    _run_with_one_disabled(t, step, second_line, 6, answers)
+    assert t.answers("p x") == ["Array(2., dtype=float32)", "Array(2., dtype=float32)"], t.text
+    assert t.stops()[3].startswith(f"Stopped at {__file__}:{second_line} in step"), t.text
+
+
+def _run_with_one_disabled(t: Transcript, step, line: int, steps: int, answers: str) -> None:
+    """Scan ``step`` over ``steps`` steps with the breakpoint at ``line`` disabled before
+    the call, answering its stops with ``answers`` (``{n}``: that breakpoint's number)."""
     f = jax.jit(lambda xs: jax.lax.scan(step, jnp.zeros(8), xs)[0])
-    xs = jnp.arange(6.0)
+    xs = jnp.arange(float(steps))
     try:
-        f.lower(xs)
-        second_line = step.__code__.co_firstlineno + (4 if conditional else 6)
-        second = next(
-            row.number for row in breakpoint_state.rows() if (row.filename, row.lineno) == (__file__, second_line)
-        )
-        breakpoint_state.set_enabled(second, False)
-        t.stdin.write(f"c\nc\np x\nenable {second}\nc\np x\nc\ncontinue all\ncontinue all\n")
+        f.lower(xs)  # traced: the breakpoints have their numbers
+        number = next(row.number for row in breakpoint_state.rows() if (row.filename, row.lineno) == (__file__, line))
+        breakpoint_state.set_enabled(number, False)
+        t.stdin.write(answers.format(n=number))
         t.stdin.seek(0)
         jax.block_until_ready(f(xs))
     finally:
         breakpoint_state.reset()
-    assert t.answers("p x") == ["Array(2., dtype=float32)", "Array(2., dtype=float32)"], t.text
-    assert t.stops()[3].startswith(f"Stopped at {__file__}:{second_line} in step"), t.text
 
 
 def _copies_of(shape: tuple[int, int], compiled_text: str) -> int:
