@@ -15,7 +15,6 @@ loop's values missing, or make Flax raise; so a breakpoint traced there stages n
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import types
@@ -99,21 +98,12 @@ def _first_caller_outside(frame: types.FrameType, pe_file: str) -> types.FrameTy
     return caller
 
 
-def _module_file(name: str) -> str | None:
-    try:
-        return importlib.import_module(name).__file__
-    except ImportError:
-        return None
-
-
 #: JAX's modules that wrap a traced function on its way in (frames between a trace's
 #: entry in partial_eval and the code that asked for it).
 _PLUMBING = frozenset(
     file
-    for file in map(
-        _module_file, ("jax._src.linear_util", "jax._src.profiler", "jax._src.traceback_util", "jax._src.api_util")
-    )
-    if file is not None
+    for module in ("jax._src.linear_util", "jax._src.profiler", "jax._src.traceback_util", "jax._src.api_util")
+    if (file := _private(module, "__file__")) is not None
 )
 
 

@@ -437,8 +437,10 @@ def test_a_condition_set_at_one_vmap_elements_stop_decides_the_later_elements_of
         breakpoint_state.set_condition(n, "")
 
 
-@pytest.mark.parametrize("passed_by", ["continue all", "ignore {n} 1000"])
-def test_a_stop_whose_only_checks_are_watches_of_scalars_passes_with_no_reader_made(monkeypatch, passed_by):
+@pytest.mark.parametrize(
+    "typed", ["watch x\nwatch c", "watch x\nwatch c\nignore {n} 1000\nc"], ids=["continue all", "ignore"]
+)
+def test_a_stop_whose_only_checks_are_watches_of_scalars_passes_with_no_reader_made(monkeypatch, typed):
     # A watch on a loop's loss or step, passed at every step: the host decides the stop
     # and keeps the numbers as they came with its question, with no stop reader or frame
     # made (they cost most of a passed step's Python); the hits and values are as a
@@ -446,13 +448,7 @@ def test_a_stop_whose_only_checks_are_watches_of_scalars_passes_with_no_reader_m
     made = []
     reader = staging.operand_reader.ScreenedStop
     monkeypatch.setattr(staging.operand_reader, "ScreenedStop", lambda *a: made.append(1) or reader(*a))
-    t = Transcript()
-    f, step = _scan_with_a_big_local(t)
-    xs = jnp.arange(float(STEPS))
-    f.lower(xs)
-    n = _number_of(step)
-    t.stdin.write(f"watch x\nwatch c\n{passed_by.format(n=n)}\nc\n")
-    t.stdin.seek(0)
+    _, t, f, xs, n = _scan_with_a_check_set_at_its_first_stop(monkeypatch, typed)  # then continue all
     try:
         jax.block_until_ready(f(xs))
         assert len(t.stops()) == 1 and not made
