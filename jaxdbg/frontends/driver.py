@@ -150,12 +150,15 @@ def fall_back(
     *,
     line: str | None = None,
 ) -> None:
-    """Hand the stop to ``prompt`` saying why (or ``line``), or continue it when nobody
-    could type."""
+    """Hand the stop to ``prompt`` saying why (or ``line``; an empty ``line`` says
+    nothing), or continue it when nobody could type."""
     if not interactive_input_available(options):  # nbclient, papermill, Voila
         continue_without_input(session, f"{why}, and {no_input_reason()}")
         return
-    notices.notice(line or f"{why}; type debugger commands at the prompt below instead (help lists them).")
+    if line is None:
+        line = f"{why}; type debugger commands at the prompt below instead (help lists them)."
+    if line:
+        notices.notice(line)
     prompt(session)
 
 

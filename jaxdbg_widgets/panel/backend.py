@@ -26,6 +26,7 @@ shown in the cell again.
 from __future__ import annotations
 
 import importlib.util
+import threading
 import time
 from typing import Any, Optional
 
@@ -45,6 +46,27 @@ PANEL_CONTEXT = phrases.PANEL_CONTEXT  # default ``context``: source lines eithe
 OPTIONS = tuple(dict.fromkeys(("context", *cli.OPTIONS)))
 
 
+class NotDrawnNotices:
+    """The not-drawn line is said at the first stop of each cell only: a scan or a pmap
+    would otherwise print it again before every prompt of the cell."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last_cell: str | None = None  # the request id of the cell last told
+
+    def line_for(self, parent: dict | None) -> str:
+        """The line to say at this stop of the cell of ``parent``: "" once said there."""
+        cell = ((parent or {}).get("header") or {}).get("msg_id")
+        with self._lock:
+            if cell is not None and cell == self._last_cell:
+                return ""
+            self._last_cell = cell
+        return NOT_DRAWN_LINE
+
+
+NOT_DRAWN_NOTICES = NotDrawnNotices()
+
+
 def available() -> bool:
     """True inside an ipykernel with ipywidgets installed (the frontend can show widgets)."""
     if importlib.util.find_spec("ipywidgets") is None:
@@ -55,8 +77,6 @@ def available() -> bool:
 def prepare() -> None:
     """From the kernel's main thread (when a panel breakpoint is traced, or on
     ``%load_ext``): interrupts and cell tracking for XLA-thread stops. Idempotent."""
-    import threading
-
     if ipykernel_kernel.current_kernel() is None or threading.current_thread() is not threading.main_thread():
         return
     try:
@@ -150,7 +170,8 @@ class PanelInCell(driver.Frontend):
         drawing = config.PANEL_DRAWING
         seen = drawing.of(self.client)
         if seen is config.PanelDrawn.NOT_DRAWN and not drawing.forced:
-            raise driver.FallBack(NOT_DRAWN, line=NOT_DRAWN_LINE)  # found at an earlier stop
+            # found at an earlier stop
+            raise driver.FallBack(NOT_DRAWN, line=NOT_DRAWN_NOTICES.line_for(self.parent))
         session.context = self.options["context"]
         self.prompt_options = self.options
         # The comm is routed before the frontend hears of it, so even a command sent the
@@ -195,7 +216,7 @@ class PanelInCell(driver.Frontend):
             if self.draw_deadline is not None and time.monotonic() >= self.draw_deadline:
                 # Decided before any stdin request, which cannot be withdrawn.
                 config.PANEL_DRAWING.record(self.client, drawn=False)
-                raise driver.FallBack(NOT_DRAWN, line=NOT_DRAWN_LINE)
+                raise driver.FallBack(NOT_DRAWN, line=NOT_DRAWN_NOTICES.line_for(self.parent))
             self.panel.refresh_header()  # only the waiting count may have moved
             return None
         if isinstance(command, QueuedCell):

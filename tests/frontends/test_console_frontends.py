@@ -137,6 +137,8 @@ def test_jupyter_console_answers_pmap_stops_in_device_order(console):
     child.expect(re.escape("jaxdbg: " + NOT_DRAWN))
     for device in range(4):
         child.expect(rf"device {device}\b")
+        # said at the cell's first stop only, not again before each device's prompt
+        assert NOT_DRAWN not in (child.before or ""), device
         child.expect(PROMPT)
         child.sendline("p x")
         child.expect(rf"Array\({device}\., dtype=float32\)")
