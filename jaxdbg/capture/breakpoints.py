@@ -339,18 +339,23 @@ class _LastStop(threading.local):
     """The scalar the last stop staged on this thread gave (staging.stage_breakpoint):
     the next stop of the same trace waits for it. XLA may run the host calls of two
     stops of a step at once, or in either order; so, without it, an ``enable`` typed at
-    one stop held at another later in the step only from the next step."""
+    one stop held at another later in the step only from the next step.
+
+    The scalar is a tracer kept past its trace until the next stop is staged, which
+    JAX's leak check (``jax.checking_leaks()``) reports as a leak; there, none is kept,
+    and an ``enable`` holds from the next step as before."""
 
     done: Any = None
 
     def before_this_one(self) -> Any:
         """The last stop's scalar, where it belongs to the trace staging now (None else)."""
-        if self.done is None or not jax_api.in_reach(self.done, jax_api.traces_in_reach() or []):
-            return None
+        if self.done is not None and not jax_api.in_reach(self.done, jax_api.traces_in_reach() or []):
+            self.done = None  # its trace has ended: let it go
         return self.done
 
     def staged(self, done: Any) -> None:
-        self.done = done if isinstance(done, jax.core.Tracer) else None
+        kept = isinstance(done, jax.core.Tracer) and not getattr(jax.config, "jax_check_tracer_leaks", False)
+        self.done = done if kept else None
 
 
 _LAST_STOP = _LastStop()

@@ -338,9 +338,13 @@ def _stage_host_call(
     # its shard of a tiny positions operand.
     positioned = shard_devices.stage(firsts.values()) if partitioned and not device_indices else None
     n_devices = len(device_indices)
+    # What call_host keeps holds no tracer: JAX keeps the rule that calls it past the
+    # trace, and jax.checking_leaks() would report any tracer it holds as a leak.
+    untraced = [None if isinstance(leaf, jax.core.Tracer) else leaf for leaf in flat]
+    device_of = positioned[0] if positioned is not None else None
 
     def call_host(batch: Batch, recomputed: bool, operands: list) -> None:
-        leaves = list(flat)
+        leaves = list(untraced)
         for i, slot in zip(traced_at, slot_of):
             leaves[i] = operands[slot]
         call_args, call_kwargs = jax.tree_util.tree_unflatten(tree, leaves)
@@ -349,8 +353,8 @@ def _stage_host_call(
 
         def on_host(devices, positions, args, kwargs):
             site = origin.site(batch, devices)
-            if positioned is not None:
-                site = dataclasses.replace(site, device=positioned[0].device(positions[0]))
+            if device_of is not None:
+                site = dataclasses.replace(site, device=device_of.device(positions[0]))
             host(site.recomputation() if recomputed else site, args, kwargs)
 
         jax_callback(on_host, devices, positions, call_args, call_kwargs)

@@ -190,8 +190,8 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token, afte
     batched_condition = site.conditional and bool(sizes)
     masks = [pred] if batched_condition else []
 
-    def host(mask_and_state, values):
-        mask = mask_and_state[0] if masks else True
+    def host(mask_and_state, values):  # holds no tracer: it outlives the trace
+        mask = mask_and_state[0] if batched_condition else True
         site.on_host(levels, sizes, mask, values, int(mask_and_state[-1]))
 
     state = _screening_state(sending, levels, sizes, pred if masks else None, operands, after)
@@ -403,10 +403,13 @@ def _screening_state(sending: _Sending, levels, sizes, mask, operands, after) ->
     masks = [] if mask is None else [mask]
     afters = [] if after is None else [after]  # read by nothing: it orders the question
 
+    # Counts, not the lists: the callback outlives the trace, and must hold no tracer.
+    masked, ordered_after = len(masks), len(afters)
+
     def ask_host(*args):
-        stops = every if not masks else int(np.count_nonzero(args[0]))
-        values = args[len(masks) : len(args) - len(afters)]
-        return (_answered(lambda: site.ask(stops, args[0] if masks else None, levels, sizes, carried, values)),)
+        stops = every if not masked else int(np.count_nonzero(args[0]))
+        values = args[masked : len(args) - ordered_after]
+        return (_answered(lambda: site.ask(stops, args[0] if masked else None, levels, sizes, carried, values)),)
 
     answer = jax_host_calls.host_call(ask_host, *masks, *carried_values, *afters, results=_STATE)
     state = sending.on_every_device(answer[0])
