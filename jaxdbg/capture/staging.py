@@ -18,18 +18,19 @@ From the outside in:
    are sent, one ``lax.cond`` each (a big pytree or array only watched whole, where the
    watch was set as the breakpoint was traced: its statistics, computed in the branch),
    and the host decides on them (screening.py). The question waits for the scalar the
-   stop staged before it in the same trace gives once closed: stops are asked in order. In a
-   sharded program a value is gathered onto the host's device inside the branch that
-   sends it (:meth:`_Sending.for_host`), never ahead of the question;
+   stop staged before it in the same trace gives once closed: stops are asked in order.
+   In a sharded program a value is gathered onto the host's device inside the branch
+   that sends it (:meth:`_Sending.for_host`), never ahead of the question;
 5. the host callback itself, which hands the batch to ``site.on_host``: a host call
-   brings the values to the host as NumPy (JAX's copies; a frame of very many values
-   in chunks, one ``lax.cond`` each), and a ``jax.debug.callback``
-   after it, given a ticket for them, opens the stop in its place among the program's
-   prints; with a token threaded through, the host call opens it and gives the token
-   back. The stop's values become JAX arrays without a copy on XLA's CPU thread pool
-   (operand_reader.to_jax), which other devices may hold while they wait for the stop.
-   In a sharded jit the host call opens the stop and says whether it ended the
-   computation; if so every device raises that (:class:`_EndedStops`).
+   brings the values to the host as NumPy (JAX's copies; a frame of very many values in
+   chunks, one ``lax.cond`` each), and a ``jax.debug.callback`` after it, given a ticket
+   for them, opens the stop in its place among the program's prints; with a token
+   threaded through, the host call opens it and gives the token back. The values become
+   JAX arrays without a copy on XLA's CPU thread pool (operand_reader.to_jax). In a
+   sharded jit the host call opens the stop and says whether it ended the computation;
+   if so every device raises that (:class:`_EndedStops`).
+
+Layers 2 and 3 leave their arguments unnamed: JAX would name a frame's every leaf there.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ from jax.custom_batching import custom_vmap
 
 from jaxdbg.capture import operand_reader, screening
 from jaxdbg.engine import program_shardings
+from jaxdbg.engine.program_shardings import replicated_for_host
 from jaxdbg.engine.values import sent_stats
-from jaxdbg.internals import jax_api, jax_host_calls
+from jaxdbg.internals import jax_api, jax_host_calls, jax_programs
 from jaxdbg.runtime import jax_routes, notices
 from jaxdbg.runtime.errors import DebuggerQuit
 from jaxdbg.runtime.guarded_calls import format_exception
@@ -90,10 +92,9 @@ def stage_breakpoint(
     a scalar the program has once the stop is decided and closed, without a token).
 
     ``pred`` is None for an unconditional breakpoint. ``layouts[i]`` is how the program
-    shards ``operands[i]`` (program_shardings.ProgramSharding), or None: such an operand
-    is gathered for the host only in a branch that sends it. ``after``: the scalar an
-    earlier stop of the same trace gave; the host's question waits for it, so this stop
-    is decided once that one has closed (an ``enable`` typed there holds here).
+    shards ``operands[i]`` (program_shardings.ProgramSharding), or None. ``after``: the
+    scalar an earlier stop of the same trace gave; the host's question waits for it, so
+    this stop is decided once that one has closed (an ``enable`` typed there holds here).
     """
     sending = _Sending(site, tuple(layouts))
     if pred is None:
@@ -118,12 +119,8 @@ class _Sending:
         program shards it (program_shardings.replicated_for_host). Called inside the
         branch that sends them: outside it, XLA would gather every sharded local at
         every step, the passed ones too."""
-        return [
-            operands[i]
-            if self.layouts[i] is None
-            else program_shardings.replicated_for_host(operands[i], self.layouts[i])
-            for i in indices
-        ]
+        layouts = self.layouts
+        return [operands[i] if layouts[i] is None else replicated_for_host(operands[i], layouts[i]) for i in indices]
 
     def on_every_device(self, answer: Any) -> Any:
         """The host's answer (made on one device) replicated once over the mesh of a
@@ -131,15 +128,17 @@ class _Sending:
         on it, and XLA would otherwise broadcast it again at each use (an all-reduce
         each, a collective wait of every device)."""
         where = next((w for w in self.layouts if w is not None), None)
-        return answer if where is None else program_shardings.replicated_for_host(answer, where)
+        return answer if where is None else replicated_for_host(answer, where)
 
 
 def _hidden_from_differentiation(sending: _Sending, pred: Any, operands: list, token: Any, after: Any) -> tuple:
     @jax.custom_jvp
+    @jax_programs.unnamed_arguments("custom_jvp fun")
     def stop(pred, operands, token, after):
         return _batching_layer(sending, tuple(() for _ in operands), ())(pred, operands, token, after)
 
     @stop.defjvp
+    @jax_programs.unnamed_arguments("custom_jvp jvp")
     def forward_values_only(primals, tangents):
         # The stop sees primal values; a token passes its tangent through unchanged,
         # so threading a differentiable value as the token keeps its gradient.
@@ -149,9 +148,8 @@ def _hidden_from_differentiation(sending: _Sending, pred: Any, operands: list, t
             return out, jax.tree.map(_zero_tangent, out)
         return out, jax.tree.map(_instantiate, token_tangent, primals[2])
 
-    # The stop reads primal values only. Given them (no tangents), JAX binds the
-    # custom_jvp call as it is, rather than linearizing its rule with a zero array made
-    # for each operand: a Linen train step with twelve stops traced 0.6 s longer.
+    # The stop reads primal values only. Given them (no tangents), JAX binds the custom_jvp call as it is,
+    # rather than linearizing its rule with a zero array per operand (a Linen step with 12 stops: 0.6 s more).
     out = stop(pred, [jax_api.primal_of(o) for o in operands], token, jax_api.primal_of(after))
     return (None, out) if token is None else (out, None)
 
@@ -161,10 +159,12 @@ def _batching_layer(sending: _Sending, levels: tuple, sizes: tuple[int, ...]):
     vmapping it adds one level outside the others."""
 
     @custom_vmap
+    @jax_programs.unnamed_arguments("custom_vmap fun")
     def stop(pred, operands, token, after):
         return _host_callback(sending, levels, sizes, pred, operands, token, after)
 
     @stop.def_vmap
+    @jax_programs.unnamed_arguments("custom_vmap rule")
     def batched(axis_size, in_batched, pred, operands, token, after):
         pred_batched, ops_batched, token_batched, _ = in_batched
         if not pred_batched:
