@@ -5,6 +5,8 @@ program, then runs the program up to it, or piece by piece, to read its value. T
 jaxpr's equations are public; building a piece of a program from them needs two of
 JAX's private classes, checked by ``tests/internals/test_internals.py`` through
 :func:`names_in_use`.
+
+Also the debug info JAX makes for the functions a stop stages (:func:`unnamed_arguments`).
 """
 
 from __future__ import annotations
@@ -327,9 +329,9 @@ def unnamed_arguments(traced_for: str) -> Callable[[Callable], Callable]:
     at each call.
 
     JAX names every leaf of the arguments (``operands[4117]``) when a custom_jvp or
-    custom_vmap function is called, about 10 µs a leaf; a stop passes a frame's every
-    leaf through four such functions (5,000 leaves: 0.1 to 0.3 s of tracing). The names
-    are only read in JAX's messages about these internal functions."""
+    custom_vmap function is called, a few µs a leaf; a stop passes a frame's every leaf
+    through four such functions (5,000 leaves: 0.1 to 0.3 s of tracing). The names are
+    only read in JAX's messages about these internal functions."""
 
     def leave_unnamed(fun: Callable) -> Callable:
         if _debug_info is None or not hasattr(_DebugInfo, "assert_arg_names"):
