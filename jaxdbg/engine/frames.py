@@ -20,7 +20,7 @@ from typing import Any, Callable, MutableMapping, Sequence
 import jax
 
 from jaxdbg.engine import program_shardings
-from jaxdbg.engine.values import linen_modules
+from jaxdbg.engine.values import linen_modules, traced_closures
 from jaxdbg.internals import ipython_api, jax_api, jax_debugger, jax_partial_eval
 from jaxdbg.runtime.guarded_calls import guarded
 from jaxdbg.runtime.lazy_values import LazyValues
@@ -444,8 +444,10 @@ def capture(
             code.co_filename, frame.f_lineno, code.co_name, frame.f_globals, first, frame.f_globals, {}, []
         )
     static, traced, order, shardings, sharded, big = {}, {}, [], {}, {}, {}
-    # A bound Linen Module is no pytree: what stands for it carries its variables.
-    values = {name: linen_modules.standing_for(value) for name, value in frame.f_locals.items()}
+    # A bound Linen Module is no pytree, nor a closure: what stands for each carries its values.
+    values = {
+        name: traced_closures.standing_for(linen_modules.standing_for(value)) for name, value in frame.f_locals.items()
+    }
     with warnings.catch_warnings():  # e.g. "generator is treated as a leaf"
         warnings.simplefilter("ignore")
         flattened = {name: _flatten(value) for name, value in values.items()}

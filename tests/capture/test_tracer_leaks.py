@@ -71,3 +71,61 @@ def test_two_stops_of_a_scan_step_leave_no_tracer_behind():
         breakpoint_state.reset()
     assert float(out) == 6.0
     assert t.answers("p x") == ["Array(0., dtype=float32)", "Array(2., dtype=float32)"], t.text
+
+
+def test_a_train_steps_loss_closure_leaks_nothing_and_runs_at_the_stop_on_the_steps_data():
+    # `loss_fn` closes over the step's traced x and y: kept as it is, the stop's frame held
+    # them past the trace, and calling it at the stop raised.
+    # `grad_fn` closes over `loss_fn`, JAX's wrapper over the closure.
+    t = Transcript("p loss_fn(w)", "p loss_fn.__name__", "p grad_fn(w)[0]", "c")
+
+    @jax.jit
+    def train_step(w, x, y):
+        def loss_fn(w):
+            return jnp.mean((x @ w - y) ** 2)
+
+        grad_fn = jax.value_and_grad(loss_fn)
+        loss, grads = grad_fn(w)
+        jaxdbg.breakpoint(**t.options)
+        return w - 0.1 * grads, loss
+
+    try:
+        with jax.checking_leaks():
+            _, loss = jax.block_until_ready(train_step(jnp.ones((3, 2)), jnp.ones((4, 3)), jnp.zeros((4, 2))))
+    finally:
+        breakpoint_state.reset()
+    assert float(loss) == 9.0
+    assert t.answers("p loss_fn(w)") == ["Array(9., dtype=float32)"], t.text
+    assert t.answers("p loss_fn.__name__") == ["'loss_fn'"], t.text
+    assert t.answers("p grad_fn(w)[0]") == ["Array(9., dtype=float32)"], t.text
+
+
+@pytest.mark.parametrize("how", ["apply", "init"])
+def test_a_linen_modules_stop_leaves_no_tracer_behind(how):
+    # The stop's `self` stood for the live Module, whose scope holds the trace's variables
+    # and RNGs; in init the scope's variables were also filled in after the stop.
+    nn = pytest.importorskip("flax.linen")
+    first = ["c"] if how == "apply" else []  # the stop in the eager init that makes the variables
+    t = Transcript(*first, "p self.name, self.features", "p sorted(self.variables.get('params', {}))", "c")
+
+    class Block(nn.Module):
+        features: int = 2
+
+        @nn.compact
+        def __call__(self, x):
+            jaxdbg.breakpoint(**t.options)
+            return nn.Dense(self.features)(x)
+
+    block, x = Block(name="block"), jnp.ones((1, 3))
+    variables = Block(name="block").init(jax.random.key(0), x) if how == "apply" else None
+    try:
+        with jax.checking_leaks():
+            if how == "init":
+                jax.block_until_ready(jax.jit(block.init)(jax.random.key(0), x))
+            else:
+                jax.block_until_ready(jax.jit(block.apply)(variables, x))
+    finally:
+        breakpoint_state.reset()
+    expected = "[]" if how == "init" else "['Dense_0']"
+    assert t.answers("p sorted(self.variables.get('params', {}))")[-1] == expected, t.text
+    assert t.answers("p self.name, self.features")[-1] == "('block', 2)", t.text

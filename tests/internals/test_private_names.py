@@ -44,6 +44,11 @@ PUBLIC_DUNDERS = {
     "__stdout__",
     "__code__",
     "__class__",
+    # A user-defined function's documented attributes (the data model's "Special attributes").
+    "__closure__",
+    "__globals__",
+    "__defaults__",
+    "__kwdefaults__",
 }
 # Single-underscore names that are public by their library's documentation.
 PUBLIC_PRIVATE_LOOKING = {

@@ -47,7 +47,11 @@ def standing_for(value: Any) -> Any:
 def _standing_for(module: Any) -> Any:
     if getattr(module, "scope", None) is None:
         return module
-    return LinenModule(module, module.variables)
+    # An unbound copy (its submodules too), and new containers for its variables: the
+    # Module holds its scope, whose variables and RNGs are the trace's tracers, and which
+    # init fills in after the stop; the stop's template outlives the trace.
+    variables = jax.tree_util.tree_map(lambda leaf: leaf, module.variables)
+    return LinenModule(module.copy(parent=None, name=module.name), variables)
 
 
 class _Aux:
