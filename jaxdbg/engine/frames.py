@@ -399,8 +399,9 @@ class OperandCollector:
 
 
 def _flatten(value: Any):
-    # A user pytree's flatten is user code: anything it raises keeps the value whole.
-    return guarded(lambda: jax.tree_util.tree_flatten(value), lambda e: None)
+    # A user pytree's flatten is user code: anything it raises keeps the value whole. A
+    # function closing over traced values flattens to them (traced_closures).
+    return guarded(lambda: traced_closures.flattened(value), lambda e: None)
 
 
 def traced_function_frames(skip: int) -> set[int]:
@@ -444,10 +445,8 @@ def capture(
             code.co_filename, frame.f_lineno, code.co_name, frame.f_globals, first, frame.f_globals, {}, []
         )
     static, traced, order, shardings, sharded, big = {}, {}, [], {}, {}, {}
-    # A bound Linen Module is no pytree, nor a closure: what stands for each carries its values.
-    values = {
-        name: traced_closures.standing_for(linen_modules.standing_for(value)) for name, value in frame.f_locals.items()
-    }
+    # A bound Linen Module is no pytree: what stands for it carries its variables.
+    values = {name: linen_modules.standing_for(value) for name, value in frame.f_locals.items()}
     with warnings.catch_warnings():  # e.g. "generator is treated as a leaf"
         warnings.simplefilter("ignore")
         flattened = {name: _flatten(value) for name, value in values.items()}

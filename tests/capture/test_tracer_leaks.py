@@ -129,3 +129,29 @@ def test_a_linen_modules_stop_leaves_no_tracer_behind(how):
     expected = "[]" if how == "init" else "['Dense_0']"
     assert t.answers("p sorted(self.variables.get('params', {}))")[-1] == expected, t.text
     assert t.answers("p self.name, self.features")[-1] == "('block', 2)", t.text
+
+
+def test_an_equinox_train_steps_closures_leak_nothing_and_run_at_the_stop():
+    # Equinox's `filter_value_and_grad(loss_fn)` is a Module whose field is the closure.
+    eqx = pytest.importorskip("equinox")
+    t = Transcript("p loss_fn(model)", "p grad_fn(model)[0]", "c")
+    model = eqx.nn.Linear(3, 2, key=jax.random.key(0))
+
+    @eqx.filter_jit
+    def step(model, x, y):
+        def loss_fn(m):
+            return jnp.mean((jax.vmap(m)(x) - y) ** 2)
+
+        grad_fn = eqx.filter_value_and_grad(loss_fn)
+        loss, grads = grad_fn(model)
+        jaxdbg.breakpoint(**t.options)
+        return loss
+
+    try:
+        with jax.checking_leaks():
+            loss = jax.block_until_ready(step(model, jnp.ones((4, 3)), jnp.zeros((4, 2))))
+    finally:
+        breakpoint_state.reset()
+    for command in ("p loss_fn(model)", "p grad_fn(model)[0]"):  # the step's loss, from the stop's data
+        (answer,) = t.answers(command)
+        assert answer.startswith("Array(") and float(answer[6:].split(",")[0]) == pytest.approx(float(loss)), t.text

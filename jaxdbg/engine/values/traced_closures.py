@@ -65,6 +65,19 @@ def standing_for(value: Any) -> Any:
     return guarded(lambda: _standing_for(value, _NESTED_CLOSURES), lambda e: value)
 
 
+def flattened(value: Any) -> tuple[list, Any]:
+    """``jax.tree_util.tree_flatten(value)``, where each function among the leaves (the
+    value itself, a field of an Equinox Module) that closes over tracers is flattened as
+    its :class:`TracedClosure`."""
+    leaves, treedef = jax.tree_util.tree_flatten(value)
+    if not any(type(leaf) is types.FunctionType for leaf in leaves):
+        return leaves, treedef
+    swapped = [standing_for(leaf) for leaf in leaves]
+    if all(new is old for new, old in zip(swapped, leaves)):
+        return leaves, treedef
+    return jax.tree_util.tree_flatten(jax.tree_util.tree_unflatten(treedef, swapped))
+
+
 # How deep a closure's own closures are followed: `grad_fn = jax.value_and_grad(loss_fn)`
 # closes over `loss_fn`, which closes over the step's data.
 _NESTED_CLOSURES = 3
@@ -72,6 +85,19 @@ _NESTED_CLOSURES = 3
 
 def _holds_tracer(value: Any) -> bool:
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
+
+
+def _in_leaves(value: Any, depth: int) -> Any:
+    """``value`` with each function among its leaves that closes over tracers swapped for its stand-in."""
+    if type(value) is types.FunctionType:
+        return _standing_for(value, depth)
+    leaves, treedef = jax.tree_util.tree_flatten(value)
+    swapped = [_standing_for(leaf, depth) if type(leaf) is types.FunctionType else leaf for leaf in leaves]
+    return (
+        value
+        if all(new is old for new, old in zip(swapped, leaves))
+        else jax.tree_util.tree_unflatten(treedef, swapped)
+    )
 
 
 def _standing_for(function: types.FunctionType, depth: int) -> Any:
@@ -83,8 +109,8 @@ def _standing_for(function: types.FunctionType, depth: int) -> Any:
             content = cell.cell_contents
         except ValueError:  # a name not yet assigned in the enclosing function
             return function
-        if type(content) is types.FunctionType and content is not function and depth > 1:
-            content = _standing_for(content, depth - 1)
+        if depth > 1 and content is not function:  # a closure over a closure (`grad_fn` over `loss_fn`)
+            content = _in_leaves(content, depth - 1)
         held = _holds_tracer(content)
         contents.append(None if held else content)
         if held:
