@@ -35,7 +35,7 @@ import jax
 import numpy as np
 
 from jaxdbg.capture import nan_in_job, nan_location, nan_stop, postmortem
-from jaxdbg.internals import jax_nan_checks, jax_nan_reruns
+from jaxdbg.internals import jax_api, jax_nan_checks, jax_nan_reruns
 from jaxdbg.job import debug_host
 from jaxdbg.runtime import jax_routes, notices
 from jaxdbg.runtime.guarded_calls import format_exception, guarded
@@ -86,7 +86,7 @@ class WatchedFunction:
         nans, infs = bool(flags.jax_debug_nans), bool(flags.jax_debug_infs)
         with nan_location.without_jax_nan_checks():
             out = self._compiled(*args, **kwargs)
-            if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(out)):
+            if jax_api.holds_tracer(out):
                 return out  # inside another trace: the outer call checks
             kind = nan_location.nonfinite_in(out, nans, infs)
         if kind is None:

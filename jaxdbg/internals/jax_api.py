@@ -489,3 +489,8 @@ def is_tracing() -> bool:
     if _trace_state_clean is None:
         return True  # unknown: take the staged path, which also works eagerly
     return not _trace_state_clean()
+
+
+def holds_tracer(tree: Any) -> bool:
+    """True where a leaf of ``tree`` is a tracer (public API only)."""
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(tree))

@@ -16,11 +16,10 @@ import shlex
 import weakref
 from typing import Any, Callable
 
-import jax
 from jax.experimental import checkify as jax_checkify
 
 from jaxdbg.capture.checkify_errors import CheckifyView, LocatedError, parse_errors
-from jaxdbg.internals import ipython_api
+from jaxdbg.internals import ipython_api, jax_api
 from jaxdbg.runtime import jax_routes, notices
 
 USAGE = "%%checkify [--errors user|index|float|nan|div|all]  (several joined with commas)"
@@ -37,10 +36,6 @@ class CheckFailed(Exception):
 def _is_jitted(value: Any) -> bool:
     # A jax.jit result: callable with the ahead-of-time ``lower`` / ``trace`` methods.
     return callable(value) and hasattr(value, "lower") and hasattr(value, "trace") and not isinstance(value, type)
-
-
-def _traced(tree: Any) -> bool:
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(tree))
 
 
 # Checked versions of the notebook's jitted functions, kept across %%checkify runs so
@@ -65,7 +60,7 @@ class CheckedCalls:
         state = {"checked_once": False, "usable": True}
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            if not state["usable"] or _traced((args, kwargs)):
+            if not state["usable"] or jax_api.holds_tracer((args, kwargs)):
                 return jitted(*args, **kwargs)  # inside another trace: the outer call checks
             try:
                 err, out = checked(*args, **kwargs)

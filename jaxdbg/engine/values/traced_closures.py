@@ -16,6 +16,7 @@ from typing import Any
 
 import jax
 
+from jaxdbg.internals import jax_api
 from jaxdbg.runtime.guarded_calls import guarded
 
 
@@ -58,22 +59,13 @@ class TracedClosure:
         self.recipe, self.values = recipe, values
 
 
-def standing_for(value: Any) -> Any:
-    """A :class:`TracedClosure` for a Python function whose closure holds tracers, else ``value``."""
-    if type(value) is not types.FunctionType or not value.__closure__:
-        return value
-    return guarded(lambda: _standing_for(value, _NESTED_CLOSURES), lambda e: value)
-
-
 def flattened(value: Any) -> tuple[list, Any]:
     """``jax.tree_util.tree_flatten(value)``, where each function among the leaves (the
     value itself, a field of an Equinox Module) that closes over tracers is flattened as
     its :class:`TracedClosure`."""
     leaves, treedef = jax.tree_util.tree_flatten(value)
-    if not any(type(leaf) is types.FunctionType for leaf in leaves):
-        return leaves, treedef
-    swapped = [standing_for(leaf) for leaf in leaves]
-    if all(new is old for new, old in zip(swapped, leaves)):
+    swapped = _functions_swapped(leaves, _NESTED_CLOSURES)
+    if swapped is None:
         return leaves, treedef
     return jax.tree_util.tree_flatten(jax.tree_util.tree_unflatten(treedef, swapped))
 
@@ -83,25 +75,21 @@ def flattened(value: Any) -> tuple[list, Any]:
 _NESTED_CLOSURES = 3
 
 
-def _holds_tracer(value: Any) -> bool:
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
-
-
-def _in_leaves(value: Any, depth: int) -> Any:
-    """``value`` with each function among its leaves that closes over tracers swapped for its stand-in."""
-    if type(value) is types.FunctionType:
-        return _standing_for(value, depth)
-    leaves, treedef = jax.tree_util.tree_flatten(value)
-    swapped = [_standing_for(leaf, depth) if type(leaf) is types.FunctionType else leaf for leaf in leaves]
-    return (
-        value
-        if all(new is old for new, old in zip(swapped, leaves))
-        else jax.tree_util.tree_unflatten(treedef, swapped)
-    )
+def _functions_swapped(leaves: list, depth: int) -> list | None:
+    """``leaves`` with each function that closes over tracers swapped for its stand-in;
+    None where none does."""
+    if not any(type(leaf) is types.FunctionType for leaf in leaves):
+        return None
+    swapped = [
+        guarded(lambda: _standing_for(leaf, depth), lambda e: leaf) if type(leaf) is types.FunctionType else leaf
+        for leaf in leaves
+    ]
+    return None if all(new is old for new, old in zip(swapped, leaves)) else swapped
 
 
 def _standing_for(function: types.FunctionType, depth: int) -> Any:
-    if not function.__closure__ or _holds_tracer((function.__defaults__, function.__kwdefaults__)):
+    """A :class:`TracedClosure` for ``function`` where its closure holds tracers, else ``function``."""
+    if not function.__closure__ or jax_api.holds_tracer((function.__defaults__, function.__kwdefaults__)):
         return function
     contents, traced = [], []
     for position, cell in enumerate(function.__closure__):
@@ -110,8 +98,10 @@ def _standing_for(function: types.FunctionType, depth: int) -> Any:
         except ValueError:  # a name not yet assigned in the enclosing function
             return function
         if depth > 1 and content is not function:  # a closure over a closure (`grad_fn` over `loss_fn`)
-            content = _in_leaves(content, depth - 1)
-        held = _holds_tracer(content)
+            leaves, treedef = jax.tree_util.tree_flatten(content)
+            swapped = _functions_swapped(leaves, depth - 1)
+            content = content if swapped is None else jax.tree_util.tree_unflatten(treedef, swapped)
+        held = jax_api.holds_tracer(content)
         contents.append(None if held else content)
         if held:
             traced.append((position, content))
