@@ -190,7 +190,7 @@ LAYERS = [
     # the debugger's exceptions and words).
     ("runtime", ("jaxdbg.internals", "jaxdbg.config", "jaxdbg.runtime")),
     # What a stop holds: its frames and what it is, and the program's shardings; and what
-    # a frame captures in place of a bound Linen Module or of a closure over traced values
+    # a frame captures in place of a bound Linen Module or of a value holding traced values
     # (values, kept with the values).
     (
         "stop data",
@@ -199,7 +199,7 @@ LAYERS = [
             "jaxdbg.engine.stop_info",
             "jaxdbg.engine.program_shardings",
             "jaxdbg.engine.values.linen_modules",
-            "jaxdbg.engine.values.traced_closures",
+            "jaxdbg.engine.values.traced_holders",
         ),
     ),
     ("values", ("jaxdbg.engine.values",)),  # what the views draw of a value

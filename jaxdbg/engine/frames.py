@@ -20,7 +20,7 @@ from typing import Any, Callable, MutableMapping, Sequence
 import jax
 
 from jaxdbg.engine import program_shardings
-from jaxdbg.engine.values import linen_modules, traced_closures
+from jaxdbg.engine.values import linen_modules, traced_holders
 from jaxdbg.internals import ipython_api, jax_api, jax_debugger, jax_partial_eval
 from jaxdbg.runtime.guarded_calls import guarded
 from jaxdbg.runtime.lazy_values import LazyValues
@@ -400,8 +400,9 @@ class OperandCollector:
 
 def _flatten(value: Any):
     # A user pytree's flatten is user code: anything it raises keeps the value whole. A
-    # function closing over traced values flattens to them (traced_closures).
-    return guarded(lambda: traced_closures.flattened(value), lambda e: None)
+    # function closing over traced values, or an object holding them, flattens to them
+    # (traced_holders).
+    return guarded(lambda: traced_holders.flattened(value), lambda e: None)
 
 
 def traced_function_frames(skip: int) -> set[int]:

@@ -4,7 +4,12 @@ own, jaxdbg's staged calls report no leak: the host functions JAX keeps past the
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import io
+import sys
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -155,3 +160,177 @@ def test_an_equinox_train_steps_closures_leak_nothing_and_run_at_the_stop():
     for command in ("p loss_fn(model)", "p grad_fn(model)[0]"):  # the step's loss, from the stop's data
         (answer,) = t.answers(command)
         assert answer.startswith("Array(") and float(answer[6:].split(",")[0]) == pytest.approx(float(loss)), t.text
+
+
+class _Settings:
+    """A plain object (no pytree) the step makes, holding a traced value."""
+
+    def __init__(self, scale):
+        self.scale = scale
+        self.name = "settings"
+
+
+class _Trainer:
+    """A plain class: its instance's attributes hold the step's traced values."""
+
+    def __init__(self, w, lr):
+        self.w = w
+        self.lr = lr
+        self.history = [w * 2]
+        self.settings = _Settings(w[0, 0] + 1)
+
+    def loss(self, x):
+        return jnp.sum(x @ self.w)
+
+    def step(self, x, options):
+        loss_of = self.loss  # a bound method of it
+
+        def scaled(a):  # a closure over it
+            return self.w * a
+
+        jaxdbg.breakpoint(**options)
+        return self.loss(x) + loss_of(x) + scaled(1.0).sum()
+
+
+def test_a_plain_objects_traced_attributes_have_their_values_at_the_stop_and_leak_nothing():
+    # `self` of a class that is no pytree was kept whole: `p self.w` answered a tracer,
+    # not the step's value, and the trace's tracers outlived it in the stop's frame.
+    t = Transcript(
+        "p self.w",
+        "p self.lr, self.history[0][0, 0], type(self).__name__",
+        "p self.settings.scale, self.settings.name",
+        "p self.loss(x)",
+        "p loss_of(x)",
+        "p scaled(3.0)[0, 0]",
+        "c",
+    )
+    try:
+        with jax.checking_leaks():
+            out = jax.jit(lambda w, x: _Trainer(w, 0.5).step(x, t.options))(2 * jnp.eye(2), jnp.ones(2))
+            jax.block_until_ready(out)
+    finally:
+        breakpoint_state.reset()
+    assert float(out) == 12.0
+    assert t.answers("p self.w")[0].startswith("Array([[2., 0.],"), t.text
+    assert t.answers("p self.lr, self.history[0][0, 0], type(self).__name__") == [
+        "(0.5, Array(4., dtype=float32), '_Trainer')"
+    ], t.text
+    assert t.answers("p self.settings.scale, self.settings.name") == ["(Array(3., dtype=float32), 'settings')"], t.text
+    assert t.answers("p self.loss(x)") == ["Array(4., dtype=float32)"], t.text
+    assert t.answers("p loss_of(x)") == ["Array(4., dtype=float32)"], t.text
+    assert t.answers("p scaled(3.0)[0, 0]") == ["Array(6., dtype=float32)"], t.text
+
+
+@dataclasses.dataclass(frozen=True)
+class _Frozen:
+    scale: Any
+    name: str = "frozen"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _FrozenSlots:
+    scale: Any
+
+
+class _Node:
+    def __init__(self, value, parent=None):
+        self.value = value
+        self.parent = parent
+        self.children = []
+        if parent is not None:
+            parent.children.append(self)
+
+
+def test_frozen_dataclasses_slots_cycles_partials_and_recursive_closures_have_their_values_at_the_stop():
+    t = Transcript(
+        "p frozen, slotted.scale",
+        "p leaf.value, leaf.parent.value, leaf.parent.children[0]",
+        "p scaled(2.0), countdown(3)",
+        "c",
+    )
+
+    def step(x):
+        frozen, slotted = _Frozen(x * 3), _FrozenSlots(x * 4)  # noqa: F841 (read at the stop)
+        root = _Node(x)
+        leaf = _Node(x + 1, root)  # noqa: F841 (leaf.parent.children[0] is leaf: a cycle)
+        scaled = functools.partial(jnp.multiply, x)  # noqa: F841
+
+        def countdown(n):  # a recursive closure over x
+            return x if n == 0 else countdown(n - 1) + 1
+
+        jaxdbg.breakpoint(**t.options)
+        return x + root.value
+
+    try:
+        with jax.checking_leaks():
+            jax.block_until_ready(jax.jit(step)(jnp.float32(2.0)))
+    finally:
+        breakpoint_state.reset()
+    assert t.answers("p frozen, slotted.scale") == [
+        "(_Frozen(scale=Array(6., dtype=float32), name='frozen'), Array(8., dtype=float32))"
+    ], t.text
+    assert t.answers("p leaf.value, leaf.parent.value, leaf.parent.children[0]") == [
+        "(Array(3., dtype=float32), Array(2., dtype=float32), <the _Node holding this, made above>)"
+    ], t.text
+    assert t.answers("p scaled(2.0), countdown(3)") == ["(Array(4., dtype=float32), Array(5., dtype=float32))"], t.text
+
+
+def test_a_stop_inside_flax_nnx_grad_leaks_nothing_through_its_library_frames():
+    # nnx.grad's frames, between the stop and the step, hold its own callable object,
+    # whose field is the user's loss_fn, a closure over the step's traced x.
+    nnx = pytest.importorskip("flax.nnx")
+    t = Transcript("p y", "c")
+    model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+
+    @nnx.jit
+    def train_step(model, x):
+        def loss_fn(model):
+            y = model(x)
+            jaxdbg.breakpoint(**t.options)
+            return jnp.sum(y**2)
+
+        return nnx.grad(loss_fn)(model)
+
+    try:
+        with jax.checking_leaks():
+            jax.block_until_ready(jax.tree.leaves(train_step(model, jnp.ones((1, 2)))))
+    finally:
+        breakpoint_state.reset()
+    assert t.answers("p y")[0].startswith("Array([["), t.text
+
+
+def _calls_deep(depth: int) -> bool:
+    """Whether Python can still make ``depth`` nested calls here."""
+
+    def nested(left: int) -> int:
+        return 0 if left == 0 else 1 + nested(left - 1)
+
+    try:
+        nested(depth)
+    except RecursionError:
+        return False
+    return True
+
+
+def test_a_stop_among_objects_that_jax_cannot_flatten_leaves_pythons_recursion_limit_alone():
+    # An argparse parser's registries are dicts keyed by None and strings, which JAX's
+    # flatten cannot sort; each failed flatten left Python's recursion limit one call lower.
+    import argparse
+
+    t = Transcript(*["p x", "c"] * 4)
+    parsers = [argparse.ArgumentParser() for _ in range(50)]
+
+    def step(x):
+        settings = parsers  # the frame's objects, walked for the step's tracers
+        jaxdbg.breakpoint(**t.options)
+        return x + len(settings)
+
+    margin = sys.getrecursionlimit() - len(inspect.stack()) - 50
+    assert _calls_deep(margin)
+    try:
+        for size in range(1, 5):  # a trace each
+            jax.block_until_ready(jax.jit(step)(jnp.zeros(size)))
+    finally:
+        breakpoint_state.reset()
+    assert _calls_deep(margin)
+    assert t.answers("p x")[0] == "Array([0.], dtype=float32)", t.text

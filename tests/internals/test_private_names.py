@@ -49,6 +49,13 @@ PUBLIC_DUNDERS = {
     "__globals__",
     "__defaults__",
     "__kwdefaults__",
+    # Python's documented data model: a method's function, a class's MRO, constructor and
+    # attribute access (which a slot's value is read and set through).
+    "__func__",
+    "__mro__",
+    "__new__",
+    "__getattribute__",
+    "__setattr__",
 }
 # Single-underscore names that are public by their library's documentation.
 PUBLIC_PRIVATE_LOOKING = {

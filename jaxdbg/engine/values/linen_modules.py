@@ -31,17 +31,29 @@ def _linen() -> Any:
     return sys.modules.get("flax.linen")
 
 
+def linen_module_class() -> type | None:
+    """``flax.linen.Module``, where Flax's Linen is loaded."""
+    linen = _linen()
+    return getattr(linen, "Module", None) if linen is not None else None
+
+
+def is_module(value: Any) -> bool:
+    """Whether ``value`` is a Linen Module (bound or not)."""
+    module = linen_module_class()
+    if module is None:
+        return False
+    try:
+        return isinstance(value, module)
+    except Exception:  # a user object whose __class__ raises
+        return False
+
+
 def standing_for(value: Any) -> Any:
     """A :class:`LinenModule` for a bound Linen Module whose variables can be read, else
     ``value`` itself. An unbound Module (``nn.Dense(8)`` before ``init``) holds no values."""
-    linen = _linen()
-    if linen is None or type(value) is LinenModule:
+    if type(value) is LinenModule or not is_module(value):
         return value
-    try:
-        module = isinstance(value, linen.Module)
-    except Exception:  # a user object whose __class__ raises
-        return value
-    return guarded(lambda: _standing_for(value), lambda e: value) if module else value
+    return guarded(lambda: _standing_for(value), lambda e: value)
 
 
 def _standing_for(module: Any) -> Any:
