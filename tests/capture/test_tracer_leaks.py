@@ -17,6 +17,7 @@ import pytest
 
 import jaxdbg
 from jaxdbg.engine import breakpoint_state
+from support import nnx_steps
 from support.jax_setups import automatic_axes, devices_or_skip
 from support.transcript import Transcript
 
@@ -278,22 +279,10 @@ def test_frozen_dataclasses_slots_cycles_partials_and_recursive_closures_have_th
 def test_a_stop_inside_flax_nnx_grad_leaks_nothing_through_its_library_frames():
     # nnx.grad's frames, between the stop and the step, hold its own callable object,
     # whose field is the user's loss_fn, a closure over the step's traced x.
-    nnx = pytest.importorskip("flax.nnx")
     t = Transcript("p y", "c")
-    model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
-
-    @nnx.jit
-    def train_step(model, x):
-        def loss_fn(model):
-            y = model(x)
-            jaxdbg.breakpoint(**t.options)
-            return jnp.sum(y**2)
-
-        return nnx.grad(loss_fn)(model)
-
     try:
         with jax.checking_leaks():
-            jax.block_until_ready(jax.tree.leaves(train_step(model, jnp.ones((1, 2)))))
+            jax.block_until_ready(jax.tree.leaves(nnx_steps.stop_inside_nnx_grad(t.options)))
     finally:
         breakpoint_state.reset()
     assert t.answers("p y")[0].startswith("Array([["), t.text

@@ -10,11 +10,11 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-import jaxdbg
 from jaxdbg import config
 from jaxdbg.engine import library_frames
 from jaxdbg.engine.frames import Frame
 from jaxdbg.ipython import magics
+from support import nnx_steps
 from support.transcript import Transcript
 
 
@@ -65,19 +65,7 @@ def test_layout_folds_runs_but_never_the_innermost_or_selected_frame():
 
 
 def _nnx_stop(t: Transcript) -> None:
-    nnx = pytest.importorskip("flax.nnx", reason="the test extra installs flax")
-    model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
-
-    @nnx.jit
-    def train_step(model, x):
-        def loss_fn(model):
-            y = model(x)
-            jaxdbg.breakpoint(**t.options)
-            return jnp.sum(y**2)
-
-        return nnx.grad(loss_fn)(model)
-
-    train_step(model, jnp.ones((1, 2)))
+    nnx_steps.stop_inside_nnx_grad(t.options)
 
 
 def test_flax_frames_fold_in_where_and_up_down_step_over_them():
