@@ -10,7 +10,7 @@ invisible to differentiation (it sees forward-pass values). On the host,
 
 Only the traced body's own tracers become operands: JAX caches a staged body
 and may reuse it in another program, so tracers of enclosing traces, found in
-outer frames, stay out (frames.traced_function_frames, jax_api.traces_in_reach).
+outer frames, stay out (frames.trace_frames, jax_api.traces_in_reach).
 """
 
 from __future__ import annotations
@@ -265,8 +265,8 @@ def place_breakpoint(
     if not stack:  # everything was filtered: still show where the call is
         stack = frames_mod.python_stack(skip + 1, False, 1)
     collector = frames_mod.OperandCollector()
-    own = frames_mod.traced_function_frames(skip + 1)
-    templates = [frames_mod.capture(f, collector, id(f) in own, _describe_big_tree) for f in stack]
+    own, inside = frames_mod.trace_frames(skip + 1)
+    templates = [frames_mod.capture(f, collector, id(f) in own, _describe_big_tree, id(f) in inside) for f in stack]
     compiled = program_shardings.CompiledShardings()
     if jax_api.is_tracing():
         compiled.stage(collector.operands, collector.shardings)

@@ -376,7 +376,7 @@ class OperandCollector:
 
     def slot(self, tracer: Any, own: bool = False) -> OperandSlot | Unavailable:
         """``own``: the tracer is a local of the traced function itself (see
-        :func:`traced_function_frames`), so JAX would capture it the same way."""
+        :func:`trace_frames`), so JAX would capture it the same way."""
         if jax_partial_eval.is_linear_unknown(tracer):
             return TANGENT_ONLY
         if not own and not jax_api.in_reach(tracer, self._reach):
@@ -398,30 +398,33 @@ class OperandCollector:
         return next((s.mesh for s in self.shardings if s is not None), None)
 
 
-def _flatten(value: Any):
-    # A user pytree's flatten is user code: anything it raises keeps the value whole. A
-    # function closing over traced values, or an object holding them, flattens to them
-    # (traced_holders).
+def _flatten(value: Any, in_trace: bool):
+    # A user pytree's flatten is user code: anything it raises keeps the value whole. In
+    # a frame a trace runs in, a function closing over traced values, or an object
+    # holding them, flattens to them (traced_holders).
+    if not in_trace:
+        return guarded(lambda: jax.tree_util.tree_flatten(value), lambda e: None)
     return guarded(lambda: traced_holders.flattened(value), lambda e: None)
 
 
-def traced_function_frames(skip: int) -> set[int]:
-    """The ids of the caller's frames up to the first JAX frame: the function JAX is
-    tracing and the functions it called.
-
-    Their locals are that function's arguments, closure cells and what it computed,
-    all of which JAX itself captures in the body it stages (a closure over an
-    enclosing program's value makes a new function, so JAX caches nothing stale).
-    """
-    own = set()
+def trace_frames(skip: int) -> tuple[set[int], set[int]]:
+    """The ids of the caller's frames up to the first JAX frame (the traced function and
+    those it called: JAX itself captures their locals in the body it stages), and of those
+    newer than the outermost JAX frame (the frames a trace runs in, which alone may hold
+    its tracers: those further out were suspended in the call that began it)."""
+    own: set[int] = set()
+    walked: list[int] = []
+    inside: set[int] = set()
     frame: types.FrameType | None = sys._getframe(skip + 1)
     while frame is not None:
-        module = frame.f_globals.get("__name__") or ""
-        if module.split(".")[0] in _JAX_MODULES:
-            break
-        own.add(id(frame))
+        if (frame.f_globals.get("__name__") or "").split(".")[0] in _JAX_MODULES:
+            inside.update(walked)
+        else:
+            walked.append(id(frame))
+            if not inside:  # no JAX frame met yet
+                own.add(id(frame))
         frame = frame.f_back
-    return own
+    return own, inside
 
 
 def capture(
@@ -429,10 +432,12 @@ def capture(
     collector: OperandCollector,
     own: bool = False,
     describe_big_tree: Callable[[Any], Any] | None = None,
+    in_trace: bool = False,
 ) -> FrameTemplate:
     """Snapshot one live frame, turning tracer leaves of its locals into slots.
 
-    ``own``: a frame of the traced function itself (see :func:`traced_function_frames`).
+    ``own``, ``in_trace``: a frame of the traced function itself, one a trace runs in
+    (:func:`trace_frames`), whose objects and closures are searched for its tracers.
     ``describe_big_tree(traced_value)``: what stands for a traced local with more than
     :data:`TREE_LEAVES_REBUILT_AT_ONCE` leaves in its built frames until something reads
     it (its structure is the same at every stop); without it every local is rebuilt at once.
@@ -450,7 +455,7 @@ def capture(
     values = {name: linen_modules.standing_for(value) for name, value in frame.f_locals.items()}
     with warnings.catch_warnings():  # e.g. "generator is treated as a leaf"
         warnings.simplefilter("ignore")
-        flattened = {name: _flatten(value) for name, value in values.items()}
+        flattened = {name: _flatten(value, in_trace) for name, value in values.items()}
     for name, value in values.items():
         order.append(name)
         if flattened[name] is None:  # an object that refuses to flatten is kept whole

@@ -323,3 +323,38 @@ def test_a_stop_among_objects_that_jax_cannot_flatten_leaves_pythons_recursion_l
         breakpoint_state.reset()
     assert _calls_deep(margin)
     assert t.answers("p x")[0] == "Array([0.], dtype=float32)", t.text
+
+
+class _CountedTable(dict):
+    """A dict that counts how often its values are read."""
+
+    reads = 0
+
+    def values(self):
+        _CountedTable.reads += 1
+        return super().values()
+
+
+class _Holder:
+    def __init__(self):
+        self.table = _CountedTable(a=1)
+
+
+def test_only_the_frames_a_trace_runs_in_are_searched_for_its_tracers():
+    # A frame further out (a test runner's, a training loop's) was suspended before the
+    # trace began: its objects hold none of the trace's tracers, and walking them at each
+    # trace took a second and more (pytest-xdist's worker: 1.4 s a trace).
+    t = Transcript("c")
+    outside = _Holder()  # noqa: F841 (a local of a frame outside the trace)
+
+    def step(x):
+        inside = _Holder()  # noqa: F841
+        jaxdbg.breakpoint(**t.options)
+        return x
+
+    _CountedTable.reads = 0
+    try:
+        jax.block_until_ready(jax.jit(step)(1.0))
+    finally:
+        breakpoint_state.reset()
+    assert _CountedTable.reads == 1  # `inside`'s table only
