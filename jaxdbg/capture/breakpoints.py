@@ -24,7 +24,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from jaxdbg.capture import operand_reader, operand_release, prints, screening, staging
+from jaxdbg.capture import operand_reader, prints, screening, staging
 from jaxdbg.engine import breakpoint_checks, breakpoint_state, program_shardings, registry, stop_serving
 from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.outputs import Resume
@@ -104,7 +104,10 @@ class _Site(screening.ScreeningSite):
                 observer()
         if not self.stops_here():
             return  # another process's breakpoint: pass at once, as a disabled one does
-        first = self.arrivals.first_opened(state) if state > screening.OPEN else None  # screened
+        if state == screening.SCREENED_OPEN:  # an unbatched arrival screened open
+            first: tuple | None = ()
+        else:  # a batched one names its first stop that opens
+            first = self.arrivals.first_opened(state) if state > screening.OPEN else None
         # A condition, log template or watch needs the innermost frame before deciding.
         screened = breakpoint_checks.active(self.breakpoint_id)
         checks = breakpoint_checks.checks_version()  # a stop waiting its turn is decided again if they change
@@ -114,7 +117,7 @@ class _Site(screening.ScreeningSite):
                 try:
                     self._serve((), sizes, levels, operands, {}, screened and first is None, checks)
                 finally:
-                    operand_release.after_the_cell()
+                    operand_reader.after_the_cell()
             return
         selected = np.asarray(pred, dtype=bool)  # True (every element) or one per element
         mask = np.broadcast_to(selected, sizes) if selected.ndim == 0 else selected.reshape(sizes)
@@ -134,7 +137,7 @@ class _Site(screening.ScreeningSite):
         finally:
             host_ops.clear()
             if opened:
-                operand_release.after_the_cell()
+                operand_reader.after_the_cell()
 
     def _stop_info(self, index: tuple, sizes: tuple, operand: Callable[[int], Any]) -> StopInfo:
         """The stop's batch element, breakpoint and device (read from the device-axis operands)."""

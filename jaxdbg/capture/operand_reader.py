@@ -1,5 +1,6 @@
 """A stop's operands as its frames read them: each one once, a batched one as the stop's
 element, a big tree's leaves at once; and a screened stop's (:class:`ScreenedStop`).
+And let go of once the cell in which the stop opened ends (:func:`after_the_cell`).
 
 The host callback receives the operands the program sent: every one, in order, or (a
 screening's) only those a condition, log template or watch reads, by index.
@@ -8,6 +9,8 @@ screening's) only those a condition, log template or watch reads, by index.
 from __future__ import annotations
 
 import functools
+import gc
+import threading
 from typing import Any, Callable, Sequence
 
 import jax
@@ -17,6 +20,7 @@ from jaxdbg.engine import frames as frames_mod
 from jaxdbg.engine.frames import Unavailable
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.engine.values import sent_stats
+from jaxdbg.internals import ipython_api
 
 NOT_SENT = Unavailable("not sent to the host: no condition, log template or watch reads it")
 
@@ -208,3 +212,29 @@ class ScreenedStop:
         if what not in self._made:
             self._made[what] = make()
         return self._made[what]
+
+
+# JAX frees a host callback's operands (and the host copies a stop made of them, 400 MB
+# for a 400 MB local) only after the computation has let go of them, through a queue
+# that its garbage-collector callback empties (gc.callbacks); in an idle kernel that
+# is the next dispatch or collection, possibly never. So when a cell in which a stop
+# opened finishes, one collection lets them go. (Outside IPython the program's next
+# dispatch does it.)
+_release_pending = threading.Lock()
+RELEASE_AGAIN_S = 0.3
+
+
+def after_the_cell() -> None:
+    """Collect once when the running cell ends (at most once per cell; nothing outside IPython)."""
+    if ipython_api.execution_count() is None or not _release_pending.acquire(blocking=False):
+        return  # not in IPython, or this cell already has one
+
+    def release() -> None:
+        _release_pending.release()
+        gc.collect()
+        # The computation may let go of the operands just after the cell's end.
+        later = threading.Timer(RELEASE_AGAIN_S, gc.collect, args=(0,))
+        later.daemon = True
+        later.start()
+
+    ipython_api.on_cell_finished(release)

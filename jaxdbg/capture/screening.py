@@ -8,20 +8,18 @@ asks for it, the locals those expressions name (:func:`jaxdbg.engine.breakpoint_
 the host screens the stop on a frame holding just those, and only a stop that opens has
 all its values sent after.
 
-The host's answers travel through the program as one int32 *state* (one result
-buffer: a callback's cost grows with each):
+The host's answers travel as one int32 *state* (one result buffer: each costs):
 
 - :data:`PASS` (0): nothing more is sent;
 - :data:`OPEN` (1): every value is sent and the stop is screened, if at all, with them;
 - ``key << KEY_SHIFT | need << 1`` (even): arrival ``key`` is being screened; bit ``1 + j``
   of ``need`` asks for group ``j`` (:func:`local_groups`), sent next, each answered with
   the state again;
-- ``key << KEY_SHIFT | 1`` (odd): arrival ``key`` was screened and one of its stops opens
-  (the first one, recorded here): every value is sent, and that stop is served
-  unscreened.
+- :data:`SCREENED_OPEN` (2), for an unbatched arrival, or ``key << KEY_SHIFT | 1`` (odd),
+  for batched arrival ``key`` (its first stop that opens recorded here): screened, a
+  stop opens; every value is sent, and that stop is served unscreened.
 
-Keys name arrivals so that concurrent arrivals (pmap's devices, several threads) never
-mix their locals.
+Keys name arrivals: concurrent ones (pmap's devices, threads) never mix their locals.
 
 The frame's scalar locals (and a multi-device stop's device indices) are the exception:
 a few bytes in all, they travel with the host's question itself (:func:`carried`), so a
@@ -60,6 +58,7 @@ from jaxdbg.runtime.guarded_calls import guarded
 
 PASS = 0
 OPEN = 1
+SCREENED_OPEN = 2
 
 
 # A local this big (bytes) is sent on its own when a check reads it, and only then; the
@@ -159,7 +158,7 @@ def _nbytes(value: Any) -> int:
 @dataclasses.dataclass(frozen=True, eq=False)
 class StatsForm:
     """A local of the innermost frame as its statistics, which the program computes when
-    the host asks (staging.stats_on_device): a pytree's float leaves' (``skeleton``: the
+    the host asks (host_question.stats_on_device): a pytree's float leaves' (``skeleton``: the
     tree with a ShapeDtypeStruct for each array leaf), or a real float array's."""
 
     name: str
@@ -169,7 +168,7 @@ class StatsForm:
     array: tuple[tuple[int, ...], str] | None = None  # an array's shape and dtype
 
     def received(self, *values: Any) -> sent_stats.SentStats:
-        """The statistics as they arrive (staging.stats_on_device's arrays)."""
+        """The statistics as they arrive (host_question.stats_on_device's arrays)."""
         if self.array is not None:
             return sent_stats.array_received(*self.array, *values)
         return sent_stats.tree_received(self.skeleton, self.sizes, *values)
@@ -264,7 +263,7 @@ def asks_for(state: Any, position: int) -> Any:
 
 def is_screening(state: Any) -> Any:
     """Whether ``state`` (an int32 array in the program) is an arrival being screened."""
-    return (state > OPEN) & (state & 1 == 0)
+    return (state > SCREENED_OPEN) & (state & 1 == 0)
 
 
 @dataclasses.dataclass
@@ -318,8 +317,9 @@ class Arrivals:
             return screening
 
     def opened(self, state: int | None, index: tuple) -> int:
-        """Record that arrival ``state``'s stop at batch ``index`` opens (None: an arrival
-        screened on what came with the question, given its key now); the state saying so."""
+        """The state: arrival ``state``'s stop at batch ``index`` opens (recorded if batched)."""
+        if index == ():
+            return SCREENED_OPEN
         with self._lock:
             key = next(self._keys) if state is None else state >> KEY_SHIFT
             self._opened[key] = index

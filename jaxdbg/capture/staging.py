@@ -17,10 +17,12 @@ From the outside in:
    watches is decided on the scalars, or answered "screen": the other locals they read
    are sent, one ``lax.cond`` each (a big pytree or array only watched whole, where the
    watch was set as the breakpoint was traced: its statistics, computed in the branch),
-   and the host decides on them (screening.py). The question waits for the scalar the
+   and the host decides on them (screening.py; the question and the screening's sends
+   are host_question.py's, whose host calls answer each cond's test as its branch
+   index). The question waits for the scalar the
    stop staged before it in the same trace gives once closed: stops are asked in order.
    In a sharded program a value is gathered onto the host's device inside the branch
-   that sends it (:meth:`_Sending.for_host`), never ahead of the question;
+   that sends it (:meth:`host_question.Sending.for_host`), never ahead of the question;
 5. the host callback itself, which hands the batch to ``site.on_host``: a host call
    brings the values to the host as NumPy (JAX's copies; a frame of very many values in
    chunks, one ``lax.cond`` each), and a ``jax.debug.callback`` after it, given a ticket
@@ -39,46 +41,25 @@ import copy
 import functools
 import itertools
 import threading
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.custom_batching import custom_vmap
 
-from jaxdbg.capture import operand_reader, screening
+from jaxdbg.capture import host_question, operand_reader
 from jaxdbg.engine import program_shardings
-from jaxdbg.engine.program_shardings import replicated_for_host
-from jaxdbg.engine.values import sent_stats
 from jaxdbg.internals import jax_api, jax_host_calls, jax_programs
-from jaxdbg.runtime import jax_routes, notices
+from jaxdbg.runtime import jax_routes
 from jaxdbg.runtime.errors import DebuggerQuit
-from jaxdbg.runtime.guarded_calls import format_exception
 
 
-class StagedSite(Protocol):
+class StagedSite(host_question.AskedSite, Protocol):
     """What staging needs of a breakpoint site (breakpoints._Site)."""
 
     ordered: bool
     conditional: bool
-
-    screen_groups: tuple
-    """The innermost frame's traced locals a screening may ask for (screening.LocalGroup)."""
-
-    stats_forms: tuple
-    """Its locals a screening may ask for as statistics (screening.StatsForm)."""
-
-    unsent_forms: set[int]
-    """The positions in :attr:`stats_forms` of those the program could not compute."""
-
-    def ask(self, stops: int, mask: Any, levels: tuple, sizes: tuple, carried: tuple, values: tuple) -> int:
-        """The host's first answer for an arrival of ``stops`` selected stops, with the
-        groups at positions ``carried`` sent along (``values``, their operands in order)
-        and nothing else: a screening state, which may ask for the other
-        :attr:`screen_groups`."""
-
-    def receive(self, state: int, position: int, values: tuple, levels: tuple, sizes: tuple) -> int:
-        """Screen group ``position``'s values arrive; the state after them."""
 
     def on_host(self, levels: tuple, sizes: tuple[int, ...], pred: Any, operands: list, state: int) -> None:
         """Serve the stops of one host arrival; ``levels[i]`` says which batch levels
@@ -96,7 +77,7 @@ def stage_breakpoint(
     scalar an earlier stop of the same trace gave; the host's question waits for it, so
     this stop is decided once that one has closed (an ``enable`` typed there holds here).
     """
-    sending = _Sending(site, tuple(layouts))
+    sending = host_question.Sending(site, tuple(layouts))
     if pred is None:
         return _hidden_from_differentiation(sending, jnp.asarray(True), operands, token, after)
     pred_value = jnp.any(jnp.asarray(pred).astype(bool))
@@ -107,31 +88,9 @@ def stage_breakpoint(
     return tuple(jax.lax.cond(pred_value, staged, lambda: passed))
 
 
-class _Sending:
-    """A site and its operands' program layouts, which the staged sends need."""
-
-    def __init__(self, site: StagedSite, layouts: tuple) -> None:
-        self.site = site
-        self.layouts = layouts
-
-    def for_host(self, operands: Any, indices: Any) -> list:
-        """``operands[i]`` for each of ``indices``, replicated over its mesh where the
-        program shards it (program_shardings.replicated_for_host). Called inside the
-        branch that sends them: outside it, XLA would gather every sharded local at
-        every step, the passed ones too."""
-        layouts = self.layouts
-        return [operands[i] if layouts[i] is None else replicated_for_host(operands[i], layouts[i]) for i in indices]
-
-    def on_every_device(self, answer: Any) -> Any:
-        """The host's answer (made on one device) replicated once over the mesh of a
-        sharded program, where one of the operands says which: every device branches
-        on it, and XLA would otherwise broadcast it again at each use (an all-reduce
-        each, a collective wait of every device)."""
-        where = next((w for w in self.layouts if w is not None), None)
-        return answer if where is None else replicated_for_host(answer, where)
-
-
-def _hidden_from_differentiation(sending: _Sending, pred: Any, operands: list, token: Any, after: Any) -> tuple:
+def _hidden_from_differentiation(
+    sending: host_question.Sending, pred: Any, operands: list, token: Any, after: Any
+) -> tuple:
     @jax.custom_jvp
     @jax_programs.unnamed_arguments("custom_jvp fun")
     def stop(pred, operands, token, after):
@@ -154,7 +113,7 @@ def _hidden_from_differentiation(sending: _Sending, pred: Any, operands: list, t
     return (None, out) if token is None else (out, None)
 
 
-def _batching_layer(sending: _Sending, levels: tuple, sizes: tuple[int, ...]):
+def _batching_layer(sending: host_question.Sending, levels: tuple, sizes: tuple[int, ...]):
     """A breakpoint that knows which operands carry which of ``sizes`` batch levels;
     vmapping it adds one level outside the others."""
 
@@ -178,7 +137,7 @@ def _batching_layer(sending: _Sending, levels: tuple, sizes: tuple[int, ...]):
     return stop
 
 
-def _host_callback(sending: _Sending, levels, sizes, pred, operands, token, after):
+def _host_callback(sending: host_question.Sending, levels, sizes, pred, operands, token, after):
     """The unbatched view: one host callback.
 
     A conditional stop is already inside the outer ``lax.cond`` (see
@@ -186,7 +145,7 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token, afte
     predicate: every operand materialised for the callback costs XLA time on each loop
     step. A batched one tests whether any element's predicate holds and ships the mask.
     """
-    site = sending.site
+    site = cast(StagedSite, sending.site)  # stage_breakpoint made it of one
     batched_condition = site.conditional and bool(sizes)
     masks = [pred] if batched_condition else []
 
@@ -194,8 +153,7 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token, afte
         mask = mask_and_state[0] if batched_condition else True
         site.on_host(levels, sizes, mask, values, int(mask_and_state[-1]))
 
-    state = _screening_state(sending, levels, sizes, pred if masks else None, operands, after)
-    opens = state & 1 == 1  # OPEN, or a screened arrival with a stop that opens
+    state = host_question.ask(sending, levels, sizes, pred if masks else None, operands, after)
     given = len(masks) + 1  # the mask and the state, ahead of the values
     # The values reach the host in host calls, as NumPy: all of them in one, or, for a
     # frame of very many (a big model's parameter tree), a chunk per lax.cond, gathered
@@ -203,9 +161,8 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token, afte
     # operands of one cond (5,000 leaves: 1.2 s in one, 0.55 s in chunks of 250); each
     # chunk adds a skipped branch to a passed step. Not in a sharded jit, where the
     # ticket would be laid out again over the mesh at each chunk, at every step.
-    sharded = any(layout is not None for layout in sending.layouts)
-    size = max(len(operands), 1) if sharded else OPENING_CHUNK
-    sharded_ends = sharded and jax_host_calls.EVERY_DEVICE_CALLS
+    size = max(len(operands), 1) if sending.sharded else OPENING_CHUNK
+    sharded_ends = sending.sharded and jax_host_calls.EVERY_DEVICE_CALLS
     chunks = [range(i, min(i + size, len(operands))) for i in range(0, len(operands), size)]
     *first_chunks, last = chunks or [range(0)]
 
@@ -213,15 +170,15 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token, afte
         """The ticket for the stop's mask, state and values so far, once ``chunk`` is sent."""
         values = sending.for_host(operands, chunk)
         if earlier is None:
-            return jax_host_calls.host_call(_ARRIVED.keep, *masks, state, *values, results=_STATE)[0]
-        return jax_host_calls.host_call(_ARRIVED.add, earlier, *values, results=_STATE)[0]
+            return jax_host_calls.host_call(_ARRIVED.keep, *masks, state, *values, results=host_question.STATE)[0]
+        return jax_host_calls.host_call(_ARRIVED.add, earlier, *values, results=host_question.STATE)[0]
 
     def where_it_opens(then: Callable[[Any], Any], otherwise: Callable[[Any], Any], earlier: Any) -> Any:
         """``then(earlier)`` where the stop opens, else ``otherwise(earlier)``: one
         lax.cond, carrying the ticket of the chunks sent before, where there are any."""
         if earlier is None:
-            return jax.lax.cond(opens, lambda: then(None), lambda: otherwise(None))
-        return jax.lax.cond(opens, then, otherwise, earlier)
+            return host_question.where_it_opens(state, lambda: then(None), lambda: otherwise(None))
+        return host_question.where_it_opens(state, then, otherwise, earlier)
 
     ticket = None
     for chunk in first_chunks:
@@ -242,7 +199,10 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token, afte
         def call(earlier: Any) -> Any:
             if sharded_ends and not site.ordered:
                 _ENDED.everywhere(
-                    sending, jax_host_calls.host_call(_ENDED.kept(open_stop), sent(earlier, last), results=_STATE)[0]
+                    sending,
+                    jax_host_calls.host_call(_ENDED.kept(open_stop), sent(earlier, last), results=host_question.STATE)[
+                        0
+                    ],
                 )
             else:  # a debug callback after the host calls keeps the stop's place among the prints
                 jax_routes.CALLBACK.original()(open_stop, sent(earlier, last), ordered=site.ordered)
@@ -264,7 +224,10 @@ def _host_callback(sending: _Sending, levels, sizes, pred, operands, token, afte
         results = tuple((tuple(jnp.shape(t)), np.dtype(jnp.result_type(t))) for t in host_token)
         if sharded_ends:
             out = jax_host_calls.host_call(
-                _ENDED.kept_with(host_with_token, results), sent(earlier, last), *host_token, results=results + _STATE
+                _ENDED.kept_with(host_with_token, results),
+                sent(earlier, last),
+                *host_token,
+                results=results + host_question.STATE,
             )
             _ENDED.everywhere(sending, out.pop())
         else:
@@ -358,7 +321,7 @@ class _EndedStops:
 
         return call
 
-    def everywhere(self, sending: _Sending, ended: Any) -> None:
+    def everywhere(self, sending: host_question.Sending, ended: Any) -> None:
         """In the program: every device raises the error of ticket ``ended`` (none for 0)."""
         ended = sending.on_every_device(ended)
         jax.lax.cond(
@@ -383,107 +346,6 @@ class _EndedStops:
 
 
 _ENDED = _EndedStops()
-
-
-def _screening_state(sending: _Sending, levels, sizes, mask, operands, after) -> Any:
-    """The host's decision for this arrival, as screening.py's int32 state, taken before
-    any value but the locals a condition, log template or watch reads is sent.
-
-    The question is a host call XLA keeps in the step (jax_host_calls.py): one int32
-    result; its operands are the batch mask and the few bytes of the groups
-    screening.carried picks (the frame's scalars). A screening arrival then has the
-    other locals it asked for sent, one ``lax.cond`` per group, each answered with the
-    state again; a passed stop skips them all in one ``lax.cond`` (the group's own,
-    where there is one group)."""
-    site = sending.site
-    every = int(np.prod(sizes)) if sizes else 1
-    groups = site.screen_groups
-    carried = screening.carried(groups, operands)
-    carried_values = sending.for_host(operands, [i for position in carried for i in groups[position].operands])
-    masks = [] if mask is None else [mask]
-    afters = [] if after is None else [after]  # read by nothing: it orders the question
-
-    # Counts, not the lists: the callback outlives the trace, and must hold no tracer.
-    masked, ordered_after = len(masks), len(afters)
-
-    def ask_host(*args):
-        stops = every if not masked else int(np.count_nonzero(args[0]))
-        values = args[masked : len(args) - ordered_after]
-        return (_answered(lambda: site.ask(stops, args[0] if masked else None, levels, sizes, carried, values)),)
-
-    answer = jax_host_calls.host_call(ask_host, *masks, *carried_values, *afters, results=_STATE)
-    state = sending.on_every_device(answer[0])
-    # What each position sends, made inside its branch: a group's values, or (not under
-    # vmap, whose stops are screened on whole batches) a local's statistics.
-    asked: list[tuple[int, Callable[[], list]]] = [
-        (p, functools.partial(sending.for_host, operands, group.operands))
-        for p, group in enumerate(groups)
-        if p not in carried and screening.sendable(group)
-    ]
-    if not sizes:
-        asked += [
-            (screening.STATS_BASE + k, functools.partial(stats_on_device, form, [operands[i] for i in form.operands]))
-            for k, form in enumerate(site.stats_forms)
-        ]
-    if not asked:
-        return state
-
-    def send_what_is_read(state):
-        for position, made in asked:
-
-            def send(state, position=position, made=made):
-                def receive(state, *values):
-                    return (_answered(lambda: site.receive(int(state), position, values, levels, sizes)),)
-
-                return jax_host_calls.host_call(receive, state, *made(), results=_STATE)[0]
-
-            try:
-                state = jax.lax.cond(screening.asks_for(state, position), send, lambda state: state, state)
-            except Exception as e:
-                if position < screening.STATS_BASE:
-                    raise
-                # A local's statistics that cannot be staged here must not end the user's
-                # trace: the host never asks for them, and sends the values instead.
-                site.unsent_forms.add(position - screening.STATS_BASE)
-                notices.notice_once(
-                    f"statistics form failed: {type(e).__name__}",
-                    f"a watched local's statistics could not be computed in the program ({format_exception(e)}); "
-                    "its values are sent instead",
-                )
-        return state
-
-    if len(asked) == 1:  # its own lax.cond asks whether the state screens: no second one
-        return send_what_is_read(state)
-    return jax.lax.cond(screening.is_screening(state), send_what_is_read, lambda state: state, state)
-
-
-_STATE = (((), np.dtype(np.int32)),)  # the host calls' one result
-
-
-def stats_on_device(form: screening.StatsForm, values: list) -> list:
-    """What ``form`` (screening.StatsForm) receives of its local's ``values``, computed
-    where they are: a few small arrays, whatever the values' sizes."""
-    return (
-        sent_stats.array_stats_in_program(values[0])
-        if form.array is not None
-        else sent_stats.leaf_stats_in_program(values)
-    )
-
-
-def _answered(decide: Callable[[], int]) -> int:
-    """The host's answer, ``decide()``; where jaxdbg itself fails in it, PASS (the stop
-    is passed, the failure said once): an error raised here would end the user's
-    computation. Quitting the debugger still ends it."""
-    try:
-        return decide()
-    except DebuggerQuit:
-        raise
-    except Exception as e:
-        notices.notice_once(
-            f"screening failed: {type(e).__name__}",
-            f"deciding a breakpoint's stop failed ({format_exception(e)}); such stops are passed",
-        )
-        return screening.PASS
 
 
 def _zero_tangent(x):

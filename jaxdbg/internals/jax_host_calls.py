@@ -20,10 +20,18 @@ must end every device's program, or the others wait for the first one at their n
 collective for ever. It carries JAX's debug effect, as ``jax.debug.callback`` does, so
 that JAX keeps it without a result to use.
 
+:func:`branch_on` is ``lax.switch`` on an index a host call gave: ``lax.cond`` and
+``lax.switch`` first make their index (a comparison and a conversion, a clamp), which
+XLA compiles into a kernel of its own, about 2 to 5 ms of compile time each on CPU, at
+every lax.cond a stop stages. XLA's conditional takes an index past its last branch
+as the last branch (as StableHLO's ``case`` says), as ``lax.switch``'s clamp does.
+
 Private names: ``jax._src.callback.emit_python_callback`` (the lowering every JAX
 callback uses), ``_callback_op_sharding`` (where the call runs under a sharded
 ``jit``, ``pmap`` or ``shard_map``: its first device's sharding, which
-:func:`_on_device` moves to another device) and ``jax._src.debugging.debug_effect``;
+:func:`_on_device` moves to another device), ``jax._src.debugging.debug_effect`` and
+``jax._src.lax.control_flow.conditionals._switch_internal`` (``lax.switch`` after its
+clamp);
 ``tests/internals/test_internals.py`` fails when one moves.
 """
 
@@ -46,6 +54,7 @@ _emit_python_callback = _private("jax._src.callback", "emit_python_callback")
 _callback_op_sharding = _private("jax._src.callback", "_callback_op_sharding")
 _debug_effect = _private("jax._src.debugging", "debug_effect")
 _ShardingContext = _private("jax._src.sharding_impls", "ShardingContext")
+_switch_internal = _private("jax._src.lax.control_flow.conditionals", "_switch_internal")
 
 #: A host call's results: (shape, dtype) each.
 Results = tuple[tuple[tuple[int, ...], np.dtype], ...]
@@ -189,6 +198,28 @@ if EVERY_DEVICE_CALLS:
     mlir.register_lowering(every_device_call_p, _every_device_lowering)
 
 
+def _switch_takes_an_index() -> bool:
+    """Whether ``_switch_internal`` is ``(index, branches, operands, *, branches_platforms)``."""
+    if _switch_internal is None:
+        return False
+    parameters = list(inspect.signature(_switch_internal).parameters)
+    return parameters == ["index", "branches", "operands", "branches_platforms"]
+
+
+_SWITCH = _switch_takes_an_index()
+
+
+def branch_on(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    """``branches[min(index, len(branches) - 1)](*operands)`` in the program, for an
+    int32 ``index`` of at least 0 (a host call's answer), with no kernel made of it
+    first; ``lax.switch`` where this JAX has no other way."""
+    if not _SWITCH:
+        return jax.lax.switch(index, branches, *operands)
+    if not isinstance(index, jax.core.Tracer):  # run now (jax.disable_jit): no XLA to take it
+        return branches[min(int(index), len(branches) - 1)](*operands)
+    return _switch_internal(index, tuple(branches), operands, branches_platforms=None)
+
+
 def names_in_use() -> dict[str, bool]:
     """Every private name above and whether this JAX still has it (for the tests)."""
     return {
@@ -201,4 +232,7 @@ def names_in_use() -> dict[str, bool]:
         "jax._src.debugging.debug_effect (jax.debug.callback's effect)": _debug_effect is not None,
         "jax._src.sharding_impls.ShardingContext.num_devices (a sharded jit's devices)": _ShardingContext is not None
         and "num_devices" in getattr(_ShardingContext, "__dataclass_fields__", {}),
+        "jax._src.lax.control_flow.conditionals._switch_internal (index, branches, operands, *, branches_platforms)": (
+            _SWITCH
+        ),
     }

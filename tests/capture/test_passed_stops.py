@@ -12,7 +12,7 @@ import pytest
 
 import jaxdbg
 from jaxdbg.capture import breakpoints
-from jaxdbg.engine import breakpoint_state
+from jaxdbg.engine import breakpoint_state, watches
 from support.hang_guard import Script
 from support.host_bytes import HostBytes
 from support.jax_setups import automatic_axes, devices_or_skip, explicit_axes
@@ -239,6 +239,55 @@ def test_a_stop_in_a_loop_has_xla_copy_no_carry_the_loop_alone_does_not():
     with_stop = program(jaxdbg.breakpoint).lower(xs).compile().as_text()
     assert "while" in with_stop
     assert _copies_of(shape, with_stop) == _copies_of(shape, without), with_stop
+
+
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%(\S+) = .*?\b([a-z][\w-]*)\(")
+_CONDITIONAL_INDEX = re.compile(r"\bconditional\(%([^,\s)]+)")
+
+
+def _conditional_indices(compiled_text: str) -> list[str]:
+    """What makes the branch index of each conditional of a compiled program: the opcode
+    of the instruction that defines it (a ``fusion`` is a kernel XLA compiled for it)."""
+    opcode = {}
+    for line in compiled_text.splitlines():
+        found = _INSTRUCTION.match(line)
+        if found:
+            opcode[found.group(1)] = found.group(2)
+    return [opcode.get(name, "?") for name in _CONDITIONAL_INDEX.findall(compiled_text)]
+
+
+@pytest.mark.parametrize("locals_sent", ["one group", "several groups", "statistics"])
+def test_a_stops_conds_branch_on_the_hosts_answer_with_no_kernel_made_for_it(monkeypatch, locals_sent):
+    # Each lax.cond of a stop (the screening's, the opening one) branched on a test of the
+    # host's answer, a kernel XLA compiled at every stop: a few ms each of a 10-frame
+    # stop's 0.3 s trace and compile. They branch on the answer itself.
+    monkeypatch.setattr(watches, "LIVE", watches.WatchBook())
+    shape = (512, 512) if locals_sent == "statistics" else (64, 64)  # a statistics form's least; a group's own
+
+    def step(c, x):
+        big = jnp.full(shape, x) + c
+        other = jnp.full(shape, x) * c
+        if locals_sent == "one group":
+            del other
+        jaxdbg.breakpoint()
+        return c + x + 0.0 * big[0, 0], None
+
+    program = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+    xs = jnp.arange(4.0)
+    if locals_sent == "statistics":
+        program.lower(xs)
+        number = max(row.number for row in breakpoint_state.rows() if row.filename == __file__)
+        watches.LIVE.add(number, "other")  # a watch set before its trace: a statistics form
+        program = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+    try:
+        indices = _conditional_indices(program.lower(xs).compile().as_text())
+    finally:
+        breakpoint_state.reset()
+    # The screening's cond (one group's own send) and the opening one; with several
+    # groups, a cond for each, which tests the state's bit for it.
+    groups = len(indices) - 2
+    assert groups == 0 if locals_sent == "one group" else groups >= 2, indices
+    assert indices.count("fusion") == (0 if locals_sent == "one group" else groups), indices
 
 
 _COMPUTATION = re.compile(r"^(?:ENTRY )?%(\S+) .*\{$")

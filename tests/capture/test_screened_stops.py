@@ -462,3 +462,27 @@ def test_a_stop_whose_only_checks_are_watches_of_scalars_passes_with_no_reader_m
         assert len(made) == STEPS and x.values[-1].hit == first + 2 * STEPS - 1
     finally:
         breakpoint_state.reset()
+
+
+EVALUATED: list[float] = []
+
+
+def _evaluated(x) -> bool:
+    """A function a condition calls: it counts the condition's evaluations."""
+    EVALUATED.append(float(x))
+    return True
+
+
+def test_a_stop_its_question_screened_open_is_not_screened_again():
+    # A condition on the frame's scalars is decided with the question; the stop it opens
+    # is then served as decided, not screened again with every value (a condition with a
+    # side effect ran twice at each stop that opened).
+    EVALUATED.clear()
+    t = Transcript("p x", "c", "p x", "c")
+    f, step = _scan_with_a_big_local(t)
+    xs = jnp.arange(3.0)
+    f.lower(xs)
+    breakpoint_state.set_condition(_number_of(step), "_evaluated(x) and x >= 1")
+    jax.block_until_ready(f(xs))
+    assert EVALUATED == [0.0, 1.0, 2.0]
+    assert t.answers("p x") == ["Array(1., dtype=float32)", "Array(2., dtype=float32)"]

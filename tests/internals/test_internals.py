@@ -1,7 +1,10 @@
 """Fails loudly when a private JAX or IPython name that the adapters use moves."""
 
+import re
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from jaxdbg.internals import (
@@ -627,3 +630,28 @@ def test_a_stops_layers_leave_the_frames_leaves_unnamed():
         assert names == {"custom_jvp_call": None, "custom_vmap_call": None}, names
     else:  # a JAX whose debug info must name each argument: named as usual
         assert all(len(n) > 40 for n in names.values()), names
+
+
+@pytest.mark.parametrize("answer, expected", [(0, 1.0), (1, 2.0), (2, 3.0), (7, 3.0)])
+def test_a_branch_on_a_host_calls_answer_takes_an_index_past_the_last_as_the_last(answer, expected):
+    # The screening branches on its state itself: every state past OPEN screens.
+    def program(x):
+        index = jax_host_calls.host_call(lambda: (answer,), results=(((), np.dtype(np.int32)),))[0]
+        return jax_host_calls.branch_on(index, (lambda x: x, lambda x: x * 2, lambda x: x * 3), x)
+
+    assert float(jax.jit(program)(1.0)) == expected
+    with jax.disable_jit():
+        assert float(program(jnp.asarray(1.0))) == expected
+
+
+def test_a_branch_on_a_host_calls_answer_makes_no_kernel_of_it():
+    # lax.cond makes its index (compare, convert) and lax.switch clamps it: XLA compiles
+    # a kernel for either, a few ms each at every stop.
+    def program(x):
+        index = jax_host_calls.host_call(lambda: (1,), results=(((), np.dtype(np.int32)),))[0]
+        return jax_host_calls.branch_on(index, (lambda x: x, lambda x: x * 2), x)
+
+    text = jax.jit(program).lower(1.0).compile().as_text()
+    (index,) = re.findall(r"\bconditional\(%([^,\s)]+)", text)
+    (defined,) = [line for line in text.splitlines() if re.match(rf"\s*%{re.escape(index)} = ", line)]
+    assert "custom-call(" in defined, defined
