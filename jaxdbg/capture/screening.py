@@ -8,7 +8,7 @@ asks for it, the locals those expressions name (:func:`jaxdbg.engine.breakpoint_
 the host screens the stop on a frame holding just those, and only a stop that opens has
 all its values sent after.
 
-The host's answers travel as one int32 *state* (one result buffer: each costs):
+The host's answers travel as one int32 *state* (one result: each costs at every step):
 
 - :data:`PASS` (0): nothing more is sent;
 - :data:`OPEN` (1): every value is sent and the stop is screened, if at all, with them;

@@ -18,9 +18,9 @@ From the outside in:
    are sent, one ``lax.cond`` each (a big pytree or array only watched whole, where the
    watch was set as the breakpoint was traced: its statistics, computed in the branch),
    and the host decides on them (screening.py; the question and the screening's sends
-   are host_question.py's, whose host calls answer each cond's test as its branch
-   index). The question waits for the scalar the
-   stop staged before it in the same trace gives once closed: stops are asked in order.
+   are host_question.py's: the conds branch on the host's answer itself, as their
+   branch index). The question waits for the scalar the stop staged before it in the
+   same trace gives once closed: stops are asked in order.
    In a sharded program a value is gathered onto the host's device inside the branch
    that sends it (:meth:`host_question.Sending.for_host`), never ahead of the question;
 5. the host callback itself, which hands the batch to ``site.on_host``: a host call
