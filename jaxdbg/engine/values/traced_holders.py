@@ -168,10 +168,13 @@ def flattened(value: Any) -> tuple[list, Any]:
     """``jax.tree_util.tree_flatten(value)``, where each holder of tracers among the leaves
     (the value itself, a field of an Equinox Module) is flattened as its :class:`TracedHolder`."""
     leaves, treedef = jax.tree_util.tree_flatten(value)
-    if not jax_api.is_tracing() or not any(_may_hold(leaf) for leaf in leaves):
+    if not jax_api.is_tracing():
         return leaves, treedef  # eager: no value holds a tracer
+    holders = [_may_hold(leaf) for leaf in leaves]  # asked once per leaf: it runs for every local
+    if not any(holders):
+        return leaves, treedef
     budget = _Budget()
-    swapped = [_swapped(leaf, _DEPTH, budget)[0] if _may_hold(leaf) else leaf for leaf in leaves]
+    swapped = [_holder_swapped(leaf, _DEPTH, budget)[0] if holder else leaf for leaf, holder in zip(leaves, holders)]
     if all(new is old for new, old in zip(swapped, leaves)):
         return leaves, treedef
     return jax.tree_util.tree_flatten(jax.tree_util.tree_unflatten(treedef, swapped))
@@ -223,16 +226,7 @@ def _swapped(content: Any, depth: int, budget: _Budget, nested: int = 0) -> tupl
     if kind in _ATOMS or isinstance(content, jax.Array) or not budget.take() or nested > _MOST_NESTED:
         return content, False
     if _may_hold(content):
-        if id(content) in budget.inside:
-            return _MadeAbove(kind.__qualname__), False
-        if depth < 1:
-            return content, False
-        budget.inside.add(id(content))
-        try:
-            made = guarded(lambda: _standing_for(content, depth, budget), lambda e: content)
-        finally:
-            budget.inside.discard(id(content))
-        return made, made is not content
+        return _holder_swapped(content, depth, budget)
     if isinstance(content, dict):
         children = list(content.values())
     elif kind is list or kind is tuple:
@@ -256,6 +250,20 @@ def _swapped(content: Any, depth: int, budget: _Budget, nested: int = 0) -> tupl
     if isinstance(content, dict):  # a dict of another class: kept as it is
         return content, traced
     return jax.tree_util.tree_unflatten(treedef, new_children), traced
+
+
+def _holder_swapped(holder: Any, depth: int, budget: _Budget) -> tuple[Any, bool]:
+    """:func:`_swapped` of a value :func:`_may_hold` took for a holder."""
+    if id(holder) in budget.inside:
+        return _MadeAbove(type(holder).__qualname__), False
+    if depth < 1:
+        return holder, False
+    budget.inside.add(id(holder))
+    try:
+        made = guarded(lambda: _standing_for(holder, depth, budget), lambda e: holder)
+    finally:
+        budget.inside.discard(id(holder))
+    return made, made is not holder
 
 
 def _traced_parts(parts: dict, depth: int, budget: _Budget) -> tuple[dict, dict]:
