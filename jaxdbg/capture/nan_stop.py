@@ -109,7 +109,11 @@ def serve(origin: nan_location.NanOrigin, error: BaseException, backend: str | N
     if not frames:
         notices.notice(origin.describe() + ", at no line of your code that JAX kept")
         return
-    info = StopInfo(reason=origin.describe(), device=origin.devices[0] if origin.devices else None)
+    info = StopInfo(
+        reason=origin.describe(),
+        device=origin.devices[0] if origin.devices else None,
+        nothing_to_quit=f"the call has failed already, and its {type(error).__name__} goes on",
+    )
     registry.check_options(backend, options)
     try:
         # As a breakpoint's stop: in a jax.distributed job it names the process and is

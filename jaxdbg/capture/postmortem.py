@@ -104,7 +104,7 @@ def post_mortem(
         notices.notice("the traceback has no frames of your code to show")
         return
     registry.check_options(backend, backend_options)
-    session = Session(frames, StopInfo(reason=reason))
+    session = Session(frames, StopInfo(reason=reason, nothing_to_quit="the computation has ended already"))
     registry.serve_with_backend(session, backend, backend_options)
 
 

@@ -86,6 +86,14 @@ ENDED_OTHERWISE = "Ended."  # a stop that ended without a resume command
 INTERRUPTED = "Interrupted."  # a stop ended by Ctrl-C or the kernel's interrupt
 
 
+def resume_said(how: Resume, nothing_to_quit: str | None) -> tuple[str, str]:
+    """What resuming ``how`` says as the command runs, and in the stop's summary. A quit
+    where no computation is left to stop (StopInfo.nothing_to_quit) only leaves the stop."""
+    if how is Resume.QUIT and nothing_to_quit:
+        return f"Quitting: {nothing_to_quit}.", "Quit."
+    return how.message, how.outcome
+
+
 @dataclasses.dataclass(frozen=True)
 class LogEntry:
     """One command of a stop and what it printed, as the summary shows it.

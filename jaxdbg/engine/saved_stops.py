@@ -370,6 +370,7 @@ def _saved_stop(path: str, meta: dict, reader: Reader) -> SavedStop:
     info = StopInfo(
         reason=i.get("reason") or None,
         note=f"reopened from {os.path.basename(path)}",
+        nothing_to_quit="a reopened stop runs nothing",
         batch_index=tuple(i["batch_index"]),
         batch_size=tuple(i["batch_size"]),
         device=i["device"],

@@ -31,6 +31,7 @@ from jaxdbg.engine.outputs import (
     Resume,
     SourceView,
     StopSummary,
+    resume_said,
 )
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.engine.values import (
@@ -432,7 +433,8 @@ class Session:
         if self.replay is not None:  # the stop ends under a waiting replay: it ends too
             self.replay.abandon()
         self.resume = Resume(how)
-        return Output(OutputKind.RESUME, self.resume.message, resume=self.resume)
+        message, _ = resume_said(self.resume, self.info.nothing_to_quit)
+        return Output(OutputKind.RESUME, message, resume=self.resume)
 
     def mark_interrupted(self) -> None:
         """A view saw the stop end with KeyboardInterrupt: its outcome says so."""
@@ -444,7 +446,7 @@ class Session:
         """How the stop ended, for its summary, said once: ``Continued.``, ``Interrupted.``,
         or ``Ended.`` when neither a command nor an interrupt ended it."""
         if self.resume is not None:
-            return self.resume.outcome
+            return resume_said(self.resume, self.info.nothing_to_quit)[1]
         return INTERRUPTED if self.interrupted else ENDED_OTHERWISE
 
     def summary(self, log: list[LogEntry] | tuple[LogEntry, ...] = ()) -> StopSummary:

@@ -28,6 +28,9 @@ class StopInfo:
     process: str | None = None  # "process 1/4" in a jax.distributed job of several processes
     # A neutral line about the stop that is not why it stopped ("reopened from FILE").
     note: str | None = None
+    # What Quit says where no computation is left to stop (a post-mortem, a NaN stop,
+    # whose call has failed already, a reopened stop): it leaves the stop, nothing more.
+    nothing_to_quit: str | None = None
     # The bytes of an innermost local that this program sends whole to a watch of it at
     # every stop, passed ones too, where a program traced with that watch set would send
     # only its statistics; None for any other name (and no function where none can be).

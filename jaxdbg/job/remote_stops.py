@@ -89,7 +89,7 @@ def frame_from_skeleton(data: dict[str, Any]) -> Frame:
     )
 
 
-_INFO_FIELDS = ("reason", "batch_index", "batch_size", "device", "device_axes", "mesh", "process")
+_INFO_FIELDS = ("reason", "batch_index", "batch_size", "device", "device_axes", "mesh", "process", "nothing_to_quit")
 
 
 def info_message(info: StopInfo) -> dict[str, Any]:
@@ -105,6 +105,7 @@ def info_from_message(data: dict[str, Any]) -> StopInfo:
         device_axes=tuple((str(n), int(i)) for n, i in data.get("device_axes") or ()),
         mesh=data.get("mesh"),
         process=data.get("process"),
+        nothing_to_quit=data.get("nothing_to_quit"),
     )
 
 

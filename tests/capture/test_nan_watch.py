@@ -204,6 +204,18 @@ def test_a_plain_jit_nan_stops_at_its_line_with_the_reruns_values(watch):
     assert "invalid value (nan) encountered in sqrt" in str(raised.value)
 
 
+def test_quit_at_a_nan_stop_says_the_calls_error_goes_on(watch):
+    """The call has failed already: Quit leaves the stop and JAX's error goes on, as
+    after a continue; the stop says so, not that it stops the computation."""
+    out = watch("q")
+
+    with pytest.raises(FloatingPointError):
+        jax.jit(_root)(jnp.array([4.0, 16.0]))
+    text = out.getvalue()
+    said = text.split("(jaxdbg) q\n", 1)[1]
+    assert said == "Quitting: the call has failed already, and its FloatingPointError goes on.\n", said
+
+
 def test_functions_stay_jaxs_own_once_the_watch_is_off(watch):
     watch("c")
     assert jax.jit is nan_watch._watching_jit and jax.pmap is nan_watch._watching_pmap

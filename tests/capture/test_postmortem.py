@@ -69,3 +69,11 @@ def test_any_exception_and_the_last_one():
             divide(1, 1)
         except TypeError as exc:
             jaxdbg.post_mortem(exc, backend="nope")
+
+
+def test_quit_leaves_the_post_mortem_saying_nothing_more_is_stopped():
+    try:
+        jnp.ones(2) + {}
+    except TypeError as exc:
+        text = run_prompt(exc, "q\n")
+    assert text.split("(jaxdbg) q\n", 1)[1] == "Quitting: the computation has ended already.\n"

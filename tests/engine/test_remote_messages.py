@@ -135,3 +135,16 @@ def test_the_end_of_a_remote_stop_reaches_the_host_even_when_it_asks_for_the_ans
     assert ended == [Resume.CONTINUE]
     assert remote.gone is None, remote.gone  # the owner answered; it is not gone
     assert [k for k in owner_client.values if announcement["stop"] in k] == []  # nothing written again
+
+
+def test_a_stop_with_nothing_to_quit_says_so_at_the_debug_host_too():
+    """A NaN stop's call has failed already: Quit leaves it, and says so rather than that
+    it stops the computation, also where the job's debug host serves it."""
+    info = StopInfo(reason="NaN made by log", nothing_to_quit="the call has failed already")
+    carried = remote_stops.info_from_message(json.loads(json.dumps(remote_stops.info_message(info))))
+    assert carried.nothing_to_quit == info.nothing_to_quit
+    session = Session([Frame("<cell>", 1, "f", {"x": 1}, {}, ["x\n"], 1)], carried)
+    assert session.execute("q").text == "Quitting: the call has failed already."
+    assert session.resume is Resume.QUIT and session.outcome() == "Quit."
+    running = Session([Frame("<cell>", 1, "f", {"x": 1}, {}, ["x\n"], 1)], StopInfo())
+    assert "DebuggerQuit" in running.execute("q").text

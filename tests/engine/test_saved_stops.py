@@ -77,6 +77,9 @@ def test_save_then_open_keeps_frames_source_locals_of_every_dtype_and_watches(tm
     assert "1: loss = 1.25" in t2.answers("watch")[0]
     assert "bfloat16[3]" in t2.answers("locals")[0] and "Opaque(7)" in t2.answers("locals")[0]
     assert ">  1  <lambda>" in t2.answers("where")[0]
+    t3 = Transcript("q")  # nothing runs under it: Quit only closes it
+    jaxdbg.open_stop(str(path), **t3.options)
+    assert t3.answers("q") == ["Quitting: a reopened stop runs nothing."]
 
 
 def test_a_reopened_stop_runs_in_a_process_without_the_program(tmp_path):
