@@ -42,8 +42,8 @@ def _where(s: Session, arg: str) -> Output:
 
 @command(
     "library_frames",
-    usage="library_frames [on|off]",
-    summary="on: list installed libraries' frames one by one; off: fold each run into one row.",
+    usage="library_frames",
+    summary="Show the stack as 'where' does, installed libraries' frames listed or folded.",
     argument=ArgumentKind.SUB_WORDS,
 )
 def _library_frames(s: Session, arg: str) -> Output:
@@ -58,8 +58,12 @@ def _library_frames_set(on: bool) -> Callable[[Session, str], Output]:
     return run
 
 
-add_sub_word("library_frames", "on", summary="list library frames one by one", run=_library_frames_set(True))
-add_sub_word("library_frames", "off", summary="fold each run of library frames", run=_library_frames_set(False))
+add_sub_word(
+    "library_frames", "on", summary="list installed libraries' frames one by one.", run=_library_frames_set(True)
+)
+add_sub_word(
+    "library_frames", "off", summary="fold each run of them into one row (the default).", run=_library_frames_set(False)
+)
 
 
 @command("up", "u", usage="up [count]", summary="Move to an older (calling) frame.", argument=_COUNT)

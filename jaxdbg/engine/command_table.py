@@ -84,7 +84,8 @@ class Command:
     @property
     def help_summary(self) -> str:
         """The line of help ``help`` shows, with a sentence for each sub-word."""
-        return " ".join([self.summary] + [f"'{self.name} {s.word}': {s.summary}" for s in self.sub_words])
+        sentences = [self.summary] + [f"'{self.name} {s.word}': {s.summary}" for s in self.sub_words]
+        return " ".join(s if s.endswith((".", "!", "?")) else s + "." for s in sentences)  # a plugin's too
 
     def help(self) -> CommandHelp:
         return CommandHelp(self.names, self.help_usage, self.help_summary)

@@ -48,6 +48,20 @@ def test_every_command_has_help_and_an_argument_kind():
         assert callable(command.run), command.name
 
 
+def test_a_commands_help_names_its_sub_words_once_each_in_a_sentence_of_its_own():
+    """``library_frames [on|off]``, not ``library_frames [on|off] [on|off]``; and each
+    sub-word's sentence ends before the next begins."""
+    for command in TABLE.commands():
+        help_ = command.help()
+        for sub in command.sub_words:
+            assert help_.summary.count(f"'{command.name} {sub.word}'") == 1, help_.summary
+            words = command.usage.replace("[", " ").replace("]", " ").replace("|", " ").split()
+            assert sub.word not in words, f"{command.usage!r}: help adds [{sub.word}|...] itself"
+        sentences = [command.summary, *(sub.summary for sub in command.sub_words)]
+        assert all(s.endswith(".") for s in sentences), help_.summary  # read one after another
+        assert help_.usage.count("[") == help_.usage.count("]"), help_.usage
+
+
 def test_names_are_unique_across_commands():
     names = TABLE.names()
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
