@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -268,7 +269,10 @@ def test_interrupting_a_sharded_jit_stop_ends_the_cell_and_the_next_call_stops_a
     kernel.assert_alive()
 
 
-STUCK_COMMAND = "open({flag!r}, 'w').close(); time.sleep(12); print('typed loop finished', flush=True)"
+# Long enough to outlast the interrupt's grace (runtime.interrupts.STUCK_GRACE_S, 1 s) on a
+# loaded machine, so the command is given up while inside its call.
+STUCK_S = 8
+STUCK_COMMAND = "open({flag!r}, 'w').close(); time.sleep(%d); print('typed loop finished', flush=True)" % STUCK_S
 
 
 @pytest.mark.timeout(400)
@@ -291,6 +295,7 @@ def test_an_interrupted_command_stuck_in_a_call_is_given_up_with_one_notice(own_
     flag = tmp_path / "started"
     submit(kernel, STUCK_COMMAND.format(flag=str(flag)))
     wait_started(kernel, flag)
+    started = time.monotonic()
     kernel.interrupt()
     done = kernel.wait_reply(mid, timeout=120)  # the cell does not wait for the call
     assert done.status == "error", done
@@ -299,7 +304,8 @@ def test_an_interrupted_command_stuck_in_a_call_is_given_up_with_one_notice(own_
     summary = static_texts(done)[-1]
     assert summary.count("cannot be interrupted") == 1, summary
     # Long enough for the call to have returned and the command to have gone on.
-    after = kernel.run("time.sleep(14); print('next cell')", timeout=120)
+    past_the_call = max(0.0, started + STUCK_S + 2 - time.monotonic())
+    after = kernel.run(f"time.sleep({past_the_call:.1f}); print('next cell')", timeout=120)
     assert after.stdout == "next cell\n", after
     assert "typed loop finished" not in kernel.result(mid).stdout + after.stdout
     assert no_live_panel(kernel)
