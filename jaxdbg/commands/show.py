@@ -36,8 +36,15 @@ def run(session: Any, arg: str) -> Output:
     pictures = []
     for path, leaf in leaves[:LEAVES_SHOWN]:
         try:
-            pictures.append((path, array_picture.picture(leaf, max_side=TERMINAL_SIDE)))
+            pictures.append((path, array_picture.picture(leaf, axes=_axes_for(leaf), max_side=TERMINAL_SIDE)))
         except array_picture.PictureError as e:
             return _error(f"cannot show {source}{path}: {e}")
     shown = picture_sets.ShownArrays(source, pictures, more=len(leaves) - len(pictures))
     return Output(OutputKind.PICTURE, str(shown), shown)
+
+
+def _axes_for(leaf: Any) -> tuple[int, int] | None:
+    """A 2-D column (a Dense layer's ``(n, 1)`` kernel) as one row, not one cell a line;
+    the picture's note says it is drawn transposed. Else the default, the last two axes."""
+    shape = tuple(getattr(leaf, "shape", ()))
+    return (1, 0) if shape[1:] == (1,) and len(shape) == 2 and shape[0] > 1 else None

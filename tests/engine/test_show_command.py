@@ -107,3 +107,24 @@ def test_show_of_a_pytree_names_each_picture_by_its_path_and_draws_a_tiny_leaf_s
     )
     assert sizes["tiny['scale']"] == ("8", "8")  # one cell: a small square, not a 64-pixel block
     assert sizes["tiny['w']"] == ("16", "64")  # 4 pixels a cell, as before
+
+
+def test_show_draws_a_column_as_one_row_and_says_so():
+    """A Dense layer's (n, 1) kernel: one line across, not one cell a line."""
+    t = Transcript("show column", "show column[:3]", "show row", "c")
+
+    @jax.jit
+    def f(x):
+        column = x.reshape(-1, 1)  # noqa: F841
+        row = x.reshape(1, -1)  # noqa: F841
+        jaxdbg.breakpoint(**t.options)
+        return x
+
+    f(jnp.arange(100.0))
+    lines = t.answers("show column")[0].splitlines()
+    assert (
+        lines[0] == "column: float32[100,1]  transposed: its rows drawn across; sampled (evenly spaced): 64 of 100 rows"
+    )
+    assert len(lines) == 3 and len(lines[1]) == 64 and lines[1][0] == "0" and lines[1][-1] == "@", lines
+    assert t.answers("show column[:3]")[0].splitlines()[1] == "0+@"  # zero, the middle of the ramp, its top
+    assert t.answers("show row")[0].splitlines()[0] == "row: float32[1,100]  sampled (evenly spaced): 64 of 100 columns"

@@ -127,11 +127,16 @@ class ArrayPicture(Drawable):
         parts = []
         if self.slice_text():
             parts.append(f"slice {self.slice_text()}")
+        transposed = len(self.shape) == 2 and self.axes == (1, 0)
+        if transposed:
+            parts.append("transposed: its rows drawn across")
         if self.sampling is not None:
             how = "evenly spaced" if self.sampling is Sampling.STRIDED else "the first and last halves"
             cut = [
                 f"{len(kept)} of {n} {what}"
-                for kept, n, what in zip((self.rows, self.cols), self.slice_shape, ("rows", "columns"))
+                for kept, n, what in zip(
+                    (self.rows, self.cols), self.slice_shape, ("columns", "rows") if transposed else ("rows", "columns")
+                )
                 if len(kept) < n
             ]
             parts.append(f"sampled ({how}): " + ", ".join(cut))
