@@ -61,6 +61,7 @@ class WatchedFunction:
         functools.update_wrapper(self, compiled)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # IPython and pytest leave this frame out of a traceback
         if enabled() and jax.process_count() > 1:
             return self._call_in_job(args, kwargs)
         if self._pmap_options is None:
@@ -82,6 +83,7 @@ class WatchedFunction:
         failing call leaves the job's collectives waiting on each other, and nothing
         after it (the locating included) can run. So JAX's checks stay off for the call
         and the same check of its outputs is made here, on every process alike."""
+        __tracebackhide__ = True
         flags: Any = jax.config  # each flag is an attribute JAX adds at run time
         nans, infs = bool(flags.jax_debug_nans), bool(flags.jax_debug_infs)
         with nan_location.without_jax_nan_checks():

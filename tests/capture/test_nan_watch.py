@@ -216,6 +216,27 @@ def test_quit_at_a_nan_stop_says_the_calls_error_goes_on(watch):
     assert said == "Quitting: the call has failed already, and its FloatingPointError goes on.\n", said
 
 
+def test_a_traceback_through_a_watched_function_shows_no_frame_of_jaxdbg(watch):
+    """With the watch on every jitted call passes through jaxdbg's wrapper: IPython's
+    traceback of any error from one (here a shape error) leaves that frame out."""
+    from IPython.core import ultratb
+
+    watch("c")
+
+    @jax.jit
+    def mismatched(x):
+        return x @ jnp.ones(3)
+
+    with pytest.raises(TypeError) as raised:
+        mismatched(jnp.ones(2))
+    try:  # IPython 9 names its colours a theme; Colab's IPython 7, a scheme
+        shown = ultratb.AutoFormattedTB(mode="Context", theme_name="nocolor")
+    except TypeError:
+        shown = ultratb.AutoFormattedTB(mode="Context", color_scheme="NoColor")
+    text = shown.text(raised.type, raised.value, raised.tb)
+    assert "mismatched" in text and "jaxdbg/capture/nan_watch.py" not in text, text
+
+
 def test_functions_stay_jaxs_own_once_the_watch_is_off(watch):
     watch("c")
     assert jax.jit is nan_watch._watching_jit and jax.pmap is nan_watch._watching_pmap
