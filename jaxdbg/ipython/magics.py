@@ -76,6 +76,9 @@ def jaxdbg_magic(line: str = "") -> None:
     if not name:
         show(status_table())
         return
+    if name in ("help", "-h", "--help", "?"):
+        print(usage())
+        return
     sub = _SUBCOMMANDS.get(name)
     if sub is None:
         print(f"%jaxdbg: unknown subcommand {name!r}.\n{usage()}")
@@ -366,7 +369,7 @@ register_subcommand(config.PRINT_ROUTING.name, f"{config.PRINT_ROUTING.name} on|
 
 def _library_frames(args: str) -> None:
     library_frames.set_shown(parse_switch(args))
-    print("library frames: " + " ".join(_library_frames_status()))
+    print("library frames: " + ", ".join(_library_frames_status()))
 
 
 register_subcommand("library_frames", "library_frames on|off", _library_frames)

@@ -47,6 +47,13 @@ def test_unknown_subcommand_changes_no_flag(capsys):
     assert {flag: getattr(jax.config, flag) for flag in magics.FLAGS} == before
 
 
+@pytest.mark.parametrize("asked", ["help", "-h", "--help", "?"])
+def test_asking_for_help_prints_the_usage_alone(asked, capsys):
+    magics.jaxdbg_magic(asked)
+    out = capsys.readouterr().out
+    assert out == magics.usage() + "\n" and "unknown" not in out
+
+
 def test_parse_switch():
     assert magics.parse_switch(" ON ") is True and magics.parse_switch("off") is False
     with pytest.raises(magics.UsageError):
