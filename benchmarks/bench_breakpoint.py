@@ -26,6 +26,12 @@
    against ``jax.debug.breakpoint``. Goal 1.0x. And of a step whose frame holds a pytree
    of 5,000 small leaves, and of a train step (``value_and_grad``) through 12 layers
    with a breakpoint in each. Goal 1.1x.
+4. A Python loop of jitted calls: a Flax NNX train step (an MLP, optax Adam, ``nnx.jit``,
+   about 1 ms a step on CPU) called step by step, with ``jaxdbg.breakpoint()`` in its loss
+   passed by ``disable``, against the same step with an empty ``jax.debug.callback``
+   (goal 1.5x), and against the step with neither (no goal: on CPU, XLA runs a program
+   that holds any host callback before the call returns, so the next step's Python no
+   longer overlaps this one; the row shows what that costs).
 
 Every row interleaves its candidates and reports the median ratio with its spread
 (row 1 with three times the repeats: its runs take about 0.1 s each).
@@ -39,6 +45,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -493,6 +500,82 @@ def _against_jax(measure: str, compile_with, repeats: int, note: str):
     )
 
 
+# -- 4. a Python loop of jitted train steps ---------------------------------------------
+
+
+def _nnx_train_steps(stop_in_loss) -> Callable[[Any, Any], Any]:
+    """A Flax NNX MLP's jitted train step (optax Adam), ``stop_in_loss()`` in its loss."""
+    import optax
+    from flax import nnx
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs: nnx.Rngs) -> None:
+            self.l1 = nnx.Linear(64, 256, rngs=rngs)
+            self.l2 = nnx.Linear(256, 10, rngs=rngs)
+
+        def __call__(self, x):
+            return self.l2(jax.nn.relu(self.l1(x)))
+
+    model = MLP(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+
+    @nnx.jit
+    def train_step(model, optimizer, x, y):
+        def loss_fn(model):
+            loss = optax.softmax_cross_entropy_with_integer_labels(model(x), y).mean()
+            stop_in_loss()
+            return loss
+
+        loss, grads = nnx.value_and_grad(loss_fn)(model)
+        optimizer.update(model, grads)
+        return loss
+
+    return lambda x, y: train_step(model, optimizer, x, y)
+
+
+def python_loop_of_train_steps(steps: int, repeats: int) -> list:
+    x = jax.random.normal(jax.random.PRNGKey(1), (128, 64))
+    y = jnp.arange(128) % 10
+    answers = io.StringIO("disable\nc\n")
+    candidates = {
+        "none": _nnx_train_steps(lambda: None),
+        "cb": _nnx_train_steps(lambda: jax.debug.callback(_noop)),
+        "ours": _nnx_train_steps(lambda: jaxdbg.breakpoint(backend="cli", stdin=answers, stdout=io.StringIO())),
+    }
+    for step in candidates.values():  # compile; the breakpoint's first stop disables it
+        step(x, y).block_until_ready()
+    number = max(row.number for row in breakpoint_state.rows())
+
+    def loop(step):
+        def run():
+            for _ in range(steps):
+                loss = step(x, y)
+            return loss
+
+        return run
+
+    try:
+        per_step = _timed_per_step({name: loop(step) for name, step in candidates.items()}, steps, repeats)
+    finally:
+        _clear(number)
+    measure = f"passed stop (disable) in a Flax NNX train step, a Python loop of {steps:,} jitted calls"
+    return [
+        _vs_callback(
+            measure, per_step, "both hold a host callback, so on CPU each call returns once its program has run"
+        ),
+        ratio_row(
+            f"{measure}, vs none",
+            per_step["ours"],
+            per_step["none"],
+            None,
+            unit="us",
+            baseline_name="(no breakpoint)",
+            note="no goal: on CPU a program that holds any host callback runs before the call returns, "
+            "so Python no longer prepares the next step while this one runs",
+        ),
+    ]
+
+
 def main() -> None:
     args = arguments(__doc__.splitlines()[0]).parse_args()
     if args.quick:
@@ -509,6 +592,7 @@ def main() -> None:
     rows.append(trace_and_compile(10, 30, compiles))
     rows.append(trace_and_compile_tree(200 if args.quick else 5_000, compiles))
     rows.append(trace_and_compile_train_step(3 if args.quick else 12, compiles))
+    rows += python_loop_of_train_steps(20 if args.quick else 300, repeats)
     finish(rows, args.json)
 
 

@@ -52,7 +52,9 @@ def interleave(candidates: dict[str, Callable[[], float]], repeats: int, warmup:
     return samples
 
 
-def _verdict(low: float, high: float, goal: float) -> str:
+def _verdict(low: float, high: float, goal: float | None) -> str:
+    if goal is None:  # a row shown for scale
+        return "no goal"
     if high <= goal:
         return "meets"
     if low > goal:
@@ -64,13 +66,14 @@ def ratio_row(
     measure: str,
     ours: list[float],
     baseline: list[float],
-    goal: float,
+    goal: float | None,
     *,
     unit: str = "s",
     baseline_name: str = "",
     note: str = "",
 ) -> Row:
-    """A row comparing interleaved samples: the ratio ours/baseline per repeat."""
+    """A row comparing interleaved samples: the ratio ours/baseline per repeat (``goal``
+    None: no goal, the row shows a cost for scale and its note says why)."""
     ratios = [o / b for o, b in zip(ours, baseline) if b > 0]
     low, high = (min(ratios), max(ratios)) if ratios else (float("nan"), float("nan"))
     ratio = statistics.median(ratios) if ratios else float("nan")
@@ -160,6 +163,8 @@ def quantity(value: float, unit: str) -> str:
 def goal_text(row: Row) -> str:
     if row["kind"] == "absolute":
         return f"<= {quantity(row['goal'], row['unit'])}"
+    if row["goal"] is None:
+        return "-"
     return f"<= {row['goal']:g}x" if row["kind"] == "ratio" else f"<= +{row['goal']:g} {row['unit']}"
 
 

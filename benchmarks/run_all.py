@@ -3,7 +3,8 @@
 Each ``bench_*.py`` runs in its own process (some set JAX flags at import) with
 ``--json``; their rows are joined into one table: measure, ours, baseline, ratio, the
 spread of the ratio over the interleaved repeats, the goal, and the verdict ("meets",
-"misses", or "within noise" when the goal lies inside the spread). The table is
+"misses", or "within noise" when the goal lies inside the spread; "no goal" for a row
+shown for scale). The table is
 written as JSON under test-artifacts/ (``--out`` to choose the file), so that two
 commits can be compared: ``--compare OLD.json`` prints, per measure, the ratio then and
 now, and "within noise" when the new one lies inside the old run's spread.

@@ -32,6 +32,7 @@ GOAL_MEASURES = {
         "with a watch on a scalar",
         "untriggered breakpoint_if",
         "trace + compile, 10 frames x 30 locals",
+        "in a Flax NNX train step, a Python loop",
     ),
     "bench_panel": ("pause -> panel shown, 20", "parameter tree as a local vs one array local"),
     # ... and a big pytree watched from the statistics the program sends, not its leaves
@@ -74,6 +75,8 @@ def test_a_result_inside_the_spread_is_within_noise():
     assert measure.ratio_row("m", ours, base, 1.1)["verdict"] == "meets"
     assert measure.ratio_row("m", ours, base, 0.9)["verdict"] == "misses"
     assert measure.delta_row("mem", [130, 120], [100, 100], 50)["verdict"] == "meets"
+    shown = measure.ratio_row("m", ours, base, None)
+    assert shown["verdict"] == "no goal" and measure.goal_text(shown) == "-"
 
 
 def test_compare_names_the_change_and_the_noise():
@@ -137,7 +140,8 @@ def test_the_quick_run_of_each_benchmark_writes_its_measures_without_the_test_su
         assert any(wanted in name for name in names), (wanted, names)
     assert {row["benchmark"] for row in table["rows"]} == {benchmark}
     for row in table["rows"]:
-        assert row["verdict"] in ("meets", "misses", "within noise"), row
+        assert row["verdict"] in ("meets", "misses", "within noise", "no goal"), row
+        assert (row["verdict"] == "no goal") == (row["goal"] is None), row
         assert row["ours"] > 0 and row["baseline"] > 0 and row["repeats"] >= 1, row
     assert "measure" in proc.stdout and "verdict" in proc.stdout  # the one table is printed
     assert "change from abc (then)" in proc.stdout and "m: not measured now" in proc.stdout
