@@ -205,10 +205,13 @@ def _log(s: Session, arg: str) -> Output:
     breakpoint_checks.forget_reports(number)
     if not template:
         return Output(OutputKind.TEXT, f"Breakpoint {number} stops again (no log template).")
+    condition, _ = breakpoint_state.checks(number)
+    # A condition set before still chooses the stops: a logpoint writes only at those.
+    where = f" where {condition} holds (its condition; 'condition {number}' clears it)" if condition else ""
     return Output(
         OutputKind.TEXT,
         f"Breakpoint {number} is a logpoint now: it writes "
-        f"{template!r} and does not stop; 'log {number}' makes it stop again.",
+        f"{template!r}{where} and does not stop; 'log {number}' makes it stop again.",
     )
 
 
@@ -231,7 +234,7 @@ def _breakpoints(s: Session, arg: str) -> Output:
             f"{r.location} in {r.function}{note}"
         )
         if r.condition:
-            lines.append(f"        stop only if {r.condition}")
+            lines.append(f"        {'log' if r.log_template else 'stop'} only if {r.condition}")
         if r.log_template:
             lines.append(f"        log {r.log_template!r} (never stops)")
     return Output(OutputKind.BREAKPOINTS, "\n".join(lines), rows)

@@ -99,6 +99,20 @@ def test_a_logpoint_writes_its_line_per_step_and_never_stops(capsys):
     assert rows[0].site.function == "body" and rows[0].site.lineno == _site_of(f)[1]
 
 
+def test_a_logpoint_made_at_a_conditional_stop_writes_where_the_condition_holds_and_says_so():
+    n = _breakpoint_number()
+    t = Transcript("p i", f"condition {n} i % 10 == 9", "c", "p i", f'log {n} "step {{i:.0f}}"', "breakpoints", "c")
+    rows = []
+    with prints.sink_installed(rows.append):
+        _scan(t, 40)()
+    assert _steps(t) == [0, 9]
+    assert [r.text for r in rows] == ["step 19", "step 29", "step 39"]
+    said = t.answers(f'log {n} "step {{i:.0f}}"')[0]
+    assert f"where i % 10 == 9 holds (its condition; 'condition {n}' clears it)" in said, said
+    listing = t.answers("breakpoints")[0]
+    assert "log only if i % 10 == 9" in listing and "stop only if" not in listing, listing
+
+
 def test_a_logpoint_without_a_print_log_writes_to_stdout_and_a_failing_one_says_once(capsys):
     f = _scan(Transcript(), 3)
     number = _breakpoint_number()
@@ -132,7 +146,7 @@ def test_condition_and_log_commands_refuse_bad_input_and_show_in_breakpoints():
     assert "does not parse: SyntaxError" in t.answers(f"condition {number} i >")[0]
     assert "does not parse: SyntaxError" in t.answers(f"log {number} 'step {{i'")[0]
     listing = t.answers("breakpoints")[0]
-    assert "stop only if i > 100" in listing and "log 'at {i}' (never stops)" in listing
+    assert "log only if i > 100" in listing and "log 'at {i}' (never stops)" in listing
     row = next(r for r in breakpoint_state.rows() if r.number == number)
     assert row.condition == "" and row.log_template == ""  # cleared by the last two commands
 
