@@ -66,6 +66,11 @@ LIBRARY_FRAMES = EnvironmentVariable(
     "on: installed libraries' frames (Flax, Equinox, optax, anything in site-packages) are listed one by one "
     "in 'where' and the panel, and up / down stop at them (unset: each run of them is one row, stepped over)",
 )
+BREAKPOINTS = EnvironmentVariable(
+    "JAXDBG_BREAKPOINTS",
+    "off: every jaxdbg breakpoint (and jax.debug.breakpoint() routed to jaxdbg) is left out of the programs traced "
+    "from then on, which run as if it were not there (unset or on: breakpoints stop)",
+)
 # Not jaxdbg's own, so not in ENVIRONMENT's table: XLA's flags, to which importing jaxdbg
 # adds its CPU collective timeouts (runtime/collective_timeouts.py).
 XLA_FLAGS = EnvironmentVariable("XLA_FLAGS", "XLA's flags, read once when JAX starts its backends")
@@ -73,7 +78,15 @@ XLA_FLAGS = EnvironmentVariable("XLA_FLAGS", "XLA's flags, read once when JAX st
 #: What turns a setting on (an environment variable's value, a command's argument).
 ON_WORDS = frozenset({"on", "1", "true", "yes", "show"})
 
-ENVIRONMENT = (BACKEND, COMMANDS, CI, DEBUG_SECRET, DEBUG_PROCESS, LIBRARY_FRAMES)
+#: What turns a setting that is on by default off.
+OFF_WORDS = frozenset({"off", "0", "false", "no"})
+
+ENVIRONMENT = (BACKEND, COMMANDS, CI, DEBUG_SECRET, DEBUG_PROCESS, LIBRARY_FRAMES, BREAKPOINTS)
+
+
+def breakpoints_on() -> bool:
+    """Whether a breakpoint traced now is staged into its program ($JAXDBG_BREAKPOINTS)."""
+    return BREAKPOINTS.get().strip().lower() not in OFF_WORDS
 
 
 def launched_process_environment() -> dict[str, str]:

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
+from jaxdbg import config
 from jaxdbg.capture import operand_reader, prints, screening, staging
 from jaxdbg.engine import breakpoint_checks, breakpoint_state, program_shardings, registry, stop_serving
 from jaxdbg.engine import frames as frames_mod
@@ -255,6 +256,8 @@ def place_breakpoint(
     """
     if token is not None and ordered:
         raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
+    if not config.breakpoints_on():  # %jaxdbg breakpoints off: the program runs as if it were not here
+        return token
     if replay.replaying():  # a replay's own debugger is stepping through this already
         return token
     if jax_partial_eval.in_exploratory_partial_eval():  # Linen's nn.scan looking at its body

@@ -12,6 +12,7 @@ import dataclasses
 import importlib.util
 from typing import Any, Callable
 
+import jax
 from markupsafe import Markup
 
 from jaxdbg import config
@@ -258,6 +259,7 @@ def status_table() -> StatusTable:
     in_job = job.describe()
     if in_job is not None:
         rows.append(StatusRow("job", *in_job))
+    rows.append(StatusRow("breakpoints", *_breakpoints_status()))
     rows.append(StatusRow("library frames", *_library_frames_status()))
     for flag in config.JAX_FLAGS:
         rows.append(StatusRow(flag.name, "on" if flag.get() else "off"))
@@ -373,6 +375,30 @@ def _library_frames(args: str) -> None:
 
 
 register_subcommand("library_frames", "library_frames on|off", _library_frames)
+
+
+def _breakpoints_status() -> tuple[str, str]:
+    if config.breakpoints_on():
+        return "on", "they stop (%jaxdbg breakpoints off leaves them out of the programs, which then run at full speed)"
+    return "off", "left out of every program traced since ($JAXDBG_BREAKPOINTS)"
+
+
+def _breakpoints(args: str) -> None:
+    on = parse_switch(args)
+    if on != config.breakpoints_on():
+        config.BREAKPOINTS.set(None if on else "off")
+        # A program compiled before holds its stops, or lacks them: JAX traces and
+        # compiles each jitted function again at its next call, so that it follows the switch.
+        jax.clear_caches()
+        print(
+            f"jaxdbg breakpoints: {'on' if on else 'off'}; every jitted function is traced and compiled again "
+            f"at its next call, {'with' if on else 'without'} its breakpoints"
+        )
+        return
+    print("jaxdbg breakpoints: " + ", ".join(_breakpoints_status()))
+
+
+register_subcommand("breakpoints", "breakpoints on|off", _breakpoints)
 
 
 # -- the extension feature ------------------------------------------------------------
