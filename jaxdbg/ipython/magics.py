@@ -385,6 +385,13 @@ def _breakpoints_status() -> tuple[str, str]:
 
 def _breakpoints(args: str) -> None:
     on = parse_switch(args)
+    if on != config.breakpoints_on() and job.current() is not None:
+        # A program with its stops and one without them hold different collectives: the
+        # processes of a job would wait on each other for ever.
+        raise UsageError(
+            f"every process of a jax.distributed job must compile the same program: set "
+            f"${config.BREAKPOINTS.name}={'on' if on else 'off'} in each before it starts"
+        )
     if on != config.breakpoints_on():
         config.BREAKPOINTS.set(None if on else "off")
         # A program compiled before holds its stops, or lacks them: JAX traces and

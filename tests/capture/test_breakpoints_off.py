@@ -89,3 +89,13 @@ def test_switching_to_what_it_is_already_clears_nothing_and_a_bad_word_changes_n
     assert "jaxdbg breakpoints: on, they stop" in out
     assert "expected on or off, not 'maybe'" in out and "usage: %jaxdbg breakpoints on|off" in out
     assert cleared == [] and config.breakpoints_on()
+
+
+def test_in_a_distributed_job_the_switch_is_refused_since_every_process_must_compile_alike(monkeypatch, capsys):
+    from jaxdbg.job import membership
+
+    monkeypatch.setattr(membership, "current", lambda: object())
+    magics.jaxdbg_magic("breakpoints off")
+    out = capsys.readouterr().out
+    assert "every process of a jax.distributed job must compile the same program" in out, out
+    assert "$JAXDBG_BREAKPOINTS=off in each before it starts" in out and config.breakpoints_on()
