@@ -53,3 +53,25 @@ def test_unload_ext_undoes_a_backend_chosen_with_the_magic(kernel):
     )
     assert after.status == "ok", after
     assert after.stdout.splitlines() == ["None", "True"], after
+
+
+def test_breakpoints_off_lets_a_step_compiled_with_its_stop_run_through_and_on_brings_it_back(kernel_python):
+    from support.kernel_harness import KernelHarness
+
+    with KernelHarness(kernel_python, env={"JAXDBG_BACKEND": "cli"}) as kernel:
+        setup = kernel.run(
+            "import jax, jax.numpy as jnp, jaxdbg\n%load_ext jaxdbg\n"
+            "step = jax.jit(lambda x: (jaxdbg.breakpoint(), x * 3)[1])",
+            timeout=120,
+        )
+        assert setup.status == "ok", setup
+        kernel.answer_input("c")
+        first = kernel.run("print('first', step(jnp.ones(2)).tolist())", timeout=120)
+        assert "Stopped at" in first.stdout and "first [3.0, 3.0]" in first.stdout, first
+        # No answer is queued: a stop here would wait at the prompt and the cell time out.
+        off = kernel.run("%jaxdbg breakpoints off\nprint('second', step(jnp.ones(2)).tolist())", timeout=120)
+        assert off.status == "ok" and "Stopped at" not in off.stdout, off
+        assert "jaxdbg breakpoints: off" in off.stdout and "second [3.0, 3.0]" in off.stdout, off
+        kernel.answer_input("c")
+        on = kernel.run("%jaxdbg breakpoints on\nprint('third', step(jnp.ones(2)).tolist())", timeout=120)
+        assert "Stopped at" in on.stdout and "third [3.0, 3.0]" in on.stdout, on
