@@ -60,7 +60,7 @@ def parse_switch(args: str) -> bool:
     word = args.strip().lower()
     if word in ("on", "true", "1", "yes"):
         return True
-    if word in ("off", "false", "0", "no"):
+    if word in config.OFF_WORDS:
         return False
     raise UsageError(f"expected on or off, not {args.strip()!r}" if word else "expected on or off")
 
@@ -385,24 +385,24 @@ def _breakpoints_status() -> tuple[str, str]:
 
 def _breakpoints(args: str) -> None:
     on = parse_switch(args)
-    if on != config.breakpoints_on() and job.current() is not None:
+    if on == config.breakpoints_on():  # as it is: nothing to compile again
+        print("jaxdbg breakpoints: " + ", ".join(_breakpoints_status()))
+        return
+    if job.current() is not None:
         # A program with its stops and one without them hold different collectives: the
         # processes of a job would wait on each other for ever.
         raise UsageError(
             f"every process of a jax.distributed job must compile the same program: set "
             f"${config.BREAKPOINTS.name}={'on' if on else 'off'} in each before it starts"
         )
-    if on != config.breakpoints_on():
-        config.BREAKPOINTS.set(None if on else "off")
-        # A program compiled before holds its stops, or lacks them: JAX traces and
-        # compiles each jitted function again at its next call, so that it follows the switch.
-        jax.clear_caches()
-        print(
-            f"jaxdbg breakpoints: {'on' if on else 'off'}; every jitted function is traced and compiled again "
-            f"at its next call, {'with' if on else 'without'} its breakpoints"
-        )
-        return
-    print("jaxdbg breakpoints: " + ", ".join(_breakpoints_status()))
+    config.BREAKPOINTS.set(None if on else "off")
+    # A program compiled before holds its stops, or lacks them: JAX traces and compiles
+    # each jitted function again at its next call, so that it follows the switch.
+    jax.clear_caches()
+    print(
+        f"jaxdbg breakpoints: {'on' if on else 'off'}; every jitted function is traced and compiled again "
+        f"at its next call, {'with' if on else 'without'} its breakpoints"
+    )
 
 
 register_subcommand("breakpoints", "breakpoints on|off", _breakpoints)
