@@ -105,25 +105,30 @@ class _ShellPump:
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
-        self._lock = threading.Lock()  # guards users and starting a pause
-        self._users = 0
+        self._lock = threading.Lock()  # guards waiters and starting a pause
+        # The waiting threads, by ident. A set rather than a count: a Ctrl-C can raise
+        # KeyboardInterrupt in the main thread between any two of its bytecodes, also
+        # inside acquire or release (a stop waits in short rounds, acquiring and
+        # releasing at each), and adding or discarding oneself twice, or not at all,
+        # must neither leak a waiter (the pump would hold every later cell for ever)
+        # nor drop another thread's.
+        self._waiters: set[int] = set()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._pauses: "queue.SimpleQueue[threading.Event]" = queue.SimpleQueue()
         self._idle = threading.Event()  # set while no pause is being pumped or drained
         self._idle.set()
-        self._waiter_is_main = False
         self._held: list | None = None  # while pumping: the execute_requests held back
         self.error: BaseException | None = None
 
-    def acquire(self, waiter_is_main: bool) -> None:
+    def acquire(self) -> None:
+        """The calling thread waits from now on (again: no change)."""
         with self._lock:
             # A pump that is still stopping (draining, restoring the handler) must be
             # done before a new pause reads the socket.
-            if self._users == 0:
+            if not self._waiters:
                 self._idle.wait(timeout=10)
-            self._users += 1
-            self._waiter_is_main = self._waiter_is_main or waiter_is_main
+            self._waiters.add(threading.get_ident())
             if self._idle.is_set():  # nothing pumps now (or it stopped by itself): start
                 self._stop = threading.Event()
                 self._idle.clear()
@@ -133,12 +138,11 @@ class _ShellPump:
                     self._thread.start()
 
     def release(self) -> None:
+        """The calling thread waits no more (had it not acquired: no change)."""
         with self._lock:
-            self._users -= 1
-            if self._users > 0:
+            self._waiters.discard(threading.get_ident())
+            if self._waiters:
                 return
-            self._users = 0
-            self._waiter_is_main = False
             self._stop.set()
             if self._thread is not threading.current_thread():
                 # Waited for under the lock so a concurrent acquire cannot start a second
@@ -154,9 +158,13 @@ class _ShellPump:
                 self._idle.set()
 
     def _keep_going(self, stop: threading.Event) -> bool:
-        # If the cell returned while we pumped, the kernel's loop reads the queue
-        # again: stop at once rather than race it.
-        return not stop.is_set() and (self._waiter_is_main or main_shell_busy(self.kernel))
+        # No waiter left: a release cut short by a Ctrl-C before it set ``stop``. If the
+        # cell returned while we pumped, the kernel's loop reads the queue again: stop
+        # at once rather than race it.
+        waiters = set(self._waiters)
+        if stop.is_set() or not waiters:
+            return False
+        return threading.main_thread().ident in waiters or main_shell_busy(self.kernel)
 
     def holds_here(self, item: tuple[Any, Any, Any]) -> bool:
         """Called by a replay the pump dispatched: hold it again; False if not ours.

@@ -345,13 +345,12 @@ class PauseChannel:
             except queue.Empty:
                 return UNRESPONSIVE
         pinned = self._cell.pin()
-        pump = None
-        if self.mechanism is Mechanism.PUMP:
-            pump = ipykernel_pump.shell_pump(self._kernel)
-            pump.acquire(waiter_is_main=on_main)
+        pump = ipykernel_pump.shell_pump(self._kernel) if self.mechanism is Mechanism.PUMP else None
         deadline = None if timeout is None else time.monotonic() + timeout
         listener.__enter__()
         try:
+            if pump is not None:  # inside the try: a Ctrl-C that ends the acquire still releases
+                pump.acquire()
             while True:
                 try:
                     # Interruptible on the main thread: SIGINT raises right here.
