@@ -147,9 +147,17 @@ class StatusTable:
 
 
 _backend_set_by_magic: str | None = None
-# $JAXDBG_BACKEND before %jaxdbg backend first changed it (a list: empty when unchanged),
-# put back by %unload_ext: the backend named may be one the extension registered.
-_backend_before_magic: list[str | None] = []
+# Each jaxdbg variable (backend, library frames, breakpoints) as it was before a %jaxdbg
+# subcommand first changed it, put back by %unload_ext: the backend named may be one the
+# extension registered, and a notebook without the extension should not be left with its
+# breakpoints silently out of the programs.
+_environment_before_magic: dict[str, tuple[config.EnvironmentVariable, str | None]] = {}
+
+
+def _remember(variable: config.EnvironmentVariable) -> config.EnvironmentVariable:
+    """``variable``, its value before the first change by a subcommand kept for %unload_ext."""
+    _environment_before_magic.setdefault(variable.name, (variable, variable.raw()))
+    return variable
 
 
 def backend_status() -> tuple[str, str]:
@@ -282,15 +290,13 @@ def _backend(args: str) -> None:
         raise UsageError("name a backend: " + ", ".join(registry.registered_debuggers() + ["auto"]))
     if name != "auto" and name not in registry.registered_debuggers():
         raise UsageError(f"unknown backend {name!r}; known: " + ", ".join(registry.registered_debuggers() + ["auto"]))
-    if not _backend_before_magic:
-        _backend_before_magic.append(config.BACKEND.raw())
     config.PANEL_DRAWING.force(name == "widgets")  # the panel, even where none was drawn
     if name == "auto":
-        config.BACKEND.set(None)
+        _remember(config.BACKEND).set(None)
         _backend_set_by_magic = None
         print(f"jaxdbg backend: automatic ({backend_status()[0]})")
         return
-    config.BACKEND.set(name)
+    _remember(config.BACKEND).set(name)
     _backend_set_by_magic = name
     print(f"jaxdbg backend: {name}")
 
@@ -370,7 +376,9 @@ register_subcommand(config.PRINT_ROUTING.name, f"{config.PRINT_ROUTING.name} on|
 
 
 def _library_frames(args: str) -> None:
-    library_frames.set_shown(parse_switch(args))
+    on = parse_switch(args)
+    _remember(config.LIBRARY_FRAMES)
+    library_frames.set_shown(on)
     print("library frames: " + ", ".join(_library_frames_status()))
 
 
@@ -395,10 +403,8 @@ def _breakpoints(args: str) -> None:
             f"every process of a jax.distributed job must compile the same program: set "
             f"${config.BREAKPOINTS.name}={'on' if on else 'off'} in each before it starts"
         )
-    config.BREAKPOINTS.set(None if on else "off")
-    # A program compiled before holds its stops, or lacks them: JAX traces and compiles
-    # each jitted function again at its next call, so that it follows the switch.
-    jax.clear_caches()
+    _remember(config.BREAKPOINTS).set(None if on else "off")
+    _compile_again()
     print(
         f"jaxdbg breakpoints: {'on' if on else 'off'}; every jitted function is traced and compiled again "
         f"at its next call, {'with' if on else 'without'} its breakpoints"
@@ -406,6 +412,12 @@ def _breakpoints(args: str) -> None:
 
 
 register_subcommand("breakpoints", "breakpoints on|off", _breakpoints)
+
+
+def _compile_again() -> None:
+    """A program compiled before holds its stops, or lacks them: JAX traces and compiles
+    each jitted function again at its next call, so that it follows the switch."""
+    jax.clear_caches()
 
 
 # -- the extension feature ------------------------------------------------------------
@@ -423,11 +435,12 @@ def load(shell: Any) -> None:
 
 
 def unload(shell: Any) -> None:
-    """Remove ``%jaxdbg`` (or put back the magic it replaced) and undo its backend choice."""
+    """Remove ``%jaxdbg`` (or put back the magic it replaced), and put back the settings
+    its subcommands changed (backend, library frames, breakpoints)."""
     if shell is None or not _previous_magic:
         return
     previous = _previous_magic.pop()
-    _restore_backend_choice()
+    _restore_environment()
     manager = shell.magics_manager
     if previous is None:
         manager.magics["line"].pop(MAGIC_NAME, None)
@@ -437,11 +450,15 @@ def unload(shell: Any) -> None:
         manager.magics["line"][MAGIC_NAME] = previous
 
 
-def _restore_backend_choice() -> None:
-    """Put $JAXDBG_BACKEND back as it was before ``%jaxdbg backend`` changed it."""
+def _restore_environment() -> None:
+    """Put each variable a subcommand changed back as it was before the first change."""
     global _backend_set_by_magic
-    if not _backend_before_magic:
-        return
-    config.BACKEND.set(_backend_before_magic.pop())
-    config.PANEL_DRAWING.force(False)
-    _backend_set_by_magic = None
+    breakpoints_were_on = config.breakpoints_on()
+    if config.BACKEND.name in _environment_before_magic:
+        config.PANEL_DRAWING.force(False)
+        _backend_set_by_magic = None
+    for variable, before in _environment_before_magic.values():
+        variable.set(before)
+    _environment_before_magic.clear()
+    if config.breakpoints_on() != breakpoints_were_on:
+        _compile_again()

@@ -75,3 +75,25 @@ def test_breakpoints_off_lets_a_step_compiled_with_its_stop_run_through_and_on_b
         kernel.answer_input("c")
         on = kernel.run("%jaxdbg breakpoints on\nprint('third', step(jnp.ones(2)).tolist())", timeout=120)
         assert "Stopped at" in on.stdout and "third [3.0, 3.0]" in on.stdout, on
+
+
+def test_unload_ext_puts_back_the_breakpoints_and_library_frames_the_magic_switched(kernel_python):
+    from support.kernel_harness import KernelHarness
+
+    with KernelHarness(kernel_python, env={"JAXDBG_BACKEND": "cli"}) as kernel:
+        setup = kernel.run(
+            "import os, jax, jax.numpy as jnp, jaxdbg\n%load_ext jaxdbg\n"
+            "step = jax.jit(lambda x: (jaxdbg.breakpoint(), x * 3)[1])\n"
+            "%jaxdbg breakpoints off\n%jaxdbg library_frames on\n"
+            "print('off', step(jnp.ones(2)).tolist())",  # compiled without its stop
+            timeout=120,
+        )
+        assert setup.status == "ok" and "Stopped at" not in setup.stdout, setup
+        unloaded = kernel.run(
+            "%unload_ext jaxdbg\nprint(os.environ.get('JAXDBG_BREAKPOINTS'), os.environ.get('JAXDBG_LIBRARY_FRAMES'))",
+            timeout=120,
+        )
+        assert unloaded.status == "ok" and "None None" in unloaded.stdout, unloaded
+        kernel.answer_input("c")
+        again = kernel.run("print('after', step(jnp.ones(2)).tolist())", timeout=120)
+        assert "Stopped at" in again.stdout and "after [3.0, 3.0]" in again.stdout, again
