@@ -9,6 +9,8 @@
    and the pool's hand-offs cost about 9 us a step (JAX's recipe reaches 10). So the
    row is repeated for the same cell with three reductions more in its step (7
    kernels, as a real step has many), where the stop's own kernels are all it adds.
+   And the 4-kernel cell's scan (128 wide) under ``vmap`` over 8 elements, where a
+   step in which no element's predicate holds makes no host call. Goal 1.05x.
 2. A passed stop, per step of a 10,000-step scan: ``jaxdbg.breakpoint()`` in the step,
    passed by ``continue all`` (answered at the first stop, which is not timed), by
    ``disable`` and by ``ignore``, against a no-op ``jax.debug.callback`` receiving the
@@ -115,6 +117,35 @@ def untriggered(steps: int, width: int, repeats: int) -> list[dict]:
             )
         )
     return rows
+
+
+def untriggered_under_vmap(steps: int, width: int, batch: int, repeats: int) -> dict:
+    """The recurrent cell's scan vmapped over a batch, ``breakpoint_if`` false for every
+    element (JAX's recipe has no row: under vmap its lax.cond runs both branches, so it
+    stops at every step)."""
+    weights = jax.random.normal(jax.random.PRNGKey(0), (width, width)) / width**0.5
+
+    def scan(stop_if):
+        def step(hidden, x):
+            hidden = jnp.tanh(weights @ hidden + x)
+            stop_if(jnp.any(jnp.isnan(hidden)))
+            return hidden, None
+
+        return jax.jit(jax.vmap(lambda xs: jax.lax.scan(step, jnp.zeros(width), xs)[0]))
+
+    plain, ours = scan(lambda pred: None), scan(jaxdbg.breakpoint_if)
+    xs = jnp.ones((batch, steps))
+    run = lambda f: lambda: timed(lambda: jax.block_until_ready(f(xs)))
+    samples = interleave({"none": run(plain), "ours": run(ours)}, repeats)
+    return ratio_row(
+        f"untriggered breakpoint_if under vmap ({batch} elements), {steps:,}-step scan",
+        samples["ours"],
+        samples["none"],
+        1.05,
+        unit="ms",
+        baseline_name="(no breakpoint)",
+        note="a step where no element's predicate holds makes no host call",
+    )
 
 
 # -- 2. passed stops ---------------------------------------------------------------------
@@ -585,6 +616,7 @@ def main() -> None:
     # Its runs are short (about 0.1 s each), so a single slow one moves the median: three
     # times the repeats (a minute in all) for a steadier reading.
     rows = untriggered(steps, width, 3 * repeats)
+    rows.append(untriggered_under_vmap(steps // 5, width // 4, 8, 3 * repeats))
     rows += passed_stops(steps, repeats)
     rows += passed_stops_by_local_size(
         steps // 10 if not args.quick else 20, (8, 2048 if not args.quick else 256), repeats

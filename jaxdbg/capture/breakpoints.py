@@ -453,7 +453,8 @@ def breakpoint_if(
     """Stop only where ``pred`` holds (any element, for an array predicate).
 
     When it is false nothing leaves the device: the callback sits inside
-    ``lax.cond``. Under vmap only the elements where it holds stop.
+    ``lax.cond``. Under vmap only the elements where it holds stop, and a step where it
+    holds for none calls nothing on the host.
     """
     return place_breakpoint(
         pred=pred,

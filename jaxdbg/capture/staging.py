@@ -3,7 +3,8 @@
 From the outside in:
 
 1. a ``lax.cond`` on the predicate (conditional breakpoints), so XLA skips the whole
-   breakpoint with one cheap branch when it is false;
+   breakpoint with one cheap branch when it is false (under vmap, which makes a cond on a
+   batched predicate a select, the cond on the whole batch's mask in layer 5 does);
 2. a ``custom_jvp`` layer that hides the breakpoint from differentiation (the stop sees
    forward-pass values; a token passes its tangent through);
 3. one ``custom_vmap`` layer per vmap level, so the host receives whole batches and can
@@ -138,7 +139,21 @@ def _batching_layer(sending: host_question.Sending, levels: tuple, sizes: tuple[
 
 
 def _host_callback(sending: host_question.Sending, levels, sizes, pred, operands, token, after):
-    """The unbatched view: one host callback.
+    """The unbatched view: one host callback, which a conditional stop under vmap makes
+    only where the predicate holds for some element of the batch."""
+    site = cast(StagedSite, sending.site)
+    if not (site.conditional and sizes):
+        return _stop_on_host(sending, levels, sizes, pred, operands, token, after)
+    # Under vmap the predicate is batched, so JAX made stage_breakpoint's lax.cond a select
+    # that runs the stop at every step. Here, given the whole batch's mask, one lax.cond
+    # skips the stop, host call and all, at a step where no element's predicate holds.
+    passed = token if token is not None else jnp.zeros((), jnp.float32)
+    stop = lambda: _stop_on_host(sending, levels, sizes, pred, operands, token, after)
+    return jax.lax.cond(jnp.any(pred), stop, lambda: passed)
+
+
+def _stop_on_host(sending: host_question.Sending, levels, sizes, pred, operands, token, after):
+    """One host callback.
 
     A conditional stop is already inside the outer ``lax.cond`` (see
     :func:`stage_breakpoint`), so an unbatched one needs no further test and ships no

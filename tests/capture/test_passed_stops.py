@@ -213,6 +213,40 @@ def _run_with_one_disabled(t: Transcript, step, line: int, steps: int, answers: 
         breakpoint_state.reset()
 
 
+@pytest.mark.parametrize("form", ["plain", "token", "nested vmap"])
+def test_an_untriggered_breakpoint_if_under_vmap_makes_no_host_call(monkeypatch, form):
+    # Under vmap the predicate is batched, and JAX makes a lax.cond on it a select that
+    # runs both branches: the stop asked the host at every step, with every element's
+    # predicate false (3x the step time of a small scan). It asks only at a step where
+    # some element's predicate holds.
+    host = HostBytes(monkeypatch)
+    t = Transcript("p x", "c")
+
+    def step(c, x):
+        big = jnp.full(LOCAL, x)
+        if form == "token":
+            c = jaxdbg.breakpoint_if(x > 100.0, token=c, **t.options)
+        else:
+            jaxdbg.breakpoint_if(x > 100.0, **t.options)
+        return c + big[0, 0], None
+
+    scan = jax.vmap(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+    f = jax.jit(jax.vmap(scan) if form == "nested vmap" else scan)
+    shape = (2, 3, STEPS) if form == "nested vmap" else (3, STEPS)
+    try:
+        jax.block_until_ready(f(jnp.zeros(shape)))
+        assert host.calls == 0 and host.total == 0 and t.stops() == []
+        one = (1, 2, 7) if form == "nested vmap" else (2, 7)  # one element, one step
+        out = f(jnp.zeros(shape).at[one].set(1000.0))
+        assert float(out[one[:-1]]) == 1000.0 and float(out.sum()) == 1000.0
+        assert len(t.stops()) == 1 and t.answers("p x") == ["Array(1000., dtype=float32)"], t.text
+        batch = "batch 2/2, 3/3" if form == "nested vmap" else "batch 3/3"
+        assert batch in t.stops()[0], t.text
+        assert host.calls <= 4, host.calls  # at that step only: the question, the values, the stop
+    finally:
+        breakpoint_state.reset()
+
+
 def _copies_of(shape: tuple[int, int], compiled_text: str) -> int:
     pattern = re.compile(rf"= f32\[{shape[0]},{shape[1]}\]\S* copy\(")
     return len(pattern.findall(compiled_text))
