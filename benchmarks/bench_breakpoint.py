@@ -62,7 +62,10 @@ from jaxdbg.engine import breakpoint_state, watches
 # -- 1. untriggered breakpoint_if ------------------------------------------------------
 
 
-def _recurrent_scans(width: int, more_kernels: bool = False):
+def _recurrent_scans(width: int, more_kernels: bool = False, vmapped: bool = False):
+    """The cell's scan jitted plain, with an untriggered ``breakpoint_if``, and with JAX's
+    recipe; ``vmapped``: each over a batch of input sequences."""
+    batched = jax.vmap if vmapped else (lambda f: f)
     weights = jax.random.normal(jax.random.PRNGKey(0), (width, width)) / width**0.5
 
     def step(carry, x):
@@ -88,7 +91,8 @@ def _recurrent_scans(width: int, more_kernels: bool = False):
     def jax_recipe(pred):
         jax.lax.cond(pred, lambda: jax.debug.breakpoint(), lambda: None)
 
-    return jax.jit(plain), jax.jit(guarded_by(jaxdbg.breakpoint_if)), jax.jit(guarded_by(jax_recipe))
+    scans = (plain, guarded_by(jaxdbg.breakpoint_if), guarded_by(jax_recipe))
+    return tuple(jax.jit(batched(f)) for f in scans)
 
 
 def untriggered(steps: int, width: int, repeats: int) -> list[dict]:
@@ -123,17 +127,7 @@ def untriggered_under_vmap(steps: int, width: int, batch: int, repeats: int) -> 
     """The recurrent cell's scan vmapped over a batch, ``breakpoint_if`` false for every
     element (JAX's recipe has no row: under vmap its lax.cond runs both branches, so it
     stops at every step)."""
-    weights = jax.random.normal(jax.random.PRNGKey(0), (width, width)) / width**0.5
-
-    def scan(stop_if):
-        def step(hidden, x):
-            hidden = jnp.tanh(weights @ hidden + x)
-            stop_if(jnp.any(jnp.isnan(hidden)))
-            return hidden, None
-
-        return jax.jit(jax.vmap(lambda xs: jax.lax.scan(step, jnp.zeros(width), xs)[0]))
-
-    plain, ours = scan(lambda pred: None), scan(jaxdbg.breakpoint_if)
+    plain, ours, _ = _recurrent_scans(width, vmapped=True)
     xs = jnp.ones((batch, steps))
     run = lambda f: lambda: timed(lambda: jax.block_until_ready(f(xs)))
     samples = interleave({"none": run(plain), "ours": run(ours)}, repeats)
