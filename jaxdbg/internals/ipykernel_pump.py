@@ -161,6 +161,8 @@ class _ShellPump:
         # No waiter left: a release cut short by a Ctrl-C before it set ``stop``. If the
         # cell returned while we pumped, the kernel's loop reads the queue again: stop
         # at once rather than race it.
+        # Read without the lock, which release holds while it waits for this thread to
+        # stop; copying a set is one C call, so it never sees one half changed.
         waiters = set(self._waiters)
         if stop.is_set() or not waiters:
             return False
