@@ -2,13 +2,14 @@
 
 From the outside in:
 
-1. a ``lax.cond`` on the predicate (conditional breakpoints), so XLA skips the whole
-   breakpoint with one cheap branch when it is false (under vmap, which makes a cond on a
-   batched predicate a select, the cond on the whole batch's mask in layer 5 does);
-2. a ``custom_jvp`` layer that hides the breakpoint from differentiation (the stop sees
+1. a ``custom_jvp`` layer that hides the breakpoint from differentiation (the stop sees
    forward-pass values; a token passes its tangent through);
-3. one ``custom_vmap`` layer per vmap level, so the host receives whole batches and can
+2. one ``custom_vmap`` layer per vmap level, so the host receives whole batches and can
    name the element it stops at, stop only where the predicate holds, and skip the rest;
+3. a ``lax.cond`` on the predicate (conditional breakpoints), so XLA skips the whole
+   breakpoint with one cheap branch when it is false; inside the batching layers, so
+   under vmap it branches on the whole batch's mask (JAX would make a cond on a batched
+   predicate a select that runs both branches);
 4. a ``lax.cond`` on the host's answer to "does this stop open?" (a host call XLA
    keeps in every step, with no operand but the frame's scalars: jax_host_calls.py),
    so a stop that will not open (a disabled breakpoint, ``continue all``, an ignore
@@ -33,7 +34,7 @@ From the outside in:
    sharded jit the host call opens the stop and says whether it ended the computation;
    if so every device raises that (:class:`_EndedStops`).
 
-Layers 2 and 3 leave their arguments unnamed: JAX would name a frame's every leaf there.
+Layers 1 and 2 leave their arguments unnamed: JAX would name a frame's every leaf there.
 """
 
 from __future__ import annotations
@@ -79,14 +80,8 @@ def stage_breakpoint(
     this stop is decided once that one has closed (an ``enable`` typed there holds here).
     """
     sending = host_question.Sending(site, tuple(layouts))
-    if pred is None:
-        return _hidden_from_differentiation(sending, jnp.asarray(True), operands, token, after)
-    pred_value = jnp.any(jnp.asarray(pred).astype(bool))
-    # The cond sits outside the batching and differentiation wrappers too:
-    # XLA then skips the whole breakpoint with one cheap branch when false.
-    passed = (token, None) if token is not None else (None, jnp.zeros((), jnp.float32) if after is None else after)
-    staged = lambda: _hidden_from_differentiation(sending, pred_value, operands, token, after)
-    return tuple(jax.lax.cond(pred_value, staged, lambda: passed))
+    pred_value = jnp.asarray(True) if pred is None else jnp.any(jnp.asarray(pred).astype(bool))
+    return _hidden_from_differentiation(sending, pred_value, operands, token, after)
 
 
 def _hidden_from_differentiation(
@@ -139,24 +134,32 @@ def _batching_layer(sending: host_question.Sending, levels: tuple, sizes: tuple[
 
 
 def _host_callback(sending: host_question.Sending, levels, sizes, pred, operands, token, after):
-    """The unbatched view: one host callback, which a conditional stop under vmap makes
-    only where the predicate holds for some element of the batch."""
+    """The unbatched view: one host callback, which a conditional stop makes only where
+    its predicate holds (under vmap: for some element of the batch)."""
     site = cast(StagedSite, sending.site)
-    if not (site.conditional and sizes):
+    if not site.conditional:
         return _stop_on_host(sending, levels, sizes, pred, operands, token, after)
-    # Under vmap the predicate is batched, so JAX made stage_breakpoint's lax.cond a select
-    # that runs the stop at every step. Here, given the whole batch's mask, one lax.cond
-    # skips the stop, host call and all, at a step where no element's predicate holds.
-    passed = token if token is not None else jnp.zeros((), jnp.float32)
+    # XLA skips the whole stop, host call and all, with one cheap branch. The cond sits
+    # inside the batching layers, on the whole batch's mask: JAX would make a cond on a
+    # batched predicate a select that runs the stop at every step; over an explicit mesh
+    # axis, that batching failed on the stop's values.
+    # A passed stop hands on the earlier stop's scalar, so the next stop's question still
+    # waits for that one (under vmap it may carry a batch axis this stop's scalar lacks).
+    if token is not None:
+        passed = token
+    elif after is None or sizes:
+        passed = jnp.zeros((), jnp.float32)
+    else:
+        passed = after
     stop = lambda: _stop_on_host(sending, levels, sizes, pred, operands, token, after)
-    return jax.lax.cond(jnp.any(pred), stop, lambda: passed)
+    return jax.lax.cond(jnp.any(pred) if sizes else pred, stop, lambda: passed)
 
 
 def _stop_on_host(sending: host_question.Sending, levels, sizes, pred, operands, token, after):
     """One host callback.
 
-    A conditional stop is already inside the outer ``lax.cond`` (see
-    :func:`stage_breakpoint`), so an unbatched one needs no further test and ships no
+    A conditional stop is already inside the ``lax.cond`` on its predicate (see
+    :func:`_host_callback`), so an unbatched one needs no further test and ships no
     predicate: every operand materialised for the callback costs XLA time on each loop
     step. A batched one tests whether any element's predicate holds and ships the mask.
     """

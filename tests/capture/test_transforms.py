@@ -11,7 +11,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import jaxdbg
-from support.jax_setups import explicit_axes
+from support.jax_setups import automatic_axes, devices_or_skip, explicit_axes
 from support.transcript import Transcript
 
 
@@ -415,6 +415,32 @@ def test_breakpoint_if_under_vmap_stops_only_where_true():
     assert t.answers("p x") == ["Array(1., dtype=float32)", "Array(3., dtype=float32)"]
 
 
+@pytest.mark.parametrize("axes", ["automatic", "explicit"])
+@pytest.mark.parametrize("flavour", ["breakpoint_if", "breakpoint_on_nonfinite"])
+def test_a_conditional_stop_under_vmap_over_a_sharded_batch(flavour, axes):
+    # JAX batched the stop's lax.cond on its predicate, and over an explicit mesh axis that
+    # failed on the stop's values ("Resource axis: batch ... is not found in mesh").
+    devices_or_skip(8)
+    mesh = jax.make_mesh((8,), ("batch",), **(explicit_axes(1) if axes == "explicit" else automatic_axes(1)))
+    t = Transcript("p c", "p x", "c")
+
+    def step(c, x):
+        if flavour == "breakpoint_if":
+            jaxdbg.breakpoint_if(x > 100.0, **t.options)
+        else:
+            jaxdbg.breakpoint_on_nonfinite(jnp.log(x), **t.options)
+        return c + x, None
+
+    f = jax.jit(jax.vmap(lambda xs: jax.lax.scan(step, jnp.zeros_like(xs[0]), xs)[0]))
+    xs = np.ones((8, 5), np.float32)
+    xs[3, 2] = 1000.0 if flavour == "breakpoint_if" else -1.0
+    sums = f(jax.device_put(jnp.asarray(xs), NamedSharding(mesh, P("batch"))))
+    assert sums.tolist() == xs.sum(axis=1).tolist()
+    assert len(t.stops()) == 1 and "batch 4/8; mesh batch=8" in t.stops()[0], t.text
+    assert t.answers("p c") == ["Array(2., dtype=float32)"]
+    assert t.answers("p x") == [repr(jnp.asarray(xs[3, 2]))]
+
+
 def test_breakpoint_on_nonfinite_names_leaf_and_counts():
     t = Transcript("p logits", "c")
 
@@ -520,15 +546,14 @@ def test_terminal_source_is_highlighted_only_on_a_terminal():
 
 
 def test_breakpoint_if_callback_sits_inside_cond():
-    """When the predicate is false no operand leaves the device."""
+    """When the predicate is false no operand leaves the device: every host call of the
+    stop is inside the true branch of the first lax.cond the program reaches."""
 
     def f(x):
         jaxdbg.breakpoint_if(x.sum() > 0)
         return x
 
     jaxpr = jax.make_jaxpr(f)(jnp.ones(3)).jaxpr
-    top = [eqn.primitive.name for eqn in jaxpr.eqns]
-    assert "cond" in top and "debug_callback" not in top
 
     def sub_jaxprs(params):  # jax.extend.core.jaxprs_in_params is newer than jax 0.7
         for value in params.values():
@@ -537,16 +562,27 @@ def test_breakpoint_if_callback_sits_inside_cond():
                 if hasattr(inner, "eqns"):
                     yield inner
 
-    def contains_callback(j):
+    def first_cond(j):
         for eqn in j.eqns:
-            if eqn.primitive.name == "debug_callback":
+            if eqn.primitive.name == "cond":
+                return eqn
+            found = next(filter(None, map(first_cond, sub_jaxprs(eqn.params))), None)
+            if found is not None:
+                return found
+        return None
+
+    def contains_callback(j, outside=None):
+        for eqn in j.eqns:
+            if eqn is outside:
+                continue
+            if "callback" in eqn.primitive.name:
                 return True
-            for sub in sub_jaxprs(eqn.params):
-                if contains_callback(sub):
-                    return True
+            if any(contains_callback(sub, outside) for sub in sub_jaxprs(eqn.params)):
+                return True
         return False
 
-    cond = next(e for e in jaxpr.eqns if e.primitive.name == "cond")
+    cond = first_cond(jaxpr)
+    assert cond is not None and not contains_callback(jaxpr, outside=cond)
     false_branch, true_branch = cond.params["branches"]
     assert not contains_callback(false_branch.jaxpr) and contains_callback(true_branch.jaxpr)
 
