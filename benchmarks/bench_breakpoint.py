@@ -2,11 +2,13 @@
 
 1. An untriggered ``breakpoint_if`` inside a 10,000-step ``lax.scan`` (a 512-wide
    recurrent cell), against the same scan without it; default XLA threading. Goal 1.02x.
-   The ``lax.cond`` + ``jax.debug.breakpoint`` recipe, measured alongside, is the floor:
-   the predicate and its cond. XLA's CPU runtime runs a step of at most 8 kernels one
+   Measured alongside: the ``lax.cond`` + ``jax.debug.breakpoint`` recipe, and the
+   predicate with a ``lax.cond`` on a callback that carries no value (the least any
+   conditional stop stages). XLA's CPU runtime runs a step of at most 8 kernels one
    after the other on the calling thread, and a longer one on its thread pool: this
-   cell's step is 4 kernels, the predicate and the cond with its operands take it to 9,
-   and the pool's hand-offs cost about 9 us a step (JAX's recipe reaches 10). So the
+   cell's step is 4 kernels, the predicate and an operand-free cond take it to 8, the
+   slice of the scan input the stop's cond carries to 9, and the pool's hand-offs cost
+   about 9 us a step (JAX's recipe reaches 10). So the
    row is repeated for the same cell with three reductions more in its step (7
    kernels, as a real step has many), where the stop's own kernels are all it adds.
    And the 4-kernel cell's scan (128 wide) under ``vmap`` over 8 elements, where a
@@ -91,21 +93,28 @@ def _recurrent_scans(width: int, more_kernels: bool = False, vmapped: bool = Fal
     def jax_recipe(pred):
         jax.lax.cond(pred, lambda: jax.debug.breakpoint(), lambda: None)
 
-    scans = (plain, guarded_by(jaxdbg.breakpoint_if), guarded_by(jax_recipe))
+    def operand_free(pred):  # the least a conditional stop can stage: it carries no value
+        jax.lax.cond(pred, lambda: jax.debug.callback(_noop), lambda: None)
+
+    scans = (plain, guarded_by(jaxdbg.breakpoint_if), guarded_by(jax_recipe), guarded_by(operand_free))
     return tuple(jax.jit(batched(f)) for f in scans)
 
 
 def untriggered(steps: int, width: int, repeats: int) -> list[dict]:
     rows = []
     for more_kernels in (False, True):
-        plain, ours, recipe = _recurrent_scans(width, more_kernels)
+        plain, ours, recipe, operand_free = _recurrent_scans(width, more_kernels)
         xs = jnp.linspace(0.0, 1.0, steps)
 
         def run(f):
             return lambda: timed(lambda: jax.block_until_ready(f(xs)))
 
-        samples = interleave({"none": run(plain), "ours": run(ours), "recipe": run(recipe)}, repeats)
-        floor = statistics.median(r / n for r, n in zip(samples["recipe"], samples["none"]))
+        candidates = {"none": run(plain), "ours": run(ours), "recipe": run(recipe), "operand-free": run(operand_free)}
+        samples = interleave(candidates, repeats)
+        recipe_ratio, floor = (
+            statistics.median(r / n for r, n in zip(samples[name], samples["none"]))
+            for name in ("recipe", "operand-free")
+        )
         # (With --quick's small buffers, XLA runs every step on one thread.)
         kernels = "7-kernel step" if more_kernels else "4-kernel step, which the stop takes past XLA CPU's 8"
         rows.append(
@@ -116,8 +125,9 @@ def untriggered(steps: int, width: int, repeats: int) -> list[dict]:
                 1.02,
                 unit="ms",
                 baseline_name="(no breakpoint)",
-                note=f"bound: the predicate and its lax.cond, JAX's recipe (lax.cond + "
-                f"jax.debug.breakpoint), cost {floor:.3f}x in the same run",
+                note=f"in the same run, JAX's recipe (lax.cond + jax.debug.breakpoint) cost "
+                f"{recipe_ratio:.3f}x, and the predicate with a lax.cond on an operand-free callback "
+                f"{floor:.3f}x: a stop's cond carries the frame's values, a scan input's slice among them",
             )
         )
     return rows
@@ -127,7 +137,7 @@ def untriggered_under_vmap(steps: int, width: int, batch: int, repeats: int) -> 
     """The recurrent cell's scan vmapped over a batch, ``breakpoint_if`` false for every
     element (JAX's recipe has no row: under vmap its lax.cond runs both branches, so it
     stops at every step)."""
-    plain, ours, _ = _recurrent_scans(width, vmapped=True)
+    plain, ours, *_ = _recurrent_scans(width, vmapped=True)
     xs = jnp.ones((batch, steps))
     run = lambda f: lambda: timed(lambda: jax.block_until_ready(f(xs)))
     samples = interleave({"none": run(plain), "ours": run(ours)}, repeats)
