@@ -441,6 +441,35 @@ def test_a_conditional_stop_under_vmap_over_a_sharded_batch(flavour, axes):
     assert t.answers("p x") == [repr(jnp.asarray(xs[3, 2]))]
 
 
+@pytest.mark.parametrize("guarded", [False, True])
+def test_a_while_loop_under_vmap_stops_where_it_still_runs_with_its_condition(guarded):
+    # As the docs say: JAX runs a vmapped while_loop's body for every element until the
+    # last one is done, so a plain breakpoint stops at finished elements too.
+    t = Transcript(*["p i", "c"] * 8)
+
+    def run_to(limit):
+        def keep_going(carry):
+            return carry[0] < limit
+
+        def body(carry):
+            i, total = carry
+            if guarded:
+                jaxdbg.breakpoint_if(keep_going(carry), **t.options)
+            else:
+                jaxdbg.breakpoint(**t.options)
+            return i + 1, total + i
+
+        return jax.lax.while_loop(keep_going, body, (0, 0))[1]
+
+    assert jax.jit(jax.vmap(run_to))(jnp.array([1, 3])).tolist() == [0, 3]
+    elements = [re.search(r"batch (\d)/2", s).group(1) for s in t.stops()]
+    steps = [int(re.search(r"\((\d+)", a).group(1)) for a in t.answers("p i")]
+    if guarded:
+        assert list(zip(elements, steps)) == [("1", 0), ("2", 0), ("2", 1), ("2", 2)]
+    else:  # element 1 finished after its first step, and stops at the next two as well
+        assert list(zip(elements, steps)) == [("1", 0), ("2", 0), ("1", 1), ("2", 1), ("1", 1), ("2", 2)]
+
+
 def test_breakpoint_on_nonfinite_names_leaf_and_counts():
     t = Transcript("p logits", "c")
 
