@@ -11,6 +11,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import jaxdbg
+from jaxdbg.internals import jax_host_calls
 from support.jax_setups import automatic_axes, devices_or_skip, explicit_axes
 from support.transcript import Transcript
 
@@ -604,7 +605,7 @@ def test_breakpoint_if_callback_sits_inside_cond():
         for eqn in j.eqns:
             if eqn is outside:
                 continue
-            if "callback" in eqn.primitive.name:
+            if eqn.primitive.name in (jax_host_calls.host_call_p.name, "debug_callback"):
                 return True
             if any(contains_callback(sub, outside) for sub in sub_jaxprs(eqn.params)):
                 return True
