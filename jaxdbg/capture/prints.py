@@ -38,6 +38,7 @@ from jax.custom_batching import custom_vmap
 from jaxdbg import config
 from jaxdbg.capture import print_format, shard_devices
 from jaxdbg.engine import frames as frames_mod
+from jaxdbg.engine import program_shardings
 from jaxdbg.engine.stop_info import StopInfo
 from jaxdbg.internals import jax_api
 from jaxdbg.job import debug_host, remote_prints, remote_stops
@@ -234,6 +235,10 @@ def _unrolled_batch_layer(call_host: HostCall, known: Batch, recomputed: bool = 
     @call.def_vmap
     def unrolled(axis_size, in_batched, operands):
         (batched_operands,) = in_batched  # one flag per operand of the one argument
+        # The batch axis may be split over devices by the program's types, which JAX's loop fails on.
+        operands = [
+            program_shardings.first_axis_whole(op) if batched else op for op, batched in zip(operands, batched_operands)
+        ]
         for i in range(axis_size):
             one = [op[i] if batched else op for op, batched in zip(operands, batched_operands)]
             # Levels still to be unrolled are outside this one: they go first.

@@ -113,6 +113,24 @@ def for_host(value: Any) -> Any:
     return value if where is None else replicated_for_host(value, where)
 
 
+def first_axis_whole(value: Any) -> Any:
+    """``value`` with its first axis gathered where the program's types split it over
+    devices (explicit axes), so that it can be indexed: JAX refuses to slice a split axis
+    there ("slicing on sharded dims"). Its other axes keep their layout."""
+    where = of_tracer(value) if isinstance(value, jax.core.Tracer) else None
+    if where is None or where.spec is None or not hasattr(jax.sharding, "reshard"):
+        return value
+    try:
+        from jax.sharding import NamedSharding, PartitionSpec
+
+        spec = tuple(where.sharding.spec)
+        if not spec or spec[0] is None:
+            return value
+        return jax.sharding.reshard(value, NamedSharding(where.sharding.mesh, PartitionSpec(None, *spec[1:])))
+    except Exception:
+        return value
+
+
 def restore_program_layout(value: Any, original: Any) -> Any:
     """``value`` (replicated for the host) laid out again as ``original`` is in the program."""
     where = of_tracer(original) if isinstance(original, jax.core.Tracer) else None

@@ -14,7 +14,7 @@ import pytest
 
 import jaxdbg
 from jaxdbg.capture import jax_print_routing, prints
-from support.jax_setups import shard_map
+from support.jax_setups import automatic_axes, explicit_axes, shard_map
 
 PROGRAM = Path(__file__).resolve().parents[1] / "support" / "programs" / "print_program.py"
 THIS_FILE = __file__
@@ -50,6 +50,43 @@ def test_rows_carry_location_and_batch_labels(rows):
     assert {r.site.function for r in rows} == {"f"}
     labels = {r.text: r.site.batch_label for r in rows}
     assert labels["x=0.0"] == "batch 1/2, 1/3" and labels["x=5.0"] == "batch 2/2, 3/3"
+
+
+@pytest.mark.multidevice
+@pytest.mark.parametrize("axes", ["automatic", "explicit"])
+def test_a_print_under_vmap_over_a_sharded_batch_prints_each_element(rows, axes):
+    # JAX's own loop over the batch indexes the sharded axis, which explicit mesh axes
+    # refuse ("slicing on sharded dims"): jax.debug.print raises there, on every JAX.
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((8,), ("batch",), **(explicit_axes(1) if axes == "explicit" else automatic_axes(1)))
+    f = jax.jit(jax.vmap(lambda x: (jaxdbg.print("x={}", x), x * 2)[1]))
+    out = f(jax.device_put(jnp.arange(16.0).reshape(8, 2), NamedSharding(mesh, P("batch"))))
+    assert out.tolist() == (2 * np.arange(16.0).reshape(8, 2)).tolist()
+    jax.effects_barrier()
+    assert {r.text: r.site.batch_label for r in rows} == {
+        f"x={np.arange(16.0).reshape(8, 2)[i]}": f"batch {i + 1}/8" for i in range(8)
+    }
+
+
+@pytest.mark.multidevice
+def test_a_partitioned_print_under_vmap_over_a_sharded_batch_prints_each_devices_shard(rows):
+    # Only the batch axis is gathered for the loop over it; each element's own split axis
+    # stays split, so each device prints its shard, as on a mesh with automatic axes.
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    printed = {}
+    for axes in ("automatic", "explicit"):
+        mesh = jax.make_mesh((4, 2), ("batch", "m"), **(explicit_axes(2) if axes == "explicit" else automatic_axes(2)))
+        f = jax.jit(jax.vmap(lambda x: (jaxdbg.print("x={}", x, partitioned=True), x * 2)[1]))
+        f(jax.device_put(jnp.arange(16.0).reshape(4, 4), NamedSharding(mesh, P("batch", "m")))).block_until_ready()
+        jax.effects_barrier()
+        printed[axes] = sorted((r.site.batch_label, r.site.device_label, r.text) for r in rows)
+        rows.clear()
+    assert ("batch 2/4", "device 1", "x=[6. 7.]") in printed["explicit"]
+    assert len(printed["explicit"]) == 32 and printed["explicit"] == printed["automatic"]
 
 
 @pytest.mark.multidevice
