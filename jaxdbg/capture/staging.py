@@ -161,7 +161,7 @@ def _stop_on_host(sending: host_question.Sending, levels, sizes, pred, operands,
     A conditional stop is already inside the ``lax.cond`` on its predicate (see
     :func:`_host_callback`), so an unbatched one needs no further test and ships no
     predicate: every operand materialised for the callback costs XLA time on each loop
-    step. A batched one tests whether any element's predicate holds and ships the mask.
+    step. A batched one ships the mask: the elements where the predicate holds.
     """
     site = cast(StagedSite, sending.site)  # stage_breakpoint made it of one
     batched_condition = site.conditional and bool(sizes)
