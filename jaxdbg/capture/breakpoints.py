@@ -283,7 +283,7 @@ def place_breakpoint(
     first_reason = len(operands)
     reason_operands = list(reason_operands or [])
     operands += reason_operands
-    layouts += [program_shardings.of_tracer(v) if isinstance(v, jax.core.Tracer) else None for v in reason_operands]
+    layouts += [program_shardings.of_tracer(v) for v in reason_operands]
     describe = _reason_from_operands(reason, first_reason, len(reason_operands))
 
     conditional = pred is not None

@@ -66,7 +66,7 @@ def stage(values: Iterable[Any]) -> tuple[ShardDevices, Any] | None:
     None when no value has a mesh JAX knows at trace time (then the rows say no device).
     """
     for value in values:
-        where = program_shardings.of_tracer(value) if isinstance(value, jax.core.Tracer) else None
+        where = program_shardings.of_tracer(value)
         if where is not None:
             break
     else:

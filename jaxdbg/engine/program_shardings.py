@@ -55,11 +55,13 @@ def _axis_kinds(mesh: Any) -> set[str]:
 
 
 def of_tracer(value: Any) -> ProgramSharding | None:
-    """The program's sharding of a traced value, or None (no mesh, a manual axis
-    such as under pmap / shard_map, or a JAX that does not say)."""
+    """The program's sharding of a traced value, or None (not a tracer, no mesh, a
+    manual axis such as under pmap / shard_map, or a JAX that does not say)."""
+    if not isinstance(value, jax.core.Tracer):
+        return None
     typeof = getattr(jax, "typeof", None)
     try:
-        aval = typeof(value) if typeof is not None else value.aval
+        aval: Any = typeof(value) if typeof is not None else value.aval
         sharding = aval.sharding
         mesh = sharding.mesh
     except Exception:
@@ -109,7 +111,7 @@ def _barrier(value: Any) -> Any:
 
 def for_host(value: Any) -> Any:
     """:func:`replicated_for_host` for any value whose program sharding JAX knows."""
-    where = of_tracer(value) if isinstance(value, jax.core.Tracer) else None
+    where = of_tracer(value)
     return value if where is None else replicated_for_host(value, where)
 
 
@@ -117,7 +119,7 @@ def first_axis_whole(value: Any) -> Any:
     """``value`` with its first axis gathered where the program's types split it over
     devices (explicit axes), so that it can be indexed: JAX refuses to slice a split axis
     there ("slicing on sharded dims"). Its other axes keep their layout."""
-    where = of_tracer(value) if isinstance(value, jax.core.Tracer) else None
+    where = of_tracer(value)
     if where is None or where.spec is None or not hasattr(jax.sharding, "reshard"):
         return value
     try:
@@ -133,7 +135,7 @@ def first_axis_whole(value: Any) -> Any:
 
 def restore_program_layout(value: Any, original: Any) -> Any:
     """``value`` (replicated for the host) laid out again as ``original`` is in the program."""
-    where = of_tracer(original) if isinstance(original, jax.core.Tracer) else None
+    where = of_tracer(original)
     if where is None or value is original:
         return value
     try:
