@@ -247,6 +247,47 @@ def test_an_untriggered_breakpoint_if_under_vmap_makes_no_host_call(monkeypatch,
         breakpoint_state.reset()
 
 
+_DEFINITION = re.compile(r"^\s*(?:ROOT )?%(\S+) = (\S+) \S+?\(([^)]*)\)")
+
+
+def _readers_of(shape: str, compiled_text: str) -> list[str]:
+    """The instructions of a compiled program that read a value of ``shape`` (e.g.
+    ``pred[4,128]``), outside the fused computations that make up each kernel."""
+    shapes, readers, fused = {}, [], False
+    for line in compiled_text.splitlines():
+        if line.startswith(("%fused", "%wrapped", "%region")) or line.startswith("}"):
+            fused = line.startswith(("%fused", "%wrapped"))
+            continue
+        found = _DEFINITION.match(line)
+        if found and not fused:
+            name, its_shape, operands = found.groups()
+            shapes[name] = its_shape.split("{")[0]
+            if any(shapes.get(o.strip().lstrip("%")) == shape for o in operands.split(",")):
+                readers.append(name)
+    return readers
+
+
+def test_under_vmap_an_untriggered_breakpoint_if_reduces_its_elementwise_test_once():
+    # Under vmap the stop sends each element's predicate (the mask) and branches on
+    # whether any element's holds. XLA folded that "any" and the user's reduction into
+    # one reduction of the element-wise test, so it reduced the test twice at every step.
+    batch, width = 4, 128
+    weights = jnp.eye(width) * 0.5
+
+    def step(hidden, x):
+        hidden = jnp.tanh(weights @ hidden + x)
+        jaxdbg.breakpoint_if(jnp.any(jnp.isnan(hidden)))
+        return hidden, None
+
+    program = jax.jit(jax.vmap(lambda xs: jax.lax.scan(step, jnp.zeros(width), xs)[0]))
+    try:
+        compiled = program.lower(jnp.ones((batch, 16))).compile().as_text()
+    finally:
+        breakpoint_state.reset()
+    test = f"pred[{batch},{width}]"
+    assert len(_readers_of(test, compiled)) == 1, compiled
+
+
 def _copies_of(shape: tuple[int, int], compiled_text: str) -> int:
     pattern = re.compile(rf"= f32\[{shape[0]},{shape[1]}\]\S* copy\(")
     return len(pattern.findall(compiled_text))
