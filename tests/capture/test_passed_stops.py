@@ -316,6 +316,27 @@ def test_a_stop_in_a_loop_has_xla_copy_no_carry_the_loop_alone_does_not():
     assert _copies_of(shape, with_stop) == _copies_of(shape, without), with_stop
 
 
+def test_a_big_intermediate_deleted_before_the_stop_is_not_computed_for_it():
+    # docs/many-stops.md: a value only the stop reads is computed for it at every step;
+    # ``del`` it before the breakpoint and XLA computes only what the program reads.
+    def program(drop: bool):
+        def step(c, x):
+            big = jnp.full((384, 384), x) + c
+            first = big[0, 0]
+            if drop:
+                del big
+            jaxdbg.breakpoint()
+            return c + first, None
+
+        return jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
+
+    try:
+        kept, deleted = (program(drop).lower(jnp.arange(4.0)).compile().as_text() for drop in (False, True))
+    finally:
+        breakpoint_state.reset()
+    assert "f32[384,384]" in kept and "f32[384,384]" not in deleted, deleted
+
+
 _INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%(\S+) = .*?\b([a-z][\w-]*)\(")
 _CONDITIONAL_INDEX = re.compile(r"\bconditional\(%([^,\s)]+)")
 
