@@ -583,6 +583,13 @@ function localsArea(model, run, openView, fillConsole) {
     if (msg.frame !== page.frame || msg.start !== loadedLocals) return;
     appendLocals(msg.rows, msg.start);
     requestedLocals = -1;
+    // The observer speaks only when the loading row enters or leaves the view. Held at the
+    // table's bottom (End held, a fast wheel) it may never be seen to leave it while these
+    // rows come: observed afresh, it says where it is now, and asks for the next page.
+    if (observer) {
+      observer.unobserve(sentinel);
+      observer.observe(sentinel);
+    }
   }
 
   function dispose() {
