@@ -37,8 +37,13 @@ def shown() -> bool:
     return config.LIBRARY_FRAMES.get().strip().lower() in config.ON_WORDS
 
 
+def setting(on: bool) -> str | None:
+    """The environment variable's value that shows (``on``) or folds library frames."""
+    return "on" if on else None
+
+
 def set_shown(on: bool) -> None:
-    config.LIBRARY_FRAMES.set("on" if on else None)
+    config.LIBRARY_FRAMES.set(setting(on))
 
 
 @dataclasses.dataclass(frozen=True)

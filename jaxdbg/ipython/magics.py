@@ -148,16 +148,17 @@ class StatusTable:
 
 _backend_set_by_magic: str | None = None
 # Each jaxdbg variable (backend, library frames, breakpoints) as it was before a %jaxdbg
-# subcommand first changed it, put back by %unload_ext: the backend named may be one the
-# extension registered, and a notebook without the extension should not be left with its
-# breakpoints silently out of the programs.
-_environment_before_magic: dict[str, tuple[config.EnvironmentVariable, str | None]] = {}
+# subcommand first changed it, and as the last one left it, put back by %unload_ext: the
+# backend named may be one the extension registered, and a notebook without the extension
+# should not be left with its breakpoints silently out of the programs.
+_environment_before_magic: dict[str, tuple[config.EnvironmentVariable, str | None, str | None]] = {}
 
 
-def _remember(variable: config.EnvironmentVariable) -> config.EnvironmentVariable:
-    """``variable``, its value before the first change by a subcommand kept for %unload_ext."""
-    _environment_before_magic.setdefault(variable.name, (variable, variable.raw()))
-    return variable
+def _set_by_magic(variable: config.EnvironmentVariable, value: str | None) -> None:
+    """Set ``variable`` for a subcommand, keeping what %unload_ext needs to put it back."""
+    before = _environment_before_magic.get(variable.name, (variable, variable.raw(), None))[1]
+    variable.set(value)
+    _environment_before_magic[variable.name] = (variable, before, variable.raw())
 
 
 def backend_status() -> tuple[str, str]:
@@ -292,11 +293,11 @@ def _backend(args: str) -> None:
         raise UsageError(f"unknown backend {name!r}; known: " + ", ".join(registry.registered_debuggers() + ["auto"]))
     config.PANEL_DRAWING.force(name == "widgets")  # the panel, even where none was drawn
     if name == "auto":
-        _remember(config.BACKEND).set(None)
+        _set_by_magic(config.BACKEND, None)
         _backend_set_by_magic = None
         print(f"jaxdbg backend: automatic ({backend_status()[0]})")
         return
-    _remember(config.BACKEND).set(name)
+    _set_by_magic(config.BACKEND, name)
     _backend_set_by_magic = name
     print(f"jaxdbg backend: {name}")
 
@@ -377,8 +378,7 @@ register_subcommand(config.PRINT_ROUTING.name, f"{config.PRINT_ROUTING.name} on|
 
 def _library_frames(args: str) -> None:
     on = parse_switch(args)
-    _remember(config.LIBRARY_FRAMES)
-    library_frames.set_shown(on)
+    _set_by_magic(config.LIBRARY_FRAMES, library_frames.setting(on))
     print("library frames: " + ", ".join(_library_frames_status()))
 
 
@@ -403,7 +403,7 @@ def _breakpoints(args: str) -> None:
             f"every process of a jax.distributed job must compile the same program: set "
             f"${config.BREAKPOINTS.name}={'on' if on else 'off'} in each before it starts"
         )
-    _remember(config.BREAKPOINTS).set(None if on else "off")
+    _set_by_magic(config.BREAKPOINTS, None if on else "off")
     _compile_again()
     print(
         f"jaxdbg breakpoints: {'on' if on else 'off'}; every jitted function is traced and compiled again "
@@ -451,14 +451,16 @@ def unload(shell: Any) -> None:
 
 
 def _restore_environment() -> None:
-    """Put each variable a subcommand changed back as it was before the first change."""
+    """Put each variable a subcommand changed back as it was before the first change,
+    unless it changed since (``library_frames on`` typed at a stop): the latest choice stands."""
     global _backend_set_by_magic
     breakpoints_were_on = config.breakpoints_on()
     if config.BACKEND.name in _environment_before_magic:
         config.PANEL_DRAWING.force(False)
         _backend_set_by_magic = None
-    for variable, before in _environment_before_magic.values():
-        variable.set(before)
+    for variable, before, left in _environment_before_magic.values():
+        if variable.raw() == left:
+            variable.set(before)
     _environment_before_magic.clear()
     if config.breakpoints_on() != breakpoints_were_on:
         _compile_again()

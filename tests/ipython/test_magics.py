@@ -89,3 +89,29 @@ def test_infs_and_nans_switch_their_own_flag_and_the_watch_stays_while_either_is
     finally:
         nan_watch.set_enabled(False, infs=True)
         nan_watch.set_enabled(False)
+
+
+def test_unload_keeps_library_frames_typed_at_a_stop_after_the_magic(monkeypatch, capsys):
+    """%unload_ext puts back what %jaxdbg changed, not what the user chose since."""
+    import jax.numpy as jnp
+
+    import jaxdbg
+    from jaxdbg import config
+    from jaxdbg.engine import library_frames
+    from support.transcript import Transcript
+
+    monkeypatch.delenv(config.LIBRARY_FRAMES.name, raising=False)
+    magics.jaxdbg_magic("library_frames off")
+    t = Transcript("library_frames on", "c")
+    jax.jit(lambda x: (jaxdbg.breakpoint(**t.options), x + 1)[1])(jnp.ones(2))
+    assert t.stops() and library_frames.shown(), t.text
+    magics._restore_environment()  # what %unload_ext does to the settings
+    assert library_frames.shown()  # the choice typed at the stop stands
+
+    magics.jaxdbg_magic("library_frames on")
+    magics._restore_environment()  # what %unload_ext does to the settings
+    assert config.LIBRARY_FRAMES.raw() == "on"  # as it was before the magic changed it
+    monkeypatch.delenv(config.LIBRARY_FRAMES.name)
+    magics.jaxdbg_magic("library_frames on")
+    magics._restore_environment()  # what %unload_ext does to the settings
+    assert not library_frames.shown()
