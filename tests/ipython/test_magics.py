@@ -97,13 +97,16 @@ def test_unload_keeps_library_frames_typed_at_a_stop_after_the_magic(monkeypatch
 
     import jaxdbg
     from jaxdbg import config
-    from jaxdbg.engine import library_frames
+    from jaxdbg.engine import breakpoint_state, library_frames
     from support.transcript import Transcript
 
     monkeypatch.delenv(config.LIBRARY_FRAMES.name, raising=False)
     magics.jaxdbg_magic("library_frames off")
     t = Transcript("library_frames on", "c")
-    jax.jit(lambda x: (jaxdbg.breakpoint(**t.options), x + 1)[1])(jnp.ones(2))
+    try:
+        jax.jit(lambda x: (jaxdbg.breakpoint(**t.options), x + 1)[1])(jnp.ones(2))
+    finally:
+        breakpoint_state.reset()
     assert t.stops() and library_frames.shown(), t.text
     magics._restore_environment()  # what %unload_ext does to the settings
     assert library_frames.shown()  # the choice typed at the stop stands
