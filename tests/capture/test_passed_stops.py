@@ -4,8 +4,6 @@ passed stops are counted as hits."""
 
 from __future__ import annotations
 
-import re
-
 import jax
 import jax.numpy as jnp
 import pytest
@@ -13,6 +11,7 @@ import pytest
 import jaxdbg
 from jaxdbg.capture import breakpoints
 from jaxdbg.engine import breakpoint_state, watches
+from support import hlo_text
 from support.hang_guard import Script
 from support.host_bytes import HostBytes
 from support.jax_setups import automatic_axes, devices_or_skip, explicit_axes
@@ -247,26 +246,6 @@ def test_an_untriggered_breakpoint_if_under_vmap_makes_no_host_call(monkeypatch,
         breakpoint_state.reset()
 
 
-_DEFINITION = re.compile(r"^\s*(?:ROOT )?%(\S+) = (\S+) \S+?\(([^)]*)\)")
-
-
-def _readers_of(shape: str, compiled_text: str) -> list[str]:
-    """The instructions of a compiled program that read a value of ``shape`` (e.g.
-    ``pred[4,128]``), outside the fused computations that make up each kernel."""
-    shapes, readers, fused = {}, [], False
-    for line in compiled_text.splitlines():
-        if line.startswith(("%fused", "%wrapped", "%region")) or line.startswith("}"):
-            fused = line.startswith(("%fused", "%wrapped"))
-            continue
-        found = _DEFINITION.match(line)
-        if found and not fused:
-            name, its_shape, operands = found.groups()
-            shapes[name] = its_shape.split("{")[0]
-            if any(shapes.get(o.strip().lstrip("%")) == shape for o in operands.split(",")):
-                readers.append(name)
-    return readers
-
-
 def test_under_vmap_an_untriggered_breakpoint_if_reduces_its_elementwise_test_once():
     # Under vmap the stop sends each element's predicate (the mask) and branches on
     # whether any element's holds. XLA folded that "any" and the user's reduction into
@@ -285,12 +264,7 @@ def test_under_vmap_an_untriggered_breakpoint_if_reduces_its_elementwise_test_on
     finally:
         breakpoint_state.reset()
     test = f"pred[{batch},{width}]"
-    assert len(_readers_of(test, compiled)) == 1, compiled
-
-
-def _copies_of(shape: tuple[int, int], compiled_text: str) -> int:
-    pattern = re.compile(rf"= f32\[{shape[0]},{shape[1]}\]\S* copy\(")
-    return len(pattern.findall(compiled_text))
+    assert len(hlo_text.parse(compiled).readers_of(test)) == 1, compiled
 
 
 def test_a_stop_in_a_loop_has_xla_copy_no_carry_the_loop_alone_does_not():
@@ -312,8 +286,11 @@ def test_a_stop_in_a_loop_has_xla_copy_no_carry_the_loop_alone_does_not():
     xs = jnp.arange(4.0)
     without = program(lambda: None).lower(xs).compile().as_text()
     with_stop = program(jaxdbg.breakpoint).lower(xs).compile().as_text()
-    assert "while" in with_stop
-    assert _copies_of(shape, with_stop) == _copies_of(shape, without), with_stop
+    programs = [hlo_text.parse(text) for text in (without, with_stop)]
+    assert any(i.opcode == "while" for i in programs[1].instructions())
+    carry = f"f32[{shape[0]},{shape[1]}]"
+    copies = [[i for i in p.instructions() if i.opcode == "copy" and i.shape == carry] for p in programs]
+    assert len(copies[1]) == len(copies[0]), with_stop
 
 
 def test_a_big_intermediate_deleted_before_the_stop_is_not_computed_for_it():
@@ -335,21 +312,6 @@ def test_a_big_intermediate_deleted_before_the_stop_is_not_computed_for_it():
     finally:
         breakpoint_state.reset()
     assert "f32[384,384]" in kept and "f32[384,384]" not in deleted, deleted
-
-
-_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%(\S+) = .*?\b([a-z][\w-]*)\(")
-_CONDITIONAL_INDEX = re.compile(r"\bconditional\(%([^,\s)]+)")
-
-
-def _conditional_indices(compiled_text: str) -> list[str]:
-    """What makes the branch index of each conditional of a compiled program: the opcode
-    of the instruction that defines it (a ``fusion`` is a kernel XLA compiled for it)."""
-    opcode = {}
-    for line in compiled_text.splitlines():
-        found = _INSTRUCTION.match(line)
-        if found:
-            opcode[found.group(1)] = found.group(2)
-    return [opcode.get(name, "?") for name in _CONDITIONAL_INDEX.findall(compiled_text)]
 
 
 @pytest.mark.parametrize("locals_sent", ["one group", "several groups", "statistics"])
@@ -376,7 +338,7 @@ def test_a_stops_conds_branch_on_the_hosts_answer_with_no_kernel_made_for_it(mon
         watches.LIVE.add(number, "other")  # a watch set before its trace: a statistics form
         program = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs)[0])
     try:
-        indices = _conditional_indices(program.lower(xs).compile().as_text())
+        indices = hlo_text.parse(program.lower(xs).compile().as_text()).conditional_indices()
     finally:
         breakpoint_state.reset()
     # The screening's cond (one group's own send) and the opening one; with several
@@ -384,34 +346,6 @@ def test_a_stops_conds_branch_on_the_hosts_answer_with_no_kernel_made_for_it(mon
     groups = len(indices) - 2
     assert groups == 0 if locals_sent == "one group" else groups >= 2, indices
     assert indices.count("fusion") == (0 if locals_sent == "one group" else groups), indices
-
-
-_COMPUTATION = re.compile(r"^(?:ENTRY )?%(\S+) .*\{$")
-_CALLED = re.compile(r"\b(calls|to_apply|body|condition|true_computation|false_computation)=%([\w.\-]+)")
-_BRANCHES = re.compile(r"branch_computations=\{([^}]*)\}")
-
-
-def _gathers_outside_branches(compiled_text: str) -> list[str]:
-    """The all-gathers of a compiled program that run whatever its conditionals decide:
-    those in computations reached from the entry without entering a conditional's branch."""
-    bodies: dict[str, list[str]] = {}
-    entry = name = ""
-    for line in compiled_text.splitlines():
-        found = _COMPUTATION.match(line)
-        if found:
-            name = found.group(1)
-            entry = name if line.startswith("ENTRY") else entry
-            bodies[name] = []
-        elif name:
-            bodies[name].append(line)
-    always, todo = {entry}, [entry]
-    while todo:
-        for line in bodies[todo.pop()]:
-            for kind, called in _CALLED.findall(line):
-                if kind not in ("true_computation", "false_computation") and called not in always:
-                    always.add(called)
-                    todo.append(called)
-    return [line.strip() for body in always for line in bodies[body] if " all-gather(" in line]
 
 
 @pytest.mark.parametrize("axes", ["automatic", "explicit"])
@@ -438,7 +372,9 @@ def test_a_stop_in_a_sharded_jit_gathers_its_sharded_locals_only_to_send_them(ax
     f = jax.jit(lambda c, xs: jax.lax.scan(step, c, xs)[0])
     carry = jax.device_put(jnp.ones((64, 16)), sharding)
     xs = jnp.arange(4.0)
-    assert _gathers_outside_branches(f.lower(carry, xs).compile().as_text()) == []
+    program = hlo_text.parse(f.lower(carry, xs).compile().as_text())
+    assert any(i.opcode == "all-gather" for i in program.instructions())  # in the branch that sends
+    assert [i.line for i in program.always_run() if i.opcode == "all-gather"] == []
     try:
         jax.block_until_ready(f(carry, xs))
     finally:
