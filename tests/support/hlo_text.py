@@ -1,6 +1,6 @@
 """A compiled XLA program's text (``jax.jit(f).lower(...).compile().as_text()``) read into
 its computations and their instructions, for tests that check what XLA made of a stop:
-which kernels a step runs, what a conditional branches on, what runs whatever it decides."""
+what reads a value, what a conditional branches on, what runs whatever it decides."""
 
 from __future__ import annotations
 
